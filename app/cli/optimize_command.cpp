@@ -1,0 +1,55 @@
+// `unity optimize MODEL --machine P [--nodes N|--gpus N] [--mode M] [--out plan.json] [--json]`.
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "machine_options.h"
+#include "table_printer.h"
+#include "unity/core/json_io.h"
+#include "unity/core/plan_optimizer.h"
+
+namespace unity::cli {
+
+void add_optimize_command(CLI::App& app) {
+  struct Options {
+    std::string model;
+    MachineOptions machine;
+    OptimizeOptions optimize;
+    std::string out;
+    bool json = false;
+  };
+  auto opt = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("optimize", "Find a training plan for a model on a machine");
+  cmd->add_option("model", opt->model, "Zoo model name, .onnx or model .json")->required();
+  add_machine_options(cmd, opt->machine);
+  cmd->add_option("--mode", opt->optimize.mode, "Search mode")
+      ->check(CLI::IsMember({"data-parallel"}))
+      ->capture_default_str();
+  cmd->add_option("--optimizer", opt->optimize.optimizer, "Optimizer whose state the memory model counts")
+      ->check(CLI::IsMember({"sgd", "sgd-momentum", "adam"}))
+      ->capture_default_str();
+  cmd->add_option("--out", opt->out, "Write the plan (PCG, machine views, costs) as JSON");
+  cmd->add_flag("--json", opt->json, "Print the result as one JSON object");
+  cmd->callback([opt] {
+    const MachineSpec machine = resolve_machine(opt->machine);
+    const Graph model = load_model_for_devices(opt->model, machine.num_devices());
+    const Plan plan = optimize_plan(model, machine, opt->optimize);
+    if (!opt->out.empty()) write_text_file_atomic(opt->out, plan_to_json(plan).dump(1) + "\n");
+    const auto& s = plan.summary;
+    if (opt->json) {
+      fmt::print("{}\n", summary_to_json(s).dump(2));
+      return;
+    }
+    fmt::print("{} on {} ({} devices), {}\n", s.model, s.machine, s.devices, s.mode);
+    fmt::print("  iteration      {:.3f} ms (compute {:.3f} ms, communication {:.3f} ms)\n",
+               s.iteration_time_ms, s.compute_ms, s.communication_ms);
+    fmt::print("  communication  {} per iteration\n",
+               human_bytes(static_cast<std::int64_t>(s.communication_bytes)));
+    fmt::print("  peak memory    {} per device ({})\n",
+               human_bytes(static_cast<std::int64_t>(s.peak_memory_bytes)),
+               s.fits_in_memory ? "fits" : "DOES NOT FIT");
+    fmt::print("  operators      {} compute, {} parallel\n", s.operators, s.parallel_operators);
+    fmt::print("  search         {:.3f} s\n", s.search_seconds);
+  });
+}
+
+}  // namespace unity::cli

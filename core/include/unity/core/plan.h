@@ -1,0 +1,48 @@
+#pragma once
+// A training plan: the PCG (with its parallel operators), the machine it was found for, each placed
+// operator's machine view, and the predicted costs. `unity optimize --out` writes it, `unity show`
+// and `unity run` read it. Format: docs/formats.md.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "unity/core/graph.h"
+#include "unity/core/machine_mapping.h"
+#include "unity/core/machine_spec.h"
+
+namespace unity {
+
+struct PlanSummary {
+  std::string model;
+  std::string machine;
+  int devices = 0;
+  std::string mode;
+  std::string optimizer = "sgd";
+  double iteration_time_ms = 0;
+  double compute_ms = 0;
+  double communication_ms = 0;
+  double communication_bytes = 0;
+  double peak_memory_bytes = 0;
+  bool fits_in_memory = false;
+  double search_seconds = 0;
+  std::int64_t candidates_evaluated = 0;
+  std::vector<std::string> substitutions_applied;
+  std::int64_t operators = 0;           // compute operators
+  std::int64_t parallel_operators = 0;  // parallel operators
+  std::size_t mapping_subproblems = 0;
+};
+
+struct Plan {
+  PlanSummary summary;
+  MachineSpec machine;
+  Graph pcg;
+  MachineMapping mapping;
+};
+
+nlohmann::json summary_to_json(const PlanSummary& s);
+nlohmann::json plan_to_json(const Plan& plan);
+// Reads a plan file's PCG, machine, views and summary; throws InputError naming the field.
+Plan plan_from_json(const nlohmann::json& j);
+bool is_plan_json(const nlohmann::json& j);
+
+}  // namespace unity

@@ -1,0 +1,105 @@
+#include "unity/core/cost_model.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+
+namespace unity {
+
+std::string_view to_string(Optimizer o) {
+  switch (o) {
+    case Optimizer::SGDMomentum:
+      return "sgd-momentum";
+    case Optimizer::Adam:
+      return "adam";
+    default:
+      return "sgd";
+  }
+}
+
+Optimizer optimizer_from_string(std::string_view name) {
+  for (auto o : {Optimizer::SGD, Optimizer::SGDMomentum, Optimizer::Adam})
+    if (to_string(o) == name) return o;
+  throw InputError(fmt::format("unknown optimizer '{}' (expected sgd, sgd-momentum or adam)", name));
+}
+
+int optimizer_state_copies(Optimizer o) {
+  switch (o) {
+    case Optimizer::SGDMomentum:
+      return 1;
+    case Optimizer::Adam:
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+CostModel::CostModel(const MachineSpec& machine, Optimizer optimizer,
+                     std::shared_ptr<const ProfileSource> profiles)
+    : machine_(machine), optimizer_(optimizer), profiles_(std::move(profiles)) {}
+
+OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec& device) const {
+  if (profiles_)
+    if (auto measured = profiles_->lookup(graph, node, device)) return *measured;
+  const TaskWork w = task_work(graph, node);
+  if (w.flops == 0 && w.bytes == 0) return {};
+  const Node& n = graph.node(node);
+  const bool half = !n.outputs.empty() && (n.outputs[0].dtype == DataType::Float16 ||
+                                            n.outputs[0].dtype == DataType::BFloat16);
+  const double peak = half && device.peak_flops_fp16 > 0 ? device.peak_flops_fp16
+                                                         : device.peak_flops_fp32;
+  const double compute = w.flops / (peak * device.compute_efficiency);
+  const double memory = w.bytes / (device.memory_bandwidth * device.memory_efficiency);
+  const double forward = std::max(compute, memory) + device.launch_latency;
+  return {forward, forward * w.backward_ratio};
+}
+
+double CostModel::update_time(double weight_bytes, const DeviceSpec& device) const {
+  if (weight_bytes <= 0) return 0;
+  // Read weight and gradient, write weight, plus read and write each optimizer state.
+  const double traffic = weight_bytes * (3.0 + 2.0 * optimizer_state_copies(optimizer_));
+  return traffic / (device.memory_bandwidth * device.memory_efficiency) + device.launch_latency;
+}
+
+double CostModel::transfers_time(const std::vector<Transfer>& transfers) const {
+  std::map<int, double> per_destination;
+  double latency = 0;
+  for (const auto& t : transfers) {
+    if (t.src == t.dst || t.bytes <= 0) continue;
+    const auto& link = machine_.link(t.src, t.dst);
+    per_destination[t.dst] += t.bytes / link.bandwidth;
+    latency = std::max(latency, link.latency);
+  }
+  double slowest = 0;
+  for (const auto& [dst, seconds] : per_destination) slowest = std::max(slowest, seconds);
+  return slowest > 0 ? slowest + latency : 0;
+}
+
+double CostModel::allreduce_bytes(int group_size, double bytes) {
+  if (group_size <= 1) return 0;
+  return 2.0 * (group_size - 1) * bytes;  // k devices each send 2(k-1)/k * bytes
+}
+
+double CostModel::allreduce_time(const std::vector<int>& group, double bytes) const {
+  const int k = static_cast<int>(group.size());
+  if (k <= 1 || bytes <= 0) return 0;
+  // A ring visits the devices in order; its slowest hop bounds every step.
+  std::vector<int> ring = group;
+  std::sort(ring.begin(), ring.end());
+  double bandwidth = 0, latency = 0;
+  for (int i = 0; i < k; ++i) {
+    const int a = ring[i], b = ring[(i + 1) % k];
+    if (a == b) continue;
+    const auto& link = machine_.link(a, b);
+    bandwidth = bandwidth == 0 ? link.bandwidth : std::min(bandwidth, link.bandwidth);
+    latency = std::max(latency, link.latency);
+  }
+  if (bandwidth == 0) return 0;
+  const int steps = 2 * (k - 1);
+  return steps * (bytes / k / bandwidth + latency);
+}
+
+}  // namespace unity

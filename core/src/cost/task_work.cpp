@@ -1,0 +1,109 @@
+// FLOPs and bytes of one task (one output piece) of each operator, forward pass. Backward passes of
+// operators with weights compute two products (input and weight gradients), hence a ratio of 2.
+#include "unity/core/cost_model.h"
+
+namespace unity {
+namespace {
+
+double piece_bytes(const ParallelTensorShape& s) { return static_cast<double>(s.piece_bytes()); }
+
+double piece_elems(const ParallelTensorShape& s) {
+  return static_cast<double>(s.piece_elements());
+}
+
+double inputs_bytes(const Graph& g, const Node& n) {
+  double b = 0;
+  for (const auto& in : n.inputs) b += piece_bytes(g.shape(in));
+  return b;
+}
+
+}  // namespace
+
+TaskWork task_work(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  TaskWork w;
+  if (is_source_op(n.op.type) || n.outputs.empty()) return {0, 0, 0};
+  const auto& out = n.outputs[0];
+  const double out_elems = piece_elems(out);
+  double out_bytes = 0;
+  for (const auto& o : n.outputs) out_bytes += piece_bytes(o);
+  w.bytes = inputs_bytes(g, n) + out_bytes;
+  auto in_shape = [&](int slot) -> const ParallelTensorShape& { return g.shape(n.inputs.at(slot)); };
+
+  switch (n.op.type) {
+    case OpType::Linear:
+    case OpType::MatMul:
+    case OpType::BatchMatMul: {
+      const auto& a = in_shape(0);
+      const auto& k = a.dims.back();
+      w.flops = 2.0 * out_elems * static_cast<double>(k.size / k.degree);
+      w.backward_ratio = 2;
+      break;
+    }
+    case OpType::Conv2D: {
+      const auto& x = in_shape(0);
+      const auto& wt = in_shape(1);
+      const std::int64_t groups = n.op.attrs.get_int("groups", 1);
+      // Input channels each output channel reads, in this task's share of the reduction.
+      const double cin = groups == 1 ? static_cast<double>(x.dims[1].size / x.dims[1].degree)
+                                     : static_cast<double>(x.dims[1].size / groups);
+      w.flops = 2.0 * out_elems * cin * static_cast<double>(wt.dims[2].size * wt.dims[3].size);
+      w.backward_ratio = 2;
+      break;
+    }
+    case OpType::Pool2D: {
+      const auto k = n.op.attrs.get_ints("kernel");
+      w.flops = out_elems * static_cast<double>(k.at(0) * k.at(k.size() > 1 ? 1 : 0));
+      break;
+    }
+    case OpType::MultiHeadAttention: {
+      const auto& q = in_shape(0);
+      const auto& kv = in_shape(1);
+      const double batch = static_cast<double>(q.dims[0].size / q.dims[0].degree);
+      const double sq = static_cast<double>(q.dims[1].size);
+      const double sk = static_cast<double>(kv.dims[1].size);
+      const double e = static_cast<double>(q.dims[2].size);
+      const auto& wq = in_shape(3);
+      const double e_part = e / wq.dims[1].degree;  // this task's share of the heads
+      const double projections = 2.0 * batch * (sq * e * e_part + 2 * sk * e * e_part + sq * e_part * e);
+      const double attention = 2.0 * 2.0 * batch * sq * sk * e_part;
+      w.flops = projections + attention;
+      w.bytes += 4.0 * batch * sq * sk * (e_part / e) * n.op.attrs.get_int("num_heads");  // scores
+      w.backward_ratio = 2;
+      break;
+    }
+    case OpType::Embedding:
+    case OpType::EmbeddingBag: {
+      // A gather: the rows read equal the indices looked up, not the table.
+      const auto& idx = in_shape(0);
+      const double dim_part = static_cast<double>(out.dims.back().size / out.dims.back().degree);
+      const double lookups = piece_elems(idx) / std::max(1, idx.replica);
+      w.bytes = piece_bytes(idx) + lookups * dim_part * 4.0 + piece_bytes(out);
+      w.flops = lookups * dim_part;
+      w.backward_ratio = 1;
+      break;
+    }
+    case OpType::BatchNorm:
+    case OpType::LayerNorm:
+    case OpType::Softmax:
+    case OpType::SoftmaxCrossEntropy:
+    case OpType::MSELoss:
+      w.flops = 8.0 * piece_elems(in_shape(0));
+      w.backward_ratio = 2;
+      break;
+    case OpType::Reshape:
+    case OpType::Flatten:
+    case OpType::Identity:
+      // Views of the same memory: nothing moves.
+      w.flops = 0;
+      w.bytes = 0;
+      break;
+    default:
+      // Element-wise, concatenation, splits, reductions and parallel operators' local work.
+      w.flops = out_elems;
+      break;
+  }
+  return w;
+}
+
+}  // namespace unity

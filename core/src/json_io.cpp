@@ -1,0 +1,202 @@
+#include "unity/core/json_io.h"
+
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+
+namespace unity {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kModelFormatVersion = 1;
+
+json attr_to_json(const AttrValue& v) {
+  struct Visitor {
+    json operator()(std::int64_t x) const { return x; }
+    json operator()(double x) const { return x; }
+    json operator()(const std::string& x) const { return x; }
+    json operator()(const std::vector<std::int64_t>& x) const { return x; }
+  };
+  return std::visit(Visitor{}, v);
+}
+
+AttrValue attr_from_json(const json& j, const std::string& where) {
+  if (j.is_number_integer()) return j.get<std::int64_t>();
+  if (j.is_number_float()) return j.get<double>();
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_array()) {
+    std::vector<std::int64_t> v;
+    for (const auto& x : j) {
+      if (!x.is_number_integer()) throw InputError(where + ": lists may only hold integers");
+      v.push_back(x.get<std::int64_t>());
+    }
+    return v;
+  }
+  throw InputError(where + ": must be an integer, a number, a string or a list of integers");
+}
+
+const json& field(const json& j, const char* name, const std::string& where) {
+  if (!j.is_object()) throw InputError(where + " must be a JSON object");
+  auto it = j.find(name);
+  if (it == j.end()) throw InputError(fmt::format("{}: missing field '{}'", where, name));
+  return *it;
+}
+
+template <typename T>
+T get_as(const json& j, const char* name, const std::string& where) {
+  const json& v = field(j, name, where);
+  try {
+    return v.get<T>();
+  } catch (const json::exception&) {
+    throw InputError(fmt::format("{}: field '{}' has the wrong type ({})", where, name, v.dump()));
+  }
+}
+
+}  // namespace
+
+json shape_to_json(const ParallelTensorShape& s) {
+  json dims = json::array();
+  for (const auto& d : s.dims) dims.push_back({d.size, d.degree});
+  return {{"dims", dims}, {"replica", s.replica}, {"dtype", std::string(to_string(s.dtype))}};
+}
+
+ParallelTensorShape shape_from_json(const json& j) {
+  ParallelTensorShape s;
+  const json& dims = field(j, "dims", "shape");
+  if (!dims.is_array()) throw InputError("shape: field 'dims' must be a list of [size, degree]");
+  for (const auto& d : dims) {
+    if (!d.is_array() || d.size() != 2 || !d[0].is_number_integer() || !d[1].is_number_integer())
+      throw InputError("shape: each dim must be [size, degree], got " + d.dump());
+    s.dims.push_back({d[0].get<std::int64_t>(), d[1].get<int>()});
+  }
+  s.replica = j.value("replica", 1);
+  s.dtype = data_type_from_string(j.value("dtype", std::string("float32")));
+  return s;
+}
+
+json graph_to_json(const Graph& g) {
+  json nodes = json::array();
+  for (NodeId id : g.topological_order()) {
+    const Node& n = g.node(id);
+    json attrs = json::object();
+    for (const auto& [k, v] : n.op.attrs.items()) attrs[k] = attr_to_json(v);
+    json inputs = json::array();
+    for (const auto& in : n.inputs) inputs.push_back({in.node, in.index});
+    json outputs = json::array();
+    for (const auto& s : n.outputs) outputs.push_back(shape_to_json(s));
+    nodes.push_back({{"id", id},
+                     {"name", n.op.name},
+                     {"op", std::string(to_string(n.op.type))},
+                     {"attrs", attrs},
+                     {"inputs", inputs},
+                     {"outputs", outputs}});
+  }
+  return {{"format", "unity-model"},
+          {"version", kModelFormatVersion},
+          {"name", g.name},
+          {"batch_size", g.batch_size},
+          {"nodes", nodes}};
+}
+
+Graph graph_from_json(const json& j) {
+  if (!j.is_object()) throw InputError("model: the top level must be a JSON object");
+  const auto format = j.value("format", std::string());
+  if (format != "unity-model")
+    throw InputError(fmt::format("model: field 'format' must be \"unity-model\", got \"{}\"", format));
+  const int version = get_as<int>(j, "version", "model");
+  if (version > kModelFormatVersion)
+    throw InputError(fmt::format("model: format version {} is newer than this Unity reads ({})",
+                                 version, kModelFormatVersion));
+  Graph g;
+  g.name = j.value("name", std::string());
+  g.batch_size = j.value("batch_size", std::int64_t{0});
+  const json& nodes = field(j, "nodes", "model");
+  if (!nodes.is_array()) throw InputError("model: field 'nodes' must be a list");
+  std::map<NodeId, std::vector<ParallelTensorShape>> stored;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const json& jn = nodes[i];
+    const std::string where = fmt::format("model: nodes[{}]", i);
+    const auto id = get_as<NodeId>(jn, "id", where);
+    const auto type_name = get_as<std::string>(jn, "op", where);
+    auto type = op_type_from_string(type_name);
+    if (!type) throw InputError(fmt::format("{}: unknown op '{}'", where, type_name));
+    Operator op{*type, {}, jn.value("name", std::string())};
+    if (jn.contains("attrs")) {
+      const json& attrs = jn["attrs"];
+      if (!attrs.is_object()) throw InputError(where + ": field 'attrs' must be an object");
+      for (const auto& [k, v] : attrs.items())
+        op.attrs.set(k, attr_from_json(v, fmt::format("{}: attribute '{}'", where, k)));
+    }
+    std::vector<TensorRef> inputs;
+    if (jn.contains("inputs")) {
+      for (const auto& in : jn["inputs"]) {
+        if (!in.is_array() || in.size() != 2 || !in[0].is_number_integer() ||
+            !in[1].is_number_integer())
+          throw InputError(where + ": each input must be [node id, output index], got " + in.dump());
+        inputs.push_back({in[0].get<NodeId>(), in[1].get<int>()});
+      }
+    }
+    try {
+      g.insert_unchecked(id, std::move(op), std::move(inputs));
+    } catch (const GraphError& e) {
+      throw InputError(fmt::format("{}: {}", where, e.what()));
+    }
+    if (jn.contains("outputs")) {
+      auto& shapes = stored[id];
+      for (const auto& s : jn["outputs"]) shapes.push_back(shape_from_json(s));
+    }
+  }
+  // Every input must name an existing output before shapes can be inferred.
+  for (const auto& [id, n] : g.nodes())
+    for (const auto& in : n.inputs)
+      if (!g.contains(in.node))
+        throw GraphError(fmt::format("{}: input refers to missing node {}", g.describe(id), in.node));
+  g.infer_shapes();
+  for (const auto& [id, shapes] : stored) {
+    const auto& inferred = g.node(id).outputs;
+    if (shapes != inferred)
+      throw GraphError(fmt::format("{}: the file says its output is {} but it infers to {}",
+                                   g.describe(id), shapes.empty() ? "nothing" : shapes[0].to_string(),
+                                   inferred.empty() ? "nothing" : inferred[0].to_string()));
+  }
+  return g;
+}
+
+json read_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("cannot read '{}': no such file or not readable", path.string()));
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw InputError(fmt::format("'{}' is not valid JSON: {}", path.string(), e.what()));
+  }
+}
+
+void write_text_file_atomic(const std::filesystem::path& path, const std::string& text) {
+  auto tmp = path;
+  tmp += fmt::format(".tmp{}", ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(fmt::format("cannot write '{}'", path.string()));
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw InputError(fmt::format("cannot write '{}'", path.string()));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw InputError(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
+  }
+}
+
+}  // namespace unity

@@ -1,0 +1,116 @@
+#pragma once
+// State of one import: what every ONNX value has become so far. A value is either a tensor of our
+// Graph (an activation, or a constant that an operator consumed as a tensor and that was therefore
+// turned into a Weight node) or a constant the importer knows (an initializer not read yet, or
+// folded values). Constants turn into Weight nodes only when an operator needs them as tensors, so
+// epsilons, exponents and shape arithmetic never show up in the graph.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "onnx/const_tensor.h"
+#include "onnx/onnx_model_reader.h"
+#include "unity/core/graph.h"
+
+namespace unity::onnxio {
+
+// A Slice (or a Gather of one index) of an activation, emitted as a Split whose piece
+// `piece_output` is the slice. Slices of one tensor along one axis are merged into a single Split
+// after the import (see merge_slices), which is how attention exports cut q, k and v apart.
+struct SliceRecord {
+  NodeId split = -1;
+  TensorRef source;
+  int axis = 0;
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+  int piece_output = 0;
+  std::string name;
+};
+
+class ImportContext {
+ public:
+  ImportContext(const OnnxModel& model, Graph& graph) : model_(model), graph_(graph) {}
+
+  const OnnxModel& model() const { return model_; }
+  Graph& graph() { return graph_; }
+
+  bool known(const std::string& value) const { return values_.count(value) != 0; }
+  bool is_constant(const std::string& value) const;  // an initializer or folded values
+  bool is_tensor(const std::string& value) const;    // already a Graph tensor
+  // The constant's values (reads an initializer on first use). Throws InputError for activations.
+  const ConstTensor& constant(const std::string& value);
+  std::vector<std::int64_t> dims(const std::string& value) const;
+  int elem_type(const std::string& value) const;  // ONNX element type
+  std::int64_t rank(const std::string& value) const {
+    return static_cast<std::int64_t>(dims(value).size());
+  }
+
+  // The value as a Graph tensor; a constant becomes a Weight node named after the value (shared by
+  // all its tensor uses). `dims` reshapes the weight (same element count), e.g. a [1, out] Gemm bias.
+  TensorRef tensor(const std::string& value);
+  TensorRef weight(const std::string& value, const std::vector<std::int64_t>& dims);
+  // A [out, in] constant as the [in, out] weight of a Linear (Gemm transB=1): same parameters.
+  TensorRef transposed_weight(const std::string& value);
+
+  void bind_tensor(const std::string& value, TensorRef tensor);
+  void bind_constant(const std::string& value, ConstTensor constant);
+  void bind_initializer(const std::string& value, const ::onnx::TensorProto* initializer);
+  // `to` is another name of `from` (Identity). A constant alias becomes its own Weight when used as
+  // a tensor: exporters deduplicate equal-valued parameters behind Identity nodes, and those are
+  // separate parameters in the model that was exported.
+  void alias(const std::string& to, const std::string& from);
+
+  // Adds an operator, naming it; returns its first output.
+  TensorRef add(OpType type, Attributes attrs, std::vector<TensorRef> inputs, const std::string& name);
+  NodeId add_node(OpType type, Attributes attrs, std::vector<TensorRef> inputs, const std::string& name);
+  // A Reshape, or the tensor itself when it already has these sizes.
+  TensorRef reshape(TensorRef x, const std::vector<std::int64_t>& sizes, const std::string& name);
+  // Piece [start, end) of x along axis (the whole tensor when that is everything).
+  TensorRef slice(TensorRef x, int axis, std::int64_t start, std::int64_t end, const std::string& name);
+
+  std::vector<std::int64_t> sizes(TensorRef t) const { return graph_.shape(t).sizes(); }
+
+  // A zero Pad before a Conv or pooling is folded into the consumer's padding: the Pad's output is
+  // bound to its input, and the consumer adds these [h, w] pads to its own.
+  void set_extra_padding(const std::string& value, std::vector<std::int64_t> hw) {
+    extra_padding_[value] = std::move(hw);
+  }
+  std::vector<std::int64_t> extra_padding(const std::string& value) const {
+    auto it = extra_padding_.find(value);
+    return it == extra_padding_.end() ? std::vector<std::int64_t>{0, 0} : it->second;
+  }
+
+  // Nodes consumed by a recognised pattern: the import loop skips them.
+  void cover(int node_index) { covered_.insert(node_index); }
+  bool covered(int node_index) const { return covered_.count(node_index) != 0; }
+
+  const std::vector<SliceRecord>& slices() const { return slices_; }
+
+ private:
+  struct Value {
+    std::optional<TensorRef> tensor;
+    std::optional<ConstTensor> constant;
+    const ::onnx::TensorProto* initializer = nullptr;
+    std::vector<std::int64_t> dims;  // of a constant
+    int elem_type = 1;
+  };
+  const Value& value(const std::string& name) const;
+  Value& value(const std::string& name);
+
+  const OnnxModel& model_;
+  Graph& graph_;
+  std::map<std::string, Value> values_;
+  std::map<std::pair<std::string, std::vector<std::int64_t>>, TensorRef> weights_;
+  std::map<std::string, TensorRef> transposed_weights_;
+  std::map<std::string, std::vector<std::int64_t>> extra_padding_;
+  std::set<int> covered_;
+  std::vector<SliceRecord> slices_;
+};
+
+// Merges the Splits that cut one tensor along one axis into a single Split (see SliceRecord).
+void merge_slices(ImportContext& ctx);
+
+}  // namespace unity::onnxio

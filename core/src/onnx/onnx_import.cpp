@@ -1,0 +1,171 @@
+// unity::import_onnx: reads the file, rejects it up front when it uses operators we do not know
+// (listing all of them at once), creates the inputs with static sizes, then walks the nodes in
+// file order (ONNX requires topological order): recognised patterns are emitted fused, constant
+// nodes are folded, everything else is mapped to our operators, and Graph::add infers every shape.
+#include "unity/core/onnx_import.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onnx/constant_folding.h"
+#include "onnx/import_context.h"
+#include "onnx/onnx_model_reader.h"
+#include "onnx/onnx_op_mapping.h"
+#include "onnx/pattern_recognition.h"
+#include "unity/core/errors.h"
+
+namespace unity {
+namespace {
+
+using namespace onnxio;
+
+void reject_unsupported_ops(const OnnxModel& model, const std::filesystem::path& path) {
+  struct Unsupported {
+    std::string type;
+    std::string first_node;
+    int count = 0;
+  };
+  std::vector<Unsupported> found;  // in order of first appearance
+  for (int i = 0; i < model.node_count(); ++i) {
+    const auto& node = model.node(i);
+    if (is_supported_op(node)) continue;
+    const std::string type = is_default_domain(node) ? node.op_type() : node.domain() + "." + node.op_type();
+    auto it = std::find_if(found.begin(), found.end(), [&](const Unsupported& u) { return u.type == type; });
+    if (it == found.end()) found.push_back({type, node_name(node), 1});
+    else ++it->count;
+  }
+  if (found.empty()) return;
+  std::string list;
+  for (const auto& u : found) {
+    if (!list.empty()) list += ", ";
+    list += fmt::format("{} (node '{}'", u.type, u.first_node);
+    if (u.count > 1) list += fmt::format(", and {} more", u.count - 1);
+    list += ")";
+  }
+  throw InputError(fmt::format("'{}': unsupported ONNX operators: {}", path.string(), list));
+}
+
+// Creates an Input node for every graph input that is not an initializer; returns the batch size.
+std::int64_t add_inputs(ImportContext& ctx, const OnnxImportOptions& options, const std::filesystem::path& path) {
+  std::int64_t batch = 0;
+  for (const auto* input : ctx.model().real_inputs()) {
+    const std::string& name = input->name();
+    if (!input->type().has_tensor_type() || !input->type().tensor_type().has_shape()) {
+      throw InputError(fmt::format("'{}': input '{}' has no tensor shape; export the model with shapes",
+                                   path.string(), name));
+    }
+    const auto& type = input->type().tensor_type();
+    const auto dtype = to_data_type(type.elem_type());
+    if (!dtype) {
+      throw InputError(fmt::format("'{}': input '{}' has element type {}, which Unity does not support",
+                                   path.string(), name, elem_type_name(type.elem_type())));
+    }
+    std::vector<std::int64_t> sizes;
+    for (int d = 0; d < type.shape().dim_size(); ++d) {
+      const auto& dim = type.shape().dim(d);
+      if (dim.has_dim_value() && dim.dim_value() > 0) {
+        sizes.push_back(dim.dim_value());
+        continue;
+      }
+      const std::string label = dim.has_dim_param() ? fmt::format("'{}'", dim.dim_param()) : "unknown";
+      if (d == 0 && options.batch_size > 0) {
+        sizes.push_back(options.batch_size);
+      } else if (d == 0) {
+        throw InputError(fmt::format("'{}': input '{}' has a symbolic batch dimension ({}); give a batch "
+                                     "size (--batch N)",
+                                     path.string(), name, label));
+      } else {
+        throw InputError(fmt::format("'{}': dimension {} of input '{}' is symbolic ({}); Unity needs static "
+                                     "sizes apart from the batch: export the model with a fixed size",
+                                     path.string(), d, name, label));
+      }
+    }
+    if (batch == 0 && !sizes.empty()) batch = sizes.front();
+    ctx.bind_tensor(name, ctx.graph().add_input(name, sizes, *dtype));
+  }
+  return batch;
+}
+
+void import_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
+  const std::string& op = node.op_type();
+  if (op == "Identity" && is_default_domain(node)) {
+    ctx.alias(node.output(0), node.input(0));
+    return;
+  }
+  if (is_shape_query_op(op)) {
+    ctx.bind_constant(node.output(0), fold_shape_query(node, ctx.dims(node.input(0))));
+    return;
+  }
+  if (is_foldable_op(op)) {
+    bool all_constant = true;
+    std::int64_t elements = 0;
+    for (const auto& input : node.input()) {
+      if (input.empty()) continue;
+      all_constant = all_constant && ctx.is_constant(input);
+      if (all_constant) elements += product(ctx.dims(input));
+    }
+    if (all_constant && elements <= kMaxFoldElements) {
+      std::vector<const ConstTensor*> inputs;
+      for (const auto& input : node.input()) inputs.push_back(input.empty() ? nullptr : &ctx.constant(input));
+      if (auto outputs = fold_node(node, inputs, opset)) {
+        for (std::size_t i = 0; i < outputs->size() && static_cast<int>(i) < node.output_size(); ++i) {
+          ctx.bind_constant(node.output(static_cast<int>(i)), std::move((*outputs)[i]));
+        }
+        return;
+      }
+    }
+  }
+  map_node(ctx, node, opset);
+}
+
+std::string with_context(const std::filesystem::path& path, const ::onnx::NodeProto& node, const char* what) {
+  const std::string where = describe_node(node);
+  std::string message = what;
+  if (message.find(where) == std::string::npos) message = where + ": " + message;
+  return fmt::format("'{}': {}", path.string(), message);
+}
+
+}  // namespace
+
+Graph import_onnx(const std::filesystem::path& path, const OnnxImportOptions& options) {
+  const OnnxModel model(path);
+  reject_unsupported_ops(model, path);
+
+  Graph graph;
+  graph.name = path.stem().string();
+  ImportContext ctx(model, graph);
+  for (const auto& init : model.graph().initializer()) ctx.bind_initializer(init.name(), &init);
+  const std::int64_t batch = add_inputs(ctx, options, path);
+
+  const auto patterns = find_patterns(model);
+  for (int i = 0; i < model.node_count(); ++i) {
+    if (ctx.covered(i)) continue;
+    const auto& node = model.node(i);
+    try {
+      if (auto it = patterns.find(i); it != patterns.end() && emit_pattern(ctx, it->second)) continue;
+      import_node(ctx, node, model.opset());
+    } catch (const ShapeError& e) {
+      throw ShapeError(with_context(path, node, e.what()));
+    } catch (const GraphError& e) {
+      throw GraphError(with_context(path, node, e.what()));
+    } catch (const InputError& e) {
+      throw InputError(with_context(path, node, e.what()));
+    }
+  }
+  merge_slices(ctx);
+
+  for (const auto& output : model.graph().output()) {
+    if (!ctx.known(output.name())) {
+      throw InputError(fmt::format("'{}': graph output '{}' is produced by no node", path.string(), output.name()));
+    }
+  }
+  graph.batch_size = batch;
+  graph.validate();
+  return graph;
+}
+
+}  // namespace unity

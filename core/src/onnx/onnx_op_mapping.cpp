@@ -1,0 +1,64 @@
+#include "onnx/onnx_op_mapping.h"
+
+#include <fmt/format.h>
+
+#include "onnx/constant_folding.h"
+#include "unity/core/errors.h"
+
+namespace unity::onnxio {
+namespace {
+
+const std::map<std::string, OpHandler>& handlers() {
+  static const std::map<std::string, OpHandler> table = [] {
+    std::map<std::string, OpHandler> t;
+    register_dense_ops(t);
+    register_elementwise_ops(t);
+    register_layout_ops(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+bool is_supported_op(const ::onnx::NodeProto& node) {
+  if (!is_default_domain(node)) return false;
+  const std::string& op = node.op_type();
+  return op == "Identity" || handlers().count(op) != 0 || is_foldable_op(op);
+}
+
+void map_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
+  auto it = handlers().find(node.op_type());
+  if (it == handlers().end()) {
+    // Only constant-computing ops get here: one of their inputs depends on the model's inputs.
+    std::string computed;
+    for (const auto& input : node.input()) {
+      if (!input.empty() && ctx.is_tensor(input)) {
+        computed = input;
+        break;
+      }
+    }
+    unsupported_use(node, fmt::format("supported only on constants, but input '{}' is computed from the "
+                                      "model's inputs",
+                                      computed));
+  }
+  it->second(ctx, node, opset);
+}
+
+void require_only_first_output(const ImportContext& ctx, const ::onnx::NodeProto& node) {
+  for (int i = 1; i < node.output_size(); ++i) {
+    const std::string& out = node.output(i);
+    if (out.empty()) continue;
+    if (!ctx.model().consumers(out).empty() || ctx.model().is_graph_output(out)) {
+      unsupported_use(node, fmt::format("its output #{} ('{}') is used, and Unity's operator has only "
+                                        "the first output",
+                                        i, out));
+    }
+  }
+}
+
+void unsupported_use(const ::onnx::NodeProto& node, const std::string& why) {
+  throw InputError(fmt::format("{}: {}", describe_node(node), why));
+}
+
+}  // namespace unity::onnxio

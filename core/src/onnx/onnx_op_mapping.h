@@ -1,0 +1,35 @@
+#pragma once
+// ONNX operators -> operators of our PCG (docs/onnx.md has the table). Constants are folded before
+// a node gets here; a node reaching map_node has at least one activation input.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "onnx/import_context.h"
+#include "onnx/onnx_model_reader.h"
+
+namespace unity::onnxio {
+
+// True when the importer knows the operator (domain ai.onnx, mapped or foldable).
+bool is_supported_op(const ::onnx::NodeProto& node);
+// Emits the node's operators and binds its outputs. Throws InputError naming the node when an
+// attribute or input is outside what our operators can express.
+void map_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset);
+
+// A Conv node as Conv2D; `bias_value` (when not empty) replaces the node's own bias, which is how a
+// following BatchNormalization is folded in.
+TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& conv, const std::string& bias_value);
+
+// Internal: the per-concept handler tables (onnx_ops_dense.cpp, onnx_ops_elementwise.cpp,
+// onnx_ops_layout.cpp).
+using OpHandler = void (*)(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset);
+void register_dense_ops(std::map<std::string, OpHandler>& table);
+void register_elementwise_ops(std::map<std::string, OpHandler>& table);
+void register_layout_ops(std::map<std::string, OpHandler>& table);
+// Throws when an output beyond the first (BatchNorm statistics, Dropout mask, MaxPool indices...)
+// is read by anything: our operators do not produce them.
+void require_only_first_output(const ImportContext& ctx, const ::onnx::NodeProto& node);
+[[noreturn]] void unsupported_use(const ::onnx::NodeProto& node, const std::string& why);
+
+}  // namespace unity::onnxio

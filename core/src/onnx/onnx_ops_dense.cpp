@@ -1,0 +1,275 @@
+// Dense operators: Gemm and MatMul -> Linear / MatMul / BatchMatMul, Conv -> Conv2D, pooling ->
+// Pool2D, BatchNormalization and LayerNormalization.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <optional>
+
+#include "onnx/constant_folding.h"
+#include "onnx/onnx_op_mapping.h"
+#include "unity/core/errors.h"
+
+namespace unity::onnxio {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+
+TensorRef activation(ImportContext& ctx, const ::onnx::NodeProto& node, int slot) {
+  const std::string& name = input_name(node, slot);
+  if (name.empty()) unsupported_use(node, fmt::format("input #{} is missing", slot));
+  return ctx.tensor(name);
+}
+
+TensorRef require_rank4(ImportContext& ctx, const ::onnx::NodeProto& node) {
+  const TensorRef x = activation(ctx, node, 0);
+  const auto sizes = ctx.sizes(x);
+  if (sizes.size() != 4) {
+    unsupported_use(node, fmt::format("only 2-D spatial operators on [N, C, H, W] inputs are supported, "
+                                      "the input has shape {}",
+                                      format_dims(sizes)));
+  }
+  return x;
+}
+
+// Our Conv2D and Pool2D pad both sides of a dim equally; ONNX pads [top, left, bottom, right] or
+// derives them from auto_pad.
+Ints symmetric_padding(const ::onnx::NodeProto& node, const Ints& spatial, const Ints& kernel,
+                       const Ints& strides, const Ints& dilations) {
+  const std::string auto_pad = attr_string(node, "auto_pad", "NOTSET");
+  if (auto_pad == "VALID") return {0, 0};
+  Ints pads(4, 0);
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (std::size_t d = 0; d < 2; ++d) {
+      const std::int64_t out = (spatial[d] + strides[d] - 1) / strides[d];
+      const std::int64_t total =
+          std::max<std::int64_t>((out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 - spatial[d], 0);
+      pads[d] = total / 2;
+      pads[d + 2] = total - total / 2;
+    }
+  } else if (auto pad_attr = attr_ints(node, "pads")) {
+    if (pad_attr->size() != 4) unsupported_use(node, fmt::format("pads {} are not 2-D", format_dims(*pad_attr)));
+    pads = *pad_attr;
+  }
+  if (pads[0] != pads[2] || pads[1] != pads[3]) {
+    unsupported_use(node, fmt::format("asymmetric padding {} (top, left, bottom, right) is not supported; "
+                                      "Unity pads both sides of a dimension equally",
+                                      format_dims(pads)));
+  }
+  return {pads[0], pads[1]};
+}
+
+Ints ints_or(const ::onnx::NodeProto& node, const std::string& name, Ints fallback) {
+  return attr_ints(node, name).value_or(std::move(fallback));
+}
+
+// The padding of a Conv or pooling node, plus that of a zero Pad folded into it.
+Ints node_padding(const ImportContext& ctx, const ::onnx::NodeProto& node, const Ints& input_sizes,
+                  const Ints& kernel, const Ints& strides, const Ints& dilations) {
+  const Ints extra = ctx.extra_padding(node.input(0));
+  const Ints padded{input_sizes[2] + 2 * extra[0], input_sizes[3] + 2 * extra[1]};
+  const Ints own = symmetric_padding(node, padded, kernel, strides, dilations);
+  return {own[0] + extra[0], own[1] + extra[1]};
+}
+
+// ceil_mode=1 rounds output sizes up (a last, partial window), where our Pool2D rounds down. One
+// or more pixels of extra symmetric padding give the same output size, which is all the plan
+// depends on; returns nullopt when no padding does.
+std::optional<Ints> ceil_mode_padding(const Ints& spatial, const Ints& kernel, const Ints& strides,
+                                      const Ints& padding) {
+  Ints adjusted = padding;
+  for (std::size_t d = 0; d < 2; ++d) {
+    const std::int64_t span = spatial[d] + 2 * padding[d] - kernel[d];
+    std::int64_t ceil_out = (span + strides[d] - 1) / strides[d] + 1;
+    // As in PyTorch and ONNX: the last window must start inside the input or its left padding.
+    if ((ceil_out - 1) * strides[d] >= spatial[d] + padding[d]) --ceil_out;
+    std::int64_t extra = 0;
+    while (extra <= strides[d] && (span + 2 * extra) / strides[d] + 1 != ceil_out) ++extra;
+    if (extra > strides[d]) return std::nullopt;
+    adjusted[d] += extra;
+  }
+  return adjusted;
+}
+
+void map_matmul(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const std::string& a = node.input(0);
+  const std::string& b = node.input(1);
+  const std::string name = node_name(node);
+  if (!ctx.is_constant(a) && ctx.is_constant(b) && ctx.rank(b) == 2) {
+    // Activation times a weight matrix is a Linear layer without bias (torch exports nn.Linear on
+    // 3-D inputs this way; the bias Add is merged by pattern recognition).
+    const Ints w = ctx.dims(b);
+    ctx.bind_tensor(node.output(0), ctx.add(OpType::Linear, {{"out_features", w[1]}},
+                                            {ctx.tensor(a), ctx.tensor(b)}, name));
+    return;
+  }
+  const TensorRef ta = ctx.tensor(a);
+  const TensorRef tb = ctx.tensor(b);
+  const std::size_t ra = ctx.sizes(ta).size();
+  const std::size_t rb = ctx.sizes(tb).size();
+  OpType type;
+  if (ra >= 2 && rb == 2) type = OpType::MatMul;
+  else if (ra >= 3 && ra == rb) type = OpType::BatchMatMul;
+  else {
+    unsupported_use(node, fmt::format("MatMul of shapes {} and {} (1-D operands or batch dims of "
+                                      "different ranks) is not supported",
+                                      format_dims(ctx.sizes(ta)), format_dims(ctx.sizes(tb))));
+  }
+  ctx.bind_tensor(node.output(0), ctx.add(type, {}, {ta, tb}, name));
+}
+
+void map_gemm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const std::string name = node_name(node);
+  const double alpha = attr_float(node, "alpha", 1.0);
+  const double beta = attr_float(node, "beta", 1.0);
+  const bool trans_b = attr_int(node, "transB", 0) != 0;
+  TensorRef x = activation(ctx, node, 0);
+  if (attr_int(node, "transA", 0) != 0) x = ctx.add(OpType::Transpose, {{"perm", Ints{1, 0}}}, {x}, name + ".transA");
+  const std::string& b = node.input(1);
+  const std::string& c = input_name(node, 2);
+  bool bias_used = false;
+  TensorRef out;
+  if (ctx.is_constant(b)) {
+    // Our Linear weight is [in, out]; a transB=1 [out, in] initializer is imported transposed.
+    const TensorRef w = trans_b ? ctx.transposed_weight(b) : ctx.tensor(b);
+    const std::int64_t n = trans_b ? ctx.dims(b).at(0) : ctx.dims(b).at(1);
+    std::vector<TensorRef> inputs{x, w};
+    if (!c.empty() && alpha == 1.0 && ctx.is_constant(c)) {
+      const Ints cd = ctx.dims(c);
+      if (product(cd) == n && (cd.size() == 1 || (cd.size() == 2 && cd[0] == 1))) {
+        inputs.push_back(ctx.weight(c, {n}));
+        bias_used = true;
+      }
+    }
+    out = ctx.add(OpType::Linear, {{"out_features", n}}, inputs, name);
+  } else {
+    TensorRef w = ctx.tensor(b);
+    if (trans_b) w = ctx.add(OpType::Transpose, {{"perm", Ints{1, 0}}}, {w}, name + ".transB");
+    out = ctx.add(OpType::MatMul, {}, {x, w}, name);
+  }
+  if (alpha != 1.0) out = ctx.add(OpType::ScalarMul, {{"scalar", alpha}}, {out}, name + ".alpha");
+  if (!c.empty() && !bias_used) {
+    if (ctx.is_constant(c) && product(ctx.dims(c)) == 1) {
+      out = ctx.add(OpType::ScalarAdd, {{"scalar", beta * ctx.constant(c).scalar()}}, {out}, name + ".bias");
+    } else {
+      TensorRef bias = ctx.tensor(c);
+      // A constant C absorbs beta into its values; a computed one needs the multiplication.
+      if (beta != 1.0 && !ctx.is_constant(c)) {
+        bias = ctx.add(OpType::ScalarMul, {{"scalar", beta}}, {bias}, name + ".beta");
+      }
+      out = ctx.add(OpType::Add, {}, {out, bias}, name + ".bias");
+    }
+  }
+  ctx.bind_tensor(node.output(0), out);
+}
+
+void map_conv(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  ctx.bind_tensor(node.output(0), emit_conv2d(ctx, node, ""));
+}
+
+void map_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  require_only_first_output(ctx, node);
+  const TensorRef x = require_rank4(ctx, node);
+  const Ints sizes = ctx.sizes(x);
+  const Ints spatial{sizes[2], sizes[3]};
+  const auto kernel_attr = attr_ints(node, "kernel_shape");
+  if (!kernel_attr || kernel_attr->size() != 2) unsupported_use(node, "kernel_shape must have 2 entries");
+  const Ints kernel = *kernel_attr;
+  const Ints strides = ints_or(node, "strides", {1, 1});
+  const Ints dilations = ints_or(node, "dilations", {1, 1});
+  if (dilations != Ints{1, 1}) unsupported_use(node, "dilated pooling is not supported");
+  Ints padding = node_padding(ctx, node, sizes, kernel, strides, dilations);
+  if (attr_int(node, "ceil_mode", 0) != 0) {
+    auto adjusted = ceil_mode_padding(spatial, kernel, strides, padding);
+    if (!adjusted) unsupported_use(node, "ceil_mode=1 gives an output size no symmetric padding reproduces");
+    padding = *adjusted;
+  }
+  const std::string pool = node.op_type() == "MaxPool" ? "max" : "avg";
+  ctx.bind_tensor(node.output(0),
+                  ctx.add(OpType::Pool2D,
+                          {{"pool", pool}, {"kernel", kernel}, {"stride", strides}, {"padding", padding}},
+                          {x}, node_name(node)));
+}
+
+void map_global_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const TensorRef x = require_rank4(ctx, node);
+  const Ints sizes = ctx.sizes(x);
+  const Ints kernel{sizes[2], sizes[3]};
+  const std::string pool = node.op_type() == "GlobalMaxPool" ? "max" : "avg";
+  ctx.bind_tensor(node.output(0),
+                  ctx.add(OpType::Pool2D,
+                          {{"pool", pool}, {"kernel", kernel}, {"stride", kernel}, {"padding", Ints{0, 0}}},
+                          {x}, node_name(node)));
+}
+
+void map_batch_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  require_only_first_output(ctx, node);
+  const TensorRef x = activation(ctx, node, 0);
+  const Ints sizes = ctx.sizes(x);
+  if (sizes.size() < 2) unsupported_use(node, "BatchNormalization needs an input of rank >= 2");
+  const std::int64_t channels = sizes[1];
+  // Running mean and variance are statistics, not trained parameters: only scale and bias remain.
+  ctx.bind_tensor(node.output(0),
+                  ctx.add(OpType::BatchNorm, {{"epsilon", attr_float(node, "epsilon", 1e-5)}},
+                          {x, ctx.weight(node.input(1), {channels}), ctx.weight(node.input(2), {channels})},
+                          node_name(node)));
+}
+
+void map_layer_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  require_only_first_output(ctx, node);
+  const TensorRef x = activation(ctx, node, 0);
+  const Ints sizes = ctx.sizes(x);
+  const auto rank = static_cast<std::int64_t>(sizes.size());
+  const int axis = normalize_axis(attr_int(node, "axis", -1), rank);
+  const Ints normalized(sizes.begin() + axis, sizes.end());
+  const Attributes attrs{{"normalized_dims", rank - axis}, {"epsilon", attr_float(node, "epsilon", 1e-5)}};
+  const std::string name = node_name(node);
+  const TensorRef scale = ctx.weight(node.input(1), normalized);
+  if (const std::string& b = input_name(node, 2); !b.empty()) {
+    ctx.bind_tensor(node.output(0),
+                    ctx.add(OpType::LayerNorm, attrs, {x, scale, ctx.weight(b, normalized)}, name));
+    return;
+  }
+  // Our LayerNorm takes gamma and beta together or neither: without a bias, the scale is a Mul.
+  const TensorRef normalized_x = ctx.add(OpType::LayerNorm, attrs, {x}, name);
+  ctx.bind_tensor(node.output(0), ctx.add(OpType::Mul, {}, {normalized_x, scale}, name + ".scale"));
+}
+
+}  // namespace
+
+TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& node, const std::string& bias_value) {
+  const TensorRef x = require_rank4(ctx, node);
+  const Ints sizes = ctx.sizes(x);
+  const std::string& w = node.input(1);
+  const Ints wdims = ctx.dims(w);
+  if (wdims.size() != 4) unsupported_use(node, fmt::format("weight shape {} is not 4-D", format_dims(wdims)));
+  const Ints kernel = ints_or(node, "kernel_shape", {wdims[2], wdims[3]});
+  const Ints strides = ints_or(node, "strides", {1, 1});
+  const Ints dilations = ints_or(node, "dilations", {1, 1});
+  const Ints padding = node_padding(ctx, node, sizes, kernel, strides, dilations);
+  const std::int64_t out_channels = wdims[0];
+  std::vector<TensorRef> inputs{x, ctx.tensor(w)};
+  const std::string& bias = bias_value.empty() ? input_name(node, 2) : bias_value;
+  if (!bias.empty()) inputs.push_back(ctx.weight(bias, {out_channels}));
+  return ctx.add(OpType::Conv2D,
+                 {{"out_channels", out_channels},
+                  {"kernel", kernel},
+                  {"stride", strides},
+                  {"padding", padding},
+                  {"dilation", dilations},
+                  {"groups", attr_int(node, "group", 1)}},
+                 inputs, node_name(node));
+}
+
+void register_dense_ops(std::map<std::string, OpHandler>& table) {
+  table["MatMul"] = map_matmul;
+  table["Gemm"] = map_gemm;
+  table["Conv"] = map_conv;
+  table["MaxPool"] = map_pool;
+  table["AveragePool"] = map_pool;
+  table["GlobalAveragePool"] = map_global_pool;
+  table["GlobalMaxPool"] = map_global_pool;
+  table["BatchNormalization"] = map_batch_norm;
+  table["LayerNormalization"] = map_layer_norm;
+}
+
+}  // namespace unity::onnxio

@@ -1,0 +1,199 @@
+// Element-wise and reduction operators: activations, arithmetic with a scalar constant (our
+// ScalarAdd/ScalarMul/Pow) or with tensors (Add/Sub/Mul/Div), Softmax, Dropout, ReduceMean/Sum and
+// Cast.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "onnx/constant_folding.h"
+#include "onnx/onnx_op_mapping.h"
+#include "unity/core/errors.h"
+
+namespace unity::onnxio {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+
+const std::map<std::string, OpType>& unary_ops() {
+  static const std::map<std::string, OpType> ops = {
+      {"Relu", OpType::Relu}, {"Sigmoid", OpType::Sigmoid}, {"Tanh", OpType::Tanh},
+      {"Erf", OpType::Erf},   {"Exp", OpType::Exp},         {"Sqrt", OpType::Sqrt},
+      {"Gelu", OpType::Gelu}};
+  return ops;
+}
+
+void map_unary(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const OpType type = unary_ops().at(node.op_type());
+  ctx.bind_tensor(node.output(0), ctx.add(type, {}, {ctx.tensor(node.input(0))}, node_name(node)));
+}
+
+void map_neg(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  ctx.bind_tensor(node.output(0), ctx.add(OpType::ScalarMul, {{"scalar", -1.0}},
+                                          {ctx.tensor(node.input(0))}, node_name(node)));
+}
+
+void map_reciprocal(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  ctx.bind_tensor(node.output(0), ctx.add(OpType::Pow, {{"scalar", -1.0}},
+                                          {ctx.tensor(node.input(0))}, node_name(node)));
+}
+
+void map_clip(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset);
+
+bool is_scalar_constant(ImportContext& ctx, const std::string& value) {
+  return ctx.is_constant(value) && product(ctx.dims(value)) == 1;
+}
+
+// x op c (or c op x when `constant_first`) with a scalar constant c, in our scalar operators.
+TensorRef scalar_arithmetic(ImportContext& ctx, const std::string& op, TensorRef x, double c,
+                            bool constant_first, const std::string& name) {
+  auto scalar_op = [&](OpType type, double value, TensorRef input, const std::string& n) {
+    return ctx.add(type, {{"scalar", value}}, {input}, n);
+  };
+  if (op == "Add") return scalar_op(OpType::ScalarAdd, c, x, name);
+  if (op == "Mul") return scalar_op(OpType::ScalarMul, c, x, name);
+  if (op == "Sub") {
+    if (!constant_first) return scalar_op(OpType::ScalarAdd, -c, x, name);
+    const TensorRef negated = scalar_op(OpType::ScalarMul, -1.0, x, name + ".neg");
+    return scalar_op(OpType::ScalarAdd, c, negated, name);
+  }
+  // Div
+  if (!constant_first) {
+    if (c == 0.0) throw InputError(fmt::format("node '{}' divides by the constant 0", name));
+    return scalar_op(OpType::ScalarMul, 1.0 / c, x, name);
+  }
+  const TensorRef reciprocal = scalar_op(OpType::Pow, -1.0, x, c == 1.0 ? name : name + ".reciprocal");
+  return c == 1.0 ? reciprocal : scalar_op(OpType::ScalarMul, c, reciprocal, name);
+}
+
+void map_binary(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const std::string& op = node.op_type();
+  const std::string& a = node.input(0);
+  const std::string& b = node.input(1);
+  const std::string name = node_name(node);
+  const Ints expected = broadcast_dims(ctx.dims(a), ctx.dims(b));
+  TensorRef out;
+  if (is_scalar_constant(ctx, b)) {
+    out = scalar_arithmetic(ctx, op, ctx.tensor(a), ctx.constant(b).scalar(), false, name);
+  } else if (is_scalar_constant(ctx, a)) {
+    out = scalar_arithmetic(ctx, op, ctx.tensor(b), ctx.constant(a).scalar(), true, name);
+  } else {
+    static const std::map<std::string, OpType> types = {
+        {"Add", OpType::Add}, {"Sub", OpType::Sub}, {"Mul", OpType::Mul}, {"Div", OpType::Div}};
+    // A non-scalar constant operand (a mask, a position table) becomes a Weight.
+    out = ctx.add(types.at(op), {}, {ctx.tensor(a), ctx.tensor(b)}, name);
+  }
+  // A scalar stored as [1, 1, 1] raises the rank in ONNX broadcasting; keep ONNX's shape.
+  ctx.bind_tensor(node.output(0), ctx.reshape(out, expected, name + ".broadcast"));
+}
+
+void map_pow(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const std::string& exponent = node.input(1);
+  if (!is_scalar_constant(ctx, exponent)) {
+    unsupported_use(node, "Pow is supported with a scalar constant exponent only");
+  }
+  const TensorRef x = ctx.tensor(node.input(0));
+  const TensorRef out = ctx.add(OpType::Pow, {{"scalar", ctx.constant(exponent).scalar()}}, {x}, node_name(node));
+  ctx.bind_tensor(node.output(0), ctx.reshape(out, broadcast_dims(ctx.sizes(x), ctx.dims(exponent)),
+                                              node_name(node) + ".broadcast"));
+}
+
+void map_softmax(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
+  const TensorRef x = ctx.tensor(node.input(0));
+  const Ints sizes = ctx.sizes(x);
+  const auto rank = static_cast<std::int64_t>(sizes.size());
+  const int axis = normalize_axis(attr_int(node, "axis", opset < 13 ? 1 : -1), rank);
+  const std::string name = node_name(node);
+  if (opset >= 13 || axis == rank - 1) {
+    ctx.bind_tensor(node.output(0), ctx.add(OpType::Softmax, {{"axis", std::int64_t{axis}}}, {x}, name));
+    return;
+  }
+  // Before opset 13 Softmax normalises over all dims from `axis` on, as one flattened dim.
+  const Ints head(sizes.begin(), sizes.begin() + axis);
+  const Ints tail(sizes.begin() + axis, sizes.end());
+  const TensorRef flat = ctx.reshape(x, {product(head), product(tail)}, name + ".flatten");
+  const TensorRef soft = ctx.add(OpType::Softmax, {{"axis", std::int64_t{1}}}, {flat}, name);
+  ctx.bind_tensor(node.output(0), ctx.reshape(soft, sizes, name + ".unflatten"));
+}
+
+void map_dropout(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
+  require_only_first_output(ctx, node);
+  double rate = 0.5;
+  if (opset < 12) rate = attr_float(node, "ratio", 0.5);
+  else if (const std::string& r = input_name(node, 1); !r.empty()) rate = ctx.constant(r).scalar();
+  ctx.bind_tensor(node.output(0), ctx.add(OpType::Dropout, {{"rate", rate}},
+                                          {ctx.tensor(node.input(0))}, node_name(node)));
+}
+
+void map_reduce(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const TensorRef x = ctx.tensor(node.input(0));
+  const auto rank = static_cast<std::int64_t>(ctx.sizes(x).size());
+  Ints axes;
+  if (auto attr = attr_ints(node, "axes")) axes = *attr;
+  else if (const std::string& a = input_name(node, 1); !a.empty()) axes = ctx.constant(a).to_ints();
+  if (axes.empty()) {
+    if (attr_int(node, "noop_with_empty_axes", 0) != 0) {
+      ctx.bind_tensor(node.output(0), x);
+      return;
+    }
+    for (std::int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  std::set<std::int64_t> normalized;
+  for (auto axis : axes) normalized.insert(normalize_axis(axis, rank));
+  const OpType type = node.op_type() == "ReduceSum" ? OpType::ReduceSum : OpType::ReduceMean;
+  ctx.bind_tensor(node.output(0),
+                  ctx.add(type, {{"axes", Ints(normalized.begin(), normalized.end())},
+                                 {"keepdims", attr_int(node, "keepdims", 1) != 0 ? std::int64_t{1} : std::int64_t{0}}},
+                          {x}, node_name(node)));
+}
+
+void map_cast(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const TensorRef x = ctx.tensor(node.input(0));
+  const int to = static_cast<int>(attr_int(node, "to", ::onnx::TensorProto::FLOAT));
+  const bool from_integer = !is_floating(ctx.graph().shape(x).dtype);
+  // Precision casts (float32 <-> float16, int32 <-> int64) change no structure; the graph keeps
+  // the input's type. Casts between integers and floats would need an operator we do not have.
+  if (from_integer != is_integer_elem_type(to)) {
+    unsupported_use(node, fmt::format("Cast of an activation from {} to {} is not supported",
+                                      to_string(ctx.graph().shape(x).dtype), elem_type_name(to)));
+  }
+  ctx.bind_tensor(node.output(0), x);
+}
+
+// Clip(min 0, no max) is a Relu. Other bounds (ReLU6 in MobileNets) have no operator of ours.
+void map_clip(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
+  std::optional<double> low, high;
+  if (opset < 11) {
+    if (find_attribute(node, "min")) low = attr_float(node, "min", 0.0);
+    if (find_attribute(node, "max")) high = attr_float(node, "max", 0.0);
+  } else {
+    if (const std::string& lo = input_name(node, 1); !lo.empty()) low = ctx.constant(lo).scalar();
+    if (const std::string& hi = input_name(node, 2); !hi.empty()) high = ctx.constant(hi).scalar();
+  }
+  const bool unbounded_above = !high || *high >= 3.0e38;
+  if (!low || *low != 0.0 || !unbounded_above) {
+    unsupported_use(node, fmt::format("Clip to [{}, {}] is not supported (only Clip(min=0), a Relu)",
+                                      low ? fmt::format("{}", *low) : "-inf",
+                                      unbounded_above ? "inf" : fmt::format("{}", *high)));
+  }
+  ctx.bind_tensor(node.output(0), ctx.add(OpType::Relu, {}, {ctx.tensor(node.input(0))}, node_name(node)));
+}
+
+}  // namespace
+
+void register_elementwise_ops(std::map<std::string, OpHandler>& table) {
+  for (const auto& entry : unary_ops()) table[entry.first] = map_unary;
+  table["Neg"] = map_neg;
+  table["Reciprocal"] = map_reciprocal;
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) table[op] = map_binary;
+  table["Pow"] = map_pow;
+  table["Softmax"] = map_softmax;
+  table["Dropout"] = map_dropout;
+  table["ReduceMean"] = map_reduce;
+  table["ReduceSum"] = map_reduce;
+  table["Cast"] = map_cast;
+  table["Clip"] = map_clip;
+}
+
+}  // namespace unity::onnxio

@@ -1,0 +1,42 @@
+// DLRM (Naumov et al. 2019) on the Criteo Kaggle data set, as in the paper's evaluation (Table 1,
+// section 6.1: batch 1024 per device) and FlexFlow's DLRM example that Unity was built on:
+// - 13 dense features -> bottom MLP 13-512-256-64 (Linear with bias, Relu after each layer);
+// - 26 categorical features, one id each (Criteo is one-hot: bag size 1) -> one EmbeddingBag (sum)
+//   per feature with Criteo Kaggle's real cardinalities (33,762,577 rows in all) and 64 dimensions;
+// - "cat" feature interaction: one Concat of the bottom-MLP output and the 26 embeddings (27 x 64 =
+//   1728 features). This Concat is the bottleneck that the paper's Figure 16b rewrite removes;
+// - top MLP 1728-512-256-1 (Relu, then Sigmoid on the last layer) and an MSE loss against the click
+//   label (FlexFlow trains DLRM with mean-squared error).
+// Memory: the tables hold 33,762,577 x 64 = 2,160,804,928 floats; with the MLPs the model has
+// 2,161,976,705 parameters = 8.65 GB of fp32 weights and as much again in gradients: 17.30 GB
+// > 16 GiB (17.18 GB), so, as the paper says, DLRM cannot be trained data-parallel on 16 GB V100s.
+#include "zoo/zoo_models.h"
+
+namespace unity::zoo::detail {
+
+void build_dlrm(GraphBuilder& b, std::int64_t batch) {
+  constexpr std::int64_t kDenseFeatures = 13;
+  constexpr std::int64_t kEmbeddingDim = 64;
+  const std::vector<std::int64_t>& rows = criteo_kaggle_table_rows();
+
+  TensorRef dense = b.input("dense_features", {batch, kDenseFeatures});
+  std::vector<TensorRef> sparse;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    sparse.push_back(b.input("sparse." + std::to_string(i), {batch, 1}, DataType::Int64));
+  }
+  TensorRef label = b.input("label", {batch, 1});
+
+  std::vector<TensorRef> features;
+  features.push_back(dense_stack(b, dense, {512, 256, kEmbeddingDim}, "bottom_mlp", /*bias=*/true,
+                                 /*relu_after_last=*/true));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    features.push_back(b.embedding_bag(sparse[i], rows[i], kEmbeddingDim,
+                                       "embedding." + std::to_string(i), "sum"));
+  }
+  TensorRef x = b.concat(features, 1, "interaction");
+  x = dense_stack(b, x, {512, 256, 1}, "top_mlp", /*bias=*/true, /*relu_after_last=*/false);
+  x = b.sigmoid(x, "sigmoid");
+  b.mse_loss(x, label, "loss");
+}
+
+}  // namespace unity::zoo::detail

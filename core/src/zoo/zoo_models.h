@@ -1,0 +1,32 @@
+#pragma once
+// Private to the zoo: one builder per model (each in its own file) and the helpers they share.
+// Builders add nodes through the GraphBuilder; model_zoo.cpp names the graph and records its batch.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "unity/core/graph_builder.h"
+
+namespace unity::zoo::detail {
+
+void build_mnist_mlp(GraphBuilder& b, std::int64_t batch);
+void build_mlp(GraphBuilder& b, std::int64_t batch);
+void build_resnext50(GraphBuilder& b, std::int64_t batch);
+void build_inception_v3(GraphBuilder& b, std::int64_t batch);
+void build_bert_large(GraphBuilder& b, std::int64_t batch);
+void build_dlrm(GraphBuilder& b, std::int64_t batch);
+void build_xdl(GraphBuilder& b, std::int64_t batch);
+void build_candle_uno(GraphBuilder& b, std::int64_t batch);
+
+// Linear layers of the given widths, "prefix.i", each followed by a separate Relu node
+// ("prefix.i.relu") except the last one when relu_after_last is false. Relu stays its own node, as
+// in an ONNX export, so that fusing it into the Linear is a decision the search makes (paper 2).
+TensorRef dense_stack(GraphBuilder& b, TensorRef x, const std::vector<std::int64_t>& widths,
+                      const std::string& prefix, bool bias, bool relu_after_last);
+
+// Rows of the 26 categorical features of the Criteo Kaggle display-advertising data set (the data
+// set of the paper's DLRM and XDL runs, Table 1), as used by facebookresearch/dlrm for that data
+// set. 33,762,577 rows in all.
+const std::vector<std::int64_t>& criteo_kaggle_table_rows();
+
+}  // namespace unity::zoo::detail

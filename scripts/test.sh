@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, builds everything, runs every test with CTest.
+# GPU tests skip with a printed reason on a machine without a GPU.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${UNITY_BUILD_DIR:-$root/build}
+bash "$root/scripts/install-deps.sh"
+bash "$root/scripts/build.sh" "$@"
+export QT_QPA_PLATFORM=offscreen
+cd "$build"
+ctest --output-on-failure -j "${UNITY_JOBS:-$(nproc)}" --timeout 900

@@ -1,0 +1,38 @@
+#pragma once
+// Runs the `unity` binary built with the tests and captures its exit code, stdout and stderr.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline CliResult run_cli(const std::string& args) {
+  static int counter = 0;
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto out = dir / ("unity_cli_out_" + std::to_string(::getpid()) + "_" + std::to_string(counter));
+  const auto err = dir / ("unity_cli_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  const std::string cmd = std::string(UNITY_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}

@@ -1,0 +1,273 @@
+// The machine-mapping dynamic program against exhaustive enumeration, and the views it chooses from.
+#include <functional>
+#include <limits>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "unity/core/graph_builder.h"
+#include "unity/core/machine_mapping.h"
+
+using namespace unity;
+
+namespace {
+
+// A small machine whose links differ, so that where tasks go matters: two nodes of two devices each,
+// each node one island, or one node of four devices in two islands.
+MachineSpec test_machine(int nodes, int per_node, int per_island) {
+  MachineSpec m;
+  m.name = "test";
+  m.num_nodes = nodes;
+  m.max_nodes = nodes;
+  m.devices_per_node = per_node;
+  m.devices_per_island = per_island;
+  DeviceSpec d;
+  d.name = "test-gpu";
+  d.peak_flops_fp32 = 1e12;
+  d.peak_flops_fp16 = 4e12;
+  d.memory_bandwidth = 2e11;
+  d.memory_bytes = std::int64_t{1} << 30;
+  d.launch_latency = 2e-6;
+  m.device_types = {d};
+  m.intra_island = {"fast", 5e10, 1e-6};
+  m.inter_island = {"medium", 1e10, 2e-6};
+  m.inter_node = {"slow", 2e9, 5e-6};
+  return m;
+}
+
+// Random series-parallel graphs whose branches keep their input's parallel shape, built from
+// element-wise ops, linear layers with (replicated) weights, parallel-operator pairs that change the
+// degree in between, and forks joined by Add.
+class RandomSpGraph {
+ public:
+  RandomSpGraph(unsigned seed, int max_ops) : rng_(seed), b_(g_), budget_(max_ops) {}
+
+  Graph build() {
+    auto x = b_.input("x", {16, 16});
+    TensorRef y = b_.relu(x, "first");
+    --budget_;
+    while (budget_ > 0) y = gen(y, 0);
+    return g_;
+  }
+
+ private:
+  int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
+
+  TensorRef gen(TensorRef x, int depth) {
+    const auto& s = g_.shape(x);
+    const int choice = depth > 2 ? 0 : pick(5);
+    if (budget_ <= 0) return x;
+    switch (choice) {
+      case 1:
+        if (s.replica == 1 && s.dims[1].degree == 1) {
+          --budget_;
+          TensorRef w = b_.weight(name("w"), {16, 16});
+          const int d = s.dims[0].degree;
+          if (d > 1) w = b_.replicate(w, d);
+          return b_.op(OpType::Linear, {{"out_features", std::int64_t{16}}}, {x, w}, name("fc"));
+        }
+        break;
+      case 2:
+        if (budget_ >= 3 && s.dims[0].degree * 2 <= 4) {
+          budget_ -= 2;
+          auto p = b_.partition(x, 0, 2, name("part"));
+          p = gen(p, depth + 1);
+          return b_.combine(p, 0, 2, name("combine"));
+        }
+        break;
+      case 3:
+        if (budget_ >= 3 && s.num_pieces() * 2 <= 4) {
+          budget_ -= 2;
+          auto r = b_.replicate(x, 2, name("rep"));
+          r = gen(r, depth + 1);
+          return b_.reduce(r, 2, name("reduce"));
+        }
+        break;
+      case 4:
+        if (budget_ >= 3) {
+          --budget_;
+          auto a = gen(x, depth + 1);
+          auto c = gen(x, depth + 1);
+          return b_.add(a, c, name("add"));
+        }
+        break;
+      default:
+        break;
+    }
+    --budget_;
+    return b_.unary(pick(2) ? OpType::Relu : OpType::Tanh, x, name("act"));
+  }
+
+  std::string name(const char* base) { return std::string(base) + std::to_string(counter_++); }
+
+  std::mt19937 rng_;
+  Graph g_;
+  GraphBuilder b_;
+  int budget_;
+  int counter_ = 0;
+};
+
+// Every division of resources the decomposition allows, with each placed node's block.
+struct Layout {
+  std::map<int, ParallelChoice> choices;
+  std::map<NodeId, DeviceBlock> blocks;
+};
+
+void layouts(const MachineSpec& m, const SpDecomposition& sp, int index, DeviceBlock block,
+             std::vector<Layout>& out) {
+  const SpNode& part = sp.node(index);
+  std::vector<Layout> result;
+  auto cross = [](const std::vector<Layout>& a, const std::vector<Layout>& b) {
+    std::vector<Layout> r;
+    for (const auto& x : a)
+      for (const auto& y : b) {
+        Layout l = x;
+        l.choices.insert(y.choices.begin(), y.choices.end());
+        l.blocks.insert(y.blocks.begin(), y.blocks.end());
+        r.push_back(l);
+      }
+    return r;
+  };
+  auto sub = [&](int i, DeviceBlock blk) {
+    std::vector<Layout> v;
+    if (i < 0) return std::vector<Layout>{Layout{}};
+    layouts(m, sp, i, blk, v);
+    return v;
+  };
+  if (part.kind == SpNode::Kind::Leaf) {
+    Layout l;
+    l.blocks[part.node] = block;
+    result.push_back(l);
+  } else if (part.kind == SpNode::Kind::Series) {
+    Layout self;
+    self.blocks[part.node] = block;
+    result = cross(cross({self}, sub(part.first, block)), sub(part.second, block));
+  } else {
+    for (auto l : cross(sub(part.first, block), sub(part.second, block))) {
+      l.choices[index] = {0, true};
+      result.push_back(l);
+    }
+    for (int k : resource_splits(m, block))
+      for (bool low : {true, false}) {
+        const DeviceBlock a = low ? DeviceBlock{block.start, k}
+                                  : DeviceBlock{block.start + block.size - k, k};
+        const DeviceBlock b = low ? DeviceBlock{block.start + k, block.size - k}
+                                  : DeviceBlock{block.start, block.size - k};
+        for (auto l : cross(sub(part.first, a), sub(part.second, b))) {
+          l.choices[index] = {k, low};
+          result.push_back(l);
+        }
+      }
+  }
+  out.insert(out.end(), result.begin(), result.end());
+}
+
+double exhaustive_best(const MappingCost& costs, DeviceBlock block, std::size_t* mappings) {
+  const SpDecomposition sp(costs.placement());
+  std::vector<Layout> all;
+  layouts(costs.model().machine(), sp, sp.root(), block, all);
+  const auto& placed = costs.placement().placed();
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& layout : all) {
+    std::vector<std::vector<MachineView>> options;
+    for (NodeId id : placed) options.push_back(candidate_views(costs.extents(id), layout.blocks.at(id)));
+    std::map<NodeId, MachineView> views;
+    std::function<void(std::size_t)> rec = [&](std::size_t i) {
+      if (i == placed.size()) {
+        bool feasible = false;
+        const auto c = evaluate_mapping(costs, sp, views, layout.choices, block, &feasible);
+        ++*mappings;
+        if (feasible) best = std::min(best, c.time());
+        return;
+      }
+      for (const auto& v : options[i]) {
+        views[placed[i]] = v;
+        rec(i + 1);
+      }
+    };
+    rec(0);
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST(MachineView, CandidatesAreLinearInDevicesAndDistinct) {
+  for (int n : {4, 8, 16, 64, 192}) {
+    const auto serial = candidate_views({}, {0, n});
+    EXPECT_EQ(static_cast<int>(serial.size()), n);  // one per device
+    const auto two = candidate_views({2}, {0, n});
+    EXPECT_EQ(static_cast<int>(two.size()), n / 2 == 1 ? 1 : n);  // packed + spread starts
+    const auto grid = candidate_views({2, 3}, {0, n});
+    if (n % 6 == 0) {
+      EXPECT_LE(static_cast<int>(grid.size()), 2 * 2 * n / 6);
+    }
+    for (const auto& v : grid) {
+      auto devices = v.devices();
+      std::sort(devices.begin(), devices.end());
+      EXPECT_EQ(std::unique(devices.begin(), devices.end()), devices.end()) << v.to_string();
+      EXPECT_LT(devices.back(), n);
+    }
+  }
+  EXPECT_TRUE(candidate_views({8}, {0, 4}).empty());
+}
+
+TEST(MachineView, TaskOrderFollowsStrides) {
+  MachineView v{6, {2, 3}, {1, 2}};  // first dim innermost
+  EXPECT_EQ(v.devices(), (std::vector<int>{6, 8, 10, 7, 9, 11}));
+  EXPECT_EQ(task_extents(ParallelTensorShape{{{64, 2}, {512, 1}, {7, 3}}, 4}),
+            (std::vector<int>{2, 3, 4}));
+}
+
+TEST(MachineMapping, ResourceSplitsFollowNodesThenDevices) {
+  const auto m = test_machine(2, 2, 2);
+  EXPECT_EQ(resource_splits(m, {0, 4}), (std::vector<int>{2}));
+  EXPECT_EQ(resource_splits(m, {0, 2}), (std::vector<int>{1}));
+  EXPECT_TRUE(resource_splits(m, {3, 1}).empty());
+}
+
+TEST(MachineMapping, DynamicProgramEqualsExhaustiveEnumeration) {
+  std::size_t total_mappings = 0;
+  int compared = 0;
+  for (unsigned seed = 1; seed <= 160; ++seed) {
+    const int max_ops = 2 + static_cast<int>(seed % 7);  // 2..8 operators
+    const Graph g = RandomSpGraph(seed, max_ops).build();
+    ASSERT_NO_THROW(g.validate()) << "seed " << seed;
+    const MachineSpec m = seed % 2 ? test_machine(2, 2, 2) : test_machine(1, 4, 2);
+    const CostModel model(m);
+    const MappingCost costs(g, model);
+    ASSERT_LE(costs.placement().placed().size(), 8u);
+    const MachineMapping dp = optimize_machine_mapping(costs);
+    std::size_t mappings = 0;
+    const double best = exhaustive_best(costs, {0, m.num_devices()}, &mappings);
+    total_mappings += mappings;
+    ASSERT_TRUE(dp.feasible) << "seed " << seed;
+    EXPECT_NEAR(dp.cost.time(), best, 1e-12 + 1e-9 * best) << "seed " << seed;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 160);
+  EXPECT_GT(total_mappings, 10000u);  // the enumeration really explored alternatives
+}
+
+TEST(MachineMapping, ParallelBranchesRunSideBySideWhenThatIsFaster) {
+  // Two heavy independent branches of serial linear layers: on two devices they should split.
+  Graph g;
+  GraphBuilder b(g);
+  auto x = b.input("x", {512, 512});
+  auto a = b.linear(x, 512, "a", false);
+  auto c = b.linear(x, 512, "c", false);
+  b.add(a, c, "join");
+  const auto m = test_machine(1, 2, 2);
+  const CostModel model(m);
+  const MappingCost costs(g, model);
+  const auto mapping = optimize_machine_mapping(costs);
+  ASSERT_TRUE(mapping.feasible);
+  NodeId na = -1, nc = -1;
+  for (const auto& [id, n] : g.nodes()) {
+    if (n.op.name == "a") na = id;
+    if (n.op.name == "c") nc = id;
+  }
+  EXPECT_NE(mapping.views.at(na).start, mapping.views.at(nc).start);
+  const double serial = costs.node_cost(na, {0, {}, {}}).time() + costs.node_cost(nc, {0, {}, {}}).time();
+  EXPECT_LT(mapping.cost.time(), serial);
+}

@@ -1,0 +1,229 @@
+// The model zoo: every paper model builds, validates, ends in its loss, and has the parameter and
+// operator counts of the real architecture (torchvision, BERT-Large, the paper's section 6.1).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "unity/core/errors.h"
+#include "unity/core/json_io.h"
+#include "unity/core/model_zoo.h"
+
+namespace unity {
+namespace {
+
+constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+
+std::int64_t count_if_op(const Graph& g, OpType type, std::int64_t groups) {
+  std::int64_t n = 0;
+  for (const auto& [id, node] : g.nodes()) {
+    if (node.op.type == type && node.op.attrs.get_int("groups", 1) == groups) ++n;
+  }
+  return n;
+}
+
+bool is_loss(OpType t) { return t == OpType::SoftmaxCrossEntropy || t == OpType::MSELoss; }
+
+TEST(ModelZoo, ListsThePaperModelsWithTheirPerDeviceBatches) {
+  const std::map<std::string, std::int64_t> expected = {
+      {"mlp", 256},      {"mnist-mlp", 64}, {"resnext50", 64}, {"inception-v3", 64},
+      {"bert-large", 4}, {"dlrm", 1024},    {"xdl", 1024},     {"candle-uno", 256}};
+  std::map<std::string, std::int64_t> listed;
+  for (const zoo::ModelInfo& m : zoo::models()) {
+    listed[m.name] = m.default_batch;
+    EXPECT_TRUE(zoo::has_model(m.name));
+    EXPECT_NE(m.description.find("batch " + std::to_string(m.default_batch) + " per device"),
+              std::string::npos)
+        << m.name << ": " << m.description;
+  }
+  EXPECT_EQ(listed, expected);
+  EXPECT_FALSE(zoo::has_model("resnet50"));
+}
+
+TEST(ModelZoo, EveryModelBuildsValidatesAndEndsInOneLoss) {
+  for (const zoo::ModelInfo& m : zoo::models()) {
+    SCOPED_TRACE(m.name);
+    const Graph g = zoo::build(m.name);
+    EXPECT_EQ(g.name, m.name);
+    EXPECT_EQ(g.batch_size, m.default_batch);
+    EXPECT_NO_THROW(g.validate());
+    EXPECT_EQ(g.count(OpType::SoftmaxCrossEntropy) + g.count(OpType::MSELoss), 1);
+    const std::vector<TensorRef> sinks = g.sinks();
+    ASSERT_EQ(sinks.size(), 1u) << "every output but the loss must be consumed";
+    EXPECT_TRUE(is_loss(g.node(sinks[0].node).op.type));
+    std::set<std::string> names;
+    for (const auto& [id, node] : g.nodes()) {
+      EXPECT_FALSE(node.op.name.empty()) << g.describe(id);
+      EXPECT_TRUE(names.insert(node.op.name).second) << "duplicate name " << node.op.name;
+      EXPECT_TRUE(node.outputs.empty() || node.outputs[0].is_serial()) << g.describe(id);
+      if (is_parallel_op(node.op.type)) ADD_FAILURE() << "parallel op in a zoo model";
+    }
+  }
+}
+
+TEST(ModelZoo, BuildingIsDeterministic) {
+  for (const zoo::ModelInfo& m : zoo::models()) {
+    EXPECT_EQ(zoo::build(m.name).structural_hash(), zoo::build(m.name).structural_hash()) << m.name;
+  }
+}
+
+// Zoo models are what users save and reopen most: the JSON format must carry them unchanged.
+TEST(ModelZoo, EveryModelRoundTripsThroughJson) {
+  for (const zoo::ModelInfo& m : zoo::models()) {
+    SCOPED_TRACE(m.name);
+    const Graph g = zoo::build(m.name);
+    const Graph back = graph_from_json(graph_to_json(g));
+    EXPECT_EQ(back.name, g.name);
+    EXPECT_EQ(back.batch_size, g.batch_size);
+    EXPECT_EQ(back.size(), g.size());
+    EXPECT_EQ(back.structural_hash(), g.structural_hash());
+    EXPECT_EQ(back.parameter_count(), g.parameter_count());
+  }
+}
+
+TEST(ModelZoo, BatchOverrideChangesEveryInputsSampleDim) {
+  for (const zoo::ModelInfo& m : zoo::models()) {
+    SCOPED_TRACE(m.name);
+    const Graph g = zoo::build(m.name, 2);
+    EXPECT_EQ(g.batch_size, 2);
+    EXPECT_NO_THROW(g.validate());
+    EXPECT_NE(g.structural_hash(), zoo::build(m.name).structural_hash());
+    for (const auto& [id, node] : g.nodes()) {
+      if (node.op.type == OpType::Input) {
+        EXPECT_EQ(node.outputs.at(0).dims.at(0).size, 2) << node.op.name;
+      }
+    }
+  }
+  EXPECT_EQ(zoo::build("resnext50", 0).batch_size, 64);  // <= 0: the default
+  EXPECT_EQ(zoo::build("resnext50", -3).batch_size, 64);
+}
+
+TEST(ModelZoo, UnknownNameThrowsInputErrorListingTheKnownNames) {
+  try {
+    zoo::build("resnet-9000");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("resnet-9000"), std::string::npos);
+    for (const zoo::ModelInfo& m : zoo::models()) EXPECT_NE(what.find(m.name), std::string::npos);
+  }
+}
+
+// Paper Figure 1: communication of data parallelism is 2*(ci*h + h*co) elements.
+TEST(ModelZoo, MnistMlpIsThePapersFigure1) {
+  const Graph g = zoo::build("mnist-mlp");
+  EXPECT_EQ(g.parameter_count(), 784 * 512 + 512 * 10);
+  EXPECT_EQ(g.parameter_count(), 406528);
+  EXPECT_EQ(2 * g.weight_bytes(), 813056 * 4);
+  std::multiset<std::vector<std::int64_t>> weights;
+  for (const auto& [id, node] : g.nodes()) {
+    if (node.op.type == OpType::Weight) weights.insert(node.outputs.at(0).sizes());
+  }
+  EXPECT_EQ(weights, (std::multiset<std::vector<std::int64_t>>{{784, 512}, {512, 10}}));
+  EXPECT_EQ(g.count(OpType::Linear), 2);
+  EXPECT_EQ(g.count(OpType::Relu), 1);
+  EXPECT_EQ(g.count(OpType::Input), 2);
+  EXPECT_EQ(g.size(), 2u + 2u + 2u + 1u + 1u);  // inputs, weights, linears, relu, loss
+}
+
+TEST(ModelZoo, MlpHas16DenseLayersOf8192) {
+  const Graph g = zoo::build("mlp");
+  EXPECT_EQ(g.count(OpType::Linear), 16);
+  EXPECT_EQ(g.count(OpType::Relu), 15);
+  EXPECT_EQ(g.parameter_count(), 16 * 8192LL * 8192 + 16 * 8192);
+}
+
+TEST(ModelZoo, ResNeXt50MatchesTorchvision) {
+  const Graph g = zoo::build("resnext50");
+  EXPECT_EQ(g.parameter_count(), 25028904);  // torchvision resnext50_32x4d, BN scale+bias included
+  EXPECT_EQ(g.count(OpType::Conv2D), 53);    // stem + 16 blocks x 3 + 4 projections
+  EXPECT_EQ(count_if_op(g, OpType::Conv2D, 32), 16);
+  EXPECT_EQ(g.count(OpType::BatchNorm), 53);
+  EXPECT_EQ(g.count(OpType::Relu), 49);
+  EXPECT_EQ(g.count(OpType::Add), 16);
+  EXPECT_EQ(g.count(OpType::Linear), 1);
+  for (const auto& [id, node] : g.nodes()) {
+    if (node.op.type == OpType::Input && node.op.name == "image") {
+      EXPECT_EQ(node.outputs.at(0).sizes(), (std::vector<std::int64_t>{64, 3, 224, 224}));
+    }
+    if (node.op.type == OpType::Linear) {
+      EXPECT_EQ(node.outputs.at(0).sizes(), (std::vector<std::int64_t>{64, 1000}));
+    }
+  }
+}
+
+TEST(ModelZoo, InceptionV3MatchesTorchvision) {
+  const Graph g = zoo::build("inception-v3");
+  EXPECT_EQ(g.parameter_count(), 23834568);  // torchvision inception_v3 minus its AuxLogits
+  EXPECT_EQ(g.count(OpType::Conv2D), 94);
+  EXPECT_EQ(g.count(OpType::BatchNorm), 94);
+  EXPECT_EQ(g.count(OpType::Relu), 94);
+  EXPECT_EQ(g.count(OpType::Concat), 11 + 4);  // one per mixed block + two inside each E block
+  EXPECT_EQ(g.count(OpType::Linear), 1);
+  for (const auto& [id, node] : g.nodes()) {
+    if (node.op.type == OpType::BatchNorm) {
+      EXPECT_DOUBLE_EQ(node.op.attrs.get_double("epsilon"), 1e-3);  // torchvision's BasicConv2d
+    }
+    if (node.op.name == "Mixed_7c.concat") {
+      EXPECT_EQ(node.outputs.at(0).sizes(), (std::vector<std::int64_t>{64, 2048, 8, 8}));
+    }
+    if (node.op.name == "Mixed_6a.concat") {
+      EXPECT_EQ(node.outputs.at(0).sizes(), (std::vector<std::int64_t>{64, 768, 17, 17}));
+    }
+  }
+}
+
+TEST(ModelZoo, BertLargeHas24LayersAnd335MParameters) {
+  const Graph g = zoo::build("bert-large");
+  EXPECT_EQ(g.count(OpType::MultiHeadAttention), 24);
+  EXPECT_EQ(g.count(OpType::LayerNorm), 1 + 2 * 24);
+  EXPECT_EQ(g.count(OpType::Gelu), 24);
+  EXPECT_EQ(g.count(OpType::Embedding), 3);
+  EXPECT_GE(g.parameter_count(), 320'000'000);
+  EXPECT_LE(g.parameter_count(), 345'000'000);
+  for (const auto& [id, node] : g.nodes()) {
+    if (node.op.type == OpType::MultiHeadAttention) {
+      EXPECT_EQ(node.op.attrs.get_int("num_heads"), 16);
+      EXPECT_EQ(node.outputs.at(0).sizes(), (std::vector<std::int64_t>{4, 512, 1024}));
+    }
+  }
+}
+
+TEST(ModelZoo, DlrmExceedsOne16GBGpuAndConcatsItsEmbeddings) {
+  const Graph g = zoo::build("dlrm");
+  EXPECT_GT(2 * g.weight_bytes(), 16 * kGiB);  // weights + gradients (paper 6.2)
+  EXPECT_EQ(g.count(OpType::EmbeddingBag), 26);
+  ASSERT_EQ(g.count(OpType::Concat), 1);
+  for (const auto& [id, node] : g.nodes()) {
+    if (node.op.type == OpType::Concat) {
+      EXPECT_EQ(node.inputs.size(), 27u);
+      EXPECT_EQ(node.outputs.at(0).sizes(), (std::vector<std::int64_t>{1024, 27 * 64}));
+    }
+  }
+  EXPECT_EQ(g.count(OpType::Sigmoid), 1);
+  EXPECT_EQ(g.count(OpType::MSELoss), 1);
+}
+
+TEST(ModelZoo, XdlHasLargeSparseTablesButFitsForDataParallelism) {
+  const Graph g = zoo::build("xdl");
+  EXPECT_EQ(g.count(OpType::EmbeddingBag), 26);
+  EXPECT_EQ(g.count(OpType::Concat), 1);
+  EXPECT_EQ(g.count(OpType::Linear), 4);
+  EXPECT_GT(g.weight_bytes(), 4'000'000'000);  // 26 Criteo tables x 32 dims
+  EXPECT_LT(2 * g.weight_bytes(), 16 * kGiB);  // the paper runs it data-parallel
+}
+
+TEST(ModelZoo, CandleUnoExceedsOne16GBGpu) {
+  const Graph g = zoo::build("candle-uno");
+  EXPECT_GT(2 * g.weight_bytes(), 16 * kGiB);
+  EXPECT_EQ(g.count(OpType::Linear), 5 * 8 + 4 + 1);
+  EXPECT_EQ(g.count(OpType::Concat), 1);
+  EXPECT_EQ(g.count(OpType::MSELoss), 1);
+  EXPECT_EQ(g.count(OpType::Input), 8);  // seven features and the label
+}
+
+}  // namespace
+}  // namespace unity

@@ -1,0 +1,243 @@
+// ONNX import: small committed models (tests/data/onnx, written by make_small_models.py) cover the
+// operator mapping, constant folding, BatchNorm folding and the LayerNorm/GELU patterns; real
+// PyTorch exports (ResNeXt-50, a TransformerEncoder) are made at test time when /usr/bin/python3
+// has torch and torchvision, and skipped otherwise.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "unity/core/errors.h"
+#include "unity/core/model_zoo.h"
+#include "unity/core/onnx_import.h"
+
+namespace unity {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path data(const std::string& name) { return fs::path(UNITY_TEST_DATA_DIR) / "onnx" / name; }
+
+// A fresh directory per test process, so parallel ctest runs do not share files.
+fs::path scratch_dir() {
+  const fs::path dir = fs::temp_directory_path() / ("unity_onnx_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+const Node* find_node(const Graph& g, const std::string& name) {
+  for (const auto& [id, node] : g.nodes()) {
+    if (node.op.name == name) return &node;
+  }
+  return nullptr;
+}
+
+std::int64_t count_pool(const Graph& g, const std::string& kind) {
+  std::int64_t n = 0;
+  for (const auto& [id, node] : g.nodes()) {
+    if (node.op.type == OpType::Pool2D && node.op.attrs.get_string("pool") == kind) ++n;
+  }
+  return n;
+}
+
+// The message of the InputError that `f` throws ("" when it throws none).
+template <typename F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(OnnxImport, MlpGemmBecomesLinearWithTransposedWeight) {
+  const Graph g = import_onnx(data("mlp.onnx"));
+  EXPECT_EQ(g.name, "mlp");
+  EXPECT_EQ(g.batch_size, 4);
+  EXPECT_EQ(g.count(OpType::Input), 1);
+  EXPECT_EQ(g.count(OpType::Linear), 2);
+  EXPECT_EQ(g.count(OpType::Relu), 1);
+  EXPECT_EQ(g.count(OpType::Weight), 4);
+  // torch stores nn.Linear(8, 16).weight as [16, 8] (Gemm transB=1); our Linear wants [in, out].
+  const Node* w = find_node(g, "0.weight");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->outputs.at(0).sizes(), (std::vector<std::int64_t>{8, 16}));
+  EXPECT_EQ(g.parameter_count(), 8 * 16 + 16 + 16 * 4 + 4);
+  ASSERT_EQ(g.sinks().size(), 1u);
+  EXPECT_EQ(g.shape(g.sinks().front()).sizes(), (std::vector<std::int64_t>{4, 4}));
+}
+
+TEST(OnnxImport, CnnFoldsBatchNormIntoConvBias) {
+  const Graph g = import_onnx(data("cnn.onnx"));
+  EXPECT_EQ(g.count(OpType::Conv2D), 2);
+  EXPECT_EQ(g.count(OpType::BatchNorm), 0);
+  EXPECT_EQ(g.count(OpType::Relu), 2);
+  EXPECT_EQ(count_pool(g, "max"), 1);
+  EXPECT_EQ(count_pool(g, "avg"), 1);
+  EXPECT_EQ(g.count(OpType::Flatten), 1);
+  EXPECT_EQ(g.count(OpType::Linear), 1);
+  for (const auto& [id, node] : g.nodes()) {
+    if (node.op.type == OpType::Conv2D) {
+      EXPECT_EQ(node.inputs.size(), 3u) << g.describe(id) << " should carry the folded bias";
+    }
+  }
+  // Conv weights, one [out] bias per conv (BatchNorm's shift), and the classifier.
+  EXPECT_EQ(g.parameter_count(), (8 * 3 * 9 + 8) + (16 * 8 * 9 + 16) + (16 * 10 + 10));
+  ASSERT_EQ(g.sinks().size(), 1u);
+  EXPECT_EQ(g.shape(g.sinks().front()).sizes(), (std::vector<std::int64_t>{2, 10}));
+}
+
+void expect_encoder_layer(const Graph& g) {
+  EXPECT_EQ(g.count(OpType::LayerNorm), 2);
+  EXPECT_EQ(g.count(OpType::Gelu), 1);
+  // Nothing of the decomposed forms is left over.
+  EXPECT_EQ(g.count(OpType::Erf), 0);
+  EXPECT_EQ(g.count(OpType::Pow), 0);
+  EXPECT_EQ(g.count(OpType::Sqrt), 0);
+  EXPECT_EQ(g.count(OpType::ReduceMean), 0);
+  // q/k/v packed projection, output projection, and the two feed-forward layers, all with bias.
+  EXPECT_EQ(g.count(OpType::Linear), 4);
+  for (const auto& [id, node] : g.nodes()) {
+    if (node.op.type == OpType::Linear) {
+      EXPECT_EQ(node.inputs.size(), 3u) << g.describe(id);
+    }
+  }
+  EXPECT_EQ(g.count(OpType::BatchMatMul), 2);
+  EXPECT_EQ(g.count(OpType::Softmax), 1);
+  // The three slices of the packed projection are one Split with every piece used.
+  EXPECT_EQ(g.count(OpType::Split), 1);
+  ASSERT_EQ(g.sinks().size(), 1u);
+  EXPECT_EQ(g.shape(g.sinks().front()).sizes(), (std::vector<std::int64_t>{3, 5, 16}));
+  // Same parameters as torch's layer: 4 Linear (with bias) and 2 LayerNorm (gamma, beta).
+  EXPECT_EQ(g.parameter_count(), (16 * 48 + 48) + (16 * 16 + 16) + (16 * 32 + 32) + (32 * 16 + 16) + 4 * 16);
+}
+
+TEST(OnnxImport, TransformerOpset13RecognisesDecomposedLayerNormAndGelu) {
+  // The batch is dynamic: the attention reshapes are Shape/Gather/Concat arithmetic, folded with
+  // the batch size given here.
+  const Graph g = import_onnx(data("transformer_opset13.onnx"), {.batch_size = 3});
+  EXPECT_EQ(g.batch_size, 3);
+  expect_encoder_layer(g);
+}
+
+TEST(OnnxImport, TransformerOpset17MapsLayerNormalization) {
+  const Graph g = import_onnx(data("transformer_opset17.onnx"), {.batch_size = 3});
+  expect_encoder_layer(g);
+}
+
+TEST(OnnxImport, SymbolicBatchNeedsBatchSize) {
+  const std::string message = input_error([] { import_onnx(data("transformer_opset13.onnx")); });
+  EXPECT_NE(message.find("symbolic batch"), std::string::npos) << message;
+  EXPECT_NE(message.find("--batch"), std::string::npos) << message;
+}
+
+TEST(OnnxImport, TokenIdsBecomeInt64InputAndGatherBecomesEmbedding) {
+  const Graph g = import_onnx(data("embedding.onnx"));
+  EXPECT_EQ(g.count(OpType::Embedding), 1);
+  EXPECT_EQ(g.count(OpType::ReduceMean), 1);
+  EXPECT_EQ(g.count(OpType::Linear), 1);
+  const Node* ids = find_node(g, "ids");
+  ASSERT_NE(ids, nullptr);
+  EXPECT_EQ(ids->op.type, OpType::Input);
+  EXPECT_EQ(ids->outputs.at(0).dtype, DataType::Int64);
+  EXPECT_EQ(g.parameter_count(), 50 * 8 + 8 * 4 + 4);
+}
+
+TEST(OnnxImport, UnsupportedOperatorsAreAllListedWithANodeName) {
+  const std::string message = input_error([] { import_onnx(data("unsupported_ops.onnx")); });
+  EXPECT_NE(message.find("unsupported ONNX operators"), std::string::npos) << message;
+  EXPECT_NE(message.find("TopK (node 'topk_3'"), std::string::npos) << message;
+  EXPECT_NE(message.find("NonMaxSuppression (node 'nms_1')"), std::string::npos) << message;
+  EXPECT_EQ(message.find("Relu"), std::string::npos) << message;
+}
+
+TEST(OnnxImport, AsymmetricPaddingIsRejectedClearly) {
+  const std::string message = input_error([] { import_onnx(data("asymmetric_padding.onnx")); });
+  EXPECT_NE(message.find("conv_same"), std::string::npos) << message;
+  EXPECT_NE(message.find("asymmetric padding"), std::string::npos) << message;
+}
+
+TEST(OnnxImport, FilesThatAreNotOnnxNameTheFile) {
+  const fs::path text = scratch_dir() / "notes.onnx";
+  {
+    std::ofstream out(text);
+    out << "this is not a protobuf\n";
+  }
+  std::string message = input_error([&] { import_onnx(text); });
+  EXPECT_NE(message.find("notes.onnx"), std::string::npos) << message;
+  message = input_error([] { import_onnx("/nonexistent/model.onnx"); });
+  EXPECT_NE(message.find("/nonexistent/model.onnx"), std::string::npos) << message;
+  fs::remove(text);
+}
+
+// Runs tests/python/export_torchvision.py; returns "" on success, else why the test must skip.
+std::string export_with_torch(const std::string& model, const fs::path& output) {
+  if (std::system("/usr/bin/python3 -c 'import torch, torchvision' >/dev/null 2>&1") != 0) {
+    return "/usr/bin/python3 cannot import torch and torchvision";
+  }
+  const fs::path script = fs::path(UNITY_SOURCE_DIR) / "tests" / "python" / "export_torchvision.py";
+  const std::string command = "/usr/bin/python3 '" + script.string() + "' " + model + " '" +
+                              output.string() + "' --batch 2 >/dev/null";
+  if (std::system(command.c_str()) != 0) return "export failed: " + command;
+  return "";
+}
+
+TEST(OnnxImport, TorchvisionResNeXt50MatchesTheZoo) {
+  const fs::path file = scratch_dir() / "resnext50_32x4d.onnx";
+  if (const std::string why = export_with_torch("resnext50_32x4d", file); !why.empty()) {
+    std::cout << "skipping: " << why << "\n";
+    GTEST_SKIP() << why;
+  }
+  const Graph imported = import_onnx(file, {.batch_size = 2});
+  fs::remove(file);
+  const Graph zoo = zoo::build("resnext50", 2);
+  EXPECT_EQ(imported.batch_size, 2);
+  for (OpType type : {OpType::Conv2D, OpType::Relu, OpType::Add, OpType::Pool2D, OpType::Linear}) {
+    EXPECT_EQ(imported.count(type), zoo.count(type)) << to_string(type);
+  }
+  EXPECT_EQ(imported.count(OpType::Conv2D), 53);
+  EXPECT_EQ(imported.count(OpType::Relu), 49);
+  EXPECT_EQ(imported.count(OpType::Add), 16);
+  EXPECT_EQ(count_pool(imported, "max"), 1);
+  EXPECT_EQ(count_pool(imported, "avg"), 1);
+  EXPECT_EQ(imported.count(OpType::Linear), 1);
+  // The export keeps its 53 BatchNormalization nodes; each folds into the conv before it.
+  EXPECT_EQ(imported.count(OpType::BatchNorm), 0);
+  EXPECT_EQ(zoo.count(OpType::BatchNorm), 53);
+  // Folding turns BatchNorm's scale and shift (2 per channel) into one conv bias per channel, so
+  // the parameter counts differ by one value per BatchNorm channel, no more.
+  const std::int64_t difference = zoo.parameter_count() - imported.parameter_count();
+  EXPECT_GT(difference, 0);
+  EXPECT_LT(difference, zoo.parameter_count() / 100);
+  ASSERT_EQ(imported.sinks().size(), 1u);
+  EXPECT_EQ(imported.shape(imported.sinks().front()).sizes(), (std::vector<std::int64_t>{2, 1000}));
+}
+
+TEST(OnnxImport, TorchTransformerEncoderImports) {
+  const fs::path file = scratch_dir() / "transformer_encoder.onnx";
+  if (const std::string why = export_with_torch("transformer_encoder", file); !why.empty()) {
+    std::cout << "skipping: " << why << "\n";
+    GTEST_SKIP() << why;
+  }
+  const Graph g = import_onnx(file, {.batch_size = 2});
+  fs::remove(file);
+  // 2 layers of: LayerNorm x2, Linear x4 (packed qkv, out, ff1, ff2), BatchMatMul x2, Softmax, Relu.
+  EXPECT_EQ(g.count(OpType::LayerNorm), 4);
+  EXPECT_EQ(g.count(OpType::Linear), 8);
+  EXPECT_EQ(g.count(OpType::BatchMatMul), 4);
+  EXPECT_EQ(g.count(OpType::Softmax), 2);
+  EXPECT_EQ(g.count(OpType::Relu), 2);
+  EXPECT_EQ(g.count(OpType::Split), 2);
+  EXPECT_EQ(g.count(OpType::ReduceMean), 0);
+  // torch's parameter count for this model (each layer: 49,984).
+  EXPECT_EQ(g.parameter_count(), 2 * 49984);
+  ASSERT_EQ(g.sinks().size(), 1u);
+  EXPECT_EQ(g.shape(g.sinks().front()).sizes(), (std::vector<std::int64_t>{2, 32, 64}));
+}
+
+}  // namespace
+}  // namespace unity

@@ -1,0 +1,321 @@
+// Shape inference for every operator, on serial and parallel shapes, valid and invalid degrees.
+#include <gtest/gtest.h>
+
+#include "unity/core/errors.h"
+#include "unity/core/shape_inference.h"
+
+using namespace unity;
+
+namespace {
+
+ParallelTensorShape S(std::vector<std::pair<std::int64_t, int>> dims, int replica = 1,
+                      DataType dtype = DataType::Float32) {
+  ParallelTensorShape s;
+  for (auto [size, degree] : dims) s.dims.push_back({size, degree});
+  s.replica = replica;
+  s.dtype = dtype;
+  return s;
+}
+
+Operator Op(OpType t, Attributes a = {}) { return Operator{t, std::move(a), "op"}; }
+
+ParallelTensorShape infer1(const Operator& op, std::vector<ParallelTensorShape> in) {
+  auto out = infer_output_shapes(op, in);
+  EXPECT_EQ(out.size(), 1u);
+  return out.at(0);
+}
+
+void expect_rejected(const Operator& op, std::vector<ParallelTensorShape> in,
+                     const std::string& fragment) {
+  try {
+    infer_output_shapes(op, in);
+    FAIL() << "expected a ShapeError containing '" << fragment << "'";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(ShapeInference, SourcesAreSerial) {
+  auto y = infer1(Op(OpType::Input, {{"shape", std::vector<std::int64_t>{64, 784}},
+                                     {"dtype", std::string("int64")}}),
+                  {});
+  EXPECT_EQ(y, S({{64, 1}, {784, 1}}, 1, DataType::Int64));
+  expect_rejected(Op(OpType::Weight, {{"shape", std::vector<std::int64_t>{3, 0}}}), {},
+                  "positive sizes");
+  expect_rejected(Op(OpType::Weight, {{"shape", std::vector<std::int64_t>{3}},
+                                      {"dtype", std::string("float8")}}),
+                  {}, "unknown data type");
+}
+
+TEST(ShapeInference, LinearSerialAndParallel) {
+  auto lin = Op(OpType::Linear, {{"out_features", std::int64_t{512}}});
+  EXPECT_EQ(infer1(lin, {S({{64, 1}, {784, 1}}), S({{784, 1}, {512, 1}})}),
+            S({{64, 1}, {512, 1}}));
+  // Data parallel: batch split in 2, weight replicated twice.
+  EXPECT_EQ(infer1(lin, {S({{64, 2}, {784, 1}}), S({{784, 1}, {512, 1}}, 2)}),
+            S({{64, 2}, {512, 1}}));
+  // Reduction parallel: input channels split in 2 -> partial sums (replica 2).
+  EXPECT_EQ(infer1(lin, {S({{64, 1}, {784, 2}}), S({{784, 2}, {512, 1}})}),
+            S({{64, 1}, {512, 1}}, 2));
+  // Output-channel parallel: input replicated, weight columns split.
+  EXPECT_EQ(infer1(lin, {S({{64, 1}, {784, 1}}, 4), S({{784, 1}, {512, 4}})}),
+            S({{64, 1}, {512, 4}}));
+  // Bias follows the output channels.
+  auto lin4 = Op(OpType::Linear, {{"out_features", std::int64_t{4}}});
+  EXPECT_EQ(infer1(lin4, {S({{8, 2}, {16, 1}}), S({{16, 1}, {4, 1}}, 2), S({{4, 1}}, 2)}),
+            S({{8, 2}, {4, 1}}));
+  expect_rejected(lin4, {S({{8, 2}, {16, 1}}), S({{16, 1}, {4, 1}}, 2), S({{4, 1}})},
+                  "one copy per sample and reduction task");
+
+  expect_rejected(lin, {S({{64, 2}, {784, 1}}), S({{784, 1}, {512, 1}})},
+                  "each sample partition needs its own copy");
+  expect_rejected(lin, {S({{64, 1}, {784, 2}}), S({{784, 1}, {512, 1}})}, "reduction dim");
+  expect_rejected(lin, {S({{64, 1}, {784, 1}}), S({{784, 1}, {512, 2}})},
+                  "each output-channel partition reads the whole input");
+  expect_rejected(lin, {S({{64, 1}, {100, 1}}), S({{784, 1}, {512, 1}})}, "dim 0 must have size 100");
+  expect_rejected(Op(OpType::Linear, {{"out_features", std::int64_t{512}},
+                                      {"activation", std::string("swish")}}),
+                  {S({{64, 1}, {784, 1}}), S({{784, 1}, {512, 1}})}, "unknown activation");
+  expect_rejected(Op(OpType::Linear), {S({{64, 1}, {784, 1}}), S({{784, 1}, {512, 1}})},
+                  "missing attribute 'out_features'");
+}
+
+TEST(ShapeInference, MatMulAndBatchMatMul) {
+  auto mm = Op(OpType::MatMul);
+  EXPECT_EQ(infer1(mm, {S({{4, 1}, {8, 1}, {16, 1}}), S({{16, 1}, {32, 1}})}),
+            S({{4, 1}, {8, 1}, {32, 1}}));
+  // Shared right operand with a split batch: it needs one copy per batch partition.
+  EXPECT_EQ(infer1(mm, {S({{4, 2}, {8, 1}, {16, 1}}), S({{16, 1}, {32, 1}}, 2)}),
+            S({{4, 2}, {8, 1}, {32, 1}}));
+  expect_rejected(mm, {S({{8, 1}, {16, 1}}), S({{17, 1}, {32, 1}})}, "inner dimensions differ");
+  expect_rejected(mm, {S({{8, 1}, {16, 2}}), S({{16, 1}, {32, 1}})}, "reduction dim has degree");
+
+  auto bmm = Op(OpType::BatchMatMul);
+  // Attention heads (dim 1) split in 4: no replication, no reduction (paper 2.1, item 6).
+  EXPECT_EQ(infer1(bmm, {S({{2, 1}, {16, 4}, {128, 1}, {64, 1}}),
+                         S({{2, 1}, {16, 4}, {64, 1}, {128, 1}})}),
+            S({{2, 1}, {16, 4}, {128, 1}, {128, 1}}));
+  expect_rejected(bmm, {S({{2, 1}, {16, 4}, {128, 1}, {64, 1}}),
+                        S({{2, 1}, {16, 2}, {64, 1}, {128, 1}})},
+                  "batch dim 1 differs");
+  expect_rejected(bmm, {S({{8, 1}, {16, 1}}), S({{16, 1}, {8, 1}})}, "equal rank >= 3");
+}
+
+TEST(ShapeInference, Conv2D) {
+  Attributes a{{"out_channels", std::int64_t{64}},
+               {"kernel", std::vector<std::int64_t>{7, 7}},
+               {"stride", std::vector<std::int64_t>{2, 2}},
+               {"padding", std::vector<std::int64_t>{3, 3}}};
+  auto conv = Op(OpType::Conv2D, a);
+  EXPECT_EQ(infer1(conv, {S({{64, 1}, {3, 1}, {224, 1}, {224, 1}}),
+                          S({{64, 1}, {3, 1}, {7, 1}, {7, 1}})}),
+            S({{64, 1}, {64, 1}, {112, 1}, {112, 1}}));
+  // Sample x spatial split: weight replicated 2*2 = 4 times.
+  EXPECT_EQ(infer1(conv, {S({{64, 2}, {3, 1}, {224, 2}, {224, 1}}),
+                          S({{64, 1}, {3, 1}, {7, 1}, {7, 1}}, 4)}),
+            S({{64, 2}, {64, 1}, {112, 2}, {112, 1}}));
+  // Input-channel (reduction) split leaves partial sums.
+  auto a3 = a;
+  a3.set("kernel", std::vector<std::int64_t>{3, 3});
+  a3.set("stride", std::vector<std::int64_t>{1, 1});
+  a3.set("padding", std::vector<std::int64_t>{1, 1});
+  EXPECT_EQ(infer1(Op(OpType::Conv2D, a3), {S({{8, 1}, {32, 2}, {14, 1}, {14, 1}}),
+                                            S({{64, 1}, {32, 2}, {3, 1}, {3, 1}})})
+                .replica,
+            2);
+  // Grouped convolution: channels split by whole groups.
+  auto g = a3;
+  g.set("groups", std::int64_t{32});
+  g.set("out_channels", std::int64_t{128});
+  EXPECT_EQ(infer1(Op(OpType::Conv2D, g), {S({{8, 1}, {128, 4}, {14, 1}, {14, 1}}),
+                                           S({{128, 4}, {4, 1}, {3, 1}, {3, 1}})}),
+            S({{8, 1}, {128, 4}, {14, 1}, {14, 1}}));
+  expect_rejected(Op(OpType::Conv2D, g),
+                  {S({{8, 1}, {128, 4}, {14, 1}, {14, 1}}), S({{128, 2}, {4, 1}, {3, 1}, {3, 1}})},
+                  "must equal output channel degree");
+  expect_rejected(conv, {S({{64, 1}, {3, 1}, {224, 1}, {224, 1}}),
+                         S({{64, 1}, {3, 1}, {5, 1}, {7, 1}})},
+                  "dim 2 must have size 7");
+  auto unpadded = a;
+  unpadded.set("padding", std::vector<std::int64_t>{0, 0});
+  expect_rejected(Op(OpType::Conv2D, unpadded),
+                  {S({{64, 1}, {3, 1}, {2, 1}, {2, 1}}), S({{64, 1}, {3, 1}, {7, 1}, {7, 1}})},
+                  "does not fit");
+  // 112 / 3 is not whole: the spatial degree is rejected.
+  expect_rejected(conv, {S({{64, 1}, {3, 1}, {224, 1}, {224, 3}}),
+                         S({{64, 1}, {3, 1}, {7, 1}, {7, 1}}, 3)},
+                  "not divisible by its degree 3");
+}
+
+TEST(ShapeInference, Pool2D) {
+  auto pool = Op(OpType::Pool2D, {{"pool", std::string("max")},
+                                  {"kernel", std::vector<std::int64_t>{3, 3}},
+                                  {"stride", std::vector<std::int64_t>{2, 2}},
+                                  {"padding", std::vector<std::int64_t>{1, 1}}});
+  EXPECT_EQ(infer1(pool, {S({{64, 2}, {64, 1}, {112, 1}, {112, 1}})}),
+            S({{64, 2}, {64, 1}, {56, 1}, {56, 1}}));
+  expect_rejected(Op(OpType::Pool2D, {{"pool", std::string("min")},
+                                      {"kernel", std::vector<std::int64_t>{2, 2}}}),
+                  {S({{1, 1}, {1, 1}, {4, 1}, {4, 1}})}, "\"max\" or \"avg\"");
+}
+
+TEST(ShapeInference, Normalisation) {
+  auto bn = Op(OpType::BatchNorm);
+  EXPECT_EQ(infer1(bn, {S({{8, 2}, {16, 1}, {4, 1}, {4, 1}}), S({{16, 1}}, 2), S({{16, 1}}, 2)}),
+            S({{8, 2}, {16, 1}, {4, 1}, {4, 1}}));
+  expect_rejected(bn, {S({{8, 1}, {16, 1}, {4, 2}, {4, 1}}), S({{16, 1}}), S({{16, 1}})},
+                  "whole spatial planes");
+  auto ln = Op(OpType::LayerNorm, {{"normalized_dims", std::int64_t{1}}});
+  EXPECT_EQ(infer1(ln, {S({{4, 2}, {512, 1}, {1024, 1}}), S({{1024, 1}}, 2), S({{1024, 1}}, 2)}),
+            S({{4, 2}, {512, 1}, {1024, 1}}));
+  expect_rejected(ln, {S({{4, 1}, {512, 1}, {1024, 2}})}, "normalised dims must be whole");
+}
+
+TEST(ShapeInference, MultiHeadAttention) {
+  auto mha = Op(OpType::MultiHeadAttention, {{"num_heads", std::int64_t{16}}});
+  auto x = S({{4, 1}, {512, 1}, {1024, 1}}, 4);
+  auto wi = S({{1024, 1}, {1024, 4}});
+  auto wo = S({{1024, 4}, {1024, 1}});
+  // Four head partitions: Megatron-style, output holds partial sums.
+  EXPECT_EQ(infer1(mha, {x, x, x, wi, wi, wi, wo}), S({{4, 1}, {512, 1}, {1024, 1}}, 4));
+  auto serial = S({{4, 1}, {512, 1}, {1024, 1}});
+  auto w = S({{1024, 1}, {1024, 1}});
+  EXPECT_EQ(infer1(mha, {serial, serial, serial, w, w, w, w}), serial);
+  expect_rejected(Op(OpType::MultiHeadAttention, {{"num_heads", std::int64_t{6}}}),
+                  {serial, serial, serial, w, w, w, w}, "not divisible by num_heads");
+  auto wi3 = S({{1024, 1}, {1024, 32}});
+  expect_rejected(mha, {S({{4, 1}, {512, 1}, {1024, 1}}, 32), serial, serial, wi3, wi3, wi3, w},
+                  "does not divide num_heads");
+}
+
+TEST(ShapeInference, EmbeddingAndBag) {
+  auto emb = Op(OpType::Embedding, {{"num_entries", std::int64_t{1000}},
+                                    {"embedding_dim", std::int64_t{64}}});
+  EXPECT_EQ(infer1(emb, {S({{8, 1}, {5, 1}}, 1, DataType::Int64), S({{1000, 1}, {64, 1}})}),
+            S({{8, 1}, {5, 1}, {64, 1}}));
+  auto bag = Op(OpType::EmbeddingBag, {{"num_entries", std::int64_t{1000}},
+                                       {"embedding_dim", std::int64_t{64}},
+                                       {"aggregate", std::string("sum")}});
+  // Row-sharded table: each shard's lookups are partial sums.
+  EXPECT_EQ(infer1(bag, {S({{8, 1}, {5, 1}}, 4, DataType::Int64), S({{1000, 4}, {64, 1}})}),
+            S({{8, 1}, {64, 1}}, 4));
+  expect_rejected(bag, {S({{8, 1}, {5, 1}}), S({{1000, 1}, {64, 1}})}, "integer tensor");
+  expect_rejected(bag, {S({{8, 1}, {5, 5}}, 1, DataType::Int64), S({{1000, 1}, {64, 1}})},
+                  "a bag is aggregated on one device");
+}
+
+TEST(ShapeInference, ElementwiseUnaryAndBinary) {
+  auto x = S({{8, 2}, {16, 1}});
+  for (auto t : {OpType::Relu, OpType::Gelu, OpType::Sigmoid, OpType::Tanh, OpType::Exp,
+                 OpType::Sqrt, OpType::Erf, OpType::Identity})
+    EXPECT_EQ(infer1(Op(t), {x}), x) << to_string(t);
+  EXPECT_EQ(infer1(Op(OpType::ScalarMul, {{"scalar", 0.5}}), {x}), x);
+  expect_rejected(Op(OpType::Pow), {x}, "missing attribute 'scalar'");
+  expect_rejected(Op(OpType::Dropout, {{"rate", 1.5}}), {x}, "[0, 1)");
+
+  EXPECT_EQ(infer1(Op(OpType::Add), {x, x}), x);
+  // A bias [16] broadcast over a batch split in 2 needs two copies.
+  EXPECT_EQ(infer1(Op(OpType::Add), {x, S({{16, 1}}, 2)}), x);
+  expect_rejected(Op(OpType::Add), {x, S({{16, 1}})}, "replica degrees");
+  expect_rejected(Op(OpType::Mul), {x, S({{8, 1}, {16, 1}})}, "dim 0 has degree 2");
+  expect_rejected(Op(OpType::Sub), {x, S({{8, 2}, {15, 1}})}, "cannot broadcast");
+  expect_rejected(Op(OpType::Div), {x, S({{8, 2}, {16, 1}}, 1, DataType::Int64)}, "differ in type");
+}
+
+TEST(ShapeInference, ConcatSplitReshapeFlattenTranspose) {
+  auto cat = Op(OpType::Concat, {{"axis", std::int64_t{1}}});
+  EXPECT_EQ(infer1(cat, {S({{8, 2}, {3, 1}}), S({{8, 2}, {5, 1}})}), S({{8, 2}, {8, 1}}));
+  expect_rejected(cat, {S({{8, 1}, {4, 2}}), S({{8, 1}, {4, 2}})}, "must be whole");
+  expect_rejected(cat, {S({{8, 2}, {3, 1}}), S({{8, 1}, {5, 1}})}, "differs from input 0");
+
+  auto split = Op(OpType::Split, {{"axis", std::int64_t{1}}, {"sizes", std::vector<std::int64_t>{2, 6}}});
+  auto outs = infer_output_shapes(split, {S({{8, 2}, {8, 1}})});
+  ASSERT_EQ(outs.size(), 2u);
+  EXPECT_EQ(outs[1], S({{8, 2}, {6, 1}}));
+  expect_rejected(split, {S({{8, 2}, {9, 1}})}, "add up to 8");
+
+  auto reshape = Op(OpType::Reshape, {{"shape", std::vector<std::int64_t>{32, 1024}}});
+  EXPECT_EQ(infer1(reshape, {S({{4, 2}, {8, 1}, {1024, 1}})}), S({{32, 2}, {1024, 1}}));
+  expect_rejected(reshape, {S({{4, 1}, {8, 2}, {1024, 1}})}, "only the leading dim");
+  expect_rejected(Op(OpType::Reshape, {{"shape", std::vector<std::int64_t>{-1, 1024}}}),
+                  {S({{4, 1}, {8, 1}, {1024, 1}})}, "fully resolved");
+
+  auto flat = Op(OpType::Flatten, {{"axis", std::int64_t{1}}});
+  EXPECT_EQ(infer1(flat, {S({{64, 2}, {2048, 1}, {1, 1}, {1, 1}})}), S({{64, 2}, {2048, 1}}));
+  expect_rejected(flat, {S({{64, 1}, {2048, 1}, {2, 2}, {1, 1}})}, "first dim of a merged group");
+
+  auto tr = Op(OpType::Transpose, {{"perm", std::vector<std::int64_t>{0, 2, 1, 3}}});
+  EXPECT_EQ(infer1(tr, {S({{4, 2}, {512, 1}, {16, 4}, {64, 1}})}),
+            S({{4, 2}, {16, 4}, {512, 1}, {64, 1}}));
+  expect_rejected(Op(OpType::Transpose, {{"perm", std::vector<std::int64_t>{0, 0, 1, 2}}}),
+                  {S({{4, 1}, {5, 1}, {6, 1}, {7, 1}})}, "not a permutation");
+}
+
+TEST(ShapeInference, SoftmaxReductionsAndLosses) {
+  EXPECT_EQ(infer1(Op(OpType::Softmax, {{"axis", std::int64_t{-1}}}), {S({{8, 2}, {10, 1}})}),
+            S({{8, 2}, {10, 1}}));
+  expect_rejected(Op(OpType::Softmax, {{"axis", std::int64_t{1}}}), {S({{8, 1}, {10, 2}})},
+                  "whole axis");
+  expect_rejected(Op(OpType::Softmax, {{"axis", std::int64_t{3}}}), {S({{8, 1}, {10, 1}})},
+                  "out of range");
+  // Reducing a split axis gives partial sums.
+  EXPECT_EQ(infer1(Op(OpType::ReduceSum, {{"axes", std::vector<std::int64_t>{1}},
+                                          {"keepdims", std::int64_t{0}}}),
+                   {S({{8, 1}, {6, 3}})}),
+            S({{8, 1}}, 3));
+  EXPECT_EQ(infer1(Op(OpType::ReduceMean, {{"axes", std::vector<std::int64_t>{-1}},
+                                           {"keepdims", std::int64_t{1}}}),
+                   {S({{8, 2}, {6, 1}})}),
+            S({{8, 2}, {1, 1}}));
+
+  auto ce = Op(OpType::SoftmaxCrossEntropy);
+  EXPECT_EQ(infer1(ce, {S({{64, 2}, {10, 1}}), S({{64, 2}}, 1, DataType::Int64)}), S({{64, 2}}));
+  expect_rejected(ce, {S({{64, 1}, {10, 2}}), S({{64, 1}}, 1, DataType::Int64)}, "every class");
+  expect_rejected(ce, {S({{64, 1}, {10, 1}}), S({{64, 1}})}, "integer tensor");
+  auto mse = Op(OpType::MSELoss);
+  EXPECT_EQ(infer1(mse, {S({{64, 2}, {1, 1}}), S({{64, 2}, {1, 1}})}), S({{64, 2}}));
+  expect_rejected(mse, {S({{64, 2}, {1, 1}}), S({{64, 1}, {1, 1}})}, "differ");
+}
+
+TEST(ShapeInference, ParallelOperators) {
+  auto x = S({{64, 1}, {784, 1}});
+  auto part = Op(OpType::Partition, {{"dim", std::int64_t{0}}, {"degree", std::int64_t{4}}});
+  EXPECT_EQ(infer1(part, {x}), S({{64, 4}, {784, 1}}));
+  EXPECT_EQ(infer1(part, {S({{64, 2}, {784, 1}})}), S({{64, 8}, {784, 1}}));
+  expect_rejected(Op(OpType::Partition, {{"dim", std::int64_t{1}}, {"degree", std::int64_t{5}}}),
+                  {x}, "cannot be split into 1 x 5");
+  expect_rejected(Op(OpType::Partition, {{"dim", std::int64_t{0}}, {"degree", std::int64_t{0}}}),
+                  {x}, "'degree' must be between");
+
+  auto comb = Op(OpType::Combine, {{"dim", std::int64_t{0}}, {"degree", std::int64_t{2}}});
+  EXPECT_EQ(infer1(comb, {S({{64, 4}, {784, 1}})}), S({{64, 2}, {784, 1}}));
+  expect_rejected(comb, {S({{64, 3}, {784, 1}})}, "does not divide dim 0's degree 3");
+
+  auto rep = Op(OpType::Replicate, {{"degree", std::int64_t{3}}});
+  EXPECT_EQ(infer1(rep, {x}), S({{64, 1}, {784, 1}}, 3));
+  auto red = Op(OpType::Reduce, {{"degree", std::int64_t{3}}});
+  EXPECT_EQ(infer1(red, {S({{64, 1}, {784, 1}}, 6)}), S({{64, 1}, {784, 1}}, 2));
+  expect_rejected(red, {S({{64, 1}, {784, 1}}, 2)}, "does not divide the input's replica degree 2");
+  auto ar = Op(OpType::AllReduce, {{"degree", std::int64_t{2}}});
+  EXPECT_EQ(infer1(ar, {S({{64, 1}, {784, 1}}, 2)}), S({{64, 1}, {784, 1}}, 2));
+  expect_rejected(ar, {x}, "replica degree 1");
+
+  auto pipe = Op(OpType::Pipeline, {{"dim", std::int64_t{0}}, {"degree", std::int64_t{4}}});
+  EXPECT_EQ(infer1(pipe, {x}), S({{16, 1}, {784, 1}}));
+  expect_rejected(pipe, {S({{64, 32}, {784, 1}})}, "cannot be pipelined");
+  auto batch = Op(OpType::Batch, {{"dim", std::int64_t{0}}, {"degree", std::int64_t{4}}});
+  EXPECT_EQ(infer1(batch, {S({{16, 1}, {784, 1}})}), x);
+}
+
+TEST(ShapeInference, ArityIsChecked) {
+  expect_rejected(Op(OpType::Relu), {}, "takes 1 inputs, got 0");
+  auto x = S({{2, 1}});
+  expect_rejected(Op(OpType::Linear, {{"out_features", std::int64_t{2}}}), {x}, "at least 2");
+}
+
+TEST(ShapeInference, EveryOperatorIsCovered) {
+  // Guards the tests above: a new OpType must get a test here.
+  EXPECT_EQ(all_op_infos().size(), 45u);
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""Writes the small ONNX models the importer tests read (tests/core/test_onnx_import.cpp).
+
+Run with Debian's python3-torch and python3-onnx:  /usr/bin/python3 make_small_models.py
+The files are committed, so the tests do not need torch; rerun this only to change them.
+"""
+import os
+import warnings
+
+import onnx
+import torch
+import torch.nn as nn
+from onnx import TensorProto, helper
+
+warnings.filterwarnings("ignore")  # torch's exporter warns about every traced shape
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def export(model, args, name, opset=13, **kwargs):
+    path = os.path.join(HERE, name)
+    torch.onnx.export(model.eval(), args, path, opset_version=opset, **kwargs)
+    print(f"{name}: {os.path.getsize(path)} bytes")
+
+
+def mlp():
+    # Two nn.Linear on a 2-D input: Gemm (transB=1) + Relu + Gemm.
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    export(model, (torch.randn(4, 8),), "mlp.onnx", input_names=["x"], output_names=["y"])
+
+
+def cnn():
+    # TrainingMode.PRESERVE keeps BatchNormalization nodes (the default eval export folds them
+    # itself), so the importer's own Conv+BN folding is exercised.
+    model = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))
+    export(model, (torch.randn(2, 3, 16, 16),), "cnn.onnx", input_names=["image"],
+           output_names=["logits"], training=torch.onnx.TrainingMode.PRESERVE)
+
+
+def transformer(opset):
+    # Opset 13 decomposes LayerNorm (ReduceMean, Sub, Pow, ...) and GELU (Div, Erf, Add, Mul, Mul);
+    # opset 17 emits LayerNormalization. The batch is dynamic, so the attention reshapes are
+    # Shape/Gather/Concat arithmetic that the importer must fold.
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32,
+                                       activation="gelu", batch_first=True)
+    export(layer, (torch.randn(2, 5, 16),), f"transformer_opset{opset}.onnx", opset=opset,
+           input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+
+
+class Bag(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(50, 8)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, ids):
+        return self.fc(self.embedding(ids).mean(dim=1))
+
+
+def embedding():
+    # int64 token ids -> Gather on a weight (Embedding) -> ReduceMean -> Gemm.
+    export(Bag(), (torch.randint(0, 50, (2, 6)),), "embedding.onnx", input_names=["ids"],
+           output_names=["y"])
+
+
+def save(graph, name, opset=13):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(model)
+    path = os.path.join(HERE, name)
+    onnx.save(model, path)
+    print(f"{name}: {os.path.getsize(path)} bytes")
+
+
+def unsupported():
+    # Two operator types we do not support, TopK twice: the error must list both types.
+    nodes = [
+        helper.make_node("Relu", ["scores"], ["relu_out"], name="relu_0"),
+        helper.make_node("TopK", ["relu_out", "k"], ["top_values", "top_indices"], name="topk_3"),
+        helper.make_node("TopK", ["relu_out", "k"], ["top_values2", "top_indices2"], name="topk_4"),
+        helper.make_node("NonMaxSuppression", ["boxes", "scores3"], ["selected"], name="nms_1"),
+    ]
+    graph = helper.make_graph(
+        nodes, "unsupported",
+        [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 10]),
+         helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 10, 4]),
+         helper.make_tensor_value_info("scores3", TensorProto.FLOAT, [1, 1, 10])],
+        [helper.make_tensor_value_info("top_values", TensorProto.FLOAT, [1, 3]),
+         helper.make_tensor_value_info("top_values2", TensorProto.FLOAT, [1, 3]),
+         helper.make_tensor_value_info("selected", TensorProto.INT64, [3, 3])],
+        initializer=[helper.make_tensor("k", TensorProto.INT64, [1], [3])])
+    save(graph, "unsupported_ops.onnx")
+
+
+def asymmetric_padding():
+    # pads = [top, left, bottom, right] = [0, 0, 1, 1]: TF-style SAME padding we cannot express.
+    weight = helper.make_tensor("w", TensorProto.FLOAT, [4, 3, 3, 3], [0.0] * 108)
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="conv_same", pads=[0, 0, 1, 1],
+                            strides=[2, 2])
+    graph = helper.make_graph(
+        [conv], "asymmetric",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])], initializer=[weight])
+    save(graph, "asymmetric_padding.onnx")
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    mlp()
+    cnn()
+    transformer(13)
+    transformer(17)
+    embedding()
+    unsupported()
+    asymmetric_padding()
