@@ -35,11 +35,14 @@ if(NOT UNITY_CUDA STREQUAL "OFF")
     endif()
     message(STATUS "CUDA backend off (not found: ${_unity_cuda_missing})")
   else()
-    enable_language(CUDA)
-    set(UNITY_CUDA_ENABLED ON)
-    if(NOT CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "52")
-      # A100 and H100/H200 (CUDA 13 no longer targets the V100); PTX of the last runs on newer GPUs.
+    # Set before enable_language, which would otherwise pick nvcc's default: A100 and H100/H200 (CUDA 13
+    # no longer targets the V100); the PTX of the last runs on newer GPUs.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
       set(CMAKE_CUDA_ARCHITECTURES 80 90)
     endif()
+    # One CUDA runtime for every program: the shared one, as cuBLAS, cuDNN and NCCL use it.
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+    enable_language(CUDA)
+    set(UNITY_CUDA_ENABLED ON)
   endif()
 endif()

@@ -19,7 +19,7 @@ packages=(
   # graph layout
   libgraphviz-dev graphviz
   # GUI
-  qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev libxkbcommon-dev
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev
   # tests: GoogleTest, offscreen GUI, PyTorch exports of real models
   libgtest-dev xvfb xauth python3 python3-torch python3-torchvision python3-onnx
 )

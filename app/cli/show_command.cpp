@@ -1,5 +1,8 @@
-// `unity show MODEL [--dot FILE] [--svg FILE] [--json]`: what a model is made of, and pictures of it.
+// `unity show MODEL|PLAN [--dot FILE] [--svg FILE] [--costs] [--json]`: what a model or plan is made
+// of, and pictures of it.
+#include <filesystem>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -9,6 +12,7 @@
 #include "unity/core/dot_export.h"
 #include "unity/core/json_io.h"
 #include "unity/core/model_loader.h"
+#include "unity/core/plan.h"
 
 namespace unity::cli {
 namespace {
@@ -36,7 +40,7 @@ nlohmann::json summary_json(const Graph& g) {
 
 void print_summary(const nlohmann::json& s) {
   fmt::print("model       {}\n", s["name"].get<std::string>());
-  fmt::print("batch       {} per device\n", s["batch_size"].get<std::int64_t>());
+  fmt::print("batch       {}\n", s["batch_size"].get<std::int64_t>());
   fmt::print("operators   {} ({} parallel)\n", s["operators"].get<std::int64_t>(),
              s["parallel_operators"].get<std::int64_t>());
   fmt::print("parameters  {} ({})\n", human_count(s["parameters"].get<std::int64_t>()),
@@ -54,6 +58,29 @@ void print_summary(const nlohmann::json& s) {
   t.print();
 }
 
+void print_plan(const Plan& plan, bool costs) {
+  const auto& s = plan.summary;
+  fmt::print("plan        {} on {} ({} devices), {}\n", s.model, s.machine, s.devices, s.mode);
+  fmt::print("iteration   {:.3f} ms (compute {:.3f} ms, communication {:.3f} ms)\n",
+             s.iteration_time_ms, s.compute_ms, s.communication_ms);
+  fmt::print("sends       {} per iteration\n",
+             human_bytes(static_cast<std::int64_t>(s.communication_bytes)));
+  fmt::print("memory      {} peak per device ({})\n\n",
+             human_bytes(static_cast<std::int64_t>(s.peak_memory_bytes)),
+             s.fits_in_memory ? "fits" : "does not fit");
+  if (!costs) return;
+  Table t({"operator", "type", "forward ms", "backward ms", "comm ms", "sends", "memory", "view"});
+  for (const auto& op : plan.mapping.per_op) {
+    const auto& n = plan.pcg.node(op.node);
+    t.add({n.op.name, std::string(to_string(n.op.type)), fmt::format("{:.4f}", op.forward * 1e3),
+           fmt::format("{:.4f}", op.backward * 1e3),
+           fmt::format("{:.4f}", (op.own.communication + op.edges.communication) * 1e3),
+           human_bytes(static_cast<std::int64_t>(op.own.bytes + op.edges.bytes)),
+           human_bytes(static_cast<std::int64_t>(op.memory)), op.view.to_string()});
+  }
+  t.print();
+}
+
 }  // namespace
 
 void add_show_command(CLI::App& app) {
@@ -62,6 +89,7 @@ void add_show_command(CLI::App& app) {
     std::string dot;
     std::string svg;
     bool json = false;
+    bool costs = false;
   };
   auto opt = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("show", "Summarise a model (zoo name, .onnx or .json) and draw it");
@@ -69,13 +97,22 @@ void add_show_command(CLI::App& app) {
   cmd->add_option("--dot", opt->dot, "Write the PCG as Graphviz DOT");
   cmd->add_option("--svg", opt->svg, "Write the PCG laid out by Graphviz dot as SVG");
   cmd->add_flag("--json", opt->json, "Print the summary as JSON");
+  cmd->add_flag("--costs", opt->costs, "For a plan: each operator's times, traffic, memory and view");
   cmd->callback([opt] {
-    const Graph g = load_model(opt->model);
-    const auto summary = summary_json(g);
-    if (opt->json)
+    std::optional<Plan> plan;
+    if (std::filesystem::path(opt->model).extension() == ".json") {
+      const auto j = read_json_file(opt->model);
+      if (is_plan_json(j)) plan = plan_from_json(j);
+    }
+    const Graph g = plan ? plan->pcg : load_model(opt->model);
+    auto summary = summary_json(g);
+    if (plan) summary["plan"] = summary_to_json(plan->summary);
+    if (opt->json) {
       fmt::print("{}\n", summary.dump(2));
-    else
+    } else {
+      if (plan) print_plan(*plan, opt->costs);
       print_summary(summary);
+    }
     if (!opt->dot.empty() || !opt->svg.empty()) {
       const std::string dot = graph_to_dot(g);
       if (!opt->dot.empty()) write_text_file_atomic(opt->dot, dot);

@@ -1,4 +1,4 @@
-// `unity-explorer [MODEL] [--model M] [--machine P] [--view V] [--screenshot PNG]`
+// `unity-explorer [MODEL] [--model M] [--machine P [--nodes N|--gpus N]] [--view V] [--screenshot PNG]`
 // With --screenshot it renders the window offscreen into PNG and exits: 0 on success, 1 on bad input
 // (message on stderr, nothing written), like the `unity` CLI.
 #include <QApplication>
@@ -10,12 +10,23 @@
 #include <cstdio>
 
 #include "main_window.h"
+#include "unity/core/machine_spec.h"
 
 namespace {
 
-int fail(const QString& message) {
+void printError(const QString& message) {
   std::fprintf(stderr, "unity-explorer: error: %s\n", qPrintable(message));
-  return 1;
+}
+
+// A positive count option; 0 when not given. Returns false (with *error) for anything else.
+bool countOption(const QCommandLineParser& parser, const QCommandLineOption& option, int* value, QString* error) {
+  *value = 0;
+  if (!parser.isSet(option)) return true;
+  bool ok = false;
+  *value = parser.value(option).toInt(&ok);
+  if (ok && *value > 0) return true;
+  *error = QStringLiteral("--%1 must be a positive integer, got '%2'").arg(option.names().first(), parser.value(option));
+  return false;
 }
 
 }  // namespace
@@ -38,8 +49,12 @@ int main(int argc, char** argv) {
   const QCommandLineOption modelOption(QStringLiteral("model"), QStringLiteral("Model to open (as MODEL)."),
                                        QStringLiteral("M"));
   const QCommandLineOption machineOption(QStringLiteral("machine"),
-                                         QStringLiteral("Machine preset or topology JSON to target."),
+                                         QStringLiteral("Machine preset or topology .json to target."),
                                          QStringLiteral("P"));
+  const QCommandLineOption nodesOption(QStringLiteral("nodes"), QStringLiteral("Use N whole nodes of the machine."),
+                                       QStringLiteral("N"));
+  const QCommandLineOption gpusOption({QStringLiteral("gpus"), QStringLiteral("devices")},
+                                      QStringLiteral("Use N devices of the machine."), QStringLiteral("N"));
   const QCommandLineOption viewOption(
       QStringLiteral("view"),
       QStringLiteral("View to show first: %1.").arg(unity::explorer::MainWindow::viewNames().join(", ")),
@@ -47,47 +62,67 @@ int main(int argc, char** argv) {
   const QCommandLineOption screenshotOption(
       QStringLiteral("screenshot"), QStringLiteral("Render the window (1280x800) into PNG and exit."),
       QStringLiteral("PNG"));
-  parser.addOptions({modelOption, machineOption, viewOption, screenshotOption});
+  parser.addOptions({modelOption, machineOption, nodesOption, gpusOption, viewOption, screenshotOption});
   parser.process(app);  // exits on --help, --version and unknown options
 
+  // Invocation mistakes fail fast in both modes: nothing has been shown yet.
   const QStringList positional = parser.positionalArguments();
-  if (positional.size() > 1) return fail(QStringLiteral("expected at most one MODEL, got %1").arg(positional.size()));
-  if (!positional.isEmpty() && parser.isSet(modelOption) && positional.first() != parser.value(modelOption)) {
-    return fail(QStringLiteral("two models given: '%1' and --model '%2'")
-                    .arg(positional.first(), parser.value(modelOption)));
+  QString usageError;
+  unity::MachineSelection selection;
+  if (positional.size() > 1) {
+    usageError = QStringLiteral("expected at most one MODEL, got %1").arg(positional.size());
+  } else if (!positional.isEmpty() && parser.isSet(modelOption) && positional.first() != parser.value(modelOption)) {
+    usageError = QStringLiteral("two models given: '%1' and --model '%2'").arg(positional.first(), parser.value(modelOption));
+  } else if (parser.isSet(nodesOption) && parser.isSet(gpusOption)) {
+    usageError = QStringLiteral("give --nodes or --gpus, not both");
+  } else if ((parser.isSet(nodesOption) || parser.isSet(gpusOption)) && !parser.isSet(machineOption)) {
+    usageError = QStringLiteral("--nodes and --gpus select part of a --machine");
+  } else if (countOption(parser, nodesOption, &selection.nodes, &usageError) &&
+             countOption(parser, gpusOption, &selection.devices, &usageError) && parser.isSet(viewOption) &&
+             !unity::explorer::MainWindow::viewNames().contains(parser.value(viewOption))) {
+    usageError = QStringLiteral("unknown view '%1' (choose from: %2)")
+                     .arg(parser.value(viewOption), unity::explorer::MainWindow::viewNames().join(", "));
   }
-  const QString model = parser.isSet(modelOption) ? parser.value(modelOption)
-                                            : positional.value(0, QStringLiteral("mnist-mlp"));
+  if (!usageError.isEmpty()) {
+    printError(usageError);
+    return 1;
+  }
+
   const bool screenshot = parser.isSet(screenshotOption);
-
+  const QString model = parser.isSet(modelOption) ? parser.value(modelOption)
+                                                  : positional.value(0, QStringLiteral("mnist-mlp"));
   unity::explorer::MainWindow window(/*rememberRecent=*/!screenshot);
-  if (parser.isSet(viewOption) && !window.showView(parser.value(viewOption))) {
-    return fail(QStringLiteral("unknown view '%1' (choose from: %2)")
-                    .arg(parser.value(viewOption), unity::explorer::MainWindow::viewNames().join(", ")));
-  }
-  window.setMachine(parser.value(machineOption));
+  if (parser.isSet(viewOption)) window.showView(parser.value(viewOption));
 
+  // Bad files or names: fatal for a screenshot, a message box in interactive mode (the window stays
+  // usable to open something else). Both go to stderr for scripts.
+  QStringList loadErrors;
   QString error;
-  const bool loaded = window.loadModel(model, &error);
+  if (parser.isSet(machineOption) && !window.loadMachine(parser.value(machineOption), selection, &error)) {
+    loadErrors << QStringLiteral("cannot use machine '%1': %2").arg(parser.value(machineOption), error);
+  }
+  if (!window.loadModel(model, &error)) {
+    loadErrors << QStringLiteral("cannot open model '%1': %2").arg(model, error);
+  }
+  for (const QString& e : loadErrors) printError(e);
+
+  window.resize(1280, 800);
   if (screenshot) {
-    if (!loaded) return fail(QStringLiteral("cannot open model '%1': %2").arg(model, error));
-    window.resize(1280, 800);
+    if (!loadErrors.isEmpty()) return 1;
     window.show();
     QApplication::processEvents();  // let layouts settle before grabbing
     const QString path = parser.value(screenshotOption);
-    if (!window.grab().save(path, "PNG")) return fail(QStringLiteral("cannot write '%1'").arg(path));
+    if (!window.grab().save(path, "PNG")) {
+      printError(QStringLiteral("cannot write '%1'").arg(path));
+      return 1;
+    }
     return 0;
   }
 
-  window.resize(1280, 800);
   window.show();
-  if (!loaded) {
-    // Interactive: say it on stderr for scripts and in a box for people; the window stays usable.
-    std::fprintf(stderr, "unity-explorer: error: cannot open model '%s': %s\n", qPrintable(model),
-                 qPrintable(error));
-    QTimer::singleShot(0, &window, [&window, model, error] {
-      QMessageBox::warning(&window, QObject::tr("Cannot open model"),
-                           QObject::tr("Cannot open %1:\n\n%2").arg(model, error));
+  if (!loadErrors.isEmpty()) {
+    QTimer::singleShot(0, &window, [&window, loadErrors] {
+      QMessageBox::warning(&window, QObject::tr("Unity Explorer"), loadErrors.join(QStringLiteral("\n\n")));
     });
   }
   return QApplication::exec();

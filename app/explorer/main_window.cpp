@@ -18,6 +18,7 @@
 
 #include "about_text.h"
 #include "unity/core/errors.h"
+#include "unity/core/machine_spec.h"
 #include "unity/core/model_loader.h"
 #include "unity/core/model_zoo.h"
 #include "unity/views/model_summary_view.h"
@@ -41,7 +42,7 @@ MainWindow::MainWindow(bool rememberRecent, QWidget* parent)
   setWindowTitle(tr("Unity Explorer"));
   createMenus();
   statusBar()->addPermanentWidget(machineLabel_);
-  setMachine({});
+  machineLabel_->setText(tr("No machine selected"));
   statusBar()->showMessage(tr("Ready"));
 }
 
@@ -117,8 +118,29 @@ bool MainWindow::showView(const QString& name) {
   return viewNames().contains(name);
 }
 
-void MainWindow::setMachine(const QString& machine) {
-  machineLabel_->setText(machine.isEmpty() ? tr("No machine selected") : tr("Machine: %1").arg(machine));
+bool MainWindow::loadMachine(const QString& spec, const MachineSelection& selection, QString* error) {
+  try {
+    const MachineSpec machine = load_machine(QFile::encodeName(spec).toStdString(), selection);
+    const QString device = QString::fromStdString(machine.device(0).name);
+    machineLabel_->setText(machine.num_nodes > 1
+                               ? tr("Machine: %1 · %2 nodes × %3 %4")
+                                     .arg(QString::fromStdString(machine.name))
+                                     .arg(machine.num_nodes)
+                                     .arg(machine.devices_per_node)
+                                     .arg(device)
+                               : tr("Machine: %1 · %2 × %3")
+                                     .arg(QString::fromStdString(machine.name))
+                                     .arg(machine.num_devices())
+                                     .arg(device));
+    machineLabel_->setToolTip(QString::fromStdString(machine.description));
+  } catch (const InputError& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  } catch (const std::exception& e) {
+    if (error) *error = tr("internal error: %1").arg(QString::fromUtf8(e.what()));
+    return false;
+  }
+  return true;
 }
 
 void MainWindow::openModelDialog() {

@@ -8,6 +8,10 @@
 class QMenu;
 class QLabel;
 
+namespace unity {
+struct MachineSelection;
+}
+
 namespace unity::views {
 class ModelSummaryView;
 }
@@ -29,8 +33,9 @@ class MainWindow : public QMainWindow {
   bool loadModel(const QString& spec, QString* error);
   // Selects one of viewNames(); returns false for any other name.
   bool showView(const QString& name);
-  // Shown in the status bar: the machine the next search will target (chosen with --machine).
-  void setMachine(const QString& machine);
+  // Loads a machine preset or topology .json (cut down to `selection`) as the target of the next
+  // search and names it in the status bar. On failure returns false with the reason in *error.
+  bool loadMachine(const QString& spec, const MachineSelection& selection, QString* error);
   QString currentModel() const { return currentSpec_; }
 
  private slots:

@@ -21,7 +21,11 @@ Graph load_model(const std::string& spec, std::int64_t batch) {
     return import_onnx(path, options);
   }
   if (ext == ".json") {
-    Graph g = graph_from_json(read_json_file(path));
+    const auto j = read_json_file(path);
+    // A plan file holds its PCG: commands that read models can read plans.
+    Graph g = j.is_object() && j.value("format", "") == "unity-plan" && j.contains("pcg")
+                  ? graph_from_json(j["pcg"])
+                  : graph_from_json(j);
     if (batch > 0 && g.batch_size > 0 && batch != g.batch_size)
       throw InputError(fmt::format("'{}' was built with batch {}; a JSON model cannot be re-batched",
                                    spec, g.batch_size));

@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
+#include <system_error>
 
 #include "unity/core/errors.h"
 #include "unity/core/model_zoo.h"
@@ -23,9 +25,17 @@ fs::path data(const std::string& name) { return fs::path(UNITY_TEST_DATA_DIR) / 
 
 // A fresh directory per test process, so parallel ctest runs do not share files.
 fs::path scratch_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("unity_onnx_test_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("unity_onnx_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return dir;
+}
+
+// Removes a scratch file and, once empty, its directory.
+void remove_scratch(const fs::path& file) {
+  std::error_code ignored;
+  fs::remove(file, ignored);
+  fs::remove(file.parent_path(), ignored);  // fails harmlessly while other files remain
 }
 
 const Node* find_node(const Graph& g, const std::string& name) {
@@ -113,7 +123,8 @@ void expect_encoder_layer(const Graph& g) {
   ASSERT_EQ(g.sinks().size(), 1u);
   EXPECT_EQ(g.shape(g.sinks().front()).sizes(), (std::vector<std::int64_t>{3, 5, 16}));
   // Same parameters as torch's layer: 4 Linear (with bias) and 2 LayerNorm (gamma, beta).
-  EXPECT_EQ(g.parameter_count(), (16 * 48 + 48) + (16 * 16 + 16) + (16 * 32 + 32) + (32 * 16 + 16) + 4 * 16);
+  EXPECT_EQ(g.parameter_count(),
+            (16 * 48 + 48) + (16 * 16 + 16) + (16 * 32 + 32) + (32 * 16 + 16) + 4 * 16);
 }
 
 TEST(OnnxImport, TransformerOpset13RecognisesDecomposedLayerNormAndGelu) {
@@ -147,6 +158,41 @@ TEST(OnnxImport, TokenIdsBecomeInt64InputAndGatherBecomesEmbedding) {
   EXPECT_EQ(g.parameter_count(), 50 * 8 + 8 * 4 + 4);
 }
 
+TEST(OnnxImport, PadFoldsIntoPoolingAndCeilModeBecomesPadding) {
+  const Graph g = import_onnx(data("pooling_variants.onnx"));
+  const Node* avg = find_node(g, "avg_pool");
+  ASSERT_NE(avg, nullptr);
+  // The Pad before the 3x3 average pool is the pool's own padding: the size is kept.
+  EXPECT_EQ(avg->op.attrs.get_ints("padding"), (std::vector<std::int64_t>{1, 1}));
+  EXPECT_EQ(avg->outputs.at(0).sizes(), (std::vector<std::int64_t>{1, 4, 9, 9}));
+  // ceil_mode=1: 9 -> 5 (not 4), reproduced with one more pixel of padding.
+  const Node* max = find_node(g, "max_pool");
+  ASSERT_NE(max, nullptr);
+  EXPECT_EQ(max->outputs.at(0).sizes(), (std::vector<std::int64_t>{1, 4, 5, 5}));
+  EXPECT_EQ(g.count(OpType::Relu), 1);  // Clip(min=0)
+  EXPECT_EQ(g.count(OpType::Softmax), 1);
+  ASSERT_EQ(g.sinks().size(), 1u);
+  EXPECT_EQ(g.shape(g.sinks().front()).sizes(), (std::vector<std::int64_t>{1, 100}));
+}
+
+TEST(OnnxImport, LayoutOpsAndShapeArithmeticFold) {
+  const Graph g = import_onnx(data("layout_ops.onnx"));
+  // Shape -> Gather -> Unsqueeze -> Concat folds into the Reshape target, which is a no-op here.
+  EXPECT_EQ(g.count(OpType::Reshape), 4);  // Unsqueeze, Squeeze, Gather's dropped axis, [0, 2, -1]
+  EXPECT_EQ(g.count(OpType::Transpose), 1);
+  EXPECT_EQ(g.count(OpType::Concat), 1);
+  // Split, Slice and the Gather of one index are Splits.
+  EXPECT_EQ(g.count(OpType::Split), 3);
+  // 1 - x, 2 / x, x ^ 2 and -x with scalar constants.
+  EXPECT_EQ(g.count(OpType::ScalarAdd), 1);
+  EXPECT_EQ(g.count(OpType::ScalarMul), 3);
+  EXPECT_EQ(g.count(OpType::Pow), 2);
+  EXPECT_EQ(g.count(OpType::Weight), 0);
+  const Node* out = find_node(g, "transpose");
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->outputs.at(0).sizes(), (std::vector<std::int64_t>{2, 2, 2}));
+}
+
 TEST(OnnxImport, UnsupportedOperatorsAreAllListedWithANodeName) {
   const std::string message = input_error([] { import_onnx(data("unsupported_ops.onnx")); });
   EXPECT_NE(message.find("unsupported ONNX operators"), std::string::npos) << message;
@@ -171,7 +217,7 @@ TEST(OnnxImport, FilesThatAreNotOnnxNameTheFile) {
   EXPECT_NE(message.find("notes.onnx"), std::string::npos) << message;
   message = input_error([] { import_onnx("/nonexistent/model.onnx"); });
   EXPECT_NE(message.find("/nonexistent/model.onnx"), std::string::npos) << message;
-  fs::remove(text);
+  remove_scratch(text);
 }
 
 // Runs tests/python/export_torchvision.py; returns "" on success, else why the test must skip.
@@ -189,11 +235,12 @@ std::string export_with_torch(const std::string& model, const fs::path& output) 
 TEST(OnnxImport, TorchvisionResNeXt50MatchesTheZoo) {
   const fs::path file = scratch_dir() / "resnext50_32x4d.onnx";
   if (const std::string why = export_with_torch("resnext50_32x4d", file); !why.empty()) {
+    remove_scratch(file);
     std::cout << "skipping: " << why << "\n";
     GTEST_SKIP() << why;
   }
   const Graph imported = import_onnx(file, {.batch_size = 2});
-  fs::remove(file);
+  remove_scratch(file);
   const Graph zoo = zoo::build("resnext50", 2);
   EXPECT_EQ(imported.batch_size, 2);
   for (OpType type : {OpType::Conv2D, OpType::Relu, OpType::Add, OpType::Pool2D, OpType::Linear}) {
@@ -220,12 +267,14 @@ TEST(OnnxImport, TorchvisionResNeXt50MatchesTheZoo) {
 TEST(OnnxImport, TorchTransformerEncoderImports) {
   const fs::path file = scratch_dir() / "transformer_encoder.onnx";
   if (const std::string why = export_with_torch("transformer_encoder", file); !why.empty()) {
+    remove_scratch(file);
     std::cout << "skipping: " << why << "\n";
     GTEST_SKIP() << why;
   }
   const Graph g = import_onnx(file, {.batch_size = 2});
-  fs::remove(file);
-  // 2 layers of: LayerNorm x2, Linear x4 (packed qkv, out, ff1, ff2), BatchMatMul x2, Softmax, Relu.
+  remove_scratch(file);
+  // 2 layers of: LayerNorm x2, Linear x4 (packed qkv, out, ff1, ff2), BatchMatMul x2, Softmax,
+  // Relu.
   EXPECT_EQ(g.count(OpType::LayerNorm), 4);
   EXPECT_EQ(g.count(OpType::Linear), 8);
   EXPECT_EQ(g.count(OpType::BatchMatMul), 4);

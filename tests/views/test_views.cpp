@@ -11,12 +11,14 @@
 #include "unity/core/model_zoo.h"
 #include "unity/views/model_summary_view.h"
 #include "unity/views/op_count_model.h"
+#include "unity/views/tensor_table_model.h"
 
 using unity::Graph;
 using unity::GraphBuilder;
 using unity::OpType;
 using unity::views::ModelSummaryView;
 using unity::views::OpCountModel;
+using unity::views::TensorTableModel;
 
 namespace {
 
@@ -85,6 +87,33 @@ class TestViews : public QObject {
     QCOMPARE(model.rowCount(), 0);
   }
 
+  void tensorTableListsInputsWeightsAndOutputs() {
+    const Graph g = smallGraph();
+    TensorTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setGraph(g);
+    using Kind = TensorTableModel::Kind;
+    QCOMPARE(model.count(Kind::Input), 1);
+    QCOMPARE(model.count(Kind::Weight), 2);
+    QCOMPARE(model.count(Kind::Output), 1);  // only the Partition's result is unconsumed
+    QCOMPARE(model.rowCount(), 4);
+    QCOMPARE(model.index(0, TensorTableModel::NameColumn).data().toString(), QString("x"));
+    QCOMPARE(model.index(1, TensorTableModel::NameColumn).data().toString(), QString("w1"));
+    QCOMPARE(model.index(1, TensorTableModel::ElementsColumn).data().toLongLong(), 16 * 32);
+    QCOMPARE(model.index(1, TensorTableModel::BytesColumn).data().toLongLong(), 16 * 32 * 4);
+    QCOMPARE(model.index(3, TensorTableModel::KindColumn).data().toString(), QString("output"));
+    QCOMPARE(model.index(3, TensorTableModel::NameColumn).data().toString(), QString("part"));
+    // The output is partitioned 2 ways along the batch: the shape must say so.
+    QCOMPARE(model.index(3, TensorTableModel::ShapeColumn).data().toString(),
+             QString::fromStdString(g.shape(model.entries().at(3).tensor).to_string()));
+    QVERIFY(model.index(3, TensorTableModel::ShapeColumn).data().toString().startsWith("[8/2, 4]"));
+    qint64 weightElements = 0;
+    for (const auto& e : model.entries()) weightElements += e.kind == Kind::Weight ? e.elements : 0;
+    QCOMPARE(weightElements, qint64(g.parameter_count()));
+    model.clear();
+    QCOMPARE(model.rowCount(), 0);
+  }
+
   void summaryViewShowsTheGraph() {
     const Graph g = smallGraph();
     ModelSummaryView view;
@@ -101,8 +130,10 @@ class TestViews : public QObject {
     QVERIFY2(view.statistics().contains("batch 8 per device"), qPrintable(view.statistics()));
     QVERIFY(view.table()->isEnabled());
     QCOMPARE(view.table()->model()->rowCount(), 6);
+    QCOMPARE(view.tensorTable()->model()->rowCount(), 4);
     view.clear();
     QCOMPARE(view.table()->model()->rowCount(), 0);
+    QCOMPARE(view.tensorTable()->model()->rowCount(), 0);
     QCOMPARE(view.title(), QString("No model loaded"));
   }
 };

@@ -39,6 +39,9 @@ inline void applyReadOnlyTableStyle(QTableView* table) {
   table->setShowGrid(false);
   table->setWordWrap(false);
   table->verticalHeader()->hide();
+  // Dense rows: these tables run to hundreds of weights (BERT-large has 297).
+  table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+  table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 8);
   table->horizontalHeader()->setHighlightSections(false);
 }
 

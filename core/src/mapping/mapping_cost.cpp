@@ -52,10 +52,8 @@ CostBreakdown MappingCost::node_cost(NodeId id, const MachineView& view) const {
   // Tasks run on distinct devices at the same time; with mixed device types the slowest decides.
   std::set<const DeviceSpec*> types;
   for (int d : devices) types.insert(&machine.device(d));
-  for (const DeviceSpec* type : types) {
-    const OpTimes t = model_.task_times(graph_, id, *type);
-    c.compute = std::max(c.compute, t.forward + t.backward);
-  }
+  const OpTimes times = op_times(id, view);
+  c.compute = times.forward + times.backward;
   for (const auto& in : n.inputs) {
     if (placement_.is_placed(in.node)) continue;
     if (graph_.node(placement_.source_root(in.node)).op.type != OpType::Weight) continue;
@@ -184,29 +182,43 @@ CostBreakdown MappingCost::edge_cost(NodeId producer, const MachineView& pv, Nod
   return c;
 }
 
-std::vector<double> MappingCost::memory_per_device(const std::map<NodeId, MachineView>& views) const {
-  const auto& machine = model_.machine();
-  std::vector<double> mem(machine.num_devices(), 0.0);
+void MappingCost::add_node_memory(NodeId id, const MachineView& view,
+                                  std::vector<double>& mem) const {
+  const Node& n = graph_.node(id);
   const double weight_copies = 2.0 + optimizer_state_copies(model_.optimizer());
-  for (const auto& [id, view] : views) {
-    const Node& n = graph_.node(id);
-    const int tasks = view.num_tasks();
-    auto add = [&](int t, double bytes) {
-      const int d = view.device(t);
-      if (d >= 0 && d < static_cast<int>(mem.size())) mem[d] += bytes;
-    };
-    if (!aliases_input(n.op.type))
-      for (const auto& o : n.outputs)
-        for (int t = 0; t < tasks; ++t) add(t, static_cast<double>(o.piece_bytes()));
-    for (const auto& in : n.inputs) {
-      if (placement_.is_placed(in.node)) continue;
-      const bool weight =
-          graph_.node(placement_.source_root(in.node)).op.type == OpType::Weight;
-      const double piece = static_cast<double>(graph_.shape(in).piece_bytes());
-      for (int t = 0; t < tasks; ++t) add(t, piece * (weight ? weight_copies : 1.0));
-    }
+  const int tasks = view.num_tasks();
+  auto add = [&](int t, double bytes) {
+    const int d = view.device(t);
+    if (d >= 0 && d < static_cast<int>(mem.size())) mem[d] += bytes;
+  };
+  if (!aliases_input(n.op.type))
+    for (const auto& o : n.outputs)
+      for (int t = 0; t < tasks; ++t) add(t, static_cast<double>(o.piece_bytes()));
+  for (const auto& in : n.inputs) {
+    if (placement_.is_placed(in.node)) continue;
+    const bool weight = graph_.node(placement_.source_root(in.node)).op.type == OpType::Weight;
+    const double piece = static_cast<double>(graph_.shape(in).piece_bytes());
+    for (int t = 0; t < tasks; ++t) add(t, piece * (weight ? weight_copies : 1.0));
   }
+}
+
+std::vector<double> MappingCost::memory_per_device(const std::map<NodeId, MachineView>& views) const {
+  std::vector<double> mem(model_.machine().num_devices(), 0.0);
+  for (const auto& [id, view] : views) add_node_memory(id, view, mem);
   return mem;
+}
+
+OpTimes MappingCost::op_times(NodeId id, const MachineView& view) const {
+  OpTimes worst;
+  if (is_parallel_op(graph_.node(id).op.type)) return worst;
+  std::set<const DeviceSpec*> types;
+  for (int d : view.devices()) types.insert(&model_.machine().device(d));
+  for (const DeviceSpec* type : types) {
+    const OpTimes t = model_.task_times(graph_, id, *type);
+    worst.forward = std::max(worst.forward, t.forward);
+    worst.backward = std::max(worst.backward, t.backward);
+  }
+  return worst;
 }
 
 }  // namespace unity

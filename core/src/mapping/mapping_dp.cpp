@@ -208,7 +208,16 @@ MachineMapping optimize_machine_mapping(const MappingCost& costs, DeviceBlock bl
   if (!m.feasible) return m;
   const auto& pg = costs.placement();
   for (NodeId id : pg.placed()) {
-    OpCost op{id, m.views.at(id), costs.node_cost(id, m.views.at(id)), {}};
+    OpCost op;
+    op.node = id;
+    op.view = m.views.at(id);
+    const OpTimes times = costs.op_times(id, op.view);
+    op.forward = times.forward;
+    op.backward = times.backward;
+    std::vector<double> mem(costs.model().machine().num_devices(), 0.0);
+    costs.add_node_memory(id, op.view, mem);
+    op.memory = *std::max_element(mem.begin(), mem.end());
+    op.own = costs.node_cost(id, op.view);
     for (NodeId p : pg.predecessors(id)) op.edges += costs.edge_cost(p, m.views.at(p), id, op.view);
     m.per_op.push_back(std::move(op));
   }

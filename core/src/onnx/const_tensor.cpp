@@ -58,8 +58,8 @@ std::vector<std::int64_t> ConstTensor::to_ints() const {
 
 double ConstTensor::scalar() const {
   if (numel() != 1) {
-    throw InputError(fmt::format("expected a scalar constant, got a tensor of shape {}",
-                                 format_dims(dims)));
+    throw InputError(
+        fmt::format("expected a scalar constant, got a tensor of shape {}", format_dims(dims)));
   }
   return as_double(0);
 }

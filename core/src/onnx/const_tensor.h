@@ -1,7 +1,7 @@
 #pragma once
 // A tensor whose values the importer knows: an initializer it had to read, a Constant node, or the
-// result of folding shape arithmetic. Integer and boolean tensors keep exact int64 values (Slice ends
-// are often INT64_MAX, which a double would round); floating tensors keep doubles.
+// result of folding shape arithmetic. Integer and boolean tensors keep exact int64 values (Slice
+// ends are often INT64_MAX, which a double would round); floating tensors keep doubles.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,9 +10,9 @@ namespace unity::onnxio {
 
 struct ConstTensor {
   std::vector<std::int64_t> dims;
-  int elem_type = 1;                // an onnx::TensorProto_DataType value
-  std::vector<double> floats;       // when !is_integer()
-  std::vector<std::int64_t> ints;   // when is_integer()
+  int elem_type = 1;               // an onnx::TensorProto_DataType value
+  std::vector<double> floats;      // when !is_integer()
+  std::vector<std::int64_t> ints;  // when is_integer()
 
   bool is_integer() const;
   std::int64_t numel() const;

@@ -1,8 +1,9 @@
 #pragma once
 // Evaluates ONNX nodes whose inputs are all known at import time: Constant, the Shape arithmetic
-// exporters emit around Reshape (Shape, Gather, Unsqueeze, Concat, Cast, Slice, integer Add/Mul/Div),
-// ConstantOfShape, Range, and element-wise math on small constants. Shape needs only the input's
-// sizes, which the importer knows for every activation, so dynamic-batch exports fold completely.
+// exporters emit around Reshape (Shape, Gather, Unsqueeze, Concat, Cast, Slice, integer
+// Add/Mul/Div), ConstantOfShape, Range, and element-wise math on small constants. Shape needs only
+// the input's sizes, which the importer knows for every activation, so dynamic-batch exports fold
+// completely.
 #include <cstdint>
 #include <optional>
 #include <string_view>

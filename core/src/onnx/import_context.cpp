@@ -33,8 +33,8 @@ bool ImportContext::is_tensor(const std::string& name) const {
 const ConstTensor& ImportContext::constant(const std::string& name) {
   Value& v = value(name);
   if (v.tensor) {
-    throw InputError(fmt::format("'{}' must be a constant, but it is computed from the model's inputs",
-                                 name));
+    throw InputError(
+        fmt::format("'{}' must be a constant, but it is computed from the model's inputs", name));
   }
   if (!v.constant) v.constant = read_tensor(*v.initializer);
   return *v.constant;
@@ -49,11 +49,16 @@ int ImportContext::elem_type(const std::string& name) const {
   const Value& v = value(name);
   if (!v.tensor) return v.elem_type;
   switch (graph_.shape(*v.tensor).dtype) {
-    case DataType::Float32: return ::onnx::TensorProto::FLOAT;
-    case DataType::Float16: return ::onnx::TensorProto::FLOAT16;
-    case DataType::BFloat16: return ::onnx::TensorProto::BFLOAT16;
-    case DataType::Int32: return ::onnx::TensorProto::INT32;
-    case DataType::Int64: return ::onnx::TensorProto::INT64;
+    case DataType::Float32:
+      return ::onnx::TensorProto::FLOAT;
+    case DataType::Float16:
+      return ::onnx::TensorProto::FLOAT16;
+    case DataType::BFloat16:
+      return ::onnx::TensorProto::BFLOAT16;
+    case DataType::Int32:
+      return ::onnx::TensorProto::INT32;
+    case DataType::Int64:
+      return ::onnx::TensorProto::INT64;
   }
   return ::onnx::TensorProto::FLOAT;
 }
@@ -75,8 +80,9 @@ TensorRef ImportContext::weight(const std::string& name, const std::vector<std::
   if (auto it = weights_.find(key); it != weights_.end()) return it->second;
   const auto dtype = to_data_type(v.elem_type);
   if (!dtype) {
-    throw InputError(fmt::format("constant '{}' has element type {}, which Unity cannot hold in a tensor",
-                                 name, elem_type_name(v.elem_type)));
+    throw InputError(
+        fmt::format("constant '{}' has element type {}, which Unity cannot hold in a tensor", name,
+                    elem_type_name(v.elem_type)));
   }
   TensorRef ref = graph_.add_weight(name, dims, *dtype);
   weights_.emplace(std::move(key), ref);
@@ -86,7 +92,8 @@ TensorRef ImportContext::weight(const std::string& name, const std::vector<std::
 TensorRef ImportContext::transposed_weight(const std::string& name) {
   const Value& v = value(name);
   if (v.tensor || v.dims.size() != 2) {
-    throw InputError(fmt::format("'{}' must be a 2-D constant to be used as a transposed weight", name));
+    throw InputError(
+        fmt::format("'{}' must be a 2-D constant to be used as a transposed weight", name));
   }
   if (auto it = transposed_weights_.find(name); it != transposed_weights_.end()) return it->second;
   TensorRef ref = weight(name, {v.dims[1], v.dims[0]});
@@ -142,7 +149,8 @@ TensorRef ImportContext::slice(TensorRef x, int axis, std::int64_t start, std::i
   const std::int64_t size = sizes(x).at(static_cast<std::size_t>(axis));
   if (start == 0 && end == size) return x;
   if (start >= end) {
-    throw InputError(fmt::format("'{}' takes an empty slice [{}, {}) of axis {}", name, start, end, axis));
+    throw InputError(
+        fmt::format("'{}' takes an empty slice [{}, {}) of axis {}", name, start, end, axis));
   }
   std::vector<std::int64_t> pieces;
   int piece = 0;
@@ -152,8 +160,8 @@ TensorRef ImportContext::slice(TensorRef x, int axis, std::int64_t start, std::i
   }
   pieces.push_back(end - start);
   if (end < size) pieces.push_back(size - end);
-  const NodeId split = add_node(OpType::Split,
-                                {{"axis", std::int64_t{axis}}, {"sizes", pieces}}, {x}, name);
+  const NodeId split =
+      add_node(OpType::Split, {{"axis", std::int64_t{axis}}, {"sizes", pieces}}, {x}, name);
   slices_.push_back({split, x, axis, start, end, piece, name});
   return {split, piece};
 }

@@ -49,7 +49,8 @@ class ImportContext {
   }
 
   // The value as a Graph tensor; a constant becomes a Weight node named after the value (shared by
-  // all its tensor uses). `dims` reshapes the weight (same element count), e.g. a [1, out] Gemm bias.
+  // all its tensor uses). `dims` reshapes the weight (same element count), e.g. a [1, out] Gemm
+  // bias.
   TensorRef tensor(const std::string& value);
   TensorRef weight(const std::string& value, const std::vector<std::int64_t>& dims);
   // A [out, in] constant as the [in, out] weight of a Linear (Gemm transB=1): same parameters.
@@ -64,12 +65,15 @@ class ImportContext {
   void alias(const std::string& to, const std::string& from);
 
   // Adds an operator, naming it; returns its first output.
-  TensorRef add(OpType type, Attributes attrs, std::vector<TensorRef> inputs, const std::string& name);
-  NodeId add_node(OpType type, Attributes attrs, std::vector<TensorRef> inputs, const std::string& name);
+  TensorRef add(OpType type, Attributes attrs, std::vector<TensorRef> inputs,
+                const std::string& name);
+  NodeId add_node(OpType type, Attributes attrs, std::vector<TensorRef> inputs,
+                  const std::string& name);
   // A Reshape, or the tensor itself when it already has these sizes.
   TensorRef reshape(TensorRef x, const std::vector<std::int64_t>& sizes, const std::string& name);
   // Piece [start, end) of x along axis (the whole tensor when that is everything).
-  TensorRef slice(TensorRef x, int axis, std::int64_t start, std::int64_t end, const std::string& name);
+  TensorRef slice(TensorRef x, int axis, std::int64_t start, std::int64_t end,
+                  const std::string& name);
 
   std::vector<std::int64_t> sizes(TensorRef t) const { return graph_.shape(t).sizes(); }
 

@@ -33,10 +33,14 @@ void reject_unsupported_ops(const OnnxModel& model, const std::filesystem::path&
   for (int i = 0; i < model.node_count(); ++i) {
     const auto& node = model.node(i);
     if (is_supported_op(node)) continue;
-    const std::string type = is_default_domain(node) ? node.op_type() : node.domain() + "." + node.op_type();
-    auto it = std::find_if(found.begin(), found.end(), [&](const Unsupported& u) { return u.type == type; });
-    if (it == found.end()) found.push_back({type, node_name(node), 1});
-    else ++it->count;
+    const std::string type =
+        is_default_domain(node) ? node.op_type() : node.domain() + "." + node.op_type();
+    auto it = std::find_if(found.begin(), found.end(),
+                           [&](const Unsupported& u) { return u.type == type; });
+    if (it == found.end())
+      found.push_back({type, node_name(node), 1});
+    else
+      ++it->count;
   }
   if (found.empty()) return;
   std::string list;
@@ -50,19 +54,22 @@ void reject_unsupported_ops(const OnnxModel& model, const std::filesystem::path&
 }
 
 // Creates an Input node for every graph input that is not an initializer; returns the batch size.
-std::int64_t add_inputs(ImportContext& ctx, const OnnxImportOptions& options, const std::filesystem::path& path) {
+std::int64_t add_inputs(ImportContext& ctx, const OnnxImportOptions& options,
+                        const std::filesystem::path& path) {
   std::int64_t batch = 0;
   for (const auto* input : ctx.model().real_inputs()) {
     const std::string& name = input->name();
     if (!input->type().has_tensor_type() || !input->type().tensor_type().has_shape()) {
-      throw InputError(fmt::format("'{}': input '{}' has no tensor shape; export the model with shapes",
-                                   path.string(), name));
+      throw InputError(
+          fmt::format("'{}': input '{}' has no tensor shape; export the model with shapes",
+                      path.string(), name));
     }
     const auto& type = input->type().tensor_type();
     const auto dtype = to_data_type(type.elem_type());
     if (!dtype) {
-      throw InputError(fmt::format("'{}': input '{}' has element type {}, which Unity does not support",
-                                   path.string(), name, elem_type_name(type.elem_type())));
+      throw InputError(
+          fmt::format("'{}': input '{}' has element type {}, which Unity does not support",
+                      path.string(), name, elem_type_name(type.elem_type())));
     }
     std::vector<std::int64_t> sizes;
     for (int d = 0; d < type.shape().dim_size(); ++d) {
@@ -71,17 +78,20 @@ std::int64_t add_inputs(ImportContext& ctx, const OnnxImportOptions& options, co
         sizes.push_back(dim.dim_value());
         continue;
       }
-      const std::string label = dim.has_dim_param() ? fmt::format("'{}'", dim.dim_param()) : "unknown";
+      const std::string label =
+          dim.has_dim_param() ? fmt::format("'{}'", dim.dim_param()) : "unknown";
       if (d == 0 && options.batch_size > 0) {
         sizes.push_back(options.batch_size);
       } else if (d == 0) {
-        throw InputError(fmt::format("'{}': input '{}' has a symbolic batch dimension ({}); give a batch "
-                                     "size (--batch N)",
-                                     path.string(), name, label));
+        throw InputError(
+            fmt::format("'{}': input '{}' has a symbolic batch dimension ({}); give a batch "
+                        "size (--batch N)",
+                        path.string(), name, label));
       } else {
-        throw InputError(fmt::format("'{}': dimension {} of input '{}' is symbolic ({}); Unity needs static "
-                                     "sizes apart from the batch: export the model with a fixed size",
-                                     path.string(), d, name, label));
+        throw InputError(
+            fmt::format("'{}': dimension {} of input '{}' is symbolic ({}); Unity needs static "
+                        "sizes apart from the batch: export the model with a fixed size",
+                        path.string(), d, name, label));
       }
     }
     if (batch == 0 && !sizes.empty()) batch = sizes.front();
@@ -110,9 +120,11 @@ void import_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
     }
     if (all_constant && elements <= kMaxFoldElements) {
       std::vector<const ConstTensor*> inputs;
-      for (const auto& input : node.input()) inputs.push_back(input.empty() ? nullptr : &ctx.constant(input));
+      for (const auto& input : node.input())
+        inputs.push_back(input.empty() ? nullptr : &ctx.constant(input));
       if (auto outputs = fold_node(node, inputs, opset)) {
-        for (std::size_t i = 0; i < outputs->size() && static_cast<int>(i) < node.output_size(); ++i) {
+        for (std::size_t i = 0; i < outputs->size() && static_cast<int>(i) < node.output_size();
+             ++i) {
           ctx.bind_constant(node.output(static_cast<int>(i)), std::move((*outputs)[i]));
         }
         return;
@@ -122,7 +134,8 @@ void import_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
   map_node(ctx, node, opset);
 }
 
-std::string with_context(const std::filesystem::path& path, const ::onnx::NodeProto& node, const char* what) {
+std::string with_context(const std::filesystem::path& path, const ::onnx::NodeProto& node,
+                         const char* what) {
   const std::string where = describe_node(node);
   std::string message = what;
   if (message.find(where) == std::string::npos) message = where + ": " + message;
@@ -146,7 +159,8 @@ Graph import_onnx(const std::filesystem::path& path, const OnnxImportOptions& op
     if (ctx.covered(i)) continue;
     const auto& node = model.node(i);
     try {
-      if (auto it = patterns.find(i); it != patterns.end() && emit_pattern(ctx, it->second)) continue;
+      if (auto it = patterns.find(i); it != patterns.end() && emit_pattern(ctx, it->second))
+        continue;
       import_node(ctx, node, model.opset());
     } catch (const ShapeError& e) {
       throw ShapeError(with_context(path, node, e.what()));
@@ -160,7 +174,8 @@ Graph import_onnx(const std::filesystem::path& path, const OnnxImportOptions& op
 
   for (const auto& output : model.graph().output()) {
     if (!ctx.known(output.name())) {
-      throw InputError(fmt::format("'{}': graph output '{}' is produced by no node", path.string(), output.name()));
+      throw InputError(fmt::format("'{}': graph output '{}' is produced by no node", path.string(),
+                                   output.name()));
     }
   }
   graph.batch_size = batch;

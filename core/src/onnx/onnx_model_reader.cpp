@@ -70,20 +70,45 @@ T load_raw(const std::string& raw, std::size_t index) {
 void read_raw_element(const std::string& raw, int elem_type, std::size_t i, ConstTensor& out) {
   using TP = ::onnx::TensorProto;
   switch (elem_type) {
-    case TP::FLOAT: out.floats.push_back(load_raw<float>(raw, i)); break;
-    case TP::DOUBLE: out.floats.push_back(load_raw<double>(raw, i)); break;
-    case TP::FLOAT16: out.floats.push_back(half_to_float(load_raw<std::uint16_t>(raw, i))); break;
-    case TP::BFLOAT16: out.floats.push_back(bfloat16_to_float(load_raw<std::uint16_t>(raw, i))); break;
-    case TP::INT64: out.ints.push_back(load_raw<std::int64_t>(raw, i)); break;
-    case TP::UINT64: out.ints.push_back(static_cast<std::int64_t>(load_raw<std::uint64_t>(raw, i))); break;
-    case TP::INT32: out.ints.push_back(load_raw<std::int32_t>(raw, i)); break;
-    case TP::UINT32: out.ints.push_back(load_raw<std::uint32_t>(raw, i)); break;
-    case TP::INT16: out.ints.push_back(load_raw<std::int16_t>(raw, i)); break;
-    case TP::UINT16: out.ints.push_back(load_raw<std::uint16_t>(raw, i)); break;
-    case TP::INT8: out.ints.push_back(load_raw<std::int8_t>(raw, i)); break;
+    case TP::FLOAT:
+      out.floats.push_back(load_raw<float>(raw, i));
+      break;
+    case TP::DOUBLE:
+      out.floats.push_back(load_raw<double>(raw, i));
+      break;
+    case TP::FLOAT16:
+      out.floats.push_back(half_to_float(load_raw<std::uint16_t>(raw, i)));
+      break;
+    case TP::BFLOAT16:
+      out.floats.push_back(bfloat16_to_float(load_raw<std::uint16_t>(raw, i)));
+      break;
+    case TP::INT64:
+      out.ints.push_back(load_raw<std::int64_t>(raw, i));
+      break;
+    case TP::UINT64:
+      out.ints.push_back(static_cast<std::int64_t>(load_raw<std::uint64_t>(raw, i)));
+      break;
+    case TP::INT32:
+      out.ints.push_back(load_raw<std::int32_t>(raw, i));
+      break;
+    case TP::UINT32:
+      out.ints.push_back(load_raw<std::uint32_t>(raw, i));
+      break;
+    case TP::INT16:
+      out.ints.push_back(load_raw<std::int16_t>(raw, i));
+      break;
+    case TP::UINT16:
+      out.ints.push_back(load_raw<std::uint16_t>(raw, i));
+      break;
+    case TP::INT8:
+      out.ints.push_back(load_raw<std::int8_t>(raw, i));
+      break;
     case TP::UINT8:
-    case TP::BOOL: out.ints.push_back(load_raw<std::uint8_t>(raw, i)); break;
-    default: break;
+    case TP::BOOL:
+      out.ints.push_back(load_raw<std::uint8_t>(raw, i));
+      break;
+    default:
+      break;
   }
 }
 
@@ -94,8 +119,8 @@ OnnxModel::OnnxModel(const std::filesystem::path& path) {
   if (!in) throw InputError(fmt::format("cannot open ONNX file '{}'", path.string()));
   if (!model_.ParseFromIstream(&in) || !model_.has_graph() ||
       (model_.graph().node_size() == 0 && model_.graph().input_size() == 0)) {
-    throw InputError(fmt::format("'{}' is not an ONNX model (it does not parse as an ONNX ModelProto)",
-                                 path.string()));
+    throw InputError(fmt::format(
+        "'{}' is not an ONNX model (it does not parse as an ONNX ModelProto)", path.string()));
   }
   for (const auto& opset : model_.opset_import()) {
     if (opset.domain().empty() || opset.domain() == "ai.onnx") opset_ = opset.version();
@@ -157,7 +182,8 @@ std::optional<ConstTensor> OnnxModel::static_value(const std::string& value) con
     }
     if (n.op_type() != "Constant") return std::nullopt;
     if (const auto* t = find_attribute(n, "value")) return read_tensor(t->t());
-    if (const auto* f = find_attribute(n, "value_float")) return ConstTensor::from_doubles({f->f()}, {});
+    if (const auto* f = find_attribute(n, "value_float"))
+      return ConstTensor::from_doubles({f->f()}, {});
     if (const auto* i = find_attribute(n, "value_int")) return ConstTensor::from_ints({i->i()}, {});
     return std::nullopt;
   }
@@ -215,7 +241,10 @@ ConstTensor read_tensor(const ::onnx::TensorProto& tensor) {
                                  tensor.name(), elem_type_name(out.elem_type)));
   }
   const auto n = static_cast<std::size_t>(out.numel());
-  if (out.is_integer()) out.ints.reserve(n); else out.floats.reserve(n);
+  if (out.is_integer())
+    out.ints.reserve(n);
+  else
+    out.floats.reserve(n);
   if (tensor.has_raw_data()) {
     if (tensor.raw_data().size() != n * static_cast<std::size_t>(elem_size)) {
       throw InputError(fmt::format("tensor '{}' has {} bytes of data for shape {}", tensor.name(),
@@ -225,20 +254,30 @@ ConstTensor read_tensor(const ::onnx::TensorProto& tensor) {
     return out;
   }
   switch (out.elem_type) {
-    case TP::FLOAT: out.floats.assign(tensor.float_data().begin(), tensor.float_data().end()); break;
-    case TP::DOUBLE: out.floats.assign(tensor.double_data().begin(), tensor.double_data().end()); break;
+    case TP::FLOAT:
+      out.floats.assign(tensor.float_data().begin(), tensor.float_data().end());
+      break;
+    case TP::DOUBLE:
+      out.floats.assign(tensor.double_data().begin(), tensor.double_data().end());
+      break;
     case TP::FLOAT16:
-      for (int bits : tensor.int32_data()) out.floats.push_back(half_to_float(static_cast<std::uint16_t>(bits)));
+      for (int bits : tensor.int32_data())
+        out.floats.push_back(half_to_float(static_cast<std::uint16_t>(bits)));
       break;
     case TP::BFLOAT16:
-      for (int bits : tensor.int32_data()) out.floats.push_back(bfloat16_to_float(static_cast<std::uint16_t>(bits)));
+      for (int bits : tensor.int32_data())
+        out.floats.push_back(bfloat16_to_float(static_cast<std::uint16_t>(bits)));
       break;
-    case TP::INT64: out.ints.assign(tensor.int64_data().begin(), tensor.int64_data().end()); break;
+    case TP::INT64:
+      out.ints.assign(tensor.int64_data().begin(), tensor.int64_data().end());
+      break;
     case TP::UINT64:
     case TP::UINT32:
       for (auto v : tensor.uint64_data()) out.ints.push_back(static_cast<std::int64_t>(v));
       break;
-    default: out.ints.assign(tensor.int32_data().begin(), tensor.int32_data().end()); break;
+    default:
+      out.ints.assign(tensor.int32_data().begin(), tensor.int32_data().end());
+      break;
   }
   const std::size_t have = out.is_integer() ? out.ints.size() : out.floats.size();
   if (have != n) {
@@ -253,30 +292,39 @@ std::optional<DataType> to_data_type(int onnx_elem_type) {
   switch (onnx_elem_type) {
     // Doubles are rare in models (mostly stray constants); they train as float32 here.
     case TP::FLOAT:
-    case TP::DOUBLE: return DataType::Float32;
-    case TP::FLOAT16: return DataType::Float16;
-    case TP::BFLOAT16: return DataType::BFloat16;
-    case TP::INT32: return DataType::Int32;
-    case TP::INT64: return DataType::Int64;
-    default: return std::nullopt;
+    case TP::DOUBLE:
+      return DataType::Float32;
+    case TP::FLOAT16:
+      return DataType::Float16;
+    case TP::BFLOAT16:
+      return DataType::BFloat16;
+    case TP::INT32:
+      return DataType::Int32;
+    case TP::INT64:
+      return DataType::Int64;
+    default:
+      return std::nullopt;
   }
 }
 
 std::string elem_type_name(int onnx_elem_type) {
   if (::onnx::TensorProto_DataType_IsValid(onnx_elem_type)) {
-    return ::onnx::TensorProto_DataType_Name(static_cast<::onnx::TensorProto_DataType>(onnx_elem_type));
+    return ::onnx::TensorProto_DataType_Name(
+        static_cast<::onnx::TensorProto_DataType>(onnx_elem_type));
   }
   return fmt::format("#{}", onnx_elem_type);
 }
 
-const ::onnx::AttributeProto* find_attribute(const ::onnx::NodeProto& node, const std::string& name) {
+const ::onnx::AttributeProto* find_attribute(const ::onnx::NodeProto& node,
+                                             const std::string& name) {
   for (const auto& a : node.attribute()) {
     if (a.name() == name) return &a;
   }
   return nullptr;
 }
 
-std::int64_t attr_int(const ::onnx::NodeProto& node, const std::string& name, std::int64_t fallback) {
+std::int64_t attr_int(const ::onnx::NodeProto& node, const std::string& name,
+                      std::int64_t fallback) {
   const auto* a = find_attribute(node, name);
   return a ? a->i() : fallback;
 }

@@ -50,7 +50,8 @@ class OnnxModel {
   // Constant nodes holding value_float/value_int).
   const ::onnx::TensorProto* static_tensor(const std::string& value) const;
   bool is_static(const std::string& value) const { return static_dims(value).has_value(); }
-  // Single consumer that reads `value`, or -1 when there are none, several, or it is a graph output.
+  // Single consumer that reads `value`, or -1 when there are none, several, or it is a graph
+  // output.
   int sole_consumer(const std::string& value) const;
 
  private:
@@ -71,8 +72,10 @@ std::optional<DataType> to_data_type(int onnx_elem_type);
 std::string elem_type_name(int onnx_elem_type);
 
 // Node attributes, with the ONNX defaults passed by the caller.
-const ::onnx::AttributeProto* find_attribute(const ::onnx::NodeProto& node, const std::string& name);
-std::int64_t attr_int(const ::onnx::NodeProto& node, const std::string& name, std::int64_t fallback);
+const ::onnx::AttributeProto* find_attribute(const ::onnx::NodeProto& node,
+                                             const std::string& name);
+std::int64_t attr_int(const ::onnx::NodeProto& node, const std::string& name,
+                      std::int64_t fallback);
 double attr_float(const ::onnx::NodeProto& node, const std::string& name, double fallback);
 std::string attr_string(const ::onnx::NodeProto& node, const std::string& name,
                         const std::string& fallback);

@@ -38,9 +38,10 @@ void map_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t op
         break;
       }
     }
-    unsupported_use(node, fmt::format("supported only on constants, but input '{}' is computed from the "
-                                      "model's inputs",
-                                      computed));
+    unsupported_use(node,
+                    fmt::format("supported only on constants, but input '{}' is computed from the "
+                                "model's inputs",
+                                computed));
   }
   it->second(ctx, node, opset);
 }
@@ -50,9 +51,10 @@ void require_only_first_output(const ImportContext& ctx, const ::onnx::NodeProto
     const std::string& out = node.output(i);
     if (out.empty()) continue;
     if (!ctx.model().consumers(out).empty() || ctx.model().is_graph_output(out)) {
-      unsupported_use(node, fmt::format("its output #{} ('{}') is used, and Unity's operator has only "
-                                        "the first output",
-                                        i, out));
+      unsupported_use(node,
+                      fmt::format("its output #{} ('{}') is used, and Unity's operator has only "
+                                  "the first output",
+                                  i, out));
     }
   }
 }

@@ -19,7 +19,8 @@ void map_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t op
 
 // A Conv node as Conv2D; `bias_value` (when not empty) replaces the node's own bias, which is how a
 // following BatchNormalization is folded in.
-TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& conv, const std::string& bias_value);
+TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& conv,
+                      const std::string& bias_value);
 
 // Internal: the per-concept handler tables (onnx_ops_dense.cpp, onnx_ops_elementwise.cpp,
 // onnx_ops_layout.cpp).

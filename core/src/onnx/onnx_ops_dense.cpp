@@ -24,9 +24,10 @@ TensorRef require_rank4(ImportContext& ctx, const ::onnx::NodeProto& node) {
   const TensorRef x = activation(ctx, node, 0);
   const auto sizes = ctx.sizes(x);
   if (sizes.size() != 4) {
-    unsupported_use(node, fmt::format("only 2-D spatial operators on [N, C, H, W] inputs are supported, "
-                                      "the input has shape {}",
-                                      format_dims(sizes)));
+    unsupported_use(node,
+                    fmt::format("only 2-D spatial operators on [N, C, H, W] inputs are supported, "
+                                "the input has shape {}",
+                                format_dims(sizes)));
   }
   return x;
 }
@@ -41,19 +42,21 @@ Ints symmetric_padding(const ::onnx::NodeProto& node, const Ints& spatial, const
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     for (std::size_t d = 0; d < 2; ++d) {
       const std::int64_t out = (spatial[d] + strides[d] - 1) / strides[d];
-      const std::int64_t total =
-          std::max<std::int64_t>((out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 - spatial[d], 0);
+      const std::int64_t total = std::max<std::int64_t>(
+          (out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 - spatial[d], 0);
       pads[d] = total / 2;
       pads[d + 2] = total - total / 2;
     }
   } else if (auto pad_attr = attr_ints(node, "pads")) {
-    if (pad_attr->size() != 4) unsupported_use(node, fmt::format("pads {} are not 2-D", format_dims(*pad_attr)));
+    if (pad_attr->size() != 4)
+      unsupported_use(node, fmt::format("pads {} are not 2-D", format_dims(*pad_attr)));
     pads = *pad_attr;
   }
   if (pads[0] != pads[2] || pads[1] != pads[3]) {
-    unsupported_use(node, fmt::format("asymmetric padding {} (top, left, bottom, right) is not supported; "
-                                      "Unity pads both sides of a dimension equally",
-                                      format_dims(pads)));
+    unsupported_use(
+        node, fmt::format("asymmetric padding {} (top, left, bottom, right) is not supported; "
+                          "Unity pads both sides of a dimension equally",
+                          format_dims(pads)));
   }
   return {pads[0], pads[1]};
 }
@@ -107,8 +110,10 @@ void map_matmul(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
   const std::size_t ra = ctx.sizes(ta).size();
   const std::size_t rb = ctx.sizes(tb).size();
   OpType type;
-  if (ra >= 2 && rb == 2) type = OpType::MatMul;
-  else if (ra >= 3 && ra == rb) type = OpType::BatchMatMul;
+  if (ra >= 2 && rb == 2)
+    type = OpType::MatMul;
+  else if (ra >= 3 && ra == rb)
+    type = OpType::BatchMatMul;
   else {
     unsupported_use(node, fmt::format("MatMul of shapes {} and {} (1-D operands or batch dims of "
                                       "different ranks) is not supported",
@@ -123,7 +128,8 @@ void map_gemm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   const double beta = attr_float(node, "beta", 1.0);
   const bool trans_b = attr_int(node, "transB", 0) != 0;
   TensorRef x = activation(ctx, node, 0);
-  if (attr_int(node, "transA", 0) != 0) x = ctx.add(OpType::Transpose, {{"perm", Ints{1, 0}}}, {x}, name + ".transA");
+  if (attr_int(node, "transA", 0) != 0)
+    x = ctx.add(OpType::Transpose, {{"perm", Ints{1, 0}}}, {x}, name + ".transA");
   const std::string& b = node.input(1);
   const std::string& c = input_name(node, 2);
   bool bias_used = false;
@@ -149,7 +155,8 @@ void map_gemm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   if (alpha != 1.0) out = ctx.add(OpType::ScalarMul, {{"scalar", alpha}}, {out}, name + ".alpha");
   if (!c.empty() && !bias_used) {
     if (ctx.is_constant(c) && product(ctx.dims(c)) == 1) {
-      out = ctx.add(OpType::ScalarAdd, {{"scalar", beta * ctx.constant(c).scalar()}}, {out}, name + ".bias");
+      out = ctx.add(OpType::ScalarAdd, {{"scalar", beta * ctx.constant(c).scalar()}}, {out},
+                    name + ".bias");
     } else {
       TensorRef bias = ctx.tensor(c);
       // A constant C absorbs beta into its values; a computed one needs the multiplication.
@@ -172,7 +179,8 @@ void map_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   const Ints sizes = ctx.sizes(x);
   const Ints spatial{sizes[2], sizes[3]};
   const auto kernel_attr = attr_ints(node, "kernel_shape");
-  if (!kernel_attr || kernel_attr->size() != 2) unsupported_use(node, "kernel_shape must have 2 entries");
+  if (!kernel_attr || kernel_attr->size() != 2)
+    unsupported_use(node, "kernel_shape must have 2 entries");
   const Ints kernel = *kernel_attr;
   const Ints strides = ints_or(node, "strides", {1, 1});
   const Ints dilations = ints_or(node, "dilations", {1, 1});
@@ -180,14 +188,16 @@ void map_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   Ints padding = node_padding(ctx, node, sizes, kernel, strides, dilations);
   if (attr_int(node, "ceil_mode", 0) != 0) {
     auto adjusted = ceil_mode_padding(spatial, kernel, strides, padding);
-    if (!adjusted) unsupported_use(node, "ceil_mode=1 gives an output size no symmetric padding reproduces");
+    if (!adjusted)
+      unsupported_use(node, "ceil_mode=1 gives an output size no symmetric padding reproduces");
     padding = *adjusted;
   }
   const std::string pool = node.op_type() == "MaxPool" ? "max" : "avg";
-  ctx.bind_tensor(node.output(0),
-                  ctx.add(OpType::Pool2D,
-                          {{"pool", pool}, {"kernel", kernel}, {"stride", strides}, {"padding", padding}},
-                          {x}, node_name(node)));
+  ctx.bind_tensor(
+      node.output(0),
+      ctx.add(OpType::Pool2D,
+              {{"pool", pool}, {"kernel", kernel}, {"stride", strides}, {"padding", padding}}, {x},
+              node_name(node)));
 }
 
 void map_global_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
@@ -195,10 +205,11 @@ void map_global_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int
   const Ints sizes = ctx.sizes(x);
   const Ints kernel{sizes[2], sizes[3]};
   const std::string pool = node.op_type() == "GlobalMaxPool" ? "max" : "avg";
-  ctx.bind_tensor(node.output(0),
-                  ctx.add(OpType::Pool2D,
-                          {{"pool", pool}, {"kernel", kernel}, {"stride", kernel}, {"padding", Ints{0, 0}}},
-                          {x}, node_name(node)));
+  ctx.bind_tensor(
+      node.output(0),
+      ctx.add(OpType::Pool2D,
+              {{"pool", pool}, {"kernel", kernel}, {"stride", kernel}, {"padding", Ints{0, 0}}},
+              {x}, node_name(node)));
 }
 
 void map_batch_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
@@ -208,10 +219,11 @@ void map_batch_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int6
   if (sizes.size() < 2) unsupported_use(node, "BatchNormalization needs an input of rank >= 2");
   const std::int64_t channels = sizes[1];
   // Running mean and variance are statistics, not trained parameters: only scale and bias remain.
-  ctx.bind_tensor(node.output(0),
-                  ctx.add(OpType::BatchNorm, {{"epsilon", attr_float(node, "epsilon", 1e-5)}},
-                          {x, ctx.weight(node.input(1), {channels}), ctx.weight(node.input(2), {channels})},
-                          node_name(node)));
+  ctx.bind_tensor(
+      node.output(0),
+      ctx.add(OpType::BatchNorm, {{"epsilon", attr_float(node, "epsilon", 1e-5)}},
+              {x, ctx.weight(node.input(1), {channels}), ctx.weight(node.input(2), {channels})},
+              node_name(node)));
 }
 
 void map_layer_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
@@ -221,7 +233,8 @@ void map_layer_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int6
   const auto rank = static_cast<std::int64_t>(sizes.size());
   const int axis = normalize_axis(attr_int(node, "axis", -1), rank);
   const Ints normalized(sizes.begin() + axis, sizes.end());
-  const Attributes attrs{{"normalized_dims", rank - axis}, {"epsilon", attr_float(node, "epsilon", 1e-5)}};
+  const Attributes attrs{{"normalized_dims", rank - axis},
+                         {"epsilon", attr_float(node, "epsilon", 1e-5)}};
   const std::string name = node_name(node);
   const TensorRef scale = ctx.weight(node.input(1), normalized);
   if (const std::string& b = input_name(node, 2); !b.empty()) {
@@ -236,12 +249,14 @@ void map_layer_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int6
 
 }  // namespace
 
-TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& node, const std::string& bias_value) {
+TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& node,
+                      const std::string& bias_value) {
   const TensorRef x = require_rank4(ctx, node);
   const Ints sizes = ctx.sizes(x);
   const std::string& w = node.input(1);
   const Ints wdims = ctx.dims(w);
-  if (wdims.size() != 4) unsupported_use(node, fmt::format("weight shape {} is not 4-D", format_dims(wdims)));
+  if (wdims.size() != 4)
+    unsupported_use(node, fmt::format("weight shape {} is not 4-D", format_dims(wdims)));
   const Ints kernel = ints_or(node, "kernel_shape", {wdims[2], wdims[3]});
   const Ints strides = ints_or(node, "strides", {1, 1});
   const Ints dilations = ints_or(node, "dilations", {1, 1});

@@ -63,7 +63,8 @@ TensorRef scalar_arithmetic(ImportContext& ctx, const std::string& op, TensorRef
     if (c == 0.0) throw InputError(fmt::format("node '{}' divides by the constant 0", name));
     return scalar_op(OpType::ScalarMul, 1.0 / c, x, name);
   }
-  const TensorRef reciprocal = scalar_op(OpType::Pow, -1.0, x, c == 1.0 ? name : name + ".reciprocal");
+  const TensorRef reciprocal =
+      scalar_op(OpType::Pow, -1.0, x, c == 1.0 ? name : name + ".reciprocal");
   return c == 1.0 ? reciprocal : scalar_op(OpType::ScalarMul, c, reciprocal, name);
 }
 
@@ -94,7 +95,8 @@ void map_pow(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
     unsupported_use(node, "Pow is supported with a scalar constant exponent only");
   }
   const TensorRef x = ctx.tensor(node.input(0));
-  const TensorRef out = ctx.add(OpType::Pow, {{"scalar", ctx.constant(exponent).scalar()}}, {x}, node_name(node));
+  const TensorRef out =
+      ctx.add(OpType::Pow, {{"scalar", ctx.constant(exponent).scalar()}}, {x}, node_name(node));
   ctx.bind_tensor(node.output(0), ctx.reshape(out, broadcast_dims(ctx.sizes(x), ctx.dims(exponent)),
                                               node_name(node) + ".broadcast"));
 }
@@ -106,7 +108,8 @@ void map_softmax(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
   const int axis = normalize_axis(attr_int(node, "axis", opset < 13 ? 1 : -1), rank);
   const std::string name = node_name(node);
   if (opset >= 13 || axis == rank - 1) {
-    ctx.bind_tensor(node.output(0), ctx.add(OpType::Softmax, {{"axis", std::int64_t{axis}}}, {x}, name));
+    ctx.bind_tensor(node.output(0),
+                    ctx.add(OpType::Softmax, {{"axis", std::int64_t{axis}}}, {x}, name));
     return;
   }
   // Before opset 13 Softmax normalises over all dims from `axis` on, as one flattened dim.
@@ -120,8 +123,10 @@ void map_softmax(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
 void map_dropout(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
   require_only_first_output(ctx, node);
   double rate = 0.5;
-  if (opset < 12) rate = attr_float(node, "ratio", 0.5);
-  else if (const std::string& r = input_name(node, 1); !r.empty()) rate = ctx.constant(r).scalar();
+  if (opset < 12)
+    rate = attr_float(node, "ratio", 0.5);
+  else if (const std::string& r = input_name(node, 1); !r.empty())
+    rate = ctx.constant(r).scalar();
   ctx.bind_tensor(node.output(0), ctx.add(OpType::Dropout, {{"rate", rate}},
                                           {ctx.tensor(node.input(0))}, node_name(node)));
 }
@@ -130,8 +135,10 @@ void map_reduce(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
   const TensorRef x = ctx.tensor(node.input(0));
   const auto rank = static_cast<std::int64_t>(ctx.sizes(x).size());
   Ints axes;
-  if (auto attr = attr_ints(node, "axes")) axes = *attr;
-  else if (const std::string& a = input_name(node, 1); !a.empty()) axes = ctx.constant(a).to_ints();
+  if (auto attr = attr_ints(node, "axes"))
+    axes = *attr;
+  else if (const std::string& a = input_name(node, 1); !a.empty())
+    axes = ctx.constant(a).to_ints();
   if (axes.empty()) {
     if (attr_int(node, "noop_with_empty_axes", 0) != 0) {
       ctx.bind_tensor(node.output(0), x);
@@ -143,8 +150,10 @@ void map_reduce(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
   for (auto axis : axes) normalized.insert(normalize_axis(axis, rank));
   const OpType type = node.op_type() == "ReduceSum" ? OpType::ReduceSum : OpType::ReduceMean;
   ctx.bind_tensor(node.output(0),
-                  ctx.add(type, {{"axes", Ints(normalized.begin(), normalized.end())},
-                                 {"keepdims", attr_int(node, "keepdims", 1) != 0 ? std::int64_t{1} : std::int64_t{0}}},
+                  ctx.add(type,
+                          {{"axes", Ints(normalized.begin(), normalized.end())},
+                           {"keepdims", attr_int(node, "keepdims", 1) != 0 ? std::int64_t{1}
+                                                                           : std::int64_t{0}}},
                           {x}, node_name(node)));
 }
 
@@ -173,11 +182,13 @@ void map_clip(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t op
   }
   const bool unbounded_above = !high || *high >= 3.0e38;
   if (!low || *low != 0.0 || !unbounded_above) {
-    unsupported_use(node, fmt::format("Clip to [{}, {}] is not supported (only Clip(min=0), a Relu)",
-                                      low ? fmt::format("{}", *low) : "-inf",
-                                      unbounded_above ? "inf" : fmt::format("{}", *high)));
+    unsupported_use(node,
+                    fmt::format("Clip to [{}, {}] is not supported (only Clip(min=0), a Relu)",
+                                low ? fmt::format("{}", *low) : "-inf",
+                                unbounded_above ? "inf" : fmt::format("{}", *high)));
   }
-  ctx.bind_tensor(node.output(0), ctx.add(OpType::Relu, {}, {ctx.tensor(node.input(0))}, node_name(node)));
+  ctx.bind_tensor(node.output(0),
+                  ctx.add(OpType::Relu, {}, {ctx.tensor(node.input(0))}, node_name(node)));
 }
 
 }  // namespace

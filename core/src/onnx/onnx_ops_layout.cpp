@@ -22,8 +22,10 @@ Ints axes_input_or_attr(ImportContext& ctx, const ::onnx::NodeProto& node) {
 void map_reshape(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   const TensorRef x = ctx.tensor(node.input(0));
   Ints target;
-  if (auto attr = attr_ints(node, "shape")) target = *attr;  // opset < 5
-  else target = ctx.constant(node.input(1)).to_ints();
+  if (auto attr = attr_ints(node, "shape"))
+    target = *attr;  // opset < 5
+  else
+    target = ctx.constant(node.input(1)).to_ints();
   const Ints sizes = resolve_reshape(ctx.sizes(x), target, attr_int(node, "allowzero", 0) != 0);
   ctx.bind_tensor(node.output(0), ctx.reshape(x, sizes, node_name(node)));
 }
@@ -66,7 +68,8 @@ void map_transpose(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64
     ctx.bind_tensor(node.output(0), x);
     return;
   }
-  ctx.bind_tensor(node.output(0), ctx.add(OpType::Transpose, {{"perm", perm}}, {x}, node_name(node)));
+  ctx.bind_tensor(node.output(0),
+                  ctx.add(OpType::Transpose, {{"perm", perm}}, {x}, node_name(node)));
 }
 
 void map_concat(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
@@ -90,11 +93,14 @@ void map_concat(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
 void map_split(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
   const TensorRef x = ctx.tensor(node.input(0));
   const Ints dims = ctx.sizes(x);
-  const int axis = normalize_axis(attr_int(node, "axis", 0), static_cast<std::int64_t>(dims.size()));
+  const int axis =
+      normalize_axis(attr_int(node, "axis", 0), static_cast<std::int64_t>(dims.size()));
   const std::int64_t extent = dims[static_cast<std::size_t>(axis)];
   Ints sizes;
-  if (auto attr = attr_ints(node, "split"); attr && opset < 13) sizes = *attr;
-  else if (const std::string& s = input_name(node, 1); !s.empty()) sizes = ctx.constant(s).to_ints();
+  if (auto attr = attr_ints(node, "split"); attr && opset < 13)
+    sizes = *attr;
+  else if (const std::string& s = input_name(node, 1); !s.empty())
+    sizes = ctx.constant(s).to_ints();
   if (sizes.empty()) {
     // Equal pieces, the last one smaller when the extent does not divide (opset 18 num_outputs).
     const std::int64_t parts = attr_int(node, "num_outputs", node.output_size());
@@ -105,8 +111,8 @@ void map_split(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t o
     ctx.bind_tensor(node.output(0), x);
     return;
   }
-  const NodeId split = ctx.add_node(OpType::Split, {{"axis", std::int64_t{axis}}, {"sizes", sizes}}, {x},
-                                    node_name(node));
+  const NodeId split = ctx.add_node(OpType::Split, {{"axis", std::int64_t{axis}}, {"sizes", sizes}},
+                                    {x}, node_name(node));
   for (int i = 0; i < node.output_size(); ++i) {
     if (!node.output(i).empty()) ctx.bind_tensor(node.output(i), TensorRef{split, i});
   }
@@ -137,10 +143,13 @@ void map_slice(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t o
     }
     const int axis = normalize_axis(axes[i], rank);
     const std::int64_t extent = dims[static_cast<std::size_t>(axis)];
-    auto clamp = [extent](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? v + extent : v, 0, extent); };
+    auto clamp = [extent](std::int64_t v) {
+      return std::clamp<std::int64_t>(v < 0 ? v + extent : v, 0, extent);
+    };
     const std::int64_t start = clamp(starts[i]);
     const std::int64_t end = clamp(ends[i]);
-    x = ctx.slice(x, axis, start, end, axes.size() == 1 ? name : fmt::format("{}.axis{}", name, axis));
+    x = ctx.slice(x, axis, start, end,
+                  axes.size() == 1 ? name : fmt::format("{}.axis{}", name, axis));
   }
   ctx.bind_tensor(node.output(0), x);
 }
@@ -150,18 +159,22 @@ void map_gather(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
   const std::string& indices = node.input(1);
   const std::string name = node_name(node);
   const Ints data_dims = ctx.dims(data);
-  const int axis = normalize_axis(attr_int(node, "axis", 0), static_cast<std::int64_t>(data_dims.size()));
+  const int axis =
+      normalize_axis(attr_int(node, "axis", 0), static_cast<std::int64_t>(data_dims.size()));
   if (ctx.is_constant(data)) {
     // Rows of a weight table picked by token ids: an embedding lookup.
     if (data_dims.size() != 2 || axis != 0) {
-      unsupported_use(node, fmt::format("Gather from a constant of shape {} along axis {} (only row lookups "
-                                        "in a 2-D table become Embedding)",
-                                        format_dims(data_dims), axis));
+      unsupported_use(
+          node, fmt::format("Gather from a constant of shape {} along axis {} (only row lookups "
+                            "in a 2-D table become Embedding)",
+                            format_dims(data_dims), axis));
     }
-    if (!is_integer_elem_type(ctx.elem_type(indices))) unsupported_use(node, "the indices are not integers");
-    ctx.bind_tensor(node.output(0),
-                    ctx.add(OpType::Embedding, {{"num_entries", data_dims[0]}, {"embedding_dim", data_dims[1]}},
-                            {ctx.tensor(indices), ctx.tensor(data)}, name));
+    if (!is_integer_elem_type(ctx.elem_type(indices)))
+      unsupported_use(node, "the indices are not integers");
+    ctx.bind_tensor(
+        node.output(0),
+        ctx.add(OpType::Embedding, {{"num_entries", data_dims[0]}, {"embedding_dim", data_dims[1]}},
+                {ctx.tensor(indices), ctx.tensor(data)}, name));
     return;
   }
   if (!ctx.is_constant(indices)) {
@@ -170,15 +183,18 @@ void map_gather(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
   const ConstTensor& index = ctx.constant(indices);
   const Ints picks = index.to_ints();
   const std::int64_t extent = data_dims[static_cast<std::size_t>(axis)];
-  const std::int64_t first = picks.empty() ? 0 : (picks.front() < 0 ? picks.front() + extent : picks.front());
+  const std::int64_t first =
+      picks.empty() ? 0 : (picks.front() < 0 ? picks.front() + extent : picks.front());
   for (std::size_t i = 0; i < picks.size(); ++i) {
     const std::int64_t p = picks[i] < 0 ? picks[i] + extent : picks[i];
     if (p != first + static_cast<std::int64_t>(i) || index.dims.size() > 1) {
-      unsupported_use(node, "Gather of an activation is supported for one index or a contiguous range only");
+      unsupported_use(
+          node, "Gather of an activation is supported for one index or a contiguous range only");
     }
   }
   // Index i of axis a is the piece [i, i+1) of a Split; a scalar index also drops the axis.
-  const TensorRef piece = ctx.slice(ctx.tensor(data), axis, first, first + static_cast<std::int64_t>(picks.size()), name);
+  const TensorRef piece = ctx.slice(ctx.tensor(data), axis, first,
+                                    first + static_cast<std::int64_t>(picks.size()), name);
   if (!index.dims.empty()) {
     ctx.bind_tensor(node.output(0), piece);
     return;
@@ -203,17 +219,21 @@ void map_pad(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t ops
   const Ints dims = ctx.sizes(x);
   const std::string mode = attr_string(node, "mode", "constant");
   Ints pads;
-  if (opset < 11) pads = attr_ints(node, "pads").value_or(Ints{});
-  else pads = ctx.constant(node.input(1)).to_ints();
-  if (!input_name(node, 3).empty()) unsupported_use(node, "Pad with an axes input is not supported");
+  if (opset < 11)
+    pads = attr_ints(node, "pads").value_or(Ints{});
+  else
+    pads = ctx.constant(node.input(1)).to_ints();
+  if (!input_name(node, 3).empty())
+    unsupported_use(node, "Pad with an axes input is not supported");
   if (std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p == 0; })) {
     ctx.bind_tensor(node.output(0), x);
     return;
   }
   // Exporters write a padded AvgPool (and TF-style convolutions) as Pad + pool; our Conv2D and
   // Pool2D pad symmetrically themselves, so a spatial Pad that only feeds them folds into them.
-  const bool spatial_symmetric = dims.size() == 4 && pads.size() == 8 && pads[0] == 0 && pads[1] == 0 &&
-                                 pads[4] == 0 && pads[5] == 0 && pads[2] == pads[6] && pads[3] == pads[7];
+  const bool spatial_symmetric = dims.size() == 4 && pads.size() == 8 && pads[0] == 0 &&
+                                 pads[1] == 0 && pads[4] == 0 && pads[5] == 0 &&
+                                 pads[2] == pads[6] && pads[3] == pads[7];
   bool consumers_pad = !ctx.model().is_graph_output(node.output(0));
   for (const auto& use : ctx.model().consumers(node.output(0))) {
     const auto& consumer = ctx.model().node(use.node);
@@ -222,9 +242,10 @@ void map_pad(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t ops
                     (type == "Conv" || type == "AveragePool" || type == "MaxPool");
   }
   if (mode != "constant" || !spatial_symmetric || !consumers_pad) {
-    unsupported_use(node, fmt::format("Pad ({} mode, pads {}) is supported only as symmetric zero padding of "
-                                      "H and W before Conv or pooling",
-                                      mode, format_dims(pads)));
+    unsupported_use(
+        node, fmt::format("Pad ({} mode, pads {}) is supported only as symmetric zero padding of "
+                          "H and W before Conv or pooling",
+                          mode, format_dims(pads)));
   }
   ctx.bind_tensor(node.output(0), x);
   ctx.set_extra_padding(node.output(0), {pads[2], pads[3]});

@@ -61,7 +61,8 @@ class Matcher {
   bool only_first_output_used(int n) const {
     const auto& nd = m_.node(n);
     for (int i = 1; i < nd.output_size(); ++i) {
-      if (!nd.output(i).empty() && (!m_.consumers(nd.output(i)).empty() || m_.is_graph_output(nd.output(i)))) {
+      if (!nd.output(i).empty() &&
+          (!m_.consumers(nd.output(i)).empty() || m_.is_graph_output(nd.output(i)))) {
         return false;
       }
     }
@@ -75,12 +76,14 @@ class Matcher {
 
 // Exporters name nodes by module path ("/layers.0/norm1/ReduceMean"): the fused operator takes the
 // path its nodes share plus its own type ("/layers.0/norm1/LayerNorm"), or the first node's name.
-std::string fused_name(const OnnxModel& model, const std::vector<int>& nodes, const std::string& type) {
+std::string fused_name(const OnnxModel& model, const std::vector<int>& nodes,
+                       const std::string& type) {
   std::string prefix = node_name(model.node(nodes.front()));
   for (int n : nodes) {
     const std::string name = node_name(model.node(n));
     std::size_t common = 0;
-    while (common < prefix.size() && common < name.size() && prefix[common] == name[common]) ++common;
+    while (common < prefix.size() && common < name.size() && prefix[common] == name[common])
+      ++common;
     prefix.resize(common);
   }
   const auto slash = prefix.rfind('/');
@@ -94,7 +97,8 @@ std::optional<PatternMatch> match_layer_norm(const Matcher& m, int root) {
   auto axes = m.reduce_axes(root);
   if (!axes) return std::nullopt;
   auto sub = m.sole(m.out(root), "Sub");
-  if (!sub || m.node(*sub).input(0) != x || m.node(*sub).input(1) != m.out(root)) return std::nullopt;
+  if (!sub || m.node(*sub).input(0) != x || m.node(*sub).input(1) != m.out(root))
+    return std::nullopt;
   // The centred value feeds the variance (Pow) and the normalisation (Div), and nothing else.
   const std::string& centred = m.out(*sub);
   const auto& uses = m.model().consumers(centred);
@@ -112,7 +116,8 @@ std::optional<PatternMatch> match_layer_norm(const Matcher& m, int root) {
   const auto eps = m.scalar(m.other(*add_eps, m.out(*variance)));
   if (!eps) return std::nullopt;
   auto sqrt = m.sole(m.out(*add_eps), "Sqrt");
-  if (!sqrt || m.sole(m.out(*sqrt), "Div") != div || m.node(div).input(1) != m.out(*sqrt)) return std::nullopt;
+  if (!sqrt || m.sole(m.out(*sqrt), "Div") != div || m.node(div).input(1) != m.out(*sqrt))
+    return std::nullopt;
 
   PatternMatch match;
   match.kind = PatternMatch::Kind::LayerNorm;
@@ -151,7 +156,8 @@ std::optional<PatternMatch> match_gelu(const Matcher& m, int erf) {
     x = m.node(scale).input(0);
   } else if (m.is(scale, "Mul")) {
     for (int side = 0; side < 2; ++side) {
-      if (m.scalar_near(m.node(scale).input(side), 1.0 / std::sqrt(2.0))) x = m.node(scale).input(1 - side);
+      if (m.scalar_near(m.node(scale).input(side), 1.0 / std::sqrt(2.0)))
+        x = m.node(scale).input(1 - side);
     }
   }
   if (x.empty()) return std::nullopt;
@@ -186,7 +192,8 @@ std::optional<PatternMatch> match_linear_bias(const Matcher& m, int matmul) {
   if (!m.is(matmul, "MatMul")) return std::nullopt;
   const std::string& weight = m.node(matmul).input(1);
   const auto wdims = m.model().static_dims(weight);
-  if (!wdims || wdims->size() != 2 || m.model().is_static(m.node(matmul).input(0))) return std::nullopt;
+  if (!wdims || wdims->size() != 2 || m.model().is_static(m.node(matmul).input(0)))
+    return std::nullopt;
   auto add = m.sole(m.out(matmul), "Add");
   if (!add) return std::nullopt;
   const std::string bias = m.other(*add, m.out(matmul));
@@ -228,8 +235,10 @@ std::optional<PatternMatch> match_conv_batch_norm(const Matcher& m, int conv) {
 // later in the file than the pattern's first node, so bind them now when they are not known yet.
 void ensure_static(ImportContext& ctx, const std::string& value) {
   if (value.empty() || ctx.known(value)) return;
-  if (const auto* tensor = ctx.model().static_tensor(value)) ctx.bind_initializer(value, tensor);
-  else if (auto constant = ctx.model().static_value(value)) ctx.bind_constant(value, std::move(*constant));
+  if (const auto* tensor = ctx.model().static_tensor(value))
+    ctx.bind_initializer(value, tensor);
+  else if (auto constant = ctx.model().static_value(value))
+    ctx.bind_constant(value, std::move(*constant));
 }
 
 }  // namespace
@@ -242,7 +251,8 @@ std::map<int, PatternMatch> find_patterns(const OnnxModel& model) {
     for (auto matcher : {match_layer_norm, match_gelu, match_linear_bias, match_conv_batch_norm}) {
       auto match = matcher(m, n);
       if (!match) continue;
-      if (std::any_of(match->nodes.begin(), match->nodes.end(), [&](int i) { return claimed.count(i) != 0; })) {
+      if (std::any_of(match->nodes.begin(), match->nodes.end(),
+                      [&](int i) { return claimed.count(i) != 0; })) {
         continue;
       }
       claimed.insert(match->nodes.begin(), match->nodes.end());
@@ -286,7 +296,8 @@ bool emit_pattern(ImportContext& ctx, const PatternMatch& match) {
         inputs.push_back(ctx.weight(*param, normalized));
       }
       if (static_cast<int>(inputs.size()) < op_info(OpType::LayerNorm).min_inputs) return false;
-      out = ctx.add(OpType::LayerNorm, {{"normalized_dims", count}, {"epsilon", match.epsilon}}, inputs, match.name);
+      out = ctx.add(OpType::LayerNorm, {{"normalized_dims", count}, {"epsilon", match.epsilon}},
+                    inputs, match.name);
       break;
     }
     case PatternMatch::Kind::Gelu:

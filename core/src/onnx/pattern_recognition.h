@@ -22,10 +22,10 @@ namespace unity::onnxio {
 struct PatternMatch {
   enum class Kind { LayerNorm, Gelu, LinearBias, ConvBatchNorm };
   Kind kind = Kind::LayerNorm;
-  std::vector<int> nodes;   // every node the fused operator replaces
-  std::string input;        // the activation it reads
-  std::string output;       // the value it produces
-  std::string name;         // for the fused operator
+  std::vector<int> nodes;  // every node the fused operator replaces
+  std::string input;       // the activation it reads
+  std::string output;      // the value it produces
+  std::string name;        // for the fused operator
   // LayerNorm
   std::vector<std::int64_t> axes;
   std::string gamma, beta;  // empty when absent

@@ -29,9 +29,9 @@ void merge_slices(ImportContext& ctx) {
     std::vector<std::int64_t> pieces;
     for (std::size_t i = 0; i + 1 < cuts.size(); ++i) pieces.push_back(cuts[i + 1] - cuts[i]);
 
-    const NodeId merged = ctx.add_node(OpType::Split,
-                                       {{"axis", std::int64_t{axis}}, {"sizes", pieces}}, {source},
-                                       members.front()->name);
+    const NodeId merged =
+        ctx.add_node(OpType::Split, {{"axis", std::int64_t{axis}}, {"sizes", pieces}}, {source},
+                     members.front()->name);
     for (const SliceRecord* m : members) {
       const auto first = std::lower_bound(cuts.begin(), cuts.end(), m->start) - cuts.begin();
       const auto last = std::lower_bound(cuts.begin(), cuts.end(), m->end) - cuts.begin();
@@ -40,7 +40,8 @@ void merge_slices(ImportContext& ctx) {
         // A slice spanning several pieces of the union is their concatenation.
         std::vector<TensorRef> parts;
         for (auto p = first; p < last; ++p) parts.push_back({merged, static_cast<int>(p)});
-        replacement = ctx.add(OpType::Concat, {{"axis", std::int64_t{axis}}}, parts, m->name + ".concat");
+        replacement =
+            ctx.add(OpType::Concat, {{"axis", std::int64_t{axis}}}, parts, m->name + ".concat");
       }
       graph.replace_uses({m->split, m->piece_output}, replacement);
     }

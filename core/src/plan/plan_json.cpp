@@ -55,7 +55,12 @@ json summary_to_json(const PlanSummary& s) {
 json plan_to_json(const Plan& plan) {
   json ops = json::array();
   for (const auto& op : plan.mapping.per_op) {
-    json o = {{"node", op.node}, {"view", view_to_json(op.view)}};
+    json o = {{"node", op.node},
+              {"name", plan.pcg.node(op.node).op.name},
+              {"view", view_to_json(op.view)},
+              {"forward_ms", op.forward * 1e3},
+              {"backward_ms", op.backward * 1e3},
+              {"memory_bytes", op.memory}};
     o["own"] = breakdown_to_json(op.own);
     o["edges"] = breakdown_to_json(op.edges);
     ops.push_back(std::move(o));
@@ -103,7 +108,23 @@ Plan plan_from_json(const json& j) {
           throw InputError(fmt::format("{}: device {} is outside the machine's {} devices", where, d,
                                        p.machine.num_devices()));
       p.mapping.views[id] = v;
-      p.mapping.per_op.push_back({id, v, {}, {}});
+      OpCost op;
+      op.node = id;
+      op.view = v;
+      op.forward = o.value("forward_ms", 0.0) / 1e3;
+      op.backward = o.value("backward_ms", 0.0) / 1e3;
+      op.memory = o.value("memory_bytes", 0.0);
+      if (o.contains("own")) {
+        op.own.compute = o["own"].value("compute_ms", 0.0) / 1e3;
+        op.own.communication = o["own"].value("communication_ms", 0.0) / 1e3;
+        op.own.bytes = o["own"].value("communication_bytes", 0.0);
+      }
+      if (o.contains("edges")) {
+        op.edges.compute = o["edges"].value("compute_ms", 0.0) / 1e3;
+        op.edges.communication = o["edges"].value("communication_ms", 0.0) / 1e3;
+        op.edges.bytes = o["edges"].value("communication_bytes", 0.0);
+      }
+      p.mapping.per_op.push_back(std::move(op));
     }
   }
   p.mapping.feasible = !p.mapping.views.empty();

@@ -107,6 +107,63 @@ def asymmetric_padding():
     save(graph, "asymmetric_padding.onnx")
 
 
+def pooling_variants():
+    # Opset 11: a zero Pad folded into AveragePool, a ceil_mode MaxPool, Clip(min=0) as Relu.
+    zero = helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])
+    pads = helper.make_tensor("pads", TensorProto.INT64, [8], [0, 0, 1, 1, 0, 0, 1, 1])
+    nodes = [
+        helper.make_node("Pad", ["x", "pads"], ["padded"], name="pad", mode="constant"),
+        helper.make_node("AveragePool", ["padded"], ["avg"], name="avg_pool", kernel_shape=[3, 3]),
+        helper.make_node("MaxPool", ["avg"], ["max"], name="max_pool", kernel_shape=[2, 2],
+                         strides=[2, 2], ceil_mode=1),
+        helper.make_node("Clip", ["max", "zero"], ["clipped"], name="clip"),
+        helper.make_node("Flatten", ["clipped"], ["flat"], name="flatten", axis=1),
+        helper.make_node("Softmax", ["flat"], ["y"], name="softmax", axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "pooling_variants",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 9])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 100])], initializer=[zero, pads])
+    save(graph, "pooling_variants.onnx", opset=11)
+
+
+def layout_ops():
+    # Opset 13 layout and arithmetic: Split (sizes input), Unsqueeze/Squeeze, Slice and Gather of an
+    # activation, Reshape with 0 and -1, Transpose, scalar Sub/Div with the constant first, Pow, Neg,
+    # and a Shape -> Gather -> Unsqueeze -> Concat chain feeding a Reshape.
+    ints = lambda name, values: helper.make_tensor(name, TensorProto.INT64, [len(values)], values)
+    scalar = lambda name, value: helper.make_tensor(name, TensorProto.FLOAT, [], [value])
+    nodes = [
+        helper.make_node("Split", ["x", "split_sizes"], ["a", "b"], name="split", axis=1),
+        helper.make_node("Unsqueeze", ["a", "axis0"], ["a4"], name="unsqueeze"),
+        helper.make_node("Squeeze", ["a4", "axis0"], ["a3"], name="squeeze"),
+        helper.make_node("Slice", ["b", "starts", "ends", "axes1"], ["b_mid"], name="slice"),
+        helper.make_node("Concat", ["a3", "b_mid"], ["ab"], name="concat", axis=1),
+        helper.make_node("Gather", ["ab", "index0"], ["first"], name="gather_first", axis=2),
+        helper.make_node("Sub", ["one", "first"], ["one_minus"], name="one_minus"),
+        helper.make_node("Div", ["two", "one_minus"], ["ratio"], name="ratio"),
+        helper.make_node("Pow", ["ratio", "two"], ["squared"], name="square"),
+        helper.make_node("Neg", ["squared"], ["negated"], name="negate"),
+        helper.make_node("Shape", ["negated"], ["shape"], name="shape"),
+        helper.make_node("Gather", ["shape", "index0"], ["batch"], name="batch_dim", axis=0),
+        helper.make_node("Unsqueeze", ["batch", "axis0"], ["batch1"], name="batch_1d"),
+        helper.make_node("Concat", ["batch1", "minus_one"], ["target"], name="target", axis=0),
+        helper.make_node("Reshape", ["negated", "target"], ["flat"], name="reshape"),
+        helper.make_node("Reshape", ["flat", "zero_two"], ["pairs"], name="reshape_pairs"),
+        helper.make_node("Transpose", ["pairs"], ["y"], name="transpose", perm=[0, 2, 1]),
+    ]
+    graph = helper.make_graph(
+        nodes, "layout_ops",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2, 2])],
+        initializer=[ints("split_sizes", [2, 4]), ints("axis0", [0]), ints("starts", [1]),
+                     ints("ends", [3]), ints("axes1", [1]),
+                     helper.make_tensor("index0", TensorProto.INT64, [], [0]),
+                     scalar("one", 1.0), scalar("two", 2.0), ints("minus_one", [-1]),
+                     ints("zero_two", [0, 2, -1])])
+    save(graph, "layout_ops.onnx")
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     mlp()
@@ -116,3 +173,5 @@ if __name__ == "__main__":
     embedding()
     unsupported()
     asymmetric_padding()
+    pooling_variants()
+    layout_ops()

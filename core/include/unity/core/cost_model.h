@@ -59,8 +59,8 @@ class CostModel {
   // Point-to-point transfers that run at the same time: each destination receives its bytes over the
   // links from their sources one after another; the slowest destination decides.
   double transfers_time(const std::vector<Transfer>& transfers) const;
-  // Ring all-reduce of `bytes` on every device of the group: 2(k-1) steps of bytes/k over the
-  // slowest link of the group.
+  // All-reduce of `bytes` on every device of the group over the slowest link of the group: the
+  // faster of a ring (2(k-1) steps of bytes/k) and a pipelined tree (2 log2 k latencies).
   double allreduce_time(const std::vector<int>& group, double bytes) const;
   // Bytes all devices of the group send in a ring all-reduce: 2(k-1)/k * bytes each.
   static double allreduce_bytes(int group_size, double bytes);

@@ -38,7 +38,8 @@ struct Use {
 class Graph {
  public:
   std::string name;
-  std::int64_t batch_size = 0;  // per-device batch the model was built with (0: unknown)
+  std::int64_t batch_size = 0;  // batch its inputs hold (0: unknown); a zoo model built for N devices
+                                // holds N times the per-device batch
 
   // Adds a node and infers its output shapes; throws ShapeError naming the node when they are invalid.
   NodeId add(Operator op, std::vector<TensorRef> inputs);

@@ -15,7 +15,10 @@ namespace unity {
 struct OpCost {
   NodeId node = -1;
   MachineView view;
-  CostBreakdown own;    // the node's computation and weight synchronisation
+  double forward = 0;   // seconds, one task on the slowest device of the view
+  double backward = 0;  // seconds, likewise (without the weight update)
+  double memory = 0;    // bytes the op keeps on its busiest device
+  CostBreakdown own;    // the node's computation, weight updates and weight synchronisation
   CostBreakdown edges;  // what moves into the node from its producers
 };
 

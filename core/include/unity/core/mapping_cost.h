@@ -68,6 +68,10 @@ class MappingCost {
   // Bytes each device holds for training under a complete mapping: weights, gradients, optimizer
   // state, saved activations.
   std::vector<double> memory_per_device(const std::map<NodeId, MachineView>& views) const;
+  // This node's share of the above, added into `per_device`.
+  void add_node_memory(NodeId id, const MachineView& view, std::vector<double>& per_device) const;
+  // One task's forward and backward time on the slowest device type of the view.
+  OpTimes op_times(NodeId id, const MachineView& view) const;
 
  private:
   CostBreakdown parallel_edge(NodeId producer, int index, const MachineView& pv, NodeId consumer,

@@ -1,0 +1,251 @@
+// Index arithmetic and element-wise maths for constant folding (see folding_kernels.h).
+#include "onnx/folding_kernels.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "onnx/constant_folding.h"
+#include "unity/core/errors.h"
+
+namespace unity::onnxio::folding {
+namespace {
+
+using TP = ::onnx::TensorProto;
+
+const std::set<std::string_view> kUnaryOps = {"Sqrt", "Neg",     "Reciprocal", "Floor", "Ceil",
+                                              "Abs",  "Not",     "Exp",        "Log",   "Erf",
+                                              "Relu", "Sigmoid", "Tanh"};
+
+// Appends element `index` of src to dst (same element kind).
+void copy_element(const ConstTensor& src, std::int64_t index, ConstTensor& dst) {
+  if (dst.is_integer())
+    dst.ints.push_back(src.as_int(index));
+  else
+    dst.floats.push_back(src.as_double(index));
+}
+
+ConstTensor elementwise(
+    const std::vector<const ConstTensor*>& in, int result_type,
+    const std::function<double(const std::vector<double>&)>& float_op,
+    const std::function<std::int64_t(const std::vector<std::int64_t>&)>& int_op) {
+  std::vector<std::int64_t> dims = in[0]->dims;
+  for (std::size_t i = 1; i < in.size(); ++i) dims = broadcast_dims(dims, in[i]->dims);
+  ConstTensor out = empty_like(result_type, dims);
+  // Integer maths stays exact when every operand is integral; Where picks among its operands.
+  bool all_integer = true;
+  for (const auto* t : in) all_integer = all_integer && t->is_integer();
+  std::vector<double> fargs(in.size());
+  std::vector<std::int64_t> iargs(in.size());
+  for_each_index(dims, [&](const std::vector<std::int64_t>& index, std::int64_t) {
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const std::int64_t src = broadcast_index(index, in[i]->dims);
+      if (all_integer)
+        iargs[i] = in[i]->as_int(src);
+      else
+        fargs[i] = in[i]->as_double(src);
+    }
+    if (all_integer) {
+      const std::int64_t v = int_op(iargs);
+      if (out.is_integer())
+        out.ints.push_back(v);
+      else
+        out.floats.push_back(static_cast<double>(v));
+    } else {
+      const double v = float_op(fargs);
+      if (out.is_integer())
+        out.ints.push_back(static_cast<std::int64_t>(v));
+      else
+        out.floats.push_back(v);
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+[[noreturn]] void fail(const ::onnx::NodeProto& node, const std::string& what) {
+  throw InputError(fmt::format("{}: {}", describe_node(node), what));
+}
+
+std::vector<std::int64_t> strides_of(const std::vector<std::int64_t>& dims) {
+  std::vector<std::int64_t> strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
+    strides[static_cast<std::size_t>(i)] =
+        strides[static_cast<std::size_t>(i) + 1] * dims[static_cast<std::size_t>(i) + 1];
+  }
+  return strides;
+}
+
+// Flat index into a tensor of `dims` (right-aligned, size-1 dims broadcast) of the element at
+// multi-index `index` of the `out` shape.
+std::int64_t broadcast_index(const std::vector<std::int64_t>& index,
+                             const std::vector<std::int64_t>& dims) {
+  const auto strides = strides_of(dims);
+  const std::size_t offset = index.size() - dims.size();
+  std::int64_t flat = 0;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] != 1) flat += index[offset + d] * strides[d];
+  }
+  return flat;
+}
+
+// Calls f(multi_index, flat) for every element of a tensor of `dims`, in row-major order.
+void for_each_index(const std::vector<std::int64_t>& dims,
+                    const std::function<void(const std::vector<std::int64_t>&, std::int64_t)>& f) {
+  const std::int64_t n = product(dims);
+  std::vector<std::int64_t> index(dims.size(), 0);
+  for (std::int64_t flat = 0; flat < n; ++flat) {
+    f(index, flat);
+    for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
+      if (++index[static_cast<std::size_t>(d)] < dims[static_cast<std::size_t>(d)]) break;
+      index[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+}
+
+ConstTensor empty_like(int elem_type, std::vector<std::int64_t> dims) {
+  ConstTensor t;
+  t.elem_type = elem_type;
+  t.dims = std::move(dims);
+  if (t.is_integer())
+    t.ints.reserve(static_cast<std::size_t>(t.numel()));
+  else
+    t.floats.reserve(static_cast<std::size_t>(t.numel()));
+  return t;
+}
+
+ConstTensor gather_elements(
+    const ConstTensor& src, std::vector<std::int64_t> dims,
+    const std::function<std::int64_t(const std::vector<std::int64_t>&)>& source_index) {
+  ConstTensor out = empty_like(src.elem_type, dims);
+  for_each_index(dims, [&](const std::vector<std::int64_t>& index, std::int64_t) {
+    copy_element(src, source_index(index), out);
+  });
+  return out;
+}
+
+ConstTensor fold_binary(const ::onnx::NodeProto& node, const ConstTensor& a, const ConstTensor& b) {
+  const std::string& op = node.op_type();
+  const bool compare =
+      op == "Equal" || op == "Less" || op == "Greater" || op == "And" || op == "Or";
+  const int type = compare ? TP::BOOL : a.elem_type;
+  std::function<double(double, double)> f;
+  std::function<std::int64_t(std::int64_t, std::int64_t)> i;
+  if (op == "Add") {
+    f = std::plus<double>();
+    i = std::plus<std::int64_t>();
+  } else if (op == "Sub") {
+    f = std::minus<double>();
+    i = std::minus<std::int64_t>();
+  } else if (op == "Mul") {
+    f = std::multiplies<double>();
+    i = std::multiplies<std::int64_t>();
+  } else if (op == "Div") {
+    f = std::divides<double>();
+    i = [&node](std::int64_t x, std::int64_t y) {
+      if (y == 0) fail(node, "integer division by zero in a constant");
+      return x / y;
+    };
+  } else if (op == "Mod") {
+    f = [](double x, double y) { return std::fmod(x, y); };
+    i = [&node](std::int64_t x, std::int64_t y) {
+      if (y == 0) fail(node, "modulo by zero in a constant");
+      return x % y;
+    };
+  } else if (op == "Pow") {
+    f = [](double x, double y) { return std::pow(x, y); };
+    i = [](std::int64_t x, std::int64_t y) { return static_cast<std::int64_t>(std::pow(x, y)); };
+  } else if (op == "Min") {
+    f = [](double x, double y) { return std::min(x, y); };
+    i = [](std::int64_t x, std::int64_t y) { return std::min(x, y); };
+  } else if (op == "Max") {
+    f = [](double x, double y) { return std::max(x, y); };
+    i = [](std::int64_t x, std::int64_t y) { return std::max(x, y); };
+  } else if (op == "Equal") {
+    f = [](double x, double y) { return x == y ? 1.0 : 0.0; };
+    i = [](std::int64_t x, std::int64_t y) -> std::int64_t { return x == y; };
+  } else if (op == "Less") {
+    f = [](double x, double y) { return x < y ? 1.0 : 0.0; };
+    i = [](std::int64_t x, std::int64_t y) -> std::int64_t { return x < y; };
+  } else if (op == "Greater") {
+    f = [](double x, double y) { return x > y ? 1.0 : 0.0; };
+    i = [](std::int64_t x, std::int64_t y) -> std::int64_t { return x > y; };
+  } else if (op == "And") {
+    f = [](double x, double y) { return (x != 0 && y != 0) ? 1.0 : 0.0; };
+    i = [](std::int64_t x, std::int64_t y) -> std::int64_t { return x != 0 && y != 0; };
+  } else {
+    f = [](double x, double y) { return (x != 0 || y != 0) ? 1.0 : 0.0; };
+    i = [](std::int64_t x, std::int64_t y) -> std::int64_t { return x != 0 || y != 0; };
+  }
+  return elementwise(
+      {&a, &b}, type, [&](const std::vector<double>& v) { return f(v[0], v[1]); },
+      [&](const std::vector<std::int64_t>& v) { return i(v[0], v[1]); });
+}
+
+ConstTensor fold_unary(const ::onnx::NodeProto& node, const ConstTensor& x) {
+  const std::string& op = node.op_type();
+  std::function<double(double)> f;
+  if (op == "Sqrt")
+    f = [](double v) { return std::sqrt(v); };
+  else if (op == "Neg")
+    f = [](double v) { return -v; };
+  else if (op == "Reciprocal")
+    f = [](double v) { return 1.0 / v; };
+  else if (op == "Floor")
+    f = [](double v) { return std::floor(v); };
+  else if (op == "Ceil")
+    f = [](double v) { return std::ceil(v); };
+  else if (op == "Abs")
+    f = [](double v) { return std::abs(v); };
+  else if (op == "Not")
+    f = [](double v) { return v == 0 ? 1.0 : 0.0; };
+  else if (op == "Exp")
+    f = [](double v) { return std::exp(v); };
+  else if (op == "Log")
+    f = [](double v) { return std::log(v); };
+  else if (op == "Erf")
+    f = [](double v) { return std::erf(v); };
+  else if (op == "Relu")
+    f = [](double v) { return std::max(v, 0.0); };
+  else if (op == "Sigmoid")
+    f = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  else
+    f = [](double v) { return std::tanh(v); };
+  // Neg and Abs keep integers exact; the rest are float maths in ONNX anyway.
+  const bool exact_int = x.is_integer() && (op == "Neg" || op == "Abs" || op == "Not");
+  return elementwise(
+      {&x}, x.elem_type, [&](const std::vector<double>& v) { return f(v[0]); },
+      [&](const std::vector<std::int64_t>& v) -> std::int64_t {
+        if (exact_int) return op == "Neg" ? -v[0] : op == "Abs" ? std::abs(v[0]) : v[0] == 0;
+        return static_cast<std::int64_t>(f(static_cast<double>(v[0])));
+      });
+}
+
+ConstTensor fold_cast(const ::onnx::NodeProto& node, const ConstTensor& x) {
+  const int to = static_cast<int>(attr_int(node, "to", TP::FLOAT));
+  ConstTensor out = empty_like(to, x.dims);
+  for (std::int64_t k = 0; k < x.numel(); ++k) {
+    if (to == TP::BOOL)
+      out.ints.push_back(x.as_double(k) != 0.0);
+    else if (out.is_integer())
+      out.ints.push_back(x.as_int(k));
+    else
+      out.floats.push_back(x.as_double(k));
+  }
+  return out;
+}
+
+ConstTensor fold_where(const ConstTensor& condition, const ConstTensor& x, const ConstTensor& y) {
+  return elementwise(
+      {&condition, &x, &y}, x.elem_type,
+      [](const std::vector<double>& v) { return v[0] != 0 ? v[1] : v[2]; },
+      [](const std::vector<std::int64_t>& v) { return v[0] != 0 ? v[1] : v[2]; });
+}
+
+bool is_unary_op(std::string_view op_type) { return kUnaryOps.count(op_type) != 0; }
+
+}  // namespace unity::onnxio::folding

@@ -1,0 +1,44 @@
+#pragma once
+// Internal kernels of constant folding (constant_folding.cpp dispatches to them): index
+// arithmetic on row-major tensors, element-wise maths with numpy broadcasting, and the layout
+// operators. Each throws InputError naming the node for malformed input.
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "onnx/const_tensor.h"
+#include "onnx/onnx_model_reader.h"
+
+namespace unity::onnxio::folding {
+
+using Index = std::vector<std::int64_t>;
+
+[[noreturn]] void fail(const ::onnx::NodeProto& node, const std::string& what);
+
+std::vector<std::int64_t> strides_of(const std::vector<std::int64_t>& dims);
+// Flat index into a tensor of `dims` (right-aligned, size-1 dims broadcast) of the element at
+// multi-index `index` of the broadcast result.
+std::int64_t broadcast_index(const Index& index, const std::vector<std::int64_t>& dims);
+// Calls f(multi_index, flat) for every element of a tensor of `dims`, in row-major order.
+void for_each_index(const std::vector<std::int64_t>& dims,
+                    const std::function<void(const Index&, std::int64_t)>& f);
+ConstTensor empty_like(int elem_type, std::vector<std::int64_t> dims);
+// A tensor of `dims` whose element at each multi-index is src[source_index(index)].
+ConstTensor gather_elements(const ConstTensor& src, std::vector<std::int64_t> dims,
+                            const std::function<std::int64_t(const Index&)>& source_index);
+
+bool is_unary_op(std::string_view op_type);
+ConstTensor fold_unary(const ::onnx::NodeProto& node, const ConstTensor& x);
+ConstTensor fold_binary(const ::onnx::NodeProto& node, const ConstTensor& a, const ConstTensor& b);
+ConstTensor fold_where(const ConstTensor& condition, const ConstTensor& x, const ConstTensor& y);
+ConstTensor fold_cast(const ::onnx::NodeProto& node, const ConstTensor& x);
+
+ConstTensor fold_gather(const ::onnx::NodeProto& node, const ConstTensor& data,
+                        const ConstTensor& indices);
+ConstTensor fold_concat(const ::onnx::NodeProto& node, const std::vector<const ConstTensor*>& in);
+ConstTensor fold_slice(const ::onnx::NodeProto& node, const std::vector<const ConstTensor*>& in,
+                       std::int64_t opset);
+ConstTensor fold_transpose(const ::onnx::NodeProto& node, const ConstTensor& x);
+
+}  // namespace unity::onnxio::folding

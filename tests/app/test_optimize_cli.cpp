@@ -1,0 +1,58 @@
+// `unity optimize` and `unity show PLAN`: the JSON contract of DESIGN.md and plan files.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace fs = std::filesystem;
+
+TEST(OptimizeCli, JsonHasTheContractFields) {
+  auto r = run_cli("optimize mnist-mlp --machine summit --gpus 2 --mode data-parallel --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* field :
+       {"model", "machine", "devices", "mode", "iteration_time_ms", "compute_ms", "communication_ms",
+        "communication_bytes", "peak_memory_bytes", "fits_in_memory", "search_seconds",
+        "candidates_evaluated", "substitutions_applied", "operators", "parallel_operators"})
+    EXPECT_TRUE(j.contains(field)) << field;
+  EXPECT_EQ(j["devices"], 2);
+  EXPECT_EQ(j["communication_bytes"].get<double>(), 3252224.0);
+  EXPECT_EQ(j["fits_in_memory"], true);
+}
+
+TEST(OptimizeCli, PlanFileShowsWithCosts) {
+  const auto plan = fs::temp_directory_path() / (std::to_string(::getpid()) + "_plan.json");
+  auto r = run_cli("optimize resnext50 --machine summit --nodes 2 --out " + plan.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(slurp(plan));
+  EXPECT_EQ(j["format"], "unity-plan");
+  EXPECT_EQ(j["summary"]["devices"], 12);
+  EXPECT_FALSE(j["operators"].empty());
+  for (const auto& op : j["operators"]) {
+    ASSERT_TRUE(op.contains("view"));
+    EXPECT_TRUE(op.contains("forward_ms"));
+  }
+  auto show = run_cli("show " + plan.string() + " --costs");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("backward ms"), std::string::npos);
+  EXPECT_NE(show.out.find("conv1"), std::string::npos) << show.out.substr(0, 2000);
+  fs::remove(plan);
+}
+
+TEST(OptimizeCli, MemoryVerdictAndBadInput) {
+  auto dlrm = run_cli("optimize dlrm --machine summit --json");
+  ASSERT_EQ(dlrm.exit_code, 0) << dlrm.err;
+  EXPECT_EQ(nlohmann::json::parse(dlrm.out)["fits_in_memory"], false);
+
+  const auto out = fs::temp_directory_path() / (std::to_string(::getpid()) + "_never.json");
+  auto too_many = run_cli("optimize mnist-mlp --machine pcie-4gpu --gpus 8 --out " + out.string());
+  EXPECT_EQ(too_many.exit_code, 1);
+  EXPECT_FALSE(too_many.err.empty());
+  EXPECT_FALSE(fs::exists(out));
+  auto bad_mode = run_cli("optimize mnist-mlp --machine summit --mode telepathy");
+  EXPECT_EQ(bad_mode.exit_code, 1);
+  auto no_machine = run_cli("optimize mnist-mlp");
+  EXPECT_EQ(no_machine.exit_code, 1);
+}
