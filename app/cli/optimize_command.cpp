@@ -3,8 +3,10 @@
 
 #include "commands.h"
 #include "machine_options.h"
+#include "progress_printer.h"
 #include "table_printer.h"
 #include "unity/core/json_io.h"
+#include "unity/core/model_loader.h"
 #include "unity/core/plan_optimizer.h"
 
 namespace unity::cli {
@@ -16,14 +18,30 @@ void add_optimize_command(CLI::App& app) {
     OptimizeOptions optimize;
     std::string out;
     bool json = false;
+    bool progress = false;
+    std::int64_t batch = 0;
   };
   auto opt = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("optimize", "Find a training plan for a model on a machine");
   cmd->add_option("model", opt->model, "Zoo model name, .onnx or model .json")->required();
   add_machine_options(cmd, opt->machine);
   cmd->add_option("--mode", opt->optimize.mode, "Search mode")
-      ->check(CLI::IsMember({"data-parallel"}))
+      ->check(CLI::IsMember({"joint", "sequential", "data-parallel"}))
       ->capture_default_str();
+  cmd->add_option("--alpha", opt->optimize.alpha, "Prune candidates worse than alpha x the best")
+      ->check(CLI::Range(1.0, 10.0))
+      ->capture_default_str();
+  cmd->add_option("--budget", opt->optimize.budget, "Candidates costed per search phase")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--rules", opt->optimize.rule_files, "Rule files to search with (default: built-in)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--pin", opt->optimize.pins, "Apply this rule wherever it matches, in every plan");
+  cmd->add_option("--veto", opt->optimize.vetoes, "Never apply this rule");
+  cmd->add_flag("--progress", opt->progress, "Print search progress on stderr");
+  cmd->add_option("--batch", opt->batch,
+                  "Global batch of a zoo model (default: the paper's per-device batch x devices)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--optimizer", opt->optimize.optimizer, "Optimizer whose state the memory model counts")
       ->check(CLI::IsMember({"sgd", "sgd-momentum", "adam"}))
       ->capture_default_str();
@@ -31,8 +49,12 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_flag("--json", opt->json, "Print the result as one JSON object");
   cmd->callback([opt] {
     const MachineSpec machine = resolve_machine(opt->machine);
-    const Graph model = load_model_for_devices(opt->model, machine.num_devices());
-    const Plan plan = optimize_plan(model, machine, opt->optimize);
+    const Graph model = opt->batch > 0 ? load_model(opt->model, opt->batch)
+                                       : load_model_for_devices(opt->model, machine.num_devices());
+    ProgressPrinter progress;
+    OptimizeOptions options = opt->optimize;
+    if (opt->progress) options.observer = &progress;
+    const Plan plan = optimize_plan(model, machine, options);
     if (!opt->out.empty()) write_text_file_atomic(opt->out, plan_to_json(plan).dump(1) + "\n");
     const auto& s = plan.summary;
     if (opt->json) {
@@ -48,7 +70,11 @@ void add_optimize_command(CLI::App& app) {
                human_bytes(static_cast<std::int64_t>(s.peak_memory_bytes)),
                s.fits_in_memory ? "fits" : "DOES NOT FIT");
     fmt::print("  operators      {} compute, {} parallel\n", s.operators, s.parallel_operators);
-    fmt::print("  search         {:.3f} s\n", s.search_seconds);
+    fmt::print("  search         {:.3f} s, {} candidates{}\n", s.search_seconds, s.candidates_evaluated,
+               s.search_status.empty() ? "" : " (" + s.search_status + ")");
+    for (const auto& a : s.substitutions_applied)
+      fmt::print("  applied        {}{} on {}\n", a.rule, a.pinned ? " (pinned)" : "",
+                 fmt::join(a.nodes, ", "));
   });
 }
 

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "machine/embedded_machines.h"
+#include "embedded_files.h"
 #include "unity/core/errors.h"
 #include "unity/core/machine_spec.h"
 
@@ -21,7 +21,7 @@ constexpr std::string_view kPresetOrder[] = {"summit", "dgx-a100", "dgx-h100", "
 constexpr int kCpuLocalMaxRanks = 256;
 constexpr std::int64_t kFallbackRam = std::int64_t{16} << 30;
 
-const detail::EmbeddedMachine* find_preset(const std::string& name) {
+const detail::EmbeddedFile* find_preset(const std::string& name) {
   for (const auto& e : detail::embedded_machines())
     if (e.name == name) return &e;
   return nullptr;
@@ -145,7 +145,7 @@ MachineSpec select_machine(const MachineSpec& m, const MachineSelection& selecti
 MachineSpec load_machine(const std::string& spec, const MachineSelection& selection) {
   if (const auto* preset = find_preset(spec)) {
     const bool cpu_local = spec == "cpu-local";
-    MachineSpec m = select(parse_text(preset->json, spec), selection, cpu_local);
+    MachineSpec m = select(parse_text(preset->text, spec), selection, cpu_local);
     if (cpu_local) {
       // The ranks share this machine's RAM; read it now so a plan fits the machine it runs on.
       const std::int64_t per_rank = total_ram_bytes() / m.num_devices();

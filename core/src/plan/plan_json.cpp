@@ -28,6 +28,14 @@ json breakdown_to_json(const CostBreakdown& c) {
           {"communication_bytes", c.bytes}};
 }
 
+json applied_to_json(const std::vector<AppliedSubstitution>& applied) {
+  json out = json::array();
+  for (const auto& a : applied)
+    out.push_back({{"rule", a.rule}, {"nodes", a.nodes}, {"parameters", a.parameters},
+                   {"pinned", a.pinned}});
+  return out;
+}
+
 }  // namespace
 
 bool is_plan_json(const json& j) { return j.is_object() && j.value("format", "") == "unity-plan"; }
@@ -46,7 +54,9 @@ json summary_to_json(const PlanSummary& s) {
           {"fits_in_memory", s.fits_in_memory},
           {"search_seconds", s.search_seconds},
           {"candidates_evaluated", s.candidates_evaluated},
-          {"substitutions_applied", s.substitutions_applied},
+          {"substitutions_applied", applied_to_json(s.substitutions_applied)},
+          {"vetoed", s.vetoed},
+          {"search_status", s.search_status},
           {"operators", s.operators},
           {"parallel_operators", s.parallel_operators},
           {"mapping_subproblems", s.mapping_subproblems}};

@@ -9,6 +9,7 @@
 #include "unity/core/graph.h"
 #include "unity/core/machine_mapping.h"
 #include "unity/core/machine_spec.h"
+#include "unity/core/substitution_search.h"
 
 namespace unity {
 
@@ -26,7 +27,9 @@ struct PlanSummary {
   bool fits_in_memory = false;
   double search_seconds = 0;
   std::int64_t candidates_evaluated = 0;
-  std::vector<std::string> substitutions_applied;
+  std::vector<AppliedSubstitution> substitutions_applied;
+  std::vector<std::string> vetoed;      // rules the search was told never to apply
+  std::string search_status;            // completed, budget, cancelled (empty: no search)
   std::int64_t operators = 0;           // compute operators
   std::int64_t parallel_operators = 0;  // parallel operators
   std::size_t mapping_subproblems = 0;

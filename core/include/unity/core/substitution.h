@@ -1,0 +1,31 @@
+#pragma once
+// Finding where a rule's source pattern occurs in a PCG and replacing it by the rule's target.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "unity/core/attributes.h"
+#include "unity/core/graph.h"
+#include "unity/core/rule.h"
+
+namespace unity {
+
+struct Match {
+  const Rule* rule = nullptr;
+  std::map<std::string, NodeId> nodes;      // source node name -> graph node
+  std::map<std::string, TensorRef> inputs;  // rule input -> graph tensor
+  std::map<std::string, AttrValue> symbols;
+  std::vector<NodeId> matched_nodes() const;
+};
+
+// Every occurrence of the rule's source pattern whose inner nodes are read by nothing outside it.
+std::vector<Match> find_matches(const Graph& graph, const Rule& rule);
+
+// The graph with the match replaced by the target, parameters bound to `params`. Nothing when the
+// target's shapes do not infer, or its outputs' parallel shapes differ from the replaced outputs'
+// (a substitution never changes what the rest of the graph sees).
+std::optional<Graph> apply_substitution(const Graph& graph, const Match& match,
+                                        const std::map<std::string, std::int64_t>& params);
+
+}  // namespace unity

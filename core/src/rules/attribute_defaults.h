@@ -1,0 +1,25 @@
+#pragma once
+// Attributes an operator may leave out, with the value that means. Patterns compare against these, and
+// substitutions drop attributes that equal them, so a rewritten node hashes like a hand-built one.
+#include <optional>
+#include <string>
+
+#include "unity/core/operator.h"
+
+namespace unity::detail {
+
+inline std::optional<AttrValue> attribute_default(const std::string& name) {
+  if (name == "activation") return AttrValue{std::string("none")};
+  if (name == "groups") return AttrValue{std::int64_t{1}};
+  if (name == "keepdims") return AttrValue{std::int64_t{1}};
+  return std::nullopt;
+}
+
+inline void drop_default_attributes(Operator& op) {
+  std::vector<std::string> defaults;
+  for (const auto& [key, value] : op.attrs.items())
+    if (auto d = attribute_default(key); d && *d == value) defaults.push_back(key);
+  for (const auto& key : defaults) op.attrs.erase(key);
+}
+
+}  // namespace unity::detail

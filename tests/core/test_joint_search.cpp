@@ -1,0 +1,129 @@
+// Joint search (paper 5.1): the paper's Figure 2, modes, pins and vetoes, events, cancellation, fuzz.
+#include <gtest/gtest.h>
+
+#include "random_graphs.h"
+#include "unity/core/errors.h"
+#include "unity/core/model_zoo.h"
+#include "unity/core/plan_optimizer.h"
+
+using namespace unity;
+
+namespace {
+
+Plan run(const std::string& mode, const std::string& machine, int gpus, OptimizeOptions o = {}) {
+  o.mode = mode;
+  // Figure 1's MLP with b = 64 in all, as in the paper's example.
+  return optimize_plan(zoo::build("mnist-mlp", 64), load_machine(machine, {0, gpus}), o);
+}
+
+bool applied(const Plan& p, const std::string& rule) {
+  for (const auto& a : p.summary.substitutions_applied)
+    if (a.rule == rule) return true;
+  return false;
+}
+
+struct Recorder : SearchObserver {
+  std::vector<SearchEvent> events;
+  void on_event(const SearchEvent& e) override { events.push_back(e); }
+  int count(SearchEvent::Kind k) const {
+    return static_cast<int>(std::count_if(events.begin(), events.end(),
+                                          [k](const SearchEvent& e) { return e.kind == k; }));
+  }
+};
+
+}  // namespace
+
+TEST(JointSearch, PaperFigure2OnTwoCpuDevices) {
+  const Plan seq = run("sequential", "cpu-local", 2);
+  const Plan joint = run("joint", "cpu-local", 2);
+  // Sequential: fuse MatMul+ReLU, then data parallelism: the weight gradients are all-reduced.
+  EXPECT_TRUE(applied(seq, "fuse_linear_relu"));
+  EXPECT_DOUBLE_EQ(seq.summary.communication_bytes, 3'252'224.0);
+  // Joint: the first MatMul stays unfused and goes reduction-parallel.
+  EXPECT_FALSE(applied(joint, "fuse_linear_relu"));
+  bool reduction = false;
+  for (const auto& [id, n] : joint.pcg.nodes())
+    if (n.op.type == OpType::Linear && n.op.name == "fc1") {
+      EXPECT_EQ(n.op.attrs.get_string("activation", "none"), "none");
+      reduction = n.outputs[0].replica == 2;  // partial sums
+    }
+  EXPECT_TRUE(reduction);
+  EXPECT_LE(joint.summary.communication_bytes, 4.0 * 64 * 512 * 4);
+  EXPECT_GE(seq.summary.communication_bytes / joint.summary.communication_bytes, 6.0);
+  EXPECT_LT(joint.summary.iteration_time_ms, seq.summary.iteration_time_ms);
+}
+
+TEST(JointSearch, NeverWorseThanSequentialOrDataParallel) {
+  for (int gpus : {1, 2, 4}) {
+    const double joint = run("joint", "summit", gpus).summary.iteration_time_ms;
+    EXPECT_LE(joint, run("sequential", "summit", gpus).summary.iteration_time_ms * (1 + 1e-9));
+    EXPECT_LE(joint, run("data-parallel", "summit", gpus).summary.iteration_time_ms * (1 + 1e-9));
+  }
+}
+
+TEST(JointSearch, VetoedRulesNeverAppearAndPinnedOnesAlways) {
+  OptimizeOptions veto;
+  veto.vetoes = {"linear_sample_to_reduction_parallel"};
+  const Plan v = run("joint", "cpu-local", 2, veto);
+  EXPECT_FALSE(applied(v, "linear_sample_to_reduction_parallel"));
+  EXPECT_EQ(v.summary.vetoed, veto.vetoes);
+
+  OptimizeOptions pin;
+  pin.pins = {"fuse_linear_relu"};
+  const Plan p = run("joint", "cpu-local", 2, pin);
+  ASSERT_TRUE(applied(p, "fuse_linear_relu"));
+  for (const auto& a : p.summary.substitutions_applied) {
+    if (a.rule == "fuse_linear_relu") {
+      EXPECT_TRUE(a.pinned);
+    }
+  }
+  EXPECT_EQ(p.pcg.count(OpType::Relu), 0);
+
+  OptimizeOptions unknown;
+  unknown.vetoes = {"no_such_rule"};
+  EXPECT_THROW(run("joint", "cpu-local", 2, unknown), InputError);
+}
+
+TEST(JointSearch, ReportsEveryEventAndCanBeCancelled) {
+  Recorder rec;
+  OptimizeOptions o;
+  o.observer = &rec;
+  const Plan p = run("joint", "cpu-local", 2, o);
+  ASSERT_FALSE(rec.events.empty());
+  EXPECT_EQ(rec.events.front().kind, SearchEvent::Kind::Started);
+  EXPECT_EQ(rec.events.back().kind, SearchEvent::Kind::Finished);
+  EXPECT_EQ(rec.events.back().status, "completed");
+  EXPECT_EQ(rec.count(SearchEvent::Kind::CandidateCosted) + 2, p.summary.candidates_evaluated);
+  EXPECT_GE(rec.count(SearchEvent::Kind::NewBest), 1);
+  for (const auto& e : rec.events)
+    if (e.kind == SearchEvent::Kind::CandidateCosted) {
+      EXPECT_FALSE(e.rule.empty());
+      EXPECT_FALSE(e.matched_nodes.empty());
+      EXPECT_GE(e.candidate_ms, 0);
+    }
+
+  CancelFlag cancel{true};
+  Recorder rec2;
+  o.observer = &rec2;
+  o.cancel = &cancel;
+  const Plan c = run("joint", "cpu-local", 2, o);
+  EXPECT_EQ(c.summary.search_status, "cancelled");
+  EXPECT_EQ(rec2.events.back().status, "cancelled");
+  EXPECT_GT(c.summary.iteration_time_ms, 0);  // the best plan so far is still a plan
+}
+
+TEST(JointSearch, FuzzRandomGraphsNeverCrashAndValidate) {
+  OptimizeOptions o;
+  o.mode = "joint";
+  o.budget = 40;
+  o.vetoes = {"relu_sample_parallel"};
+  const MachineSpec machine = load_machine("summit", {0, 4});
+  for (unsigned seed = 1; seed <= 200; ++seed) {
+    const Graph g = unity::testing::RandomSpGraph(seed, 2 + seed % 9).build();
+    const Plan p = optimize_plan(g, machine, o);
+    ASSERT_NO_THROW(p.pcg.validate()) << "seed " << seed;
+    EXPECT_GT(p.summary.iteration_time_ms, 0) << "seed " << seed;
+    for (const auto& a : p.summary.substitutions_applied)
+      EXPECT_NE(a.rule, "relu_sample_parallel") << "seed " << seed;
+  }
+}

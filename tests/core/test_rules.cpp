@@ -1,0 +1,149 @@
+// The rule format, pattern matching and application.
+#include <gtest/gtest.h>
+
+#include "unity/core/errors.h"
+#include "unity/core/graph_builder.h"
+#include "unity/core/model_zoo.h"
+#include "unity/core/substitution.h"
+
+using namespace unity;
+
+namespace {
+
+std::string load_error(const nlohmann::json& j) {
+  try {
+    rules_from_json(j);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+nlohmann::json one_rule() {
+  return nlohmann::json::parse(R"({
+    "format": "unity-rules", "version": 1,
+    "rules": [{
+      "name": "relu_sample_parallel", "kind": "parallel", "inputs": ["x"], "parameters": ["d"],
+      "source": {"nodes": [{"name": "op", "op": "Relu", "inputs": ["x"]}], "outputs": ["op"]},
+      "target": {"nodes": [
+        {"name": "px", "op": "Partition", "inputs": ["x"], "attrs": {"dim": 0, "degree": "d"}},
+        {"name": "op2", "op": "Relu", "inputs": ["px"], "copy_attrs_of": "op"},
+        {"name": "out", "op": "Combine", "inputs": ["op2"], "attrs": {"dim": 0, "degree": "d"}}],
+        "outputs": ["out"]}}]})");
+}
+
+const Rule& rule(const RuleSet& set, const std::string& name) {
+  const Rule* r = set.find(name);
+  EXPECT_NE(r, nullptr) << name;
+  return *r;
+}
+
+}  // namespace
+
+TEST(Rules, DefaultSetLoadsAndRoundTrips) {
+  const RuleSet rules = default_rules();
+  EXPECT_GE(rules.rules.size(), 15u);
+  const RuleSet back = rules_from_json(rules_to_json(rules));
+  EXPECT_EQ(rules_to_json(back), rules_to_json(rules));
+}
+
+TEST(Rules, MalformedRulesNameTheRuleAndTheField) {
+  auto j = one_rule();
+  j["rules"][0]["target"]["nodes"][1]["op"] = "Rleu";
+  EXPECT_NE(load_error(j).find("rule 'relu_sample_parallel': target.nodes[1].op: unknown op 'Rleu'"),
+            std::string::npos)
+      << load_error(j);
+  j = one_rule();
+  j["rules"][0]["kind"] = "magic";
+  EXPECT_NE(load_error(j).find("'relu_sample_parallel': kind"), std::string::npos);
+  j = one_rule();
+  j["rules"][0]["target"]["nodes"][2]["inputs"] = {"nowhere"};
+  EXPECT_NE(load_error(j).find("target.nodes[2].inputs: 'nowhere'"), std::string::npos);
+  j = one_rule();
+  j["rules"][0]["source"]["nodes"][0]["inputs"] = nlohmann::json::array();
+  EXPECT_NE(load_error(j).find("source.nodes[0].inputs"), std::string::npos);
+  j = one_rule();
+  j["rules"][0]["target"]["outputs"] = {"out", "px"};
+  EXPECT_NE(load_error(j).find("target.outputs"), std::string::npos);
+  j = one_rule();
+  j["rules"].push_back(j["rules"][0]);
+  EXPECT_NE(load_error(j).find("two rules share this name"), std::string::npos);
+  j = one_rule();
+  j["rules"][0]["target"]["nodes"][2]["attrs"]["dim"] = "$unbound";
+  EXPECT_NE(load_error(j).find("symbol $unbound"), std::string::npos);
+}
+
+TEST(Rules, MatchAndApplyPreserveTheOutputShape) {
+  const RuleSet set = rules_from_json(one_rule());
+  Graph g;
+  GraphBuilder b(g);
+  auto x = b.input("x", {8, 4});
+  auto r = b.relu(x, "act");
+  b.tanh(r, "after");
+  const auto matches = find_matches(g, set.rules[0]);
+  ASSERT_EQ(matches.size(), 1u);
+  EXPECT_EQ(matches[0].nodes.at("op"), r.node);
+  auto applied = apply_substitution(g, matches[0], {{"d", 2}});
+  ASSERT_TRUE(applied);
+  EXPECT_NO_THROW(applied->validate());
+  EXPECT_EQ(applied->count(OpType::Partition), 1);
+  EXPECT_EQ(applied->count(OpType::Combine), 1);
+  EXPECT_FALSE(applied->contains(r.node));
+  // A degree that does not divide the batch does not apply.
+  EXPECT_FALSE(apply_substitution(g, matches[0], {{"d", 3}}));
+}
+
+TEST(Rules, InnerNodesUsedElsewhereBlockAMatch) {
+  const RuleSet rules = default_rules();
+  Graph g;
+  GraphBuilder b(g);
+  auto x = b.input("x", {8, 16});
+  auto lin = b.linear(x, 16, "fc", false);
+  auto act = b.relu(lin, "act");
+  b.add(act, lin, "skip");  // the Linear's output is needed without the ReLU
+  EXPECT_TRUE(find_matches(g, rule(rules, "fuse_linear_relu")).empty());
+}
+
+TEST(Rules, FusionAndCancellation) {
+  const RuleSet rules = default_rules();
+  const Graph mnist = zoo::build("mnist-mlp");
+  const auto fuse = find_matches(mnist, rule(rules, "fuse_linear_relu"));
+  ASSERT_EQ(fuse.size(), 1u);
+  auto fused = apply_substitution(mnist, fuse[0], {});
+  ASSERT_TRUE(fused);
+  EXPECT_EQ(fused->count(OpType::Relu), 0);
+  EXPECT_EQ(fused->count(OpType::Linear), 2);
+  // ...and back.
+  const auto unfuse = find_matches(*fused, rule(rules, "unfuse_linear_relu"));
+  ASSERT_EQ(unfuse.size(), 1u);
+  auto back = apply_substitution(*fused, unfuse[0], {});
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->structural_hash(), mnist.structural_hash());
+
+  // Partition(Combine(x)) with the same dim and degree is x.
+  Graph g;
+  GraphBuilder b(g);
+  auto x = b.input("x", {8, 4});
+  auto p = b.partition(b.relu(x, "a"), 0, 2, "p");
+  auto r = b.relu(p, "b");
+  auto c = b.combine(r, 0, 2, "c");
+  auto p2 = b.partition(c, 0, 2, "p2");
+  b.relu(p2, "d");
+  const auto m = find_matches(g, rule(rules, "cancel_combine_partition"));
+  ASSERT_EQ(m.size(), 1u);
+  auto cancelled = apply_substitution(g, m[0], {});
+  ASSERT_TRUE(cancelled);
+  EXPECT_EQ(cancelled->count(OpType::Combine), 0);
+  EXPECT_EQ(cancelled->count(OpType::Partition), 1);
+  EXPECT_NO_THROW(cancelled->validate());
+}
+
+TEST(Rules, SymbolsMustAgree) {
+  const RuleSet rules = default_rules();
+  Graph g;
+  GraphBuilder b(g);
+  auto x = b.input("x", {8, 8});
+  auto c = b.combine(b.partition(b.relu(x, "a"), 0, 4, "p"), 0, 2, "c");  // degrees differ
+  b.partition(c, 0, 4, "p2");
+  EXPECT_TRUE(find_matches(g, rule(rules, "cancel_combine_partition")).empty());
+}
