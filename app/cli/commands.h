@@ -10,5 +10,10 @@ void add_import_command(CLI::App& app);
 void add_show_command(CLI::App& app);
 void add_machines_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
+void add_project_command(CLI::App& app);
+void add_rules_command(CLI::App& app);
 
 }  // namespace unity::cli

@@ -19,6 +19,11 @@ int main(int argc, char** argv) {
   unity::cli::add_show_command(app);
   unity::cli::add_machines_command(app);
   unity::cli::add_optimize_command(app);
+  unity::cli::add_compare_command(app);
+  unity::cli::add_run_command(app);
+  unity::cli::add_calibrate_command(app);
+  unity::cli::add_project_command(app);
+  unity::cli::add_rules_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

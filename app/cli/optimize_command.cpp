@@ -4,6 +4,8 @@
 #include "commands.h"
 #include "machine_options.h"
 #include "progress_printer.h"
+#include "project_recording.h"
+#include "search_options.h"
 #include "table_printer.h"
 #include "unity/core/json_io.h"
 #include "unity/core/model_loader.h"
@@ -20,33 +22,23 @@ void add_optimize_command(CLI::App& app) {
     bool json = false;
     bool progress = false;
     std::int64_t batch = 0;
+    std::string project;
   };
   auto opt = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("optimize", "Find a training plan for a model on a machine");
   cmd->add_option("model", opt->model, "Zoo model name, .onnx or model .json")->required();
   add_machine_options(cmd, opt->machine);
   cmd->add_option("--mode", opt->optimize.mode, "Search mode")
-      ->check(CLI::IsMember({"joint", "sequential", "data-parallel"}))
+      ->check(CLI::IsMember({"joint", "sequential", "data-parallel", "expert"}))
       ->capture_default_str();
-  cmd->add_option("--alpha", opt->optimize.alpha, "Prune candidates worse than alpha x the best")
-      ->check(CLI::Range(1.0, 10.0))
-      ->capture_default_str();
-  cmd->add_option("--budget", opt->optimize.budget, "Candidates costed per search phase")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--rules", opt->optimize.rule_files, "Rule files to search with (default: built-in)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--pin", opt->optimize.pins, "Apply this rule wherever it matches, in every plan");
-  cmd->add_option("--veto", opt->optimize.vetoes, "Never apply this rule");
   cmd->add_flag("--progress", opt->progress, "Print search progress on stderr");
+  add_search_options(cmd, opt->optimize);
   cmd->add_option("--batch", opt->batch,
                   "Global batch of a zoo model (default: the paper's per-device batch x devices)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--optimizer", opt->optimize.optimizer, "Optimizer whose state the memory model counts")
-      ->check(CLI::IsMember({"sgd", "sgd-momentum", "adam"}))
-      ->capture_default_str();
   cmd->add_option("--out", opt->out, "Write the plan (PCG, machine views, costs) as JSON");
   cmd->add_flag("--json", opt->json, "Print the result as one JSON object");
+  add_project_option(cmd, opt->project);
   cmd->callback([opt] {
     const MachineSpec machine = resolve_machine(opt->machine);
     const Graph model = opt->batch > 0 ? load_model(opt->model, opt->batch)
@@ -54,11 +46,16 @@ void add_optimize_command(CLI::App& app) {
     ProgressPrinter progress;
     OptimizeOptions options = opt->optimize;
     if (opt->progress) options.observer = &progress;
-    const Plan plan = optimize_plan(model, machine, options);
+    ProjectRecord recorded;  // --project: model, machine, search steps and plan, in the project
+    const Plan plan = opt->project.empty() ? optimize_plan(model, machine, options)
+                                           : optimize_into_project(opt->project, model, opt->model,
+                                                                   machine, options, recorded);
     if (!opt->out.empty()) write_text_file_atomic(opt->out, plan_to_json(plan).dump(1) + "\n");
     const auto& s = plan.summary;
     if (opt->json) {
-      fmt::print("{}\n", summary_to_json(s).dump(2));
+      auto j = summary_to_json(s);
+      if (!opt->project.empty()) j["project"] = recorded.to_json();
+      fmt::print("{}\n", j.dump(2));
       return;
     }
     fmt::print("{} on {} ({} devices), {}\n", s.model, s.machine, s.devices, s.mode);
@@ -75,6 +72,7 @@ void add_optimize_command(CLI::App& app) {
     for (const auto& a : s.substitutions_applied)
       fmt::print("  applied        {}{} on {}\n", a.rule, a.pinned ? " (pinned)" : "",
                  fmt::join(a.nodes, ", "));
+    if (!opt->project.empty()) fmt::print("  project        {}\n", recorded.describe());
   });
 }
 

@@ -1,31 +1,55 @@
-// `unity-explorer [MODEL] [--model M] [--machine P [--nodes N|--gpus N]] [--view V] [--screenshot PNG]`
-// With --screenshot it renders the window offscreen into PNG and exits: 0 on success, 1 on bad input
-// (message on stderr, nothing written), like the `unity` CLI.
+// `unity-explorer [MODEL] [--model M] [--machine P [--nodes N|--gpus N]] [--view V]
+//                 [--compare LEFT,RIGHT] [--screenshot PNG]`
+// With --screenshot it renders the chosen view offscreen into PNG once its work is done (layouts,
+// the search, the compared plans) and exits: 0 on success, 1 on bad input (message on stderr,
+// nothing written), like the `unity` CLI.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDeadlineTimer>
 #include <QMessageBox>
 #include <QPixmap>
+#include <QSettings>
+#include <QThread>
 #include <QTimer>
 
 #include <cstdio>
 
 #include "main_window.h"
 #include "unity/core/machine_spec.h"
+#include "unity/views/explorer_document.h"
 
 namespace {
+
+constexpr int kScreenshotTimeoutMs = 540000;  // a screenshot of a big search may take minutes
 
 void printError(const QString& message) {
   std::fprintf(stderr, "unity-explorer: error: %s\n", qPrintable(message));
 }
 
 // A positive count option; 0 when not given. Returns false (with *error) for anything else.
-bool countOption(const QCommandLineParser& parser, const QCommandLineOption& option, int* value, QString* error) {
+bool countOption(const QCommandLineParser& parser, const QCommandLineOption& option, int* value,
+                 QString* error) {
   *value = 0;
   if (!parser.isSet(option)) return true;
   bool ok = false;
   *value = parser.value(option).toInt(&ok);
   if (ok && *value > 0) return true;
-  *error = QStringLiteral("--%1 must be a positive integer, got '%2'").arg(option.names().first(), parser.value(option));
+  *error = QStringLiteral("--%1 must be a positive integer, got '%2'")
+               .arg(option.names().first(), parser.value(option));
+  return false;
+}
+
+// Lets queued work (layouts, searches) run until the window is idle; false on timeout.
+bool waitUntilSettled(const unity::explorer::MainWindow& window, int timeoutMs) {
+  QDeadlineTimer deadline(timeoutMs);
+  int idleRounds = 0;
+  while (!deadline.hasExpired()) {
+    QApplication::processEvents(QEventLoop::AllEvents, 50);
+    // Idle for a few rounds in a row: results queued by workers have been delivered and drawn.
+    idleRounds = window.busy() ? 0 : idleRounds + 1;
+    if (idleRounds >= 5) return true;
+    QThread::msleep(20);
+  }
   return false;
 }
 
@@ -43,26 +67,36 @@ int main(int argc, char** argv) {
       QStringLiteral("Explore DNN models and their parallel training plans (Unity, OSDI'22)."));
   parser.addHelpOption();
   parser.addVersionOption();
-  parser.addPositionalArgument(QStringLiteral("MODEL"),
-                               QStringLiteral("A zoo model name, an .onnx file or a model .json file."),
-                               QStringLiteral("[MODEL]"));
-  const QCommandLineOption modelOption(QStringLiteral("model"), QStringLiteral("Model to open (as MODEL)."),
-                                       QStringLiteral("M"));
-  const QCommandLineOption machineOption(QStringLiteral("machine"),
-                                         QStringLiteral("Machine preset or topology .json to target."),
-                                         QStringLiteral("P"));
-  const QCommandLineOption nodesOption(QStringLiteral("nodes"), QStringLiteral("Use N whole nodes of the machine."),
+  parser.addPositionalArgument(
+      QStringLiteral("MODEL"),
+      QStringLiteral("A zoo model name, an .onnx file or a model .json file."),
+      QStringLiteral("[MODEL]"));
+  const QCommandLineOption modelOption(
+      QStringLiteral("model"), QStringLiteral("Model to open (as MODEL)."), QStringLiteral("M"));
+  const QCommandLineOption machineOption(
+      QStringLiteral("machine"), QStringLiteral("Machine preset or topology .json to target."),
+      QStringLiteral("P"));
+  const QCommandLineOption nodesOption(QStringLiteral("nodes"),
+                                       QStringLiteral("Use N whole nodes of the machine."),
                                        QStringLiteral("N"));
   const QCommandLineOption gpusOption({QStringLiteral("gpus"), QStringLiteral("devices")},
-                                      QStringLiteral("Use N devices of the machine."), QStringLiteral("N"));
-  const QCommandLineOption viewOption(
-      QStringLiteral("view"),
-      QStringLiteral("View to show first: %1.").arg(unity::explorer::MainWindow::viewNames().join(", ")),
-      QStringLiteral("V"));
+                                      QStringLiteral("Use N devices of the machine."),
+                                      QStringLiteral("N"));
+  const QCommandLineOption viewOption(QStringLiteral("view"),
+                                      QStringLiteral("View to show first: %1.")
+                                          .arg(unity::explorer::MainWindow::viewNames().join(", ")),
+                                      QStringLiteral("V"));
   const QCommandLineOption screenshotOption(
-      QStringLiteral("screenshot"), QStringLiteral("Render the window (1280x800) into PNG and exit."),
+      QStringLiteral("screenshot"),
+      QStringLiteral("Render the view (1280x800) into PNG once its work is done, and exit."),
       QStringLiteral("PNG"));
-  parser.addOptions({modelOption, machineOption, nodesOption, gpusOption, viewOption, screenshotOption});
+  const QCommandLineOption compareOption(
+      QStringLiteral("compare"),
+      QStringLiteral(
+          "Plans the compare view shows, as LEFT,RIGHT modes (default: sequential,joint)."),
+      QStringLiteral("LEFT,RIGHT"));
+  parser.addOptions({modelOption, machineOption, nodesOption, gpusOption, viewOption, compareOption,
+                     screenshotOption});
   parser.process(app);  // exits on --help, --version and unknown options
 
   // Invocation mistakes fail fast in both modes: nothing has been shown yet.
@@ -71,46 +105,79 @@ int main(int argc, char** argv) {
   unity::MachineSelection selection;
   if (positional.size() > 1) {
     usageError = QStringLiteral("expected at most one MODEL, got %1").arg(positional.size());
-  } else if (!positional.isEmpty() && parser.isSet(modelOption) && positional.first() != parser.value(modelOption)) {
-    usageError = QStringLiteral("two models given: '%1' and --model '%2'").arg(positional.first(), parser.value(modelOption));
+  } else if (!positional.isEmpty() && parser.isSet(modelOption) &&
+             positional.first() != parser.value(modelOption)) {
+    usageError = QStringLiteral("two models given: '%1' and --model '%2'")
+                     .arg(positional.first(), parser.value(modelOption));
   } else if (parser.isSet(nodesOption) && parser.isSet(gpusOption)) {
     usageError = QStringLiteral("give --nodes or --gpus, not both");
-  } else if ((parser.isSet(nodesOption) || parser.isSet(gpusOption)) && !parser.isSet(machineOption)) {
+  } else if ((parser.isSet(nodesOption) || parser.isSet(gpusOption)) &&
+             !parser.isSet(machineOption)) {
     usageError = QStringLiteral("--nodes and --gpus select part of a --machine");
   } else if (countOption(parser, nodesOption, &selection.nodes, &usageError) &&
-             countOption(parser, gpusOption, &selection.devices, &usageError) && parser.isSet(viewOption) &&
+             countOption(parser, gpusOption, &selection.devices, &usageError) &&
+             parser.isSet(viewOption) &&
              !unity::explorer::MainWindow::viewNames().contains(parser.value(viewOption))) {
-    usageError = QStringLiteral("unknown view '%1' (choose from: %2)")
-                     .arg(parser.value(viewOption), unity::explorer::MainWindow::viewNames().join(", "));
+    usageError =
+        QStringLiteral("unknown view '%1' (choose from: %2)")
+            .arg(parser.value(viewOption), unity::explorer::MainWindow::viewNames().join(", "));
   }
+  const QStringList compareModes = parser.value(compareOption).split(QLatin1Char(','));
+  if (usageError.isEmpty() && parser.isSet(compareOption) &&
+      (compareModes.size() != 2 ||
+       !unity::views::ExplorerDocument::modes().contains(compareModes[0]) ||
+       !unity::views::ExplorerDocument::modes().contains(compareModes[1])))
+    usageError =
+        QStringLiteral("--compare takes two modes LEFT,RIGHT from: %1; got '%2'")
+            .arg(unity::views::ExplorerDocument::modes().join(", "), parser.value(compareOption));
   if (!usageError.isEmpty()) {
     printError(usageError);
     return 1;
   }
 
   const bool screenshot = parser.isSet(screenshotOption);
-  const QString model = parser.isSet(modelOption) ? parser.value(modelOption)
-                                                  : positional.value(0, QStringLiteral("mnist-mlp"));
-  unity::explorer::MainWindow window(/*rememberRecent=*/!screenshot);
+  const unity::explorer::ExplorerSettings settings =
+      screenshot ? unity::explorer::ExplorerSettings() : unity::explorer::ExplorerSettings::load();
+  // No model named: the last one opened (interactive runs), else the paper's Figure 1 MLP.
+  QString model = parser.isSet(modelOption) ? parser.value(modelOption) : positional.value(0);
+  if (model.isEmpty() && !screenshot && settings.reopenLastModel)
+    model = QSettings().value(QStringLiteral("lastModel")).toString();
+  if (model.isEmpty()) model = QStringLiteral("mnist-mlp");
+  const QString machine =
+      parser.isSet(machineOption) ? parser.value(machineOption) : settings.machine;
+
+  unity::explorer::MainWindow window(/*rememberSettings=*/!screenshot);
   if (parser.isSet(viewOption)) window.showView(parser.value(viewOption));
+  if (parser.isSet(compareOption)) window.setCompareModes(compareModes[0], compareModes[1]);
 
   // Bad files or names: fatal for a screenshot, a message box in interactive mode (the window stays
   // usable to open something else). Both go to stderr for scripts.
   QStringList loadErrors;
   QString error;
-  if (parser.isSet(machineOption) && !window.loadMachine(parser.value(machineOption), selection, &error)) {
-    loadErrors << QStringLiteral("cannot use machine '%1': %2").arg(parser.value(machineOption), error);
-  }
-  if (!window.loadModel(model, &error)) {
+  if (!window.loadMachine(machine, selection, &error))
+    loadErrors << QStringLiteral("cannot use machine '%1': %2").arg(machine, error);
+  if (!window.loadModel(model, &error))
     loadErrors << QStringLiteral("cannot open model '%1': %2").arg(model, error);
-  }
   for (const QString& e : loadErrors) printError(e);
 
   window.resize(1280, 800);
   if (screenshot) {
     if (!loadErrors.isEmpty()) return 1;
     window.show();
-    QApplication::processEvents();  // let layouts settle before grabbing
+    window.prepareScreenshot(window.currentView());
+    bool settled = waitUntilSettled(window, kScreenshotTimeoutMs);
+    // A selected operator fills the property panel and the topology highlight.
+    if (settled && window.currentView() != QLatin1String("summary") &&
+        window.currentView() != QLatin1String("search") &&
+        !window.selectHeaviestOperator().isEmpty())
+      settled = waitUntilSettled(window, kScreenshotTimeoutMs);
+    window.updateActivity();
+    if (!settled) {
+      printError(QStringLiteral("the %1 view was still busy after %2 s")
+                     .arg(window.currentView())
+                     .arg(kScreenshotTimeoutMs / 1000));
+      return 2;
+    }
     const QString path = parser.value(screenshotOption);
     if (!window.grab().save(path, "PNG")) {
       printError(QStringLiteral("cannot write '%1'").arg(path));
@@ -122,7 +189,8 @@ int main(int argc, char** argv) {
   window.show();
   if (!loadErrors.isEmpty()) {
     QTimer::singleShot(0, &window, [&window, loadErrors] {
-      QMessageBox::warning(&window, QObject::tr("Unity Explorer"), loadErrors.join(QStringLiteral("\n\n")));
+      QMessageBox::warning(&window, QObject::tr("Unity Explorer"),
+                           loadErrors.join(QStringLiteral("\n\n")));
     });
   }
   return QApplication::exec();

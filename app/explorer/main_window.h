@@ -1,59 +1,132 @@
 #pragma once
-// The explorer's main window: menus, status bar and the views. It owns the wiring only; loading goes
-// through the core (unity::load_model) and drawing through libunity_views.
+// The explorer's main window: menus, toolbar, status bar and the views in tabs. It owns the wiring
+// only: models load through the core (unity::load_model_for_devices) off the GUI thread, plans come
+// from SearchRunner workers, and drawing is libunity_views'. Phase 2 adds projects (.unity) and the
+// run view's executor; both plug into the document and the tab list here.
+#include <QFutureWatcher>
 #include <QMainWindow>
 #include <QString>
 #include <QStringList>
 
-class QMenu;
-class QLabel;
+#include <memory>
 
-namespace unity {
-struct MachineSelection;
-}
+#include "explorer_settings.h"
+#include "unity/core/graph.h"
+#include "unity/core/machine_spec.h"
+#include "unity/core/plan.h"
+
+class QLabel;
+class QMenu;
+class QTabWidget;
+class QTimer;
 
 namespace unity::views {
+class CompareView;
+class ExplorerDocument;
+class GraphView;
 class ModelSummaryView;
-}
+class PcgView;
+class RunView;
+class SearchRunner;
+class SearchView;
+class TopologyView;
+}  // namespace unity::views
 
 namespace unity::explorer {
+
+class MachineBar;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
-  // The views `--view` and the View menu can select.
+  // The views `--view` and the View menu select, in tab order.
   static QStringList viewNames();
 
-  // rememberRecent: false for --screenshot runs, which must not change the user's settings.
-  explicit MainWindow(bool rememberRecent = true, QWidget* parent = nullptr);
+  // rememberSettings: false for --screenshot runs, which must neither read nor change the user's
+  // settings (screenshots are reproducible).
+  explicit MainWindow(bool rememberSettings = true, QWidget* parent = nullptr);
+  ~MainWindow() override;
 
-  // Loads a zoo name, .onnx or model .json and shows it. On failure returns false, leaves the current
-  // model shown and puts the reason (the core's message) in *error.
+  // Loads a zoo name, .onnx or model .json for the current machine, or a plan .json with its
+  // machine, and shows it (blocking: for the command line). On failure returns false, keeps the
+  // current model and puts the reason in *error.
   bool loadModel(const QString& spec, QString* error);
+  // Loads a preset or topology .json cut down to `selection` (blocking). False with *error on
+  // failure.
+  bool loadMachine(const QString& spec, const MachineSelection& selection, QString* error);
   // Selects one of viewNames(); returns false for any other name.
   bool showView(const QString& name);
-  // Loads a machine preset or topology .json (cut down to `selection`) as the target of the next
-  // search and names it in the status bar. On failure returns false with the reason in *error.
-  bool loadMachine(const QString& spec, const MachineSelection& selection, QString* error);
-  QString currentModel() const { return currentSpec_; }
+  QString currentView() const;
+  // The two plans the compare view shows (modes: data-parallel, sequential, joint, expert); false
+  // for an unknown mode.
+  bool setCompareModes(const QString& left, const QString& right);
+  QString currentModel() const;
+
+  // Starts what the view needs to show a finished picture (the search, the compared plans).
+  void prepareScreenshot(const QString& view);
+  // Selects the operator of the best plan that communicates most (else computes longest), so the
+  // property panel and the topology highlight have something to show; returns its name.
+  QString selectHeaviestOperator();
+  // True while a model loads, a plan is computed, a search runs or a layout is pending.
+  bool busy() const;
+  QString activityText() const;
+  void updateActivity();
+
+  views::ExplorerDocument* document() const { return document_; }
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+  void closeEvent(QCloseEvent* event) override;
 
  private slots:
   void openModelDialog();
-  void openModel(const QString& spec);  // interactive: errors go to a message box
+  void openMachineDialog();
+  void openModel(const QString& spec);  // interactive: in the background, errors in a message box
+  void selectMachine(const QString& spec, const unity::MachineSelection& selection);
   void reloadModel();
+  void showSettings();
   void showAbout();
 
  private:
+  struct LoadedModel {
+    std::shared_ptr<const Graph> graph;
+    std::shared_ptr<const Plan> plan;  // set when the file is a plan
+    QString spec;
+    QString error;
+  };
+  // Reads a zoo name, .onnx, model .json or plan .json (any thread).
+  static LoadedModel readModel(const QString& spec, int devices);
+  void showLoaded(const LoadedModel& loaded);
   void createMenus();
+  void createToolBar();
   void addRecent(const QString& spec);
   void rebuildRecentMenu();
+  void onModelLoaded();
+  void computeDataParallelPlan();
+  void updateTitle();
+  views::GraphView* currentGraphView() const;
+  int devices() const;
 
-  bool rememberRecent_;
-  QString currentSpec_;
+  bool rememberSettings_;
+  ExplorerSettings settings_;
+  views::ExplorerDocument* document_;
+  QTabWidget* tabs_;
   views::ModelSummaryView* summary_;
+  views::PcgView* pcg_;
+  views::TopologyView* topology_;
+  views::SearchView* search_;
+  views::CompareView* compare_;
+  views::RunView* run_;
+  views::SearchRunner* dataParallel_;
+  MachineBar* machineBar_;
   QMenu* recentMenu_ = nullptr;
+  QLabel* activity_;
   QLabel* machineLabel_;
+  QTimer* activityTimer_;
+  QFutureWatcher<LoadedModel> loader_;
+  QString loadingSpec_;
 };
 
 }  // namespace unity::explorer

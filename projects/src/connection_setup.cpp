@@ -29,8 +29,12 @@ std::unique_ptr<Connection> open_writer(const std::filesystem::path& file, bool 
 }
 
 std::unique_ptr<Connection> open_reader(const std::filesystem::path& file) {
-  auto c = std::make_unique<Connection>(file, file_uri(file), SQLITE_OPEN_READONLY);
+  // A read-write handle that refuses every write (query_only): as the last connection to close it
+  // may still checkpoint and delete the -wal/-shm files, which a SQLITE_OPEN_READONLY handle would
+  // leave behind. A file the user may not write opens truly read-only (SQLite falls back itself).
+  auto c = std::make_unique<Connection>(file, file_uri(file), SQLITE_OPEN_READWRITE);
   sqlite3_busy_timeout(c->get(), kBusyTimeoutMs);
+  c->exec("PRAGMA query_only = ON");
   return c;
 }
 

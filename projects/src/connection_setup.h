@@ -18,7 +18,9 @@ std::string file_uri(const std::filesystem::path& file, const std::string& query
 // WAL, foreign keys on, synchronous NORMAL (durable at checkpoints, atomic always), busy timeout.
 // `create`: make the file if it does not exist.
 std::unique_ptr<Connection> open_writer(const std::filesystem::path& file, bool create = false);
-// A read-only connection that sees other connections' commits (SQLite may create -wal/-shm).
+// A connection that reads and sees other connections' commits but writes nothing (PRAGMA
+// query_only). SQLite creates -wal/-shm while it is open, and removes them when the last
+// connection closes.
 std::unique_ptr<Connection> open_reader(const std::filesystem::path& file);
 // Reads the file as it is, without locks or -wal/-shm files: only valid while no other connection
 // has the file open, which the absence of a -wal file shows. Returns null when a -wal file exists.

@@ -70,15 +70,21 @@ FileHeader inspect_project_file(const std::filesystem::path& file, int newest_kn
   h.application_id = be32(&header[68]);
 
   // The in-header page count is valid only when the change counter (24) equals the
-  // version-valid-for number (92); every SQLite since 3.7.0 keeps them equal.
+  // version-valid-for number (92); every SQLite since 3.7.0 keeps them equal. While a write-ahead
+  // log holds frames, a checkpoint may be copying them into the file (page 1 first, so the header
+  // can run ahead of the file's size for a moment), and after a crash the log still holds the pages
+  // the file lacks: only a file without a log must be as long as its header says.
   const std::uint32_t pages = be32(&header[28]);
-  if (pages != 0 && be32(&header[24]) == be32(&header[92])) {
+  const auto wal_bytes = std::filesystem::file_size(file.string() + "-wal", ec);
+  const bool has_log = !ec && wal_bytes > 0;
+  if (!has_log && pages != 0 && be32(&header[24]) == be32(&header[92])) {
     const std::uintmax_t expected = std::uintmax_t{pages} * h.page_size;
     if (size < expected)
-      throw InputError(fmt::format(
-          "'{}': the project file is truncated ({} bytes; its header says {} pages of {} bytes = {} "
-          "bytes)",
-          file.string(), size, pages, h.page_size, expected));
+      throw InputError(
+          fmt::format("'{}': the project file is truncated ({} bytes; its header says {} pages of "
+                      "{} bytes = {} "
+                      "bytes)",
+                      file.string(), size, pages, h.page_size, expected));
   }
   if (size % h.page_size != 0)
     throw InputError(fmt::format(
@@ -90,7 +96,8 @@ FileHeader inspect_project_file(const std::filesystem::path& file, int newest_kn
         "'{}': is a SQLite database of another application (application_id 0x{:08x}), not a Unity "
         "project",
         file.string(), h.application_id));
-  if (h.application_id == kApplicationId && h.user_version > static_cast<std::uint32_t>(newest_known))
+  if (h.application_id == kApplicationId &&
+      h.user_version > static_cast<std::uint32_t>(newest_known))
     throw_newer_schema(file, h.user_version, newest_known);
   return h;
 }

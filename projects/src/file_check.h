@@ -1,7 +1,7 @@
 #pragma once
-// Checks a would-be project file from its raw bytes before SQLite touches it, so that a file we reject
-// (not SQLite, truncated, another application's database, a newer schema) is never opened for writing,
-// never migrated and never gets -wal/-shm files beside it.
+// Checks a would-be project file from its raw bytes before SQLite touches it, so that a file we
+// reject (not SQLite, truncated, another application's database, a newer schema) is never opened
+// for writing, never migrated and never gets -wal/-shm files beside it.
 #include <cstdint>
 #include <filesystem>
 

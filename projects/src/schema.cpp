@@ -127,35 +127,48 @@ CREATE TABLE pins_vetoes (
 CREATE UNIQUE INDEX pins_vetoes_key ON pins_vetoes(ifnull(model_id, 0), rule, match_json);
 )sql";
 
+// What the search reports grew: the matched nodes' names (stable across candidates, unlike ids),
+// the rule's parameters, and the piece of a split graph an event belongs to (paper 5.3).
+constexpr std::string_view kV3 = R"sql(
+ALTER TABLE search_steps ADD COLUMN matched_names TEXT;
+ALTER TABLE search_steps ADD COLUMN parameters TEXT;
+ALTER TABLE search_steps ADD COLUMN segment INTEGER;
+ALTER TABLE search_steps ADD COLUMN segments INTEGER;
+ALTER TABLE search_steps ADD COLUMN boundary TEXT;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> steps = {
       {1, "models, machines, searches with every step, plans", kV1},
       {2, "runs with per-iteration metrics, op profiles, pins and vetoes", kV2},
+      {3, "search steps: matched node names, rule parameters, graph segments", kV3},
   };
   return steps;
 }
 
 int latest_schema_version() { return migrations().back().version; }
 
-int migrate(Connection& connection) {
-  if (connection.query_int("PRAGMA user_version") >= latest_schema_version())
+int migrate(Connection& connection, int target_version) {
+  const int target = target_version > 0 ? target_version : latest_schema_version();
+  if (connection.query_int("PRAGMA user_version") >= target)
     return static_cast<int>(connection.query_int("PRAGMA user_version"));
   Transaction tx(connection);
   const auto version = connection.query_int("PRAGMA user_version");
   if (version > latest_schema_version())
     throw_newer_schema(connection.file(), version, latest_schema_version());
+  if (version >= target) return static_cast<int>(version);  // another process migrated it first
   for (const auto& m : migrations()) {
-    if (m.version <= version) continue;
+    if (m.version <= version || m.version > target) continue;
     connection.exec(m.sql);
   }
   // Both header fields are written inside the transaction: a crash leaves the old version and none
   // of the new tables.
   connection.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
-  connection.exec(fmt::format("PRAGMA user_version = {}", latest_schema_version()));
+  connection.exec(fmt::format("PRAGMA user_version = {}", target));
   tx.commit();
-  return latest_schema_version();
+  return target;
 }
 
 }  // namespace unity::projects::detail

@@ -19,7 +19,8 @@ int latest_schema_version();
 
 // Applies every migration newer than the file's user_version inside one IMMEDIATE transaction
 // (re-reading the version under the write lock, so two processes opening the same old file migrate
-// it once). Returns the version the file has afterwards.
-int migrate(Connection& connection);
+// it once). Returns the version the file has afterwards. `target_version` (tests only: files of an
+// older version) stops early; 0 means the latest.
+int migrate(Connection& connection, int target_version = 0);
 
 }  // namespace unity::projects::detail

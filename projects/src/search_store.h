@@ -3,6 +3,7 @@
 // (writes on its own connection).
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "process_owner.h"
@@ -12,18 +13,25 @@
 
 namespace unity::projects::detail {
 
+// What a search row says when it ends (or so far, while it runs).
+struct SearchProgress {
+  std::optional<double> initial_ms;
+  std::optional<double> best_ms;
+  std::int64_t candidates_evaluated = 0;
+  double search_seconds = 0;
+};
+
 // Prepared statements for recording one search; use inside a Transaction.
 class SearchWriter {
  public:
   explicit SearchWriter(Connection& connection);
 
-  std::int64_t insert_search(const SearchInfo& info, const ProcessOwner& owner,
-                             std::optional<double> initial_ms);
+  std::int64_t insert_search(const SearchInfo& info, const ProcessOwner& owner);
   void insert_step(std::int64_t search_id, std::int64_t seq, const SearchEvent& event);
   // Progress a live reader (and an interrupted search) keeps: best cost, candidates, time so far.
-  void update_progress(std::int64_t search_id, const SearchEvent& latest,
-                       std::optional<double> best_ms);
-  void finish(std::int64_t search_id, std::string_view status, std::string_view reason);
+  void update_progress(std::int64_t search_id, const SearchProgress& progress);
+  void finish(std::int64_t search_id, std::string_view status, std::string_view reason,
+              const SearchProgress& progress);
 
  private:
   Connection& connection_;
@@ -37,8 +45,14 @@ class SearchWriter {
 // reported as 'interrupted'.
 std::vector<SearchRecord> query_searches(Connection& connection,
                                          std::optional<std::int64_t> id = std::nullopt);
-std::vector<SearchEvent> query_search_steps(Connection& connection, std::int64_t search_id);
+// Every search's status, read the same way (for counts).
+std::vector<std::string> query_search_statuses(Connection& connection);
+// The recorded events with seq >= first_seq, in order; at most `limit` of them (< 0: all).
+std::vector<SearchEvent> query_search_steps(Connection& connection, std::int64_t search_id,
+                                            std::int64_t first_seq = 0, std::int64_t limit = -1);
 
+// The status a row reads as: 'running' of a process that is gone is 'interrupted'.
+std::string effective_status(const std::string& stored, const ProcessOwner& owner);
 // Marks 'running' rows of `table` (searches or runs) whose owner process is gone as interrupted.
 void mark_dead_owners(Connection& connection, const char* table);
 

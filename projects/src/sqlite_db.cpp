@@ -15,8 +15,8 @@ void throw_sqlite_error(sqlite3* db, int rc, std::string_view what,
   const std::string detail = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   const int primary = rc & 0xff;
   if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
-    throw InputError(fmt::format("'{}': the project file is damaged ({}: {})", file.string(), what,
-                                 detail));
+    throw InputError(
+        fmt::format("'{}': the project file is damaged ({}: {})", file.string(), what, detail));
   if (primary == SQLITE_CANTOPEN)
     throw InputError(fmt::format("'{}': cannot open the project file ({})", file.string(), detail));
   if (primary == SQLITE_READONLY)
@@ -54,7 +54,8 @@ void Connection::exec(std::string_view sql) {
     sqlite3_free(message);
     const int primary = rc & 0xff;
     if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
-      throw InputError(fmt::format("'{}': the project file is damaged ({})", file_.string(), detail));
+      throw InputError(
+          fmt::format("'{}': the project file is damaged ({})", file_.string(), detail));
     throw std::runtime_error(fmt::format("'{}': SQLite error: {} (code {}) in: {}", file_.string(),
                                          detail, rc, text.substr(0, 120)));
   }
@@ -89,8 +90,8 @@ Statement& Statement::bind(int index, double value) {
 }
 
 Statement& Statement::bind(int index, std::string_view value) {
-  const int rc = sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
-                                     SQLITE_UTF8);
+  const int rc =
+      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
   if (rc != SQLITE_OK) connection_.fail(rc, "binding a parameter");
   return *this;
 }
@@ -160,6 +161,15 @@ Transaction::~Transaction() {
 void Transaction::commit() {
   connection_.exec("COMMIT");
   open_ = false;
+}
+
+ReadTransaction::ReadTransaction(Connection& connection) : connection_(connection) {
+  connection_.exec("BEGIN");
+}
+
+ReadTransaction::~ReadTransaction() {
+  // A read transaction has nothing to commit; ending it releases the snapshot.
+  sqlite3_exec(connection_.get(), "COMMIT", nullptr, nullptr, nullptr);
 }
 
 }  // namespace unity::projects::detail

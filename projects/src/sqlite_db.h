@@ -51,7 +51,9 @@ class Statement {
   Statement& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
   Statement& bind(int index, double value);
   Statement& bind(int index, std::string_view value);  // copied (SQLITE_TRANSIENT)
-  Statement& bind(int index, const std::string& value) { return bind(index, std::string_view(value)); }
+  Statement& bind(int index, const std::string& value) {
+    return bind(index, std::string_view(value));
+  }
   Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
   Statement& bind_null(int index);
   template <typename T>
@@ -90,6 +92,19 @@ class Transaction {
  private:
   Connection& connection_;
   bool open_ = true;
+};
+
+// BEGIN (deferred): several reads that see one snapshot of the file while a writer commits beside
+// them (WAL readers never wait for the writer). Ends when destroyed.
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(Connection& connection);
+  ~ReadTransaction();
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+ private:
+  Connection& connection_;
 };
 
 }  // namespace unity::projects::detail

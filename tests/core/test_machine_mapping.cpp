@@ -43,8 +43,9 @@ struct Layout {
   std::map<NodeId, DeviceBlock> blocks;
 };
 
-void layouts(const MachineSpec& m, const SpDecomposition& sp, int index, DeviceBlock block,
+void layouts(const MappingCost& costs, const SpDecomposition& sp, int index, DeviceBlock block,
              std::vector<Layout>& out) {
+  const MachineSpec& m = costs.model().machine();
   const SpNode& part = sp.node(index);
   std::vector<Layout> result;
   auto cross = [](const std::vector<Layout>& a, const std::vector<Layout>& b) {
@@ -61,7 +62,7 @@ void layouts(const MachineSpec& m, const SpDecomposition& sp, int index, DeviceB
   auto sub = [&](int i, DeviceBlock blk) {
     std::vector<Layout> v;
     if (i < 0) return std::vector<Layout>{Layout{}};
-    layouts(m, sp, i, blk, v);
+    layouts(costs, sp, i, blk, v);
     return v;
   };
   if (part.kind == SpNode::Kind::Leaf) {
@@ -77,7 +78,8 @@ void layouts(const MachineSpec& m, const SpDecomposition& sp, int index, DeviceB
       l.choices[index] = {0, true};
       result.push_back(l);
     }
-    for (int k : resource_splits(m, block))
+    for (int k : parallel_divisions(m, block, max_tasks(costs, sp, part.first),
+                                    max_tasks(costs, sp, part.second)))
       for (bool low : {true, false}) {
         const DeviceBlock a = low ? DeviceBlock{block.start, k}
                                   : DeviceBlock{block.start + block.size - k, k};
@@ -95,7 +97,7 @@ void layouts(const MachineSpec& m, const SpDecomposition& sp, int index, DeviceB
 double exhaustive_best(const MappingCost& costs, DeviceBlock block, std::size_t* mappings) {
   const SpDecomposition sp(costs.placement());
   std::vector<Layout> all;
-  layouts(costs.model().machine(), sp, sp.root(), block, all);
+  layouts(costs, sp, sp.root(), block, all);
   const auto& placed = costs.placement().placed();
   double best = std::numeric_limits<double>::infinity();
   for (const auto& layout : all) {

@@ -9,7 +9,8 @@ using unity::executor::BackendInfo;
 
 namespace {
 const BackendInfo* find(const std::vector<BackendInfo>& all, const std::string& name) {
-  auto it = std::find_if(all.begin(), all.end(), [&](const BackendInfo& b) { return b.name == name; });
+  auto it =
+      std::find_if(all.begin(), all.end(), [&](const BackendInfo& b) { return b.name == name; });
   return it == all.end() ? nullptr : &*it;
 }
 }  // namespace

@@ -8,7 +8,8 @@
 TEST(CudaKernel, FillIotaRunsOnTheGpu) {
 #if defined(UNITY_HAVE_CUDA)
   const auto all = unity::executor::available_backends();
-  const auto cuda = std::find_if(all.begin(), all.end(), [](const auto& b) { return b.name == "cuda"; });
+  const auto cuda =
+      std::find_if(all.begin(), all.end(), [](const auto& b) { return b.name == "cuda"; });
   ASSERT_NE(cuda, all.end());
   if (!cuda->available) GTEST_SKIP() << "needs a GPU: " << cuda->detail;
   // More than one block, and a size that is not a multiple of the block, to cover the bounds check.
@@ -26,7 +27,8 @@ TEST(CudaKernel, FillIotaRunsOnTheGpu) {
 #if defined(UNITY_HAVE_CUDA)
 TEST(CudaKernel, ThrowsInsteadOfCrashingWithoutAGpu) {
   const auto all = unity::executor::available_backends();
-  const auto cuda = std::find_if(all.begin(), all.end(), [](const auto& b) { return b.name == "cuda"; });
+  const auto cuda =
+      std::find_if(all.begin(), all.end(), [](const auto& b) { return b.name == "cuda"; });
   ASSERT_NE(cuda, all.end());
   if (cuda->available) GTEST_SKIP() << "a GPU is present: " << cuda->detail;
   EXPECT_THROW(unity::executor::cuda_fill_iota(16, 0.0f, 1.0f), std::runtime_error);

@@ -2,7 +2,7 @@
 # written, otherwise it must not be and stderr must mention EXPECT_STDERR.
 file(REMOVE ${PNG})
 execute_process(COMMAND ${EXPLORER} ${ARGS} --screenshot ${PNG}
-                RESULT_VARIABLE rc ERROR_VARIABLE err TIMEOUT 60)
+                RESULT_VARIABLE rc ERROR_VARIABLE err TIMEOUT 120)
 if(NOT rc EQUAL EXPECT_RC)
   message(FATAL_ERROR "unity-explorer ${ARGS}: exit code ${rc}, expected ${EXPECT_RC}; stderr:\n${err}")
 endif()

@@ -66,16 +66,26 @@ double CostModel::update_time(double weight_bytes, const DeviceSpec& device) con
 }
 
 double CostModel::transfers_time(const std::vector<Transfer>& transfers) const {
-  std::map<int, double> per_destination;
+  // Seconds each destination spends receiving, summed per destination (few transfers: a sorted
+  // vector beats a map here, and this runs for every edge the mapping search prices).
+  std::vector<std::pair<int, double>> per_destination;
+  per_destination.reserve(transfers.size());
   double latency = 0;
   for (const auto& t : transfers) {
     if (t.src == t.dst || t.bytes <= 0) continue;
     const auto& link = machine_.link(t.src, t.dst);
-    per_destination[t.dst] += t.bytes / link.bandwidth;
+    per_destination.emplace_back(t.dst, t.bytes / link.bandwidth);
     latency = std::max(latency, link.latency);
   }
+  std::sort(per_destination.begin(), per_destination.end());
   double slowest = 0;
-  for (const auto& [dst, seconds] : per_destination) slowest = std::max(slowest, seconds);
+  for (std::size_t i = 0; i < per_destination.size();) {
+    double sum = 0;
+    const int dst = per_destination[i].first;
+    for (; i < per_destination.size() && per_destination[i].first == dst; ++i)
+      sum += per_destination[i].second;
+    slowest = std::max(slowest, sum);
+  }
   return slowest > 0 ? slowest + latency : 0;
 }
 

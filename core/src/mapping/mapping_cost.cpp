@@ -182,6 +182,17 @@ CostBreakdown MappingCost::edge_cost(NodeId producer, const MachineView& pv, Nod
   return c;
 }
 
+double MappingCost::memory_upper_bound() const {
+  double total = 0;
+  const MachineView one{0, {}, {}};
+  for (NodeId id : placement_.placed()) {
+    std::vector<double> mem(1, 0.0);
+    add_node_memory(id, one, mem);
+    total += mem[0];
+  }
+  return total;
+}
+
 void MappingCost::add_node_memory(NodeId id, const MachineView& view,
                                   std::vector<double>& mem) const {
   const Node& n = graph_.node(id);

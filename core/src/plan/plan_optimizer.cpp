@@ -1,114 +1,300 @@
 #include "unity/core/plan_optimizer.h"
 
 #include <chrono>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
+#include "unity/core/candidate_cost.h"
 #include "unity/core/data_parallel.h"
 #include "unity/core/errors.h"
+#include "unity/core/expert_strategies.h"
+#include "unity/core/hierarchical_search.h"
+#include "unity/core/layout_conversion.h"
 #include "unity/core/model_loader.h"
 #include "unity/core/model_zoo.h"
-#include "unity/core/substitution.h"
 #include "unity/core/substitution_search.h"
 
 namespace unity {
 namespace {
 
-CandidateCost cost_on(const Graph& g, const CostModel& model) {
-  const MappingCost costs(g, model);
-  CandidateCost c;
-  c.mapping = optimize_machine_mapping(costs);
-  if (!c.mapping.feasible) {
-    c.time = std::numeric_limits<double>::infinity();
-    c.fits = false;
-    c.overflow = std::numeric_limits<double>::infinity();
-    return c;
-  }
-  c.time = c.mapping.cost.time();
-  c.fits = c.mapping.fits_in_memory;
-  const auto& machine = model.machine();
-  for (std::size_t d = 0; d < c.mapping.memory_per_device.size(); ++d)
-    c.overflow = std::max(c.overflow, c.mapping.memory_per_device[d] /
-                                          static_cast<double>(machine.device(static_cast<int>(d)).memory_bytes));
-  return c;
-}
-
-// Degrees the rules may use: every divisor of the device count above 1.
-std::vector<std::int64_t> degrees_for(int devices) {
-  std::vector<std::int64_t> out;
-  for (int d = 2; d <= devices; ++d)
-    if (devices % d == 0) out.push_back(d);
-  return out;
-}
-
 RuleSet rules_for(const OptimizeOptions& options) {
   if (options.rule_files.empty()) return default_rules();
   RuleSet all;
   for (const auto& f : options.rule_files)
-    for (auto& r : load_rule_file(f).rules) all.rules.push_back(std::move(r));
+    for (auto& r : load_rule_file(f).rules) {
+      if (all.find(r.name))
+        throw InputError(fmt::format("{}: rule '{}' is already defined by an earlier rule file", f,
+                                     r.name));
+      all.rules.push_back(std::move(r));
+    }
   return all;
 }
 
-std::vector<Graph> data_parallel_seed(const Graph& g, int devices) {
-  if (devices <= 1) return {};
-  try {
-    return {make_data_parallel(g, devices)};
-  } catch (const InputError&) {
-    return {};  // the batch does not divide: the search finds its own way
+std::vector<RuleLocation> locations(const std::vector<std::string>& texts, const RuleSet& rules,
+                                    const char* flag) {
+  std::vector<RuleLocation> out;
+  for (const auto& text : texts) {
+    RuleLocation l = parse_rule_location(text);
+    if (l.rule.empty()) throw InputError(fmt::format("{} '{}': no rule name", flag, text));
+    if (l.is_pattern()) {
+      if (std::string_view(flag) == "--pin")
+        throw InputError(fmt::format("--pin {}: a pin names one rule, not a pattern", l.rule));
+      const bool any = std::any_of(rules.rules.begin(), rules.rules.end(),
+                                   [&](const Rule& r) { return l.names(r.name); });
+      if (!any) throw InputError(fmt::format("{} {}: no rule name matches that pattern", flag, l.rule));
+    } else if (!rules.find(l.rule)) {
+      throw InputError(fmt::format("{} {}: no rule has that name", flag, l.rule));
+    }
+    out.push_back(std::move(l));
   }
+  return out;
 }
 
-struct SearchPhase {
-  Graph best;
+// A finished plan candidate: the graph, its exact cost, and how it came about.
+struct Outcome {
+  Graph graph;
   CandidateCost cost;
   std::vector<AppliedSubstitution> applied;
-  std::int64_t candidates = 0;
-  std::string status;
+  std::string origin;
 };
 
-SearchPhase run_search(const Graph& start, const std::vector<Graph>& seeds, const RuleSet& rules,
-                       const CostModel& model, const std::string& kind, int devices,
-                       const OptimizeOptions& options) {
-  SearchOptions so;
-  so.alpha = options.alpha;
-  so.budget = options.budget;
-  so.degrees = degrees_for(devices);
-  so.vetoed.insert(options.vetoes.begin(), options.vetoes.end());
-  so.kind = kind;
-  so.observer = options.observer;
-  so.cancel = options.cancel;
-  std::vector<AppliedSubstitution> pinned;
-  Graph from = start;
-  std::vector<Graph> pinned_seeds;
-  for (const auto& name : options.pins) {
-    const Rule* rule = rules.find(name);
-    if (!rule->is_parallel() && kind == "parallel") continue;
-    if (rule->is_parallel() && kind == "algebraic") continue;
-    from = apply_everywhere(from, *rule, so.degrees, pinned);
+bool better(const CandidateCost& a, const CandidateCost& b) { return a.key() < b.key(); }
+
+class PlanSearch {
+ public:
+  PlanSearch(const Graph& model, const MachineSpec& machine, const OptimizeOptions& options)
+      : model_(model), machine_(machine), options_(options),
+        costs_(machine, optimizer_from_string(options.optimizer), options.profiles) {}
+
+  Plan run() {
+    const auto started = std::chrono::steady_clock::now();
+    Plan plan;
+    plan.machine = machine_;
+    auto& s = plan.summary;
+    Outcome best;
+    const auto& mode = options_.mode;
+    if (mode == "data-parallel") {
+      best.graph = make_data_parallel(model_, machine_.num_devices());
+      best.cost = cost_candidate(best.graph, costs_);
+      s.candidates_evaluated = 1;
+    } else if (mode == "expert") {
+      best = expert();
+    } else if (mode == "joint" || mode == "sequential") {
+      rules_ = rules_for(options_);
+      pins_ = locations(options_.pins, rules_, "--pin");
+      vetoes_ = locations(options_.vetoes, rules_, "--veto");
+      best = mode == "joint" ? joint() : sequential();
+      s.vetoed = options_.vetoes;
+      s.pinned = options_.pins;
+    } else {
+      throw InputError(fmt::format(
+          "unknown mode '{}' (expected joint, sequential, data-parallel or expert)", mode));
+    }
+    if (!best.cost.mapping.feasible)
+      throw InputError(fmt::format("no machine mapping of '{}' fits {} devices", model_.name,
+                                   machine_.num_devices()));
+    plan.pcg = std::move(best.graph);
+    plan.mapping = std::move(best.cost.mapping);
+    s.substitutions_applied = std::move(best.applied);
+    s.origin = best.origin;
+    s.candidates_evaluated += candidates_;
+    s.search_status = status_;
+    s.pieces = pieces_;
+    s.searches = searches_;
+
+    s.model = model_.name;
+    s.machine = machine_.name;
+    s.devices = machine_.num_devices();
+    s.mode = mode;
+    s.optimizer = options_.optimizer;
+    s.iteration_time_ms = plan.mapping.cost.time() * 1e3;
+    s.compute_ms = plan.mapping.cost.compute * 1e3;
+    s.communication_ms = plan.mapping.cost.communication * 1e3;
+    s.communication_bytes = plan.mapping.cost.bytes;
+    s.peak_memory_bytes = plan.mapping.peak_memory;
+    s.fits_in_memory = plan.mapping.fits_in_memory;
+    s.search_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    s.mapping_subproblems = plan.mapping.subproblems;
+    for (const auto& [id, n] : plan.pcg.nodes()) {
+      if (is_compute_op(n.op.type)) ++s.operators;
+      if (is_parallel_op(n.op.type)) ++s.parallel_operators;
+    }
+    return plan;
   }
-  for (const auto& s : seeds) {
-    Graph g = s;
-    std::vector<AppliedSubstitution> ignored;
-    for (const auto& name : options.pins) g = apply_everywhere(g, *rules.find(name), so.degrees, ignored);
-    pinned_seeds.push_back(std::move(g));
+
+ private:
+  // Applies the pins that belong to this phase everywhere they match.
+  Graph pinned(const Graph& g, const std::string& kind, const std::vector<std::int64_t>& degrees,
+               std::vector<AppliedSubstitution>& applied) const {
+    Graph out = g;
+    for (const auto& pin : pins_) {
+      const Rule* rule = rules_.find(pin.rule);
+      if (!kind.empty() && rule->kind != kind) continue;
+      out = apply_everywhere(out, *rule, pin, degrees, applied);
+    }
+    return out;
   }
-  // A candidate where a pinned rule still matches may be searched through but never returned.
-  std::vector<const Rule*> pinned_rules;
-  for (const auto& name : options.pins) pinned_rules.push_back(rules.find(name));
-  auto cost = [&](const Graph& g) {
-    CandidateCost c = cost_on(g, model);
-    for (const Rule* rule : pinned_rules)
-      if (!find_matches(g, *rule).empty()) {
-        c.fits = false;
-        c.overflow = std::numeric_limits<double>::infinity();
+
+  // One hierarchical search (graph splitting over substitution selection over the mapping DP).
+  Outcome search(const Graph& start, const CostModel& costs, const std::string& kind,
+                 bool seed_data_parallel) {
+    const MachineSpec& machine = costs.machine();
+    HierarchicalOptions ho;
+    ho.search.alpha = options_.alpha;
+    ho.search.budget = options_.budget;
+    ho.search.degrees = useful_degrees(machine);
+    ho.search.devices = machine.num_devices();
+    ho.search.vetoed = vetoes_;
+    ho.search.kind = kind;
+    ho.search.observer = options_.observer;
+    ho.search.cancel = options_.cancel;
+    ho.split = options_.split;
+    ho.min_piece = options_.min_piece;
+    ho.cache = options_.cache;
+    ho.beam = options_.beam;
+    for (const auto& pin : pins_)
+      if (kind.empty() || rules_.find(pin.rule)->kind == kind) ho.pins.push_back(pin);
+    if (seed_data_parallel) ho.seed_degrees = ho.search.degrees;
+    if (seed_data_parallel && kind.empty())
+      for (auto& strategy : expert_strategies(start, machine)) {
+        if (strategy.name.rfind("data-parallel", 0) == 0) continue;  // a seed already
+        if (has_vetoed(strategy.applied)) continue;
+        ho.whole_graph_starts.push_back(std::move(strategy.graph));
       }
-    return c;
-  };
-  const auto r = substitution_search(from, pinned_seeds, rules, cost, so);
-  SearchPhase p{r.best, r.cost, pinned, r.candidates_evaluated, r.status};
-  p.applied.insert(p.applied.end(), r.applied.begin(), r.applied.end());
-  return p;
-}
+
+    std::vector<AppliedSubstitution> applied;
+    const Graph from = pinned(start, kind, ho.search.degrees, applied);
+    // The pinned applications' nodes are kept from algebraic rules (which could undo them), and
+    // the model's own nodes where a pinned rule still applies rank a candidate last.
+    ho.pinned_below = start.next_id();
+    for (auto it = from.nodes().lower_bound(start.next_id()); it != from.nodes().end(); ++it)
+      ho.search.pinned.insert(it->first);
+    const auto t0 = std::chrono::steady_clock::now();
+    HierarchicalResult r = hierarchical_search(from, rules_, costs, ho);
+    if (std::getenv("UNITY_DEBUG_SEARCH"))
+      fmt::print(stderr, "hierarchical search {:.2f} s\n",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    candidates_ += r.candidates_evaluated;
+    searches_ += r.searches;
+    pieces_ = std::max(pieces_, r.pieces);
+    if (status_ != "cancelled") status_ = r.status;
+    applied.insert(applied.end(), r.applied.begin(), r.applied.end());
+    Outcome o;
+    o.graph = std::move(r.best);
+    o.applied = std::move(applied);
+    o.cost = cost_candidate(o.graph, costs);
+    return o;
+  }
+
+  // Starting points the search's space contains: when one of them, costed exactly, beats what the
+  // (estimating, budgeted) search returned, the plan is that starting point, and says so. Pinned
+  // rules apply to them too.
+  void keep_best_start(Outcome& best, const Graph& serial, const std::string& kind) {
+    const auto degrees = useful_degrees(machine_);
+    for (auto d : degrees) {
+      // The data-parallel baseline; lower degrees are starting points the search has covered.
+      if (d != machine_.num_devices()) continue;
+      try {
+        Outcome o;
+        o.graph = pinned(make_data_parallel(serial, static_cast<int>(d)), kind, degrees, o.applied);
+        o.origin = fmt::format("data-parallel x{}", d);
+        if (!still_pinned(o.graph)) continue;
+        o.cost = cost_candidate(o.graph, costs_);
+        if (better(o.cost, best.cost)) best = std::move(o);
+      } catch (const InputError&) {
+      }
+    }
+  }
+
+  // Whether no pin still applies in `g` (a plan must contain every pinned application).
+  bool still_pinned(const Graph& g) const {
+    for (const auto& pin : pins_)
+      if (matches_at(g, *rules_.find(pin.rule), pin, useful_degrees(machine_), model_.next_id()))
+        return false;
+    return true;
+  }
+
+  Outcome joint() {
+    auto t0 = std::chrono::steady_clock::now();
+    auto lap = [&](const char* what) {
+      if (!std::getenv("UNITY_DEBUG_SEARCH")) return;
+      const auto now = std::chrono::steady_clock::now();
+      fmt::print(stderr, "joint: {} {:.2f} s\n", what, std::chrono::duration<double>(now - t0).count());
+      t0 = now;
+    };
+    Outcome best = search(model_, costs_, "", true);
+    lap("search + final cost");
+    keep_best_start(best, model_, "");
+    lap("data-parallel start");
+    // The expert strategies are points of the joint space too.
+    for (auto& strategy : expert_strategies(model_, machine_)) {
+      Outcome o;
+      o.graph = std::move(strategy.graph);
+      o.origin = "expert: " + strategy.name;
+      o.applied = std::move(strategy.applied);
+      if (!still_pinned(o.graph) || has_vetoed(o.applied)) continue;
+      o.cost = cost_candidate(o.graph, costs_);
+      if (better(o.cost, best.cost)) best = std::move(o);
+    }
+    lap("expert strategies");
+    return best;
+  }
+
+  // An expert plan built with a vetoed rule (anywhere it applied) is not offered.
+  bool has_vetoed(const std::vector<AppliedSubstitution>& applied) const {
+    for (const auto& a : applied)
+      for (const auto& v : vetoes_)
+        if (v.covers(a.rule, a.nodes)) return true;
+    return false;
+  }
+
+  Outcome sequential() {
+    // TASO first: algebraic rules, costed on one device of the machine...
+    const CostModel one(select_machine(machine_, {0, 1}), costs_.optimizer(), options_.profiles);
+    Outcome algebraic = search(model_, one, "algebraic", false);
+    // ...then FlexFlow: parallel rules only, on the algebraically optimised graph.
+    Outcome parallel = search(algebraic.graph, costs_, "parallel", true);
+    keep_best_start(parallel, algebraic.graph, "parallel");
+    parallel.applied.insert(parallel.applied.begin(), algebraic.applied.begin(),
+                            algebraic.applied.end());
+    return parallel;
+  }
+
+  Outcome expert() {
+    Outcome best;
+    best.cost.time = std::numeric_limits<double>::infinity();
+    best.cost.fits = false;
+    best.cost.overflow = std::numeric_limits<double>::infinity();
+    for (auto& strategy : expert_strategies(model_, machine_)) {
+      Outcome o;
+      o.graph = std::move(strategy.graph);
+      o.origin = "expert: " + strategy.name;
+      o.applied = std::move(strategy.applied);
+      o.cost = cost_candidate(o.graph, costs_);
+      if (std::getenv("UNITY_DEBUG_EXPERT"))
+        fmt::print(stderr, "expert {}: {:.3f} ms, peak {:.2f} GB{}\n", o.origin, o.cost.time * 1e3,
+                   o.cost.mapping.peak_memory / 1e9, o.cost.fits ? "" : " (does not fit)");
+      ++candidates_;
+      if (better(o.cost, best.cost)) best = std::move(o);
+    }
+    if (best.graph.size() == 0)
+      throw InputError(fmt::format("no expert strategy applies to '{}' on {} devices", model_.name,
+                                   machine_.num_devices()));
+    return best;
+  }
+
+  const Graph& model_;
+  const MachineSpec& machine_;
+  const OptimizeOptions& options_;
+  const CostModel costs_;
+  RuleSet rules_;
+  std::vector<RuleLocation> pins_, vetoes_;
+  std::int64_t candidates_ = 0;
+  int searches_ = 0, pieces_ = 1;
+  std::string status_;
+};
 
 }  // namespace
 
@@ -121,69 +307,7 @@ Graph load_model_for_devices(const std::string& spec, int devices) {
 }
 
 Plan optimize_plan(const Graph& model, const MachineSpec& machine, const OptimizeOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
-  const int devices = machine.num_devices();
-  const CostModel costs(machine, optimizer_from_string(options.optimizer));
-  Plan plan;
-  plan.machine = machine;
-  auto& s = plan.summary;
-  CandidateCost best;
-  if (options.mode == "data-parallel") {
-    plan.pcg = make_data_parallel(model, devices);
-    best = cost_on(plan.pcg, costs);
-    s.candidates_evaluated = 1;
-  } else if (options.mode == "joint" || options.mode == "sequential") {
-    const RuleSet rules = rules_for(options);
-    for (const auto& name : options.pins)
-      if (!rules.find(name)) throw InputError(fmt::format("--pin {}: no rule has that name", name));
-    for (const auto& name : options.vetoes)
-      if (!rules.find(name)) throw InputError(fmt::format("--veto {}: no rule has that name", name));
-    SearchPhase result;
-    if (options.mode == "joint") {
-      result = run_search(model, data_parallel_seed(model, devices), rules, costs, "", devices, options);
-    } else {
-      // TASO first: algebraic rules, costed on one device of the machine...
-      const CostModel one(select_machine(machine, {0, 1}), costs.optimizer());
-      const SearchPhase algebraic = run_search(model, {}, rules, one, "algebraic", 1, options);
-      // ...then FlexFlow: parallel rules only, on the algebraically optimised graph.
-      result = run_search(algebraic.best, data_parallel_seed(algebraic.best, devices), rules, costs,
-                          "parallel", devices, options);
-      result.applied.insert(result.applied.begin(), algebraic.applied.begin(), algebraic.applied.end());
-      result.candidates += algebraic.candidates;
-    }
-    plan.pcg = std::move(result.best);
-    best = std::move(result.cost);
-    s.substitutions_applied = std::move(result.applied);
-    s.candidates_evaluated = result.candidates;
-    s.search_status = result.status;
-    s.vetoed = options.vetoes;
-  } else {
-    throw InputError(fmt::format(
-        "unknown mode '{}' (expected joint, sequential or data-parallel)", options.mode));
-  }
-  plan.mapping = std::move(best.mapping);
-  if (!plan.mapping.feasible)
-    throw InputError(fmt::format("no machine mapping of '{}' fits {} devices", model.name, devices));
-  const auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started);
-
-  s.model = model.name;
-  s.machine = machine.name;
-  s.devices = devices;
-  s.mode = options.mode;
-  s.optimizer = options.optimizer;
-  s.iteration_time_ms = plan.mapping.cost.time() * 1e3;
-  s.compute_ms = plan.mapping.cost.compute * 1e3;
-  s.communication_ms = plan.mapping.cost.communication * 1e3;
-  s.communication_bytes = plan.mapping.cost.bytes;
-  s.peak_memory_bytes = plan.mapping.peak_memory;
-  s.fits_in_memory = plan.mapping.fits_in_memory;
-  s.search_seconds = elapsed.count();
-  s.mapping_subproblems = plan.mapping.subproblems;
-  for (const auto& [id, n] : plan.pcg.nodes()) {
-    if (is_compute_op(n.op.type)) ++s.operators;
-    if (is_parallel_op(n.op.type)) ++s.parallel_operators;
-  }
-  return plan;
+  return PlanSearch(model, machine, options).run();
 }
 
 }  // namespace unity

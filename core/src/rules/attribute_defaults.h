@@ -12,6 +12,7 @@ inline std::optional<AttrValue> attribute_default(const std::string& name) {
   if (name == "activation") return AttrValue{std::string("none")};
   if (name == "groups") return AttrValue{std::int64_t{1}};
   if (name == "keepdims") return AttrValue{std::int64_t{1}};
+  if (name == "normalized_dims") return AttrValue{std::int64_t{1}};
   return std::nullopt;
 }
 

@@ -28,24 +28,49 @@ std::optional<AttrValue> literal_attr(const nlohmann::json& j) {
 std::optional<Graph> apply_substitution(const Graph& graph, const Match& match,
                                         const std::map<std::string, std::int64_t>& params) {
   const Rule& rule = *match.rule;
+  if (!constraints_hold(graph, match, params)) return std::nullopt;
   Graph g = graph;
   std::map<std::string, NodeId> created;
-  const std::string anchor = graph.node(match.nodes.begin()->second).op.name;
+  std::map<std::string, std::vector<NodeId>> repeated;  // foreach nodes: one id per variadic tensor
+  // New nodes are named after the node the pattern is rooted at (its last node: usually the operator
+  // being parallelised), so "fc1.px" reads as "fc1's partitioned input".
+  const std::string anchor = graph.node(match.nodes.at(rule.source.nodes.back().name)).op.name;
   auto resolve = [&](const std::string& ref) -> TensorRef {
     const auto [name, index] = split_ref(ref);
     if (auto it = created.find(name); it != created.end()) return {it->second, index};
     return match.inputs.at(name);
   };
+  // A node's inputs, with "xs*" (the variadic tensors, or element `element` of them in a foreach
+  // node) and "n*" (every copy of foreach node n) expanded.
+  auto node_inputs = [&](const RuleNode& t, int element) {
+    std::vector<TensorRef> out;
+    for (const auto& in : t.inputs) {
+      if (!is_variadic_ref(in)) {
+        out.push_back(resolve(in));
+      } else if (in == t.foreach) {
+        out.push_back(match.variadic.at(static_cast<std::size_t>(element)));
+      } else if (auto it = repeated.find(in.substr(0, in.size() - 1)); it != repeated.end()) {
+        for (NodeId id : it->second) out.push_back({id, 0});
+      } else {
+        out.insert(out.end(), match.variadic.begin(), match.variadic.end());
+      }
+    }
+    return out;
+  };
   try {
     for (const auto& t : rule.target.nodes) {
+      const int copies = t.foreach.empty() ? 1 : static_cast<int>(match.variadic.size());
+      for (int element = 0; element < copies; ++element) {
       Operator op;
       op.type = t.op;
       if (!t.copy_of.empty()) {
         const Node& src = graph.node(match.nodes.at(t.copy_of));
         op.attrs = src.op.attrs;
         op.name = src.op.name;
-      } else {
+      } else if (t.foreach.empty()) {
         op.name = fmt::format("{}.{}", anchor, t.name);
+      } else {
+        op.name = fmt::format("{}.{}{}", anchor, t.name, element);
       }
       for (const auto& [key, a] : t.attrs) {
         switch (a.kind) {
@@ -61,9 +86,22 @@ std::optional<Graph> apply_substitution(const Graph& graph, const Match& match,
         }
       }
       detail::drop_default_attributes(op);
-      std::vector<TensorRef> inputs;
-      for (const auto& in : t.inputs) inputs.push_back(resolve(in));
-      created[t.name] = g.add(std::move(op), std::move(inputs));
+      std::vector<TensorRef> inputs = node_inputs(t, element);
+      // Dims are stored non-negative (as the zoo and the importer do), so that patterns comparing
+      // dims see one spelling.
+      if ((is_parallel_op(op.type) || op.type == OpType::Concat || op.type == OpType::Softmax) &&
+          !inputs.empty()) {
+        const char* key = op.attrs.has("dim") ? "dim" : "axis";
+        if (op.attrs.has(key)) {
+          const std::int64_t v = op.attrs.get_int(key);
+          const int rank = g.shape(inputs[0]).rank();
+          if (v < 0) op.attrs.set(key, v + rank);
+        }
+      }
+      const NodeId id = g.add(std::move(op), std::move(inputs));
+      if (t.foreach.empty()) created[t.name] = id;
+      else repeated[t.name].push_back(id);
+      }
     }
   } catch (const ShapeError&) {
     return std::nullopt;  // the target is not valid here (e.g. a degree that does not divide)

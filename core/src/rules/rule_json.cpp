@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <set>
 
@@ -48,6 +50,7 @@ RuleGraph parse_graph(const json& j, const std::string& rule, const std::string&
   RuleGraph g;
   if (!j.contains("nodes") || !j["nodes"].is_array()) bad(rule, side + ".nodes", "missing or not a list");
   std::set<std::string> known(inputs.begin(), inputs.end());
+  std::set<std::string> repeated;  // foreach nodes
   for (std::size_t i = 0; i < j["nodes"].size(); ++i) {
     const json& n = j["nodes"][i];
     const std::string where = fmt::format("{}.nodes[{}]", side, i);
@@ -60,12 +63,34 @@ RuleGraph parse_graph(const json& j, const std::string& rule, const std::string&
     if (!op) bad(rule, where + ".op", "unknown op '" + n["op"].get<std::string>() + "'");
     node.op = *op;
     node.inputs = string_list(n.value("inputs", json::array()), rule, where + ".inputs");
-    for (const auto& in : node.inputs)
+    if (n.contains("foreach")) {
+      if (side != "target") bad(rule, where + ".foreach", "only target nodes repeat");
+      node.foreach = n["foreach"].is_string() ? n["foreach"].get<std::string>() : "";
+      if (!is_variadic_ref(node.foreach) ||
+          std::find(inputs.begin(), inputs.end(), node.foreach) == inputs.end())
+        bad(rule, where + ".foreach", "'" + node.foreach + "' is not a variadic rule input");
+    }
+    int variadic_refs = 0;
+    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+      const auto& in = node.inputs[k];
+      if (is_variadic_ref(in)) {
+        const std::string stem = in.substr(0, in.size() - 1);
+        const bool input = std::find(inputs.begin(), inputs.end(), in) != inputs.end();
+        if (!input && !repeated.count(stem))
+          bad(rule, where + ".inputs", "'" + in + "' is neither a variadic input nor a foreach node");
+        if (side == "source" && k + 1 != node.inputs.size())
+          bad(rule, where + ".inputs", "a variadic input comes last");
+        if (in != node.foreach) ++variadic_refs;
+        continue;
+      }
       if (!known.count(base_name(in)))
         bad(rule, where + ".inputs", "'" + in + "' is neither a rule input nor an earlier node");
+      if (repeated.count(base_name(in)))
+        bad(rule, where + ".inputs", "'" + in + "' is repeated: read it as '" + in + "*'");
+    }
     const auto& info = op_info(node.op);
     const int arity = static_cast<int>(node.inputs.size());
-    if (arity < info.min_inputs || arity > info.max_inputs)
+    if (arity < info.min_inputs || (variadic_refs == 0 && arity > info.max_inputs))
       bad(rule, where + ".inputs", fmt::format("{} takes {}..{} inputs, got {}", info.name,
                                                info.min_inputs, info.max_inputs, arity));
     if (n.contains("attrs")) {
@@ -79,13 +104,125 @@ RuleGraph parse_graph(const json& j, const std::string& rule, const std::string&
         bad(rule, where + ".copy_attrs_of", "'" + node.copy_of + "' is not a source node");
     }
     known.insert(node.name);
+    if (!node.foreach.empty()) repeated.insert(node.name);
     g.nodes.push_back(std::move(node));
   }
   g.outputs = string_list(j.value("outputs", json::array()), rule, side + ".outputs");
   if (g.outputs.empty()) bad(rule, side + ".outputs", "a pattern needs at least one output");
-  for (const auto& o : g.outputs)
+  for (const auto& o : g.outputs) {
     if (!known.count(base_name(o))) bad(rule, side + ".outputs", "'" + o + "' is not a node");
+    if (repeated.count(base_name(o)) || is_variadic_ref(o))
+      bad(rule, side + ".outputs", "'" + o + "' is repeated: an output is one tensor");
+  }
   return g;
+}
+
+std::vector<RuleParameter> parse_parameters(const json& j, const std::string& rule,
+                                            const std::vector<std::string>& inputs) {
+  if (!j.is_array()) bad(rule, "parameters", "must be a list");
+  std::vector<RuleParameter> out;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const json& p = j[i];
+    const std::string where = fmt::format("parameters[{}]", i);
+    RuleParameter param;
+    if (p.is_string()) {
+      param.name = p.get<std::string>();
+    } else if (p.is_object()) {
+      if (!p.contains("name") || !p["name"].is_string()) bad(rule, where + ".name", "missing");
+      param.name = p["name"].get<std::string>();
+      const std::string domain = p.value("domain", "degree");
+      if (domain == "dim") {
+        param.domain = RuleParameter::Domain::Dim;
+        if (!p.contains("of") || !p["of"].is_string())
+          bad(rule, where + ".of", "a dim parameter names the tensor whose axes it ranges over");
+        param.of = p["of"].get<std::string>();
+      } else if (domain != "degree") {
+        bad(rule, where + ".domain", "must be \"degree\" or \"dim\", got \"" + domain + "\"");
+      }
+    } else {
+      bad(rule, where, "must be a name or an object with 'name' and 'domain'");
+    }
+    if (param.name.empty() || param.name[0] == '$')
+      bad(rule, where, "a parameter name must not be empty or start with '$'");
+    for (const auto& q : out)
+      if (q.name == param.name) bad(rule, where, "'" + param.name + "' is declared twice");
+    for (const auto& in : inputs)
+      if (in == param.name) bad(rule, where, "'" + param.name + "' is also a rule input");
+    out.push_back(std::move(param));
+  }
+  return out;
+}
+
+void check_term(const std::string& operand, const std::string& rule, const std::string& where,
+                const std::set<std::string>& tensors, const std::vector<std::string>& params);
+
+// An operand is a sum of terms ("rank(x)-$nd"); each term an integer, $symbol, parameter or one of
+// rank(t), last(t), size(t,k), degree(t,k), replica(t).
+void check_operand(const std::string& operand, const std::string& rule, const std::string& where,
+                   const std::set<std::string>& tensors, const std::vector<std::string>& params) {
+  if (operand.empty()) bad(rule, where, "empty operand");
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= operand.size(); ++i) {
+    const char c = i < operand.size() ? operand[i] : '+';
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (depth == 0 && (c == '+' || c == '-') && i > 0) {
+      check_term(operand.substr(start, i - start), rule, where, tensors, params);
+      start = i + 1;
+    }
+  }
+}
+
+void check_term(const std::string& operand, const std::string& rule, const std::string& where,
+                const std::set<std::string>& tensors, const std::vector<std::string>& params) {
+  if (operand.empty()) bad(rule, where, "empty term");
+  if (operand[0] == '$') return;
+  if (std::all_of(operand.begin(), operand.end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '-'; }))
+    return;
+  if (std::find(params.begin(), params.end(), operand) != params.end()) return;
+  const auto open = operand.find('(');
+  if (open == std::string::npos || operand.back() != ')')
+    bad(rule, where, "'" + operand + "' is not an integer, $symbol, parameter or function");
+  const std::string fn = operand.substr(0, open);
+  if (fn != "rank" && fn != "last" && fn != "size" && fn != "degree" && fn != "replica")
+    bad(rule, where, "unknown function '" + fn + "' (rank, last, size, degree, replica)");
+  const std::string args = operand.substr(open + 1, operand.size() - open - 2);
+  const std::string tensor = args.substr(0, args.find(','));
+  if (!tensors.count(tensor)) bad(rule, where, "'" + tensor + "' is neither a rule input nor a source node");
+}
+
+std::vector<RuleConstraint> parse_constraints(const json& j, const std::string& rule,
+                                              const std::set<std::string>& tensors,
+                                              const std::vector<std::string>& params) {
+  if (!j.is_array()) bad(rule, "constraints", "must be a list");
+  std::vector<RuleConstraint> out;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const json& c = j[i];
+    const std::string where = fmt::format("constraints[{}]", i);
+    if (!c.is_object() || !c.contains("kind") || !c["kind"].is_string())
+      bad(rule, where + ".kind", "missing");
+    RuleConstraint rc;
+    const std::string kind = c["kind"].get<std::string>();
+    if (kind == "equal") rc.kind = RuleConstraint::Kind::Equal;
+    else if (kind == "not_equal") rc.kind = RuleConstraint::Kind::NotEqual;
+    else if (kind == "divides") rc.kind = RuleConstraint::Kind::Divides;
+    else if (kind == "less") rc.kind = RuleConstraint::Kind::Less;
+    else bad(rule, where + ".kind", "must be equal, not_equal, divides or less, got '" + kind + "'");
+    for (const char* side : {"a", "b"}) {
+      if (!c.contains(side)) bad(rule, where + "." + side, "missing");
+      const json& v = c[side];
+      std::string operand = v.is_number_integer() ? std::to_string(v.get<std::int64_t>())
+                            : v.is_string()       ? v.get<std::string>()
+                                                  : "";
+      operand.erase(std::remove(operand.begin(), operand.end(), ' '), operand.end());
+      check_operand(operand, rule, where + "." + side, tensors, params);
+      (std::string(side) == "a" ? rc.a : rc.b) = operand;
+    }
+    out.push_back(std::move(rc));
+  }
+  return out;
 }
 
 json graph_to_json(const RuleGraph& g) {
@@ -100,12 +237,32 @@ json graph_to_json(const RuleGraph& g) {
     json jn = {{"name", n.name}, {"op", std::string(to_string(n.op))}, {"inputs", n.inputs}};
     if (!attrs.empty()) jn["attrs"] = attrs;
     if (!n.copy_of.empty()) jn["copy_attrs_of"] = n.copy_of;
+    if (!n.foreach.empty()) jn["foreach"] = n.foreach;
     nodes.push_back(jn);
   }
   return {{"nodes", nodes}, {"outputs", g.outputs}};
 }
 
 }  // namespace
+
+std::string_view to_string(RuleConstraint::Kind kind) {
+  switch (kind) {
+    case RuleConstraint::Kind::Equal:
+      return "equal";
+    case RuleConstraint::Kind::NotEqual:
+      return "not_equal";
+    case RuleConstraint::Kind::Divides:
+      return "divides";
+    default:
+      return "less";
+  }
+}
+
+std::string Rule::variadic_input() const {
+  for (const auto& in : inputs)
+    if (is_variadic_ref(in)) return in;
+  return "";
+}
 
 const Rule* RuleSet::find(const std::string& name) const {
   for (const auto& r : rules)
@@ -133,7 +290,11 @@ RuleSet rules_from_json(const json& j, const std::string& origin) {
     if (rule.kind != "algebraic" && rule.kind != "parallel")
       bad(rule.name, "kind", "must be \"algebraic\" or \"parallel\"");
     rule.inputs = string_list(r.value("inputs", json::array()), rule.name, "inputs");
-    rule.parameters = string_list(r.value("parameters", json::array()), rule.name, "parameters");
+    if (std::count_if(rule.inputs.begin(), rule.inputs.end(), is_variadic_ref) > 1)
+      bad(rule.name, "inputs", "at most one variadic input (ending in '*')");
+    rule.parameter_domains =
+        parse_parameters(r.value("parameters", json::array()), rule.name, rule.inputs);
+    for (const auto& p : rule.parameter_domains) rule.parameters.push_back(p.name);
     if (!r.contains("source")) bad(rule.name, "source", "missing");
     if (!r.contains("target")) bad(rule.name, "target", "missing");
     rule.source = parse_graph(r["source"], rule.name, "source", rule.inputs, rule.parameters, {});
@@ -142,6 +303,16 @@ RuleSet rules_from_json(const json& j, const std::string& origin) {
     rule.target = parse_graph(r["target"], rule.name, "target", rule.inputs, rule.parameters,
                               source_names);
     if (rule.source.nodes.empty()) bad(rule.name, "source.nodes", "the pattern matches nothing");
+    std::set<std::string> tensors(rule.inputs.begin(), rule.inputs.end());
+    tensors.insert(source_names.begin(), source_names.end());
+    for (std::size_t k = 0; k < rule.parameter_domains.size(); ++k) {
+      const auto& p = rule.parameter_domains[k];
+      if (p.domain == RuleParameter::Domain::Dim && !tensors.count(p.of))
+        bad(rule.name, fmt::format("parameters[{}].of", k),
+            "'" + p.of + "' is neither a rule input nor a source node");
+    }
+    rule.constraints =
+        parse_constraints(r.value("constraints", json::array()), rule.name, tensors, rule.parameters);
     if (rule.source.outputs.size() != rule.target.outputs.size())
       bad(rule.name, "target.outputs",
           fmt::format("{} outputs for {} source outputs", rule.target.outputs.size(),
@@ -169,7 +340,20 @@ json rules_to_json(const RuleSet& set) {
               {"source", graph_to_json(r.source)},
               {"target", graph_to_json(r.target)}};
     if (!r.description.empty()) j["description"] = r.description;
-    if (!r.parameters.empty()) j["parameters"] = r.parameters;
+    if (!r.parameter_domains.empty()) {
+      json params = json::array();
+      for (const auto& p : r.parameter_domains) {
+        if (p.domain == RuleParameter::Domain::Degree) params.push_back(p.name);
+        else params.push_back({{"name", p.name}, {"domain", "dim"}, {"of", p.of}});
+      }
+      j["parameters"] = params;
+    }
+    if (!r.constraints.empty()) {
+      json cs = json::array();
+      for (const auto& c : r.constraints)
+        cs.push_back({{"kind", std::string(to_string(c.kind))}, {"a", c.a}, {"b", c.b}});
+      j["constraints"] = cs;
+    }
     rules.push_back(j);
   }
   return {{"format", "unity-rules"}, {"version", 1}, {"rules", rules}};

@@ -75,13 +75,24 @@ class Matcher {
   void try_node(int i, NodeId id, Match& m) {
     const RuleNode& p = r_.source.nodes[i];
     const Node& n = g_.node(id);
-    if (n.op.type != p.op || n.inputs.size() != p.inputs.size()) return;
+    const bool variadic = !p.inputs.empty() && is_variadic_ref(p.inputs.back());
+    const std::size_t fixed = variadic ? p.inputs.size() - 1 : p.inputs.size();
+    if (n.op.type != p.op) return;
+    if (variadic ? n.inputs.size() < p.inputs.size() : n.inputs.size() != p.inputs.size()) return;
     for (const auto& [name, other] : m.nodes)
       if (other == id && name != p.name) return;  // one graph node per pattern node
     Match saved = m;
     m.nodes[p.name] = id;
     bool ok = attrs_match(p, n, m);
-    for (std::size_t s = 0; ok && s < p.inputs.size(); ++s) {
+    if (ok && variadic) {
+      const std::vector<TensorRef> tail(n.inputs.begin() + static_cast<std::ptrdiff_t>(fixed),
+                                        n.inputs.end());
+      if (bound_variadic_ && m.variadic != tail) ok = false;
+      m.variadic = tail;
+    }
+    const bool was_bound = bound_variadic_;
+    if (variadic) bound_variadic_ = true;
+    for (std::size_t s = 0; ok && s < fixed; ++s) {
       const auto [ref, index] = split_ref(p.inputs[s]);
       const TensorRef actual = n.inputs[s];
       if (index_.count(ref)) {
@@ -96,6 +107,7 @@ class Matcher {
       }
     }
     if (ok) assign(i - 1, m);
+    bound_variadic_ = was_bound;
     m = std::move(saved);
   }
 
@@ -111,6 +123,8 @@ class Matcher {
     // A rule input bound to a matched node's output would make the pattern read itself.
     for (const auto& [name, t] : m.inputs)
       if (matched.count(t.node)) return;
+    for (const auto& t : m.variadic)
+      if (matched.count(t.node)) return;
     found_.push_back(m);
   }
 
@@ -119,6 +133,7 @@ class Matcher {
   std::map<std::string, int> index_;
   std::set<std::string> inner_;
   std::vector<Match> found_;
+  bool bound_variadic_ = false;
 };
 
 }  // namespace

@@ -1,9 +1,12 @@
 #include "unity/core/substitution_search.h"
 
+#include <fnmatch.h>
+
 #include <chrono>
 #include <queue>
 #include <unordered_set>
 
+#include "unity/core/errors.h"
 #include "unity/core/substitution.h"
 
 namespace unity {
@@ -15,42 +18,102 @@ struct Candidate {
   std::vector<AppliedSubstitution> applied;
 };
 
-// Every assignment of the rule's parameters to the allowed values.
-std::vector<std::map<std::string, std::int64_t>> parameter_choices(
-    const Rule& rule, const std::vector<std::int64_t>& values) {
-  std::vector<std::map<std::string, std::int64_t>> out{{}};
-  for (const auto& p : rule.parameters) {
-    std::vector<std::map<std::string, std::int64_t>> next;
-    for (const auto& partial : out)
-      for (auto v : values) {
-        auto m = partial;
-        m[p] = v;
-        next.push_back(std::move(m));
-      }
-    out = std::move(next);
+AppliedSubstitution describe(const Graph& g, const Match& m,
+                             const std::map<std::string, std::int64_t>& params) {
+  return {m.rule->name, matched_names(g, m), params, false};
+}
+
+// Every new node (id at or above `first_new`) splits its tensors into a number of pieces that divides
+// the device count: otherwise some devices would hold two pieces or none.
+bool fits_devices(const Graph& g, NodeId first_new, int devices) {
+  if (devices <= 0) return true;
+  for (auto it = g.nodes().lower_bound(first_new); it != g.nodes().end(); ++it)
+    for (const auto& s : it->second.outputs) {
+      const auto pieces = s.num_pieces();
+      if (pieces > devices || devices % pieces != 0) return false;
+    }
+  return true;
+}
+
+bool touches(const Match& m, const std::set<NodeId>& frozen) {
+  if (frozen.empty()) return false;
+  for (const auto& [name, id] : m.nodes)
+    if (frozen.count(id)) return true;
+  return false;
+}
+
+bool vetoed(const std::vector<RuleLocation>& vetoes, const std::string& rule,
+            const std::vector<std::string>& names) {
+  for (const auto& v : vetoes)
+    if (v.covers(rule, names)) return true;
+  return false;
+}
+
+// Rules whose pattern root (last source node) has a type the graph holds: the others cannot match.
+std::vector<const Rule*> applicable_rules(const Graph& g, const RuleSet& rules,
+                                          const SearchOptions& options) {
+  std::set<OpType> present;
+  for (const auto& [id, n] : g.nodes()) present.insert(n.op.type);
+  std::vector<const Rule*> out;
+  for (const auto& rule : rules.rules) {
+    if (!options.kind.empty() && rule.kind != options.kind) continue;
+    bool everywhere = false;
+    for (const auto& v : options.vetoed) everywhere |= v.node.empty() && v.covers(rule.name, {});
+    if (everywhere) continue;
+    bool all_present = true;
+    for (const auto& n : rule.source.nodes) all_present &= present.count(n.op) != 0;
+    if (all_present) out.push_back(&rule);
   }
   return out;
 }
 
-AppliedSubstitution describe(const Graph& g, const Match& m,
-                             const std::map<std::string, std::int64_t>& params) {
-  AppliedSubstitution a;
-  a.rule = m.rule->name;
-  for (NodeId id : m.matched_nodes()) a.nodes.push_back(g.node(id).op.name);
-  a.parameters = params;
-  return a;
-}
-
 }  // namespace
 
-Graph apply_everywhere(const Graph& graph, const Rule& rule, const std::vector<std::int64_t>& degrees,
-                       std::vector<AppliedSubstitution>& applied) {
+bool RuleLocation::is_pattern() const { return rule.find_first_of("*?[") != std::string::npos; }
+
+bool RuleLocation::names(const std::string& rule_name) const {
+  return is_pattern() ? fnmatch(rule.c_str(), rule_name.c_str(), 0) == 0 : rule == rule_name;
+}
+
+bool RuleLocation::covers(const std::string& rule_name,
+                          const std::vector<std::string>& matched) const {
+  if (!names(rule_name)) return false;
+  if (node.empty()) return true;
+  return std::find(matched.begin(), matched.end(), node) != matched.end();
+}
+
+RuleLocation parse_rule_location(const std::string& text) {
+  const auto at = text.find('@');
+  if (at == std::string::npos) return {text, ""};
+  return {text.substr(0, at), text.substr(at + 1)};
+}
+
+std::string to_string(const RuleLocation& location) {
+  return location.node.empty() ? location.rule : location.rule + "@" + location.node;
+}
+
+std::vector<std::string> matched_names(const Graph& graph, const Match& match) {
+  std::vector<std::string> out;
+  for (NodeId id : match.matched_nodes()) out.push_back(graph.node(id).op.name);
+  return out;
+}
+
+Graph apply_everywhere(const Graph& graph, const Rule& rule, const RuleLocation& location,
+                       const std::vector<std::int64_t>& degrees,
+                       std::vector<AppliedSubstitution>& applied, NodeId fresh_from) {
   Graph g = graph;
-  // Each application removes the matched nodes, so the loop ends when no match applies.
-  for (bool changed = true; changed;) {
-    changed = false;
+  // Each application replaces its match, so the loop ends when no match is left; a match that
+  // touches a node an earlier application created is not taken (a target that matches its own
+  // source, like head parallelism on an already head-parallel attention, is applied once).
+  const NodeId first_new = fresh_from >= 0 ? fresh_from : graph.next_id();
+  for (std::size_t round = 0, limit = 4 * graph.size() + 16; round < limit; ++round) {
+    bool changed = false;
     for (const auto& m : find_matches(g, rule)) {
-      for (const auto& params : parameter_choices(rule, degrees)) {
+      if (!location.covers(rule.name, matched_names(g, m))) continue;
+      bool fresh = false;
+      for (NodeId id : m.matched_nodes()) fresh |= id >= first_new;
+      if (fresh) continue;
+      for (const auto& params : parameter_choices(g, m, degrees)) {
         if (auto next = apply_substitution(g, m, params)) {
           auto a = describe(g, m, params);
           a.pinned = true;
@@ -62,8 +125,22 @@ Graph apply_everywhere(const Graph& graph, const Rule& rule, const std::vector<s
       }
       if (changed) break;
     }
+    if (!changed) break;
   }
   return g;
+}
+
+bool matches_at(const Graph& graph, const Rule& rule, const RuleLocation& location,
+                const std::vector<std::int64_t>& degrees, NodeId original_below) {
+  for (const auto& m : find_matches(graph, rule)) {
+    if (!location.covers(rule.name, matched_names(graph, m))) continue;
+    bool original = true;
+    for (NodeId id : m.matched_nodes()) original &= id < original_below;
+    if (!original) continue;
+    for (const auto& params : parameter_choices(graph, m, degrees))
+      if (apply_substitution(graph, m, params)) return true;
+  }
+  return false;
 }
 
 SearchResult substitution_search(const Graph& start, const std::vector<Graph>& seeds,
@@ -78,7 +155,7 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
   std::vector<std::unique_ptr<Candidate>> pool;
   std::unordered_set<std::uint64_t> seen;
   SearchResult result;
-  SearchEvent ev;
+  SearchEvent ev = options.scope;
   auto emit = [&](SearchEvent::Kind kind) {
     if (!options.observer) return;
     ev.kind = kind;
@@ -95,6 +172,7 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
     auto c = std::make_unique<Candidate>(Candidate{std::move(g), {}, std::move(applied)});
     c->cost = cost(c->graph);
     ++result.candidates_evaluated;
+    if (options.on_costed) options.on_costed(c->graph, c->cost, c->applied);
     ev.candidate_ms = c->cost.time * 1e3;
     ev.candidate_hash = hash;
     const bool better = !best || c->cost.key() < best->cost.key();
@@ -120,22 +198,28 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
     const Candidate* current = queue.top();
     queue.pop();
     if (current->cost.key() > options.alpha * best->cost.key()) continue;
+    const Graph& g = current->graph;
     bool out_of_budget = false;
-    for (const auto& rule : rules.rules) {
-      if (options.vetoed.count(rule.name)) continue;
-      if (!options.kind.empty() && rule.kind != options.kind) continue;
-      for (const auto& m : find_matches(current->graph, rule)) {
-        for (const auto& params : parameter_choices(rule, options.degrees)) {
+    for (const Rule* rule : applicable_rules(g, rules, options)) {
+      for (const auto& m : find_matches(g, *rule)) {
+        if (touches(m, options.frozen)) continue;
+        if (!rule->is_parallel() && touches(m, options.pinned)) continue;
+        const auto names = matched_names(g, m);
+        if (vetoed(options.vetoed, rule->name, names)) continue;
+        for (const auto& params : parameter_choices(g, m, options.degrees)) {
           if (result.candidates_evaluated >= options.budget) {
             out_of_budget = true;
             break;
           }
-          auto next = apply_substitution(current->graph, m, params);
-          if (!next) continue;
+          if (options.cancel && options.cancel->load()) break;
+          auto next = apply_substitution(g, m, params);
+          if (!next || !fits_devices(*next, g.next_id(), options.devices)) continue;
           auto applied = current->applied;
-          applied.push_back(describe(current->graph, m, params));
-          ev.rule = rule.name;
+          applied.push_back({rule->name, names, params, false});
+          ev.rule = rule->name;
           ev.matched_nodes = m.matched_nodes();
+          ev.matched_names = names;
+          ev.parameters = params;
           const Candidate* before = best;
           const Candidate* c = admit(std::move(*next), std::move(applied));
           if (!c) continue;
@@ -150,12 +234,16 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
     ++ev.step;
     ev.rule.clear();
     ev.matched_nodes.clear();
+    ev.matched_names.clear();
+    ev.parameters.clear();
     emit(SearchEvent::Kind::StepDone);
     if (out_of_budget) {
       result.status = "budget";
       break;
     }
   }
+  if (result.status == "completed" && options.cancel && options.cancel->load())
+    result.status = "cancelled";
   ev.status = result.status;
   emit(SearchEvent::Kind::Finished);
   result.best = best->graph;

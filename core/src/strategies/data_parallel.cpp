@@ -7,6 +7,10 @@
 namespace unity {
 
 Graph make_data_parallel(const Graph& serial, int degree) {
+  return make_data_parallel(serial, degree, {});
+}
+
+Graph make_data_parallel(const Graph& serial, int degree, const std::set<NodeId>& also_batched) {
   if (degree < 1) throw InputError(fmt::format("data parallelism needs at least 1 device, got {}", degree));
   Graph g = serial;
   if (degree == 1) return g;
@@ -21,10 +25,11 @@ Graph make_data_parallel(const Graph& serial, int degree) {
   for (const auto& [id, n] : serial.nodes()) {
     if (!is_source_op(n.op.type)) continue;
     const auto& s = n.outputs.at(0);
-    const bool batched = n.op.type == OpType::Input && s.rank() > 0 && s.dims[0].size == batch;
-    if (batched && batch % degree != 0)
-      throw InputError(fmt::format("batch {} of '{}' is not divisible by {} devices", batch,
-                                   n.op.name, degree));
+    const bool batched = n.op.type == OpType::Input && s.rank() > 0 &&
+                         (s.dims[0].size == batch || also_batched.count(id));
+    if (batched && s.dims[0].size % degree != 0)
+      throw InputError(fmt::format("batch {} of '{}' is not divisible by {} devices",
+                                   s.dims[0].size, n.op.name, degree));
     Operator op;
     if (batched) {
       op = Operator{OpType::Partition,

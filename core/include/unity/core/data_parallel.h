@@ -1,4 +1,6 @@
 #pragma once
+#include <set>
+
 #include "unity/core/graph.h"
 
 namespace unity {
@@ -7,5 +9,8 @@ namespace unity {
 // batch is partitioned along it, every other input and every weight is replicated (so the weights'
 // gradients are summed in the backward pass). Throws InputError when the batch does not divide.
 Graph make_data_parallel(const Graph& serial, int degree);
+// The same, with the inputs in `batched` partitioned along their leading dim whatever its size (a
+// piece of a cut graph reads an activation whose leading dim need not be the batch).
+Graph make_data_parallel(const Graph& serial, int degree, const std::set<NodeId>& batched);
 
 }  // namespace unity

@@ -1,6 +1,7 @@
 #pragma once
 // The Parallel Computation Graph. Nodes have stable ids (never reused), inputs and weights are nodes,
 // and every output carries its inferred ParallelTensorShape.
+#include <algorithm>
 #include <cstdint>
 #include <compare>
 #include <map>
@@ -62,6 +63,9 @@ class Graph {
   std::size_t size() const { return nodes_.size(); }
   const ParallelTensorShape& shape(TensorRef t) const;
   NodeId next_id() const { return next_id_; }
+  // Ids handed out from now on are at least `next` (so pieces cut from a graph can grow without
+  // clashing with the ids of the rest).
+  void reserve_ids(NodeId next) { next_id_ = std::max(next_id_, next); }
 
   std::vector<Use> uses(TensorRef t) const;
   std::vector<Use> uses(NodeId id) const;  // of any output

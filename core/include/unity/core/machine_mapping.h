@@ -5,6 +5,7 @@
 // resource quantities: whole nodes across nodes, devices inside a node). Subproblems are memoised on
 // (part, resources, views of the part's boundary).
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "unity/core/mapping_cost.h"
@@ -34,10 +35,52 @@ struct MachineMapping {
 };
 
 MachineMapping optimize_machine_mapping(const MappingCost& costs, DeviceBlock block);
+
+// Solved subproblems shared by the mapping searches of many candidate PCGs of one cost model (paper
+// 5.2: a substitution changes a small part of a PCG, so candidates share most subgraphs). Keyed by a
+// subgraph's content, not by node ids. Not thread-safe: one cache per search thread.
+class MappingCache {
+ public:
+  MappingCache();
+  ~MappingCache();
+  MappingCache(const MappingCache&) = delete;
+  MappingCache& operator=(const MappingCache&) = delete;
+  std::size_t size() const;  // subproblems stored
+  struct Impl;
+
+ private:
+  friend struct MappingEstimate estimate_machine_mapping(const MappingCost&, DeviceBlock,
+                                                         MappingCache*);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The DP's cost of the best mapping, without the mapping itself: what the search needs for every
+// candidate. With a cache, subproblems solved for earlier candidates are reused; without one, this is
+// optimize_machine_mapping's cost.
+struct MappingEstimate {
+  bool feasible = false;
+  CostBreakdown cost;
+  std::size_t subproblems = 0;  // subproblems solved (not found in the cache)
+};
+MappingEstimate estimate_machine_mapping(const MappingCost& costs, DeviceBlock block,
+                                         MappingCache* cache);
+MappingEstimate estimate_machine_mapping(const MappingCost& costs, MappingCache* cache);
 MachineMapping optimize_machine_mapping(const MappingCost& costs);  // the whole machine
 
 // Resource divisions a parallel split may use inside `block`: the size of the first part.
 std::vector<int> resource_splits(const MachineSpec& machine, DeviceBlock block);
+
+// The divisions the DP tries for a parallel split whose parts need `first_tasks` and `second_tasks`
+// devices (their widest operators): among resource_splits, those leaving each part enough devices,
+// and of those only the first part's tightest fit and the smallest island- and node-aligned sizes
+// above it, and the same from the second part's side. A part given more devices than its widest
+// operator can use gains nothing but placement freedom, which the aligned sizes keep; the count
+// stays small where a wide graph (DLRM's 27 branches) would otherwise try every division at
+// every level.
+std::vector<int> parallel_divisions(const MachineSpec& machine, DeviceBlock block, int first_tasks,
+                                    int second_tasks);
+// The most tasks any operator of decomposition part `index` has.
+int max_tasks(const MappingCost& costs, const SpDecomposition& sp, int index);
 
 // Cost of a complete mapping along the decomposition, with `side_by_side` telling, for each Parallel
 // node of the decomposition, the division used (first part's size; 0: one after another) and whether

@@ -68,6 +68,10 @@ class MappingCost {
   // Bytes each device holds for training under a complete mapping: weights, gradients, optimizer
   // state, saved activations.
   std::vector<double> memory_per_device(const std::map<NodeId, MachineView>& views) const;
+  // What the busiest device holds whatever the mapping, as long as no operator puts two of its tasks
+  // on one device: the sum over operators of one task's bytes. Exact when every operator spans the
+  // same devices; the search ranks candidates with it because it needs no mapping.
+  double memory_upper_bound() const;
   // This node's share of the above, added into `per_device`.
   void add_node_memory(NodeId id, const MachineView& view, std::vector<double>& per_device) const;
   // One task's forward and backward time on the slowest device type of the view.

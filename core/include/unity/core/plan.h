@@ -28,7 +28,13 @@ struct PlanSummary {
   double search_seconds = 0;
   std::int64_t candidates_evaluated = 0;
   std::vector<AppliedSubstitution> substitutions_applied;
-  std::vector<std::string> vetoed;      // rules the search was told never to apply
+  std::vector<std::string> vetoed;      // rules the search was told never to apply (RULE[@NODE])
+  std::vector<std::string> pinned;      // rules the search was told to apply (RULE[@NODE])
+  // Where the plan comes from when it is not the search's own result: "data-parallel x6" when a
+  // starting point beat everything the search found, "expert: ..." for the expert mode.
+  std::string origin;
+  int pieces = 1;                       // graph splitting: pieces searched separately
+  int searches = 0;                     // substitution searches run
   std::string search_status;            // completed, budget, cancelled (empty: no search)
   std::int64_t operators = 0;           // compute operators
   std::int64_t parallel_operators = 0;  // parallel operators

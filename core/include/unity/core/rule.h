@@ -24,12 +24,18 @@ struct RuleAttr {
   std::string name;        // Symbol / Parameter
 };
 
+// Variadic patterns: a rule input whose name ends in '*' ("xs*") stands for any number (at least
+// one) of tensors. A source node lists it last among its inputs and binds the rest of the node's
+// inputs to it (a Concat of any arity). A target node with `foreach: "xs*"` is created once per
+// bound tensor, reading that tensor where it names "xs*"; other target nodes read all of them in
+// order as "xs*", or all copies of a foreach node "n" as "n*".
 struct RuleNode {
   std::string name;
   OpType op = OpType::Identity;
   std::vector<std::string> inputs;  // pattern inputs or other nodes' names, "name" or "name:index"
   std::map<std::string, RuleAttr> attrs;
   std::string copy_of;              // target only
+  std::string foreach;              // target only: the variadic input it is repeated over
 };
 
 struct RuleGraph {
@@ -37,21 +43,49 @@ struct RuleGraph {
   std::vector<std::string> outputs;   // "name" or "name:index"; source and target align by position
 };
 
+// What values a parameter takes. A degree ranges over the degrees the search allows (divisors of the
+// device count); a dim over the axes of one tensor of the match (a rule input, or a source node's
+// output), so one rule states "partition along any axis" for operators of any rank.
+struct RuleParameter {
+  enum class Domain { Degree, Dim };
+  std::string name;
+  Domain domain = Domain::Degree;
+  std::string of;  // Dim: the rule input or source node whose axes it ranges over
+};
+
+// A condition on a match and its parameters, checked before the target is built. Operands are
+// integers, "$symbol", a parameter name, or rank(t), size(t,k), degree(t,k), replica(t) of a rule input
+// or source node t (k an integer, symbol or parameter), and last(t) = rank(t) - 1. Shape inference already rejects targets whose
+// degrees do not divide; constraints state what it cannot see (e.g. "the concat axis is not the
+// partitioned one").
+struct RuleConstraint {
+  enum class Kind { Equal, NotEqual, Divides, Less };
+  Kind kind = Kind::Equal;
+  std::string a, b;  // Divides: a divides b
+};
+
 struct Rule {
   std::string name;
   std::string description;
   std::string kind;                     // "algebraic" or "parallel"
   std::vector<std::string> inputs;      // the pattern's free tensors
-  std::vector<std::string> parameters;  // integer parameters chosen by the search (degrees)
+  std::vector<std::string> parameters;  // integer parameters chosen by the search, in order
+  std::vector<RuleParameter> parameter_domains;  // one per parameter, same order
+  std::vector<RuleConstraint> constraints;
   RuleGraph source;
   RuleGraph target;
   bool is_parallel() const { return kind == "parallel"; }
+  std::string variadic_input() const;  // the rule input ending in '*', or empty
 };
+
+inline bool is_variadic_ref(const std::string& ref) { return !ref.empty() && ref.back() == '*'; }
 
 struct RuleSet {
   std::vector<Rule> rules;
   const Rule* find(const std::string& name) const;
 };
+
+std::string_view to_string(RuleConstraint::Kind kind);
 
 // Throws InputError naming the rule and the field ("rule 'linear_sample': target.nodes[2].op: unknown
 // op 'Linaer'").

@@ -4,6 +4,7 @@
 // with every parameter value; candidates within alpha x the best so far go back on the queue, until the
 // queue is empty or the budget is spent. Every candidate is costed by the machine-mapping DP.
 #include <functional>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,12 +15,26 @@
 
 namespace unity {
 
+struct Match;
+
 struct AppliedSubstitution {
   std::string rule;
   std::vector<std::string> nodes;  // names of the matched nodes
   std::map<std::string, std::int64_t> parameters;
   bool pinned = false;
 };
+
+// A rule, everywhere (node empty) or only at matches that include the node of that name.
+struct RuleLocation {
+  std::string rule;  // a rule name, or a shell pattern such as "mlp_*" (vetoes only)
+  std::string node;
+  bool is_pattern() const;
+  bool names(const std::string& rule_name) const;
+  bool covers(const std::string& rule_name, const std::vector<std::string>& matched) const;
+};
+// "RULE" or "RULE@NODE" (the form --pin and --veto take).
+RuleLocation parse_rule_location(const std::string& text);
+std::string to_string(const RuleLocation& location);
 
 struct CandidateCost {
   double time = 0;       // predicted iteration time, seconds
@@ -35,11 +50,21 @@ using CostFunction = std::function<CandidateCost(const Graph&)>;
 struct SearchOptions {
   double alpha = 1.05;
   std::int64_t budget = 200;              // candidates costed
-  std::vector<std::int64_t> degrees;      // values the rules' parameters may take
-  std::set<std::string> vetoed;           // rules never applied
+  std::vector<std::int64_t> degrees;      // values the rules' degree parameters may take
+  // > 0: a candidate with a tensor split into more pieces than this, or into a number of pieces that
+  // does not divide it, is not costed (it cannot use the machine evenly).
+  int devices = 0;
+  std::vector<RuleLocation> vetoed;       // never applied (everywhere, or at a node)
+  std::set<NodeId> frozen;                // nodes no substitution may match
+  std::set<NodeId> pinned;                // nodes a pinned rule made: no algebraic rule undoes them
   std::string kind;                       // "" all rules, else "algebraic" or "parallel" only
   SearchObserver* observer = nullptr;
   const CancelFlag* cancel = nullptr;
+  SearchEvent scope;                      // segment fields copied into every event
+  // Called for every costed candidate with the substitutions that led to it (the hierarchical search
+  // keeps the best candidate for each partitioning of a piece's result, not only the best overall).
+  std::function<void(const Graph&, const CandidateCost&, const std::vector<AppliedSubstitution>&)>
+      on_costed;
 };
 
 struct SearchResult {
@@ -55,9 +80,22 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
                                  const RuleSet& rules, const CostFunction& cost,
                                  const SearchOptions& options);
 
-// Applies `rule` wherever it matches in `graph` (first parameter value that is valid), repeatedly,
-// recording each application as pinned. Used for --pin.
-Graph apply_everywhere(const Graph& graph, const Rule& rule, const std::vector<std::int64_t>& degrees,
-                       std::vector<AppliedSubstitution>& applied);
+// Applies `rule` wherever it matches in `graph` (at matches covering `location`'s node when it names
+// one), with the first parameter value that is valid, repeatedly, recording each application as
+// pinned. Used for --pin.
+// Matches touching nodes with ids at or above `fresh_from` (default: the graph's next id, i.e. nodes
+// this call creates) are not taken, so a target that matches its own source is applied once.
+Graph apply_everywhere(const Graph& graph, const Rule& rule, const RuleLocation& location,
+                       const std::vector<std::int64_t>& degrees,
+                       std::vector<AppliedSubstitution>& applied, NodeId fresh_from = -1);
+
+// Whether `rule` still applies in `graph` somewhere `location` covers, on nodes with ids below
+// `original_below` (the model's own nodes, which a pinned rule must have replaced).
+bool matches_at(const Graph& graph, const Rule& rule, const RuleLocation& location,
+                const std::vector<std::int64_t>& degrees,
+                NodeId original_below = std::numeric_limits<NodeId>::max());
+
+// Names of the matched nodes, in node-id order.
+std::vector<std::string> matched_names(const Graph& graph, const Match& match);
 
 }  // namespace unity

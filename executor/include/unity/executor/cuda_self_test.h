@@ -8,8 +8,8 @@
 
 namespace unity::executor {
 
-// Fills a device buffer of n floats with value[i] = start + i * step on device 0 and copies it back.
-// Throws std::runtime_error naming the failing CUDA call (e.g. no device).
+// Fills a device buffer of n floats with value[i] = start + i * step on device 0 and copies it
+// back. Throws std::runtime_error naming the failing CUDA call (e.g. no device).
 std::vector<float> cuda_fill_iota(std::size_t n, float start, float step);
 
 }  // namespace unity::executor

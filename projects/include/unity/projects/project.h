@@ -1,7 +1,7 @@
 #pragma once
-// One Unity project file (`.unity`): a SQLite database in WAL mode holding models, machines, searches
-// with every step, plans, runs with per-iteration metrics, op profiles, pins and vetoes (schema and
-// migration policy: docs/projects.md).
+// One Unity project file (`.unity`): a SQLite database in WAL mode holding models, machines,
+// searches with every step, plans, runs with per-iteration metrics, op profiles, pins and vetoes
+// (schema and migration policy: docs/projects.md).
 //
 // A Project is one SQLite connection: use it from one thread at a time. Another thread or process
 // that wants to read while this one writes opens its own Project (WAL lets readers and one writer
@@ -72,13 +72,18 @@ class Project {
   // is gone reads as 'interrupted' even from a read-only Project.
   std::vector<SearchRecord> searches() const;
   std::optional<SearchRecord> search(std::int64_t search_id) const;
-  // Every recorded event of a search, in the order it was reported (the explorer replays them).
-  std::vector<SearchEvent> load_search_steps(std::int64_t search_id) const;
+  // The recorded events of a search in the order they were reported (the explorer replays them),
+  // from the `first_seq`-th on (0-based), so that a live reader can fetch only what is new.
+  std::vector<SearchEvent> load_search_steps(std::int64_t search_id,
+                                             std::int64_t first_seq = 0) const;
   std::int64_t count_search_steps(std::int64_t search_id) const;
 
   std::int64_t add_plan(const Plan& plan, std::optional<std::int64_t> search_id = std::nullopt);
   std::vector<PlanRecord> plans() const;
-  Plan load_plan(std::int64_t plan_id) const;
+  Plan load_plan(std::int64_t plan_id) const;  // throws InputError for an unknown id
+  // The first stored plan equal to `plan` (same plan JSON), e.g. to record a run of a plan file
+  // that came out of this project.
+  std::optional<std::int64_t> find_plan(const Plan& plan) const;
 
   // A training run of a plan: begin (status running), metrics as iterations finish, then finish.
   std::int64_t begin_run(std::int64_t plan_id, const std::string& backend, int ranks,
@@ -93,6 +98,7 @@ class Project {
   std::vector<OpProfile> op_profiles() const;
 
   // Sets (replacing an earlier choice for the same model, rule and match) or clears a pin or veto.
+  // `match` is null (everywhere the rule matches) or {"node": NAME} (matches covering that node).
   std::int64_t set_pin_veto(std::optional<std::int64_t> model_id, const std::string& rule,
                             const nlohmann::json& match, RuleChoice state);
   void clear_pin_veto(std::optional<std::int64_t> model_id, const std::string& rule,

@@ -1,7 +1,7 @@
 #pragma once
 // The first thing a user sees after opening a model: its name, size (operators, parameters, weight
-// bytes, per-device batch), its operator mix and its input, weight and output tensors, so they can check
-// that the right model loaded before spending time on a search.
+// bytes, per-device batch), its operator mix and its input, weight and output tensors, so they can
+// check that the right model loaded before spending time on a search.
 #include <QWidget>
 
 class QLabel;
@@ -22,8 +22,9 @@ class ModelSummaryView : public QWidget {
  public:
   explicit ModelSummaryView(QWidget* parent = nullptr);
 
-  // Shows the graph's summary; keeps no reference to the graph.
-  void setGraph(const Graph& graph);
+  // Shows the graph's summary; keeps no reference to the graph. `devices`: how many devices the
+  // graph's (global) batch is split over.
+  void setGraph(const Graph& graph, int devices = 1);
   void clear();
 
   QString title() const;       // the model name, or a hint when nothing is loaded

@@ -12,6 +12,7 @@
 #include "unity/views/model_summary_view.h"
 #include "unity/views/op_count_model.h"
 #include "unity/views/tensor_table_model.h"
+#include "views_test.h"
 
 using unity::Graph;
 using unity::GraphBuilder;
@@ -22,7 +23,8 @@ using unity::views::TensorTableModel;
 
 namespace {
 
-// Input 1, Weight 2, MatMul 2, Relu 2, Add 1, Partition 1: six distinct types, two of them parallel/source.
+// Input 1, Weight 2, MatMul 2, Relu 2, Add 1, Partition 1: six distinct types, two of them
+// parallel/source.
 Graph smallGraph() {
   Graph g;
   g.name = "tiny";
@@ -37,7 +39,7 @@ Graph smallGraph() {
 
 }  // namespace
 
-class TestViews : public QObject {
+class ModelSummaryTests : public QObject {
   Q_OBJECT
 
  private slots:
@@ -124,10 +126,15 @@ class TestViews : public QObject {
     QCOMPARE(view.title(), QString("tiny"));
     const QLocale locale;
     // 6 operators: MatMul x2, Relu x2, Add (compute) and Partition (parallel).
-    QVERIFY2(view.statistics().startsWith("6 operators (5 compute, 1 parallel)"), qPrintable(view.statistics()));
-    QVERIFY2(view.statistics().contains(locale.toString(qint64(g.parameter_count())) + " parameters"),
+    QVERIFY2(view.statistics().startsWith("6 operators (5 compute, 1 parallel)"),
              qPrintable(view.statistics()));
+    QVERIFY2(
+        view.statistics().contains(locale.toString(qint64(g.parameter_count())) + " parameters"),
+        qPrintable(view.statistics()));
     QVERIFY2(view.statistics().contains("batch 8 per device"), qPrintable(view.statistics()));
+    view.setGraph(g, 2);  // the same graph as the global batch of two devices
+    QVERIFY2(view.statistics().contains("batch 8 (4 per device on 2 devices)"),
+             qPrintable(view.statistics()));
     QVERIFY(view.table()->isEnabled());
     QCOMPARE(view.table()->model()->rowCount(), 6);
     QCOMPARE(view.tensorTable()->model()->rowCount(), 4);
@@ -138,5 +145,5 @@ class TestViews : public QObject {
   }
 };
 
-QTEST_MAIN(TestViews)
-#include "test_views.moc"
+UNITY_VIEWS_SUITE(ModelSummaryTests);
+#include "test_model_summary.moc"

@@ -1,0 +1,107 @@
+// `unity compare MODEL --machine P [--modes a,b,..] [--json] [--project FILE]`: the same model and
+// machine planned by several modes (default: data-parallel, expert, sequential, joint), side by
+// side: predicted time, compute, communication, memory and how long each search took.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "commands.h"
+#include "machine_options.h"
+#include "progress_printer.h"
+#include "project_recording.h"
+#include "search_options.h"
+#include "table_printer.h"
+#include "unity/core/json_io.h"
+#include "unity/core/model_loader.h"
+#include "unity/core/plan_optimizer.h"
+
+namespace unity::cli {
+
+void add_compare_command(CLI::App& app) {
+  struct Options {
+    std::string model;
+    MachineOptions machine;
+    OptimizeOptions optimize;
+    std::vector<std::string> modes = {"data-parallel", "expert", "sequential", "joint"};
+    bool json = false;
+    bool progress = false;
+    std::int64_t batch = 0;
+    std::string project;
+  };
+  auto opt = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("compare", "Plan a model with several search modes, side by side");
+  cmd->add_option("model", opt->model, "Zoo model name, .onnx or model .json")->required();
+  add_machine_options(cmd, opt->machine);
+  cmd->add_option("--modes", opt->modes, "Modes to compare, in this order")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"joint", "sequential", "data-parallel", "expert"}))
+      ->capture_default_str();
+  add_search_options(cmd, opt->optimize);
+  cmd->add_flag("--progress", opt->progress, "Print search progress on stderr");
+  cmd->add_option("--batch", opt->batch,
+                  "Global batch of a zoo model (default: the paper's per-device batch x devices)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", opt->json, "Print {\"plans\": [summary per mode]} as one JSON object");
+  add_project_option(cmd, opt->project);
+  cmd->callback([opt] {
+    const MachineSpec machine = resolve_machine(opt->machine);
+    const Graph model = opt->batch > 0 ? load_model(opt->model, opt->batch)
+                                       : load_model_for_devices(opt->model, machine.num_devices());
+    ProgressPrinter progress;
+    std::vector<PlanSummary> plans;
+    std::vector<ProjectRecord> records;
+    for (const auto& mode : opt->modes) {
+      OptimizeOptions options = opt->optimize;
+      options.mode = mode;
+      if (opt->progress) {
+        options.observer = &progress;
+        fmt::print(stderr, "compare: {} ...\n", mode);
+      }
+      ProjectRecord recorded;
+      Plan plan = opt->project.empty() ? optimize_plan(model, machine, options)
+                                       : optimize_into_project(opt->project, model, opt->model,
+                                                               machine, options, recorded);
+      plans.push_back(std::move(plan.summary));
+      records.push_back(recorded);
+    }
+    // The fastest plan that fits, for the "vs best" column; plans that do not fit never win.
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& s : plans)
+      if (s.fits_in_memory) best = std::min(best, s.iteration_time_ms);
+
+    if (opt->json) {
+      nlohmann::json j = {{"model", model.name}, {"machine", machine.name},
+                          {"devices", machine.num_devices()}, {"plans", nlohmann::json::array()}};
+      for (std::size_t i = 0; i < plans.size(); ++i) {
+        auto p = summary_to_json(plans[i]);
+        if (!opt->project.empty()) p["project"] = records[i].to_json();
+        j["plans"].push_back(std::move(p));
+      }
+      fmt::print("{}\n", j.dump(2));
+      return;
+    }
+    fmt::print("{} on {} ({} devices)\n", model.name, machine.name, machine.num_devices());
+    Table table({"mode", "iteration", "vs best", "compute", "communication", "sent/iter",
+                 "peak memory", "search", "plan"});
+    for (const auto& s : plans) {
+      const std::string vs = s.fits_in_memory && best > 0
+                                 ? fmt::format("{:.2f}x", s.iteration_time_ms / best)
+                                 : "-";
+      table.add({s.mode, fmt::format("{:.3f} ms", s.iteration_time_ms), vs,
+                 fmt::format("{:.3f} ms", s.compute_ms),
+                 fmt::format("{:.3f} ms", s.communication_ms),
+                 human_bytes(static_cast<std::int64_t>(s.communication_bytes)),
+                 human_bytes(static_cast<std::int64_t>(s.peak_memory_bytes)) +
+                     (s.fits_in_memory ? "" : " (DOES NOT FIT)"),
+                 fmt::format("{:.2f} s", s.search_seconds),
+                 s.origin.empty() ? fmt::format("{} substitutions", s.substitutions_applied.size())
+                                  : s.origin});
+    }
+    table.print();
+    if (!opt->project.empty())
+      for (const auto& r : records) fmt::print("  project        {}\n", r.describe());
+  });
+}
+
+}  // namespace unity::cli

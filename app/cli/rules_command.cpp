@@ -1,0 +1,179 @@
+// `unity rules generate|verify|axioms`: substitution generation and formal verification (paper
+// section 4). `verify` exits with 1 when any rule is not verified, so a rule file can gate a build.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "table_printer.h"
+#include "unity/core/errors.h"
+#include "unity/core/rule.h"
+#include "unity/rules/axiom_check.h"
+#include "unity/rules/generator.h"
+#include "unity/rules/verifier.h"
+
+namespace unity::cli {
+namespace {
+
+struct GenerateArgs {
+  int max_ops = 5;
+  std::string out;
+  int threads = 2;
+  std::string only;
+  int timeout_ms = 2000;
+  bool json = false;
+  bool quiet = false;
+};
+
+struct VerifyArgs {
+  std::vector<std::string> files;
+  bool json = false;
+  int timeout_ms = 4000;
+  int degree_bound = 8;
+  int threads = 2;
+  bool all = false;
+};
+
+// Written next to the destination and renamed over it, so a failed run leaves no half-written file.
+void write_atomically(const std::filesystem::path& path, const std::string& text) {
+  const auto tmp = path.string() + ".tmp";
+  {
+    std::ofstream f(tmp);
+    if (!f) throw InputError(fmt::format("cannot write '{}'", path.string()));
+    f << text;
+    if (!f) throw InputError(fmt::format("cannot write '{}'", path.string()));
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+void run_generate(const GenerateArgs& a) {
+  if (a.max_ops < 1 || a.max_ops > 6) throw InputError(fmt::format("--max-ops must be 1..6, got {}", a.max_ops));
+  const auto dir = std::filesystem::path(a.out).parent_path();
+  if (!dir.empty() && !std::filesystem::is_directory(dir))
+    throw InputError(fmt::format("cannot write '{}': no directory '{}'", a.out, dir.string()));
+  rules::GenerateOptions o;
+  o.max_ops = a.max_ops;
+  o.threads = a.threads;
+  o.only = a.only;
+  o.verify.timeout_ms = a.timeout_ms;
+  o.verify.threads = a.threads;
+  o.verify.concrete_trials = 150;
+  o.verify.concrete_enough = 8;
+  const auto result = rules::generate_rules(o, [&](const std::string& s) {
+    if (!a.quiet && !a.json) fmt::print(stderr, "{}\n", s);
+  });
+  if (result.rules.rules.empty()) throw InputError("no rule was generated (is --only too narrow?)");
+  write_atomically(a.out, rules_to_json(result.rules).dump(1) + "\n");
+  const auto& s = result.stats;
+  nlohmann::json j = {{"file", a.out},
+                      {"max_ops", a.max_ops},
+                      {"families", s.families},
+                      {"operator_applications", s.graphs_evaluated},
+                      {"graphs", s.graphs},
+                      {"fingerprint_classes", s.classes},
+                      {"candidates", s.candidates},
+                      {"pruned_common_subgraph", s.pruned_common},
+                      {"pruned_duplicate", s.pruned_duplicate},
+                      {"pruned_implied", s.pruned_implied},
+                      {"not_verified", s.not_verified},
+                      {"rules", result.rules.rules.size()},
+                      {"verified", s.verified},
+                      {"verified_bounded", s.verified_bounded},
+                      {"parallel_rules", s.parallel_rules},
+                      {"enumerate_seconds", s.enumerate_seconds},
+                      {"verify_seconds", s.verify_seconds},
+                      {"seconds", s.total_seconds}};
+  if (a.json) {
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("{} rules written to {} ({} with parallel operators; {} verified for all degrees, {} for degrees up to 8)\n",
+             result.rules.rules.size(), a.out, s.parallel_rules, s.verified, s.verified_bounded);
+  fmt::print("{} families, {} graphs fingerprinted, {} candidates: {} with a common subgraph, {} duplicates, "
+             "{} implied by smaller rules, {} not verified\n",
+             s.families, s.graphs, s.candidates, s.pruned_common, s.pruned_duplicate, s.pruned_implied,
+             s.not_verified);
+  fmt::print("enumeration {:.1f} s, verification {:.1f} s, total {:.1f} s\n", s.enumerate_seconds,
+             s.verify_seconds, s.total_seconds);
+}
+
+void run_verify(const VerifyArgs& a) {
+  RuleSet all;
+  for (const auto& f : a.files)
+    for (auto& r : load_rule_file(f).rules) all.rules.push_back(std::move(r));
+  rules::VerifyOptions o;
+  o.timeout_ms = a.timeout_ms;
+  o.degree_bound = a.degree_bound;
+  o.threads = a.threads;
+  const auto report = rules::verify_rules(all, o);
+  if (a.json) {
+    fmt::print("{}\n", rules::to_json(report).dump(2));
+  } else {
+    Table table({"rule", "verdict", "seconds", "detail"});
+    for (const auto& r : report.rules)
+      if (a.all || !r.ok() || r.verdict == rules::Verdict::VerifiedBounded)
+        table.add({r.rule, std::string(rules::to_string(r.verdict)), fmt::format("{:.2f}", r.seconds), r.detail});
+    table.print();
+    fmt::print("{} rules: {} verified, {} verified for degrees up to {}, {} refuted, {} unknown, {} invalid ({:.1f} s)\n",
+               report.rules.size(), report.verified, report.bounded, a.degree_bound, report.refuted, report.unknown,
+               report.invalid, report.seconds);
+  }
+  if (!report.all_ok())
+    throw InputError(fmt::format("{} of {} rules are not verified", report.refuted + report.unknown + report.invalid,
+                                 report.rules.size()));
+}
+
+}  // namespace
+
+void add_rules_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("rules", "Generate and formally verify substitution rules (paper section 4)");
+  cmd->require_subcommand(1);
+
+  auto g = std::make_shared<GenerateArgs>();
+  auto* gen = cmd->add_subcommand("generate", "Enumerate PCGs, pair equal fingerprints, verify, write the rules");
+  gen->add_option("--max-ops", g->max_ops, "Operators per graph (default 5)");
+  gen->add_option("-o,--out", g->out, "Rule file to write")->required();
+  gen->add_option("--threads", g->threads, "Worker threads (default 2)");
+  gen->add_option("--only", g->only, "Only operator families whose name contains this (e.g. linear)");
+  gen->add_option("--timeout-ms", g->timeout_ms, "Z3 time limit per proof (default 2000)");
+  gen->add_flag("--json", g->json, "Print the statistics as JSON");
+  gen->add_flag("--quiet", g->quiet, "No progress on stderr");
+  gen->callback([g] { run_generate(*g); });
+
+  auto v = std::make_shared<VerifyArgs>();
+  auto* ver = cmd->add_subcommand("verify", "Verify rule files with Z3: verified, refuted (with a counterexample) or unknown");
+  ver->add_option("files", v->files, "Rule files")->required()->check(CLI::ExistingFile);
+  ver->add_flag("--json", v->json, "Print the report as JSON");
+  ver->add_flag("--all", v->all, "List every rule, not only those that need attention");
+  ver->add_option("--timeout-ms", v->timeout_ms, "Z3 time limit per proof (default 4000)");
+  ver->add_option("--degree-bound", v->degree_bound, "Bounded fallback: prove every degree up to this (default 8)");
+  ver->add_option("--threads", v->threads, "Worker threads (default 2)");
+  ver->callback([v] { run_verify(*v); });
+
+  auto trials = std::make_shared<int>(2000);
+  auto* ax = cmd->add_subcommand("axioms", "Check every operator axiom of the verifier on random concrete tensors");
+  ax->add_option("--trials", *trials, "Random instances per axiom (default 2000)");
+  ax->callback([trials] {
+    rules::AxiomCheckOptions o;
+    o.max_trials = *trials;
+    o.enough = std::max(1, *trials / 10);
+    int bad = 0, untested = 0;
+    Table table({"axiom or fact", "instances", "violations", "counterexample"});
+    for (const auto& c : rules::check_axioms(o)) {
+      if (c.violations) ++bad;
+      if (c.instances == 0) ++untested;
+      if (c.violations || c.instances == 0)
+        table.add({c.name, std::to_string(c.instances), std::to_string(c.violations), c.counterexample});
+    }
+    table.print();
+    fmt::print("{} axioms and {} facts checked: {} violated, {} without an instance\n", rules::axiom_count(),
+               rules::fact_count(), bad, untested);
+    if (bad) throw InputError(fmt::format("{} axioms or facts are violated", bad));
+  });
+}
+
+}  // namespace unity::cli

@@ -1,0 +1,381 @@
+// `unity run TARGET [--backend cpu|cuda] [--ranks N] [--iterations K] [--warmup W] [--check]
+// [--json]` TARGET is a plan file (from `unity optimize --out`) or a MODEL, which is planned first
+// with --mode on --machine (cpu-local by default) for --ranks devices; --scale and --batch shrink
+// zoo models for CPU runs. One CPU rank runs in this process; more ranks (or the CUDA backend)
+// start `mpirun -np N unity-worker ...`. Progress goes to stderr, the result to stdout.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "machine_options.h"
+#include "unity/core/json_io.h"
+#include "unity/core/model_loader.h"
+#include "unity/core/model_zoo.h"
+#include "unity/core/plan_optimizer.h"
+#include "unity/core/scaled_zoo.h"
+#include "unity/core/sp_decomposition.h"
+#include "unity/executor/backends.h"
+#include "unity/executor/launcher.h"
+#include "unity/executor/op_profiles.h"
+#include "unity/executor/reference.h"
+#include "unity/executor/run_files.h"
+
+namespace unity::cli {
+namespace {
+
+using namespace unity::executor;
+
+struct RunOptions {
+  std::string target;
+  std::string backend = "cpu";
+  int ranks = 0;
+  int iterations = 10;
+  int warmup = 0;
+  bool check = false;
+  bool json = false;
+  std::uint64_t seed = 1;
+  std::string optimizer;
+  double learning_rate = 0;
+  int threads = 1;
+  double timeout = 60;
+  std::int64_t batch = 0;
+  double scale = 1.0;
+  std::string mode = "data-parallel";
+  std::string machine;  // a MODEL's machine (default cpu-local); a plan's re-costing machine
+  std::string mpirun;
+  std::vector<std::string> mpirun_args;
+  bool use_mpirun = false;
+  bool profile = false;
+  std::string fault;
+  std::string save_plan;
+  std::string profiles;                                   // operator profiles for the prediction
+  std::vector<std::pair<std::string, bool>> model_flags;  // given on the command line?
+};
+
+bool is_plan_file(const std::string& path) {
+  if (path.size() < 5 || path.substr(path.size() - 5) != ".json" || access(path.c_str(), R_OK) != 0)
+    return false;
+  return is_plan_json(read_json_file(path));
+}
+
+// Plans a MODEL target like `unity optimize` would, with --scale/--batch applied to zoo models.
+Plan plan_model(const RunOptions& o, int ranks) {
+  Graph model;
+  if (zoo::has_model(o.target) && (o.scale != 1.0 || o.batch > 0)) {
+    std::int64_t batch = o.batch;
+    if (batch <= 0)
+      for (const auto& m : zoo::models())
+        if (m.name == o.target) batch = m.default_batch * ranks;
+    model = zoo::build_scaled(o.target, batch, o.scale);
+  } else if (o.scale != 1.0) {
+    throw InputError(fmt::format("--scale applies to zoo models; '{}' is not one", o.target));
+  } else {
+    model = o.batch > 0 ? load_model(o.target, o.batch) : load_model_for_devices(o.target, ranks);
+  }
+  const MachineSpec machine = load_machine(o.machine.empty() ? "cpu-local" : o.machine, {0, ranks});
+  OptimizeOptions opt;
+  opt.mode = o.mode;
+  if (!o.optimizer.empty()) opt.optimizer = o.optimizer;
+  return optimize_plan(model, machine, opt);
+}
+
+// The plan's mapping costed on another machine with the same number of devices, with measured
+// operator profiles where there are some (measuring the operators they lack, then keeping them).
+double recost(const Plan& plan, const std::string& machine_spec, const std::string& profiles_file) {
+  const MachineSpec m = load_machine(machine_spec, {0, plan.summary.devices});
+  std::string file = profiles_file;
+  if (file.empty() && machine_spec.size() > 5 &&
+      machine_spec.substr(machine_spec.size() - 5) == ".json") {
+    const auto sibling = profiles_path_for(machine_spec);
+    if (std::filesystem::exists(sibling)) file = sibling.string();
+  }
+  std::shared_ptr<MeasuredProfiles> profiles;
+  if (!file.empty()) profiles = MeasuredProfiles::load(file);
+  const double ms =
+      predicted_iteration_ms(plan.pcg, plan.mapping.views, m, plan.summary.optimizer, profiles);
+  if (profiles && profiles->measured_now() > 0) profiles->save(file);
+  return ms;
+}
+
+void print_progress(const IterationReport& r, int warmup, int iterations) {
+  std::fprintf(stderr, "%s %3d/%d  loss %.6f  %9.3f ms\n", r.warmup ? "warm-up  " : "iteration",
+               r.warmup ? r.index + 1 : r.index - warmup + 1, r.warmup ? warmup : iterations,
+               r.loss, r.milliseconds);
+  std::fflush(stderr);
+}
+
+TrainingResult run_in_process(const Program& program, const RunOptions& o,
+                              const std::string& optimizer, bool weights, bool progress) {
+  auto backend = make_cpu_backend(o.threads);
+  auto comm = make_local_communicator();
+  TrainingOptions t;
+  t.iterations = o.iterations;
+  t.warmup = o.warmup;
+  t.seed = o.seed;
+  t.optimizer = optimizer;
+  t.learning_rate = o.learning_rate;
+  t.collect_weights = weights;
+  t.profile = o.profile && progress;
+  if (progress)
+    t.on_iteration = [&](const IterationReport& r) { print_progress(r, o.warmup, o.iterations); };
+  return train(program, t, *backend, *comm);
+}
+
+struct Check {
+  double losses = 0, weights = 0, relative = 0;
+  std::vector<double> reference_losses;
+};
+
+Check compare(const TrainingResult& run, const TrainingResult& ref) {
+  Check c;
+  c.reference_losses = ref.losses;
+  for (std::size_t i = 0; i < ref.losses.size() && i < run.losses.size(); ++i) {
+    const double d = std::abs(run.losses[i] - ref.losses[i]);
+    c.losses = std::max(c.losses, d);
+    c.relative = std::max(c.relative, d / std::max(std::abs(ref.losses[i]), 1e-12));
+  }
+  for (const auto& [name, w] : ref.weights) {
+    auto it = run.weights.find(name);
+    if (it == run.weights.end() || it->second.values.size() != w.values.size())
+      throw std::runtime_error(fmt::format("--check: weight '{}' missing from the run", name));
+    double diff = 0, scale = 0;
+    for (std::size_t i = 0; i < w.values.size(); ++i) {
+      diff = std::max(diff, static_cast<double>(std::abs(it->second.values[i] - w.values[i])));
+      scale = std::max(scale, static_cast<double>(std::abs(w.values[i])));
+    }
+    c.weights = std::max(c.weights, diff);
+    c.relative = std::max(c.relative, scale > 0 ? diff / scale : diff);
+  }
+  return c;
+}
+
+// Each operator's measured times beside the plan's prediction for it (its own and incoming edges'
+// computation and communication, forward and backward).
+nlohmann::json profile_rows(const Plan& plan, const TrainingResult& result) {
+  std::map<NodeId, const OpCost*> predicted;
+  for (const auto& op : plan.mapping.per_op) predicted[op.node] = &op;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& p : result.profile) {
+    nlohmann::json row = {{"node", p.node},
+                          {"name", p.name},
+                          {"op", p.op},
+                          {"forward_ms", p.forward_ms},
+                          {"backward_ms", p.backward_ms}};
+    if (auto it = predicted.find(p.node); it != predicted.end())
+      row["predicted_ms"] = (it->second->own.time() + it->second->edges.time()) * 1e3;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void print_profile(const nlohmann::json& rows) {
+  fmt::print("  {:<28} {:<20} {:>9} {:>9} {:>9} {:>10}\n", "operator", "type", "fwd ms", "bwd ms",
+             "total", "predicted");
+  for (const auto& r : rows) {
+    const double fwd = r["forward_ms"].get<double>(), bwd = r["backward_ms"].get<double>();
+    fmt::print(
+        "  {:<28} {:<20} {:>9.3f} {:>9.3f} {:>9.3f} {:>10}\n", r["name"].get<std::string>(),
+        r["op"].get<std::string>(), fwd, bwd, fwd + bwd,
+        r.contains("predicted_ms") ? fmt::format("{:.3f}", r["predicted_ms"].get<double>()) : "");
+  }
+}
+
+void run(const RunOptions& o) {
+  bool backend_ok = false;
+  std::string backend_detail = "unknown backend";
+  for (const auto& b : available_backends())
+    if (b.name == o.backend) {
+      backend_ok = b.available;
+      backend_detail = b.detail;
+    }
+  if (!backend_ok)
+    throw InputError(fmt::format("the {} backend is not available: {}", o.backend, backend_detail));
+
+  Plan plan;
+  std::string plan_path = o.target;
+  std::optional<std::string> temporary_plan;
+  if (is_plan_file(o.target)) {
+    for (const auto& [flag, given] : o.model_flags)
+      if (given)
+        throw InputError(fmt::format("{} applies to a MODEL; '{}' is a plan", flag, o.target));
+    plan = plan_from_json(read_json_file(o.target));
+  } else {
+    plan = plan_model(o, o.ranks > 0 ? o.ranks : 1);
+    plan_path = o.save_plan;
+    if (plan_path.empty()) {
+      const char* tmp = std::getenv("TMPDIR");
+      std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/unity-plan-XXXXXX.json";
+      const int fd = mkstemps(pattern.data(), 5);
+      if (fd < 0) throw InputError("cannot create a temporary plan file");
+      close(fd);
+      plan_path = pattern;
+      temporary_plan = pattern;
+    }
+    write_text_file_atomic(plan_path, plan_to_json(plan).dump(1) + "\n");
+  }
+  struct Cleanup {
+    std::optional<std::string>& path;
+    ~Cleanup() {
+      if (path) std::remove(path->c_str());
+    }
+  } cleanup{temporary_plan};
+
+  const int ranks = o.ranks > 0 ? o.ranks : std::max(1, plan.summary.devices);
+  if (plan.summary.devices > 0 && ranks > plan.summary.devices)
+    throw InputError(
+        fmt::format("--ranks {}: the plan uses {} devices, so a rank would have nothing to do",
+                    ranks, plan.summary.devices));
+  const std::string optimizer = o.optimizer.empty() ? plan.summary.optimizer : o.optimizer;
+  double predicted = plan.summary.iteration_time_ms;
+  if (!o.machine.empty() && is_plan_file(o.target)) predicted = recost(plan, o.machine, o.profiles);
+  const Program program =
+      lower_plan(plan.pcg, plan.mapping.views, ranks);  // bad plans fail here, early
+
+  TrainingResult result;
+  if (ranks == 1 && o.backend == "cpu" && !o.use_mpirun) {
+    result = run_in_process(program, o, optimizer, o.check, true);
+  } else {
+    LaunchOptions l;
+    l.plan = plan_path;
+    l.ranks = ranks;
+    l.backend = o.backend;
+    l.iterations = o.iterations;
+    l.warmup = o.warmup;
+    l.seed = o.seed;
+    l.optimizer = optimizer;
+    l.learning_rate = o.learning_rate;
+    l.threads = o.threads;
+    l.timeout_seconds = o.timeout;
+    l.collect_weights = o.check;
+    l.profile = o.profile;
+    l.inject_fault = o.fault;
+    l.mpirun = o.mpirun;
+    l.mpirun_args = o.mpirun_args;
+    l.on_iteration = [&](const IterationReport& r) { print_progress(r, o.warmup, o.iterations); };
+    result = launch_run(l).training;
+  }
+
+  nlohmann::json j = {{"model", plan.summary.model},
+                      {"mode", plan.summary.mode},
+                      {"machine", plan.summary.machine},
+                      {"plan_devices", plan.summary.devices},
+                      {"backend", o.backend},
+                      {"ranks", ranks},
+                      {"iterations", o.iterations},
+                      {"warmup", o.warmup},
+                      {"optimizer", optimizer},
+                      {"measured_iteration_ms", median(result.iteration_ms)},
+                      {"predicted_iteration_ms", predicted},
+                      {"losses", result.losses},
+                      {"iteration_ms", result.iteration_ms},
+                      {"setup_ms", result.setup_ms}};
+  Check check;
+  if (o.check) {
+    const Graph serial = serial_reference(plan.pcg);
+    const Program reference = lower_plan(serial, single_device_views(serial), 1);
+    check = compare(result, run_in_process(reference, o, optimizer, true, false));
+    j["max_abs_diff"] = std::max(check.losses, check.weights);
+    j["max_abs_diff_losses"] = check.losses;
+    j["max_abs_diff_weights"] = check.weights;
+    j["max_rel_diff"] = check.relative;
+    j["reference_losses"] = check.reference_losses;
+  }
+  if (o.profile) j["profile"] = profile_rows(plan, result);
+  if (o.json) {
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("{} ({}) on {} {} rank{}, {} iterations\n", plan.summary.model, plan.summary.mode,
+               ranks, o.backend, ranks == 1 ? "" : "s", o.iterations);
+    fmt::print("  iteration   {:.3f} ms measured (median), {:.3f} ms predicted\n",
+               median(result.iteration_ms), predicted);
+    fmt::print("  loss        {:.6f} -> {:.6f}\n", result.losses.front(), result.losses.back());
+    if (o.profile) print_profile(j["profile"]);
+    if (o.check)
+      fmt::print(
+          "  check       max |diff| {:.3g} (losses {:.3g}, weights {:.3g}), max relative {:.3g} vs "
+          "one rank\n",
+          std::max(check.losses, check.weights), check.losses, check.weights, check.relative);
+  }
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand(
+      "run", "Train a plan (or a model) for real on CPU ranks (MPI) or GPUs (NCCL)");
+  cmd->add_option("target", o->target,
+                  "Plan file from `unity optimize --out`, or a MODEL to plan first")
+      ->required();
+  cmd->add_option("--backend", o->backend, "cpu (OpenBLAS + MPI) or cuda (cuBLAS/cuDNN + NCCL)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--ranks", o->ranks, "Processes to run (default: the plan's devices)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--iterations", o->iterations, "Measured training iterations")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "Iterations run before the measured ones")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->add_flag("--check", o->check,
+                "Also train the one-rank reference and report max_abs_diff of losses and weights");
+  cmd->add_flag("--json", o->json, "Print the result as one JSON object");
+  cmd->add_option("--seed", o->seed, "Seed of the synthetic data and the initial weights")
+      ->capture_default_str();
+  cmd->add_option("--optimizer", o->optimizer, "sgd, sgd-momentum or adam (default: the plan's)")
+      ->check(CLI::IsMember({"sgd", "sgd-momentum", "adam"}));
+  cmd->add_option("--lr", o->learning_rate, "Learning rate (default: 0.01 for SGD, 0.001 for Adam)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", o->threads,
+                  "BLAS threads per rank (default 1: a cpu-local rank is one core)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--timeout", o->timeout,
+                  "Seconds a rank may make no progress before the run is ended")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  cmd->add_option("--batch", o->batch,
+                  "MODEL: global batch (default: the paper's per-device batch x ranks)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--scale", o->scale,
+                  "MODEL: shrink a zoo model's widths, tables and depth by this factor (0, 1]")
+      ->check(CLI::Range(1e-9, 1.0));
+  cmd->add_option("--mode", o->mode, "MODEL: how to plan it")
+      ->check(CLI::IsMember({"joint", "sequential", "data-parallel"}))
+      ->capture_default_str();
+  cmd->add_option("--machine", o->machine,
+                  "MODEL: the machine to plan for (default cpu-local); plan: re-cost its mapping "
+                  "on this machine "
+                  "(e.g. the file of `unity calibrate`)");
+  cmd->add_option(
+      "--profiles", o->profiles,
+      "Plan: measured operator profiles for the prediction (default with --machine FILE: "
+      "FILE's .profiles.json from unity calibrate)");
+  cmd->add_option("--save-plan", o->save_plan,
+                  "MODEL: keep the plan made for the run in this file");
+  cmd->add_flag("--profile", o->profile,
+                "Time every operator and print it beside the cost model's prediction (slows the "
+                "run a little)");
+  cmd->add_flag("--mpirun-always", o->use_mpirun, "Start even a one-rank CPU run through mpirun");
+  cmd->add_option("--mpirun", o->mpirun,
+                  "The mpirun to use (default: $UNITY_MPIRUN, else mpirun on PATH)");
+  cmd->add_option(
+      "--mpirun-arg", o->mpirun_args,
+      "Extra argument for mpirun (repeat), e.g. --mpirun-arg=--hostfile --mpirun-arg=hosts");
+  cmd->add_option("--inject-fault", o->fault,
+                  "Testing: make a rank fail, KIND@RANK:ITERATION (die, hang, error)")
+      ->group("");
+  cmd->callback([o, cmd] {
+    for (const char* flag : {"--scale", "--batch", "--mode", "--save-plan"})
+      o->model_flags.push_back({flag, cmd->count(flag) > 0});
+    run(*o);
+  });
+}
+
+}  // namespace unity::cli

@@ -1,0 +1,25 @@
+#pragma once
+// Expert-designed parallelisations, the baselines of the paper's evaluation (6.2): Megatron-LM for
+// transformers (attention heads and MLP pairs tensor-parallel inside a node, data parallel across),
+// Neo for recommendation models (embedding tables model-parallel, the dense layers data-parallel), and
+// data parallelism, which applies to every model.
+#include <string>
+#include <vector>
+
+#include "unity/core/graph.h"
+#include "unity/core/machine_spec.h"
+#include "unity/core/substitution_search.h"
+
+namespace unity {
+
+struct ExpertStrategy {
+  std::string name;  // "megatron tp2 x dp3", "neo", "data-parallel x6"
+  Graph graph;       // the complete PCG
+  std::vector<AppliedSubstitution> applied;  // built-in rules it applied (none for plans built directly)
+};
+
+// Every expert strategy that applies to `model` on `machine`, for each degree combination they
+// allow; `unity optimize --mode expert` keeps the fastest, as the paper does for its baselines.
+std::vector<ExpertStrategy> expert_strategies(const Graph& model, const MachineSpec& machine);
+
+}  // namespace unity

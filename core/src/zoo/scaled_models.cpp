@@ -1,0 +1,144 @@
+// Reduced zoo models: the builders of mnist_mlp.cpp, mlp.cpp, resnext50.cpp and dlrm.cpp with their
+// sizes as parameters. Sizes round to at least a few units so every layer still exists.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+#include "unity/core/model_zoo.h"
+#include "unity/core/scaled_zoo.h"
+#include "zoo/zoo_models.h"
+
+namespace unity::zoo {
+namespace {
+
+std::int64_t scaled(std::int64_t size, double scale, std::int64_t minimum) {
+  return std::max<std::int64_t>(
+      minimum, static_cast<std::int64_t>(std::llround(static_cast<double>(size) * scale)));
+}
+
+void mnist_mlp(GraphBuilder& b, std::int64_t batch, double s) {
+  TensorRef x = b.input("image", {batch, 784});
+  TensorRef labels = b.input("label", {batch}, DataType::Int64);
+  x = b.linear(x, scaled(512, s, 8), "fc1", false);
+  x = b.relu(x, "relu1");
+  x = b.linear(x, 10, "fc2", false);
+  b.softmax_cross_entropy(x, labels, "loss");
+}
+
+void mlp(GraphBuilder& b, std::int64_t batch, double s) {
+  const std::int64_t width = scaled(8192, s, 8);
+  TensorRef x = b.input("input", {batch, width});
+  TensorRef labels = b.input("label", {batch}, DataType::Int64);
+  x = detail::dense_stack(b, x, std::vector<std::int64_t>(16, width), "fc", true, false);
+  b.softmax_cross_entropy(x, labels, "loss");
+}
+
+// ResNeXt-50 32x4d with planes, blocks, image size and classes scaled; cardinality 32 is kept while
+// the grouped width allows it (every group keeps at least one channel).
+void resnext50(GraphBuilder& b, std::int64_t batch, double s) {
+  const std::int64_t image = std::max<std::int64_t>(32, scaled(224, s, 32) / 32 * 32);
+  const std::int64_t classes = scaled(1000, s, 10);
+  TensorRef x = b.input("image", {batch, 3, image, image});
+  TensorRef labels = b.input("label", {batch}, DataType::Int64);
+  const std::int64_t stem = scaled(64, s, 8);
+  x = b.conv2d(x, stem, {7, 7}, {2, 2}, {3, 3}, "conv1");
+  x = b.batch_norm(x, "bn1");
+  x = b.relu(x, "relu");
+  x = b.max_pool(x, {3, 3}, {2, 2}, {1, 1}, "maxpool");
+  struct Stage {
+    std::int64_t planes, blocks, stride;
+  };
+  const Stage stages[] = {{64, 3, 1}, {128, 4, 2}, {256, 6, 2}, {512, 3, 2}};
+  std::int64_t channels = stem;
+  int index = 1;
+  for (const Stage& st : stages) {
+    const std::int64_t planes = scaled(st.planes, s, 8);
+    const std::int64_t width = planes * 2;  // planes * (4 / 64) * 32, as torchvision computes it
+    const std::int64_t groups = std::min<std::int64_t>(32, width);
+    const std::int64_t out = planes * 4;
+    for (std::int64_t i = 0; i < scaled(st.blocks, s, 1); ++i) {
+      const std::string name = fmt::format("layer{}.{}", index, i);
+      const std::int64_t stride = i == 0 ? st.stride : 1;
+      TensorRef y = b.conv2d(x, width, {1, 1}, {1, 1}, {0, 0}, name + ".conv1");
+      y = b.relu(b.batch_norm(y, name + ".bn1"), name + ".relu1");
+      y = b.conv2d(y, width, {3, 3}, {stride, stride}, {1, 1}, name + ".conv2", groups);
+      y = b.relu(b.batch_norm(y, name + ".bn2"), name + ".relu2");
+      y = b.batch_norm(b.conv2d(y, out, {1, 1}, {1, 1}, {0, 0}, name + ".conv3"), name + ".bn3");
+      TensorRef shortcut = x;
+      if (i == 0 && (stride != 1 || channels != out))
+        shortcut =
+            b.batch_norm(b.conv2d(x, out, {1, 1}, {stride, stride}, {0, 0}, name + ".downsample.0"),
+                         name + ".downsample.1");
+      x = b.relu(b.add(y, shortcut, name + ".add"), name + ".relu3");
+      channels = out;
+    }
+    ++index;
+  }
+  x = b.global_avg_pool(x, "avgpool");
+  x = b.flatten(x, "flatten");
+  x = b.linear(x, classes, "fc");
+  b.softmax_cross_entropy(x, labels, "loss");
+}
+
+// DLRM with the 26 Criteo tables' rows, the embedding dimension and the MLP widths scaled.
+void dlrm(GraphBuilder& b, std::int64_t batch, double s) {
+  const std::int64_t dim = scaled(64, s, 4);
+  TensorRef dense = b.input("dense_features", {batch, 13});
+  const auto& rows = detail::criteo_kaggle_table_rows();
+  std::vector<TensorRef> sparse;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    sparse.push_back(b.input("sparse." + std::to_string(i), {batch, 1}, DataType::Int64));
+  TensorRef label = b.input("label", {batch, 1});
+  std::vector<TensorRef> features;
+  features.push_back(detail::dense_stack(b, dense, {scaled(512, s, 8), scaled(256, s, 8), dim},
+                                         "bottom_mlp", true, true));
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    features.push_back(b.embedding_bag(sparse[i], scaled(rows[i], s, 2), dim,
+                                       "embedding." + std::to_string(i), "sum"));
+  TensorRef x = b.concat(features, 1, "interaction");
+  x = detail::dense_stack(b, x, {scaled(512, s, 8), scaled(256, s, 8), 1}, "top_mlp", true, false);
+  x = b.sigmoid(x, "sigmoid");
+  b.mse_loss(x, label, "loss");
+}
+
+struct Entry {
+  const char* name;
+  void (*build)(GraphBuilder&, std::int64_t, double);
+};
+
+const Entry kEntries[] = {
+    {"mnist-mlp", mnist_mlp}, {"mlp", mlp}, {"resnext50", resnext50}, {"dlrm", dlrm}};
+
+}  // namespace
+
+const std::vector<std::string>& scalable_models() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& e : kEntries) n.emplace_back(e.name);
+    return n;
+  }();
+  return names;
+}
+
+Graph build_scaled(const std::string& name, std::int64_t batch, double scale) {
+  if (!(scale > 0.0 && scale <= 1.0))
+    throw InputError(fmt::format("--scale {}: must be in (0, 1]", scale));
+  const Entry* entry = nullptr;
+  for (const auto& e : kEntries)
+    if (name == e.name) entry = &e;
+  if (!entry)
+    throw InputError(fmt::format("'{}' cannot be scaled; --scale works for: {}", name,
+                                 fmt::join(scalable_models(), ", ")));
+  Graph g;
+  g.name = scale == 1.0 ? name : fmt::format("{}@{}", name, scale);
+  for (const auto& m : models())
+    if (m.name == name && batch <= 0) batch = m.default_batch;
+  g.batch_size = batch;
+  GraphBuilder b(g);
+  entry->build(b, batch, scale);
+  return g;
+}
+
+}  // namespace unity::zoo

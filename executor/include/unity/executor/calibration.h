@@ -1,0 +1,52 @@
+#pragma once
+// Measuring this machine for the cost model (`unity calibrate --backend cpu`). Every rank of the
+// run measures at the same time, as a training run would use them: GEMM throughput, streaming
+// memory bandwidth, the executor's fixed cost per operator, and (with two or more ranks) the
+// latency and bandwidth of the all-reduces and messages between ranks. The result becomes a machine
+// file in the format of docs/machines.md, cpu-local sized to the ranks measured, that `unity
+// optimize --machine` and `unity run --machine` use for their predictions.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "unity/core/machine_spec.h"
+#include "unity/executor/communicator.h"
+#include "unity/executor/device_backend.h"
+
+namespace unity::executor {
+
+struct Calibration {
+  std::string backend = "cpu";
+  int ranks = 1;
+  double gemm_flops = 0;       // FLOP/s of one rank running GEMMs of training-sized layers
+  double solo_gemm_flops = 0;  // the same with the other ranks idle
+  // How much slower one rank computes when every rank computes at once (measured operator profiles,
+  // taken by one process alone, are scaled by it).
+  double slowdown() const {
+    return gemm_flops > 0 && solo_gemm_flops > gemm_flops ? solo_gemm_flops / gemm_flops : 1.0;
+  }
+  double memory_bandwidth = 0;  // bytes/s of one rank streaming through memory
+  double launch_latency = 0;    // seconds the executor spends per operator task beyond its kernel
+  bool links_measured = false;
+  double link_bandwidth = 0;  // bytes/s between two ranks, as all-reduces see it
+  double link_latency = 0;    // seconds per message step
+  std::vector<std::pair<std::string, double>> details;  // every raw measurement, for the record
+};
+
+struct CalibrationOptions {
+  double seconds = 0.25;  // per measurement (each repeats until this long, then takes the median)
+};
+
+// Collective: every rank calls it; every rank gets the same result (the slowest rank's figures).
+Calibration calibrate(DeviceBackend& backend, Communicator& comm,
+                      const CalibrationOptions& options = {});
+
+nlohmann::json calibration_to_json(const Calibration& c);
+Calibration calibration_from_json(const nlohmann::json& j);  // throws InputError naming the field
+
+// cpu-local with one node of c.ranks ranks and the measured figures (efficiencies 1: the measured
+// rates are what kernels reach). Memory per rank: this machine's RAM / ranks.
+MachineSpec calibrated_machine(const Calibration& c);
+
+}  // namespace unity::executor

@@ -1,0 +1,26 @@
+#pragma once
+// What unity-worker's rank 0 leaves for the launcher: a result JSON (losses, times, setup) and a
+// binary weights file (raw float32/int64 values, indexed in the JSON), and the event lines every
+// rank prints on stdout (`@unity {json}`) so the launcher can follow progress and name a failing
+// rank.
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "unity/executor/training.h"
+
+namespace unity::executor {
+
+inline constexpr const char* kEventPrefix = "@unity ";
+
+// Writes result.json (and weights next to it when `weights_path` is not empty).
+void write_run_result(const std::filesystem::path& path, const TrainingResult& result,
+                      const nlohmann::json& extra, const std::filesystem::path& weights_path);
+// Reads what write_run_result wrote; throws InputError naming the file.
+TrainingResult read_run_result(const std::filesystem::path& path, nlohmann::json* extra = nullptr);
+
+double median(std::vector<double> values);
+
+}  // namespace unity::executor

@@ -1,0 +1,254 @@
+#include "unity/executor/calibration.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+#include "unity/core/graph_builder.h"
+#include "unity/executor/program.h"
+#include "unity/executor/run_files.h"
+#include "unity/executor/training.h"
+
+namespace unity::executor {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Runs `f` repeatedly for about `seconds` (at least 3 times) on every rank at once; the median time
+// of one call, the slowest rank's.
+template <typename F>
+double measure(Communicator& comm, DeviceBackend& be, double seconds, F f) {
+  f();  // warm caches and allocations
+  be.synchronize();
+  std::vector<double> times;
+  const auto start = clock_type::now();
+  // Every rank runs the same number of repetitions (agreed up front) so collectives pair up.
+  int reps = 0;
+  while (reps < 3 || std::chrono::duration<double>(clock_type::now() - start).count() < seconds) {
+    const auto t0 = clock_type::now();
+    f();
+    be.synchronize();
+    times.push_back(std::chrono::duration<double>(clock_type::now() - t0).count());
+    ++reps;
+    if (reps >= 1000) break;
+  }
+  double agreed = static_cast<double>(reps);
+  for (double r : comm.all_gather_host({agreed})) agreed = std::min(agreed, r);
+  times.resize(static_cast<std::size_t>(agreed));
+  double slowest = 0;
+  for (double t : comm.all_gather_host({median(times)})) slowest = std::max(slowest, t);
+  return slowest;
+}
+
+// For collectives: the loop count must match on every rank, so it is fixed from a first timing.
+template <typename F>
+double measure_collective(Communicator& comm, DeviceBackend& be, double seconds, F f) {
+  comm.barrier();
+  const auto t0 = clock_type::now();
+  f();
+  be.synchronize();
+  double first = std::chrono::duration<double>(clock_type::now() - t0).count();
+  for (double t : comm.all_gather_host({first})) first = std::max(first, t);
+  const int reps = std::clamp(static_cast<int>(seconds / std::max(first, 1e-7)), 5, 2000);
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    comm.barrier();
+    const auto s = clock_type::now();
+    f();
+    be.synchronize();
+    times.push_back(std::chrono::duration<double>(clock_type::now() - s).count());
+  }
+  double slowest = 0;
+  for (double t : comm.all_gather_host({median(times)})) slowest = std::max(slowest, t);
+  return slowest;
+}
+
+// A chain of tiny operators trained on this rank alone: the executor's time per task beyond its
+// kernels (the cost model's launch latency).
+double operator_overhead(double seconds) {
+  Graph g;
+  GraphBuilder b(g);
+  TensorRef x = b.weight("x", {1, 16});
+  constexpr int kOps = 64;
+  for (int i = 0; i < kOps; ++i)
+    x = b.op(OpType::ScalarMul, {{"scalar", 1.0}}, {x}, "op" + std::to_string(i));
+  b.mse_loss(x, b.input("target", {1, 16}), "loss");
+  const Program p = lower_plan(g, single_device_views(g), 1);
+  auto backend = make_cpu_backend(1);
+  auto comm = make_local_communicator();
+  TrainingOptions o;
+  o.iterations = std::clamp(static_cast<int>(seconds / 20e-6), 50, 5000);
+  o.warmup = 5;
+  const TrainingResult r = train(p, o, *backend, *comm);
+  // Forward and backward of each operator, plus the loss and the update.
+  return median(r.iteration_ms) * 1e-3 / (2.0 * (kOps + 1) + 1);
+}
+
+}  // namespace
+
+Calibration calibrate(DeviceBackend& be, Communicator& comm, const CalibrationOptions& options) {
+  Calibration c;
+  c.backend = be.name();
+  c.ranks = comm.size();
+  const double s = options.seconds;
+
+  // GEMMs of a training step's Linear layers (forward, and the two backward products), at the sizes
+  // the CPU runs use: the median rate over the shapes.
+  const std::vector<std::array<i64, 3>> shapes = {
+      {64, 784, 512}, {64, 1024, 1024}, {256, 1024, 1024}, {64, 512, 10}};
+  std::vector<double> rates, solo_rates;
+  for (const auto& [m, k, n] : shapes) {
+    auto buffer = [&](i64 count, float value) {
+      float* p = static_cast<float*>(be.allocate(static_cast<std::size_t>(count) * 4));
+      be.fill(p, value, count);
+      return p;
+    };
+    float* a = buffer(m * k, 0.5f);
+    float* w = buffer(k * n, 0.25f);
+    float* y = buffer(m * n, 0.0f);
+    float* da = buffer(m * k, 0.0f);
+    float* dw = buffer(k * n, 0.0f);
+    const double t = measure(comm, be, s, [&] {
+      be.gemm(false, false, m, n, k, 1.0f, a, k, w, n, 0.0f, y, n);  // y = x w
+      be.gemm(false, true, m, k, n, 1.0f, y, n, w, n, 0.0f, da, k);  // dx = dy w^T
+      be.gemm(true, false, k, n, m, 1.0f, a, k, y, n, 0.0f, dw, n);  // dw = x^T dy
+    });
+    const double rate = 6.0 * static_cast<double>(m * k * n) / t;
+    rates.push_back(rate);
+    c.details.push_back({fmt::format("gemm_{}x{}x{}_flops", m, k, n), rate});
+    // Rank 0 alone, the others waiting.
+    double solo = 0;
+    if (comm.rank() == 0) {
+      std::vector<double> times;
+      const auto start = clock_type::now();
+      while (times.size() < 3 ||
+             std::chrono::duration<double>(clock_type::now() - start).count() < s) {
+        const auto t0 = clock_type::now();
+        be.gemm(false, false, m, n, k, 1.0f, a, k, w, n, 0.0f, y, n);
+        be.gemm(false, true, m, k, n, 1.0f, y, n, w, n, 0.0f, da, k);
+        be.gemm(true, false, k, n, m, 1.0f, a, k, y, n, 0.0f, dw, n);
+        be.synchronize();
+        times.push_back(std::chrono::duration<double>(clock_type::now() - t0).count());
+      }
+      solo = 6.0 * static_cast<double>(m * k * n) / median(times);
+    }
+    solo = comm.all_gather_host({solo})[0];
+    solo_rates.push_back(solo);
+    c.details.push_back({fmt::format("gemm_{}x{}x{}_flops_alone", m, k, n), solo});
+    for (float* p : {a, w, y, da, dw}) be.release(p);
+  }
+  c.gemm_flops = median(rates);
+  c.solo_gemm_flops = comm.size() > 1 ? median(solo_rates) : c.gemm_flops;
+
+  // Streaming: y += x over 2 x 64 MiB, far beyond the caches (read x, read and write y).
+  {
+    const i64 n = i64{16} << 20;
+    float* x = static_cast<float*>(be.allocate(static_cast<std::size_t>(n) * 4));
+    float* y = static_cast<float*>(be.allocate(static_cast<std::size_t>(n) * 4));
+    const double t = measure(comm, be, s, [&] { be.axpy(1.0f, x, y, n); });
+    c.memory_bandwidth = 12.0 * static_cast<double>(n) / t;
+    c.details.push_back({"stream_bytes_per_second", c.memory_bandwidth});
+    be.release(x);
+    be.release(y);
+  }
+
+  // Per-operator overhead, on every rank at once as in a run.
+  {
+    double overhead = operator_overhead(s);
+    for (double o : comm.all_gather_host({overhead})) overhead = std::max(overhead, o);
+    c.launch_latency = overhead;
+    c.details.push_back({"operator_overhead_seconds", overhead});
+  }
+
+  // Between ranks: all-reduces over every rank, small (latency) and large (bandwidth), in the cost
+  // model's terms: small = 2 ceil(log2 k) latencies (tree), large = 2 (k-1) (bytes/k/bw + latency).
+  if (comm.size() >= 2) {
+    const int k = comm.size();
+    std::vector<int> all;
+    for (int r = 0; r < k; ++r) all.push_back(r);
+    comm.prepare_groups({all});
+    const i64 big = i64{1} << 20;  // 4 MiB
+    float* buf = static_cast<float*>(be.allocate(static_cast<std::size_t>(big) * 4));
+    const double t_small = measure_collective(comm, be, s, [&] { comm.all_reduce(all, buf, 1); });
+    const double t_big = measure_collective(comm, be, s, [&] { comm.all_reduce(all, buf, big); });
+    be.release(buf);
+    const double steps = 2.0 * std::ceil(std::log2(static_cast<double>(k)));
+    c.link_latency = t_small / steps;
+    const double ring_bytes = 2.0 * (k - 1) * 4.0 * static_cast<double>(big) / k;
+    c.link_bandwidth = ring_bytes / std::max(t_big - 2.0 * (k - 1) * c.link_latency, t_big * 0.5);
+    c.links_measured = true;
+    c.details.push_back({"allreduce_4_bytes_seconds", t_small});
+    c.details.push_back({"allreduce_4_MiB_seconds", t_big});
+  }
+  return c;
+}
+
+nlohmann::json calibration_to_json(const Calibration& c) {
+  nlohmann::json details = nlohmann::json::object();
+  for (const auto& [k, v] : c.details) details[k] = v;
+  return {{"backend", c.backend},
+          {"ranks", c.ranks},
+          {"gemm_flops", c.gemm_flops},
+          {"solo_gemm_flops", c.solo_gemm_flops},
+          {"slowdown", c.slowdown()},
+          {"memory_bandwidth", c.memory_bandwidth},
+          {"launch_latency", c.launch_latency},
+          {"links_measured", c.links_measured},
+          {"link_bandwidth", c.link_bandwidth},
+          {"link_latency", c.link_latency},
+          {"details", details}};
+}
+
+Calibration calibration_from_json(const nlohmann::json& j) {
+  Calibration c;
+  try {
+    c.backend = j.at("backend").get<std::string>();
+    c.ranks = j.at("ranks").get<int>();
+    c.gemm_flops = j.at("gemm_flops").get<double>();
+    c.solo_gemm_flops = j.at("solo_gemm_flops").get<double>();
+    c.memory_bandwidth = j.at("memory_bandwidth").get<double>();
+    c.launch_latency = j.at("launch_latency").get<double>();
+    c.links_measured = j.at("links_measured").get<bool>();
+    c.link_bandwidth = j.at("link_bandwidth").get<double>();
+    c.link_latency = j.at("link_latency").get<double>();
+    for (const auto& [k, v] : j.at("details").items()) c.details.push_back({k, v.get<double>()});
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("calibration is malformed: {}", e.what()));
+  }
+  return c;
+}
+
+MachineSpec calibrated_machine(const Calibration& c) {
+  MachineSpec m = load_machine("cpu-local", {0, c.ranks});
+  m.name = fmt::format("cpu-local-calibrated-{}", c.ranks);
+  m.description =
+      fmt::format("This machine's CPU cores as {} MPI rank{}, measured by `unity calibrate`",
+                  c.ranks, c.ranks == 1 ? "" : "s");
+  m.source =
+      "unity calibrate: GEMM, streaming and per-operator measurements with every rank running at "
+      "once";
+  m.max_nodes = 1;
+  m.num_nodes = 1;
+  for (auto& d : m.device_types) {
+    d.name = "CPU rank (measured)";
+    d.peak_flops_fp32 = c.gemm_flops;
+    d.peak_flops_fp16 = c.gemm_flops;
+    d.memory_bandwidth = c.memory_bandwidth;
+    d.compute_efficiency = 1.0;
+    d.memory_efficiency = 1.0;
+    d.launch_latency = c.launch_latency;
+  }
+  if (c.links_measured) {
+    m.intra_island.name = "MPI (measured)";
+    m.intra_island.bandwidth = c.link_bandwidth;
+    m.intra_island.latency = c.link_latency;
+    m.inter_island = m.intra_island;
+  }
+  validate_machine(m);
+  return m;
+}
+
+}  // namespace unity::executor

@@ -1,0 +1,154 @@
+// Which replicas are copies and which are partial sums, operator by operator. The shape inference
+// of the core checks degrees; this checks meaning: a non-linear operator must not read partial
+// sums, a Reduce must sum partial results (summing copies would scale the value), operators that
+// consume a replica dimension (a Linear's input copies, one per output-channel task) must be given
+// copies.
+#include <algorithm>
+
+#include "lowering_internal.h"
+
+namespace unity::executor::detail {
+namespace {
+
+void require_copies(const Graph& g, const Node& n, const std::vector<ReplicaLayout>& in, int slot,
+                    const char* why) {
+  if (in[slot].has_partial())
+    fail_at(g, n.id,
+            "input {} holds partial sums ({} replicas: {}) but {}; a Reduce or AllReduce "
+            "must sum them first",
+            slot, in[slot].size(), in[slot].to_string(), why);
+}
+
+void require_all_copies(const Graph& g, const Node& n, const std::vector<ReplicaLayout>& in,
+                        const char* why) {
+  for (int i = 0; i < static_cast<int>(in.size()); ++i) require_copies(g, n, in, i, why);
+}
+
+ReplicaLayout binary_layout(const Graph& g, const Node& n, const std::vector<ReplicaLayout>& in) {
+  ReplicaLayout outer[2];
+  for (int slot = 0; slot < 2; ++slot) {
+    const int k = broadcast_degree(g, n, slot);
+    const auto split = in[slot].split_inner(k);
+    if (!split || split->second.has_partial())
+      fail_at(g, n.id,
+              "input {} is broadcast to {} partitions, so its innermost {} replicas must be "
+              "copies; its replicas are {}",
+              slot, k, k, in[slot].to_string());
+    outer[slot] = split->first;
+  }
+  const ReplicaLayout& a = outer[0];
+  const ReplicaLayout& b = outer[1];
+  if (!a.has_partial() && !b.has_partial()) return ReplicaLayout::copies(a.size());
+  switch (n.op.type) {
+    case OpType::Add:
+    case OpType::Sub:
+      // (a1 + a2) + (b1 + b2) is a sum of partial results only when both operands are split alike.
+      if (a != b)
+        fail_at(g, n.id,
+                "adds operands whose replicas differ ({} and {}): partial sums can only be "
+                "added to partial sums of the same split",
+                a.to_string(), b.to_string());
+      return a;
+    case OpType::Mul:
+      if (a.has_partial() && b.has_partial())
+        fail_at(g, n.id,
+                "multiplies two partial sums: the product of sums is not the sum of the "
+                "products; reduce one of them first");
+      return a.has_partial() ? a : b;
+    default:  // Div
+      if (b.has_partial())
+        fail_at(g, n.id, "divides by partial sums ({}): reduce the divisor first", b.to_string());
+      return a;
+  }
+}
+
+}  // namespace
+
+bool is_linear_unary(OpType t) {
+  return t == OpType::Identity || t == OpType::ScalarMul || t == OpType::Dropout;
+}
+
+std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
+                                          const std::vector<ReplicaLayout>& in) {
+  const auto& out = n.outputs.at(0);
+  const OpType t = n.op.type;
+  switch (t) {
+    case OpType::Input:
+    case OpType::Weight:
+      return {ReplicaLayout{}};
+    case OpType::Partition:
+    case OpType::Combine:
+      return {in[0]};
+    case OpType::Replicate:
+      return {in[0].with_inner({static_cast<int>(n.op.attrs.get_int("degree")), false})};
+    case OpType::Reduce:
+    case OpType::AllReduce: {
+      const int k = static_cast<int>(n.op.attrs.get_int("degree"));
+      const auto split = in[0].split_inner(k);
+      if (!split)
+        fail_at(g, n.id, "cannot sum groups of {} replicas out of {}", k, in[0].to_string());
+      if (split->second != ReplicaLayout::partials(k))
+        fail_at(g, n.id,
+                "sums {} replicas that are {}, not partial sums: the result would be {} "
+                "times too large",
+                k, split->second.to_string(), k);
+      if (t == OpType::Reduce) return {split->first};
+      return {split->first.with_inner({k, false})};
+    }
+    case OpType::Pipeline:
+    case OpType::Batch:
+      fail_at(g, n.id, "pipeline parallelism (Pipeline/Batch) is not supported by the executor");
+    case OpType::Linear:
+    case OpType::MatMul:
+    case OpType::BatchMatMul:
+    case OpType::Conv2D:
+    case OpType::MultiHeadAttention:
+    case OpType::Embedding:
+    case OpType::EmbeddingBag:
+      require_all_copies(g, n, in, "each task reads one copy");
+      if (out.replica > 1 && n.op.attrs.get_string("activation", "none") != "none")
+        fail_at(g, n.id,
+                "applies activation '{}' to partial sums (reduction degree {}); the "
+                "activation must follow the Reduce",
+                n.op.attrs.get_string("activation"), out.replica);
+      return {ReplicaLayout::partials(out.replica)};
+    case OpType::Pool2D:
+      if (n.op.attrs.get_string("pool") == "max")
+        require_all_copies(g, n, in, "max pooling is not linear");
+      return {in[0]};
+    case OpType::BatchNorm:
+    case OpType::LayerNorm:
+    case OpType::Softmax:
+    case OpType::SoftmaxCrossEntropy:
+    case OpType::MSELoss:
+      require_all_copies(g, n, in, "it is not linear");
+      return {in[0]};
+    case OpType::Add:
+    case OpType::Sub:
+    case OpType::Mul:
+    case OpType::Div:
+      return {binary_layout(g, n, in)};
+    case OpType::Concat:
+      for (std::size_t i = 1; i < in.size(); ++i)
+        if (in[i] != in[0] && (in[i].has_partial() || in[0].has_partial()))
+          fail_at(g, n.id, "concatenates inputs whose replicas differ ({} and {})",
+                  in[0].to_string(), in[i].to_string());
+      return {in[0]};
+    case OpType::Split:
+      return std::vector<ReplicaLayout>(n.outputs.size(), in[0]);
+    case OpType::Reshape:
+    case OpType::Flatten:
+    case OpType::Transpose:
+      return {in[0]};
+    case OpType::ReduceSum:
+    case OpType::ReduceMean: {
+      const int extra = out.replica / in[0].size();
+      return {in[0].with_inner({extra, true})};
+    }
+    default:
+      if (!is_linear_unary(t)) require_all_copies(g, n, in, "it is not linear");
+      return {in[0]};
+  }
+}
+
+}  // namespace unity::executor::detail

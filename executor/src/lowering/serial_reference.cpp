@@ -1,0 +1,20 @@
+#include "unity/executor/reference.h"
+
+namespace unity::executor {
+
+Graph serial_reference(const Graph& pcg) {
+  Graph g = pcg;
+  // Reverse topological order: a parallel op's consumers are rewired before it is removed.
+  const auto order = g.topological_order();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Node& n = g.node(*it);
+    if (!is_parallel_op(n.op.type)) continue;
+    const TensorRef input = n.inputs.at(0);
+    g.replace_uses({n.id, 0}, input);
+    g.remove(n.id);
+  }
+  g.infer_shapes();
+  return g;
+}
+
+}  // namespace unity::executor

@@ -1,0 +1,428 @@
+// What each task reads, operator by operator. Task t produces output piece t (block per dim and a
+// replica index); from it follow the input regions and the input replica it needs. The replica
+// chosen among copies follows the shape inference's order (docs/operators.md) so that, with views
+// the mapping search produced, the requested copy is the one already on the task's device.
+#include <algorithm>
+
+#include "lowering_internal.h"
+
+namespace unity::executor::detail {
+namespace {
+
+using Blocks = std::vector<int>;
+
+// The region of `shape` covering block `b` of dim `d` (a block of that dim's degree).
+std::pair<std::int64_t, std::int64_t> block_range(const ParallelTensorShape& s, int d, int b) {
+  const std::int64_t step = s.dims[d].size / s.dims[d].degree;
+  return {b * step, (b + 1) * step};
+}
+
+Region whole(const ParallelTensorShape& s) { return full_region(s.sizes()); }
+
+void set_block(Region& r, const ParallelTensorShape& s, int d, int b) {
+  std::tie(r.begin[d], r.end[d]) = block_range(s, d, b);
+}
+
+void set_range(Region& r, int d, std::pair<std::int64_t, std::int64_t> range) {
+  std::tie(r.begin[d], r.end[d]) = range;
+}
+
+// Input rows a window operator needs for output rows [o0, o1): clipped to the input.
+std::pair<std::int64_t, std::int64_t> receptive_field(std::int64_t o0, std::int64_t o1,
+                                                      std::int64_t size, std::int64_t kernel,
+                                                      std::int64_t stride, std::int64_t pad,
+                                                      std::int64_t dilation) {
+  const std::int64_t first = o0 * stride - pad;
+  const std::int64_t last = (o1 - 1) * stride - pad + dilation * (kernel - 1) + 1;
+  return {std::max<std::int64_t>(first, 0), std::min(last, size)};
+}
+
+std::pair<std::int64_t, std::int64_t> attr_pair(const Operator& op, const char* name,
+                                                std::vector<std::int64_t> fallback) {
+  auto v = op.attrs.get_ints(name, fallback);
+  if (v.size() == 1) v.push_back(v[0]);
+  return {v[0], v[1]};
+}
+
+struct Ctx {
+  const Graph& g;
+  const Node& n;
+  const ParallelTensorShape& out;
+  PieceIndex piece;
+  Region region;  // of the output piece
+  std::vector<Request> requests;
+
+  const ParallelTensorShape& in(int slot) const { return g.shape(n.inputs[slot]); }
+  void add(int slot, Region r, int replica) {
+    requests.push_back({slot, n.inputs[slot], std::move(r), replica});
+  }
+};
+
+void elementwise_like(Ctx& c) {
+  for (int slot = 0; slot < static_cast<int>(c.n.inputs.size()); ++slot)
+    c.add(slot, c.region, c.piece.replica);
+}
+
+void binary(Ctx& c) {
+  const int ro = c.out.rank();
+  for (int slot = 0; slot < 2; ++slot) {
+    const auto& s = c.in(slot);
+    const int offset = ro - s.rank();
+    Region r = whole(s);
+    int bcast_linear = 0;
+    for (int j = 0; j < ro; ++j) {
+      const int i = j - offset;
+      const bool broadcast = i < 0 || (s.dims[i].size == 1 && c.out.dims[j].size != 1);
+      if (broadcast) {
+        bcast_linear = bcast_linear * c.out.dims[j].degree + c.piece.block[j];
+      } else {
+        r.begin[i] = c.region.begin[j];
+        r.end[i] = c.region.end[j];
+      }
+    }
+    const int k = broadcast_degree(c.g, c.n, slot);
+    c.add(slot, r, c.piece.replica * k + bcast_linear);
+  }
+}
+
+void linear(Ctx& c) {
+  const int r = c.out.rank();
+  const int k = c.piece.replica;       // reduction block
+  const int o = c.piece.block[r - 1];  // output-channel block
+  const int sample = block_linear(c.out, c.piece.block, 0, r - 1);
+  Region x = c.region;
+  set_block(x, c.in(0), r - 1, k);
+  c.add(0, x, o);
+  Region w = whole(c.in(1));
+  set_block(w, c.in(1), 0, k);
+  set_block(w, c.in(1), 1, o);
+  c.add(1, w, sample);
+  if (c.n.inputs.size() == 3) {
+    Region b = whole(c.in(2));
+    set_block(b, c.in(2), 0, o);
+    c.add(2, b, sample * c.in(1).dims[0].degree + k);
+  }
+}
+
+void matmul(Ctx& c) {
+  const auto& a = c.in(0);
+  const auto& b = c.in(1);
+  const int ra = a.rank(), rb = b.rank();
+  const int kk = c.piece.replica;
+  const int m = c.piece.block[ra - 2];
+  const int nb = c.piece.block[ra - 1];
+  Region ar = c.region;
+  set_block(ar, a, ra - 1, kk);
+  c.add(0, ar, nb);
+  Region br = whole(b);
+  set_block(br, b, rb - 2, kk);
+  set_block(br, b, rb - 1, nb);
+  if (rb == 2 && ra > 2) {
+    const int batch = block_linear(c.out, c.piece.block, 0, ra - 2);
+    c.add(1, br, batch * a.dims[ra - 2].degree + m);
+  } else {
+    for (int d = 0; d < rb - 2; ++d) set_block(br, b, d, c.piece.block[d]);
+    c.add(1, br, m);
+  }
+}
+
+void conv2d(Ctx& c) {
+  const auto& x = c.in(0);
+  const auto& w = c.in(1);
+  const auto& op = c.n.op;
+  const std::int64_t groups = op.attrs.get_int("groups", 1);
+  auto [kh, kw] = attr_pair(op, "kernel", {});
+  auto [sh, sw] = attr_pair(op, "stride", {1, 1});
+  auto [ph, pw] = attr_pair(op, "padding", {0, 0});
+  auto [dh, dw] = attr_pair(op, "dilation", {1, 1});
+  const int n = c.piece.block[0], o = c.piece.block[1];
+  const int cc = c.piece.replica;  // input-channel block (groups == 1)
+  Region xr = whole(x);
+  set_block(xr, x, 0, n);
+  set_block(xr, x, 1, groups == 1 ? cc : o);
+  set_range(xr, 2,
+            receptive_field(c.region.begin[2], c.region.end[2], x.dims[2].size, kh, sh, ph, dh));
+  set_range(xr, 3,
+            receptive_field(c.region.begin[3], c.region.end[3], x.dims[3].size, kw, sw, pw, dw));
+  c.add(0, xr, groups == 1 ? o : 0);
+  const int spatial = c.piece.block[2] * c.out.dims[3].degree + c.piece.block[3];
+  const int d_spatial = c.out.dims[2].degree * c.out.dims[3].degree;
+  Region wr = whole(w);
+  set_block(wr, w, 0, o);
+  if (groups == 1) set_block(wr, w, 1, cc);
+  c.add(1, wr, n * d_spatial + spatial);
+  if (c.n.inputs.size() == 3) {
+    Region br = whole(c.in(2));
+    set_block(br, c.in(2), 0, o);
+    c.add(2, br, (n * d_spatial + spatial) * c.out.replica + cc);
+  }
+}
+
+void pool2d(Ctx& c) {
+  const auto& x = c.in(0);
+  const auto& op = c.n.op;
+  auto [kh, kw] = attr_pair(op, "kernel", {});
+  auto [sh, sw] = attr_pair(op, "stride", {kh, kw});
+  auto [ph, pw] = attr_pair(op, "padding", {0, 0});
+  Region xr = c.region;
+  set_range(xr, 2,
+            receptive_field(c.region.begin[2], c.region.end[2], x.dims[2].size, kh, sh, ph, 1));
+  set_range(xr, 3,
+            receptive_field(c.region.begin[3], c.region.end[3], x.dims[3].size, kw, sw, pw, 1));
+  c.add(0, xr, c.piece.replica);
+}
+
+void batch_norm(Ctx& c) {
+  c.add(0, c.region, c.piece.replica);
+  const int copy = c.piece.block[0] * c.in(0).replica + c.piece.replica;
+  for (int slot = 1; slot < 3; ++slot) {
+    Region r = whole(c.in(slot));
+    set_block(r, c.in(slot), 0, c.piece.block[1]);
+    c.add(slot, r, copy);
+  }
+}
+
+void layer_norm(Ctx& c) {
+  c.add(0, c.region, c.piece.replica);
+  const int k = static_cast<int>(c.n.op.attrs.get_int("normalized_dims", 1));
+  const int lead = block_linear(c.out, c.piece.block, 0, c.out.rank() - k);
+  for (int slot = 1; slot < static_cast<int>(c.n.inputs.size()); ++slot)
+    c.add(slot, whole(c.in(slot)), lead * c.in(0).replica + c.piece.replica);
+}
+
+void attention(Ctx& c) {
+  const int n = c.piece.block[0];
+  const int h = c.piece.replica;
+  for (int slot = 0; slot < 3; ++slot) {
+    Region r = whole(c.in(slot));
+    set_block(r, c.in(slot), 0, n);
+    c.add(slot, r, h);
+  }
+  for (int slot = 3; slot < 7; ++slot) {
+    Region r = whole(c.in(slot));
+    set_block(r, c.in(slot), slot == 6 ? 0 : 1, h);
+    c.add(slot, r, n);
+  }
+}
+
+void embedding(Ctx& c) {
+  const auto& idx = c.in(0);
+  const bool bag = c.n.op.type == OpType::EmbeddingBag;
+  const int lead = bag ? 1 : idx.rank();
+  const int rows = c.piece.replica;
+  const int cols = c.piece.block[lead];
+  Region ir = whole(idx);
+  for (int d = 0; d < lead; ++d) {
+    ir.begin[d] = c.region.begin[d];
+    ir.end[d] = c.region.end[d];
+  }
+  c.add(0, ir, rows * c.in(1).dims[1].degree + cols);
+  Region wr = whole(c.in(1));
+  set_block(wr, c.in(1), 0, rows);
+  set_block(wr, c.in(1), 1, cols);
+  c.add(1, wr, block_linear(c.out, c.piece.block, 0, lead));
+}
+
+void concat(Ctx& c) {
+  const int axis = c.out.axis(static_cast<int>(c.n.op.attrs.get_int("axis")));
+  for (int slot = 0; slot < static_cast<int>(c.n.inputs.size()); ++slot) {
+    Region r = c.region;
+    r.begin[axis] = 0;
+    r.end[axis] = c.in(slot).dims[axis].size;
+    c.add(slot, r, c.piece.replica);
+  }
+}
+
+void split(Ctx& c) {
+  const auto& x = c.in(0);
+  const int axis = x.axis(static_cast<int>(c.n.op.attrs.get_int("axis")));
+  Region r = c.region;
+  r.begin[axis] = 0;
+  r.end[axis] = x.dims[axis].size;
+  c.add(0, r, c.piece.replica);
+}
+
+void reshape(Ctx& c) {
+  const auto& x = c.in(0);
+  Region r = whole(x);
+  if (x.rank() > 0 && x.dims[0].degree > 1) set_block(r, x, 0, c.piece.block[0]);
+  c.add(0, r, c.piece.replica);
+}
+
+void flatten(Ctx& c) {
+  const auto& x = c.in(0);
+  const int axis = static_cast<int>(c.n.op.attrs.get_int("axis", 1));
+  Region r = whole(x);
+  if (axis > 0) set_block(r, x, 0, c.piece.block[0]);
+  if (axis < x.rank()) set_block(r, x, axis, c.piece.block[1]);
+  c.add(0, r, c.piece.replica);
+}
+
+void transpose(Ctx& c) {
+  const auto& perm = c.n.op.attrs.get_ints("perm");
+  Region r = whole(c.in(0));
+  for (int d = 0; d < c.out.rank(); ++d) {
+    r.begin[perm[d]] = c.region.begin[d];
+    r.end[perm[d]] = c.region.end[d];
+  }
+  c.add(0, r, c.piece.replica);
+}
+
+void reduce_dims(Ctx& c) {
+  const auto& x = c.in(0);
+  std::vector<bool> reduced(x.rank(), false);
+  for (auto a : c.n.op.attrs.get_ints("axes")) reduced[x.axis(static_cast<int>(a))] = true;
+  const bool keep = c.n.op.attrs.get_int("keepdims", 1) != 0;
+  int partial_count = 1;
+  for (int d = 0; d < x.rank(); ++d)
+    if (reduced[d]) partial_count *= x.dims[d].degree;
+  int p = c.piece.replica % partial_count;
+  Region r = whole(x);
+  // Digits of p over the reduced axes, innermost last.
+  for (int d = x.rank() - 1; d >= 0; --d) {
+    if (!reduced[d]) continue;
+    set_block(r, x, d, p % x.dims[d].degree);
+    p /= x.dims[d].degree;
+  }
+  int j = 0;
+  for (int d = 0; d < x.rank(); ++d) {
+    if (reduced[d]) {
+      if (keep) ++j;
+      continue;
+    }
+    r.begin[d] = c.region.begin[j];
+    r.end[d] = c.region.end[j];
+    ++j;
+  }
+  c.add(0, r, c.piece.replica / partial_count);
+}
+
+void cross_entropy(Ctx& c) {
+  const auto& logits = c.in(0);
+  Region lr = whole(logits);
+  for (int d = 0; d < c.out.rank(); ++d) {
+    lr.begin[d] = c.region.begin[d];
+    lr.end[d] = c.region.end[d];
+  }
+  c.add(0, lr, c.piece.replica);
+  c.add(1, c.region, c.piece.replica);
+}
+
+void mse(Ctx& c) {
+  for (int slot = 0; slot < 2; ++slot) {
+    Region r = whole(c.in(slot));
+    r.begin[0] = c.region.begin[0];
+    r.end[0] = c.region.end[0];
+    c.add(slot, r, c.piece.replica);
+  }
+}
+
+void parallel(Ctx& c) {
+  const int k = static_cast<int>(c.n.op.attrs.get_int("degree", 1));
+  const int r = c.piece.replica;
+  switch (c.n.op.type) {
+    case OpType::Replicate:
+      c.add(0, c.region, r / k);
+      break;
+    case OpType::Reduce:
+      for (int ch = 0; ch < k; ++ch) c.add(0, c.region, r * k + ch);
+      break;
+    case OpType::AllReduce:
+      for (int ch = 0; ch < k; ++ch) c.add(0, c.region, (r / k) * k + ch);
+      break;
+    default:  // Partition, Combine: the same region, at another granularity
+      c.add(0, c.region, r);
+  }
+}
+
+}  // namespace
+
+int block_linear(const ParallelTensorShape& s, const std::vector<int>& block, int begin, int end) {
+  int linear = 0;
+  for (int d = begin; d < end; ++d) linear = linear * s.dims[d].degree + block[d];
+  return linear;
+}
+
+int broadcast_degree(const Graph& g, const Node& n, int slot) {
+  const auto& out = n.outputs.at(0);
+  const auto& s = g.shape(n.inputs[slot]);
+  const int offset = out.rank() - s.rank();
+  int k = 1;
+  for (int j = 0; j < out.rank(); ++j) {
+    const int i = j - offset;
+    if (i < 0 || (s.dims[i].size == 1 && out.dims[j].size != 1)) k *= out.dims[j].degree;
+  }
+  return k;
+}
+
+std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
+  const auto& out = n.outputs.at(0);
+  Ctx c{g, n, out, piece_index(out, task), piece_region(out, task), {}};
+  switch (n.op.type) {
+    case OpType::Linear:
+      linear(c);
+      break;
+    case OpType::MatMul:
+    case OpType::BatchMatMul:
+      matmul(c);
+      break;
+    case OpType::Conv2D:
+      conv2d(c);
+      break;
+    case OpType::Pool2D:
+      pool2d(c);
+      break;
+    case OpType::BatchNorm:
+      batch_norm(c);
+      break;
+    case OpType::LayerNorm:
+      layer_norm(c);
+      break;
+    case OpType::MultiHeadAttention:
+      attention(c);
+      break;
+    case OpType::Embedding:
+    case OpType::EmbeddingBag:
+      embedding(c);
+      break;
+    case OpType::Add:
+    case OpType::Sub:
+    case OpType::Mul:
+    case OpType::Div:
+      binary(c);
+      break;
+    case OpType::Concat:
+      concat(c);
+      break;
+    case OpType::Split:
+      split(c);
+      break;
+    case OpType::Reshape:
+      reshape(c);
+      break;
+    case OpType::Flatten:
+      flatten(c);
+      break;
+    case OpType::Transpose:
+      transpose(c);
+      break;
+    case OpType::ReduceSum:
+    case OpType::ReduceMean:
+      reduce_dims(c);
+      break;
+    case OpType::SoftmaxCrossEntropy:
+      cross_entropy(c);
+      break;
+    case OpType::MSELoss:
+      mse(c);
+      break;
+    default:
+      if (is_parallel_op(n.op.type))
+        parallel(c);
+      else
+        elementwise_like(c);  // unary, Softmax (axis whole)
+  }
+  return c.requests;
+}
+
+}  // namespace unity::executor::detail

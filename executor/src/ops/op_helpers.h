@@ -1,0 +1,39 @@
+#pragma once
+// Small pieces the runners share.
+#include <numeric>
+#include <string>
+
+#include "op_runner.h"
+
+namespace unity::executor::detail {
+
+inline i64 product(const std::vector<i64>& v, std::size_t from = 0, std::size_t to = SIZE_MAX) {
+  i64 p = 1;
+  for (std::size_t i = from; i < v.size() && i < to; ++i) p *= v[i];
+  return p;
+}
+
+// The activation some operators apply to their result ("activation" attribute).
+class FusedActivation {
+ public:
+  explicit FusedActivation(const Operator& op);
+  bool none() const { return none_; }
+  // Gelu's derivative needs its input: the runner keeps it.
+  bool needs_input() const { return kind_ == UnaryKind::Gelu; }
+  // `y` holds the pre-activation on entry and the activation on return; `saved` receives the
+  // pre-activation when needs_input().
+  void forward(DeviceBackend& be, float* y, float* saved, i64 n) const;
+  // The gradient with respect to the pre-activation: `dy` itself when there is no activation,
+  // else written into `dz`.
+  const float* backward(DeviceBackend& be, const float* y, const float* saved, const float* dy,
+                        float* dz, i64 n) const;
+
+ private:
+  UnaryKind kind_ = UnaryKind::Identity;
+  bool none_ = true;
+};
+
+// The seed of a node's random numbers at an iteration (Dropout).
+std::uint64_t node_seed(const StepContext& ctx);
+
+}  // namespace unity::executor::detail

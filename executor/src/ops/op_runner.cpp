@@ -1,0 +1,97 @@
+#include "op_runner.h"
+
+#include <fmt/format.h>
+
+#include "../runtime/synthetic_data.h"
+#include "op_helpers.h"
+#include "unity/core/graph_builder.h"
+
+namespace unity::executor::detail {
+
+FusedActivation::FusedActivation(const Operator& op) {
+  const Activation a = activation_from_string(op.attrs.get_string("activation", "none"));
+  none_ = a == Activation::None;
+  switch (a) {
+    case Activation::Relu:
+      kind_ = UnaryKind::Relu;
+      break;
+    case Activation::Gelu:
+      kind_ = UnaryKind::Gelu;
+      break;
+    case Activation::Sigmoid:
+      kind_ = UnaryKind::Sigmoid;
+      break;
+    case Activation::Tanh:
+      kind_ = UnaryKind::Tanh;
+      break;
+    default:
+      kind_ = UnaryKind::Identity;
+  }
+}
+
+void FusedActivation::forward(DeviceBackend& be, float* y, float* saved, i64 n) const {
+  if (none_) return;
+  if (needs_input()) {
+    be.copy(saved, y, static_cast<std::size_t>(n) * sizeof(float));
+    be.unary(kind_, 0, saved, y, n);
+  } else {
+    be.unary(kind_, 0, y, y, n);
+  }
+}
+
+const float* FusedActivation::backward(DeviceBackend& be, const float* y, const float* saved,
+                                       const float* dy, float* dz, i64 n) const {
+  if (none_) return dy;
+  be.fill_zero(dz, static_cast<std::size_t>(n) * sizeof(float));
+  be.unary_backward(kind_, 0, saved, y, dy, dz, n);
+  return dz;
+}
+
+std::uint64_t node_seed(const StepContext& ctx) {
+  const std::string key =
+      ctx.node.op.name.empty() ? "node " + std::to_string(ctx.node.id) : ctx.node.op.name;
+  return hash_combine(hash_combine(ctx.seed, hash_string(key)),
+                      static_cast<std::uint64_t>(ctx.iteration));
+}
+
+std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
+  switch (n.op.type) {
+    case OpType::Linear:
+    case OpType::MatMul:
+    case OpType::BatchMatMul:
+      return make_dense_runner(g, n);
+    case OpType::Conv2D:
+    case OpType::Pool2D:
+      return make_conv_runner(g, n);
+    case OpType::BatchNorm:
+    case OpType::LayerNorm:
+      return make_norm_runner(g, n);
+    case OpType::MultiHeadAttention:
+      return make_attention_runner(g, n);
+    case OpType::Embedding:
+    case OpType::EmbeddingBag:
+      return make_embedding_runner(g, n);
+    case OpType::Concat:
+    case OpType::Split:
+    case OpType::Reshape:
+    case OpType::Flatten:
+    case OpType::Transpose:
+    case OpType::Softmax:
+    case OpType::ReduceSum:
+    case OpType::ReduceMean:
+    case OpType::Identity:
+      return make_layout_runner(g, n);
+    case OpType::SoftmaxCrossEntropy:
+    case OpType::MSELoss:
+      return make_loss_runner(g, n);
+    case OpType::Input:
+    case OpType::Weight:
+      break;
+    default:
+      if (is_parallel_op(n.op.type)) return make_parallel_runner(g, n);
+      return make_elementwise_runner(g, n);
+  }
+  throw LoweringError(fmt::format("{}: no kernel for {}", g.describe(n.id), to_string(n.op.type)));
+}
+
+}  // namespace unity::executor::detail

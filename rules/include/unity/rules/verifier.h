@@ -1,0 +1,60 @@
+#pragma once
+// `unity rules verify`: formal verification of substitution rules (paper section 4). Each rule is first
+// tried on random concrete inputs through the core's own matcher and substitution (a difference is a
+// counterexample: refuted), then Z3 proves source == target from the operator axioms for all inputs,
+// shapes, degrees and parameters. When that proof is out of reach (the per-rule timeout, or arithmetic
+// on symbolic degrees), the degrees are fixed to every value up to a bound and each case proved: the
+// rule is then verified "for degrees up to the bound", and the report says so.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "unity/core/rule.h"
+
+namespace unity::rules {
+
+enum class Verdict {
+  Verified,         // for all inputs and parameters
+  VerifiedBounded,  // for all inputs, every degree up to the bound
+  Refuted,          // a counterexample was found
+  Unknown,          // neither proved nor refuted within the time limit
+  Invalid,          // the rule cannot apply anywhere (e.g. a target attribute with no value)
+};
+
+std::string_view to_string(Verdict v);
+
+struct RuleVerification {
+  std::string rule;
+  Verdict verdict = Verdict::Unknown;
+  std::string detail;   // the bound, the counterexample, or why unknown/invalid
+  int concrete_cases = 0;  // concrete instances where both sides were compared
+  double seconds = 0;
+  bool ok() const { return verdict == Verdict::Verified || verdict == Verdict::VerifiedBounded; }
+};
+
+struct VerifyOptions {
+  int timeout_ms = 4000;       // per Z3 query
+  int degree_bound = 8;        // bounded fallback: degrees 1..bound
+  bool bounded_fallback = true;
+  int concrete_trials = 300;   // random instances tried per rule (stops after `concrete_enough`)
+  int concrete_enough = 12;
+  std::uint64_t seed = 1;
+  int threads = 2;
+};
+
+struct VerifyReport {
+  std::vector<RuleVerification> rules;
+  int verified = 0, bounded = 0, refuted = 0, unknown = 0, invalid = 0;
+  double seconds = 0;
+  bool all_ok() const { return refuted + unknown + invalid == 0; }
+};
+
+VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options = {});
+// One rule, from a single thread (tests).
+RuleVerification verify_rule(const Rule& rule, const VerifyOptions& options = {});
+
+nlohmann::json to_json(const VerifyReport& report);
+
+}  // namespace unity::rules

@@ -1,0 +1,302 @@
+// Compute operators on parallel values: which replicas they may read, and what each output replica
+// holds. Operators with a split reduction dimension (Linear, MatMul, BatchMatMul, Conv2D, attention
+// heads, embedding rows, ReduceSum/Mean) leave one partial sum per block of that dimension; the bias of
+// a split Linear or Conv2D is added by the first block only, so the partial sums add up to the whole.
+#include <algorithm>
+#include <numeric>
+
+#include "evaluate_internal.h"
+#include "kernels.h"
+
+namespace unity::rules::detail {
+namespace {
+
+using kernels::Range;
+
+bool is_dense(OpType t) {
+  switch (t) {
+    case OpType::Linear:
+    case OpType::MatMul:
+    case OpType::BatchMatMul:
+    case OpType::Conv2D:
+    case OpType::MultiHeadAttention:
+    case OpType::Embedding:
+    case OpType::EmbeddingBag:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Operators that are linear in each operand separately may read partial sums.
+bool reads_partials(const Operator& op) {
+  switch (op.type) {
+    case OpType::Identity:
+    case OpType::ScalarMul:
+    case OpType::Concat:
+    case OpType::Split:
+    case OpType::Reshape:
+    case OpType::Flatten:
+    case OpType::Transpose:
+    case OpType::ReduceSum:
+    case OpType::ReduceMean:
+      return true;
+    case OpType::Pool2D:
+      return op.attrs.get_string("pool") == "avg";
+    default:
+      return false;
+  }
+}
+
+void require_copies(const OpContext& c, const char* why) {
+  for (std::size_t i = 0; i < c.in.size(); ++i)
+    if (c.in[i]->layout.has_partial())
+      undefined("input {} holds partial sums ({}) but {} {}", i, c.in[i]->layout.to_string(),
+                to_string(c.op.type), why);
+}
+
+// Product of the degrees of the output dims operand `slot` is broadcast over (as the core counts it).
+int broadcast_degree(const ParallelTensorShape& a, const ParallelTensorShape& b) {
+  const int r = std::max(a.rank(), b.rank());
+  int k = 1;
+  for (int i = 0; i < r; ++i) {
+    const int ia = i - (r - a.rank()), ib = i - (r - b.rank());
+    const ParallelDim da = ia >= 0 ? a.dims[ia] : ParallelDim{1, 1};
+    const ParallelDim db = ib >= 0 ? b.dims[ib] : ParallelDim{1, 1};
+    if (da.size != db.size && da.size == 1) k *= db.degree;
+  }
+  return k;
+}
+
+ReplicaLayout binary_layout(const OpContext& c) {
+  ReplicaLayout outer[2];
+  for (int slot = 0; slot < 2; ++slot) {
+    const int k = broadcast_degree(c.in[slot]->shape, c.in[1 - slot]->shape);
+    const auto split = c.in[slot]->layout.split_inner(k);
+    if (!split || split->second.has_partial())
+      undefined("input {} is broadcast to {} partitions, so its innermost {} replicas must be copies; "
+                "they are {}",
+                slot, k, k, c.in[slot]->layout.to_string());
+    outer[slot] = split->first;
+  }
+  const ReplicaLayout &a = outer[0], &b = outer[1];
+  if (!a.has_partial() && !b.has_partial()) return ReplicaLayout::copies(a.size());
+  switch (c.op.type) {
+    case OpType::Add:
+    case OpType::Sub:
+      if (a != b) undefined("adds partial sums split differently ({} and {})", a.to_string(), b.to_string());
+      return a;
+    case OpType::Mul:
+      if (a.has_partial() && b.has_partial()) undefined("multiplies two partial sums");
+      return a.has_partial() ? a : b;
+    default:
+      if (b.has_partial()) undefined("divides by partial sums");
+      return a;
+  }
+}
+
+std::string activation_of(const Operator& op) { return op.attrs.get_string("activation", "none"); }
+
+DenseTensor activate(const Operator& op, DenseTensor t) {
+  const std::string a = activation_of(op);
+  if (a != "none")
+    for (auto& v : t.data) v = kernels::activation(a, v);
+  return t;
+}
+
+Range block(std::int64_t size, int degree, int q) {
+  const std::int64_t b = size / degree;
+  return {q * b, (q + 1) * b};
+}
+
+std::pair<std::int64_t, std::int64_t> pair_of(const Operator& op, const char* name,
+                                              std::vector<std::int64_t> fallback) {
+  auto v = op.attrs.get_ints(name, fallback);
+  if (v.size() == 1) v.push_back(v[0]);
+  return {v[0], v[1]};
+}
+
+// One partial sum of a dense operator: block q of its reduction dimension.
+DenseTensor dense_partial(const OpContext& c, int q) {
+  const Operator& op = c.op;
+  const auto& x = c.piece(0, 0);
+  switch (op.type) {
+    case OpType::Linear: {
+      const auto& xs = c.in[0]->shape;
+      const auto& k = xs.dims[xs.rank() - 1];
+      auto y = kernels::matmul(x.rank() == 1 ? kernels::reshape(x, {1, x.sizes[0]}) : x, c.piece(1, 0),
+                               block(k.size, k.degree, q));
+      if (x.rank() == 1) y = kernels::reshape(y, {y.sizes[1]});
+      if (c.in.size() == 3 && q == 0) y = kernels::binary(OpType::Add, y, c.piece(2, 0));
+      return activate(op, y);
+    }
+    case OpType::MatMul:
+    case OpType::BatchMatMul: {
+      const auto& as = c.in[0]->shape;
+      const auto& k = as.dims[as.rank() - 1];
+      return kernels::matmul(x, c.piece(1, 0), block(k.size, k.degree, q));
+    }
+    case OpType::Conv2D: {
+      kernels::Conv2DParams p;
+      std::tie(p.stride_h, p.stride_w) = pair_of(op, "stride", {1, 1});
+      std::tie(p.pad_h, p.pad_w) = pair_of(op, "padding", {0, 0});
+      std::tie(p.dil_h, p.dil_w) = pair_of(op, "dilation", {1, 1});
+      p.groups = op.attrs.get_int("groups", 1);
+      const auto& ch = c.in[0]->shape.dims[1];
+      auto y = kernels::conv2d(x, c.piece(1, 0), p,
+                               p.groups == 1 ? block(ch.size, ch.degree, q) : Range{0, ch.size});
+      if (c.in.size() == 3 && q == 0) {
+        const auto& b = c.piece(2, 0);
+        y = kernels::binary(OpType::Add, y, kernels::reshape(b, {b.sizes[0], 1, 1}));
+      }
+      return activate(op, y);
+    }
+    case OpType::MultiHeadAttention: {
+      std::vector<const DenseTensor*> in;
+      for (std::size_t i = 0; i < 7; ++i) in.push_back(&c.piece(i, 0));
+      const std::int64_t heads = op.attrs.get_int("num_heads");
+      const int d_heads = c.in[3]->shape.dims[1].degree;
+      return kernels::attention(in, heads, block(heads, d_heads, q));
+    }
+    default: {
+      const auto& rows = c.in[1]->shape.dims[0];
+      const Range r = block(rows.size, rows.degree, q);
+      if (op.type == OpType::Embedding) return kernels::embedding(x, c.piece(1, 0), r);
+      return kernels::embedding_bag(x, c.piece(1, 0), op.attrs.get_string("aggregate", "sum") == "mean", r);
+    }
+  }
+}
+
+std::vector<int> normalized_axes(const Operator& op, int rank) {
+  std::vector<int> axes;
+  for (auto a : op.attrs.get_ints("axes")) axes.push_back(static_cast<int>(a < 0 ? a + rank : a));
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+// Output replica j*extra+q of a reduction: replica j of the input summed over block q of the reduced
+// axes (row-major over the reduced axes, the first one outermost).
+std::vector<DenseTensor> reduce_replicas(const OpContext& c) {
+  const auto& xs = c.in[0]->shape;
+  const auto axes = normalized_axes(c.op, xs.rank());
+  const bool keep = c.op.attrs.get_int("keepdims", 1) != 0;
+  const bool mean = c.op.type == OpType::ReduceMean;
+  int extra = 1;
+  for (int a : axes) extra *= xs.dims[a].degree;
+  std::vector<DenseTensor> out;
+  for (int j = 0; j < xs.replica; ++j)
+    for (int q = 0; q < extra; ++q) {
+      std::vector<Range> blocks(axes.size());
+      int rest = q;
+      for (int i = static_cast<int>(axes.size()) - 1; i >= 0; --i) {
+        const auto& dim = xs.dims[axes[i]];
+        blocks[i] = block(dim.size, dim.degree, rest % dim.degree);
+        rest /= dim.degree;
+      }
+      out.push_back(kernels::reduce(c.piece(0, j), axes, blocks, keep, mean));
+    }
+  return out;
+}
+
+DenseTensor passthrough(const OpContext& c, int j) {
+  const Operator& op = c.op;
+  const auto& x = c.piece(0, j);
+  switch (op.type) {
+    case OpType::Softmax:
+      return kernels::softmax(x, c.in[0]->shape.axis(static_cast<int>(op.attrs.get_int("axis", -1))));
+    case OpType::Reshape:
+    case OpType::Flatten:
+      return kernels::reshape(x, c.out_shapes[0].sizes());
+    case OpType::Transpose:
+      return transpose(x, op.attrs.get_ints("perm"));
+    case OpType::Concat: {
+      std::vector<DenseTensor> parts;
+      for (std::size_t i = 0; i < c.in.size(); ++i) parts.push_back(c.piece(i, j));
+      return concat(parts, c.in[0]->shape.axis(static_cast<int>(op.attrs.get_int("axis"))));
+    }
+    case OpType::Pool2D: {
+      kernels::Pool2DParams p;
+      p.max = op.attrs.get_string("pool") == "max";
+      std::tie(p.kernel_h, p.kernel_w) = pair_of(op, "kernel", {});
+      std::tie(p.stride_h, p.stride_w) = pair_of(op, "stride", {p.kernel_h, p.kernel_w});
+      std::tie(p.pad_h, p.pad_w) = pair_of(op, "padding", {0, 0});
+      return kernels::pool2d(x, p);
+    }
+    case OpType::BatchNorm:
+      return activate(op, kernels::batch_norm(x, c.piece(1, j), c.piece(2, j),
+                                              op.attrs.get_double("epsilon", 1e-5),
+                                              c.in[0]->shape.dims[0].degree));
+    case OpType::LayerNorm: {
+      const int dims = static_cast<int>(op.attrs.get_int("normalized_dims", 1));
+      const bool affine = c.in.size() == 3;
+      return kernels::layer_norm(x, dims, affine ? &c.piece(1, j) : nullptr,
+                                 affine ? &c.piece(2, j) : nullptr, op.attrs.get_double("epsilon", 1e-5));
+    }
+    case OpType::SoftmaxCrossEntropy:
+      return kernels::softmax_cross_entropy(x, c.piece(1, j));
+    case OpType::MSELoss:
+      return kernels::mse_loss(x, c.piece(1, j));
+    default: {
+      const bool scalar = op.type == OpType::ScalarAdd || op.type == OpType::ScalarMul || op.type == OpType::Pow;
+      return kernels::map_unary(op.type, x, scalar ? op.attrs.get_double("scalar") : 0.0,
+                                op.attrs.get_double("rate", 0.0));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<ReplicaLayout> output_layouts(const OpContext& c) {
+  const Operator& op = c.op;
+  const auto& out = c.out_shapes[0];
+  if (is_dense(op.type)) {
+    require_copies(c, "reads one copy per task");
+    if (out.replica > 1 && activation_of(op) != "none")
+      undefined("applies activation '{}' to partial sums (reduction degree {})", activation_of(op),
+                out.replica);
+    return {ReplicaLayout::partials(out.replica)};
+  }
+  if (is_elementwise_binary(op.type)) return {binary_layout(c)};
+  if (!reads_partials(op)) require_copies(c, "is not linear");
+  if (op.type == OpType::Concat)
+    for (std::size_t i = 1; i < c.in.size(); ++i)
+      if (c.in[i]->layout != c.in[0]->layout)
+        undefined("concatenates inputs whose replicas differ ({} and {})", c.in[0]->layout.to_string(),
+                  c.in[i]->layout.to_string());
+  if (op.type == OpType::ReduceSum || op.type == OpType::ReduceMean)
+    return {c.in[0]->layout.with_inner({out.replica / c.in[0]->shape.replica, true})};
+  return std::vector<ReplicaLayout>(c.out_shapes.size(), c.in[0]->layout);
+}
+
+std::vector<std::vector<DenseTensor>> compute_replicas(const OpContext& c) {
+  const Operator& op = c.op;
+  const auto& out = c.out_shapes[0];
+  if (is_dense(op.type)) {
+    std::vector<DenseTensor> parts;
+    for (int q = 0; q < out.replica; ++q) parts.push_back(dense_partial(c, q));
+    return {parts};
+  }
+  if (op.type == OpType::ReduceSum || op.type == OpType::ReduceMean) return {reduce_replicas(c)};
+  if (is_elementwise_binary(op.type)) {
+    const int ka = broadcast_degree(c.in[0]->shape, c.in[1]->shape);
+    const int kb = broadcast_degree(c.in[1]->shape, c.in[0]->shape);
+    std::vector<DenseTensor> parts;
+    for (int j = 0; j < out.replica; ++j)
+      parts.push_back(kernels::binary(op.type, c.piece(0, j * ka), c.piece(1, j * kb)));
+    return {parts};
+  }
+  if (op.type == OpType::Split) {
+    const int axis = c.in[0]->shape.axis(static_cast<int>(op.attrs.get_int("axis")));
+    std::vector<std::vector<DenseTensor>> outs(c.out_shapes.size());
+    for (int j = 0; j < out.replica; ++j) {
+      auto parts = kernels::split(c.piece(0, j), axis, op.attrs.get_ints("sizes"));
+      for (std::size_t o = 0; o < parts.size(); ++o) outs[o].push_back(std::move(parts[o]));
+    }
+    return outs;
+  }
+  std::vector<DenseTensor> parts;
+  for (int j = 0; j < out.replica; ++j) parts.push_back(passthrough(c, j));
+  return {parts};
+}
+
+}  // namespace unity::rules::detail

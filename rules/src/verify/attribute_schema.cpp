@@ -1,0 +1,96 @@
+#include "attribute_schema.h"
+
+#include <map>
+
+namespace unity::rules::spec {
+namespace {
+
+using K = AttrKind;
+const std::vector<std::string> kActivations = {"none", "relu", "gelu", "sigmoid", "tanh"};
+
+AttrSlot i(std::string n) { return {std::move(n), K::Int, {}, std::nullopt, ""}; }
+AttrSlot i(std::string n, std::int64_t def) { return {std::move(n), K::Int, {}, AttrValue{def}, ""}; }
+AttrSlot r(std::string n) { return {std::move(n), K::Real, {}, std::nullopt, ""}; }
+AttrSlot r(std::string n, double def) { return {std::move(n), K::Real, {}, AttrValue{def}, ""}; }
+AttrSlot l(std::string n) { return {std::move(n), K::List, {}, std::nullopt, ""}; }
+AttrSlot l(std::string n, std::vector<std::int64_t> def) {
+  return {std::move(n), K::List, {}, AttrValue{std::move(def)}, ""};
+}
+AttrSlot e(std::string n, std::vector<std::string> values, std::optional<std::string> def) {
+  AttrSlot s{std::move(n), K::Enum, std::move(values), std::nullopt, ""};
+  if (def) s.default_value = AttrValue{*def};
+  return s;
+}
+
+std::map<OpType, std::vector<AttrSlot>> make_schemas() {
+  std::map<OpType, std::vector<AttrSlot>> m;
+  const auto act = e("activation", kActivations, "none");
+  m[OpType::Linear] = {i("out_features"), act};
+  AttrSlot pool_stride = l("stride");
+  pool_stride.default_from = "kernel";
+  m[OpType::Conv2D] = {i("out_channels"), l("kernel"),          l("stride", {1, 1}), l("padding", {0, 0}),
+                       l("dilation", {1, 1}), i("groups", 1), act};
+  m[OpType::Pool2D] = {e("pool", {"max", "avg"}, std::nullopt), l("kernel"), pool_stride,
+                       l("padding", {0, 0})};
+  m[OpType::BatchNorm] = {r("epsilon", 1e-5), act};
+  m[OpType::LayerNorm] = {i("normalized_dims", 1), r("epsilon", 1e-5)};
+  m[OpType::MultiHeadAttention] = {i("num_heads")};
+  m[OpType::Embedding] = {i("num_entries"), i("embedding_dim")};
+  m[OpType::EmbeddingBag] = {i("num_entries"), i("embedding_dim"), e("aggregate", {"sum", "mean"}, "sum")};
+  m[OpType::ScalarAdd] = {r("scalar")};
+  m[OpType::ScalarMul] = {r("scalar")};
+  m[OpType::Pow] = {r("scalar")};
+  m[OpType::Dropout] = {r("rate", 0.0)};
+  m[OpType::Concat] = {i("axis")};
+  m[OpType::Split] = {i("axis"), l("sizes")};
+  m[OpType::Reshape] = {l("shape")};
+  m[OpType::Flatten] = {i("axis", 1)};
+  m[OpType::Transpose] = {l("perm")};
+  m[OpType::Softmax] = {i("axis", -1)};
+  m[OpType::ReduceSum] = {l("axes"), i("keepdims", 1)};
+  m[OpType::ReduceMean] = {l("axes"), i("keepdims", 1)};
+  for (auto t : {OpType::Partition, OpType::Combine, OpType::Pipeline, OpType::Batch})
+    m[t] = {i("dim"), i("degree")};
+  for (auto t : {OpType::Replicate, OpType::Reduce, OpType::AllReduce}) m[t] = {i("degree")};
+  return m;
+}
+
+}  // namespace
+
+const std::vector<AttrSlot>& attribute_slots(OpType op) {
+  static const auto schemas = make_schemas();
+  static const std::vector<AttrSlot> none;
+  auto it = schemas.find(op);
+  return it == schemas.end() ? none : it->second;
+}
+
+int slot_index(OpType op, const std::string& name) {
+  const auto& slots = attribute_slots(op);
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    if (slots[s].name == name) return static_cast<int>(s);
+  return -1;
+}
+
+std::int64_t enum_code(const AttrSlot& slot, const std::string& value) {
+  for (std::size_t c = 0; c < slot.enum_values.size(); ++c)
+    if (slot.enum_values[c] == value) return static_cast<std::int64_t>(c);
+  // Unknown names get distinct codes past the known ones (the operator rejects them anyway).
+  return static_cast<std::int64_t>(slot.enum_values.size()) + 1 +
+         static_cast<std::int64_t>(std::hash<std::string>{}(value) % 1000);
+}
+
+std::string enum_name(const AttrSlot& slot, std::int64_t code) {
+  if (code >= 0 && code < static_cast<std::int64_t>(slot.enum_values.size()))
+    return slot.enum_values[static_cast<std::size_t>(code)];
+  return "unknown";
+}
+
+std::vector<std::int64_t> normalized_list(OpType op, const std::string& name,
+                                          std::vector<std::int64_t> value) {
+  const bool pair = (op == OpType::Conv2D || op == OpType::Pool2D) &&
+                    (name == "kernel" || name == "stride" || name == "padding" || name == "dilation");
+  if (pair && value.size() == 1) value.push_back(value[0]);
+  return value;
+}
+
+}  // namespace unity::rules::spec

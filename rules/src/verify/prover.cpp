@@ -1,0 +1,82 @@
+#include "prover.h"
+
+#include <fmt/format.h>
+
+namespace unity::rules::spec {
+namespace {
+
+void collect(const std::vector<E>& terms, std::map<std::string, Sort>& vars) {
+  for (const auto& t : terms) collect_vars(t.ptr(), vars);
+}
+
+}  // namespace
+
+Prover::Prover() : encoder_(ctx_), solver_(ctx_) {
+  // E-matching only: model-based instantiation would look for models of the uninterpreted tensor
+  // sort, which never ends in a proof and only spends the time limit.
+  z3::params p(ctx_);
+  p.set("mbqi", false);
+  solver_.set(p);
+  for (const auto& f : encoder_.theory_formulas(theory())) solver_.add(f);
+}
+
+ProofResult Prover::prove(const RuleTerms& t, const std::map<std::string, std::int64_t>& fixed,
+                          int timeout_ms) {
+  std::map<std::string, Sort> vars;
+  collect(t.nodes, vars);
+  collect(t.source_outputs, vars);
+  collect(t.target_outputs, vars);
+  collect(t.premises, vars);
+  solver_.push();
+  encoder_.begin_query();
+  std::map<std::string, z3::expr> env;
+  for (const auto& [name, sort] : vars)
+    env.emplace(name, ctx_.constant(("r." + name).c_str(), encoder_.sort_of(sort)));
+  for (const auto& [name, value] : fixed)
+    if (env.count(name)) solver_.add(env.at(name) == ctx_.int_val(static_cast<std::int64_t>(value)));
+  for (const auto& n : t.nodes) solver_.add(encoder_.ok(encoder_.encode(n.ptr(), env)));
+  for (const auto& p : t.premises) solver_.add(encoder_.encode(p.ptr(), env));
+  z3::expr differ = ctx_.bool_val(false);
+  for (std::size_t o = 0; o < t.source_outputs.size(); ++o) {
+    const z3::expr s = encoder_.encode(t.source_outputs[o].ptr(), env);
+    const z3::expr g = encoder_.encode(t.target_outputs[o].ptr(), env);
+    // The substitution only applies where the outputs' parallel shapes agree.
+    solver_.add(encoder_.rank(s) == encoder_.rank(g));
+    const E si = tvar("s"), gi = tvar("g");
+    const E i = ivar("i");
+    std::map<std::string, z3::expr> qenv = {{"s", s}, {"g", g}};
+    const z3::expr iv = ctx_.constant(fmt::format("shape{}!i", o).c_str(), ctx_.int_sort());
+    qenv.emplace("i", iv);
+    const z3::expr same = encoder_.encode((degree(si, i) == degree(gi, i) && size(si, i) == size(gi, i)).ptr(), qenv);
+    const z3::expr rep = encoder_.encode((replica(si) == replica(gi)).ptr(), qenv);
+    solver_.add(rep);
+    std::vector<std::vector<z3::expr>> patterns;
+    for (const E& side : {si, gi})
+      for (const E& f : {degree(side, i), size(side, i)}) patterns.push_back({encoder_.encode(f.ptr(), qenv)});
+    solver_.add(encoder_.forall({iv}, patterns, same));
+    differ = differ || s != g;
+  }
+  solver_.add(differ);
+  for (const auto& f : encoder_.query_strictness_formulas()) solver_.add(f);
+  for (const auto& f : encoder_.query_list_facts()) solver_.add(f);
+  z3::params p(ctx_);
+  p.set("timeout", static_cast<unsigned>(timeout_ms));
+  solver_.set(p);
+  ProofResult result;
+  switch (solver_.check()) {
+    case z3::unsat:
+      result = ProofResult::Proved;
+      break;
+    case z3::sat:
+      result = ProofResult::NotProved;
+      break;
+    default:
+      result = solver_.reason_unknown() == "timeout" || solver_.reason_unknown() == "canceled"
+                   ? ProofResult::Timeout
+                   : ProofResult::NotProved;
+  }
+  solver_.pop();
+  return result;
+}
+
+}  // namespace unity::rules::spec

@@ -1,0 +1,65 @@
+#pragma once
+// The verifier's theory: operator specifications in first-order logic, as in TASO, extended with the
+// parallel operators of Unity (paper section 4). Tensors are an uninterpreted sort; every operator is
+// an uninterpreted function of its attributes and inputs; ok(t) says a term is defined (its shapes
+// infer and its replicas are read meaningfully, the evaluator's notion of defined).
+//
+// An axiom states lhs = rhs under a guard, universally quantified over its variables:
+//   Forward: wherever lhs is defined          (instantiated on lhs terms)
+//   Both:    wherever lhs or rhs is defined   (instantiated on either)
+//   Joint:   wherever both are defined        (instantiated where both occur)
+//   Trigger: wherever `trigger` is defined    (instantiated on trigger terms; lhs and rhs mention it)
+// A fact is a formula instantiated on every term matching its trigger (ranks and degrees of defined
+// applications, mostly).
+// tests/rules/test_axioms.cpp checks every axiom and fact on random concrete values.
+#include <string>
+#include <vector>
+
+#include "spec_expr.h"
+
+namespace unity::rules::spec {
+
+struct Axiom {
+  enum class Mode { Forward, Both, Joint, Trigger };
+  std::string name;
+  Mode mode = Mode::Forward;
+  E lhs;
+  E rhs;
+  E guard;    // may be empty: always
+  E trigger;  // Trigger mode only
+};
+
+struct Fact {
+  std::string name;
+  E trigger;   // a term over every variable of `holds` (with trigger2, together)
+  E holds;     // true for every instance
+  E trigger2;  // optional second term of a multi-pattern
+};
+
+struct Theory {
+  std::vector<Axiom> axioms;
+  std::vector<Fact> facts;
+};
+
+const Theory& theory();
+
+// Pieces of the theory, one file each.
+void add_parallel_axioms(Theory& t);
+void add_compute_axioms(Theory& t);
+void add_algebraic_axioms(Theory& t);
+void add_typing_facts(Theory& t);
+
+// Builders shared by those files.
+E P(const E& k, const E& d, const E& x);  // Partition
+E C(const E& k, const E& d, const E& x);  // Combine
+E R(const E& d, const E& x);              // Replicate
+E Red(const E& d, const E& x);            // Reduce
+E AR(const E& d, const E& x);             // AllReduce
+E Pipe(const E& k, const E& d, const E& x);
+E Bat(const E& k, const E& d, const E& x);
+// An application of `op` whose attributes are variables named prefix + slot name, with the given
+// arguments; the attribute variables are returned in `attrs` (slot name -> variable).
+E with_attr_vars(OpType op, const std::vector<E>& args, const std::string& prefix,
+                 std::map<std::string, E>& attrs, int output = 0);
+
+}  // namespace unity::rules::spec

@@ -1,0 +1,186 @@
+#include "unity/rules/verifier.h"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "concrete_check.h"
+#include "prover.h"
+#include "rule_terms.h"
+#include "variadic_expansion.h"
+#include "verify_internal.h"
+
+namespace unity::rules {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Every assignment of values to the degree variables: symbols from 1, parameters (the search's
+// degrees) from 2, up to the bound.
+std::vector<std::map<std::string, std::int64_t>> degree_cases(const std::vector<std::string>& vars, int bound) {
+  std::vector<std::map<std::string, std::int64_t>> out{{}};
+  for (const auto& v : vars) {
+    std::vector<std::map<std::string, std::int64_t>> next;
+    const std::int64_t first = v.rfind("param.", 0) == 0 ? 2 : 1;
+    for (const auto& partial : out)
+      for (std::int64_t d = first; d <= bound; ++d) {
+        auto m = partial;
+        m[v] = d;
+        next.push_back(std::move(m));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// Concrete check, then the symbolic proof, then the bounded one, for one fixed-arity rule.
+struct Attempt {
+  Verdict verdict = Verdict::Unknown;
+  std::string detail;
+  int concrete_cases = 0;
+};
+
+Attempt attempt(const Rule& rule, const Rule& fixed, const VerifyOptions& o, spec::Prover& prover) {
+  Attempt a;
+  const spec::RuleTerms terms = spec::rule_terms(fixed);
+  if (!terms.error.empty()) return {Verdict::Invalid, terms.error, 0};
+  spec::ConcreteOptions co;
+  co.seed = o.seed;
+  co.trials = o.concrete_trials;
+  co.enough = o.concrete_enough;
+  const auto concrete = spec::concrete_check(rule, fixed, terms, co);
+  a.concrete_cases = concrete.compared;
+  if (concrete.refuted) return {Verdict::Refuted, concrete.counterexample, a.concrete_cases};
+
+  const auto symbolic = prover.prove(terms, {}, o.timeout_ms);
+  if (symbolic == spec::ProofResult::Proved) return {Verdict::Verified, "all degrees and shapes", a.concrete_cases};
+  if (o.bounded_fallback && !terms.degree_vars.empty()) {
+    const auto cases = degree_cases(terms.degree_vars, o.degree_bound);
+    // The cases share the time limit of a few symbolic proofs.
+    const int per_case = std::max(200, 4 * o.timeout_ms / static_cast<int>(cases.size()));
+    bool all = cases.size() <= 4096;
+    for (const auto& c : cases) {
+      if (!all) break;
+      all = prover.prove(terms, c, per_case) == spec::ProofResult::Proved;
+    }
+    if (all)
+      return {Verdict::VerifiedBounded, fmt::format("degrees up to {}", o.degree_bound), a.concrete_cases};
+  }
+  a.detail = symbolic == spec::ProofResult::Timeout ? fmt::format("Z3 timed out after {} ms", o.timeout_ms)
+                                                    : "not provable from the operator axioms";
+  return a;
+}
+
+constexpr int kVariadicBound = 3;
+
+}  // namespace
+
+RuleVerification verify_with(const Rule& rule, const VerifyOptions& o, spec::Prover& prover) {
+  const auto started = Clock::now();
+  RuleVerification r;
+  r.rule = rule.name;
+  if (!spec::is_variadic(rule)) {
+    const Attempt a = attempt(rule, rule, o, prover);
+    r.verdict = a.verdict;
+    r.detail = a.detail;
+    r.concrete_cases = a.concrete_cases;
+  } else {
+    // One proof per arity: the verdict is bounded by the arity, and by the degrees where any is.
+    r.verdict = Verdict::VerifiedBounded;
+    bool degrees_bounded = false;
+    for (int n = 1; n <= kVariadicBound && r.ok(); ++n) {
+      const Attempt a = attempt(rule, spec::expand_variadic(rule, n), o, prover);
+      r.concrete_cases += a.concrete_cases;
+      if (a.verdict == Verdict::VerifiedBounded) degrees_bounded = true;
+      if (a.verdict != Verdict::Verified && a.verdict != Verdict::VerifiedBounded) {
+        r.verdict = a.verdict;
+        r.detail = fmt::format("with {} variadic inputs: {}", n, a.detail);
+      }
+    }
+    if (r.ok())
+      r.detail = fmt::format("{}; 1 to {} variadic inputs",
+                             degrees_bounded ? fmt::format("degrees up to {}", o.degree_bound) : "all degrees and shapes",
+                             kVariadicBound);
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  return r;
+}
+
+std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::Verified:
+      return "verified";
+    case Verdict::VerifiedBounded:
+      return "verified-bounded";
+    case Verdict::Refuted:
+      return "refuted";
+    case Verdict::Unknown:
+      return "unknown";
+    default:
+      return "invalid";
+  }
+}
+
+RuleVerification verify_rule(const Rule& rule, const VerifyOptions& options) {
+  spec::Prover prover;
+  return verify_with(rule, options, prover);
+}
+
+VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options) {
+  const auto started = Clock::now();
+  VerifyReport report;
+  report.rules.resize(rules.rules.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    spec::Prover prover;
+    for (std::size_t i = next++; i < rules.rules.size(); i = next++)
+      report.rules[i] = verify_with(rules.rules[i], options, prover);
+  };
+  const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(rules.rules.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (const auto& r : report.rules) {
+    switch (r.verdict) {
+      case Verdict::Verified:
+        ++report.verified;
+        break;
+      case Verdict::VerifiedBounded:
+        ++report.bounded;
+        break;
+      case Verdict::Refuted:
+        ++report.refuted;
+        break;
+      case Verdict::Unknown:
+        ++report.unknown;
+        break;
+      case Verdict::Invalid:
+        ++report.invalid;
+        break;
+    }
+  }
+  report.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  return report;
+}
+
+nlohmann::json to_json(const VerifyReport& report) {
+  nlohmann::json rules = nlohmann::json::array();
+  for (const auto& r : report.rules)
+    rules.push_back({{"rule", r.rule},
+                     {"verdict", std::string(to_string(r.verdict))},
+                     {"detail", r.detail},
+                     {"concrete_cases", r.concrete_cases},
+                     {"seconds", r.seconds}});
+  return {{"rules", rules},
+          {"verified", report.verified},
+          {"verified_bounded", report.bounded},
+          {"refuted", report.refuted},
+          {"unknown", report.unknown},
+          {"invalid", report.invalid},
+          {"seconds", report.seconds}};
+}
+
+}  // namespace unity::rules

@@ -1,0 +1,533 @@
+#!/usr/bin/env python3
+"""Writes Unity's hand-written substitution rules, rules/*.json, one file per family.
+
+The rules are written by hand, as templates: one function per family states a rewrite once and
+instantiates it for every operator and variant it holds for (with and without bias, every
+activation, ...). The files are data the core loads at run time (docs/rules.md); this script is
+how we keep them consistent. Run it after editing, then commit both:
+
+    python3 scripts/handwritten_rules.py        # rewrites rules/*.json
+    python3 scripts/handwritten_rules.py --check  # exit 1 when the files are out of date
+"""
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+ACTIVATIONS = {"relu": "Relu", "gelu": "Gelu", "sigmoid": "Sigmoid", "tanh": "Tanh"}
+UNARY = ["Relu", "Gelu", "Sigmoid", "Tanh", "Exp", "Sqrt", "Erf", "ScalarAdd", "ScalarMul", "Pow",
+         "Dropout"]
+BINARY = ["Add", "Sub", "Mul", "Div"]
+
+
+def node(name, op, inputs, attrs=None, copy=None, foreach=None):
+    n = {"name": name, "op": op, "inputs": list(inputs)}
+    if attrs:
+        n["attrs"] = attrs
+    if copy:
+        n["copy_attrs_of"] = copy
+    if foreach:
+        n["foreach"] = foreach
+    return n
+
+
+def part(name, x, dim, degree="d", foreach=None):
+    return node(name, "Partition", [x], {"dim": dim, "degree": degree}, foreach=foreach)
+
+
+def comb(name, x, dim, degree="d"):
+    return node(name, "Combine", [x], {"dim": dim, "degree": degree})
+
+
+def repl(name, x, degree="d"):
+    return node(name, "Replicate", [x], {"degree": degree})
+
+
+def red(name, x, degree="d"):
+    return node(name, "Reduce", [x], {"degree": degree})
+
+
+def rule(name, kind, description, inputs, source, source_out, target, target_out,
+         parameters=None, constraints=None):
+    r = {"name": name, "kind": kind, "description": description, "inputs": inputs,
+         "source": {"nodes": source, "outputs": source_out},
+         "target": {"nodes": target, "outputs": target_out}}
+    if parameters:
+        r["parameters"] = parameters
+    if constraints:
+        r["constraints"] = constraints
+    return r
+
+
+def dim_of(tensor, name="k"):
+    return {"name": name, "domain": "dim", "of": tensor}
+
+
+def c(kind, a, b):
+    return {"kind": kind, "a": a, "b": b}
+
+
+# --- algebraic: fusion ------------------------------------------------------------------------
+
+def fusion():
+    out = []
+    for act, op in ACTIVATIONS.items():
+        for bias in (False, True):
+            ins = ["x", "w", "b"] if bias else ["x", "w"]
+            suffix = "_bias" if bias else ""
+            out.append(rule(
+                f"fuse_linear{suffix}_{act}", "algebraic",
+                f"Linear{' with bias' if bias else ''} followed by {op} computes both in one kernel",
+                ins,
+                [node("lin", "Linear", ins, {"activation": "none"}), node("act", op, ["lin"])],
+                ["act"],
+                [node("fused", "Linear", ins, {"activation": act}, copy="lin")], ["fused"]))
+            out.append(rule(
+                f"unfuse_linear{suffix}_{act}", "algebraic",
+                f"A fused Linear+{op} as two operators (lets reduction parallelism split the Linear)",
+                ins,
+                [node("fused", "Linear", ins, {"activation": act})], ["fused"],
+                [node("lin", "Linear", ins, {"activation": "none"}, copy="fused"),
+                 node("act", op, ["lin"])], ["act"]))
+    for bias in (False, True):
+        ins = ["x", "w", "b"] if bias else ["x", "w"]
+        suffix = "_bias" if bias else ""
+        out.append(rule(
+            f"fuse_conv2d{suffix}_relu", "algebraic",
+            "Conv2D followed by Relu in one kernel", ins,
+            [node("conv", "Conv2D", ins, {"activation": "none"}), node("act", "Relu", ["conv"])],
+            ["act"], [node("fused", "Conv2D", ins, {"activation": "relu"}, copy="conv")],
+            ["fused"]))
+        out.append(rule(
+            f"unfuse_conv2d{suffix}_relu", "algebraic",
+            "A fused Conv2D+Relu as two operators (lets input channels split the Conv2D)", ins,
+            [node("fused", "Conv2D", ins, {"activation": "relu"})], ["fused"],
+            [node("conv", "Conv2D", ins, {"activation": "none"}, copy="fused"),
+             node("act", "Relu", ["conv"])], ["act"]))
+    ins = ["x", "scale", "bias"]
+    out.append(rule(
+        "fuse_batchnorm_relu", "algebraic", "BatchNorm followed by Relu in one kernel", ins,
+        [node("bn", "BatchNorm", ins, {"activation": "none"}), node("act", "Relu", ["bn"])],
+        ["act"], [node("fused", "BatchNorm", ins, {"activation": "relu"}, copy="bn")], ["fused"]))
+    out.append(rule(
+        "unfuse_batchnorm_relu", "algebraic", "A fused BatchNorm+Relu as two operators", ins,
+        [node("fused", "BatchNorm", ins, {"activation": "relu"})], ["fused"],
+        [node("bn", "BatchNorm", ins, {"activation": "none"}, copy="fused"),
+         node("act", "Relu", ["bn"])], ["act"]))
+    return out
+
+
+# --- parallel: dense algebra --------------------------------------------------------------------
+
+def dense():
+    out = []
+    for bias in (False, True):
+        ins = ["x", "w", "b"] if bias else ["x", "w"]
+        s = "_bias" if bias else ""
+        src = [node("lin", "Linear", ins)]
+        out.append(rule(
+            f"linear{s}_sample_parallel", "parallel",
+            "Split the samples (any leading dim), replicate the weight: data parallelism", ins,
+            src, ["lin"],
+            [part("px", "x", "k"), repl("rw", "w")] + ([repl("rb", "b")] if bias else []) +
+            [node("lin2", "Linear", ["px", "rw"] + (["rb"] if bias else []), copy="lin"),
+             comb("out", "lin2", "k")], ["out"],
+            ["d", dim_of("x")], [c("less", "k", "last(x)")]))
+        out.append(rule(
+            f"linear{s}_output_parallel", "parallel",
+            "Split the output features: each device computes some columns from the whole input", ins,
+            src, ["lin"],
+            [repl("rx", "x"), part("pw", "w", 1)] + ([part("pb", "b", 0)] if bias else []) +
+            [node("lin2", "Linear", ["rx", "pw"] + (["pb"] if bias else []), copy="lin"),
+             comb("out", "lin2", -1)], ["out"], ["d"]))
+        out.append(rule(
+            f"linear{s}_reduction_parallel", "parallel",
+            "Reduction parallelism: split the input features and the weight's rows, sum the "
+            "partial results", ins,
+            [node("lin", "Linear", ins, {"activation": "none"})], ["lin"],
+            [part("px", "x", -1), part("pw", "w", 0)] + ([repl("rb", "b")] if bias else []) +
+            [node("lin2", "Linear", ["px", "pw"] + (["rb"] if bias else []), copy="lin"),
+             red("out", "lin2")], ["out"], ["d"]))
+    out.append(rule(
+        "linear_sample_to_reduction_parallel", "parallel",
+        "A data-parallel Linear recomputed with reduction parallelism: gathers the partial "
+        "activations instead of synchronising the weight (paper Fig. 2b)", ["x", "w"],
+        [part("px", "x", 0, "$d"), repl("rw", "w", "$d"),
+         node("lin", "Linear", ["px", "rw"], {"activation": "none"})], ["lin"],
+        [part("kx", "x", -1, "$d"), part("kw", "w", 0, "$d"),
+         node("lin2", "Linear", ["kx", "kw"], copy="lin"), red("sum", "lin2", "$d"),
+         part("out", "sum", 0, "$d")], ["out"]))
+    # Two Linear layers with an activation between them, tensor-parallel as a pair (Megatron-LM's MLP
+    # block, paper Fig. 10): the first splits its output features, the second its input features,
+    # so the activation between them never moves and one sum of partial results ends the pair. The
+    # same as output- then reduction-parallelism and cancelling the Combine/Partition between them,
+    # in one step (the intermediate graphs cost more than either end).
+    for act, op in ACTIVATIONS.items():
+        for fused in (False, True):
+            for bias in (False, True):
+                s = "_bias" if bias else ""
+                f = "_fused" if fused else ""
+                ins = ["x", "w1", "b1", "w2", "b2"] if bias else ["x", "w1", "w2"]
+                first_in = ["x", "w1"] + (["b1"] if bias else [])
+                second_in = ["h", "w2"] + (["b2"] if bias else [])
+                if fused:
+                    src = [node("l1", "Linear", first_in, {"activation": act}),
+                           node("l2", "Linear", ["l1"] + second_in[1:], {"activation": "none"})]
+                else:
+                    src = [node("l1", "Linear", first_in, {"activation": "none"}),
+                           node("h", op, ["l1"]),
+                           node("l2", "Linear", second_in, {"activation": "none"})]
+                tgt = [repl("rx", "x"), part("pw1", "w1", 1)]
+                if bias:
+                    tgt.append(part("pb1", "b1", 0))
+                tgt.append(node("t1", "Linear", ["rx", "pw1"] + (["pb1"] if bias else []), copy="l1"))
+                mid = "t1"
+                if not fused:
+                    tgt.append(node("th", op, ["t1"], copy="h"))
+                    mid = "th"
+                tgt.append(part("pw2", "w2", 0))
+                if bias:
+                    tgt.append(repl("rb2", "b2"))
+                tgt.append(node("t2", "Linear", [mid, "pw2"] + (["rb2"] if bias else []), copy="l2"))
+                tgt.append(red("out", "t2"))
+                out.append(rule(
+                    f"mlp{f}{s}_{act}_tensor_parallel", "parallel",
+                    f"Linear, {op}, Linear tensor-parallel as a pair (Megatron-LM MLP block): output "
+                    "features split in the first, input features in the second, one sum at the end",
+                    ins, src, ["l2"], tgt, ["out"], ["d"]))
+    # MatMul and BatchMatMul: a [B..., m, k] x b [k, n] (shared) or [B..., k, n] (batched).
+    for op in ("MatMul", "BatchMatMul"):
+        low = op.lower()
+        src = [node("mm", op, ["a", "b"])]
+        out.append(rule(
+            f"{low}_row_parallel", "parallel", f"{op}: split the rows (m) of a, replicate b",
+            ["a", "b"], src, ["mm"],
+            [part("pa", "a", -2), repl("rb", "b"), node("mm2", op, ["pa", "rb"], copy="mm"),
+             comb("out", "mm2", -2)], ["out"], ["d"]))
+        out.append(rule(
+            f"{low}_column_parallel", "parallel", f"{op}: split the columns (n) of b, replicate a",
+            ["a", "b"], src, ["mm"],
+            [repl("ra", "a"), part("pb", "b", -1), node("mm2", op, ["ra", "pb"], copy="mm"),
+             comb("out", "mm2", -1)], ["out"], ["d"]))
+        out.append(rule(
+            f"{low}_reduction_parallel", "parallel",
+            f"{op}: split the inner dim (k) of both, sum the partial products",
+            ["a", "b"], src, ["mm"],
+            [part("pa", "a", -1), part("pb", "b", -2), node("mm2", op, ["pa", "pb"], copy="mm"),
+             red("out", "mm2")], ["out"], ["d"]))
+        out.append(rule(
+            f"{low}_batch_parallel", "parallel",
+            f"{op}: split a batch dim of both operands (attention heads, samples)",
+            ["a", "b"], src, ["mm"],
+            [part("pa", "a", "k"), part("pb", "b", "k"), node("mm2", op, ["pa", "pb"], copy="mm"),
+             comb("out", "mm2", "k")], ["out"], ["d", dim_of("a")],
+            [c("less", "k", "rank(a)-2"), c("equal", "rank(a)", "rank(b)")]))
+    out.append(rule(
+        "matmul_shared_batch_parallel", "parallel",
+        "MatMul with a shared 2-D b: split a batch dim of a, replicate b", ["a", "b"],
+        [node("mm", "MatMul", ["a", "b"])], ["mm"],
+        [part("pa", "a", "k"), repl("rb", "b"), node("mm2", "MatMul", ["pa", "rb"], copy="mm"),
+         comb("out", "mm2", "k")], ["out"], ["d", dim_of("a")],
+        [c("less", "k", "rank(a)-2"), c("equal", "rank(b)", "2")]))
+    return out
+
+
+# --- parallel: convolution ----------------------------------------------------------------------
+
+def convolution():
+    out = []
+    for bias in (False, True):
+        ins = ["x", "w", "b"] if bias else ["x", "w"]
+        s = "_bias" if bias else ""
+        src = [node("conv", "Conv2D", ins)]
+        rb = [repl("rb", "b")] if bias else []
+        out.append(rule(
+            f"conv2d{s}_sample_parallel", "parallel", "Conv2D: split the samples, replicate the "
+            "weight (data parallelism)", ins, src, ["conv"],
+            [part("px", "x", 0), repl("rw", "w")] + rb +
+            [node("conv2", "Conv2D", ["px", "rw"] + (["rb"] if bias else []), copy="conv"),
+             comb("out", "conv2", 0)], ["out"], ["d"]))
+        out.append(rule(
+            f"conv2d{s}_spatial_parallel", "parallel", "Conv2D: split the image rows (spatial "
+            "parallelism; halos are exchanged at run time)", ins, src, ["conv"],
+            [part("px", "x", 2), repl("rw", "w")] + rb +
+            [node("conv2", "Conv2D", ["px", "rw"] + (["rb"] if bias else []), copy="conv"),
+             comb("out", "conv2", 2)], ["out"], ["d"],
+            [c("divides", "d", "size(conv,2)")]))
+        out.append(rule(
+            f"conv2d{s}_output_channel_parallel", "parallel", "Conv2D: split the output "
+            "channels, every device reads the whole input", ins,
+            [node("conv", "Conv2D", ins, {"groups": 1})], ["conv"],
+            [repl("rx", "x"), part("pw", "w", 0)] + ([part("pb", "b", 0)] if bias else []) +
+            [node("conv2", "Conv2D", ["rx", "pw"] + (["pb"] if bias else []), copy="conv"),
+             comb("out", "conv2", 1)], ["out"], ["d"]))
+        out.append(rule(
+            f"conv2d{s}_input_channel_parallel", "parallel", "Conv2D: split the input channels "
+            "(a reduction), sum the partial results", ins,
+            [node("conv", "Conv2D", ins, {"groups": 1, "activation": "none"})], ["conv"],
+            [part("px", "x", 1), part("pw", "w", 1)] + rb +
+            [node("conv2", "Conv2D", ["px", "pw"] + (["rb"] if bias else []), copy="conv"),
+             red("out", "conv2")], ["out"], ["d"]))
+        out.append(rule(
+            f"conv2d{s}_group_parallel", "parallel", "Grouped Conv2D: split whole groups of "
+            "input and output channels", ins,
+            [node("conv", "Conv2D", ins, {"groups": "$g"})], ["conv"],
+            [part("px", "x", 1), part("pw", "w", 0)] + ([part("pb", "b", 0)] if bias else []) +
+            [node("conv2", "Conv2D", ["px", "pw"] + (["pb"] if bias else []), copy="conv"),
+             comb("out", "conv2", 1)], ["out"], ["d"],
+            [c("not_equal", "$g", "1"), c("divides", "d", "$g")]))
+    for dim, what in ((0, "sample"), (1, "channel")):
+        out.append(rule(
+            f"pool2d_{what}_parallel", "parallel", f"Pool2D: split the {what}s", ["x"],
+            [node("pool", "Pool2D", ["x"])], ["pool"],
+            [part("px", "x", dim), node("pool2", "Pool2D", ["px"], copy="pool"),
+             comb("out", "pool2", dim)], ["out"], ["d"]))
+    ins = ["x", "scale", "bias"]
+    out.append(rule(
+        "batchnorm_channel_parallel", "parallel", "BatchNorm: split the channels with their scale "
+        "and bias (statistics stay exact)", ins, [node("bn", "BatchNorm", ins)], ["bn"],
+        [part("px", "x", 1), part("ps", "scale", 0), part("pb", "bias", 0),
+         node("bn2", "BatchNorm", ["px", "ps", "pb"], copy="bn"), comb("out", "bn2", 1)], ["out"],
+        ["d"]))
+    return out
+
+
+# --- parallel: attention and normalisation ------------------------------------------------------
+
+def attention():
+    out = []
+    weights = ["wq", "wk", "wv", "wo"]
+    for self_attention in (True, False):
+        qkv = ["x", "x", "x"] if self_attention else ["q", "k", "v"]
+        ins = (["x"] if self_attention else ["q", "k", "v"]) + weights
+        s = "self_" if self_attention else ""
+        src = [node("mha", "MultiHeadAttention", qkv + weights)]
+        sources = sorted(set(qkv), key=qkv.index)
+        out.append(rule(
+            f"{s}attention_sample_parallel", "parallel",
+            "Attention: split the samples, replicate the projections", ins, src, ["mha"],
+            [part("p" + t, t, 0) for t in sources] + [repl("r" + w, w) for w in weights] +
+            [node("mha2", "MultiHeadAttention", ["p" + t for t in qkv] + ["r" + w for w in weights],
+                  copy="mha"), comb("out", "mha2", 0)], ["out"], ["d"]))
+        out.append(rule(
+            f"{s}attention_head_parallel", "parallel",
+            "Attention-head parallelism (Megatron): split the heads through the projections, "
+            "every device reads the whole input, the output projection leaves partial sums", ins,
+            src, ["mha"],
+            [repl("r" + t, t) for t in sources] +
+            [part("pwq", "wq", 1), part("pwk", "wk", 1), part("pwv", "wv", 1),
+             part("pwo", "wo", 0),
+             node("mha2", "MultiHeadAttention",
+                  ["r" + t for t in qkv] + ["pwq", "pwk", "pwv", "pwo"], copy="mha"),
+             red("out", "mha2")], ["out"], ["d"]))
+    for affine in (False, True):
+        ins = ["x", "gamma", "beta"] if affine else ["x"]
+        s = "_affine" if affine else ""
+        out.append(rule(
+            f"layernorm{s}_sample_parallel", "parallel",
+            "LayerNorm: split a leading (not normalised) dim", ins,
+            [node("ln", "LayerNorm", ins, {"normalized_dims": "$nd"})], ["ln"],
+            [part("px", "x", "k")] + ([repl("rg", "gamma"), repl("rb", "beta")] if affine else []) +
+            [node("ln2", "LayerNorm", ["px"] + (["rg", "rb"] if affine else []), copy="ln"),
+             comb("out", "ln2", "k")], ["out"], ["d", dim_of("x")],
+            [c("less", "k", "rank(x)-$nd")]))
+    out.append(rule(
+        "softmax_partition", "parallel", "Softmax: split any dim but the normalised one", ["x"],
+        [node("sm", "Softmax", ["x"], {"axis": "$a"})], ["sm"],
+        [part("px", "x", "k"), node("sm2", "Softmax", ["px"], copy="sm"), comb("out", "sm2", "k")],
+        ["out"], ["d", dim_of("x")], [c("not_equal", "k", "$a")]))
+    return out
+
+
+# --- parallel and algebraic: embeddings ---------------------------------------------------------
+
+def embedding():
+    out = []
+    for op in ("Embedding", "EmbeddingBag"):
+        low = "embedding" if op == "Embedding" else "embedding_bag"
+        src = [node("emb", op, ["idx", "w"])]
+        constraints = [c("less", "k", "rank(idx)")] if op == "Embedding" else [
+            c("equal", "k", "0")]
+        out.append(rule(
+            f"{low}_sample_parallel", "parallel",
+            f"{op}: split the samples, replicate the table", ["idx", "w"], src, ["emb"],
+            [part("pi", "idx", "k"), repl("rw", "w"), node("emb2", op, ["pi", "rw"], copy="emb"),
+             comb("out", "emb2", "k")], ["out"], ["d", dim_of("idx")], constraints))
+        out.append(rule(
+            f"{low}_column_parallel", "parallel",
+            f"{op}: split the table's embedding columns, every device looks up all indices",
+            ["idx", "w"], src, ["emb"],
+            [repl("ri", "idx"), part("pw", "w", 1), node("emb2", op, ["ri", "pw"], copy="emb"),
+             comb("out", "emb2", -1)], ["out"], ["d"]))
+        out.append(rule(
+            f"{low}_row_parallel", "parallel",
+            f"{op}: split the table's rows (how recommendation tables are sharded); each shard "
+            "looks up the indices it holds, the partial results are summed",
+            ["idx", "w"], src, ["emb"],
+            [repl("ri", "idx"), part("pw", "w", 0), node("emb2", op, ["ri", "pw"], copy="emb"),
+             red("out", "emb2")], ["out"], ["d"]))
+    for agg, reduce_op in (("sum", "ReduceSum"), ("mean", "ReduceMean")):
+        attrs = {"num_entries": "$n", "embedding_dim": "$e"}
+        out.append(rule(
+            f"embedding_bag_{agg}_to_embedding", "algebraic",
+            f"EmbeddingBag ({agg}) as Embedding then {reduce_op} over the bag (paper Fig. 16c: the "
+            "bag dim becomes parallelisable)", ["idx", "w"],
+            [node("bag", "EmbeddingBag", ["idx", "w"], dict(attrs, aggregate=agg))], ["bag"],
+            [node("emb", "Embedding", ["idx", "w"], attrs),
+             node("agg", reduce_op, ["emb"], {"axes": [1], "keepdims": 0})], ["agg"]))
+        out.append(rule(
+            f"embedding_to_embedding_bag_{agg}", "algebraic",
+            f"Embedding then {reduce_op} over dim 1 as one EmbeddingBag", ["idx", "w"],
+            [node("emb", "Embedding", ["idx", "w"], attrs),
+             node("agg", reduce_op, ["emb"], {"axes": [1], "keepdims": 0})], ["agg"],
+            [node("bag", "EmbeddingBag", ["idx", "w"], dict(attrs, aggregate=agg))], ["bag"],
+            None, [c("equal", "rank(idx)", "2")]))
+    return out
+
+
+# --- parallel: element-wise operators -----------------------------------------------------------
+
+def elementwise():
+    out = []
+    for op in UNARY:
+        low = op.lower()
+        out.append(rule(
+            f"{low}_partition", "parallel", f"{op} is element-wise: split any dim", ["x"],
+            [node("op", op, ["x"])], ["op"],
+            [part("px", "x", "k"), node("op2", op, ["px"], copy="op"), comb("out", "op2", "k")],
+            ["out"], ["d", dim_of("x")]))
+        out.append(rule(
+            f"{low}_after_combine", "parallel",
+            f"{op} of a combined tensor: compute it on the pieces, combine after", ["x"],
+            [comb("c", "x", "$k", "$d"), node("op", op, ["c"])], ["op"],
+            [node("op2", op, ["x"], copy="op"), comb("out", "op2", "$k", "$d")], ["out"]))
+    for op in BINARY:
+        low = op.lower()
+        out.append(rule(
+            f"{low}_partition", "parallel", f"{op} of equal shapes: split any dim of both",
+            ["a", "b"], [node("op", op, ["a", "b"])], ["op"],
+            [part("pa", "a", "k"), part("pb", "b", "k"), node("op2", op, ["pa", "pb"], copy="op"),
+             comb("out", "op2", "k")], ["out"], ["d", dim_of("a")],
+            [c("equal", "rank(a)", "rank(b)"), c("equal", "size(a,k)", "size(b,k)")]))
+        out.append(rule(
+            f"{low}_broadcast_partition", "parallel",
+            f"{op} with a lower-rank second operand (a bias): split a dim it is broadcast along",
+            ["a", "b"], [node("op", op, ["a", "b"])], ["op"],
+            [part("pa", "a", "k"), repl("rb", "b"), node("op2", op, ["pa", "rb"], copy="op"),
+             comb("out", "op2", "k")], ["out"], ["d", dim_of("a")],
+            [c("less", "k", "rank(a)-rank(b)")]))
+        out.append(rule(
+            f"{low}_after_combine", "parallel",
+            f"{op} of two tensors combined alike: compute it on the pieces, combine after",
+            ["a", "b"],
+            [comb("ca", "a", "$k", "$d"), comb("cb", "b", "$k", "$d"),
+             node("op", op, ["ca", "cb"])], ["op"],
+            [node("op2", op, ["a", "b"], copy="op"), comb("out", "op2", "$k", "$d")], ["out"]))
+    for op in ("Add", "Sub"):
+        low = op.lower()
+        out.append(rule(
+            f"{low}_after_reduce", "parallel",
+            f"{op} is linear: sum the partial results once, after the {op.lower()}",
+            ["a", "b"],
+            [red("ra", "a", "$d"), red("rb", "b", "$d"), node("op", op, ["ra", "rb"])], ["op"],
+            [node("op2", op, ["a", "b"], copy="op"), red("out", "op2", "$d")], ["out"]))
+    return out
+
+
+# --- parallel: layout, reductions and losses ---------------------------------------------------
+
+def layout():
+    out = [
+        rule("concat_partition", "parallel",
+             "Concat: split any dim but the concatenated one, on every input", ["xs*"],
+             [node("cat", "Concat", ["xs*"], {"axis": "$a"})], ["cat"],
+             [part("px", "xs*", "k", foreach="xs*"), node("cat2", "Concat", ["px*"], copy="cat"),
+              comb("out", "cat2", "k")], ["out"], ["d", dim_of("cat")],
+             [c("not_equal", "k", "$a")]),
+        rule("flatten_sample_parallel", "parallel", "Flatten keeps the leading dim: split it",
+             ["x"], [node("fl", "Flatten", ["x"])], ["fl"],
+             [part("px", "x", 0), node("fl2", "Flatten", ["px"], copy="fl"),
+              comb("out", "fl2", 0)], ["out"], ["d"]),
+        rule("reshape_sample_parallel", "parallel",
+             "Reshape keeping the leading size: split the leading dim", ["x"],
+             [node("rs", "Reshape", ["x"])], ["rs"],
+             [part("px", "x", 0), node("rs2", "Reshape", ["px"], copy="rs"),
+              comb("out", "rs2", 0)], ["out"], ["d"], [c("equal", "size(x,0)", "size(rs,0)")]),
+        rule("softmax_cross_entropy_sample_parallel", "parallel",
+             "Softmax cross-entropy per sample: split the samples of logits and labels",
+             ["logits", "labels"],
+             [node("loss", "SoftmaxCrossEntropy", ["logits", "labels"])], ["loss"],
+             [part("pl", "logits", 0), part("py", "labels", 0),
+              node("loss2", "SoftmaxCrossEntropy", ["pl", "py"], copy="loss"),
+              comb("out", "loss2", 0)], ["out"], ["d"]),
+        rule("mse_loss_sample_parallel", "parallel",
+             "Mean squared error per sample: split the samples of prediction and target",
+             ["p", "t"], [node("loss", "MSELoss", ["p", "t"])], ["loss"],
+             [part("pp", "p", 0), part("pt", "t", 0),
+              node("loss2", "MSELoss", ["pp", "pt"], copy="loss"), comb("out", "loss2", 0)],
+             ["out"], ["d"]),
+    ]
+    return out
+
+
+# --- parallel: algebra of the parallel operators ---------------------------------------------
+
+def parallel_algebra():
+    return [
+        rule("cancel_combine_partition", "parallel", "Partition undoes the Combine before it",
+             ["x"], [comb("c", "x", "$k", "$d"), part("p", "c", "$k", "$d")], ["p"], [], ["x"]),
+        rule("cancel_partition_combine", "parallel", "Combine undoes the Partition before it",
+             ["x"], [part("p", "x", "$k", "$d"), comb("c", "p", "$k", "$d")], ["c"], [], ["x"]),
+        rule("reduce_replicate_allreduce", "parallel",
+             "Reduce followed by Replicate is one AllReduce", ["x"],
+             [red("r", "x", "$d"), repl("p", "r", "$d")], ["p"],
+             [node("ar", "AllReduce", ["x"], {"degree": "$d"})], ["ar"]),
+        rule("allreduce_as_reduce_replicate", "parallel",
+             "An AllReduce as Reduce then Replicate (to move one of them elsewhere)", ["x"],
+             [node("ar", "AllReduce", ["x"], {"degree": "$d"})], ["ar"],
+             [red("r", "x", "$d"), repl("p", "r", "$d")], ["p"]),
+    ]
+
+
+FAMILIES = {
+    "fusion": fusion,
+    "dense": dense,
+    "convolution": convolution,
+    "attention": attention,
+    "embedding": embedding,
+    "elementwise": elementwise,
+    "layout": layout,
+    "parallel_algebra": parallel_algebra,
+}
+
+
+def render(rules):
+    return json.dumps({"format": "unity-rules", "version": 1, "rules": rules}, indent=1) + "\n"
+
+
+def main():
+    check = "--check" in sys.argv[1:]
+    stale = []
+    names = set()
+    for family, make in FAMILIES.items():
+        rules = make()
+        for r in rules:
+            assert r["name"] not in names, r["name"]
+            names.add(r["name"])
+        path = ROOT / "rules" / f"{family}.json"
+        text = render(rules)
+        if check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(str(path))
+        else:
+            path.write_text(text)
+    if check and stale:
+        print("out of date (run scripts/handwritten_rules.py):", *stale, file=sys.stderr)
+        return 1
+    if not check:
+        print(f"wrote {len(names)} rules in {len(FAMILIES)} files")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+// The executor's kernels against ONNX's own backend test data (Debian's libonnx-testdata): every
+// node test that Unity imports into at least one compute operator is evaluated with the test's
+// inputs and compared with its expected outputs. Tests whose semantics Unity does not model
+// (inference-mode BatchNormalization with given running statistics, average pooling that counts
+// padding) are listed as skipped with the reason; every other op type must pass all of its tests.
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "unity/core/onnx_import.h"
+#include "unity/executor/communicator.h"
+#include "unity/executor/device_backend.h"
+#include "unity/executor/program.h"
+#include "unity/executor/training.h"
+
+using namespace unity;
+using namespace unity::executor;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path data_root() {
+  for (const char* p :
+       {"/usr/share/libonnx-testdata/data/node", "/usr/share/onnx/backend/test/data/node",
+        "/usr/include/onnx/backend/test/data/node"})
+    if (fs::is_directory(p)) return p;
+  return {};
+}
+
+bool read_tensor(const fs::path& file, HostTensor& out) {
+  onnx::TensorProto t;
+  std::ifstream in(file, std::ios::binary);
+  if (!in || !t.ParseFromIstream(&in)) return false;
+  out.shape.assign(t.dims().begin(), t.dims().end());
+  std::size_t n = 1;
+  for (auto d : out.shape) n *= static_cast<std::size_t>(d);
+  const std::string& raw = t.raw_data();
+  switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      out.integer = false;
+      out.values.resize(n);
+      if (!raw.empty())
+        std::memcpy(out.values.data(), raw.data(), std::min(raw.size(), n * 4));
+      else
+        for (std::size_t i = 0; i < n; ++i) out.values[i] = t.float_data(static_cast<int>(i));
+      return true;
+    case onnx::TensorProto::INT64:
+      out.integer = true;
+      out.integers.resize(n);
+      if (!raw.empty())
+        std::memcpy(out.integers.data(), raw.data(), std::min(raw.size(), n * 8));
+      else
+        for (std::size_t i = 0; i < n; ++i) out.integers[i] = t.int64_data(static_cast<int>(i));
+      return true;
+    default:
+      return false;
+  }
+}
+
+struct Outcome {
+  std::string op;       // the ONNX op type under test
+  std::string skipped;  // why it cannot be compared (empty: compared)
+  std::string failure;  // empty: passed
+};
+
+// The ONNX op type a test is about: its first node that is not a Constant, or, for the "expanded"
+// tests (an op written as a subgraph of simpler ones), the op named by the test.
+std::string op_type_of(const fs::path& dir) {
+  const std::string name = dir.filename().string();
+  if (name.find("layer_normalization") != std::string::npos) return "LayerNormalization (expanded)";
+  if (name.find("mvn_expanded") != std::string::npos) return "MeanVarianceNormalization (expanded)";
+  onnx::ModelProto m;
+  std::ifstream in(dir / "model.onnx", std::ios::binary);
+  if (!in || !m.ParseFromIstream(&in)) return "";
+  for (const auto& n : m.graph().node())
+    if (n.op_type() != "Constant") return n.op_type();
+  return m.graph().node_size() ? m.graph().node(0).op_type() : "";
+}
+
+// Semantics Unity's operators deliberately do not have.
+std::string known_difference(const std::string& test) {
+  if (test.find("batchnorm") != std::string::npos)
+    return "inference-mode BatchNormalization with given running statistics; Unity's BatchNorm "
+           "trains with batch "
+           "statistics";
+  if (test.find("pool_2d_ceil") != std::string::npos)
+    return "the importer turns ceil_mode=1 into symmetric padding, which shifts every window (ONNX "
+           "adds the "
+           "extra row and column at the end only): an importer limitation, not a kernel's";
+  if (test.find("count_include_pad") != std::string::npos)
+    return "average pooling that counts padding; Unity's divides by the elements inside the input "
+           "(ONNX's default)";
+  return "";
+}
+
+Outcome run_test(const fs::path& dir) {
+  Outcome o;
+  o.op = op_type_of(dir);
+  if (const std::string why = known_difference(dir.filename().string()); !why.empty()) {
+    o.skipped = why;
+    return o;
+  }
+  Graph g;
+  try {
+    g = import_onnx(dir / "model.onnx");
+  } catch (const InputError& e) {
+    o.skipped = std::string("not importable: ") + e.what();
+    return o;
+  }
+  bool compute = false;
+  for (const auto& [id, n] : g.nodes()) compute = compute || is_compute_op(n.op.type);
+  if (!compute) {
+    o.skipped = "folded to constants by the importer (no operator runs)";
+    return o;
+  }
+  const fs::path data = dir / "test_data_set_0";
+  // Inputs in the order of the model's graph inputs, which add_input kept as Input node names.
+  onnx::ModelProto m;
+  {
+    std::ifstream in(dir / "model.onnx", std::ios::binary);
+    m.ParseFromIstream(&in);
+  }
+  std::set<std::string> initializers;
+  for (const auto& i : m.graph().initializer()) initializers.insert(i.name());
+  std::map<NodeId, HostTensor> sources;
+  int index = 0;
+  for (const auto& input : m.graph().input()) {
+    if (initializers.count(input.name())) continue;
+    HostTensor t;
+    if (!read_tensor(data / ("input_" + std::to_string(index++) + ".pb"), t)) {
+      o.skipped = "input of a type other than float32/int64";
+      return o;
+    }
+    for (const auto& [id, n] : g.nodes())
+      if (n.op.type == OpType::Input && n.op.name == input.name()) sources[id] = t;
+  }
+  std::vector<TensorRef> produced;
+  for (const auto& s : g.sinks())
+    if (is_compute_op(g.node(s.node).op.type)) produced.push_back(s);
+  if (static_cast<int>(produced.size()) != m.graph().output_size()) {
+    o.skipped = "outputs do not map one to one";
+    return o;
+  }
+  const Program p = lower_plan(g, single_device_views(g), 1, {.require_loss = false});
+  auto backend = make_cpu_backend(1);
+  auto comm = make_local_communicator();
+  const auto values = evaluate(p, sources, *backend, *comm);
+  for (int k = 0; k < m.graph().output_size(); ++k) {
+    HostTensor expected;
+    if (!read_tensor(data / ("output_" + std::to_string(k) + ".pb"), expected)) {
+      o.skipped = "output of a type other than float32/int64";
+      return o;
+    }
+    const HostTensor& got = values.at(produced[k]);
+    const std::size_t n = expected.integer ? expected.integers.size() : expected.values.size();
+    const std::size_t have = got.integer ? got.integers.size() : got.values.size();
+    if (n != have) {
+      o.failure = "output " + std::to_string(k) + " has " + std::to_string(have) +
+                  " values, expected " + std::to_string(n);
+      return o;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const double e =
+          expected.integer ? static_cast<double>(expected.integers[i]) : expected.values[i];
+      const double v = got.integer ? static_cast<double>(got.integers[i]) : got.values[i];
+      if (std::abs(v - e) > 1e-5 + 1e-4 * std::abs(e)) {
+        o.failure = "output " + std::to_string(k) + "[" + std::to_string(i) +
+                    "] = " + std::to_string(v) + ", expected " + std::to_string(e);
+        return o;
+      }
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+TEST(OnnxBackendData, EveryImplementedOpTypeMatchesOnnxReferenceOutputs) {
+  const fs::path root = data_root();
+  if (root.empty())
+    GTEST_SKIP() << "ONNX backend test data not installed (Debian package libonnx-testdata)";
+  std::map<std::string, int> passed, failed;
+  std::vector<std::string> skipped;
+  std::vector<fs::path> dirs;
+  for (const auto& entry : fs::directory_iterator(root))
+    if (entry.is_directory() && fs::exists(entry.path() / "model.onnx"))
+      dirs.push_back(entry.path());
+  std::sort(dirs.begin(), dirs.end());
+  for (const auto& dir : dirs) {
+    const Outcome o = run_test(dir);
+    const std::string test = dir.filename().string();
+    if (!o.skipped.empty()) {
+      if (o.skipped.rfind("not importable", 0) != 0) skipped.push_back(test + ": " + o.skipped);
+      continue;
+    }
+    if (o.failure.empty()) {
+      ++passed[o.op];
+    } else {
+      ++failed[o.op];
+      ADD_FAILURE() << test << " (" << o.op << "): " << o.failure;
+    }
+  }
+  std::string summary;
+  for (const auto& [op, n] : passed) summary += op + " " + std::to_string(n) + ", ";
+  std::printf("ONNX node tests passed per op type: %s\n", summary.c_str());
+  for (const auto& s : skipped) std::printf("  skipped %s\n", s.c_str());
+  // The op types the executor implements through the importer: each must have run and passed.
+  for (const char* op : {"Add",
+                         "Sub",
+                         "Mul",
+                         "Div",
+                         "MatMul",
+                         "Gemm",
+                         "Conv",
+                         "MaxPool",
+                         "AveragePool",
+                         "GlobalAveragePool",
+                         "GlobalMaxPool",
+                         "Relu",
+                         "Sigmoid",
+                         "Tanh",
+                         "Exp",
+                         "Sqrt",
+                         "Erf",
+                         "Neg",
+                         "Reciprocal",
+                         "Softmax",
+                         "Concat",
+                         "Split",
+                         "Flatten",
+                         "Transpose",
+                         "ReduceMean",
+                         "Dropout",
+                         "LayerNormalization (expanded)",
+                         "MeanVarianceNormalization (expanded)"})
+    EXPECT_GT(passed[op], 0) << op << " has no passing ONNX node test";
+  EXPECT_TRUE(failed.empty());
+}

@@ -1,0 +1,161 @@
+// Parallelisations beyond data parallelism, one pattern per test, each trained on threads and
+// compared with the one-rank reference: spatial splits with halos, split reductions (channels,
+// features, heads, embedding rows, reduced axes), column-split embeddings, broadcasts, layer norms,
+// and plans run on fewer ranks than they have devices.
+#include "executor_test_support.h"
+
+using namespace unity;
+using namespace unity::executor;
+using namespace unity::executor::testing;
+
+namespace {
+
+TrainingOptions three_iterations() {
+  TrainingOptions o;
+  o.iterations = 3;
+  o.learning_rate = 0.05;
+  return o;
+}
+
+void expect_equivalent(const Graph& pcg, int devices, int ranks) {
+  const Program p = lower_plan(pcg, mapped_views(pcg, devices), ranks);
+  SCOPED_TRACE(describe_rank(p, 0));
+  if (std::getenv("SHOW")) std::puts(describe_rank(p, 1).c_str());
+  expect_matches(train_on_threads(p, three_iterations()), train_reference(pcg, three_iterations()),
+                 1e-4);
+}
+
+TensorRef labels(GraphBuilder& b, std::int64_t n) { return b.input("label", {n}, DataType::Int64); }
+
+TensorRef classify(GraphBuilder& b, TensorRef features, std::int64_t n) {
+  TensorRef logits = b.linear(features, 5, "head");
+  return b.softmax_cross_entropy(logits, labels(b, n), "loss");
+}
+
+}  // namespace
+
+TEST(ParallelPatterns, ConvolutionSplitAlongHeightExchangesHalos) {
+  Graph g;
+  GraphBuilder b(g);
+  TensorRef x = b.partition(b.input("image", {2, 3, 12, 10}), 2, 2);
+  TensorRef w = b.replicate(b.weight("conv.weight", {4, 3, 3, 3}), 2);
+  x = b.op(OpType::Conv2D,
+           {{"out_channels", std::int64_t{4}},
+            {"kernel", std::vector<std::int64_t>{3, 3}},
+            {"stride", std::vector<std::int64_t>{1, 1}},
+            {"padding", std::vector<std::int64_t>{1, 1}},
+            {"activation", std::string("relu")}},
+           {x, w}, "conv");
+  x = b.max_pool(x, {3, 3}, {2, 2}, {1, 1}, "pool");  // 12 -> 6 rows, 3 per piece: halos again
+  x = b.combine(x, 2, 2);
+  classify(b, b.flatten(x, "flat"), 2);
+  expect_equivalent(g, 2, 2);
+}
+
+TEST(ParallelPatterns, ConvolutionSplitAlongInputChannelsLeavesPartialSums) {
+  Graph g;
+  GraphBuilder b(g);
+  TensorRef x = b.partition(b.input("image", {2, 4, 6, 6}), 1, 2);
+  TensorRef w = b.partition(b.weight("conv.weight", {3, 4, 3, 3}), 1, 2);
+  TensorRef bias = b.replicate(b.weight("conv.bias", {3}), 2);
+  x = b.op(OpType::Conv2D,
+           {{"out_channels", std::int64_t{3}},
+            {"kernel", std::vector<std::int64_t>{3, 3}},
+            {"padding", std::vector<std::int64_t>{1, 1}}},
+           {x, w, bias}, "conv");
+  x = b.relu(b.reduce(x, 2), "relu");
+  classify(b, b.flatten(x, "flat"), 2);
+  expect_equivalent(g, 2, 2);
+}
+
+TEST(ParallelPatterns, GroupedConvolutionSplitByGroups) {
+  Graph g;
+  GraphBuilder b(g);
+  TensorRef x = b.partition(b.input("image", {2, 8, 5, 5}), 1, 2);
+  TensorRef w = b.partition(b.weight("conv.weight", {8, 2, 3, 3}), 0, 2);
+  x = b.op(OpType::Conv2D,
+           {{"out_channels", std::int64_t{8}},
+            {"kernel", std::vector<std::int64_t>{3, 3}},
+            {"padding", std::vector<std::int64_t>{1, 1}},
+            {"groups", std::int64_t{4}}},
+           {x, w}, "conv");
+  x = b.combine(x, 1, 2);
+  classify(b, b.flatten(b.batch_norm(x, "bn", true), "flat"), 2);
+  expect_equivalent(g, 2, 2);
+}
+
+TEST(ParallelPatterns, AttentionSplitByHeads) {
+  Graph g;
+  GraphBuilder b(g);
+  TensorRef x = b.input("tokens", {2, 4, 8});
+  std::vector<TensorRef> in(3, b.replicate(x, 2));
+  for (const char* w : {"wq", "wk", "wv"}) in.push_back(b.partition(b.weight(w, {8, 8}), 1, 2));
+  in.push_back(b.partition(b.weight("wo", {8, 8}), 0, 2));
+  TensorRef y = b.op(OpType::MultiHeadAttention, {{"num_heads", std::int64_t{4}}}, in, "mha");
+  y = b.reduce(y, 2);
+  y = b.layer_norm(b.add(y, x, "residual"), "ln");
+  classify(b, b.reduce_mean(y, {1}, false, "pool"), 2);
+  expect_equivalent(g, 2, 2);
+}
+
+TEST(ParallelPatterns, EmbeddingSplitByColumnsAndByRows) {
+  for (bool rows : {false, true}) {
+    Graph g;
+    GraphBuilder b(g);
+    TensorRef ids = b.input("ids", {4, 3}, DataType::Int64);
+    TensorRef table = b.weight("table", {6, 8});
+    TensorRef e;
+    if (rows) {
+      e = b.op(OpType::EmbeddingBag,
+               {{"num_entries", std::int64_t{6}},
+                {"embedding_dim", std::int64_t{8}},
+                {"aggregate", std::string("mean")}},
+               {b.replicate(ids, 2), b.partition(table, 0, 2)}, "bag");
+      e = b.reduce(e, 2);
+    } else {
+      e = b.op(OpType::EmbeddingBag,
+               {{"num_entries", std::int64_t{6}}, {"embedding_dim", std::int64_t{8}}},
+               {b.replicate(ids, 2), b.partition(table, 1, 2)}, "bag");
+      e = b.combine(e, 1, 2);
+    }
+    classify(b, e, 4);
+    expect_equivalent(g, 2, 2);
+  }
+}
+
+TEST(ParallelPatterns, ReduceSumOverASplitAxisAndBroadcastAdd) {
+  Graph g;
+  GraphBuilder b(g);
+  TensorRef x = b.partition(b.input("x", {4, 6, 5}), 1, 3);
+  x = b.mul(x, b.replicate(b.weight("scale", {5}), 3),
+            "scaled");  // broadcast over samples and rows
+  TensorRef s = b.reduce(b.reduce_sum(x, {1}, false, "sum"), 3);
+  classify(b, b.tanh(s, "tanh"), 4);
+  expect_equivalent(g, 3, 3);
+}
+
+TEST(ParallelPatterns, ConcatSplitTransposeOnSplitSamples) {
+  Graph g;
+  GraphBuilder b(g);
+  TensorRef x = b.partition(b.input("x", {4, 6}), 0, 2);
+  auto parts = b.split(x, 1, {2, 4}, "split");
+  TensorRef y = b.concat({b.sigmoid(parts[1], "s"), parts[0]}, 1, "cat");
+  y = b.transpose(b.reshape(y, {4, 3, 2}, "r"), {0, 2, 1}, "t");
+  classify(b, b.combine(b.flatten(y, "flat"), 0, 2), 4);
+  expect_equivalent(g, 2, 2);
+}
+
+TEST(ParallelPatterns, FourDevicePlansOnTwoRanksAndOneRank) {
+  Graph g;
+  GraphBuilder b(g);
+  // Megatron-style MLP on 4 devices: output split, then reduction split and an AllReduce.
+  TensorRef x = b.replicate(b.input("x", {8, 12}), 4);
+  TensorRef h = b.op(OpType::Linear,
+                     {{"out_features", std::int64_t{16}}, {"activation", std::string("relu")}},
+                     {x, b.partition(b.weight("fc1", {12, 16}), 1, 4)}, "fc1");
+  TensorRef y = b.op(OpType::Linear, {{"out_features", std::int64_t{5}}},
+                     {h, b.partition(b.weight("fc2", {16, 5}), 0, 4)}, "fc2");
+  y = b.all_reduce(y, 4, "sum");
+  b.softmax_cross_entropy(y, b.replicate(labels(b, 8), 4), "loss");
+  for (int ranks : {4, 2, 1}) expect_equivalent(g, 4, ranks);
+}

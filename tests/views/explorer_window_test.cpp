@@ -1,0 +1,163 @@
+// The explorer's main window (app/explorer) end to end, offscreen: zoo models are built for the
+// machine, ONNX and plan files open, a dropped .onnx opens, bad files leave the current model, the
+// views answer to their shortcuts, and a screenshot run settles with the search's plan selected.
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QMimeData>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "main_window.h"
+#include "unity/core/json_io.h"
+#include "unity/core/model_zoo.h"
+#include "unity/core/plan_optimizer.h"
+#include "unity/views/explorer_document.h"
+#include "unity/views/topology_view.h"
+
+using namespace unity;
+using unity::explorer::MainWindow;
+
+namespace {
+
+bool settle(const MainWindow& w, int timeoutMs = 120000) {
+  QElapsedTimer t;
+  t.start();
+  int idle = 0;
+  while (t.elapsed() < timeoutMs) {
+    QTest::qWait(20);
+    idle = w.busy() ? 0 : idle + 1;
+    if (idle >= 5) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+class ExplorerWindowTests : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void zooModelsAreBuiltForTheMachine() {
+    MainWindow w(/*rememberSettings=*/false);
+    w.resize(1280, 800);
+    w.show();
+    QString error;
+    QVERIFY2(w.loadMachine("summit", {2, 0}, &error), qPrintable(error));
+    QVERIFY2(w.loadModel("resnext50", &error), qPrintable(error));
+    auto* doc = w.document();
+    QCOMPARE(doc->machine()->num_devices(), 12);
+    QCOMPARE(doc->model()->batch_size, 64 * 12);  // the paper's batch per device, times the devices
+    QTRY_VERIFY_WITH_TIMEOUT(doc->plan("data-parallel") != nullptr, 60000);
+    QCOMPARE(doc->plan("data-parallel")->summary.devices, 12);
+    QVERIFY(w.windowTitle().startsWith("resnext50"));
+    // Another machine: the zoo model is rebuilt for its device count, old plans dropped.
+    QVERIFY(QMetaObject::invokeMethod(&w, "selectMachine", Q_ARG(QString, "summit"),
+                                      Q_ARG(unity::MachineSelection, (MachineSelection{0, 2}))));
+    QTRY_COMPARE_WITH_TIMEOUT(doc->model()->batch_size, std::int64_t(64 * 2), 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(
+        doc->plan("data-parallel") ? doc->plan("data-parallel")->summary.devices : 0, 2, 60000);
+    QVERIFY(!w.loadMachine("no-such-machine", {}, &error));
+    QVERIFY(error.contains("no-such-machine"));
+    QCOMPARE(doc->machine()->num_devices(), 2);  // unchanged
+  }
+
+  void opensOnnxAndPlanFiles() {
+    MainWindow w(false);
+    QString error;
+    QVERIFY(w.loadMachine("summit", {0, 2}, &error));
+    QVERIFY2(w.loadModel(UNITY_TEST_DATA_DIR "/onnx/cnn.onnx", &error), qPrintable(error));
+    QCOMPARE(w.document()->modelSpec(), QString(UNITY_TEST_DATA_DIR "/onnx/cnn.onnx"));
+    QVERIFY(w.document()->model()->count(OpType::Conv2D) >= 2);
+    // A plan file brings its machine and its plan.
+    OptimizeOptions o;
+    o.mode = "joint";
+    const Plan plan =
+        optimize_plan(zoo::build("mnist-mlp", 64), load_machine("cpu-local", {0, 2}), o);
+    QTemporaryDir dir;
+    const QString path = dir.filePath("plan.json");
+    write_text_file_atomic(path.toStdString(), plan_to_json(plan).dump());
+    QVERIFY2(w.loadModel(path, &error), qPrintable(error));
+    const auto loaded = w.document()->plan("joint");
+    QVERIFY(loaded);
+    QCOMPARE(loaded->pcg.structural_hash(), plan.pcg.structural_hash());
+    QCOMPARE(loaded->summary.iteration_time_ms, plan.summary.iteration_time_ms);
+    QCOMPARE(w.document()->machine()->num_devices(), 2);
+    QCOMPARE(w.document()->machine()->device(0).kind, std::string("cpu"));
+    // A bad file is refused with the core's message; the plan stays open.
+    QVERIFY(!w.loadModel(UNITY_TEST_DATA_DIR "/onnx/unsupported_ops.onnx", &error));
+    QVERIFY2(error.contains("unsupported"), qPrintable(error));
+    QCOMPARE(w.document()->modelSpec(), path);
+  }
+
+  void droppedOnnxFilesOpen() {
+    MainWindow w(false);
+    w.show();
+    QString error;
+    QVERIFY(w.loadMachine("summit", {0, 2}, &error));
+    QVERIFY(w.loadModel("mnist-mlp", &error));
+    QMimeData data;
+    data.setUrls({QUrl::fromLocalFile(UNITY_TEST_DATA_DIR "/onnx/mlp.onnx")});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&w, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&w, &drop);
+    QTRY_COMPARE_WITH_TIMEOUT(w.document()->modelSpec(),
+                              QString(UNITY_TEST_DATA_DIR "/onnx/mlp.onnx"), 30000);
+    // Anything but a model is not accepted.
+    QMimeData other;
+    other.setUrls({QUrl::fromLocalFile(UNITY_TEST_DATA_DIR "/onnx/make_small_models.py")});
+    QDragEnterEvent refused(QPoint(10, 10), Qt::CopyAction, &other, Qt::LeftButton, Qt::NoModifier);
+    refused.setAccepted(false);
+    QApplication::sendEvent(&w, &refused);
+    QVERIFY(!refused.isAccepted());
+  }
+
+  void shortcutsSwitchViews() {
+    MainWindow w(false);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QCOMPARE(MainWindow::viewNames(),
+             (QStringList{"summary", "pcg", "topology", "search", "compare", "run"}));
+    for (int i = 0; i < MainWindow::viewNames().size(); ++i) {
+      QTest::keyClick(&w, Qt::Key(Qt::Key_1 + i), Qt::ControlModifier);
+      QCOMPARE(w.currentView(), MainWindow::viewNames()[i]);
+    }
+    QVERIFY(w.showView("compare"));
+    QVERIFY(!w.showView("nope"));
+    QCOMPARE(w.currentView(), QString("compare"));
+    QVERIFY(w.setCompareModes("data-parallel", "joint"));
+    QVERIFY(!w.setCompareModes("joint", "fastest"));
+  }
+
+  void aScreenshotRunSettlesOnTheSearchedPlan() {
+    MainWindow w(false);
+    w.resize(1280, 800);
+    QString error;
+    QVERIFY(w.loadMachine("summit", {0, 2}, &error));
+    QVERIFY(w.loadModel("mnist-mlp", &error));
+    QVERIFY(w.showView("topology"));
+    w.show();
+    w.prepareScreenshot("topology");
+    QVERIFY(settle(w));
+    QVERIFY(w.document()->plan("joint"));
+    const QString selected = w.selectHeaviestOperator();
+    QVERIFY(!selected.isEmpty());
+    QCOMPARE(w.document()->selectedName(), selected);
+    QVERIFY(settle(w));
+    auto* topology = w.findChild<unity::views::TopologyView*>();
+    QVERIFY(topology);
+    QCOMPARE(QString::fromStdString(
+                 topology->shownPlan()->pcg.node(topology->selectedOperator()).op.name),
+             selected);
+    QVERIFY(!topology->highlightedDevices().empty());
+    w.updateActivity();
+    QCOMPARE(w.activityText(), QString());  // nothing runs any more
+    QVERIFY(!w.grab().isNull());
+  }
+};
+
+QTEST_MAIN(ExplorerWindowTests)
+#include "explorer_window_test.moc"

@@ -1,0 +1,72 @@
+#pragma once
+// What the explorer has open: the model (built for the machine's device count), the machine, the
+// plans found for them, and the selected operator. Every view reads it and follows its signals, so
+// a selection made in one view shows in the others. Plans are keyed by mode ("data-parallel",
+// "sequential", "joint", "expert") and dropped when the model or the machine changes.
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <map>
+#include <memory>
+
+#include "unity/core/graph.h"
+#include "unity/core/machine_spec.h"
+#include "unity/core/plan.h"
+
+namespace unity::views {
+
+class ExplorerDocument : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit ExplorerDocument(QObject* parent = nullptr);
+
+  // The model as searched: zoo models carry the paper's per-device batch times the device count.
+  std::shared_ptr<const Graph> model() const { return model_; }
+  QString modelSpec() const { return modelSpec_; }
+  void setModel(std::shared_ptr<const Graph> model, const QString& spec);
+
+  std::shared_ptr<const MachineSpec> machine() const { return machine_; }
+  QString machineSpec() const { return machineSpec_; }
+  MachineSelection machineSelection() const { return selection_; }
+  void setMachine(std::shared_ptr<const MachineSpec> machine, const QString& spec,
+                  const MachineSelection& selection);
+  // "summit · 2 nodes × 6 NVIDIA V100-SXM2-16GB (12 GPUs)"
+  QString machineDescription() const;
+
+  std::shared_ptr<const Plan> plan(const QString& mode) const;
+  void setPlan(const QString& mode, std::shared_ptr<const Plan> plan);
+  QStringList planModes() const;  // the modes with a plan, in kModes order
+  // The plan views show by default: the fastest one found so far.
+  QString bestMode() const;
+  static const QStringList& modes();              // data-parallel, sequential, joint, expert
+  static QString modeTitle(const QString& mode);  // "Data parallel", "Joint (Unity)"
+
+  // The selected operator, by name: names are stable across the plans of one model, ids are not.
+  QString selectedName() const { return selected_; }
+  void setSelectedName(const QString& name);
+
+  // Bumped whenever the model or machine changes, so late results of old work can be recognised.
+  quint64 generation() const { return generation_; }
+
+ signals:
+  void modelChanged();
+  void machineChanged();
+  void planChanged(const QString& mode);  // a plan was added, replaced or (empty mode) all dropped
+  void selectionChanged(const QString& name);
+
+ private:
+  void dropPlans();
+
+  std::shared_ptr<const Graph> model_;
+  QString modelSpec_;
+  std::shared_ptr<const MachineSpec> machine_;
+  QString machineSpec_;
+  MachineSelection selection_;
+  std::map<QString, std::shared_ptr<const Plan>> plans_;
+  QString selected_;
+  quint64 generation_ = 0;
+};
+
+}  // namespace unity::views

@@ -1,0 +1,325 @@
+#include "unity/views/compare_view.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "category_colors.h"
+#include "legend.h"
+#include "unity/views/cost_breakdown_bars.h"
+#include "unity/views/display_format.h"
+#include "unity/views/explorer_document.h"
+#include "unity/views/graph_canvas.h"
+#include "unity/views/graph_view.h"
+#include "unity/views/search_runner.h"
+
+namespace unity::views {
+
+namespace {
+
+void fillModes(QComboBox* box) {
+  for (const QString& mode : ExplorerDocument::modes())
+    box->addItem(ExplorerDocument::modeTitle(mode), mode);
+}
+
+QString shortTitle(const QString& mode) {
+  if (mode == QLatin1String("joint")) return QObject::tr("Joint");
+  if (mode == QLatin1String("sequential")) return QObject::tr("Sequential");
+  if (mode == QLatin1String("data-parallel")) return QObject::tr("Data parallel");
+  return ExplorerDocument::modeTitle(mode);
+}
+
+}  // namespace
+
+CompareView::CompareView(ExplorerDocument* document, QWidget* parent, LayoutService* service)
+    : QWidget(parent),
+      document_(document),
+      left_(new GraphView(this, service)),
+      right_(new GraphView(this, service)),
+      leftMode_(new QComboBox(this)),
+      rightMode_(new QComboBox(this)),
+      leftHeader_(new QLabel(this)),
+      rightHeader_(new QLabel(this)),
+      status_(new QLabel(this)),
+      syncZoom_(new QCheckBox(tr("Synchronise zoom"), this)),
+      bars_(new CostBreakdownBars(this)),
+      differences_(new QListWidget(this)),
+      leftRunner_(new SearchRunner(this)),
+      rightRunner_(new SearchRunner(this)) {
+  setObjectName(QStringLiteral("compareView"));
+  fillModes(leftMode_);
+  fillModes(rightMode_);
+  leftMode_->setCurrentIndex(leftMode_->findData(QStringLiteral("sequential")));
+  rightMode_->setCurrentIndex(rightMode_->findData(QStringLiteral("joint")));
+  syncZoom_->setChecked(true);
+  for (QLabel* h : {leftHeader_, rightHeader_}) {
+    h->setTextFormat(Qt::RichText);
+    h->setWordWrap(true);
+    h->setStyleSheet(QStringLiteral("padding: 3px 6px;"));
+  }
+  leftHeader_->setObjectName(QStringLiteral("leftHeader"));
+  rightHeader_->setObjectName(QStringLiteral("rightHeader"));
+  status_->setObjectName(QStringLiteral("compareStatus"));
+  differences_->setObjectName(QStringLiteral("differences"));
+  differences_->setAlternatingRowColors(true);
+
+  auto* top = new QHBoxLayout;
+  top->setContentsMargins(6, 4, 6, 0);
+  top->addWidget(new QLabel(tr("Compare"), this));
+  top->addWidget(leftMode_);
+  top->addWidget(new QLabel(tr("with"), this));
+  top->addWidget(rightMode_);
+  top->addWidget(syncZoom_);
+  top->addWidget(status_, 1);
+
+  auto pane = [this](QLabel* header, GraphView* view, const QColor& colour) {
+    auto* w = new QWidget(this);
+    auto* l = new QVBoxLayout(w);
+    l->setContentsMargins(0, 0, 0, 0);
+    l->setSpacing(0);
+    header->setStyleSheet(
+        QStringLiteral("padding: 3px 6px; border-top: 4px solid %1;").arg(colour.name()));
+    l->addWidget(header);
+    l->addWidget(view, 1);
+    return w;
+  };
+  auto* graphs = new QSplitter(Qt::Horizontal, this);
+  graphs->addWidget(pane(leftHeader_, left_, QColor(0x5c, 0x6b, 0xc0)));
+  graphs->addWidget(pane(rightHeader_, right_, QColor(0x26, 0xa6, 0x9a)));
+
+  auto* bottom = new QSplitter(Qt::Horizontal, this);
+  bottom->addWidget(bars_);
+  auto* diffPane = new QWidget(this);
+  auto* diffLayout = new QVBoxLayout(diffPane);
+  diffLayout->setContentsMargins(0, 0, 0, 0);
+  auto* diffLegend =
+      new QLabel(tr("<b>Differences</b> &nbsp;<span style='color:%1'>■ changed</span> "
+                    "&nbsp;<span style='color:%2'>■ only in one plan</span>")
+                     .arg(changedColor().name(), onlyHereColor().name()),
+                 this);
+  diffLayout->addWidget(diffLegend);
+  diffLayout->addWidget(differences_, 1);
+  bottom->addWidget(diffPane);
+  bottom->setSizes({620, 600});
+
+  auto* vertical = new QSplitter(Qt::Vertical, this);
+  vertical->addWidget(graphs);
+  vertical->addWidget(bottom);
+  vertical->setStretchFactor(0, 3);
+  vertical->setStretchFactor(1, 1);
+  vertical->setSizes({520, 210});
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(top);
+  layout->addWidget(vertical, 1);
+  layout->addWidget(makeLegend(this));
+
+  connect(leftMode_, &QComboBox::currentIndexChanged, this, [this] {
+    refresh();
+    if (isVisible()) computeMissingPlans();
+  });
+  connect(rightMode_, &QComboBox::currentIndexChanged, this, [this] {
+    refresh();
+    if (isVisible()) computeMissingPlans();
+  });
+  connect(document_, &ExplorerDocument::planChanged, this, [this] { refresh(); });
+  connect(document_, &ExplorerDocument::modelChanged, this, [this] {
+    for (SearchRunner* r : {leftRunner_, rightRunner_})
+      if (r->isActive()) r->cancel();
+    refresh();
+    if (isVisible()) computeMissingPlans();
+  });
+  connect(document_, &ExplorerDocument::machineChanged, this, [this] {
+    for (SearchRunner* r : {leftRunner_, rightRunner_})
+      if (r->isActive()) r->cancel();
+    if (isVisible()) computeMissingPlans();
+  });
+  connect(document_, &ExplorerDocument::selectionChanged, this, [this](const QString& name) {
+    for (GraphView* v : {left_, right_}) {
+      const NodeId id = v->nodeByName(name);
+      if (id != v->selectedNode()) {
+        v->selectNode(id);
+        if (id >= 0) v->centerOnNode(id);
+      }
+    }
+  });
+  connect(left_, &GraphView::selectionChanged, this, [this] { syncSelection(left_, right_); });
+  connect(right_, &GraphView::selectionChanged, this, [this] { syncSelection(right_, left_); });
+  connect(left_->canvas(), &GraphCanvas::zoomChanged, this, [this](double z) {
+    if (syncing_ || !syncZoom_->isChecked()) return;
+    syncing_ = true;
+    right_->canvas()->setZoom(z);
+    syncing_ = false;
+  });
+  connect(right_->canvas(), &GraphCanvas::zoomChanged, this, [this](double z) {
+    if (syncing_ || !syncZoom_->isChecked()) return;
+    syncing_ = true;
+    left_->canvas()->setZoom(z);
+    syncing_ = false;
+  });
+  // Once both drawings exist, give them the same zoom (the smaller) so sizes compare.
+  for (GraphView* v : {left_, right_})
+    connect(v, &GraphView::layoutFinished, this, [this] {
+      if (!syncZoom_->isChecked() || left_->layoutPending() || right_->layoutPending() ||
+          !left_->layout() || !right_->layout())
+        return;
+      syncing_ = true;
+      const double z = std::min(left_->canvas()->zoom(), right_->canvas()->zoom());
+      left_->canvas()->setZoom(z);
+      right_->canvas()->setZoom(z);
+      syncing_ = false;
+      emit busyChanged(busy());
+    });
+  connect(differences_, &QListWidget::currentTextChanged, this, [this](const QString& line) {
+    const QString name = line.section(QLatin1Char(':'), 0, 0).section(QStringLiteral(" ("), 0, 0);
+    if (!name.isEmpty()) document_->setSelectedName(name);
+  });
+  for (SearchRunner* r : {leftRunner_, rightRunner_}) {
+    connect(r, &SearchRunner::finished, this, [this, r](std::shared_ptr<const Plan> plan) {
+      if (plan->summary.model == (document_->model() ? document_->model()->name : std::string()))
+        document_->setPlan(r->mode(), plan);
+      emit busyChanged(busy());
+    });
+    connect(r, &SearchRunner::failed, this, [this](const QString& message) {
+      status_->setText(tr("<span style='color:#d32f2f'>%1</span>").arg(message.toHtmlEscaped()));
+      emit busyChanged(busy());
+    });
+    connect(r, &SearchRunner::progress, this, [this] { updateHeaders(); });
+  }
+  refresh();
+}
+
+QString CompareView::leftMode() const { return leftMode_->currentData().toString(); }
+QString CompareView::rightMode() const { return rightMode_->currentData().toString(); }
+bool CompareView::syncZoom() const { return syncZoom_->isChecked(); }
+
+bool CompareView::busy() const {
+  return leftRunner_->isActive() || rightRunner_->isActive() || left_->layoutPending() ||
+         right_->layoutPending();
+}
+
+void CompareView::setModes(const QString& left, const QString& right) {
+  leftMode_->setCurrentIndex(leftMode_->findData(left));
+  rightMode_->setCurrentIndex(rightMode_->findData(right));
+}
+
+SearchRunner* CompareView::runnerFor(const QString& mode) {
+  for (SearchRunner* r : {leftRunner_, rightRunner_})
+    if (r->isActive() && r->mode() == mode) return r;
+  return nullptr;
+}
+
+bool CompareView::computeMissingPlans() {
+  const auto model = document_->model();
+  const auto machine = document_->machine();
+  if (!model || !machine) return false;
+  bool started = false;
+  const std::pair<QString, SearchRunner*> sides[] = {{leftMode(), leftRunner_},
+                                                     {rightMode(), rightRunner_}};
+  for (const auto& [mode, runner] : sides) {
+    if (document_->plan(mode) || runnerFor(mode) || runner->isActive()) continue;
+    OptimizeOptions options;
+    options.mode = mode.toStdString();
+    options.budget = budget_;
+    started = runner->start(model, machine, options) || started;
+  }
+  updateHeaders();
+  if (started) emit busyChanged(true);
+  return started;
+}
+
+void CompareView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  computeMissingPlans();
+}
+
+void CompareView::refresh() {
+  const auto lp = document_->plan(leftMode());
+  const auto rp = document_->plan(rightMode());
+  if (lp != leftPlan_) {
+    leftPlan_ = lp;
+    left_->setGraph(lp ? std::shared_ptr<const Graph>(lp, &lp->pcg) : nullptr);
+  }
+  if (rp != rightPlan_) {
+    rightPlan_ = rp;
+    right_->setGraph(rp ? std::shared_ptr<const Graph>(rp, &rp->pcg) : nullptr);
+  }
+  diff_ = (lp && rp) ? diffPlans(*lp, *rp) : PlanDiff();
+  left_->setNodeMarks(diff_.left);
+  right_->setNodeMarks(diff_.right);
+  differences_->clear();
+  differences_->addItems(diff_.lines);
+  if (lp && rp && diff_.lines.isEmpty()) differences_->addItem(tr("The two plans are the same."));
+  bars_->setPlans(lp.get(), shortTitle(leftMode()), rp.get(), shortTitle(rightMode()));
+  updateHeaders();
+}
+
+void CompareView::updateHeaders() {
+  const auto header = [this](const QString& mode, const std::shared_ptr<const Plan>& plan,
+                             SearchRunner* runner) {
+    if (plan) {
+      const auto& s = plan->summary;
+      QStringList applied;
+      for (const auto& a : s.substitutions_applied) applied << QString::fromStdString(a.rule);
+      applied.removeDuplicates();
+      return tr("<b>%1</b>: %2 per iteration · %3 sent · %4 compute + %5 parallel operators%6")
+          .arg(ExplorerDocument::modeTitle(mode), formatMs(s.iteration_time_ms),
+               formatBytes(s.communication_bytes))
+          .arg(s.operators)
+          .arg(s.parallel_operators)
+          .arg(applied.isEmpty()
+                   ? QString()
+                   : tr("<br><small>rewrites: %1</small>").arg(applied.join(QStringLiteral(", "))));
+    }
+    if (runner->isActive() && runner->mode() == mode)
+      return tr("<b>%1</b>: searching… %2 candidates")
+          .arg(ExplorerDocument::modeTitle(mode))
+          .arg(runner->snapshot().candidates);
+    return tr("<b>%1</b>: no plan yet").arg(ExplorerDocument::modeTitle(mode));
+  };
+  leftHeader_->setText(header(leftMode(), leftPlan_, leftRunner_));
+  rightHeader_->setText(
+      header(rightMode(), rightPlan_, rightRunner_->isActive() ? rightRunner_ : leftRunner_));
+  if (leftPlan_ && rightPlan_)
+    status_->setText(tr("%1 changed, %2 only left, %3 only right · %4")
+                         .arg(diff_.changed)
+                         .arg(diff_.onlyLeft)
+                         .arg(diff_.onlyRight)
+                         .arg(bars_->verdict()));
+  else if (!document_->model())
+    status_->setText(tr("Open a model to compare plans."));
+  else
+    status_->setText(tr("Computing plans…"));
+}
+
+void CompareView::syncSelection(GraphView* from, GraphView* to) {
+  if (syncing_) return;
+  syncing_ = true;
+  const NodeId id = from->selectedNode();
+  const QString name = id >= 0 && from->graph()
+                           ? QString::fromStdString(from->graph()->node(id).op.name)
+                           : QString();
+  const NodeId other = name.isEmpty() ? -1 : to->nodeByName(name);
+  to->selectNode(other);
+  if (other >= 0) {
+    to->centerOnNode(other);
+    from->centerOnNode(id);
+  }
+  if (!name.isEmpty()) {
+    document_->setSelectedName(name);
+    const QString line = diff_.lineOf.value(name);
+    const auto items = differences_->findItems(line, Qt::MatchExactly);
+    if (!line.isEmpty() && !items.isEmpty()) {
+      const QSignalBlocker block(differences_);
+      differences_->setCurrentItem(items.first());
+    }
+  }
+  syncing_ = false;
+}
+
+}  // namespace unity::views

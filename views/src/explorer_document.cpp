@@ -1,0 +1,108 @@
+#include "unity/views/explorer_document.h"
+
+#include <limits>
+
+namespace unity::views {
+
+ExplorerDocument::ExplorerDocument(QObject* parent) : QObject(parent) {}
+
+const QStringList& ExplorerDocument::modes() {
+  static const QStringList m{QStringLiteral("data-parallel"), QStringLiteral("sequential"),
+                             QStringLiteral("joint"), QStringLiteral("expert")};
+  return m;
+}
+
+QString ExplorerDocument::modeTitle(const QString& mode) {
+  if (mode == QLatin1String("data-parallel")) return tr("Data parallel");
+  if (mode == QLatin1String("sequential")) return tr("Sequential (algebraic, then parallel)");
+  if (mode == QLatin1String("joint")) return tr("Joint (Unity)");
+  if (mode == QLatin1String("expert")) return tr("Expert");
+  return mode;
+}
+
+void ExplorerDocument::setModel(std::shared_ptr<const Graph> model, const QString& spec) {
+  model_ = std::move(model);
+  modelSpec_ = spec;
+  ++generation_;
+  selected_.clear();
+  dropPlans();
+  emit modelChanged();
+  emit selectionChanged(QString());
+}
+
+void ExplorerDocument::setMachine(std::shared_ptr<const MachineSpec> machine, const QString& spec,
+                                  const MachineSelection& selection) {
+  machine_ = std::move(machine);
+  machineSpec_ = spec;
+  selection_ = selection;
+  ++generation_;
+  dropPlans();
+  emit machineChanged();
+}
+
+QString ExplorerDocument::machineDescription() const {
+  if (!machine_) return tr("no machine");
+  const MachineSpec& m = *machine_;
+  const bool cpu = !m.device_types.empty() && m.device_types[0].kind == "cpu";
+  const QString noun = cpu ? tr("ranks") : tr("GPUs");
+  const QString device = QString::fromStdString(m.device(0).name);
+  if (m.num_nodes > 1)
+    return tr("%1 · %2 nodes × %3 %4 (%5 %6)")
+        .arg(QString::fromStdString(m.name))
+        .arg(m.num_nodes)
+        .arg(m.devices_per_node)
+        .arg(device)
+        .arg(m.num_devices())
+        .arg(noun);
+  return tr("%1 · %2 × %3").arg(QString::fromStdString(m.name)).arg(m.num_devices()).arg(device);
+}
+
+std::shared_ptr<const Plan> ExplorerDocument::plan(const QString& mode) const {
+  const auto it = plans_.find(mode);
+  return it == plans_.end() ? nullptr : it->second;
+}
+
+void ExplorerDocument::setPlan(const QString& mode, std::shared_ptr<const Plan> plan) {
+  if (!plan) return;
+  plans_[mode] = std::move(plan);
+  emit planChanged(mode);
+}
+
+QStringList ExplorerDocument::planModes() const {
+  QStringList out;
+  for (const QString& m : modes())
+    if (plans_.count(m)) out << m;
+  for (const auto& [mode, plan] : plans_)
+    if (!out.contains(mode)) out << mode;
+  return out;
+}
+
+QString ExplorerDocument::bestMode() const {
+  QString best;
+  double bestMs = std::numeric_limits<double>::infinity();
+  for (const QString& mode : planModes()) {
+    const auto& s = plan(mode)->summary;
+    // A plan that fits always beats one that does not; ties go to the later mode (the joint
+    // search).
+    const double key = s.iteration_time_ms + (s.fits_in_memory ? 0 : 1e12);
+    if (key <= bestMs) {
+      bestMs = key;
+      best = mode;
+    }
+  }
+  return best;
+}
+
+void ExplorerDocument::setSelectedName(const QString& name) {
+  if (name == selected_) return;
+  selected_ = name;
+  emit selectionChanged(name);
+}
+
+void ExplorerDocument::dropPlans() {
+  if (plans_.empty()) return;
+  plans_.clear();
+  emit planChanged(QString());
+}
+
+}  // namespace unity::views

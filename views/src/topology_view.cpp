@@ -1,0 +1,487 @@
+#include "unity/views/topology_view.h"
+
+#include <QButtonGroup>
+#include <QComboBox>
+#include <QGraphicsPathItem>
+#include <QGraphicsRectItem>
+#include <QGraphicsScene>
+#include <QGraphicsSimpleTextItem>
+#include <QGraphicsView>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLinearGradient>
+#include <QPainter>
+#include <QRadioButton>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "table_style.h"
+#include "unity/views/display_format.h"
+#include "unity/views/explorer_document.h"
+#include "unity/views/operator_table_model.h"
+
+namespace unity::views {
+
+namespace {
+
+QColor heatColor(double t) {
+  if (t > 1.0) return QColor(0xb7, 0x1c, 0x1c);
+  t = std::clamp(t, 0.0, 1.0);
+  const QColor a = t < 0.5 ? QColor(0xff, 0xff, 0xff) : QColor(0xff, 0xf1, 0x76);
+  const QColor b = t < 0.5 ? QColor(0xff, 0xf1, 0x76) : QColor(0xef, 0x53, 0x50);
+  const double u = t < 0.5 ? t * 2 : (t - 0.5) * 2;
+  return QColor::fromRgbF(a.redF() + (b.redF() - a.redF()) * u,
+                          a.greenF() + (b.greenF() - a.greenF()) * u,
+                          a.blueF() + (b.blueF() - a.blueF()) * u);
+}
+
+QPixmap rampPixmap() {
+  QPixmap p(120, 14);
+  QPainter painter(&p);
+  for (int x = 0; x < p.width(); ++x) {
+    painter.setPen(heatColor(double(x) / (p.width() - 1)));
+    painter.drawLine(x, 0, x, p.height());
+  }
+  painter.setPen(QColor(0x90, 0xa4, 0xae));
+  painter.drawRect(0, 0, p.width() - 1, p.height() - 1);
+  return p;
+}
+
+QPen linkPen(TopologyLink::Kind kind, bool highlighted) {
+  if (highlighted) return QPen(QColor(0xe5, 0x39, 0x35), 5, Qt::SolidLine, Qt::RoundCap);
+  switch (kind) {
+    case TopologyLink::Kind::IntraIsland:
+      return QPen(QColor(0x43, 0xa0, 0x47), 2.5, Qt::SolidLine, Qt::RoundCap);
+    case TopologyLink::Kind::InterIsland:
+      return QPen(QColor(0x6d, 0x4c, 0x41), 3.5, Qt::SolidLine, Qt::RoundCap);
+    case TopologyLink::Kind::InterNode:
+      return QPen(QColor(0x15, 0x65, 0xc0), 3, Qt::SolidLine, Qt::RoundCap);
+  }
+  return {};
+}
+
+QString linkText(const LinkSpec& l) {
+  return QStringLiteral("%1 · %2").arg(QString::fromStdString(l.name),
+                                       formatBandwidth(l.bandwidth));
+}
+
+// One line under the toolbar: the devices, and what each link colour is.
+QString legendText(const MachineSpec& m) {
+  const auto line = [](const QColor& c, const QString& text) {
+    return QStringLiteral("<span style='color:%1; font-weight:bold;'>━━</span>&nbsp;%2")
+        .arg(c.name(), text);
+  };
+  const DeviceSpec& d = m.device(0);
+  QString text =
+      QObject::tr("<b>%1</b> (%2 memory, %3 TFLOP/s fp32) &nbsp;&nbsp; ")
+          .arg(QString::fromStdString(d.name).toHtmlEscaped(), formatBytes(double(d.memory_bytes)))
+          .arg(d.peak_flops_fp32 / 1e12, 0, 'f', 1);
+  text += line(linkPen(TopologyLink::Kind::IntraIsland, false).color(),
+               QObject::tr("%1 (inside an island)").arg(linkText(m.intra_island).toHtmlEscaped()));
+  if (m.islands_per_node() > 1)
+    text += QStringLiteral(" &nbsp;") +
+            line(linkPen(TopologyLink::Kind::InterIsland, false).color(),
+                 QObject::tr("%1 (between islands)").arg(linkText(m.inter_island).toHtmlEscaped()));
+  if (m.num_nodes > 1)
+    text += QStringLiteral(" &nbsp;") +
+            line(linkPen(TopologyLink::Kind::InterNode, false).color(),
+                 QObject::tr("%1 (between nodes)").arg(linkText(m.inter_node).toHtmlEscaped()));
+  text += QStringLiteral(" &nbsp;") + line(linkPen(TopologyLink::Kind::InterNode, true).color(),
+                                           QObject::tr("used by the selected operator"));
+  return text;
+}
+
+QGraphicsSimpleTextItem* addText(QGraphicsScene* scene, const QString& text, const QPointF& at,
+                                 int pixelSize, bool bold, const QColor& colour,
+                                 bool centred = false) {
+  auto* item = scene->addSimpleText(text);
+  QFont f(QStringLiteral("Helvetica"));
+  f.setPixelSize(pixelSize);
+  f.setBold(bold);
+  item->setFont(f);
+  item->setBrush(colour);
+  item->setPos(centred ? at - QPointF(item->boundingRect().width() / 2, 0) : at);
+  item->setZValue(5);
+  return item;
+}
+
+}  // namespace
+
+TopologyView::TopologyView(ExplorerDocument* document, QWidget* parent)
+    : QWidget(parent),
+      document_(document),
+      chooser_(new QComboBox(this)),
+      heatButtons_(new QButtonGroup(this)),
+      rampLabel_(new QLabel(this)),
+      legend_(new QLabel(this)),
+      selection_(new QLabel(this)),
+      scene_(new QGraphicsScene(this)),
+      canvas_(new QGraphicsView(scene_, this)),
+      table_(new QTableView(this)),
+      model_(new OperatorTableModel(this)),
+      proxy_(new QSortFilterProxyModel(this)) {
+  setObjectName(QStringLiteral("topologyView"));
+  chooser_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  auto* memory = new QRadioButton(tr("Memory"), this);
+  auto* load = new QRadioButton(tr("Load"), this);
+  memory->setToolTip(
+      tr("Bytes the plan keeps on each device (weights, gradients, optimizer state, activations) "
+         "against its capacity"));
+  load->setToolTip(tr("Time each device computes per iteration, against the busiest device"));
+  memory->setChecked(true);
+  heatButtons_->addButton(memory, int(HeatMap::Memory));
+  heatButtons_->addButton(load, int(HeatMap::Load));
+  rampLabel_->setPixmap(rampPixmap());
+  selection_->setWordWrap(true);
+  selection_->setStyleSheet(QStringLiteral("padding: 4px 6px;"));
+  selection_->setObjectName(QStringLiteral("topologySelection"));
+  selection_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  auto* top = new QHBoxLayout;
+  top->setContentsMargins(6, 4, 6, 0);
+  top->addWidget(new QLabel(tr("Plan:"), this));
+  top->addWidget(chooser_);
+  top->addSpacing(16);
+  top->addWidget(new QLabel(tr("Colour devices by:"), this));
+  top->addWidget(memory);
+  top->addWidget(load);
+  top->addSpacing(8);
+  top->addWidget(new QLabel(tr("0%"), this));
+  top->addWidget(rampLabel_);
+  top->addWidget(new QLabel(tr("100%"), this));
+  top->addStretch(1);
+
+  canvas_->setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+  canvas_->setDragMode(QGraphicsView::ScrollHandDrag);
+  canvas_->setFrameShape(QFrame::NoFrame);
+  canvas_->setBackgroundBrush(Qt::white);
+
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(OperatorTableModel::SortRole);
+  table_->setModel(proxy_);
+  applyReadOnlyTableStyle(table_);
+  // Sized once per plan from its first rows: measuring every row of a big plan would stall the GUI.
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+  table_->horizontalHeader()->setResizeContentsPrecision(60);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setObjectName(QStringLiteral("operatorTable"));
+
+  legend_->setTextFormat(Qt::RichText);
+  legend_->setWordWrap(true);
+  legend_->setObjectName(QStringLiteral("topologyLegend"));
+  legend_->setStyleSheet(QStringLiteral("padding: 2px 6px;"));
+  auto* left = new QWidget(this);
+  auto* leftLayout = new QVBoxLayout(left);
+  leftLayout->setContentsMargins(0, 0, 0, 0);
+  leftLayout->addWidget(legend_);
+  leftLayout->addWidget(canvas_, 1);
+  leftLayout->addWidget(selection_);
+  auto* splitter = new QSplitter(Qt::Horizontal, this);
+  splitter->addWidget(left);
+  splitter->addWidget(table_);
+  splitter->setStretchFactor(0, 3);
+  splitter->setStretchFactor(1, 2);
+  splitter->setSizes({900, 380});
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(top);
+  layout->addWidget(splitter, 1);
+
+  connect(heatButtons_, &QButtonGroup::idClicked, this,
+          [this](int id) { setHeatMap(HeatMap(id)); });
+  connect(chooser_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    if (updatingChooser_ || index < 0) return;
+    userChose_ = true;
+    display(chooser_->itemData(index).toString());
+  });
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) {
+            if (!current.isValid()) return;
+            const NodeId id = proxy_->data(current, OperatorTableModel::NodeIdRole).toLongLong();
+            if (id == selected_) return;
+            selectOperator(id);
+            if (plan_)
+              document_->setSelectedName(QString::fromStdString(plan_->pcg.node(id).op.name));
+          });
+  connect(document_, &ExplorerDocument::machineChanged, this, [this] { rebuildChooser(); });
+  connect(document_, &ExplorerDocument::modelChanged, this, [this] {
+    userChose_ = false;
+    rebuildChooser();
+  });
+  connect(document_, &ExplorerDocument::planChanged, this, &TopologyView::rebuildChooser);
+  connect(document_, &ExplorerDocument::selectionChanged, this,
+          &TopologyView::followDocumentSelection);
+  rebuildChooser();
+}
+
+void TopologyView::showMode(const QString& mode) {
+  userChose_ = true;
+  display(mode);
+  rebuildChooser();
+}
+
+void TopologyView::rebuildChooser() {
+  updatingChooser_ = true;
+  chooser_->clear();
+  for (const QString& mode : document_->planModes())
+    chooser_->addItem(tr("%1 — %2").arg(ExplorerDocument::modeTitle(mode),
+                                        formatMs(document_->plan(mode)->summary.iteration_time_ms)),
+                      mode);
+  if (chooser_->count() == 0) chooser_->addItem(tr("(no plan yet)"), QString());
+  QString want = shownMode_;
+  if (!userChose_ || !document_->plan(want)) want = document_->bestMode();
+  const int index = chooser_->findData(want);
+  chooser_->setCurrentIndex(index < 0 ? 0 : index);
+  updatingChooser_ = false;
+  display(chooser_->currentData().toString());
+}
+
+void TopologyView::display(const QString& mode) {
+  const auto plan = mode.isEmpty() ? nullptr : document_->plan(mode);
+  const auto machine =
+      plan ? std::make_shared<const MachineSpec>(plan->machine) : document_->machine();
+  const bool machineChanged =
+      !machine_ || !machine || machine_to_json(*machine) != machine_to_json(*machine_);
+  shownMode_ = plan ? mode : QString();
+  if (plan == plan_ && !machineChanged) return;
+  plan_ = plan;
+  machine_ = machine;
+  model_->setPlan(plan_);
+  proxy_->sort(-1);
+  table_->resizeColumnsToContents();
+  selected_ = -1;
+  devices_.clear();
+  links_.clear();
+  computeHeat();
+  if (machineChanged) rebuildScene();
+  paintState();
+  followDocumentSelection(document_->selectedName());
+}
+
+void TopologyView::computeHeat() {
+  const int n = machine_ ? machine_->num_devices() : 0;
+  memory_ = QList<double>(n, 0.0);
+  busy_ = QList<double>(n, 0.0);
+  heat_ = QList<double>(n, 0.0);
+  if (!plan_ || !machine_) return;
+  for (int d = 0; d < n && size_t(d) < plan_->mapping.memory_per_device.size(); ++d)
+    memory_[d] = plan_->mapping.memory_per_device[size_t(d)];
+  for (const OpCost& c : plan_->mapping.per_op)
+    for (int d : c.view.devices())
+      if (d >= 0 && d < n) busy_[d] += c.forward + c.backward;
+  const double busiest = busy_.isEmpty() ? 0 : *std::max_element(busy_.begin(), busy_.end());
+  for (int d = 0; d < n; ++d)
+    heat_[d] = heatMap_ == HeatMap::Memory ? memory_[d] / double(machine_->device(d).memory_bytes)
+                                           : (busiest > 0 ? busy_[d] / busiest : 0);
+}
+
+void TopologyView::setHeatMap(HeatMap map) {
+  heatMap_ = map;
+  if (QAbstractButton* b = heatButtons_->button(int(map))) b->setChecked(true);
+  computeHeat();
+  paintState();
+}
+
+void TopologyView::rebuildScene() {
+  scene_->clear();
+  deviceItems_.clear();
+  deviceTexts_.clear();
+  linkItems_.clear();
+  if (!machine_) {
+    layout_ = TopologyLayout();
+    addText(scene_, tr("No machine selected"), QPointF(0, 0), 16, false, QColor(0x60, 0x7d, 0x8b));
+    return;
+  }
+  const MachineSpec& m = *machine_;
+  layout_ = layOutTopology(m);
+  const QColor ink(0x26, 0x32, 0x38);
+  if (!layout_.networkSwitch.isEmpty()) {
+    scene_
+        ->addRect(layout_.networkSwitch, QPen(QColor(0x15, 0x65, 0xc0), 1.5),
+                  QColor(0xe3, 0xf2, 0xfd))
+        ->setZValue(3);
+    addText(scene_, tr("Network switch"),
+            layout_.networkSwitch.topLeft() + QPointF(layout_.networkSwitch.width() / 2, 4), 13,
+            true, ink, true);
+    addText(scene_, tr("%1 per node").arg(linkText(m.inter_node)),
+            layout_.networkSwitch.topLeft() + QPointF(layout_.networkSwitch.width() / 2, 21), 11,
+            false, ink, true);
+  }
+  const bool cpu = !m.device_types.empty() && m.device_types[0].kind == "cpu";
+  for (const TopologyBox& b : layout_.nodes) {
+    scene_->addRect(b.rect, QPen(QColor(0x78, 0x90, 0x9c), 1.5), QColor(0xfa, 0xfa, 0xfa))
+        ->setZValue(0);
+    addText(scene_, tr("Node %1").arg(b.index), b.rect.topLeft() + QPointF(10, 6), 13, true, ink);
+  }
+  for (int i = 0; i < layout_.islands.size(); ++i) {
+    const TopologyBox& b = layout_.islands[i];
+    scene_
+        ->addRect(b.rect, QPen(QColor(0xa5, 0xd6, 0xa7), 1, Qt::DashLine), QColor(0xf1, 0xf8, 0xe9))
+        ->setZValue(1);
+    const QString title = b.title.isEmpty() ? linkText(m.intra_island)
+                                            : tr("%1 · %2").arg(b.title, linkText(m.intra_island));
+    addText(scene_, title, b.rect.topLeft() + QPointF(8, 4), 11, false, QColor(0x2e, 0x7d, 0x32));
+    const QRectF sw = layout_.islandSwitches.value(i);
+    if (!sw.isEmpty())
+      scene_->addRect(sw, QPen(QColor(0x43, 0xa0, 0x47)), QColor(0xc8, 0xe6, 0xc9))->setZValue(2);
+  }
+  for (const TopologyLink& l : layout_.links) {
+    auto* item = scene_->addPath(l.path, linkPen(l.kind, false));
+    item->setZValue(2);
+    item->setToolTip(l.kind == TopologyLink::Kind::IntraIsland   ? linkText(m.intra_island)
+                     : l.kind == TopologyLink::Kind::InterIsland ? linkText(m.inter_island)
+                                                                 : linkText(m.inter_node));
+    linkItems_.append(item);
+    if (l.kind == TopologyLink::Kind::InterIsland) {  // its name is in the legend
+      addText(scene_, formatBandwidth(m.inter_island.bandwidth),
+              l.path.pointAtPercent(0.5) + QPointF(0, 6), 11, false, QColor(0x4e, 0x34, 0x2e),
+              true);
+    }
+  }
+  for (const TopologyDevice& d : layout_.devices) {
+    auto* rect = scene_->addRect(d.rect, QPen(QColor(0x45, 0x5a, 0x64), 1.2), Qt::white);
+    rect->setZValue(4);
+    rect->setToolTip(QString::fromStdString(m.device(d.index).name));
+    deviceItems_.append(rect);
+    addText(scene_, tr("%1 %2").arg(cpu ? tr("Rank") : tr("GPU")).arg(d.index),
+            d.rect.topLeft() + QPointF(d.rect.width() / 2, 6), 13, true, ink, true);
+    deviceTexts_.append(
+        addText(scene_, QString(), d.rect.topLeft() + QPointF(6, 26), 10, false, ink));
+  }
+  legend_->setText(legendText(m));
+  scene_->setSceneRect(layout_.bounds);
+  canvas_->fitInView(layout_.bounds, Qt::KeepAspectRatio);
+  if (canvas_->transform().m11() > 1.3) canvas_->setTransform(QTransform::fromScale(1.3, 1.3));
+}
+
+void TopologyView::paintState() {
+  if (!machine_) return;
+  for (int d = 0; d < deviceItems_.size(); ++d) {
+    const bool on = devices_.count(d) != 0;
+    deviceItems_[d]->setBrush(heatColor(heat_.value(d)));
+    deviceItems_[d]->setPen(on ? QPen(QColor(0x1e, 0x88, 0xe5), 4)
+                               : QPen(QColor(0x45, 0x5a, 0x64), 1.2));
+    QString text;
+    if (plan_) {
+      const double capacity = double(machine_->device(d).memory_bytes);
+      text = heatMap_ == HeatMap::Memory ? tr("%1\n%2% of %3")
+                                               .arg(formatBytes(memory_.value(d)))
+                                               .arg(qRound(100 * memory_.value(d) / capacity))
+                                               .arg(formatBytes(capacity))
+                                         : tr("busy %1\n%2% of busiest")
+                                               .arg(formatMs(busy_.value(d) * 1e3))
+                                               .arg(qRound(100 * heat_.value(d)));
+    } else {
+      text = formatBytes(double(machine_->device(d).memory_bytes));
+    }
+    deviceTexts_[d]->setText(text);
+    const QRectF r = layout_.devices[d].rect;
+    deviceTexts_[d]->setPos(r.center().x() - deviceTexts_[d]->boundingRect().width() / 2,
+                            r.top() + 26);
+  }
+  for (int i = 0; i < linkItems_.size(); ++i) {
+    const bool on = links_.count(i) != 0;
+    linkItems_[i]->setPen(linkPen(layout_.links[i].kind, on));
+    linkItems_[i]->setZValue(on ? 3 : 2);
+  }
+  selection_->setText(selectionText());
+}
+
+void TopologyView::selectOperator(NodeId id) {
+  selected_ = -1;
+  devices_.clear();
+  links_.clear();
+  const int row = model_->rowOf(id);
+  if (plan_ && machine_ && row >= 0) {
+    selected_ = id;
+    const OpCost& c = plan_->mapping.per_op[size_t(row)];
+    std::vector<int> devices = c.view.devices();
+    devices_.insert(devices.begin(), devices.end());
+    std::vector<int> group(devices_.begin(), devices_.end());
+    // Weight synchronisation and collectives run as a ring over the operator's devices (the cost
+    // model charges the group's slowest link): every hop of the ring.
+    if (c.own.communication > 0 && group.size() > 1)
+      for (size_t i = 0; i < group.size(); ++i)
+        for (int l : layout_.route(*machine_, group[i], group[(i + 1) % group.size()]))
+          links_.insert(l);
+    // Inputs whose pieces sit on other devices travel from the producers' tasks to this one's.
+    if (c.edges.communication > 0) {
+      for (const TensorRef& in : plan_->pcg.node(id).inputs) {
+        NodeId p = in.node;
+        while (model_->rowOf(p) < 0 && !plan_->pcg.node(p).inputs.empty())
+          p = plan_->pcg.node(p).inputs.front().node;
+        const int prow = model_->rowOf(p);
+        if (prow < 0) continue;
+        const std::vector<int> from = plan_->mapping.per_op[size_t(prow)].view.devices();
+        const size_t n = std::max(from.size(), devices.size());
+        for (size_t i = 0; i < n && !from.empty() && !devices.empty(); ++i)
+          for (int l : layout_.route(*machine_, from[i % from.size()], devices[i % devices.size()]))
+            links_.insert(l);
+      }
+    }
+    const QModelIndex source = model_->index(row, 0);
+    const QModelIndex shown = proxy_->mapFromSource(source);
+    if (table_->currentIndex().row() != shown.row()) {
+      const QSignalBlocker block(table_->selectionModel());
+      table_->selectionModel()->setCurrentIndex(
+          shown, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+      table_->scrollTo(shown);
+    }
+  } else {
+    table_->clearSelection();
+  }
+  paintState();
+}
+
+QString TopologyView::selectionText() const {
+  if (!plan_) return tr("No plan yet: the heat map and placements appear once a plan is computed.");
+  if (selected_ < 0)
+    return tr(
+        "Select an operator in the list (or in the PCG view) to see the devices it runs on and the "
+        "links it uses.");
+  const int row = model_->rowOf(selected_);
+  const OpCost& c = plan_->mapping.per_op[size_t(row)];
+  QStringList kinds;
+  std::set<TopologyLink::Kind> used;
+  for (int l : links_) used.insert(layout_.links[l].kind);
+  if (used.count(TopologyLink::Kind::IntraIsland))
+    kinds << QString::fromStdString(machine_->intra_island.name);
+  if (used.count(TopologyLink::Kind::InterIsland))
+    kinds << QString::fromStdString(machine_->inter_island.name);
+  if (used.count(TopologyLink::Kind::InterNode))
+    kinds << QString::fromStdString(machine_->inter_node.name);
+  const double comm = (c.own.communication + c.edges.communication) * 1e3;
+  return tr("<b>%1</b> runs %2 tasks on devices %3. %4")
+      .arg(QString::fromStdString(plan_->pcg.node(selected_).op.name))
+      .arg(c.view.num_tasks())
+      .arg(formatDevices(c.view.devices()))
+      .arg(kinds.isEmpty() ? tr("It communicates with no other device.")
+                           : tr("Its communication (%1 per iteration) crosses: %2.")
+                                 .arg(formatMs(comm), kinds.join(QStringLiteral(", "))));
+}
+
+void TopologyView::followDocumentSelection(const QString& name) {
+  if (!plan_) return;
+  NodeId id = -1;
+  const std::string n = name.toStdString();
+  for (const auto& [nid, node] : plan_->pcg.nodes())
+    if (node.op.name == n) id = nid;
+  if (id != selected_) selectOperator(id);
+}
+
+void TopologyView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  if (!layout_.bounds.isEmpty()) {
+    canvas_->fitInView(layout_.bounds, Qt::KeepAspectRatio);
+    if (canvas_->transform().m11() > 1.3) canvas_->setTransform(QTransform::fromScale(1.3, 1.3));
+  }
+}
+
+}  // namespace unity::views
