@@ -1,11 +1,14 @@
-// `unity-explorer [MODEL] [--model M] [--machine P [--nodes N|--gpus N]] [--view V]
-//                 [--compare LEFT,RIGHT] [--screenshot PNG]`
-// With --screenshot it renders the chosen view offscreen into PNG once its work is done (layouts,
-// the search, the compared plans) and exits: 0 on success, 1 on bad input (message on stderr,
-// nothing written), like the `unity` CLI.
+// `unity-explorer [MODEL|PROJECT.unity] [--model M] [--project FILE] [--machine P [--nodes N|--gpus
+// N]]
+//                 [--view V] [--compare LEFT,RIGHT] [--screenshot PNG]`
+// With no model and no project the first launch opens the demo project (resources/demo), later
+// ones the last model or project. With --screenshot it renders the chosen view offscreen into PNG
+// once its work is done (layouts, the search, the compared plans) and exits: 0 on success, 1 on bad
+// input (message on stderr, nothing written), like the `unity` CLI.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDeadlineTimer>
+#include <QFileInfo>
 #include <QMessageBox>
 #include <QPixmap>
 #include <QSettings>
@@ -13,7 +16,9 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <memory>
 
+#include "demo_project.h"
 #include "main_window.h"
 #include "unity/core/machine_spec.h"
 #include "unity/views/explorer_document.h"
@@ -69,10 +74,15 @@ int main(int argc, char** argv) {
   parser.addVersionOption();
   parser.addPositionalArgument(
       QStringLiteral("MODEL"),
-      QStringLiteral("A zoo model name, an .onnx file or a model .json file."),
+      QStringLiteral("A zoo model name, an .onnx file, a model .json file or a project .unity."),
       QStringLiteral("[MODEL]"));
   const QCommandLineOption modelOption(
       QStringLiteral("model"), QStringLiteral("Model to open (as MODEL)."), QStringLiteral("M"));
+  const QCommandLineOption projectOption(
+      QStringLiteral("project"),
+      QStringLiteral("Project file (.unity) to open, created when missing; searches and runs are "
+                     "recorded there. Without --model it shows the project's model and plans."),
+      QStringLiteral("FILE"));
   const QCommandLineOption machineOption(
       QStringLiteral("machine"), QStringLiteral("Machine preset or topology .json to target."),
       QStringLiteral("P"));
@@ -95,12 +105,22 @@ int main(int argc, char** argv) {
       QStringLiteral(
           "Plans the compare view shows, as LEFT,RIGHT modes (default: sequential,joint)."),
       QStringLiteral("LEFT,RIGHT"));
-  parser.addOptions({modelOption, machineOption, nodesOption, gpusOption, viewOption, compareOption,
-                     screenshotOption});
+  parser.addOptions({modelOption, projectOption, machineOption, nodesOption, gpusOption, viewOption,
+                     compareOption, screenshotOption});
   parser.process(app);  // exits on --help, --version and unknown options
 
   // Invocation mistakes fail fast in both modes: nothing has been shown yet.
-  const QStringList positional = parser.positionalArguments();
+  QStringList positional = parser.positionalArguments();
+  QString projectArg = parser.value(projectOption);
+  if (!positional.isEmpty() &&
+      positional.first().endsWith(QLatin1String(".unity"), Qt::CaseInsensitive)) {
+    if (!projectArg.isEmpty() && projectArg != positional.first()) {
+      printError(QStringLiteral("two projects given: '%1' and --project '%2'")
+                     .arg(positional.first(), projectArg));
+      return 1;
+    }
+    projectArg = positional.takeFirst();
+  }
   QString usageError;
   unity::MachineSelection selection;
   if (positional.size() > 1) {
@@ -138,11 +158,28 @@ int main(int argc, char** argv) {
   const bool screenshot = parser.isSet(screenshotOption);
   const unity::explorer::ExplorerSettings settings =
       screenshot ? unity::explorer::ExplorerSettings() : unity::explorer::ExplorerSettings::load();
-  // No model named: the last one opened (interactive runs), else the paper's Figure 1 MLP.
+  // No model and no project named: the last one opened (interactive runs), else the demo project
+  // (the first launch, and --screenshot runs, which never read the settings).
   QString model = parser.isSet(modelOption) ? parser.value(modelOption) : positional.value(0);
-  if (model.isEmpty() && !screenshot && settings.reopenLastModel)
-    model = QSettings().value(QStringLiteral("lastModel")).toString();
-  if (model.isEmpty()) model = QStringLiteral("mnist-mlp");
+  std::unique_ptr<unity::explorer::DemoProject> demo;
+  if (model.isEmpty() && projectArg.isEmpty()) {
+    const QString last = screenshot || !settings.reopenLastModel
+                             ? QString()
+                             : QSettings().value(QStringLiteral("lastModel")).toString();
+    const bool firstLaunch = screenshot || !QSettings().contains(QStringLiteral("lastModel"));
+    if (last.endsWith(QLatin1String(".unity")) && QFileInfo::exists(last))
+      projectArg = last;
+    else if (!last.isEmpty() && !last.endsWith(QLatin1String(".unity")))
+      model = last;
+    else if (firstLaunch)
+      demo = std::make_unique<unity::explorer::DemoProject>(/*temporary=*/screenshot);
+    if (demo && demo->path().isEmpty()) {
+      printError(QStringLiteral("cannot unpack the demo project: %1").arg(demo->error()));
+      demo.reset();
+    }
+    if (demo) projectArg = demo->path();
+    if (model.isEmpty() && projectArg.isEmpty()) model = QStringLiteral("mnist-mlp");
+  }
   const QString machine =
       parser.isSet(machineOption) ? parser.value(machineOption) : settings.machine;
 
@@ -154,9 +191,22 @@ int main(int argc, char** argv) {
   // usable to open something else). Both go to stderr for scripts.
   QStringList loadErrors;
   QString error;
-  if (!window.loadMachine(machine, selection, &error))
-    loadErrors << QStringLiteral("cannot use machine '%1': %2").arg(machine, error);
-  if (!window.loadModel(model, &error))
+  // A project's own model and machine, unless the command line names them.
+  const bool projectShows = !projectArg.isEmpty() && model.isEmpty();
+  if (!projectShows || parser.isSet(machineOption)) {
+    if (!window.loadMachine(machine, selection, &error))
+      loadErrors << QStringLiteral("cannot use machine '%1': %2").arg(machine, error);
+  }
+  if (!projectArg.isEmpty() &&
+      !window.loadProject(projectArg, /*create=*/true, /*showContents=*/projectShows, &error))
+    loadErrors << QStringLiteral("cannot open project '%1': %2").arg(projectArg, error);
+  if (projectShows && loadErrors.isEmpty() && window.currentModel().isEmpty()) {
+    // An empty project: the default model, recorded there from now on.
+    if (!window.loadMachine(machine, selection, &error))
+      loadErrors << QStringLiteral("cannot use machine '%1': %2").arg(machine, error);
+    model = QStringLiteral("mnist-mlp");
+  }
+  if (!model.isEmpty() && !window.loadModel(model, &error))
     loadErrors << QStringLiteral("cannot open model '%1': %2").arg(model, error);
   for (const QString& e : loadErrors) printError(e);
 
@@ -166,6 +216,9 @@ int main(int argc, char** argv) {
     window.show();
     window.prepareScreenshot(window.currentView());
     bool settled = waitUntilSettled(window, kScreenshotTimeoutMs);
+    // The run view shows a real run of the plan the other views show.
+    if (settled && window.currentView() == QLatin1String("run") && window.startRun())
+      settled = waitUntilSettled(window, kScreenshotTimeoutMs);
     // A selected operator fills the property panel and the topology highlight.
     if (settled && window.currentView() != QLatin1String("summary") &&
         window.currentView() != QLatin1String("search") &&

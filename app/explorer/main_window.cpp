@@ -36,6 +36,7 @@
 #include "unity/views/layout_service.h"
 #include "unity/views/model_summary_view.h"
 #include "unity/views/pcg_view.h"
+#include "unity/views/project_session.h"
 #include "unity/views/run_view.h"
 #include "unity/views/search_runner.h"
 #include "unity/views/search_view.h"
@@ -53,7 +54,8 @@ constexpr int kActivityRefreshMs = 250;
 // Model files the explorer opens by drag and drop or the file dialog.
 bool isModelFile(const QString& path) {
   const QString suffix = QFileInfo(path).suffix().toLower();
-  return suffix == QLatin1String("onnx") || suffix == QLatin1String("json");
+  return suffix == QLatin1String("onnx") || suffix == QLatin1String("json") ||
+         suffix == QLatin1String("unity");
 }
 
 QString errorText(const std::exception& e, bool input) {
@@ -83,11 +85,13 @@ MainWindow::MainWindow(bool rememberSettings, QWidget* parent)
       machineBar_(new MachineBar(this)),
       activity_(new QLabel(this)),
       machineLabel_(new QLabel(this)),
+      projectLabel_(new QLabel(this)),
       activityTimer_(new QTimer(this)) {
   views::LayoutService::shared()->setProcessThreshold(settings_.dotProcessAbove);
   search_->setBudget(settings_.searchBudget);
   search_->setAlpha(settings_.searchAlpha);
   compare_->setBudget(settings_.searchBudget);
+  run_->setBudget(settings_.searchBudget);
 
   tabs_->setDocumentMode(true);
   tabs_->addTab(summary_, tr("Summary"));
@@ -103,7 +107,9 @@ MainWindow::MainWindow(bool rememberSettings, QWidget* parent)
   createMenus();
   activity_->setObjectName(QStringLiteral("activity"));
   machineLabel_->setObjectName(QStringLiteral("machineLabel"));
+  projectLabel_->setObjectName(QStringLiteral("projectLabel"));
   statusBar()->addPermanentWidget(activity_);
+  statusBar()->addPermanentWidget(projectLabel_);
   statusBar()->addPermanentWidget(machineLabel_);
   machineLabel_->setText(tr("No machine selected"));
   statusBar()->showMessage(tr("Ready"));
@@ -136,9 +142,20 @@ MainWindow::MainWindow(bool rememberSettings, QWidget* parent)
   connect(&loader_, &QFutureWatcher<LoadedModel>::finished, this, &MainWindow::updateActivity);
   connect(pcg_, &views::PcgView::busyChanged, this, &MainWindow::updateActivity);
   connect(compare_, &views::CompareView::busyChanged, this, &MainWindow::updateActivity);
+  connect(run_, &views::RunView::busyChanged, this, &MainWindow::updateActivity);
+  connect(&projectLoader_, &QFutureWatcher<views::ProjectContents>::finished, this,
+          &MainWindow::onProjectLoaded);
+  connect(document_->project(), &views::ProjectSession::opened, this,
+          &MainWindow::updateProjectLabel);
+  connect(document_->project(), &views::ProjectSession::closed, this,
+          &MainWindow::updateProjectLabel);
+  updateProjectLabel();
 }
 
-MainWindow::~MainWindow() { loader_.waitForFinished(); }
+MainWindow::~MainWindow() {
+  loader_.waitForFinished();
+  projectLoader_.waitForFinished();
+}
 
 void MainWindow::createToolBar() {
   QToolBar* bar = addToolBar(tr("Model and Machine"));
@@ -167,6 +184,7 @@ void MainWindow::createMenus() {
   }
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   rebuildRecentMenu();
+  createProjectMenu(file);
   file->addAction(tr("Open &Machine File…"), this, &MainWindow::openMachineDialog)
       ->setStatusTip(tr("Target a machine described by a topology JSON file"));
   file->addSeparator();
@@ -228,6 +246,18 @@ void MainWindow::createMenus() {
       ->setShortcut(QKeySequence(Qt::Key_F10));
   searchMenu->addAction(tr("&Cancel"), search_->runner(), &views::SearchRunner::cancel)
       ->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
+
+  QMenu* runMenu = menuBar()->addMenu(tr("&Run"));
+  QAction* train = runMenu->addAction(tr("&Train Plan"), this, [this] {
+    tabs_->setCurrentWidget(run_);
+    run_->startRun();
+  });
+  train->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_T));
+  train->setStatusTip(
+      tr("Train the run view's plan for real (the executor), recording the run "
+         "in the open project"));
+  runMenu->addAction(tr("&Stop Run"), run_, &views::RunView::stop)
+      ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T));
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   QAction* about = help->addAction(tr("&About Unity"), this, &MainWindow::showAbout);
@@ -429,8 +459,9 @@ QString MainWindow::selectHeaviestOperator() {
 }
 
 bool MainWindow::busy() const {
-  return loader_.isRunning() || dataParallel_->isActive() || pcg_->busy() || search_->busy() ||
-         compare_->busy() || !search_->matchCountsReady();
+  return loader_.isRunning() || projectLoader_.isRunning() || dataParallel_->isActive() ||
+         pcg_->busy() || search_->busy() || compare_->busy() || run_->busy() ||
+         !search_->matchCountsReady();
 }
 
 QString MainWindow::activityText() const { return activity_->text(); }
@@ -445,6 +476,10 @@ void MainWindow::updateActivity() {
                .arg(views::SearchRunner::stateName(runner->state()))
                .arg(runner->snapshot().candidates)
                .arg(views::formatMs(runner->snapshot().bestMs));
+  else if (projectLoader_.isRunning())
+    text = tr("Opening the project…");
+  else if (run_->busy())
+    text = tr("Training: %1").arg(run_->runner()->iterations().size()) + tr(" iterations done");
   else if (dataParallel_->isActive())
     text = tr("Computing the data-parallel plan…");
   else if (compare_->busy())
@@ -458,7 +493,14 @@ void MainWindow::updateTitle() {
   const QString spec = document_->modelSpec();
   const QFileInfo info(spec);
   const QString shown = info.exists() ? info.fileName() : spec;
-  setWindowTitle(spec.isEmpty() ? tr("Unity Explorer") : tr("%1 — Unity Explorer").arg(shown));
+  const QString project = document_->project()->isOpen()
+                              ? QFileInfo(document_->project()->file()).fileName()
+                              : QString();
+  QStringList parts;
+  if (!spec.isEmpty()) parts << shown;
+  if (!project.isEmpty()) parts << project;
+  parts << tr("Unity Explorer");
+  setWindowTitle(parts.join(QStringLiteral(" — ")));
   setWindowFilePath(info.exists() ? info.absoluteFilePath() : QString());
 }
 
@@ -509,6 +551,7 @@ void MainWindow::showSettings() {
   search_->setBudget(settings_.searchBudget);
   search_->setAlpha(settings_.searchAlpha);
   compare_->setBudget(settings_.searchBudget);
+  run_->setBudget(settings_.searchBudget);
 }
 
 void MainWindow::showAbout() {
@@ -535,7 +578,7 @@ void MainWindow::rebuildRecentMenu() {
   const QStringList recent =
       rememberSettings_ ? QSettings().value(kRecentKey).toStringList() : QStringList();
   for (const QString& spec : recent)
-    recentMenu_->addAction(spec, this, [this, spec] { openModel(spec); });
+    recentMenu_->addAction(spec, this, [this, spec] { openRecent(spec); });
   recentMenu_->setEnabled(!recent.isEmpty());
   if (recent.isEmpty()) return;
   recentMenu_->addSeparator();
@@ -557,7 +600,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
   for (const QUrl& url : event->mimeData()->urls())
     if (url.isLocalFile() && isModelFile(url.toLocalFile())) {
       event->acceptProposedAction();
-      openModel(url.toLocalFile());
+      openRecent(url.toLocalFile());
       return;
     }
 }
@@ -565,6 +608,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
 void MainWindow::closeEvent(QCloseEvent* event) {
   // Searches stop with the window: their threads must not outlive the document they report to.
   search_->runner()->cancel();
+  run_->stop();
   QMainWindow::closeEvent(event);
 }
 

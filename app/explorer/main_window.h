@@ -1,8 +1,8 @@
 #pragma once
 // The explorer's main window: menus, toolbar, status bar and the views in tabs. It owns the wiring
 // only: models load through the core (unity::load_model_for_devices) off the GUI thread, plans come
-// from SearchRunner workers, and drawing is libunity_views'. Phase 2 adds projects (.unity) and the
-// run view's executor; both plug into the document and the tab list here.
+// from SearchRunner workers, runs from RunRunner workers, and drawing is libunity_views'. A project
+// file (.unity) holds what the session did (main_window_project.cpp).
 #include <QFutureWatcher>
 #include <QMainWindow>
 #include <QString>
@@ -14,6 +14,7 @@
 #include "unity/core/graph.h"
 #include "unity/core/machine_spec.h"
 #include "unity/core/plan.h"
+#include "unity/views/project_session.h"
 
 class QLabel;
 class QMenu;
@@ -63,8 +64,19 @@ class MainWindow : public QMainWindow {
   bool setCompareModes(const QString& left, const QString& right);
   QString currentModel() const;
 
+  // Opens a project (.unity; created when missing and `create`) and, when it holds a model, shows
+  // its model, machine, plans and decisions (blocking: for the command line). From then on the
+  // session records into it. False with *error when the file cannot be used.
+  bool loadProject(const QString& file, bool create, bool showContents, QString* error);
+  // Creates `file` holding the session's model, machine, plans and decisions, and records into it
+  // from then on. False with *error (an existing file is never overwritten).
+  bool saveProjectAs(const QString& file, QString* error);
+  QString projectFile() const;
+
   // Starts what the view needs to show a finished picture (the search, the compared plans).
   void prepareScreenshot(const QString& view);
+  // Starts a training run of the run view's plan (the screenshot of the run view shows one).
+  bool startRun();
   // Selects the operator of the best plan that communicates most (else computes longest), so the
   // property panel and the topology highlight have something to show; returns its name.
   QString selectHeaviestOperator();
@@ -88,6 +100,11 @@ class MainWindow : public QMainWindow {
   void reloadModel();
   void showSettings();
   void showAbout();
+  void openProjectDialog();
+  void saveProjectDialog();
+  void closeProject();
+  void openProject(const QString& file);  // interactive: read in the background
+  void openRecent(const QString& spec);   // a model or a project
 
  private:
   struct LoadedModel {
@@ -100,6 +117,10 @@ class MainWindow : public QMainWindow {
   static LoadedModel readModel(const QString& spec, int devices);
   void showLoaded(const LoadedModel& loaded);
   void createMenus();
+  void createProjectMenu(QMenu* file);
+  void showProjectContents(const views::ProjectContents& contents);
+  void onProjectLoaded();
+  void updateProjectLabel();
   void createToolBar();
   void addRecent(const QString& spec);
   void rebuildRecentMenu();
@@ -124,9 +145,11 @@ class MainWindow : public QMainWindow {
   QMenu* recentMenu_ = nullptr;
   QLabel* activity_;
   QLabel* machineLabel_;
+  QLabel* projectLabel_;
   QTimer* activityTimer_;
   QFutureWatcher<LoadedModel> loader_;
   QString loadingSpec_;
+  QFutureWatcher<views::ProjectContents> projectLoader_;
 };
 
 }  // namespace unity::explorer

@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "demo_project.h"
 #include "main_window.h"
 #include "unity/core/json_io.h"
 #include "unity/core/model_zoo.h"
@@ -156,6 +157,49 @@ class ExplorerWindowTests : public QObject {
     w.updateActivity();
     QCOMPARE(w.activityText(), QString());  // nothing runs any more
     QVERIFY(!w.grab().isNull());
+  }
+
+  void projectsSaveAndReopenTheSession() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath("session.unity");
+    QString error;
+    {
+      MainWindow w(false);
+      QVERIFY(w.loadMachine("summit", {0, 2}, &error));
+      QVERIFY(w.loadModel("mnist-mlp", &error));
+      QVERIFY(settle(w));
+      QVERIFY(w.document()->plan("data-parallel"));
+      QVERIFY2(w.saveProjectAs(file, &error), qPrintable(error));
+      QCOMPARE(w.projectFile(), file);
+      QVERIFY(w.windowTitle().contains("session.unity"));
+      QVERIFY(!w.saveProjectAs(file, &error));  // never overwritten
+      QVERIFY(error.contains("exists"));
+      // A search now is recorded in the project.
+      w.prepareScreenshot("search");
+      QVERIFY(settle(w));
+      QVERIFY(w.document()->plan("joint"));
+    }
+    MainWindow w(false);
+    QVERIFY2(w.loadProject(file, false, true, &error), qPrintable(error));
+    QCOMPARE(w.currentModel(), QString("mnist-mlp"));
+    QCOMPARE(w.document()->machine()->num_devices(), 2);
+    QVERIFY(w.document()->plan("joint"));  // the search's plan, from the project
+    QVERIFY(w.document()->plan("data-parallel"));
+    QVERIFY(!w.loadProject(dir.filePath("missing.unity"), false, true, &error));
+    QVERIFY(!QFileInfo::exists(dir.filePath("missing.unity")));
+  }
+
+  void theDemoProjectUnpacksAndOpens() {
+    unity::explorer::DemoProject demo(/*temporary=*/true);
+    QVERIFY2(!demo.path().isEmpty(), qPrintable(demo.error()));
+    QVERIFY(QFileInfo(demo.path()).isWritable());  // the explorer records into it
+    MainWindow w(false);
+    QString error;
+    QVERIFY2(w.loadProject(demo.path(), false, true, &error), qPrintable(error));
+    QCOMPARE(w.currentModel(), QString("mnist-mlp"));
+    for (const char* mode : {"data-parallel", "sequential", "joint"})
+      QVERIFY2(w.document()->plan(mode), mode);
+    QVERIFY(settle(w));
   }
 };
 

@@ -57,13 +57,15 @@ class DocumentTests : public QObject {
   void runViewNamesThePlanAndInventsNothing() {
     ExplorerDocument doc;
     RunView view(&doc);
-    QVERIFY(view.text().contains("coming"));
-    QVERIFY(!view.text().contains(" ms"));  // no plan, no numbers
+    QVERIFY(view.planText().contains("Open a model"));
+    QVERIFY(!view.planText().contains(" ms"));  // no plan, no numbers
+    QVERIFY(view.resultText().isEmpty());
     openIn(doc, "mnist-mlp", "summit", {0, 2});
     const auto dp = makePlan(*doc.model(), *doc.machine(), "data-parallel");
     doc.setPlan("data-parallel", dp);
-    QVERIFY(view.text().contains(formatMs(dp->summary.iteration_time_ms)));
-    QVERIFY(view.text().contains("2 devices"));
+    QVERIFY(view.planText().contains(formatMs(dp->summary.iteration_time_ms)));
+    QVERIFY(view.planText().contains("2 devices"));
+    QVERIFY(view.resultText().isEmpty());  // nothing measured before a run
   }
 
   void formatsNumbersForPeople() {

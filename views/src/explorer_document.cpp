@@ -1,10 +1,13 @@
 #include "unity/views/explorer_document.h"
 
+#include "unity/views/project_session.h"
+
 #include <limits>
 
 namespace unity::views {
 
-ExplorerDocument::ExplorerDocument(QObject* parent) : QObject(parent) {}
+ExplorerDocument::ExplorerDocument(QObject* parent)
+    : QObject(parent), project_(new ProjectSession(this)) {}
 
 const QStringList& ExplorerDocument::modes() {
   static const QStringList m{QStringLiteral("data-parallel"), QStringLiteral("sequential"),

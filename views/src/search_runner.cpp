@@ -6,11 +6,13 @@
 #include <QThread>
 #include <QTimer>
 
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <vector>
 
+#include "search_recording.h"
 #include "thread_priority.h"
 #include "unity/core/errors.h"
 
@@ -128,10 +130,12 @@ void SearchRunner::setState(State s) {
   emit stateChanged(s);
 }
 
-bool SearchRunner::start(std::shared_ptr<const Graph> model,
-                         std::shared_ptr<const MachineSpec> machine, OptimizeOptions options,
-                         bool paused) {
-  if (isActive() || !model || !machine) return false;
+void SearchRunner::setRecording(const QString& projectFile, const QString& modelSource) {
+  recordFile_ = projectFile;
+  recordSource_ = modelSource;
+}
+
+void SearchRunner::begin(OptimizeOptions options, bool paused) {
   if (worker_.joinable()) worker_.join();
   cancel_ = std::make_unique<CancelFlag>(false);
   observer_ = std::make_unique<Observer>(cancel_.get());
@@ -143,6 +147,8 @@ bool SearchRunner::start(std::shared_ptr<const Graph> model,
   options_ = options;
   plan_.reset();
   error_.clear();
+  recordedSearchId_ = 0;
+  recordingError_.clear();
   snapshot_ = SearchSnapshot();
   points_.clear();
   activity_.clear();
@@ -157,20 +163,69 @@ bool SearchRunner::start(std::shared_ptr<const Graph> model,
   connect(this, &SearchRunner::finished, timer, &QObject::deleteLater);
   connect(this, &SearchRunner::failed, timer, &QObject::deleteLater);
   timer->start();
+}
 
-  worker_ = std::thread([this, model, machine, options] {
+bool SearchRunner::start(std::shared_ptr<const Graph> model,
+                         std::shared_ptr<const MachineSpec> machine, OptimizeOptions options,
+                         bool paused) {
+  if (isActive() || !model || !machine) return false;
+  replay_ = false;
+  begin(std::move(options), paused);
+  worker_ = std::thread([this, model, machine, options = options_, file = recordFile_,
+                         source = recordSource_] {
     lowerCurrentThreadPriority(kWorkerNiceness);
     std::shared_ptr<const Plan> plan;
     QString error;
+    RecordingResult recording;
     try {
-      plan = std::make_shared<const Plan>(optimize_plan(*model, *machine, options));
+      plan = std::make_shared<const Plan>(
+          file.isEmpty() ? optimize_plan(*model, *machine, options)
+                         : optimizeRecorded(*model, *machine, options, file, source, recording));
     } catch (const InputError& e) {
       error = QString::fromUtf8(e.what());
     } catch (const std::exception& e) {
       error = tr("internal error: %1").arg(QString::fromUtf8(e.what()));
     }
     QMetaObject::invokeMethod(
-        this, [this, plan, error] { onWorkerDone(plan, error); }, Qt::QueuedConnection);
+        this,
+        [this, plan, error, recording] {
+          onWorkerDone(plan, error, recording.searchId, recording.error);
+        },
+        Qt::QueuedConnection);
+  });
+  return true;
+}
+
+bool SearchRunner::startReplay(std::vector<SearchEvent> events, std::shared_ptr<const Plan> plan,
+                               const QString& mode, double speed, bool paused) {
+  if (isActive() || events.empty()) return false;
+  replay_ = true;
+  OptimizeOptions options;
+  options.mode = mode.toStdString();
+  begin(options, paused);
+  worker_ = std::thread([this, events = std::move(events), plan, speed, observer = observer_.get(),
+                         cancel = cancel_.get()] {
+    lowerCurrentThreadPriority(kWorkerNiceness);
+    // The recorded clock restarts with each piece of a split graph: pace by the time between
+    // consecutive events instead.
+    using clock = std::chrono::steady_clock;
+    auto due = clock::now();
+    double previous = 0;
+    for (const SearchEvent& e : events) {
+      if (cancel->load()) break;
+      if (speed > 0) {
+        const double gap = std::max(0.0, e.elapsed_seconds - previous);
+        due += std::chrono::duration_cast<clock::duration>(
+            std::chrono::duration<double>(std::min(gap, 1.0) / speed));
+        std::this_thread::sleep_until(due);
+        if (clock::now() > due + std::chrono::milliseconds(200)) due = clock::now();
+      }
+      previous = e.elapsed_seconds;
+      observer->on_event(e);
+    }
+    const QString error = plan ? QString() : tr("the recorded search has no plan");
+    QMetaObject::invokeMethod(
+        this, [this, plan, error] { onWorkerDone(plan, error, 0, {}); }, Qt::QueuedConnection);
   });
   return true;
 }
@@ -247,7 +302,8 @@ void SearchRunner::drain() {
         if (!fresh.isEmpty()) {
           fresh.last().newBest = true;
         } else {  // its candidate went out with the previous batch: tell the chart again
-          CandidatePoint again{seconds, e.candidate_ms, true, QString::fromStdString(e.rule), e.segment};
+          CandidatePoint again{seconds, e.candidate_ms, true, QString::fromStdString(e.rule),
+                               e.segment};
           again.repeat = true;
           fresh.append(again);
         }
@@ -280,20 +336,31 @@ void SearchRunner::drain() {
   }
 }
 
-void SearchRunner::onWorkerDone(std::shared_ptr<const Plan> plan, QString error) {
+void SearchRunner::onWorkerDone(std::shared_ptr<const Plan> plan, QString error, qint64 searchId,
+                                QString recordingError) {
   if (worker_.joinable()) worker_.join();
   drain();
   plan_ = std::move(plan);
   error_ = std::move(error);
+  recordedSearchId_ = searchId;
+  recordingError_ = std::move(recordingError);
+  if (recordedSearchId_ > 0) emit recorded(recordedSearchId_);
   if (!error_.isEmpty()) {
     setState(State::Failed);
     emit failed(error_);
     return;
   }
+  // A replay cancelled before its Finished event ends as the user left it.
+  if (replay_ && cancel_ && cancel_->load() && snapshot_.status.isEmpty())
+    snapshot_.status = QStringLiteral("cancelled");
   if (snapshot_.status.isEmpty())
     snapshot_.status = QString::fromStdString(plan_->summary.search_status);
   if (snapshot_.status.isEmpty()) snapshot_.status = QStringLiteral("completed");
+  // The plan's own figures at the end: they include work that reported no events (the core's
+  // quiet sequential pass of a joint search).
   snapshot_.bestMs = plan_->summary.iteration_time_ms;
+  snapshot_.candidates =
+      std::max<qint64>(snapshot_.candidates, plan_->summary.candidates_evaluated);
   setState(State::Finished);
   emit progress(snapshot_);
   emit finished(plan_, snapshot_.status);

@@ -25,10 +25,12 @@
 #include "search_chart.h"
 #include "search_stats_panel.h"
 #include "table_style.h"
+#include "unity/core/errors.h"
 #include "unity/core/substitution.h"
 #include "unity/views/display_format.h"
 #include "unity/views/explorer_document.h"
 #include "unity/views/graph_view.h"
+#include "unity/views/project_session.h"
 #include "unity/views/substitution_model.h"
 
 namespace unity::views {
@@ -84,6 +86,9 @@ SearchView::SearchView(ExplorerDocument* document, QWidget* parent, LayoutServic
       resume_(new QPushButton(tr("Resume"), this)),
       cancel_(new QPushButton(tr("Cancel"), this)),
       status_(new QLabel(this)),
+      recorded_(new QComboBox(this)),
+      replaySpeed_(new QComboBox(this)),
+      replay_(new QPushButton(tr("Replay"), this)),
       stats_(new SearchStatsPanel(this)) {
   setObjectName(QStringLiteral("searchView"));
   mode_->addItem(tr("Joint (Unity)"), QStringLiteral("joint"));
@@ -118,6 +123,15 @@ SearchView::SearchView(ExplorerDocument* document, QWidget* parent, LayoutServic
   controls->addWidget(budget_);
   controls->addSpacing(12);
   for (QPushButton* b : {search_, pause_, step_, resume_, cancel_}) controls->addWidget(b);
+  recorded_->setObjectName(QStringLiteral("recordedSearches"));
+  recorded_->setToolTip(tr("Searches of this model and machine recorded in the open project"));
+  recorded_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  recorded_->setMinimumContentsLength(18);
+  replay_->setObjectName(QStringLiteral("replay"));
+  replay_->setToolTip(tr("Replay the recorded search: its candidates, chart and plan, as it ran"));
+  for (const double speed : {1.0, 4.0, 16.0, 0.0})
+    replaySpeed_->addItem(speed > 0 ? tr("×%1").arg(speed) : tr("at once"), speed);
+  replaySpeed_->setToolTip(tr("Replay speed against the recorded pace"));
   controls->addWidget(status_, 1);
 
   auto* proxy = new RelevantRules(this);
@@ -157,6 +171,13 @@ SearchView::SearchView(ExplorerDocument* document, QWidget* parent, LayoutServic
   auto* right = new QWidget(this);
   auto* rightLayout = new QVBoxLayout(right);
   rightLayout->setContentsMargins(4, 0, 4, 0);
+  // Searches recorded in the open project (hidden without one), replayed into the same chart.
+  auto* replayBar = new QHBoxLayout;
+  replayBar->setContentsMargins(0, 2, 0, 0);
+  replayBar->addWidget(recorded_, 1);
+  replayBar->addWidget(replaySpeed_);
+  replayBar->addWidget(replay_);
+  rightLayout->addLayout(replayBar);
   rightLayout->addWidget(chart_, 1);
   rightLayout->addWidget(stats_);
 
@@ -204,6 +225,16 @@ SearchView::SearchView(ExplorerDocument* document, QWidget* parent, LayoutServic
   substitutions_->setRules(default_rules());
   table_->resizeColumnsToContents();
   connect(search_, &QPushButton::clicked, this, [this] { startSearch(); });
+  connect(replay_, &QPushButton::clicked, this, [this] {
+    if (recorded_->currentIndex() >= 0)
+      replaySearch(recorded_->currentData().toLongLong(), replaySpeed_->currentData().toDouble());
+  });
+  connect(&replayLoader_, &QFutureWatcher<ReplayData>::finished, this, &SearchView::onReplayLoaded);
+  connect(runner_, &SearchRunner::recorded, document_->project(), &ProjectSession::notifyChanged);
+  connect(document_->project(), &ProjectSession::opened, this, &SearchView::refreshRecorded);
+  connect(document_->project(), &ProjectSession::closed, this, &SearchView::refreshRecorded);
+  connect(document_->project(), &ProjectSession::changed, this, &SearchView::refreshRecorded);
+  connect(substitutions_, &SubstitutionModel::decisionsChanged, this, &SearchView::storeDecisions);
   connect(pause_, &QPushButton::clicked, runner_, &SearchRunner::pause);
   connect(step_, &QPushButton::clicked, runner_, &SearchRunner::step);
   connect(resume_, &QPushButton::clicked, runner_, &SearchRunner::resume);
@@ -243,7 +274,9 @@ QPushButton* SearchView::button(const QString& name) const {
 QString SearchView::statusText() const { return status_->text(); }
 QString SearchView::statsText() const { return stats_->text(); }
 
-bool SearchView::busy() const { return runner_->isActive() || graph_->layoutPending(); }
+bool SearchView::busy() const {
+  return runner_->isActive() || replayLoader_.isRunning() || graph_->layoutPending();
+}
 
 void SearchView::setMode(const QString& mode) {
   const int i = mode_->findData(mode);
@@ -264,6 +297,7 @@ void SearchView::onModelChanged() {
                                                  document_->machineDescription())
                                       : tr("Open a model to search."));
   countMatches();
+  refreshRecorded();
 }
 
 void SearchView::countMatches() {
@@ -324,6 +358,8 @@ bool SearchView::startSearch(bool paused) {
   graph_->clearHighlights();
   lastHighlighted_ = -1;
   substitutions_->clearStatistics();
+  ProjectSession* project = document_->project();
+  runner_->setRecording(project->isOpen() ? project->file() : QString(), document_->modelSpec());
   if (!runner_->start(model, machine, options, paused)) return false;
   chart_->reset(0);
   stats_->clear();
@@ -414,6 +450,7 @@ void SearchView::onStateChanged(SearchRunner::State state) {
   cancel_->setEnabled(state == SearchRunner::State::Running ||
                       state == SearchRunner::State::Paused);
   mode_->setEnabled(!active);
+  replay_->setEnabled(!active && !replayLoader_.isRunning() && recorded_->count() > 0);
   alpha_->setEnabled(!active);
   budget_->setEnabled(!active);
   if (state == SearchRunner::State::Running) status_->setText(tr("Searching…"));

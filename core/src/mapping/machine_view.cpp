@@ -45,7 +45,9 @@ std::vector<int> task_extents(const ParallelTensorShape& output) {
   return e;
 }
 
-std::vector<MachineView> candidate_views(const std::vector<int>& extents, DeviceBlock block) {
+std::vector<MachineView> candidate_views(const std::vector<int>& extents, DeviceBlock block,
+                                         int align) {
+  align = std::max(align, 1);
   const int tasks = std::accumulate(extents.begin(), extents.end(), 1, std::multiplies<>());
   std::vector<MachineView> out;
   if (tasks > block.size || tasks < 1) return out;
@@ -65,11 +67,12 @@ std::vector<MachineView> candidate_views(const std::vector<int>& extents, Device
       strides[dim] = s;
       s *= extents[dim];
     }
-    for (int k = 0; k < slots; ++k) add(block.start + k * tasks, strides);
+    for (int k = 0; k < slots; ++k)
+      if (k * tasks % align == 0) add(block.start + k * tasks, strides);
     if (slots > 1) {
       std::vector<int> spread = strides;
       for (auto& x : spread) x *= slots;
-      for (int k = 0; k < slots; ++k) add(block.start + k, spread);
+      for (int k = 0; k < slots; k += align) add(block.start + k, spread);
     }
   } while (std::next_permutation(order.begin(), order.end()));
   return out;

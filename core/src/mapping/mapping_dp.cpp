@@ -107,7 +107,7 @@ class MappingSearch {
       auto it = shared_->view_ids.find(key);
       if (it != shared_->view_ids.end()) return it->second;
       std::vector<int> ids;
-      for (auto& v : candidate_views(costs_.extents(node), block)) {
+      for (auto& v : candidate_views(costs_.extents(node), block, align(block))) {
         shared_->views.push_back(std::move(v));
         ids.push_back(static_cast<int>(shared_->views.size()) - 1);
       }
@@ -117,11 +117,17 @@ class MappingSearch {
     auto it = view_cache_.find(key);
     if (it != view_cache_.end()) return it->second;
     std::vector<int> ids;
-    for (auto& v : candidate_views(costs_.extents(node), block)) {
+    for (auto& v : candidate_views(costs_.extents(node), block, align(block))) {
       view_table_.push_back(std::move(v));
       ids.push_back(static_cast<int>(view_table_.size()) - 1);
     }
     return view_cache_.emplace(std::move(key), std::move(ids)).first->second;
+  }
+
+  // Grid starts in blocks of several nodes: node boundaries only (see candidate_views).
+  int align(DeviceBlock block) const {
+    const int per_node = costs_.model().machine().devices_per_node;
+    return block.size > per_node ? per_node : 1;
   }
 
   const MachineView& view(int id) const { return shared_ ? shared_->views[id] : view_table_[id]; }

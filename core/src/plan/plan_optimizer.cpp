@@ -148,7 +148,7 @@ class PlanSearch {
     ho.search.devices = machine.num_devices();
     ho.search.vetoed = vetoes_;
     ho.search.kind = kind;
-    ho.search.observer = options_.observer;
+    ho.search.observer = quiet_ ? nullptr : options_.observer;
     ho.search.cancel = options_.cancel;
     ho.split = options_.split;
     ho.min_piece = options_.min_piece;
@@ -176,13 +176,19 @@ class PlanSearch {
     if (std::getenv("UNITY_DEBUG_SEARCH"))
       fmt::print(stderr, "hierarchical search {:.2f} s\n",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    candidates_ += r.candidates_evaluated;
-    searches_ += r.searches;
+    // A quiet search's candidates are not counted: observers reconcile the count with the events
+    // they saw.
+    if (!quiet_) {
+      candidates_ += r.candidates_evaluated;
+      searches_ += r.searches;
+    }
     pieces_ = std::max(pieces_, r.pieces);
     if (status_ != "cancelled") status_ = r.status;
     applied.insert(applied.end(), r.applied.begin(), r.applied.end());
     Outcome o;
-    o.graph = std::move(r.best);
+    // No candidate could be mapped (e.g. a model with parallel ops of a higher degree than a
+    // one-device machine has devices): the start stands, and is costed as infeasible.
+    o.graph = r.best.size() > 0 ? std::move(r.best) : from;
     o.applied = std::move(applied);
     o.cost = cost_candidate(o.graph, costs);
     return o;
@@ -239,6 +245,21 @@ class PlanSearch {
       if (better(o.cost, best.cost)) best = std::move(o);
     }
     lap("expert strategies");
+    // The sequential pipeline's plan (algebraic rewrites, then parallelisation) is a point of the
+    // joint space too, which the budgeted search does not always reach. Searched quietly: the
+    // observer has seen the joint search end.
+    if (status_ != "cancelled") {
+      quiet_ = true;
+      const std::string status = status_;
+      Outcome seq = sequential();
+      status_ = status;
+      quiet_ = false;
+      if (seq.cost.mapping.feasible && better(seq.cost, best.cost)) {
+        seq.origin = seq.origin.empty() ? "sequential search" : "sequential search, " + seq.origin;
+        best = std::move(seq);
+      }
+    }
+    lap("sequential plan");
     return best;
   }
 
@@ -291,6 +312,7 @@ class PlanSearch {
   const CostModel costs_;
   RuleSet rules_;
   std::vector<RuleLocation> pins_, vetoes_;
+  bool quiet_ = false;  // searches that report no events
   std::int64_t candidates_ = 0;
   int searches_ = 0, pieces_ = 1;
   std::string status_;

@@ -67,6 +67,51 @@ std::vector<const Rule*> applicable_rules(const Graph& g, const RuleSet& rules,
   return out;
 }
 
+
+// A match the search may rewrite: no frozen node, no pinned node for an algebraic rule, not vetoed.
+bool allowed(const Graph& g, const Rule& rule, const Match& m, const SearchOptions& options) {
+  if (touches(m, options.frozen)) return false;
+  if (!rule.is_parallel() && touches(m, options.pinned)) return false;
+  return !vetoed(options.vetoed, rule.name, matched_names(g, m));
+}
+
+// `rule` with the same parameters at every match that takes them, one after another: repeated
+// structure (the encoders of CANDLE-Uno, DLRM's 26 tables, the layers of an MLP) is rewritten in
+// one step, where single applications would need one search step per copy and run out of budget.
+// A match on a node an earlier application made is not taken. Null unless it applied twice or more.
+std::optional<Graph> apply_at_every_match(const Graph& graph, const Rule& rule,
+                                          const std::map<std::string, std::int64_t>& params,
+                                          const SearchOptions& options,
+                                          std::vector<AppliedSubstitution>& applied) {
+  Graph g = graph;
+  const NodeId first_new = graph.next_id();
+  std::set<std::vector<NodeId>> refused;  // matches this parameter choice does not apply to
+  int count = 0;
+  const int limit = 4 * static_cast<int>(graph.size()) + 16;  // as apply_everywhere
+  for (bool changed = true; changed && count < limit;) {
+    changed = false;
+    for (const auto& m : find_matches(g, rule)) {
+      const auto nodes = m.matched_nodes();
+      if (refused.count(nodes)) continue;
+      bool fresh = false;
+      for (NodeId id : nodes) fresh |= id >= first_new;
+      if (fresh || !allowed(g, rule, m, options)) continue;
+      auto next = apply_substitution(g, m, params);
+      if (!next) {
+        refused.insert(nodes);
+        continue;
+      }
+      applied.push_back(describe(g, m, params));
+      g = std::move(*next);
+      ++count;
+      changed = true;
+      break;
+    }
+  }
+  if (count < 2) return std::nullopt;
+  return g;
+}
+
 }  // namespace
 
 bool RuleLocation::is_pattern() const { return rule.find_first_of("*?[") != std::string::npos; }
@@ -200,32 +245,64 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
     if (current->cost.key() > options.alpha * best->cost.key()) continue;
     const Graph& g = current->graph;
     bool out_of_budget = false;
-    for (const Rule* rule : applicable_rules(g, rules, options)) {
+    auto consider = [&](std::optional<Graph> next, std::vector<AppliedSubstitution> applied,
+                        const Rule& rule, std::vector<NodeId> nodes, std::vector<std::string> names,
+                        const std::map<std::string, std::int64_t>& params) {
+      if (!next || !fits_devices(*next, g.next_id(), options.devices)) return;
+      ev.rule = rule.name;
+      ev.matched_nodes = std::move(nodes);
+      ev.matched_names = std::move(names);
+      ev.parameters = params;
+      const Candidate* before = best;
+      const Candidate* c = admit(std::move(*next), std::move(applied));
+      if (!c) return;
+      emit(SearchEvent::Kind::CandidateCosted);
+      if (best != before) emit(SearchEvent::Kind::NewBest);
+      else if (c->cost.key() > options.alpha * best->cost.key()) emit(SearchEvent::Kind::Pruned);
+    };
+    const auto candidate_rules = applicable_rules(g, rules, options);
+    // Each rule at all its matches at once first (see apply_at_every_match), then one at a time.
+    for (const Rule* rule : candidate_rules) {
+      const auto matches = find_matches(g, *rule);
+      if (matches.size() < 2) continue;
+      std::set<std::map<std::string, std::int64_t>> choices;
+      for (const auto& m : matches)
+        if (allowed(g, *rule, m, options))
+          for (auto& params : parameter_choices(g, m, options.degrees)) choices.insert(params);
+      for (const auto& params : choices) {
+        if (result.candidates_evaluated >= options.budget) {
+          out_of_budget = true;
+          break;
+        }
+        if (options.cancel && options.cancel->load()) break;
+        auto applied = current->applied;
+        const auto first = applied.size();
+        auto next = apply_at_every_match(g, *rule, params, options, applied);
+        std::vector<NodeId> nodes;
+        std::vector<std::string> names;
+        for (std::size_t i = first; i < applied.size(); ++i)
+          names.insert(names.end(), applied[i].nodes.begin(), applied[i].nodes.end());
+        for (const auto& [id, n] : g.nodes())
+          if (std::find(names.begin(), names.end(), n.op.name) != names.end()) nodes.push_back(id);
+        consider(std::move(next), std::move(applied), *rule, std::move(nodes), std::move(names),
+                 params);
+      }
+      if (out_of_budget) break;
+    }
+    for (const Rule* rule : out_of_budget ? std::vector<const Rule*>{} : candidate_rules) {
       for (const auto& m : find_matches(g, *rule)) {
-        if (touches(m, options.frozen)) continue;
-        if (!rule->is_parallel() && touches(m, options.pinned)) continue;
+        if (!allowed(g, *rule, m, options)) continue;
         const auto names = matched_names(g, m);
-        if (vetoed(options.vetoed, rule->name, names)) continue;
         for (const auto& params : parameter_choices(g, m, options.degrees)) {
           if (result.candidates_evaluated >= options.budget) {
             out_of_budget = true;
             break;
           }
           if (options.cancel && options.cancel->load()) break;
-          auto next = apply_substitution(g, m, params);
-          if (!next || !fits_devices(*next, g.next_id(), options.devices)) continue;
           auto applied = current->applied;
           applied.push_back({rule->name, names, params, false});
-          ev.rule = rule->name;
-          ev.matched_nodes = m.matched_nodes();
-          ev.matched_names = names;
-          ev.parameters = params;
-          const Candidate* before = best;
-          const Candidate* c = admit(std::move(*next), std::move(applied));
-          if (!c) continue;
-          emit(SearchEvent::Kind::CandidateCosted);
-          if (best != before) emit(SearchEvent::Kind::NewBest);
-          else if (c->cost.key() > options.alpha * best->cost.key()) emit(SearchEvent::Kind::Pruned);
+          consider(apply_substitution(g, m, params), std::move(applied), *rule, m.matched_nodes(),
+                   names, params);
         }
         if (out_of_budget) break;
       }

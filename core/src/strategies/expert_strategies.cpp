@@ -192,7 +192,8 @@ std::optional<ExpertStrategy> neo(const Graph& model, const MachineSpec& machine
     return ExpertStrategy{
         fmt::format("neo: {} operators model-parallel, the rest data-parallel x{}",
                     model_parallel.size(), n),
-        std::move(g)};
+        std::move(g),
+        {}};
   } catch (const InputError& e) {
     if (std::getenv("UNITY_DEBUG_EXPERT")) fmt::print(stderr, "neo: {}\n", e.what());
     return std::nullopt;
@@ -205,7 +206,7 @@ std::vector<ExpertStrategy> expert_strategies(const Graph& model, const MachineS
   std::vector<ExpertStrategy> out;
   const int n = machine.num_devices();
   try {
-    out.push_back({fmt::format("data-parallel x{}", n), make_data_parallel(model, n)});
+    out.push_back({fmt::format("data-parallel x{}", n), make_data_parallel(model, n), {}});
   } catch (const InputError&) {
   }
   if (has_op(model, OpType::MultiHeadAttention)) {

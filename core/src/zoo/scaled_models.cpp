@@ -1,5 +1,7 @@
-// Reduced zoo models: the builders of mnist_mlp.cpp, mlp.cpp, resnext50.cpp and dlrm.cpp with their
-// sizes as parameters. Sizes round to at least a few units so every layer still exists.
+// Reduced zoo models: the builders of mnist_mlp.cpp, mlp.cpp, resnext50.cpp, dlrm.cpp, xdl.cpp,
+// bert_large.cpp and candle_uno.cpp with their sizes as parameters (inception-v3 is not offered:
+// its branches' widths do not scale cleanly). Sizes round to at least a few units so every layer
+// still exists.
 #include <algorithm>
 #include <cmath>
 
@@ -103,13 +105,99 @@ void dlrm(GraphBuilder& b, std::int64_t batch, double s) {
   b.mse_loss(x, label, "loss");
 }
 
+// XDL with the tables' rows, the embedding dimension and the MLP widths scaled.
+void xdl(GraphBuilder& b, std::int64_t batch, double s) {
+  const std::int64_t dim = scaled(32, s, 4);
+  const auto& rows = detail::criteo_kaggle_table_rows();
+  TensorRef dense = b.input("dense_features", {batch, 13});
+  std::vector<TensorRef> sparse;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    sparse.push_back(b.input("sparse." + std::to_string(i), {batch, 1}, DataType::Int64));
+  TensorRef label = b.input("label", {batch, 1});
+  std::vector<TensorRef> features = {dense};
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    features.push_back(b.embedding_bag(sparse[i], scaled(rows[i], s, 2), dim,
+                                       "embedding." + std::to_string(i), "sum"));
+  TensorRef x = b.concat(features, 1, "concat");
+  x = detail::dense_stack(b, x, {scaled(1024, s, 8), scaled(512, s, 8), scaled(256, s, 8), 1},
+                          "mlp", true, false);
+  x = b.sigmoid(x, "sigmoid");
+  b.mse_loss(x, label, "loss");
+}
+
+// BERT-Large with the hidden size, feed-forward size, sequence, vocabulary and depth scaled. The
+// head count stays 16 while each head keeps at least 4 dimensions (the hidden size is rounded to
+// a multiple of the heads).
+void bert_large(GraphBuilder& b, std::int64_t batch, double s) {
+  const std::int64_t heads = std::clamp<std::int64_t>(scaled(1024, s, 4) / 4, 1, 16);
+  const std::int64_t hidden = std::max(heads, scaled(1024, s, 8) / heads * heads);
+  const std::int64_t ff = scaled(4096, s, 8), seq = scaled(512, s, 4);
+  const std::int64_t layers = scaled(24, s, 1), vocab = scaled(30522, s, 16);
+  TensorRef ids = b.input("input_ids", {batch, seq}, DataType::Int64);
+  TensorRef types = b.input("token_type_ids", {batch, seq}, DataType::Int64);
+  TensorRef positions = b.input("position_ids", {batch, seq}, DataType::Int64);
+  TensorRef labels = b.input("label", {batch}, DataType::Int64);
+  TensorRef x = b.embedding(ids, vocab, hidden, "embeddings.word");
+  x = b.add(x, b.embedding(positions, seq, hidden, "embeddings.position"),
+            "embeddings.add_position");
+  x = b.add(x, b.embedding(types, 2, hidden, "embeddings.token_type"), "embeddings.add_token_type");
+  x = b.layer_norm(x, "embeddings.layer_norm");
+  for (std::int64_t i = 0; i < layers; ++i) {
+    const std::string n = "encoder." + std::to_string(i);
+    TensorRef a = b.multi_head_attention(x, x, x, heads, n + ".attention");
+    x = b.layer_norm(b.add(a, x, n + ".attention.add"), n + ".attention.layer_norm");
+    TensorRef h = b.gelu(b.linear(x, ff, n + ".ffn.fc1"), n + ".ffn.gelu");
+    h = b.linear(h, hidden, n + ".ffn.fc2");
+    x = b.layer_norm(b.add(h, x, n + ".ffn.add"), n + ".ffn.layer_norm");
+  }
+  x = b.reduce_mean(x, {1}, /*keepdims=*/false, "pooler.mean");
+  x = b.tanh(b.linear(x, hidden, "pooler.dense"), "pooler.tanh");
+  x = b.linear(x, 2, "classifier");
+  b.softmax_cross_entropy(x, labels, "loss");
+}
+
+// CANDLE Uno with the encoders' and top MLP's widths scaled (the input features stay).
+void candle_uno(GraphBuilder& b, std::int64_t batch, double s) {
+  const std::int64_t width = scaled(8192, s, 8);
+  struct Feature {
+    const char* name;
+    std::int64_t size;
+    bool encoded;
+  };
+  constexpr Feature kFeatures[] = {
+      {"cell.rnaseq", 942, true},
+      {"dose1", 1, false},
+      {"dose2", 1, false},
+      {"drug1.descriptors", 5270, true},
+      {"drug1.fingerprints", 2048, true},
+      {"drug2.descriptors", 5270, true},
+      {"drug2.fingerprints", 2048, true},
+  };
+  std::vector<TensorRef> encoded;
+  for (const Feature& f : kFeatures) {
+    TensorRef in = b.input(f.name, {batch, f.size});
+    encoded.push_back(f.encoded ? detail::dense_stack(b, in, std::vector<std::int64_t>(8, width),
+                                                      std::string(f.name) + ".encoder", false, true)
+                                : in);
+  }
+  TensorRef label = b.input("label", {batch, 1});
+  TensorRef x = b.concat(encoded, 1, "concat");
+  x = detail::dense_stack(b, x, {width, width, width, width, 1}, "top", false, false);
+  b.mse_loss(x, label, "loss");
+}
+
 struct Entry {
   const char* name;
   void (*build)(GraphBuilder&, std::int64_t, double);
 };
 
-const Entry kEntries[] = {
-    {"mnist-mlp", mnist_mlp}, {"mlp", mlp}, {"resnext50", resnext50}, {"dlrm", dlrm}};
+const Entry kEntries[] = {{"mnist-mlp", mnist_mlp},
+                          {"mlp", mlp},
+                          {"resnext50", resnext50},
+                          {"dlrm", dlrm},
+                          {"xdl", xdl},
+                          {"bert-large", bert_large},
+                          {"candle-uno", candle_uno}};
 
 }  // namespace
 

@@ -36,7 +36,11 @@ std::vector<int> task_extents(const ParallelTensorShape& output);
 // Every view of a task grid inside a block: for each order of the grid's dimensions (which one is
 // innermost, i.e. on neighbouring devices, and which spans islands or nodes), the tasks either packed
 // on consecutive devices (at every aligned start) or spread with a stride (at every start offset).
-// Empty when the grid has more tasks than the block has devices.
-std::vector<MachineView> candidate_views(const std::vector<int>& extents, DeviceBlock block);
+// Empty when the grid has more tasks than the block has devices. With `align` > 1 a grid starts
+// only at multiples of `align` from the block's start: the mapping DP passes the node size in blocks
+// of several nodes, where a small grid's place inside a node matters little and every start would
+// multiply the DP's work by the node count (side-by-side divisions still place it anywhere).
+std::vector<MachineView> candidate_views(const std::vector<int>& extents, DeviceBlock block,
+                                         int align = 1);
 
 }  // namespace unity

@@ -16,6 +16,8 @@
 
 namespace unity::views {
 
+class ProjectSession;
+
 class ExplorerDocument : public QObject {
   Q_OBJECT
 
@@ -47,6 +49,9 @@ class ExplorerDocument : public QObject {
   QString selectedName() const { return selected_; }
   void setSelectedName(const QString& name);
 
+  // The project file the session records into (closed when none is open).
+  ProjectSession* project() const { return project_; }
+
   // Bumped whenever the model or machine changes, so late results of old work can be recognised.
   quint64 generation() const { return generation_; }
 
@@ -66,6 +71,7 @@ class ExplorerDocument : public QObject {
   MachineSelection selection_;
   std::map<QString, std::shared_ptr<const Plan>> plans_;
   QString selected_;
+  ProjectSession* project_;
   quint64 generation_ = 0;
 };
 

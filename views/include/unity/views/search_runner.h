@@ -48,7 +48,7 @@ struct CandidatePoint {
   double ms = 0;       // predicted time of the candidate (of its piece when the graph is split)
   bool newBest = false;
   QString rule;
-  int segment = -1;  // the piece of a split graph it belongs to (-1: the whole graph)
+  int segment = -1;     // the piece of a split graph it belongs to (-1: the whole graph)
   bool repeat = false;  // the previous batch's last candidate again, now marked as a new best
 };
 
@@ -73,6 +73,20 @@ class SearchRunner : public QObject {
   // `paused`: hold the search at its first event (to step through it from the start).
   bool start(std::shared_ptr<const Graph> model, std::shared_ptr<const MachineSpec> machine,
              OptimizeOptions options, bool paused = false);
+  // Replays a search recorded in a project: its events reach the GUI as a live search's would
+  // (pause, step and cancel work the same), `speed` times as fast as they were recorded (0: as
+  // fast as they come), and it ends with the plan the search found (null: the best-cost events
+  // only, then Failed). The mode is the recorded search's.
+  bool startReplay(std::vector<SearchEvent> events, std::shared_ptr<const Plan> plan,
+                   const QString& mode, double speed, bool paused = false);
+  // Records the searches started from now on into this project file (empty: none), the model
+  // under `modelSource`: the model, the machine, every event (on the project's own writer
+  // thread), and the plan. A recording failure never fails the search: see recordingError().
+  void setRecording(const QString& projectFile, const QString& modelSource);
+  QString recordingFile() const { return recordFile_; }
+  qint64 recordedSearchId() const { return recordedSearchId_; }  // 0: the last one was not
+  QString recordingError() const { return recordingError_; }
+  bool isReplay() const { return replay_; }
   void pause();
   void resume();
   void step();  // from paused: run to the next costed candidate, then pause again
@@ -102,11 +116,14 @@ class SearchRunner : public QObject {
   void stateChanged(unity::views::SearchRunner::State state);
   void finished(std::shared_ptr<const unity::Plan> plan, const QString& status);
   void failed(const QString& message);
+  void recorded(qint64 searchId);  // the search and its plan are in the project file
 
  private:
   class Observer;
   void drain();
-  void onWorkerDone(std::shared_ptr<const Plan> plan, QString error);
+  void onWorkerDone(std::shared_ptr<const Plan> plan, QString error, qint64 searchId,
+                    QString recordingError);
+  void begin(OptimizeOptions options, bool paused);
   void setState(State s);
 
   State state_ = State::Idle;
@@ -120,6 +137,11 @@ class SearchRunner : public QObject {
   QList<CandidatePoint> points_;
   QHash<QString, RuleActivity> activity_;
   int updates_ = 0;
+  QString recordFile_;
+  QString recordSource_;
+  qint64 recordedSearchId_ = 0;
+  QString recordingError_;
+  bool replay_ = false;
   int reportedHold_ = 0;  // the observer's last hold reported as pausedAt
   // Whether the last candidate went into points_: its NewBest, which may come in the next batch,
   // marks it rather than adding a point.

@@ -38,6 +38,14 @@ class SearchView : public QWidget {
   // Starts a search of the document's model on its machine with the table's pins and vetoes;
   // `paused`: held at its first event, to step through.
   bool startSearch(bool paused = false);
+  // Replays a search recorded in the open project (ProjectSession) at `speed` times its recorded
+  // pace (0: as fast as the view takes it); false when there is no such search or one runs. The
+  // events load off the GUI thread, so the replay starts a moment later.
+  bool replaySearch(qint64 searchId, double speed = 1.0);
+  // The recorded searches of the open project that the open model and machine can replay.
+  QList<qint64> replayableSearches() const;
+  // The table's decisions from a project: everything else neutral.
+  void setDecisions(const QStringList& pins, const QStringList& vetoes);
   void setMode(const QString& mode);  // joint or sequential
   void setBudget(int budget);
   void setAlpha(double alpha);
@@ -64,13 +72,25 @@ class SearchView : public QWidget {
     QHash<QString, int> byLocation;           // "RULE" -> matches
     QHash<QString, QStringList> nodesByRule;  // where each match starts
   };
+  struct ReplayData {
+    qint64 id = 0;
+    quint64 generation = 0;
+    double speed = 1;
+    QString mode;
+    std::vector<SearchEvent> events;
+    std::shared_ptr<const Plan> plan;
+    QString error;
+  };
   void onModelChanged();
+  void onReplayLoaded();
   void onProgress(const SearchSnapshot& s);
   void onCandidates(const QList<CandidatePoint>& points);
   void onFinished(std::shared_ptr<const Plan> plan, const QString& status);
   void onStateChanged(SearchRunner::State state);
   void showTableMenu(const QPoint& pos);
   void countMatches();
+  void refreshRecorded();
+  void storeDecisions();
   void applyMatchCounts();
   QList<NodeId> baseNodes(const SearchSnapshot& s) const;
 
@@ -90,6 +110,11 @@ class SearchView : public QWidget {
   QPushButton* resume_;
   QPushButton* cancel_;
   QLabel* status_;
+  QComboBox* recorded_;
+  QComboBox* replaySpeed_;
+  QPushButton* replay_;
+  QFutureWatcher<ReplayData> replayLoader_;
+  bool applyingDecisions_ = false;
   SearchStatsPanel* stats_;
   QElapsedTimer lastActivityUpdate_;
   qint64 lastHighlighted_ = -1;

@@ -1,7 +1,7 @@
 #pragma once
 // The tensors that enter and leave a graph: its inputs, its weights and its results (outputs nobody
-// consumes), with shapes. Lets users check sizes and batch at a glance and, sorted by elements, find
-// the weights that dominate memory.
+// consumes), with shapes. Lets users check sizes and batch at a glance and, sorted by elements,
+// find the weights that dominate memory.
 #include <QAbstractTableModel>
 #include <QList>
 #include <QString>
@@ -37,7 +37,8 @@ class TensorTableModel : public QAbstractTableModel {
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
 
   static QString kindName(Kind kind);
 
