@@ -71,8 +71,10 @@ void add_compare_command(CLI::App& app) {
       if (s.fits_in_memory) best = std::min(best, s.iteration_time_ms);
 
     if (opt->json) {
-      nlohmann::json j = {{"model", model.name}, {"machine", machine.name},
-                          {"devices", machine.num_devices()}, {"plans", nlohmann::json::array()}};
+      nlohmann::json j = {{"model", model.name},
+                          {"machine", machine.name},
+                          {"devices", machine.num_devices()},
+                          {"plans", nlohmann::json::array()}};
       for (std::size_t i = 0; i < plans.size(); ++i) {
         auto p = summary_to_json(plans[i]);
         if (!opt->project.empty()) p["project"] = records[i].to_json();
@@ -85,9 +87,8 @@ void add_compare_command(CLI::App& app) {
     Table table({"mode", "iteration", "vs best", "compute", "communication", "sent/iter",
                  "peak memory", "search", "plan"});
     for (const auto& s : plans) {
-      const std::string vs = s.fits_in_memory && best > 0
-                                 ? fmt::format("{:.2f}x", s.iteration_time_ms / best)
-                                 : "-";
+      const std::string vs =
+          s.fits_in_memory && best > 0 ? fmt::format("{:.2f}x", s.iteration_time_ms / best) : "-";
       table.add({s.mode, fmt::format("{:.3f} ms", s.iteration_time_ms), vs,
                  fmt::format("{:.3f} ms", s.compute_ms),
                  fmt::format("{:.3f} ms", s.communication_ms),

@@ -1,6 +1,6 @@
 #pragma once
-// The search flags `optimize` and `compare` share: alpha, budget, rule files, pins and vetoes, graph
-// splitting and the optimizer whose state the memory model counts.
+// The search flags `optimize` and `compare` share: alpha, budget, rule files, pins and vetoes,
+// graph splitting and the optimizer whose state the memory model counts.
 #include <CLI/CLI.hpp>
 
 #include "unity/core/plan_optimizer.h"

@@ -1,4 +1,5 @@
-// Joint search (paper 5.1): the paper's Figure 2, modes, pins and vetoes, events, cancellation, fuzz.
+// Joint search (paper 5.1): the paper's Figure 2, modes, pins and vetoes, events, cancellation,
+// fuzz.
 #include <gtest/gtest.h>
 
 #include "random_graphs.h"

@@ -95,8 +95,8 @@ class MappingSearch {
  private:
   struct Entry {
     CostBreakdown cost;
-    int view = -1;           // Leaf / Series: the chosen view of the node
-    ParallelChoice choice;   // Parallel
+    int view = -1;          // Leaf / Series: the chosen view of the node
+    ParallelChoice choice;  // Parallel
   };
 
   const std::vector<int>& views(NodeId node, DeviceBlock block) {
@@ -124,10 +124,15 @@ class MappingSearch {
     return view_cache_.emplace(std::move(key), std::move(ids)).first->second;
   }
 
-  // Grid starts in blocks of several nodes: node boundaries only (see candidate_views).
+  // Grid starts in blocks of several nodes: node boundaries only, and at most kMaxStarts of them
+  // (see candidate_views), so that a state's work does not grow with the machine: small grids
+  // reach other places through side-by-side divisions.
+  static constexpr int kMaxStarts = 8;
   int align(DeviceBlock block) const {
     const int per_node = costs_.model().machine().devices_per_node;
-    return block.size > per_node ? per_node : 1;
+    if (block.size <= per_node) return 1;
+    const int nodes = block.size / per_node;
+    return per_node * ((nodes + kMaxStarts - 1) / kMaxStarts);
   }
 
   const MachineView& view(int id) const { return shared_ ? shared_->views[id] : view_table_[id]; }
@@ -254,8 +259,8 @@ class MappingSearch {
         for (int k : parallel_divisions(costs_.model().machine(), block, tasks(part.first),
                                         tasks(part.second))) {
           for (bool low : {true, false}) {
-            const DeviceBlock a = low ? DeviceBlock{block.start, k}
-                                      : DeviceBlock{block.start + block.size - k, k};
+            const DeviceBlock a =
+                low ? DeviceBlock{block.start, k} : DeviceBlock{block.start + block.size - k, k};
             const DeviceBlock b = low ? DeviceBlock{block.start + k, block.size - k}
                                       : DeviceBlock{block.start, block.size - k};
             const CostBreakdown ca = solve(part.first, a).cost;
@@ -292,10 +297,13 @@ class MappingSearch {
           collect(part.second, block, out);
         } else {
           const bool low = e.choice.first_low;
-          collect(part.first, low ? DeviceBlock{block.start, k}
-                                   : DeviceBlock{block.start + block.size - k, k}, out);
-          collect(part.second, low ? DeviceBlock{block.start + k, block.size - k}
-                                    : DeviceBlock{block.start, block.size - k}, out);
+          collect(part.first,
+                  low ? DeviceBlock{block.start, k} : DeviceBlock{block.start + block.size - k, k},
+                  out);
+          collect(part.second,
+                  low ? DeviceBlock{block.start + k, block.size - k}
+                      : DeviceBlock{block.start, block.size - k},
+                  out);
         }
         break;
       }

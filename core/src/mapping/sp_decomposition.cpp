@@ -110,7 +110,8 @@ int SpDecomposition::build(const std::vector<NodeId>& members) {
     while (last + 1 < component_size.size() && 2 * (taken + component_size[last]) <= members.size())
       taken += component_size[last++];
     if (last == 0) last = 1;
-    for (NodeId m : members) (component_of[m] < static_cast<int>(last) ? first : second).push_back(m);
+    for (NodeId m : members)
+      (component_of[m] < static_cast<int>(last) ? first : second).push_back(m);
     sp.kind = SpNode::Kind::Parallel;
     const int a = build(first);
     const int b = build(second);

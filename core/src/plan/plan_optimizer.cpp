@@ -24,8 +24,8 @@ RuleSet rules_for(const OptimizeOptions& options) {
   for (const auto& f : options.rule_files)
     for (auto& r : load_rule_file(f).rules) {
       if (all.find(r.name))
-        throw InputError(fmt::format("{}: rule '{}' is already defined by an earlier rule file", f,
-                                     r.name));
+        throw InputError(
+            fmt::format("{}: rule '{}' is already defined by an earlier rule file", f, r.name));
       all.rules.push_back(std::move(r));
     }
   return all;
@@ -42,7 +42,8 @@ std::vector<RuleLocation> locations(const std::vector<std::string>& texts, const
         throw InputError(fmt::format("--pin {}: a pin names one rule, not a pattern", l.rule));
       const bool any = std::any_of(rules.rules.begin(), rules.rules.end(),
                                    [&](const Rule& r) { return l.names(r.name); });
-      if (!any) throw InputError(fmt::format("{} {}: no rule name matches that pattern", flag, l.rule));
+      if (!any)
+        throw InputError(fmt::format("{} {}: no rule name matches that pattern", flag, l.rule));
     } else if (!rules.find(l.rule)) {
       throw InputError(fmt::format("{} {}: no rule has that name", flag, l.rule));
     }
@@ -64,7 +65,9 @@ bool better(const CandidateCost& a, const CandidateCost& b) { return a.key() < b
 class PlanSearch {
  public:
   PlanSearch(const Graph& model, const MachineSpec& machine, const OptimizeOptions& options)
-      : model_(model), machine_(machine), options_(options),
+      : model_(model),
+        machine_(machine),
+        options_(options),
         costs_(machine, optimizer_from_string(options.optimizer), options.profiles) {}
 
   Plan run() {
@@ -227,7 +230,8 @@ class PlanSearch {
     auto lap = [&](const char* what) {
       if (!std::getenv("UNITY_DEBUG_SEARCH")) return;
       const auto now = std::chrono::steady_clock::now();
-      fmt::print(stderr, "joint: {} {:.2f} s\n", what, std::chrono::duration<double>(now - t0).count());
+      fmt::print(stderr, "joint: {} {:.2f} s\n", what,
+                 std::chrono::duration<double>(now - t0).count());
       t0 = now;
     };
     Outcome best = search(model_, costs_, "", true);

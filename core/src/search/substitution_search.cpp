@@ -23,8 +23,8 @@ AppliedSubstitution describe(const Graph& g, const Match& m,
   return {m.rule->name, matched_names(g, m), params, false};
 }
 
-// Every new node (id at or above `first_new`) splits its tensors into a number of pieces that divides
-// the device count: otherwise some devices would hold two pieces or none.
+// Every new node (id at or above `first_new`) splits its tensors into a number of pieces that
+// divides the device count: otherwise some devices would hold two pieces or none.
 bool fits_devices(const Graph& g, NodeId first_new, int devices) {
   if (devices <= 0) return true;
   for (auto it = g.nodes().lower_bound(first_new); it != g.nodes().end(); ++it)
@@ -66,7 +66,6 @@ std::vector<const Rule*> applicable_rules(const Graph& g, const RuleSet& rules,
   }
   return out;
 }
-
 
 // A match the search may rewrite: no frozen node, no pinned node for an algebraic rule, not vetoed.
 bool allowed(const Graph& g, const Rule& rule, const Match& m, const SearchOptions& options) {
@@ -257,8 +256,10 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
       const Candidate* c = admit(std::move(*next), std::move(applied));
       if (!c) return;
       emit(SearchEvent::Kind::CandidateCosted);
-      if (best != before) emit(SearchEvent::Kind::NewBest);
-      else if (c->cost.key() > options.alpha * best->cost.key()) emit(SearchEvent::Kind::Pruned);
+      if (best != before)
+        emit(SearchEvent::Kind::NewBest);
+      else if (c->cost.key() > options.alpha * best->cost.key())
+        emit(SearchEvent::Kind::Pruned);
     };
     const auto candidate_rules = applicable_rules(g, rules, options);
     // Each rule at all its matches at once first (see apply_at_every_match), then one at a time.

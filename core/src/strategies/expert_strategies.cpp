@@ -27,7 +27,8 @@ Graph apply_rules(Graph g, const RuleSet& rules, const std::vector<std::string>&
   const NodeId fresh_from = g.next_id();
   for (const auto& name : names) {
     const Rule* rule = rules.find(name);
-    if (!rule) throw std::logic_error("expert strategy: the built-in rule '" + name + "' is missing");
+    if (!rule)
+      throw std::logic_error("expert strategy: the built-in rule '" + name + "' is missing");
     g = apply_everywhere(g, *rule, {name, ""}, {d}, applied, fresh_from);
   }
   return g;
@@ -79,8 +80,9 @@ Graph mixed_parallel(const Graph& model, int n, const std::set<NodeId>& serial_o
     if (auto it = whole.find(t.node); it != whole.end() && t.index == 0) return it->second;
     if (auto it = split.find(t.node); it != split.end() && t.index == 0) {
       const auto& s = g.shape(it->second);
-      const TensorRef c = convert_layout(g, it->second, ParallelTensorShape::serial(s.sizes(), s.dtype),
-                                         model.node(t.node).op.name + ".gather");
+      const TensorRef c =
+          convert_layout(g, it->second, ParallelTensorShape::serial(s.sizes(), s.dtype),
+                         model.node(t.node).op.name + ".gather");
       whole[t.node] = c;
       return c;
     }
@@ -91,13 +93,14 @@ Graph mixed_parallel(const Graph& model, int n, const std::set<NodeId>& serial_o
     const TensorRef s = serial_of(t);
     const auto& shape = g.shape(s);
     const Node& src = model.node(t.node);
-    const bool batched = shape.rank() > 0 && shape.dims[0].size == batch &&
-                         src.op.type != OpType::Weight;
-    Operator op = batched ? Operator{OpType::Partition,
-                                     {{"dim", std::int64_t{0}}, {"degree", std::int64_t{n}}},
-                                     src.op.name + ".partition"}
-                          : Operator{OpType::Replicate, {{"degree", std::int64_t{n}}},
-                                     src.op.name + ".replicate"};
+    const bool batched =
+        shape.rank() > 0 && shape.dims[0].size == batch && src.op.type != OpType::Weight;
+    Operator op =
+        batched ? Operator{OpType::Partition,
+                           {{"dim", std::int64_t{0}}, {"degree", std::int64_t{n}}},
+                           src.op.name + ".partition"}
+                : Operator{
+                      OpType::Replicate, {{"degree", std::int64_t{n}}}, src.op.name + ".replicate"};
     const TensorRef p{g.add(std::move(op), {s}), 0};
     if (t.index == 0) split[t.node] = p;
     return p;
@@ -158,10 +161,10 @@ Graph mixed_parallel(const Graph& model, int n, const std::set<NodeId>& serial_o
   return g;
 }
 
-// Neo (Mudigere et al.), the paper's DLRM and CANDLE-Uno baseline: communication-intensive operators
-// (embedding tables, and operators whose weight synchronisation would take longer than their
-// computation) run model-parallel, each on one device (the machine mapping spreads them over the
-// devices), and everything else data-parallel.
+// Neo (Mudigere et al.), the paper's DLRM and CANDLE-Uno baseline: communication-intensive
+// operators (embedding tables, and operators whose weight synchronisation would take longer than
+// their computation) run model-parallel, each on one device (the machine mapping spreads them over
+// the devices), and everything else data-parallel.
 std::optional<ExpertStrategy> neo(const Graph& model, const MachineSpec& machine) {
   const int n = machine.num_devices();
   if (n < 2) return std::nullopt;

@@ -1,8 +1,8 @@
 #pragma once
 // Expert-designed parallelisations, the baselines of the paper's evaluation (6.2): Megatron-LM for
 // transformers (attention heads and MLP pairs tensor-parallel inside a node, data parallel across),
-// Neo for recommendation models (embedding tables model-parallel, the dense layers data-parallel), and
-// data parallelism, which applies to every model.
+// Neo for recommendation models (embedding tables model-parallel, the dense layers data-parallel),
+// and data parallelism, which applies to every model.
 #include <string>
 #include <vector>
 
@@ -15,7 +15,8 @@ namespace unity {
 struct ExpertStrategy {
   std::string name;  // "megatron tp2 x dp3", "neo", "data-parallel x6"
   Graph graph;       // the complete PCG
-  std::vector<AppliedSubstitution> applied;  // built-in rules it applied (none for plans built directly)
+  std::vector<AppliedSubstitution>
+      applied;  // built-in rules it applied (none for plans built directly)
 };
 
 // Every expert strategy that applies to `model` on `machine`, for each degree combination they

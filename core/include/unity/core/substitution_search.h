@@ -1,8 +1,9 @@
 #pragma once
-// Substitution selection (paper 5.1): TASO's cost-based backtracking search. A queue of candidate PCGs
-// ordered by predicted iteration time; the best is taken off and every rule is applied at every match
-// with every parameter value; candidates within alpha x the best so far go back on the queue, until the
-// queue is empty or the budget is spent. Every candidate is costed by the machine-mapping DP.
+// Substitution selection (paper 5.1): TASO's cost-based backtracking search. A queue of candidate
+// PCGs ordered by predicted iteration time; the best is taken off and every rule is applied at
+// every match with every parameter value; candidates within alpha x the best so far go back on the
+// queue, until the queue is empty or the budget is spent. Every candidate is costed by the
+// machine-mapping DP.
 #include <functional>
 #include <limits>
 #include <set>
@@ -37,9 +38,9 @@ RuleLocation parse_rule_location(const std::string& text);
 std::string to_string(const RuleLocation& location);
 
 struct CandidateCost {
-  double time = 0;       // predicted iteration time, seconds
-  bool fits = true;      // in every device's memory
-  double overflow = 0;   // peak memory / capacity when it does not fit
+  double time = 0;      // predicted iteration time, seconds
+  bool fits = true;     // in every device's memory
+  double overflow = 0;  // peak memory / capacity when it does not fit
   MachineMapping mapping;
   // Plans that fit come first, then by time; plans that do not fit by how far they overflow.
   double key() const { return fits ? time : 1e9 + overflow; }
@@ -49,20 +50,21 @@ using CostFunction = std::function<CandidateCost(const Graph&)>;
 
 struct SearchOptions {
   double alpha = 1.05;
-  std::int64_t budget = 200;              // candidates costed
-  std::vector<std::int64_t> degrees;      // values the rules' degree parameters may take
-  // > 0: a candidate with a tensor split into more pieces than this, or into a number of pieces that
-  // does not divide it, is not costed (it cannot use the machine evenly).
+  std::int64_t budget = 200;          // candidates costed
+  std::vector<std::int64_t> degrees;  // values the rules' degree parameters may take
+  // > 0: a candidate with a tensor split into more pieces than this, or into a number of pieces
+  // that does not divide it, is not costed (it cannot use the machine evenly).
   int devices = 0;
-  std::vector<RuleLocation> vetoed;       // never applied (everywhere, or at a node)
-  std::set<NodeId> frozen;                // nodes no substitution may match
-  std::set<NodeId> pinned;                // nodes a pinned rule made: no algebraic rule undoes them
-  std::string kind;                       // "" all rules, else "algebraic" or "parallel" only
+  std::vector<RuleLocation> vetoed;  // never applied (everywhere, or at a node)
+  std::set<NodeId> frozen;           // nodes no substitution may match
+  std::set<NodeId> pinned;           // nodes a pinned rule made: no algebraic rule undoes them
+  std::string kind;                  // "" all rules, else "algebraic" or "parallel" only
   SearchObserver* observer = nullptr;
   const CancelFlag* cancel = nullptr;
-  SearchEvent scope;                      // segment fields copied into every event
-  // Called for every costed candidate with the substitutions that led to it (the hierarchical search
-  // keeps the best candidate for each partitioning of a piece's result, not only the best overall).
+  SearchEvent scope;  // segment fields copied into every event
+  // Called for every costed candidate with the substitutions that led to it (the hierarchical
+  // search keeps the best candidate for each partitioning of a piece's result, not only the best
+  // overall).
   std::function<void(const Graph&, const CandidateCost&, const std::vector<AppliedSubstitution>&)>
       on_costed;
 };
@@ -80,11 +82,11 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
                                  const RuleSet& rules, const CostFunction& cost,
                                  const SearchOptions& options);
 
-// Applies `rule` wherever it matches in `graph` (at matches covering `location`'s node when it names
-// one), with the first parameter value that is valid, repeatedly, recording each application as
-// pinned. Used for --pin.
-// Matches touching nodes with ids at or above `fresh_from` (default: the graph's next id, i.e. nodes
-// this call creates) are not taken, so a target that matches its own source is applied once.
+// Applies `rule` wherever it matches in `graph` (at matches covering `location`'s node when it
+// names one), with the first parameter value that is valid, repeatedly, recording each application
+// as pinned. Used for --pin. Matches touching nodes with ids at or above `fresh_from` (default: the
+// graph's next id, i.e. nodes this call creates) are not taken, so a target that matches its own
+// source is applied once.
 Graph apply_everywhere(const Graph& graph, const Rule& rule, const RuleLocation& location,
                        const std::vector<std::int64_t>& degrees,
                        std::vector<AppliedSubstitution>& applied, NodeId fresh_from = -1);
