@@ -5,6 +5,7 @@
 // start `mpirun -np N unity-worker ...`. Progress goes to stderr, the result to stdout.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -67,7 +68,11 @@ bool is_plan_file(const std::string& path) {
 // Plans a MODEL target like `unity optimize` would, with --scale/--batch applied to zoo models.
 Plan plan_model(const RunOptions& o, int ranks) {
   Graph model;
-  if (zoo::has_model(o.target) && (o.scale != 1.0 || o.batch > 0)) {
+  const auto& scalable = zoo::scalable_models();
+  const bool can_scale = std::find(scalable.begin(), scalable.end(), o.target) != scalable.end();
+  // Scalable zoo models go through build_scaled even at scale 1 (the same graph), so that --batch
+  // means the global batch for every zoo model; the others only take --batch.
+  if (zoo::has_model(o.target) && (o.scale != 1.0 || (o.batch > 0 && can_scale))) {
     std::int64_t batch = o.batch;
     if (batch <= 0)
       for (const auto& m : zoo::models())
@@ -347,7 +352,7 @@ void add_run_command(CLI::App& app) {
                   "MODEL: shrink a zoo model's widths, tables and depth by this factor (0, 1]")
       ->check(CLI::Range(1e-9, 1.0));
   cmd->add_option("--mode", o->mode, "MODEL: how to plan it")
-      ->check(CLI::IsMember({"joint", "sequential", "data-parallel"}))
+      ->check(CLI::IsMember({"joint", "sequential", "data-parallel", "expert"}))
       ->capture_default_str();
   cmd->add_option("--machine", o->machine,
                   "MODEL: the machine to plan for (default cpu-local); plan: re-cost its mapping "

@@ -132,6 +132,21 @@ TEST_F(Distributed, ReducedResnextDataParallelOnTwoRanks) {
   expect_run_matches_reference(write_plan(dir, "resnext", pcg, 2), 2, 0.001);
 }
 
+// Beyond the acceptance list: a reduced BERT (attention, LayerNorm, GELU, embeddings) planned by
+// the joint search, which splits attention heads, the feed-forward pair and the embeddings' columns
+// across the ranks, and a reduced XDL in the expert (Neo-style) plan.
+TEST_F(Distributed, ReducedBertJointAndXdlExpertPlansOnTwoRanks) {
+  const Plan bert = optimized(zoo::build_scaled("bert-large", 8, 1.0 / 16), 2, "joint");
+  bool split = false;  // some compute operator runs on pieces of a weight
+  for (const auto& [id, n] : bert.pcg.nodes())
+    if (n.op.type == OpType::Partition && bert.pcg.node(n.inputs[0].node).op.type == OpType::Weight)
+      split = true;
+  EXPECT_TRUE(split) << "the joint plan of the reduced BERT no longer splits a weight";
+  expect_run_matches_reference(write_plan(dir, "bert", bert), 2, 0.01);
+  expect_run_matches_reference(
+      write_plan(dir, "xdl", optimized(zoo::build_scaled("xdl", 32, 1.0 / 512), 2, "expert")), 2);
+}
+
 // The paper's claim on this machine: for mnist-mlp on 2 cpu-local ranks the joint plan (which
 // splits the first layer's reduction and exchanges activations) is predicted and measured faster
 // than the sequential one (algebraic rewrites first, then data parallelism with a weight

@@ -67,6 +67,15 @@ TEST(RunCli, ScaledModelPlannedAndRun) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["model"], "resnext50@0.0625");
   EXPECT_EQ(j["losses"].size(), 2u);
+  // A model that cannot be scaled still takes --batch (the global batch).
+  const CliResult inception = run_cli("run inception-v3 --batch 1 --iterations 1 --json");
+  ASSERT_EQ(inception.exit_code, 0) << inception.err;
+  EXPECT_EQ(nlohmann::json::parse(inception.out)["model"], "inception-v3");
+  // Every mode of `unity optimize`, the expert plans included.
+  const CliResult bert =
+      run_cli("run bert-large --scale 0.0625 --batch 4 --mode expert --iterations 1 --json");
+  ASSERT_EQ(bert.exit_code, 0) << bert.err;
+  EXPECT_EQ(nlohmann::json::parse(bert.out)["mode"], "expert");
 }
 
 TEST(RunCli, BadInputExitsWithOneAndAMessage) {
