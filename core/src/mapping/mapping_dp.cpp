@@ -26,6 +26,22 @@ struct PairHash {
   }
 };
 
+struct EdgeKey {
+  std::uint64_t producer_view, consumer_view;
+  bool operator==(const EdgeKey&) const = default;
+};
+
+struct EdgeKeyHash {
+  static std::uint64_t mix(std::uint64_t z) {  // splitmix64's finaliser
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  std::size_t operator()(const EdgeKey& k) const {
+    return mix(k.producer_view ^ mix(k.consumer_view + 0x9e3779b97f4a7c15ULL));
+  }
+};
+
 CostBreakdown infeasible() { return {kInfinity, 0, 0}; }
 
 // Side by side: the slower part is the critical path; bytes are sent by both.
@@ -150,14 +166,11 @@ class MappingSearch {
     return node_cache_.emplace(key, costs_.node_cost(node, this->view(view))).first->second;
   }
 
-  // One edge's cost for two views, memoised: the same pair comes up in many subproblems.
+  // One edge's cost for two views, memoised: the same pair comes up in many subproblems. The key is
+  // exact (ids and view numbers packed), hashed with a cheap mixer: this lookup is the DP's hottest.
   const CostBreakdown& edge(NodeId producer, int pv, NodeId consumer, int cv) {
-    detail::Hasher h;
-    h.i64(producer);
-    h.i64(pv);
-    h.i64(consumer);
-    h.i64(cv);
-    const std::uint64_t key = h.value();
+    const EdgeKey key{(static_cast<std::uint64_t>(producer) << 32) | static_cast<std::uint32_t>(pv),
+                      (static_cast<std::uint64_t>(consumer) << 32) | static_cast<std::uint32_t>(cv)};
     if (auto it = edge_cache_.find(key); it != edge_cache_.end()) return it->second;
     return edge_cache_
         .emplace(key, costs_.edge_cost(producer, this->view(pv), consumer, this->view(cv)))
@@ -316,7 +329,7 @@ class MappingSearch {
   std::unordered_map<std::vector<int>, std::vector<int>, KeyHash> view_cache_;
   std::unordered_map<std::pair<NodeId, int>, CostBreakdown, PairHash> node_cache_;
   std::unordered_map<std::uint64_t, Entry> memo_;
-  std::unordered_map<std::uint64_t, CostBreakdown> edge_cache_;
+  std::unordered_map<EdgeKey, CostBreakdown, EdgeKeyHash> edge_cache_;
   std::vector<int> tasks_;
   std::unordered_map<NodeId, int> assigned_;  // views of nodes fixed by enclosing splits
   MappingCache::Impl* shared_ = nullptr;
