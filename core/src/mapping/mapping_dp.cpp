@@ -74,8 +74,9 @@ namespace {
 
 class MappingSearch {
  public:
-  explicit MappingSearch(const MappingCost& costs, MappingCache::Impl* shared = nullptr)
-      : costs_(costs), sp_(costs.placement()), shared_(shared) {
+  explicit MappingSearch(const MappingCost& costs, MappingCache::Impl* shared = nullptr,
+                         bool balanced = true)
+      : costs_(costs), sp_(costs.placement(), balanced), shared_(shared) {
     if (shared_) signatures_ = detail::part_signatures(sp_, costs.placement());
   }
 
@@ -91,6 +92,8 @@ class MappingSearch {
     e.subproblems = misses_;
     return e;
   }
+
+  bool has_wide_parallel() const { return sp_.has_wide_parallel(); }
 
   MachineMapping run(DeviceBlock block) {
     MachineMapping result;
@@ -394,6 +397,12 @@ int max_tasks(const MappingCost& costs, const SpDecomposition& sp, int index) {
 MachineMapping optimize_machine_mapping(const MappingCost& costs, DeviceBlock block) {
   MappingSearch search(costs);
   MachineMapping m = search.run(block);
+  if (search.has_wide_parallel()) {
+    // The other decomposition of wide parallel splits (see SpDecomposition): the better mapping.
+    MappingSearch one_by_one(costs, nullptr, false);
+    MachineMapping other = one_by_one.run(block);
+    if (other.feasible && (!m.feasible || other.cost.time() < m.cost.time())) m = std::move(other);
+  }
   if (!m.feasible) return m;
   const auto& pg = costs.placement();
   for (NodeId id : pg.placed()) {

@@ -55,7 +55,8 @@ class Reach {
 
 }  // namespace
 
-SpDecomposition::SpDecomposition(const PlacementGraph& placement) : placement_(placement) {
+SpDecomposition::SpDecomposition(const PlacementGraph& placement, bool balanced)
+    : placement_(placement), balanced_(balanced) {
   if (!placement.placed().empty()) root_ = build(placement.placed());
 }
 
@@ -107,9 +108,11 @@ int SpDecomposition::build(const std::vector<NodeId>& members) {
     // Components in the order of their first member; the first half takes them until it holds
     // half of the members (at least one, and never all).
     std::size_t taken = 0, last = 0;
-    while (last + 1 < component_size.size() && 2 * (taken + component_size[last]) <= members.size())
+    while (balanced_ && last + 1 < component_size.size() &&
+           2 * (taken + component_size[last]) <= members.size())
       taken += component_size[last++];
     if (last == 0) last = 1;
+    wide_parallel_ |= component_size.size() > 2;
     for (NodeId m : members)
       (component_of[m] < static_cast<int>(last) ? first : second).push_back(m);
     sp.kind = SpNode::Kind::Parallel;

@@ -22,14 +22,21 @@ struct SpNode {
 
 class SpDecomposition {
  public:
-  explicit SpDecomposition(const PlacementGraph& placement);
+  // Parallel components are split into two halves (`balanced`), or the first component against
+  // the rest. The halves nest log(m) deep, which the search's estimates need on wide graphs; the
+  // other form places many small branches one by one and sometimes maps better, so the final costing
+  // of a plan tries both (see optimize_machine_mapping).
+  explicit SpDecomposition(const PlacementGraph& placement, bool balanced = true);
   int root() const { return root_; }  // -1 when nothing is placed
+  bool has_wide_parallel() const { return wide_parallel_; }  // a split of more than 2 components
   const SpNode& node(int index) const { return nodes_.at(index); }
   int size() const { return static_cast<int>(nodes_.size()); }
 
  private:
   int build(const std::vector<NodeId>& members);
   const PlacementGraph& placement_;
+  bool balanced_ = true;
+  bool wide_parallel_ = false;
   std::vector<SpNode> nodes_;
   int root_ = -1;
 };
