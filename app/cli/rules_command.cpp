@@ -20,7 +20,7 @@ namespace unity::cli {
 namespace {
 
 struct GenerateArgs {
-  int max_ops = 5;
+  int max_ops = 4;
   std::string out;
   int threads = 2;
   std::string only;
@@ -51,7 +51,8 @@ void write_atomically(const std::filesystem::path& path, const std::string& text
 }
 
 void run_generate(const GenerateArgs& a) {
-  if (a.max_ops < 1 || a.max_ops > 6) throw InputError(fmt::format("--max-ops must be 1..6, got {}", a.max_ops));
+  if (a.max_ops < 1 || a.max_ops > 6)
+    throw InputError(fmt::format("--max-ops must be 1..6, got {}", a.max_ops));
   const auto dir = std::filesystem::path(a.out).parent_path();
   if (!dir.empty() && !std::filesystem::is_directory(dir))
     throw InputError(fmt::format("cannot write '{}': no directory '{}'", a.out, dir.string()));
@@ -61,8 +62,8 @@ void run_generate(const GenerateArgs& a) {
   o.only = a.only;
   o.verify.timeout_ms = a.timeout_ms;
   o.verify.threads = a.threads;
-  o.verify.concrete_trials = 150;
-  o.verify.concrete_enough = 8;
+  // The concrete stage as thorough as `unity rules verify`'s: with fewer instances a rule whose
+  // target is undefined for rare input layouts (both operands partial sums) slipped through.
   const auto result = rules::generate_rules(o, [&](const std::string& s) {
     if (!a.quiet && !a.json) fmt::print(stderr, "{}\n", s);
   });
@@ -91,12 +92,16 @@ void run_generate(const GenerateArgs& a) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
-  fmt::print("{} rules written to {} ({} with parallel operators; {} verified for all degrees, {} for degrees up to 8)\n",
-             result.rules.rules.size(), a.out, s.parallel_rules, s.verified, s.verified_bounded);
-  fmt::print("{} families, {} graphs fingerprinted, {} candidates: {} with a common subgraph, {} duplicates, "
-             "{} implied by smaller rules, {} not verified\n",
-             s.families, s.graphs, s.candidates, s.pruned_common, s.pruned_duplicate, s.pruned_implied,
-             s.not_verified);
+  fmt::print(
+      "{} rules written to {} ({} with parallel operators; {} verified for all degrees, {} for "
+      "degrees up to 8)\n",
+      result.rules.rules.size(), a.out, s.parallel_rules, s.verified, s.verified_bounded);
+  fmt::print(
+      "{} families, {} graphs fingerprinted, {} candidates: {} with a common subgraph, {} "
+      "duplicates, "
+      "{} implied by smaller rules, {} not verified\n",
+      s.families, s.graphs, s.candidates, s.pruned_common, s.pruned_duplicate, s.pruned_implied,
+      s.not_verified);
   fmt::print("enumeration {:.1f} s, verification {:.1f} s, total {:.1f} s\n", s.enumerate_seconds,
              s.verify_seconds, s.total_seconds);
 }
@@ -116,46 +121,56 @@ void run_verify(const VerifyArgs& a) {
     Table table({"rule", "verdict", "seconds", "detail"});
     for (const auto& r : report.rules)
       if (a.all || !r.ok() || r.verdict == rules::Verdict::VerifiedBounded)
-        table.add({r.rule, std::string(rules::to_string(r.verdict)), fmt::format("{:.2f}", r.seconds), r.detail});
+        table.add({r.rule, std::string(rules::to_string(r.verdict)),
+                   fmt::format("{:.2f}", r.seconds), r.detail});
     table.print();
-    fmt::print("{} rules: {} verified, {} verified for degrees up to {}, {} refuted, {} unknown, {} invalid ({:.1f} s)\n",
-               report.rules.size(), report.verified, report.bounded, a.degree_bound, report.refuted, report.unknown,
-               report.invalid, report.seconds);
+    fmt::print(
+        "{} rules: {} verified, {} verified for degrees up to {}, {} refuted, {} unknown, {} "
+        "invalid ({:.1f} s)\n",
+        report.rules.size(), report.verified, report.bounded, a.degree_bound, report.refuted,
+        report.unknown, report.invalid, report.seconds);
   }
   if (!report.all_ok())
-    throw InputError(fmt::format("{} of {} rules are not verified", report.refuted + report.unknown + report.invalid,
+    throw InputError(fmt::format("{} of {} rules are not verified",
+                                 report.refuted + report.unknown + report.invalid,
                                  report.rules.size()));
 }
 
 }  // namespace
 
 void add_rules_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("rules", "Generate and formally verify substitution rules (paper section 4)");
+  auto* cmd = app.add_subcommand(
+      "rules", "Generate and formally verify substitution rules (paper section 4)");
   cmd->require_subcommand(1);
 
   auto g = std::make_shared<GenerateArgs>();
-  auto* gen = cmd->add_subcommand("generate", "Enumerate PCGs, pair equal fingerprints, verify, write the rules");
-  gen->add_option("--max-ops", g->max_ops, "Operators per graph (default 5)");
+  auto* gen = cmd->add_subcommand(
+      "generate", "Enumerate PCGs, pair equal fingerprints, verify, write the rules");
+  gen->add_option("--max-ops", g->max_ops, "Operators per graph (default 4)");
   gen->add_option("-o,--out", g->out, "Rule file to write")->required();
   gen->add_option("--threads", g->threads, "Worker threads (default 2)");
-  gen->add_option("--only", g->only, "Only operator families whose name contains this (e.g. linear)");
+  gen->add_option("--only", g->only,
+                  "Only operator families whose name contains this (e.g. linear)");
   gen->add_option("--timeout-ms", g->timeout_ms, "Z3 time limit per proof (default 2000)");
   gen->add_flag("--json", g->json, "Print the statistics as JSON");
   gen->add_flag("--quiet", g->quiet, "No progress on stderr");
   gen->callback([g] { run_generate(*g); });
 
   auto v = std::make_shared<VerifyArgs>();
-  auto* ver = cmd->add_subcommand("verify", "Verify rule files with Z3: verified, refuted (with a counterexample) or unknown");
+  auto* ver = cmd->add_subcommand(
+      "verify", "Verify rule files with Z3: verified, refuted (with a counterexample) or unknown");
   ver->add_option("files", v->files, "Rule files")->required()->check(CLI::ExistingFile);
   ver->add_flag("--json", v->json, "Print the report as JSON");
   ver->add_flag("--all", v->all, "List every rule, not only those that need attention");
   ver->add_option("--timeout-ms", v->timeout_ms, "Z3 time limit per proof (default 4000)");
-  ver->add_option("--degree-bound", v->degree_bound, "Bounded fallback: prove every degree up to this (default 8)");
+  ver->add_option("--degree-bound", v->degree_bound,
+                  "Bounded fallback: prove every degree up to this (default 8)");
   ver->add_option("--threads", v->threads, "Worker threads (default 2)");
   ver->callback([v] { run_verify(*v); });
 
   auto trials = std::make_shared<int>(2000);
-  auto* ax = cmd->add_subcommand("axioms", "Check every operator axiom of the verifier on random concrete tensors");
+  auto* ax = cmd->add_subcommand(
+      "axioms", "Check every operator axiom of the verifier on random concrete tensors");
   ax->add_option("--trials", *trials, "Random instances per axiom (default 2000)");
   ax->callback([trials] {
     rules::AxiomCheckOptions o;
@@ -167,11 +182,12 @@ void add_rules_command(CLI::App& app) {
       if (c.violations) ++bad;
       if (c.instances == 0) ++untested;
       if (c.violations || c.instances == 0)
-        table.add({c.name, std::to_string(c.instances), std::to_string(c.violations), c.counterexample});
+        table.add(
+            {c.name, std::to_string(c.instances), std::to_string(c.violations), c.counterexample});
     }
     table.print();
-    fmt::print("{} axioms and {} facts checked: {} violated, {} without an instance\n", rules::axiom_count(),
-               rules::fact_count(), bad, untested);
+    fmt::print("{} axioms and {} facts checked: {} violated, {} without an instance\n",
+               rules::axiom_count(), rules::fact_count(), bad, untested);
     if (bad) throw InputError(fmt::format("{} axioms or facts are violated", bad));
   });
 }

@@ -33,9 +33,11 @@ const GenOp* producer(const Enumeration& e, const GenGraph& g, int t, int& outpu
   return nullptr;
 }
 
-bool common_subgraph(const Enumeration& e, const GenGraph& a, const Info& ia, const GenGraph& b, const Info& ib) {
+bool common_subgraph(const Enumeration& e, const GenGraph& a, const Info& ia, const GenGraph& b,
+                     const Info& ib) {
   const std::size_t inputs = e.family->inputs.size();
-  std::set<std::uint64_t> mine(ia.hashes.begin() + static_cast<std::ptrdiff_t>(inputs), ia.hashes.end());
+  std::set<std::uint64_t> mine(ia.hashes.begin() + static_cast<std::ptrdiff_t>(inputs),
+                               ia.hashes.end());
   for (std::size_t t = inputs; t < ib.hashes.size(); ++t)
     if (mine.count(ib.hashes[t])) return true;
   // The same outer operator on equivalent inputs.
@@ -44,10 +46,29 @@ bool common_subgraph(const Enumeration& e, const GenGraph& a, const Info& ia, co
   const GenOp* pb = producer(e, b, b.output, ob);
   if (pa && pb && pa->tmpl == pb->tmpl && oa == ob && pa->arity == pb->arity) {
     bool same = true;
-    for (int i = 0; i < pa->arity; ++i) same = same && ia.fingerprints[pa->in[i]] == ib.fingerprints[pb->in[i]];
+    for (int i = 0; i < pa->arity; ++i)
+      same = same && ia.fingerprints[pa->in[i]] == ib.fingerprints[pb->in[i]];
     if (same) return true;
   }
   return false;
+}
+
+// A graph that gathers (Combine, Reduce, AllReduce, Batch) only at its output: one parallel stage,
+// as the search's one-step parallelisations are.
+bool single_stage(const Enumeration& e, const GenGraph& g) {
+  int gathers = 0;
+  for (const auto& o : g.ops) {
+    const OpType t = e.templates[o.tmpl].type;
+    gathers +=
+        t == OpType::Combine || t == OpType::Reduce || t == OpType::AllReduce || t == OpType::Batch;
+  }
+  if (gathers == 0) return true;
+  int index = 0;
+  const GenOp* last = producer(e, g, g.output, index);
+  if (gathers > 1 || !last) return false;
+  const OpType t = e.templates[last->tmpl].type;
+  return t == OpType::Combine || t == OpType::Reduce || t == OpType::AllReduce ||
+         t == OpType::Batch;
 }
 
 }  // namespace
@@ -66,20 +87,22 @@ std::vector<Candidate> candidates(const Enumeration& e, CandidateStats& stats) {
   std::map<int, Info> infos;
   auto get = [&](int g) -> const Info& {
     auto it = infos.find(g);
-    if (it == infos.end()) it = infos.emplace(g, info(e, e.graphs[static_cast<std::size_t>(g)])).first;
+    if (it == infos.end())
+      it = infos.emplace(g, info(e, e.graphs[static_cast<std::size_t>(g)])).first;
     return it->second;
   };
   for (std::size_t begin = 0; begin < order.size();) {
     std::size_t end = begin;
-    while (end < order.size() &&
-           e.graphs[static_cast<std::size_t>(order[end])].fingerprint == e.graphs[static_cast<std::size_t>(order[begin])].fingerprint)
+    while (end < order.size() && e.graphs[static_cast<std::size_t>(order[end])].fingerprint ==
+                                     e.graphs[static_cast<std::size_t>(order[begin])].fingerprint)
       ++end;
     if (end - begin >= 2) {
       ++stats.classes;
       const std::size_t smallest = e.graphs[static_cast<std::size_t>(order[begin])].ops.size();
       std::vector<int> minimal, rest;
       for (std::size_t i = begin; i < end; ++i)
-        (e.graphs[static_cast<std::size_t>(order[i])].ops.size() == smallest ? minimal : rest).push_back(order[i]);
+        (e.graphs[static_cast<std::size_t>(order[i])].ops.size() == smallest ? minimal : rest)
+            .push_back(order[i]);
       if (minimal.size() > 2) minimal.resize(2);  // a few representatives are enough
       auto propose = [&](int s, int t) {
         const auto& gs = e.graphs[static_cast<std::size_t>(s)];
@@ -87,7 +110,9 @@ std::vector<Candidate> candidates(const Enumeration& e, CandidateStats& stats) {
         if (gs.ops.empty()) return;
         if ((gt.inputs_used & ~gs.inputs_used) != 0) return;
         // With parallel operators about, a target that computes more than its source is a detour.
-        if (gt.compute_ops > gs.compute_ops && gt.ops.size() > static_cast<std::size_t>(gt.compute_ops)) return;
+        if (gt.compute_ops > gs.compute_ops &&
+            gt.ops.size() > static_cast<std::size_t>(gt.compute_ops))
+          return;
         ++stats.proposed;
         if (common_subgraph(e, gs, get(s), gt, get(t))) {
           ++stats.pruned_common;
@@ -103,6 +128,20 @@ std::vector<Candidate> candidates(const Enumeration& e, CandidateStats& stats) {
       for (int a : minimal)
         for (int b : minimal)
           if (a != b) propose(a, b);
+      // A serial graph larger than the smallest (an unfused MLP block when the fused one is
+      // smallest) is paired with the parallel graphs too: parallelising it in one step is a rule
+      // the search needs, where the pair with the smallest graph would only parallelise the fused
+      // form.
+      for (int s : rest) {
+        const auto& gs = e.graphs[static_cast<std::size_t>(s)];
+        if (gs.ops.size() != static_cast<std::size_t>(gs.compute_ops)) continue;
+        for (int g : rest) {
+          const auto& gg = e.graphs[static_cast<std::size_t>(g)];
+          if (gg.ops.size() > static_cast<std::size_t>(gg.compute_ops) &&
+              gg.compute_ops == gs.compute_ops && single_stage(e, gg))
+            propose(s, g);
+        }
+      }
     }
     begin = end;
     infos.clear();

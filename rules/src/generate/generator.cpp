@@ -25,12 +25,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace gen;
 
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 struct Pending {
   const Enumeration* e = nullptr;
   int source = 0, target = 0;
-  Rule rule;       // the most general form
+  Rule rule;  // the most general form
   int size = 0;
   // Filled by verification: the rule as verified (possibly less general), and how.
   std::optional<Rule> verified;
@@ -51,23 +53,27 @@ void parallel_for(std::size_t n, int threads, F&& body) {
 
 // Verifies the most general form, then less general ones until one holds.
 void verify_pending(Pending& p, const VerifyOptions& options, spec::Prover& prover) {
-  for (Level level : {Level::Symbolic, Level::LiteralDims, Level::Literal}) {
-    std::optional<Rule> r = level == Level::Symbolic ? std::optional<Rule>(p.rule)
-                                                     : write_rule(*p.e, p.e->graphs[static_cast<std::size_t>(p.source)],
-                                                                  p.e->graphs[static_cast<std::size_t>(p.target)], level);
+  std::set<std::string> tried;
+  for (Level level : {Level::General, Level::Symbolic, Level::LiteralDims, Level::Literal}) {
+    std::optional<Rule> r =
+        level == Level::General
+            ? std::optional<Rule>(p.rule)
+            : write_rule(*p.e, p.e->graphs[static_cast<std::size_t>(p.source)],
+                         p.e->graphs[static_cast<std::size_t>(p.target)], level);
     if (!r) continue;
-    if (level != Level::Symbolic && rule_key(*r) == rule_key(p.rule)) continue;
-    // The most general form gets a short proof attempt: when it does not go through, a less general
-    // form usually does.
+    if (!tried.insert(rule_key(*r)).second) continue;
+    // The general forms get a short proof attempt: when it does not go through, a less general form
+    // usually does.
     VerifyOptions o = options;
-    if (level == Level::Symbolic) {
+    if (level == Level::General || level == Level::Symbolic) {
       o.timeout_ms = std::min(o.timeout_ms, 800);
       o.bounded_fallback = false;
     }
     auto v = verify_with(*r, o, prover);
     if (std::getenv("UNITY_RULES_DEBUG"))
       std::fprintf(stderr, "[%d] %-16s %5.2fs %s | %s\n", static_cast<int>(level),
-                   std::string(to_string(v.verdict)).c_str(), v.seconds, r->description.c_str(), v.detail.substr(0, 200).c_str());
+                   std::string(to_string(v.verdict)).c_str(), v.seconds, r->description.c_str(),
+                   v.detail.substr(0, 200).c_str());
     if (v.ok()) {
       // A Concat rule that holds for two inputs usually holds for any number: keep that form.
       if (auto variadic = variadic_concat(*r)) {
@@ -86,8 +92,9 @@ void verify_pending(Pending& p, const VerifyOptions& options, spec::Prover& prov
   }
 }
 
-// A rule whose source holds no parallel operator but whose target undoes a split or a reduction of a
-// rule input before computing: it re-derives what moving parallel operators and cancelling them do.
+// A rule whose source holds no parallel operator but whose target undoes a split or a reduction of
+// a rule input before computing: it re-derives what moving parallel operators and cancelling them
+// do.
 bool is_detour(const Rule& r) {
   for (const auto& n : r.source.nodes)
     if (is_parallel_op(n.op)) return false;
@@ -97,6 +104,27 @@ bool is_detour(const Rule& r) {
       if (std::find(r.inputs.begin(), r.inputs.end(), in) != r.inputs.end()) return true;
   }
   return false;
+}
+
+// A rule that parallelises a serial computation in one step. These are the search's first moves
+// from the serial graph, so they are kept even where smaller rules derive them: a derivation
+// through intermediate plans costs the budgeted search candidates, and the intermediate plans are
+// often slower, so the search (pruning at alpha x the best) never walks through them. Only
+// single-stage ones: a target that gathers (Combine, Reduce, ...) before its output chains two
+// parallelisations, which the search reaches from the one-step rules.
+bool introduces_parallelism(const Rule& r) {
+  for (const auto& n : r.source.nodes)
+    if (is_parallel_op(n.op)) return false;
+  bool parallel = false;
+  for (const auto& n : r.target.nodes) {
+    parallel |= is_parallel_op(n.op);
+    const bool gathers = n.op == OpType::Combine || n.op == OpType::Reduce ||
+                         n.op == OpType::AllReduce || n.op == OpType::Batch;
+    if (gathers && std::find(r.target.outputs.begin(), r.target.outputs.end(), n.name) ==
+                       r.target.outputs.end())
+      return false;
+  }
+  return parallel;
 }
 
 // Where a rule goes in the file: the search tries rules in file order, so rules that introduce
@@ -153,8 +181,10 @@ GenerateResult generate_rules(const GenerateOptions& options, const ProgressFunc
     st.pruned_common += cstats[i].pruned_common;
   }
   st.enumerate_seconds = since(started);
-  say(fmt::format("enumerated {} families: {} graphs, {} classes, {} candidates ({} with a common subgraph) in {:.1f} s",
-                  st.families, st.graphs, st.classes, st.candidates, st.pruned_common, st.enumerate_seconds));
+  say(fmt::format(
+      "enumerated {} families: {} graphs, {} classes, {} candidates ({} with a common subgraph) in "
+      "{:.1f} s",
+      st.families, st.graphs, st.classes, st.candidates, st.pruned_common, st.enumerate_seconds));
 
   // 2. Write each candidate at its most general; drop duplicates up to renaming.
   std::vector<Pending> pending;
@@ -162,8 +192,8 @@ GenerateResult generate_rules(const GenerateOptions& options, const ProgressFunc
   for (std::size_t i = 0; i < fams.size(); ++i)
     for (const auto& c : cands[i]) {
       const auto& e = enums[i];
-      auto r = write_rule(e, e.graphs[static_cast<std::size_t>(c.source)], e.graphs[static_cast<std::size_t>(c.target)],
-                          Level::Symbolic);
+      auto r = write_rule(e, e.graphs[static_cast<std::size_t>(c.source)],
+                          e.graphs[static_cast<std::size_t>(c.target)], Level::General);
       if (!r) continue;
       if (!keys.insert(rule_key(*r)).second) {
         ++st.pruned_duplicate;
@@ -177,28 +207,32 @@ GenerateResult generate_rules(const GenerateOptions& options, const ProgressFunc
       p.rule = std::move(*r);
       pending.push_back(std::move(p));
     }
-  std::stable_sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) { return a.size < b.size; });
+  std::stable_sort(pending.begin(), pending.end(),
+                   [](const Pending& a, const Pending& b) { return a.size < b.size; });
   say(fmt::format("{} distinct candidates to verify", pending.size()));
 
-  // 3. Verify by size, smallest first; a verified candidate is kept unless smaller kept rules imply it.
+  // 3. Verify by size, smallest first; a verified candidate is kept unless smaller kept rules imply
+  // it.
   const auto verify_started = Clock::now();
   ImplicationChecker implied;
   std::set<std::string> accepted_keys;
   std::vector<std::pair<Rule, RuleVerification>> accepted;
   std::vector<std::unique_ptr<spec::Prover>> provers;
-  for (int t = 0; t < std::max(1, options.threads); ++t) provers.push_back(std::make_unique<spec::Prover>());
+  for (int t = 0; t < std::max(1, options.threads); ++t)
+    provers.push_back(std::make_unique<spec::Prover>());
   std::mutex prover_lock;
   std::vector<bool> prover_busy(provers.size(), false);
   for (std::size_t begin = 0; begin < pending.size();) {
     std::size_t end = begin;
     while (end < pending.size() && pending[end].size == pending[begin].size) ++end;
-    // A candidate the kept (smaller, verified) rules derive is correct and redundant: drop it before
-    // spending a proof on it.
+    // A candidate the kept (smaller, verified) rules derive is correct and redundant: drop it
+    // before spending a proof on it.
     std::vector<std::size_t> todo;
     for (std::size_t k = begin; k < end; ++k) {
       const Pending& p = pending[k];
-      if (options.prune_implied &&
-          implied.implied(*p.e, p.e->graphs[static_cast<std::size_t>(p.source)], p.e->graphs[static_cast<std::size_t>(p.target)])) {
+      if (options.prune_implied && !introduces_parallelism(p.rule) &&
+          implied.implied(*p.e, p.e->graphs[static_cast<std::size_t>(p.source)],
+                          p.e->graphs[static_cast<std::size_t>(p.target)])) {
         ++st.pruned_implied;
         continue;
       }
@@ -233,16 +267,18 @@ GenerateResult generate_rules(const GenerateOptions& options, const ProgressFunc
         ++st.pruned_duplicate;
         continue;
       }
-      if (options.prune_implied &&
-          implied.implied(*p.e, p.e->graphs[static_cast<std::size_t>(p.source)], p.e->graphs[static_cast<std::size_t>(p.target)])) {
+      if (options.prune_implied && !introduces_parallelism(p.rule) &&
+          implied.implied(*p.e, p.e->graphs[static_cast<std::size_t>(p.source)],
+                          p.e->graphs[static_cast<std::size_t>(p.target)])) {
         ++st.pruned_implied;
         continue;
       }
       accepted.emplace_back(*p.verified, p.verification);
       implied.add(accepted.back().first);
     }
-    say(fmt::format("size {}: {} candidates, {} verified, {} rules kept ({:.1f} s)", pending[begin].size, end - begin,
-                    todo.size(), accepted.size(), since(verify_started)));
+    say(fmt::format("size {}: {} candidates, {} verified, {} rules kept ({:.1f} s)",
+                    pending[begin].size, end - begin, todo.size(), accepted.size(),
+                    since(verify_started)));
     begin = end;
   }
   st.verify_seconds = since(verify_started);
@@ -259,14 +295,18 @@ GenerateResult generate_rules(const GenerateOptions& options, const ProgressFunc
       std::vector<std::string> names;
       for (auto it = g.nodes.rbegin(); it != g.nodes.rend(); ++it) {
         std::string n(to_string(it->op));
-        std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+        std::transform(n.begin(), n.end(), n.begin(),
+                       [](unsigned char c) { return std::tolower(c); });
         names.push_back(n);
       }
       std::string s;
       for (std::size_t i = 0; i < names.size();) {
         std::size_t j = i;
         while (j < names.size() && names[j] == names[i]) ++j;
-        s += (s.empty() ? "" : "_") + names[i] + (j - i > 2 ? fmt::format("x{}", j - i) : j - i == 2 ? "_" + names[i] : "");
+        s += (s.empty() ? "" : "_") + names[i] +
+             (j - i > 2    ? fmt::format("x{}", j - i)
+              : j - i == 2 ? "_" + names[i]
+                           : "");
         i = j;
       }
       return s.empty() ? std::string("input") : s;
@@ -276,8 +316,10 @@ GenerateResult generate_rules(const GenerateOptions& options, const ProgressFunc
     if (n > 1) name += fmt::format("_{}", n);
     rule.name = name;
     verification.rule = name;
-    if (verification.verdict == Verdict::Verified) ++st.verified;
-    else ++st.verified_bounded;
+    if (verification.verdict == Verdict::Verified)
+      ++st.verified;
+    else
+      ++st.verified_bounded;
     if (rule.is_parallel()) ++st.parallel_rules;
     result.rules.rules.push_back(rule);
     result.verifications.push_back(verification);

@@ -33,7 +33,8 @@ ProofResult Prover::prove(const RuleTerms& t, const std::map<std::string, std::i
   for (const auto& [name, sort] : vars)
     env.emplace(name, ctx_.constant(("r." + name).c_str(), encoder_.sort_of(sort)));
   for (const auto& [name, value] : fixed)
-    if (env.count(name)) solver_.add(env.at(name) == ctx_.int_val(static_cast<std::int64_t>(value)));
+    if (env.count(name))
+      solver_.add(env.at(name) == ctx_.int_val(static_cast<std::int64_t>(value)));
   for (const auto& n : t.nodes) solver_.add(encoder_.ok(encoder_.encode(n.ptr(), env)));
   for (const auto& p : t.premises) solver_.add(encoder_.encode(p.ptr(), env));
   z3::expr differ = ctx_.bool_val(false);
@@ -47,12 +48,14 @@ ProofResult Prover::prove(const RuleTerms& t, const std::map<std::string, std::i
     std::map<std::string, z3::expr> qenv = {{"s", s}, {"g", g}};
     const z3::expr iv = ctx_.constant(fmt::format("shape{}!i", o).c_str(), ctx_.int_sort());
     qenv.emplace("i", iv);
-    const z3::expr same = encoder_.encode((degree(si, i) == degree(gi, i) && size(si, i) == size(gi, i)).ptr(), qenv);
+    const z3::expr same =
+        encoder_.encode((degree(si, i) == degree(gi, i) && size(si, i) == size(gi, i)).ptr(), qenv);
     const z3::expr rep = encoder_.encode((replica(si) == replica(gi)).ptr(), qenv);
     solver_.add(rep);
     std::vector<std::vector<z3::expr>> patterns;
     for (const E& side : {si, gi})
-      for (const E& f : {degree(side, i), size(side, i)}) patterns.push_back({encoder_.encode(f.ptr(), qenv)});
+      for (const E& f : {degree(side, i), size(side, i)})
+        patterns.push_back({encoder_.encode(f.ptr(), qenv)});
     solver_.add(encoder_.forall({iv}, patterns, same));
     differ = differ || s != g;
   }
@@ -63,7 +66,16 @@ ProofResult Prover::prove(const RuleTerms& t, const std::map<std::string, std::i
   p.set("timeout", static_cast<unsigned>(timeout_ms));
   solver_.set(p);
   ProofResult result;
-  switch (solver_.check()) {
+  z3::check_result checked = z3::unknown;
+  try {
+    checked = solver_.check();
+  } catch (const z3::exception&) {
+    // Z3 gives up on some queries with "max. memory exceeded" before the time limit: a resource
+    // limit like the timeout, not an error of the rule.
+    solver_.pop();
+    return ProofResult::Timeout;
+  }
+  switch (checked) {
     case z3::unsat:
       result = ProofResult::Proved;
       break;

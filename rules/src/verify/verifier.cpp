@@ -19,7 +19,8 @@ using Clock = std::chrono::steady_clock;
 
 // Every assignment of values to the degree variables: symbols from 1, parameters (the search's
 // degrees) from 2, up to the bound.
-std::vector<std::map<std::string, std::int64_t>> degree_cases(const std::vector<std::string>& vars, int bound) {
+std::vector<std::map<std::string, std::int64_t>> degree_cases(const std::vector<std::string>& vars,
+                                                              int bound) {
   std::vector<std::map<std::string, std::int64_t>> out{{}};
   for (const auto& v : vars) {
     std::vector<std::map<std::string, std::int64_t>> next;
@@ -55,7 +56,8 @@ Attempt attempt(const Rule& rule, const Rule& fixed, const VerifyOptions& o, spe
   if (concrete.refuted) return {Verdict::Refuted, concrete.counterexample, a.concrete_cases};
 
   const auto symbolic = prover.prove(terms, {}, o.timeout_ms);
-  if (symbolic == spec::ProofResult::Proved) return {Verdict::Verified, "all degrees and shapes", a.concrete_cases};
+  if (symbolic == spec::ProofResult::Proved)
+    return {Verdict::Verified, "all degrees and shapes", a.concrete_cases};
   if (o.bounded_fallback && !terms.degree_vars.empty()) {
     const auto cases = degree_cases(terms.degree_vars, o.degree_bound);
     // The cases share the time limit of a few symbolic proofs.
@@ -66,10 +68,12 @@ Attempt attempt(const Rule& rule, const Rule& fixed, const VerifyOptions& o, spe
       all = prover.prove(terms, c, per_case) == spec::ProofResult::Proved;
     }
     if (all)
-      return {Verdict::VerifiedBounded, fmt::format("degrees up to {}", o.degree_bound), a.concrete_cases};
+      return {Verdict::VerifiedBounded, fmt::format("degrees up to {}", o.degree_bound),
+              a.concrete_cases};
   }
-  a.detail = symbolic == spec::ProofResult::Timeout ? fmt::format("Z3 timed out after {} ms", o.timeout_ms)
-                                                    : "not provable from the operator axioms";
+  a.detail = symbolic == spec::ProofResult::Timeout
+                 ? fmt::format("Z3 reached its time or memory limit ({} ms)", o.timeout_ms)
+                 : "not provable from the operator axioms";
   return a;
 }
 
@@ -101,7 +105,8 @@ RuleVerification verify_with(const Rule& rule, const VerifyOptions& o, spec::Pro
     }
     if (r.ok())
       r.detail = fmt::format("{}; 1 to {} variadic inputs",
-                             degrees_bounded ? fmt::format("degrees up to {}", o.degree_bound) : "all degrees and shapes",
+                             degrees_bounded ? fmt::format("degrees up to {}", o.degree_bound)
+                                             : "all degrees and shapes",
                              kVariadicBound);
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - started).count();
@@ -138,7 +143,8 @@ VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options) {
     for (std::size_t i = next++; i < rules.rules.size(); i = next++)
       report.rules[i] = verify_with(rules.rules[i], options, prover);
   };
-  const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(rules.rules.size())));
+  const int threads =
+      std::max(1, std::min<int>(options.threads, static_cast<int>(rules.rules.size())));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
