@@ -13,7 +13,6 @@
 #include "search_options.h"
 #include "table_printer.h"
 #include "unity/core/json_io.h"
-#include "unity/core/model_loader.h"
 #include "unity/core/plan_optimizer.h"
 
 namespace unity::cli {
@@ -39,15 +38,12 @@ void add_compare_command(CLI::App& app) {
       ->capture_default_str();
   add_search_options(cmd, opt->optimize);
   cmd->add_flag("--progress", opt->progress, "Print search progress on stderr");
-  cmd->add_option("--batch", opt->batch,
-                  "Global batch of a zoo model (default: the paper's per-device batch x devices)")
-      ->check(CLI::PositiveNumber);
+  add_batch_option(cmd, opt->batch);
   cmd->add_flag("--json", opt->json, "Print {\"plans\": [summary per mode]} as one JSON object");
   add_project_option(cmd, opt->project);
   cmd->callback([opt] {
     const MachineSpec machine = resolve_machine(opt->machine);
-    const Graph model = opt->batch > 0 ? load_model(opt->model, opt->batch)
-                                       : load_model_for_devices(opt->model, machine.num_devices());
+    const Graph model = load_model_for_devices(opt->model, machine.num_devices(), opt->batch);
     ProgressPrinter progress;
     std::vector<PlanSummary> plans;
     std::vector<ProjectRecord> records;

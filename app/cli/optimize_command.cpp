@@ -8,7 +8,6 @@
 #include "search_options.h"
 #include "table_printer.h"
 #include "unity/core/json_io.h"
-#include "unity/core/model_loader.h"
 #include "unity/core/plan_optimizer.h"
 
 namespace unity::cli {
@@ -33,16 +32,13 @@ void add_optimize_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--progress", opt->progress, "Print search progress on stderr");
   add_search_options(cmd, opt->optimize);
-  cmd->add_option("--batch", opt->batch,
-                  "Global batch of a zoo model (default: the paper's per-device batch x devices)")
-      ->check(CLI::PositiveNumber);
+  add_batch_option(cmd, opt->batch);
   cmd->add_option("--out", opt->out, "Write the plan (PCG, machine views, costs) as JSON");
   cmd->add_flag("--json", opt->json, "Print the result as one JSON object");
   add_project_option(cmd, opt->project);
   cmd->callback([opt] {
     const MachineSpec machine = resolve_machine(opt->machine);
-    const Graph model = opt->batch > 0 ? load_model(opt->model, opt->batch)
-                                       : load_model_for_devices(opt->model, machine.num_devices());
+    const Graph model = load_model_for_devices(opt->model, machine.num_devices(), opt->batch);
     ProgressPrinter progress;
     OptimizeOptions options = opt->optimize;
     if (opt->progress) options.observer = &progress;
@@ -67,8 +63,8 @@ void add_optimize_command(CLI::App& app) {
                human_bytes(static_cast<std::int64_t>(s.peak_memory_bytes)),
                s.fits_in_memory ? "fits" : "DOES NOT FIT");
     fmt::print("  operators      {} compute, {} parallel\n", s.operators, s.parallel_operators);
-    fmt::print("  search         {:.3f} s, {} candidates{}\n", s.search_seconds, s.candidates_evaluated,
-               s.search_status.empty() ? "" : " (" + s.search_status + ")");
+    fmt::print("  search         {:.3f} s, {} candidates{}\n", s.search_seconds,
+               s.candidates_evaluated, s.search_status.empty() ? "" : " (" + s.search_status + ")");
     for (const auto& a : s.substitutions_applied)
       fmt::print("  applied        {}{} on {}\n", a.rule, a.pinned ? " (pinned)" : "",
                  fmt::join(a.nodes, ", "));

@@ -81,7 +81,7 @@ Plan plan_model(const RunOptions& o, int ranks) {
   } else if (o.scale != 1.0) {
     throw InputError(fmt::format("--scale applies to zoo models; '{}' is not one", o.target));
   } else {
-    model = o.batch > 0 ? load_model(o.target, o.batch) : load_model_for_devices(o.target, ranks);
+    model = load_model_for_devices(o.target, ranks, o.batch);
   }
   const MachineSpec machine = load_machine(o.machine.empty() ? "cpu-local" : o.machine, {0, ranks});
   OptimizeOptions opt;

@@ -27,4 +27,10 @@ void add_search_options(CLI::App* cmd, OptimizeOptions& o) {
       ->capture_default_str();
 }
 
+void add_batch_option(CLI::App* cmd, std::int64_t& batch) {
+  cmd->add_option("--batch", batch,
+                  "Global batch of a zoo model (default: the paper's per-device batch x devices)")
+      ->check(CLI::PositiveNumber);
+}
+
 }  // namespace unity::cli

@@ -324,7 +324,8 @@ class PlanSearch {
 
 }  // namespace
 
-Graph load_model_for_devices(const std::string& spec, int devices) {
+Graph load_model_for_devices(const std::string& spec, int devices, std::int64_t batch) {
+  if (batch > 0) return load_model(spec, batch);
   if (zoo::has_model(spec)) {
     for (const auto& m : zoo::models())
       if (m.name == spec) return zoo::build(spec, m.default_batch * devices);

@@ -1,8 +1,9 @@
 #pragma once
 // `unity optimize`: turns a model and a machine into a plan. Modes: joint (algebraic and parallel
-// substitutions searched together, paper 5), sequential (algebraic rules on one device, then parallel
-// rules on the result: "TASO then FlexFlow"), data-parallel, expert (Megatron-style tensor + data
-// parallelism for transformers, Neo-style for recommendation models, data parallelism otherwise).
+// substitutions searched together, paper 5), sequential (algebraic rules on one device, then
+// parallel rules on the result: "TASO then FlexFlow"), data-parallel, expert (Megatron-style tensor
+// + data parallelism for transformers, Neo-style for recommendation models, data parallelism
+// otherwise).
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,25 +16,26 @@ namespace unity {
 
 struct OptimizeOptions {
   std::string mode = "data-parallel";
-  std::string optimizer = "sgd";            // sgd, sgd-momentum, adam
-  double alpha = 1.05;                      // prune candidates worse than alpha x the best
-  std::int64_t budget = 200;                // candidates costed per substitution search
-  std::vector<std::string> rule_files;      // empty: the built-in rules (rules/*.json)
-  std::vector<std::string> pins;            // "RULE" or "RULE@NODE": applied wherever it matches
-  std::vector<std::string> vetoes;          // "RULE" or "RULE@NODE": never applied there
-  bool split = true;                        // graph splitting (paper 5.3)
-  int min_piece = 10;                       // smallest piece graph splitting cuts off
-  bool cache = true;                        // mapping cache shared between candidates (5.2)
-  int beam = 4;                             // partitionings searched per cut
-  SearchObserver* observer = nullptr;       // every search event
-  const CancelFlag* cancel = nullptr;       // set from another thread to stop with the best so far
+  std::string optimizer = "sgd";        // sgd, sgd-momentum, adam
+  double alpha = 1.05;                  // prune candidates worse than alpha x the best
+  std::int64_t budget = 200;            // candidates costed per substitution search
+  std::vector<std::string> rule_files;  // empty: the built-in rules (rules/*.json)
+  std::vector<std::string> pins;        // "RULE" or "RULE@NODE": applied wherever it matches
+  std::vector<std::string> vetoes;      // "RULE" or "RULE@NODE": never applied there
+  bool split = true;                    // graph splitting (paper 5.3)
+  int min_piece = 10;                   // smallest piece graph splitting cuts off
+  bool cache = true;                    // mapping cache shared between candidates (5.2)
+  int beam = 4;                         // partitionings searched per cut
+  SearchObserver* observer = nullptr;   // every search event
+  const CancelFlag* cancel = nullptr;   // set from another thread to stop with the best so far
   // Measured op times that override the analytic cost model (a project's op profiles); null: none.
   std::shared_ptr<const ProfileSource> profiles;
 };
 
 // Loads MODEL for a machine of `devices` devices: zoo models are built with the paper's per-device
 // batch times the device count (global batch); model files keep their batch as the global batch.
-Graph load_model_for_devices(const std::string& spec, int devices);
+// `batch` > 0 overrides both (the CLI's --batch).
+Graph load_model_for_devices(const std::string& spec, int devices, std::int64_t batch = 0);
 
 // Throws InputError for an unknown mode, rule file or rule name.
 Plan optimize_plan(const Graph& model, const MachineSpec& machine, const OptimizeOptions& options);
