@@ -179,14 +179,14 @@ class PlanSearch {
     if (std::getenv("UNITY_DEBUG_SEARCH"))
       fmt::print(stderr, "hierarchical search {:.2f} s\n",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    // A quiet search's candidates are not counted: observers reconcile the count with the events
-    // they saw.
+    // A quiet search leaves the summary alone: observers reconcile its counts and status with the
+    // events they saw.
     if (!quiet_) {
       candidates_ += r.candidates_evaluated;
       searches_ += r.searches;
+      pieces_ = std::max(pieces_, r.pieces);
+      if (status_ != "cancelled") status_ = r.status;
     }
-    pieces_ = std::max(pieces_, r.pieces);
-    if (status_ != "cancelled") status_ = r.status;
     applied.insert(applied.end(), r.applied.begin(), r.applied.end());
     Outcome o;
     // No candidate could be mapped (e.g. a model with parallel ops of a higher degree than a
@@ -254,9 +254,7 @@ class PlanSearch {
     // observer has seen the joint search end.
     if (status_ != "cancelled") {
       quiet_ = true;
-      const std::string status = status_;
       Outcome seq = sequential();
-      status_ = status;
       quiet_ = false;
       if (seq.cost.mapping.feasible && better(seq.cost, best.cost)) {
         seq.origin = seq.origin.empty() ? "sequential search" : "sequential search, " + seq.origin;

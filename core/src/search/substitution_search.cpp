@@ -81,7 +81,8 @@ bool allowed(const Graph& g, const Rule& rule, const Match& m, const SearchOptio
 std::optional<Graph> apply_at_every_match(const Graph& graph, const Rule& rule,
                                           const std::map<std::string, std::int64_t>& params,
                                           const SearchOptions& options,
-                                          std::vector<AppliedSubstitution>& applied) {
+                                          std::vector<AppliedSubstitution>& applied,
+                                          std::vector<NodeId>& matched) {
   Graph g = graph;
   const NodeId first_new = graph.next_id();
   std::set<std::vector<NodeId>> refused;  // matches this parameter choice does not apply to
@@ -101,6 +102,7 @@ std::optional<Graph> apply_at_every_match(const Graph& graph, const Rule& rule,
         continue;
       }
       applied.push_back(describe(g, m, params));
+      matched.insert(matched.end(), nodes.begin(), nodes.end());
       g = std::move(*next);
       ++count;
       changed = true;
@@ -278,13 +280,11 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
         if (options.cancel && options.cancel->load()) break;
         auto applied = current->applied;
         const auto first = applied.size();
-        auto next = apply_at_every_match(g, *rule, params, options, applied);
-        std::vector<NodeId> nodes;
+        std::vector<NodeId> nodes;  // every application's matched nodes, all of them in `g`
+        auto next = apply_at_every_match(g, *rule, params, options, applied, nodes);
         std::vector<std::string> names;
         for (std::size_t i = first; i < applied.size(); ++i)
           names.insert(names.end(), applied[i].nodes.begin(), applied[i].nodes.end());
-        for (const auto& [id, n] : g.nodes())
-          if (std::find(names.begin(), names.end(), n.op.name) != names.end()) nodes.push_back(id);
         consider(std::move(next), std::move(applied), *rule, std::move(nodes), std::move(names),
                  params);
       }
