@@ -60,8 +60,9 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
 
 double CostModel::update_time(double weight_bytes, const DeviceSpec& device) const {
   if (weight_bytes <= 0) return 0;
-  // Read weight and gradient, write weight, plus read and write each optimizer state.
-  const double traffic = weight_bytes * (3.0 + 2.0 * optimizer_state_copies(optimizer_));
+  // Read weight and gradient, write weight, plus read and write each optimizer state; and the
+  // gradient is cleared for the next iteration's accumulation (one more write).
+  const double traffic = weight_bytes * (4.0 + 2.0 * optimizer_state_copies(optimizer_));
   return traffic / (device.memory_bandwidth * device.memory_efficiency) + device.launch_latency;
 }
 

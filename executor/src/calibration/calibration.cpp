@@ -17,27 +17,32 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-// Runs `f` repeatedly for about `seconds` (at least 3 times) on every rank at once; the median time
-// of one call, the slowest rank's.
+// Runs `f` repeatedly for about `seconds` on every rank at once; the median time of one call, the
+// slowest rank's. Calls are timed in batches of at least kBatchSeconds: with more ranks than cores
+// the scheduler gives each rank whole time slices (milliseconds), so a single short call often runs
+// undisturbed and its median would hide the sharing that a training run does see.
+constexpr double kBatchSeconds = 0.02;
+
 template <typename F>
 double measure(Communicator& comm, DeviceBackend& be, double seconds, F f) {
   f();  // warm caches and allocations
   be.synchronize();
+  const auto t_first = clock_type::now();
+  f();
+  be.synchronize();
+  const double first = std::chrono::duration<double>(clock_type::now() - t_first).count();
+  const int per_batch =
+      std::clamp(static_cast<int>(kBatchSeconds / std::max(first, 1e-7)), 1, 100000);
   std::vector<double> times;
   const auto start = clock_type::now();
-  // Every rank runs the same number of repetitions (agreed up front) so collectives pair up.
-  int reps = 0;
-  while (reps < 3 || std::chrono::duration<double>(clock_type::now() - start).count() < seconds) {
+  while (times.size() < 3 ||
+         std::chrono::duration<double>(clock_type::now() - start).count() < seconds) {
     const auto t0 = clock_type::now();
-    f();
+    for (int i = 0; i < per_batch; ++i) f();
     be.synchronize();
-    times.push_back(std::chrono::duration<double>(clock_type::now() - t0).count());
-    ++reps;
-    if (reps >= 1000) break;
+    times.push_back(std::chrono::duration<double>(clock_type::now() - t0).count() / per_batch);
+    if (times.size() >= 1000) break;
   }
-  double agreed = static_cast<double>(reps);
-  for (double r : comm.all_gather_host({agreed})) agreed = std::min(agreed, r);
-  times.resize(static_cast<std::size_t>(agreed));
   double slowest = 0;
   for (double t : comm.all_gather_host({median(times)})) slowest = std::max(slowest, t);
   return slowest;
@@ -165,23 +170,41 @@ Calibration calibrate(DeviceBackend& be, Communicator& comm, const CalibrationOp
 
   // Between ranks: all-reduces over every rank, small (latency) and large (bandwidth), in the cost
   // model's terms: small = 2 ceil(log2 k) latencies (tree), large = 2 (k-1) (bytes/k/bw + latency).
+  // The bandwidth depends on whether the buffers stay in cache, so it is measured at the gradient
+  // sizes CPU runs hold (256 KiB to 4 MiB) and the median kept.
   if (comm.size() >= 2) {
     const int k = comm.size();
     std::vector<int> all;
     for (int r = 0; r < k; ++r) all.push_back(r);
     comm.prepare_groups({all});
-    const i64 big = i64{1} << 20;  // 4 MiB
-    float* buf = static_cast<float*>(be.allocate(static_cast<std::size_t>(big) * 4));
-    const double t_small = measure_collective(comm, be, s, [&] { comm.all_reduce(all, buf, 1); });
-    const double t_big = measure_collective(comm, be, s, [&] { comm.all_reduce(all, buf, big); });
-    be.release(buf);
+    const i64 largest = i64{1} << 20;
+    // A run syncs every gradient of the model one after another, so a large gradient has left the
+    // cache by its turn: each size cycles through 8 buffers.
+    constexpr int kBuffers = 8;
+    std::vector<float*> buffers;
+    for (int i = 0; i < kBuffers; ++i) {
+      buffers.push_back(static_cast<float*>(be.allocate(static_cast<std::size_t>(largest) * 4)));
+      be.fill(buffers.back(), 1.0f, largest);
+    }
+    const double t_small =
+        measure_collective(comm, be, s, [&] { comm.all_reduce(all, buffers[0], 1); });
     const double steps = 2.0 * std::ceil(std::log2(static_cast<double>(k)));
     c.link_latency = t_small / steps;
-    const double ring_bytes = 2.0 * (k - 1) * 4.0 * static_cast<double>(big) / k;
-    c.link_bandwidth = ring_bytes / std::max(t_big - 2.0 * (k - 1) * c.link_latency, t_big * 0.5);
-    c.links_measured = true;
     c.details.push_back({"allreduce_4_bytes_seconds", t_small});
-    c.details.push_back({"allreduce_4_MiB_seconds", t_big});
+    std::vector<double> bandwidths;
+    for (i64 count = i64{1} << 16; count <= largest; count *= 2) {
+      int next = 0;
+      const double t = measure_collective(comm, be, s / 2, [&] {
+        comm.all_reduce(all, buffers[next], count);
+        next = (next + 1) % kBuffers;
+      });
+      const double ring_bytes = 2.0 * (k - 1) * 4.0 * static_cast<double>(count) / k;
+      bandwidths.push_back(ring_bytes / std::max(t - 2.0 * (k - 1) * c.link_latency, t * 0.5));
+      c.details.push_back({fmt::format("allreduce_{}_KiB_seconds", count * 4 / 1024), t});
+    }
+    for (float* b : buffers) be.release(b);
+    c.link_bandwidth = median(bandwidths);
+    c.links_measured = true;
   }
   return c;
 }

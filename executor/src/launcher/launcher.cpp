@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <deque>
 #include <fstream>
@@ -71,11 +72,37 @@ bool cross_memory_attach_works() {
   return works;
 }
 
-double load_average() {
-  std::ifstream in("/proc/loadavg");
-  double one = 0;
-  in >> one;
-  return one;
+// Threads of this process that are running (state R in /proc/self/task/*/stat).
+int own_running_threads() {
+  int running = 0;
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream in(task.path() / "stat");
+    std::string line;
+    std::getline(in, line);
+    const auto close = line.rfind(')');  // the state follows the parenthesised command name
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'R') ++running;
+  }
+  return std::max(running, 1);
+}
+
+// Cores other processes keep busy right now: the runnable count of /proc/loadavg less this
+// process's running threads, averaged over a few samples. Unlike the load average it forgets work
+// that just ended, such as the ranks of the previous run, so back-to-back runs get the same flags.
+double busy_cores_elsewhere() {
+  double sum = 0;
+  constexpr int kSamples = 8;
+  for (int i = 0; i < kSamples; ++i) {
+    const int own = own_running_threads();
+    std::ifstream in("/proc/loadavg");
+    double one = 0, five = 0, fifteen = 0;
+    int running = 1;
+    char slash = 0;
+    in >> one >> five >> fifteen >> running >> slash;
+    sum += std::max(0, running - own);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return sum / kSamples;
 }
 
 std::string self_directory() {
@@ -158,11 +185,12 @@ std::vector<std::string> mpirun_command(const LaunchOptions& o, const std::strin
     // makes waiting ranks yield.
     c.insert(c.end(), {"--oversubscribe", "--bind-to", "none"});
   }
-  // Open MPI's waiting ranks spin. When the cores are shared with other work (the 1-minute load
-  // average), a spinning rank takes the time its peer needs to answer; yielding makes collectives
-  // faster there and costs little elsewhere.
+  // Open MPI's waiting ranks spin. When the cores are shared with other work, a spinning rank takes
+  // the time its peer needs to answer; yielding makes collectives faster there and costs little
+  // elsewhere.
   if (!oversubscribed &&
-      static_cast<double>(o.ranks * o.threads) + load_average() > static_cast<double>(cores))
+      static_cast<double>(o.ranks * o.threads) + std::round(busy_cores_elsewhere()) >
+          static_cast<double>(cores))
     c.insert(c.end(), {"--mca", "mpi_yield_when_idle", "1"});
   if (!cross_memory_attach_works())
     c.insert(c.end(), {"--mca", "btl_vader_single_copy_mechanism", "none"});
