@@ -24,7 +24,8 @@ struct GenerateArgs {
   std::string out;
   int threads = 2;
   std::string only;
-  int timeout_ms = 2000;
+  std::uint64_t effort = 2'000'000;
+  int timeout_ms = 60000;
   bool json = false;
   bool quiet = false;
 };
@@ -32,7 +33,8 @@ struct GenerateArgs {
 struct VerifyArgs {
   std::vector<std::string> files;
   bool json = false;
-  int timeout_ms = 4000;
+  std::uint64_t effort = 4'000'000;
+  int timeout_ms = 60000;
   int degree_bound = 8;
   int threads = 2;
   bool all = false;
@@ -60,6 +62,7 @@ void run_generate(const GenerateArgs& a) {
   o.max_ops = a.max_ops;
   o.threads = a.threads;
   o.only = a.only;
+  o.verify.effort = a.effort;
   o.verify.timeout_ms = a.timeout_ms;
   o.verify.threads = a.threads;
   // The concrete stage as thorough as `unity rules verify`'s: with fewer instances a rule whose
@@ -111,6 +114,7 @@ void run_verify(const VerifyArgs& a) {
   for (const auto& f : a.files)
     for (auto& r : load_rule_file(f).rules) all.rules.push_back(std::move(r));
   rules::VerifyOptions o;
+  o.effort = a.effort;
   o.timeout_ms = a.timeout_ms;
   o.degree_bound = a.degree_bound;
   o.threads = a.threads;
@@ -151,7 +155,9 @@ void add_rules_command(CLI::App& app) {
   gen->add_option("--threads", g->threads, "Worker threads (default 2)");
   gen->add_option("--only", g->only,
                   "Only operator families whose name contains this (e.g. linear)");
-  gen->add_option("--timeout-ms", g->timeout_ms, "Z3 time limit per proof (default 2000)");
+  gen->add_option("--effort", g->effort,
+                  "Z3 resource limit per proof (rlimit units, ~1,000 per ms; default 2,000,000)");
+  gen->add_option("--timeout-ms", g->timeout_ms, "Wall-clock guard per proof (default 60000)");
   gen->add_flag("--json", g->json, "Print the statistics as JSON");
   gen->add_flag("--quiet", g->quiet, "No progress on stderr");
   gen->callback([g] { run_generate(*g); });
@@ -162,7 +168,10 @@ void add_rules_command(CLI::App& app) {
   ver->add_option("files", v->files, "Rule files")->required()->check(CLI::ExistingFile);
   ver->add_flag("--json", v->json, "Print the report as JSON");
   ver->add_flag("--all", v->all, "List every rule, not only those that need attention");
-  ver->add_option("--timeout-ms", v->timeout_ms, "Z3 time limit per proof (default 4000)");
+  ver->add_option("--effort", v->effort,
+                  "Z3 resource limit per proof: the same verdict on any machine (rlimit units, "
+                  "~1,000 per ms; default 4,000,000)");
+  ver->add_option("--timeout-ms", v->timeout_ms, "Wall-clock guard per proof (default 60000)");
   ver->add_option("--degree-bound", v->degree_bound,
                   "Bounded fallback: prove every degree up to this (default 8)");
   ver->add_option("--threads", v->threads, "Worker threads (default 2)");

@@ -19,7 +19,8 @@ using nlohmann::json;
   throw InputError(fmt::format("rule '{}': {}: {}", rule, field, what));
 }
 
-std::vector<std::string> string_list(const json& j, const std::string& rule, const std::string& field) {
+std::vector<std::string> string_list(const json& j, const std::string& rule,
+                                     const std::string& field) {
   if (!j.is_array()) bad(rule, field, "must be a list of names");
   std::vector<std::string> out;
   for (const auto& x : j) {
@@ -44,11 +45,13 @@ RuleAttr parse_attr(const json& v, const std::vector<std::string>& params) {
 }
 
 RuleGraph parse_graph(const json& j, const std::string& rule, const std::string& side,
-                      const std::vector<std::string>& inputs, const std::vector<std::string>& params,
+                      const std::vector<std::string>& inputs,
+                      const std::vector<std::string>& params,
                       const std::set<std::string>& source_names) {
   if (!j.is_object()) bad(rule, side, "must be an object with 'nodes' and 'outputs'");
   RuleGraph g;
-  if (!j.contains("nodes") || !j["nodes"].is_array()) bad(rule, side + ".nodes", "missing or not a list");
+  if (!j.contains("nodes") || !j["nodes"].is_array())
+    bad(rule, side + ".nodes", "missing or not a list");
   std::set<std::string> known(inputs.begin(), inputs.end());
   std::set<std::string> repeated;  // foreach nodes
   for (std::size_t i = 0; i < j["nodes"].size(); ++i) {
@@ -77,7 +80,8 @@ RuleGraph parse_graph(const json& j, const std::string& rule, const std::string&
         const std::string stem = in.substr(0, in.size() - 1);
         const bool input = std::find(inputs.begin(), inputs.end(), in) != inputs.end();
         if (!input && !repeated.count(stem))
-          bad(rule, where + ".inputs", "'" + in + "' is neither a variadic input nor a foreach node");
+          bad(rule, where + ".inputs",
+              "'" + in + "' is neither a variadic input nor a foreach node");
         if (side == "source" && k + 1 != node.inputs.size())
           bad(rule, where + ".inputs", "a variadic input comes last");
         if (in != node.foreach) ++variadic_refs;
@@ -91,14 +95,16 @@ RuleGraph parse_graph(const json& j, const std::string& rule, const std::string&
     const auto& info = op_info(node.op);
     const int arity = static_cast<int>(node.inputs.size());
     if (arity < info.min_inputs || (variadic_refs == 0 && arity > info.max_inputs))
-      bad(rule, where + ".inputs", fmt::format("{} takes {}..{} inputs, got {}", info.name,
-                                               info.min_inputs, info.max_inputs, arity));
+      bad(rule, where + ".inputs",
+          fmt::format("{} takes {}..{} inputs, got {}", info.name, info.min_inputs, info.max_inputs,
+                      arity));
     if (n.contains("attrs")) {
       if (!n["attrs"].is_object()) bad(rule, where + ".attrs", "must be an object");
       for (const auto& [k, v] : n["attrs"].items()) node.attrs[k] = parse_attr(v, params);
     }
     if (n.contains("copy_attrs_of")) {
-      if (side != "target") bad(rule, where + ".copy_attrs_of", "only target nodes copy attributes");
+      if (side != "target")
+        bad(rule, where + ".copy_attrs_of", "only target nodes copy attributes");
       node.copy_of = n["copy_attrs_of"].get<std::string>();
       if (!source_names.count(node.copy_of))
         bad(rule, where + ".copy_attrs_of", "'" + node.copy_of + "' is not a source node");
@@ -190,7 +196,8 @@ void check_term(const std::string& operand, const std::string& rule, const std::
     bad(rule, where, "unknown function '" + fn + "' (rank, last, size, degree, replica)");
   const std::string args = operand.substr(open + 1, operand.size() - open - 2);
   const std::string tensor = args.substr(0, args.find(','));
-  if (!tensors.count(tensor)) bad(rule, where, "'" + tensor + "' is neither a rule input nor a source node");
+  if (!tensors.count(tensor))
+    bad(rule, where, "'" + tensor + "' is neither a rule input nor a source node");
 }
 
 std::vector<RuleConstraint> parse_constraints(const json& j, const std::string& rule,
@@ -205,11 +212,16 @@ std::vector<RuleConstraint> parse_constraints(const json& j, const std::string& 
       bad(rule, where + ".kind", "missing");
     RuleConstraint rc;
     const std::string kind = c["kind"].get<std::string>();
-    if (kind == "equal") rc.kind = RuleConstraint::Kind::Equal;
-    else if (kind == "not_equal") rc.kind = RuleConstraint::Kind::NotEqual;
-    else if (kind == "divides") rc.kind = RuleConstraint::Kind::Divides;
-    else if (kind == "less") rc.kind = RuleConstraint::Kind::Less;
-    else bad(rule, where + ".kind", "must be equal, not_equal, divides or less, got '" + kind + "'");
+    if (kind == "equal")
+      rc.kind = RuleConstraint::Kind::Equal;
+    else if (kind == "not_equal")
+      rc.kind = RuleConstraint::Kind::NotEqual;
+    else if (kind == "divides")
+      rc.kind = RuleConstraint::Kind::Divides;
+    else if (kind == "less")
+      rc.kind = RuleConstraint::Kind::Less;
+    else
+      bad(rule, where + ".kind", "must be equal, not_equal, divides or less, got '" + kind + "'");
     for (const char* side : {"a", "b"}) {
       if (!c.contains(side)) bad(rule, where + "." + side, "missing");
       const json& v = c[side];
@@ -286,6 +298,7 @@ RuleSet rules_from_json(const json& j, const std::string& origin) {
     rule.name = r["name"].get<std::string>();
     if (!names.insert(rule.name).second) bad(rule.name, "name", "two rules share this name");
     rule.description = r.value("description", "");
+    rule.verified = r.value("verified", "");
     rule.kind = r.value("kind", "");
     if (rule.kind != "algebraic" && rule.kind != "parallel")
       bad(rule.name, "kind", "must be \"algebraic\" or \"parallel\"");
@@ -300,8 +313,8 @@ RuleSet rules_from_json(const json& j, const std::string& origin) {
     rule.source = parse_graph(r["source"], rule.name, "source", rule.inputs, rule.parameters, {});
     std::set<std::string> source_names;
     for (const auto& n : rule.source.nodes) source_names.insert(n.name);
-    rule.target = parse_graph(r["target"], rule.name, "target", rule.inputs, rule.parameters,
-                              source_names);
+    rule.target =
+        parse_graph(r["target"], rule.name, "target", rule.inputs, rule.parameters, source_names);
     if (rule.source.nodes.empty()) bad(rule.name, "source.nodes", "the pattern matches nothing");
     std::set<std::string> tensors(rule.inputs.begin(), rule.inputs.end());
     tensors.insert(source_names.begin(), source_names.end());
@@ -311,8 +324,8 @@ RuleSet rules_from_json(const json& j, const std::string& origin) {
         bad(rule.name, fmt::format("parameters[{}].of", k),
             "'" + p.of + "' is neither a rule input nor a source node");
     }
-    rule.constraints =
-        parse_constraints(r.value("constraints", json::array()), rule.name, tensors, rule.parameters);
+    rule.constraints = parse_constraints(r.value("constraints", json::array()), rule.name, tensors,
+                                         rule.parameters);
     if (rule.source.outputs.size() != rule.target.outputs.size())
       bad(rule.name, "target.outputs",
           fmt::format("{} outputs for {} source outputs", rule.target.outputs.size(),
@@ -324,7 +337,9 @@ RuleSet rules_from_json(const json& j, const std::string& origin) {
           for (const auto& s : rule.source.nodes)
             for (const auto& [sk, sa] : s.attrs)
               if (sa.kind == RuleAttr::Kind::Symbol && sa.name == a.name) bound = true;
-          if (!bound) bad(rule.name, "target attrs." + k, "symbol $" + a.name + " is not bound by the source");
+          if (!bound)
+            bad(rule.name, "target attrs." + k,
+                "symbol $" + a.name + " is not bound by the source");
         }
     set.rules.push_back(std::move(rule));
   }
@@ -340,11 +355,14 @@ json rules_to_json(const RuleSet& set) {
               {"source", graph_to_json(r.source)},
               {"target", graph_to_json(r.target)}};
     if (!r.description.empty()) j["description"] = r.description;
+    if (!r.verified.empty()) j["verified"] = r.verified;
     if (!r.parameter_domains.empty()) {
       json params = json::array();
       for (const auto& p : r.parameter_domains) {
-        if (p.domain == RuleParameter::Domain::Degree) params.push_back(p.name);
-        else params.push_back({{"name", p.name}, {"domain", "dim"}, {"of", p.of}});
+        if (p.domain == RuleParameter::Domain::Degree)
+          params.push_back(p.name);
+        else
+          params.push_back({{"name", p.name}, {"domain", "dim"}, {"of", p.of}});
       }
       j["parameters"] = params;
     }

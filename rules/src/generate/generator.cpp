@@ -66,7 +66,7 @@ void verify_pending(Pending& p, const VerifyOptions& options, spec::Prover& prov
     // usually does.
     VerifyOptions o = options;
     if (level == Level::General || level == Level::Symbolic) {
-      o.timeout_ms = std::min(o.timeout_ms, 800);
+      o.effort = std::min<std::uint64_t>(o.effort, 800'000);
       o.bounded_fallback = false;
     }
     auto v = verify_with(*r, o, prover);
@@ -83,6 +83,7 @@ void verify_pending(Pending& p, const VerifyOptions& options, spec::Prover& prov
           v = std::move(vv);
         }
       }
+      if (v.detail.find("degrees up to") != std::string::npos) r->verified = v.detail;
       p.verified = std::move(r);
       p.verification = std::move(v);
       return;

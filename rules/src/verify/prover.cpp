@@ -1,5 +1,8 @@
 #include "prover.h"
 
+#include <algorithm>
+#include <climits>
+
 #include <fmt/format.h>
 
 namespace unity::rules::spec {
@@ -21,7 +24,7 @@ Prover::Prover() : encoder_(ctx_), solver_(ctx_) {
 }
 
 ProofResult Prover::prove(const RuleTerms& t, const std::map<std::string, std::int64_t>& fixed,
-                          int timeout_ms) {
+                          const ProofLimits& limits) {
   std::map<std::string, Sort> vars;
   collect(t.nodes, vars);
   collect(t.source_outputs, vars);
@@ -63,7 +66,8 @@ ProofResult Prover::prove(const RuleTerms& t, const std::map<std::string, std::i
   for (const auto& f : encoder_.query_strictness_formulas()) solver_.add(f);
   for (const auto& f : encoder_.query_list_facts()) solver_.add(f);
   z3::params p(ctx_);
-  p.set("timeout", static_cast<unsigned>(timeout_ms));
+  p.set("rlimit", static_cast<unsigned>(std::min<std::uint64_t>(limits.effort, UINT_MAX)));
+  p.set("timeout", limits.timeout_ms > 0 ? static_cast<unsigned>(limits.timeout_ms) : UINT_MAX);
   solver_.set(p);
   ProofResult result;
   z3::check_result checked = z3::unknown;
@@ -83,7 +87,8 @@ ProofResult Prover::prove(const RuleTerms& t, const std::map<std::string, std::i
       result = ProofResult::NotProved;
       break;
     default:
-      result = solver_.reason_unknown() == "timeout" || solver_.reason_unknown() == "canceled"
+      result = solver_.reason_unknown() == "timeout" || solver_.reason_unknown() == "canceled" ||
+                       solver_.reason_unknown() == "max. resource limit exceeded"
                    ? ProofResult::Timeout
                    : ProofResult::NotProved;
   }

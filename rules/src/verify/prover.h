@@ -14,13 +14,18 @@ namespace unity::rules::spec {
 
 enum class ProofResult { Proved, NotProved, Timeout };
 
+struct ProofLimits {
+  std::uint64_t effort = 0;  // Z3 resource units (rlimit); 0: none
+  int timeout_ms = 0;        // wall clock; 0: none
+};
+
 class Prover {
  public:
   Prover();
   // Proves that the rule's target equals its source wherever both are defined, the outputs' shapes
   // agree and the premises hold. `fixed` pins variables to values (the bounded fallback).
   ProofResult prove(const RuleTerms& terms, const std::map<std::string, std::int64_t>& fixed,
-                    int timeout_ms);
+                    const ProofLimits& limits);
 
  private:
   z3::context ctx_;

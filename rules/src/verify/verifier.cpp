@@ -1,6 +1,5 @@
 #include "unity/rules/verifier.h"
 
-#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -55,24 +54,35 @@ Attempt attempt(const Rule& rule, const Rule& fixed, const VerifyOptions& o, spe
   a.concrete_cases = concrete.compared;
   if (concrete.refuted) return {Verdict::Refuted, concrete.counterexample, a.concrete_cases};
 
-  const auto symbolic = prover.prove(terms, {}, o.timeout_ms);
-  if (symbolic == spec::ProofResult::Proved)
-    return {Verdict::Verified, "all degrees and shapes", a.concrete_cases};
-  if (o.bounded_fallback && !terms.degree_vars.empty()) {
+  // A rule written with a bounded proof ("verified": "degrees up to 8") is checked for that claim
+  // first: its symbolic proof failed when it was generated and would mostly spend the limit again.
+  const bool bounded_claim = rule.verified.find("degrees up to") != std::string::npos &&
+                             o.bounded_fallback && !terms.degree_vars.empty();
+  auto bounded = [&] {
     const auto cases = degree_cases(terms.degree_vars, o.degree_bound);
-    // The cases share the time limit of a few symbolic proofs.
-    const int per_case = std::max(200, 4 * o.timeout_ms / static_cast<int>(cases.size()));
+    if (cases.empty()) return false;
+    // The cases share the limit of a few symbolic proofs.
+    const spec::ProofLimits per_case{std::max<std::uint64_t>(200'000, 4 * o.effort / cases.size()),
+                                     o.timeout_ms};
     bool all = cases.size() <= 4096;
     for (const auto& c : cases) {
       if (!all) break;
       all = prover.prove(terms, c, per_case) == spec::ProofResult::Proved;
     }
-    if (all)
-      return {Verdict::VerifiedBounded, fmt::format("degrees up to {}", o.degree_bound),
-              a.concrete_cases};
-  }
+    return all;
+  };
+  if (bounded_claim && bounded())
+    return {Verdict::VerifiedBounded, fmt::format("degrees up to {}", o.degree_bound),
+            a.concrete_cases};
+  const auto symbolic = prover.prove(terms, {}, {o.effort, o.timeout_ms});
+  if (symbolic == spec::ProofResult::Proved)
+    return {Verdict::Verified, "all degrees and shapes", a.concrete_cases};
+  if (!bounded_claim && o.bounded_fallback && !terms.degree_vars.empty() && bounded())
+    return {Verdict::VerifiedBounded, fmt::format("degrees up to {}", o.degree_bound),
+            a.concrete_cases};
   a.detail = symbolic == spec::ProofResult::Timeout
-                 ? fmt::format("Z3 reached its time or memory limit ({} ms)", o.timeout_ms)
+                 ? fmt::format("Z3 reached its limit ({} units, {} ms) or memory limit", o.effort,
+                               o.timeout_ms)
                  : "not provable from the operator axioms";
   return a;
 }
@@ -137,17 +147,30 @@ VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options) {
   const auto started = Clock::now();
   VerifyReport report;
   report.rules.resize(rules.rules.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    spec::Prover prover;
-    for (std::size_t i = next++; i < rules.rules.size(); i = next++)
-      report.rules[i] = verify_with(rules.rules[i], options, prover);
-  };
   const int threads =
       std::max(1, std::min<int>(options.threads, static_cast<int>(rules.rules.size())));
+  // Thread t takes rules t, t + threads, ... with one prover: Z3's search depends on what its
+  // context saw before, so with a fixed assignment and a resource limit (not a clock) the verdicts
+  // are the same on every run.
+  auto work = [&](int t) {
+    spec::Prover prover;
+    for (std::size_t i = static_cast<std::size_t>(t); i < rules.rules.size();
+         i += static_cast<std::size_t>(threads)) {
+      report.rules[i] = verify_with(rules.rules[i], options, prover);
+      // E-matching finds a proof or not depending on the instances the context already holds: a
+      // rule the shared context misses gets a second try in a fresh one, which depends on nothing
+      // else.
+      if (report.rules[i].verdict == Verdict::Unknown) {
+        spec::Prover fresh;
+        auto again = verify_with(rules.rules[i], options, fresh);
+        again.seconds += report.rules[i].seconds;
+        report.rules[i] = std::move(again);
+      }
+    }
+  };
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
   for (auto& t : pool) t.join();
   for (const auto& r : report.rules) {
     switch (r.verdict) {

@@ -1,7 +1,8 @@
 #pragma once
-// Substitutions as data (paper section 4): a rule is a source pattern and a target graph over compute
-// and parallel operators. Hand-written and generated rules share this format (docs/rules.md); the core
-// loads rule files at run time and rejects a malformed rule with a message naming the rule and field.
+// Substitutions as data (paper section 4): a rule is a source pattern and a target graph over
+// compute and parallel operators. Hand-written and generated rules share this format
+// (docs/rules.md); the core loads rule files at run time and rejects a malformed rule with a
+// message naming the rule and field.
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -14,9 +15,9 @@
 
 namespace unity {
 
-// An attribute in a pattern: a literal to compare or write, a symbol ("$name") bound on the source side
-// and reused on the target side, or a rule parameter ("d"). `copy_of` on a target node copies every
-// attribute of a matched source node first.
+// An attribute in a pattern: a literal to compare or write, a symbol ("$name") bound on the source
+// side and reused on the target side, or a rule parameter ("d"). `copy_of` on a target node copies
+// every attribute of a matched source node first.
 struct RuleAttr {
   enum class Kind { Literal, Symbol, Parameter };
   Kind kind = Kind::Literal;
@@ -34,18 +35,18 @@ struct RuleNode {
   OpType op = OpType::Identity;
   std::vector<std::string> inputs;  // pattern inputs or other nodes' names, "name" or "name:index"
   std::map<std::string, RuleAttr> attrs;
-  std::string copy_of;              // target only
-  std::string foreach;              // target only: the variadic input it is repeated over
+  std::string copy_of;  // target only
+  std::string foreach;  // target only: the variadic input it is repeated over
 };
 
 struct RuleGraph {
-  std::vector<RuleNode> nodes;        // in topological order
-  std::vector<std::string> outputs;   // "name" or "name:index"; source and target align by position
+  std::vector<RuleNode> nodes;       // in topological order
+  std::vector<std::string> outputs;  // "name" or "name:index"; source and target align by position
 };
 
-// What values a parameter takes. A degree ranges over the degrees the search allows (divisors of the
-// device count); a dim over the axes of one tensor of the match (a rule input, or a source node's
-// output), so one rule states "partition along any axis" for operators of any rank.
+// What values a parameter takes. A degree ranges over the degrees the search allows (divisors of
+// the device count); a dim over the axes of one tensor of the match (a rule input, or a source
+// node's output), so one rule states "partition along any axis" for operators of any rank.
 struct RuleParameter {
   enum class Domain { Degree, Dim };
   std::string name;
@@ -54,10 +55,10 @@ struct RuleParameter {
 };
 
 // A condition on a match and its parameters, checked before the target is built. Operands are
-// integers, "$symbol", a parameter name, or rank(t), size(t,k), degree(t,k), replica(t) of a rule input
-// or source node t (k an integer, symbol or parameter), and last(t) = rank(t) - 1. Shape inference already rejects targets whose
-// degrees do not divide; constraints state what it cannot see (e.g. "the concat axis is not the
-// partitioned one").
+// integers, "$symbol", a parameter name, or rank(t), size(t,k), degree(t,k), replica(t) of a rule
+// input or source node t (k an integer, symbol or parameter), and last(t) = rank(t) - 1. Shape
+// inference already rejects targets whose degrees do not divide; constraints state what it cannot
+// see (e.g. "the concat axis is not the partitioned one").
 struct RuleConstraint {
   enum class Kind { Equal, NotEqual, Divides, Less };
   Kind kind = Kind::Equal;
@@ -74,6 +75,9 @@ struct Rule {
   std::vector<RuleConstraint> constraints;
   RuleGraph source;
   RuleGraph target;
+  // What the verifier proved when the rule was written ("degrees up to 8" for a bounded proof);
+  // `unity rules verify` checks that claim first. Empty: proved for all degrees, or hand-written.
+  std::string verified;
   bool is_parallel() const { return kind == "parallel"; }
   std::string variadic_input() const;  // the rule input ending in '*', or empty
 };
@@ -87,8 +91,8 @@ struct RuleSet {
 
 std::string_view to_string(RuleConstraint::Kind kind);
 
-// Throws InputError naming the rule and the field ("rule 'linear_sample': target.nodes[2].op: unknown
-// op 'Linaer'").
+// Throws InputError naming the rule and the field ("rule 'linear_sample': target.nodes[2].op:
+// unknown op 'Linaer'").
 RuleSet rules_from_json(const nlohmann::json& j, const std::string& origin = "rules");
 nlohmann::json rules_to_json(const RuleSet& rules);
 RuleSet load_rule_file(const std::filesystem::path& path);

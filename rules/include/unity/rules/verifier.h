@@ -1,10 +1,11 @@
 #pragma once
-// `unity rules verify`: formal verification of substitution rules (paper section 4). Each rule is first
-// tried on random concrete inputs through the core's own matcher and substitution (a difference is a
-// counterexample: refuted), then Z3 proves source == target from the operator axioms for all inputs,
-// shapes, degrees and parameters. When that proof is out of reach (the per-rule timeout, or arithmetic
-// on symbolic degrees), the degrees are fixed to every value up to a bound and each case proved: the
-// rule is then verified "for degrees up to the bound", and the report says so.
+// `unity rules verify`: formal verification of substitution rules (paper section 4). Each rule is
+// first tried on random concrete inputs through the core's own matcher and substitution (a
+// difference is a counterexample: refuted), then Z3 proves source == target from the operator
+// axioms for all inputs, shapes, degrees and parameters. When that proof is out of reach (the
+// per-rule timeout, or arithmetic on symbolic degrees), the degrees are fixed to every value up to
+// a bound and each case proved: the rule is then verified "for degrees up to the bound", and the
+// report says so.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,17 +29,20 @@ std::string_view to_string(Verdict v);
 struct RuleVerification {
   std::string rule;
   Verdict verdict = Verdict::Unknown;
-  std::string detail;   // the bound, the counterexample, or why unknown/invalid
+  std::string detail;      // the bound, the counterexample, or why unknown/invalid
   int concrete_cases = 0;  // concrete instances where both sides were compared
   double seconds = 0;
   bool ok() const { return verdict == Verdict::Verified || verdict == Verdict::VerifiedBounded; }
 };
 
 struct VerifyOptions {
-  int timeout_ms = 4000;       // per Z3 query
-  int degree_bound = 8;        // bounded fallback: degrees 1..bound
+  // Z3's limit per query in its resource units (rlimit), so a verdict is the same on any machine
+  // and under any load; about 1,000 units per millisecond on this 2-core machine.
+  std::uint64_t effort = 4'000'000;
+  int timeout_ms = 60000;  // wall-clock guard beside it (0: none)
+  int degree_bound = 8;    // bounded fallback: degrees 1..bound
   bool bounded_fallback = true;
-  int concrete_trials = 300;   // random instances tried per rule (stops after `concrete_enough`)
+  int concrete_trials = 300;  // random instances tried per rule (stops after `concrete_enough`)
   int concrete_enough = 12;
   std::uint64_t seed = 1;
   int threads = 2;
