@@ -46,6 +46,36 @@ TEST(Verifier, ProvesDataParallelismOfALinearWithBiasAlongAnySampleDim) {
   EXPECT_EQ(r.verdict, Verdict::Verified) << r.detail;
 }
 
+// A rule may carry the bounded claim it was generated with ("verified": "degrees up to 8"): verify
+// checks that claim first and says so; the claim is no licence: a wrong rule stays refuted, and the
+// field survives a round trip through the rule format.
+TEST(Verifier, ChecksABoundedClaimFirstAndNeverTrustsIt) {
+  const std::string matmul = R"({"name": "matmul_reduction", "kind": "parallel", "inputs": ["a", "b"],
+    "parameters": ["d"], "verified": "degrees up to 8",
+    "source": {"nodes": [{"name": "mm", "op": "MatMul", "inputs": ["a", "b"]}], "outputs": ["mm"]},
+    "target": {"nodes": [
+      {"name": "pa", "op": "Partition", "inputs": ["a"], "attrs": {"dim": -1, "degree": "d"}},
+      {"name": "pb", "op": "Partition", "inputs": ["b"], "attrs": {"dim": -2, "degree": "d"}},
+      {"name": "mm2", "op": "MatMul", "inputs": ["pa", "pb"]},
+      {"name": "sum", "op": "Reduce", "inputs": ["mm2"], "attrs": {"degree": "d"}}], "outputs": ["sum"]}})";
+  const Rule claimed = one_rule(matmul);
+  EXPECT_EQ(claimed.verified, "degrees up to 8");
+  RuleSet set;
+  set.rules.push_back(claimed);
+  EXPECT_EQ(rules_from_json(rules_to_json(set)).rules.at(0).verified, "degrees up to 8");
+  const auto r = verify_rule(claimed);
+  EXPECT_EQ(r.verdict, Verdict::VerifiedBounded) << r.detail;
+  EXPECT_EQ(r.detail, "degrees up to 8");
+
+  const auto wrong = check(R"({"name": "relu_reduce", "kind": "parallel", "inputs": ["x"],
+    "verified": "degrees up to 8",
+    "source": {"nodes": [{"name": "r", "op": "Reduce", "inputs": ["x"], "attrs": {"degree": "$d"}},
+                         {"name": "relu", "op": "Relu", "inputs": ["r"]}], "outputs": ["relu"]},
+    "target": {"nodes": [{"name": "relu2", "op": "Relu", "inputs": ["x"]},
+                         {"name": "r2", "op": "Reduce", "inputs": ["relu2"], "attrs": {"degree": "$d"}}], "outputs": ["r2"]}})");
+  EXPECT_EQ(wrong.verdict, Verdict::Refuted) << wrong.detail;
+}
+
 // Reduce where Replicate belongs: Relu commutes with Replicate, not with Reduce (the Relu of a sum is
 // not the sum of the Relus); the target reads partial sums with a non-linear operator.
 TEST(Verifier, RefutesReduceWhereReplicateBelongs) {
