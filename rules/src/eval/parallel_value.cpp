@@ -9,18 +9,6 @@
 namespace unity::rules {
 namespace {
 
-std::vector<ReplicaFactor> normalized(const std::vector<ReplicaFactor>& in) {
-  std::vector<ReplicaFactor> out;
-  for (const auto& f : in) {
-    if (f.size == 1) continue;
-    if (!out.empty() && out.back().partial == f.partial)
-      out.back().size *= f.size;
-    else
-      out.push_back(f);
-  }
-  return out;
-}
-
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   // splitmix64 finaliser over the running hash: cheap and well distributed.
   h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -43,68 +31,6 @@ std::uint64_t rounded_bits(double x) {
 }
 
 }  // namespace
-
-ReplicaLayout ReplicaLayout::copies(int n) {
-  ReplicaLayout l;
-  l.factors_ = normalized({{n, false}});
-  return l;
-}
-
-ReplicaLayout ReplicaLayout::partials(int n) {
-  ReplicaLayout l;
-  l.factors_ = normalized({{n, true}});
-  return l;
-}
-
-int ReplicaLayout::size() const {
-  int n = 1;
-  for (const auto& f : factors_) n *= f.size;
-  return n;
-}
-
-bool ReplicaLayout::has_partial() const {
-  for (const auto& f : factors_)
-    if (f.partial) return true;
-  return false;
-}
-
-ReplicaLayout ReplicaLayout::with_inner(ReplicaFactor f) const {
-  ReplicaLayout l = *this;
-  l.factors_.push_back(f);
-  l.factors_ = normalized(l.factors_);
-  return l;
-}
-
-std::optional<std::pair<ReplicaLayout, ReplicaLayout>> ReplicaLayout::split_inner(int k) const {
-  std::vector<ReplicaFactor> outer = factors_, inner;
-  while (k > 1) {
-    if (outer.empty()) return std::nullopt;
-    ReplicaFactor& last = outer.back();
-    if (last.size <= k) {
-      if (k % last.size != 0) return std::nullopt;
-      inner.insert(inner.begin(), last);
-      k /= last.size;
-      outer.pop_back();
-    } else {
-      if (last.size % k != 0) return std::nullopt;
-      inner.insert(inner.begin(), {k, last.partial});
-      last.size /= k;
-      k = 1;
-    }
-  }
-  ReplicaLayout o, i;
-  o.factors_ = normalized(outer);
-  i.factors_ = normalized(inner);
-  return std::make_pair(o, i);
-}
-
-std::string ReplicaLayout::to_string() const {
-  if (factors_.empty()) return "1";
-  std::vector<std::string> parts;
-  for (const auto& f : factors_)
-    parts.push_back(fmt::format("{} {}", f.size, f.partial ? "partial" : "copies"));
-  return fmt::format("{}", fmt::join(parts, " x "));
-}
 
 ParallelValue ParallelValue::serial(DenseTensor t, DataType dtype) {
   ParallelValue v;
@@ -135,7 +61,8 @@ std::uint64_t fingerprint(const ParallelValue& v) {
     h = mix(h, static_cast<std::uint64_t>(d.size));
     h = mix(h, static_cast<std::uint64_t>(d.degree));
   }
-  for (const auto& f : v.layout.factors()) h = mix(h, static_cast<std::uint64_t>(f.size * 2 + f.partial));
+  for (const auto& f : v.layout.factors())
+    h = mix(h, static_cast<std::uint64_t>(f.size * 2 + f.partial));
   for (const auto& t : v.data)
     for (double x : t.data) h = mix(h, rounded_bits(x));
   return h;
@@ -146,7 +73,8 @@ std::string describe_difference(const ParallelValue& a, const ParallelValue& b) 
     return fmt::format("shapes differ: {} vs {}", a.shape.to_string(), b.shape.to_string());
   if (a.layout != b.layout)
     return fmt::format("replicas differ: {} vs {}", a.layout.to_string(), b.layout.to_string());
-  if (a.stages != b.stages) return fmt::format("micro-batches differ: {} vs {}", a.stages, b.stages);
+  if (a.stages != b.stages)
+    return fmt::format("micro-batches differ: {} vs {}", a.stages, b.stages);
   for (std::size_t p = 0; p < a.data.size(); ++p) {
     const auto& x = a.data[p];
     const auto& y = b.data[p];

@@ -3,9 +3,10 @@
 // generation.md):
 // - data dims may be partitioned: a degree is layout only, every replica is stored as the whole
 //   logical tensor;
-// - the replicas are copies (made by Replicate/AllReduce) or partial sums (left by a split reduction
-//   dimension), recorded as mixed-radix factors, outermost first, exactly as the executor numbers them:
-//   Replicate(d) appends d copies innermost, Reduce(d) sums the innermost d partial sums;
+// - the replicas are copies (made by Replicate/AllReduce) or partial sums (left by a split
+// reduction
+//   dimension), recorded as mixed-radix factors, outermost first, exactly as the executor numbers
+//   them: Replicate(d) appends d copies innermost, Reduce(d) sums the innermost d partial sums;
 // - Pipeline(k, d) turns each tensor into d micro-batches processed one after the other ("stages").
 // Two values are equal when shape, replica layout, stages and every replica's data agree.
 #include <cstdint>
@@ -15,36 +16,14 @@
 #include <vector>
 
 #include "unity/core/parallel_tensor_shape.h"
+#include "unity/core/replica_layout.h"
 #include "unity/rules/dense_tensor.h"
 
 namespace unity::rules {
 
-struct ReplicaFactor {
-  int size = 1;
-  bool partial = false;
-  bool operator==(const ReplicaFactor&) const = default;
-};
-
 // Replica factors, outermost first, adjacent factors of one kind merged, factors of size 1 dropped.
-class ReplicaLayout {
- public:
-  ReplicaLayout() = default;
-  static ReplicaLayout copies(int n);
-  static ReplicaLayout partials(int n);
-
-  int size() const;
-  bool has_partial() const;
-  const std::vector<ReplicaFactor>& factors() const { return factors_; }
-  ReplicaLayout with_inner(ReplicaFactor f) const;
-  // The outer layout and the innermost k replicas' layout; nullopt when k does not fall on a factor
-  // boundary and does not divide the innermost factor.
-  std::optional<std::pair<ReplicaLayout, ReplicaLayout>> split_inner(int k) const;
-  std::string to_string() const;  // "2 partial x 3 copies", "1"
-  bool operator==(const ReplicaLayout&) const = default;
-
- private:
-  std::vector<ReplicaFactor> factors_;
-};
+using unity::ReplicaFactor;
+using unity::ReplicaLayout;
 
 struct ParallelValue {
   ParallelTensorShape shape;

@@ -1,8 +1,8 @@
-#include "unity/executor/replica_layout.h"
+#include "unity/core/replica_layout.h"
 
 #include <fmt/format.h>
 
-namespace unity::executor {
+namespace unity {
 
 ReplicaLayout ReplicaLayout::copies(int n) { return ReplicaLayout{}.with_inner({n, false}); }
 ReplicaLayout ReplicaLayout::partials(int n) { return ReplicaLayout{}.with_inner({n, true}); }
@@ -100,4 +100,4 @@ std::string ReplicaLayout::to_string() const {
   return s;
 }
 
-}  // namespace unity::executor
+}  // namespace unity
