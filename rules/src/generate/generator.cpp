@@ -83,7 +83,7 @@ void verify_pending(Pending& p, const VerifyOptions& options, spec::Prover& prov
           v = std::move(vv);
         }
       }
-      if (v.detail.find("degrees up to") != std::string::npos) r->verified = v.detail;
+      if (is_bounded_claim(v.detail)) r->verified = v.detail;
       p.verified = std::move(r);
       p.verification = std::move(v);
       return;

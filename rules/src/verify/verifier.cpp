@@ -56,30 +56,25 @@ Attempt attempt(const Rule& rule, const Rule& fixed, const VerifyOptions& o, spe
 
   // A rule written with a bounded proof ("verified": "degrees up to 8") is checked for that claim
   // first: its symbolic proof failed when it was generated and would mostly spend the limit again.
-  const bool bounded_claim = rule.verified.find("degrees up to") != std::string::npos &&
-                             o.bounded_fallback && !terms.degree_vars.empty();
-  auto bounded = [&] {
+  const bool can_bound = o.bounded_fallback && !terms.degree_vars.empty();
+  const bool claims_bound = can_bound && is_bounded_claim(rule.verified);
+  auto bounded = [&]() -> bool {
     const auto cases = degree_cases(terms.degree_vars, o.degree_bound);
-    if (cases.empty()) return false;
+    if (cases.empty() || cases.size() > 4096) return false;
     // The cases share the limit of a few symbolic proofs.
     const spec::ProofLimits per_case{std::max<std::uint64_t>(200'000, 4 * o.effort / cases.size()),
                                      o.timeout_ms};
-    bool all = cases.size() <= 4096;
-    for (const auto& c : cases) {
-      if (!all) break;
-      all = prover.prove(terms, c, per_case) == spec::ProofResult::Proved;
-    }
-    return all;
+    for (const auto& c : cases)
+      if (prover.prove(terms, c, per_case) != spec::ProofResult::Proved) return false;
+    return true;
   };
-  if (bounded_claim && bounded())
-    return {Verdict::VerifiedBounded, fmt::format("degrees up to {}", o.degree_bound),
-            a.concrete_cases};
+  const Attempt proved_bounded{Verdict::VerifiedBounded,
+                               fmt::format("degrees up to {}", o.degree_bound), a.concrete_cases};
+  if (claims_bound && bounded()) return proved_bounded;
   const auto symbolic = prover.prove(terms, {}, {o.effort, o.timeout_ms});
   if (symbolic == spec::ProofResult::Proved)
     return {Verdict::Verified, "all degrees and shapes", a.concrete_cases};
-  if (!bounded_claim && o.bounded_fallback && !terms.degree_vars.empty() && bounded())
-    return {Verdict::VerifiedBounded, fmt::format("degrees up to {}", o.degree_bound),
-            a.concrete_cases};
+  if (can_bound && !claims_bound && bounded()) return proved_bounded;
   a.detail = symbolic == spec::ProofResult::Timeout
                  ? fmt::format("Z3 reached its limit ({} units, {} ms) or memory limit", o.effort,
                                o.timeout_ms)
@@ -136,6 +131,10 @@ std::string_view to_string(Verdict v) {
     default:
       return "invalid";
   }
+}
+
+bool is_bounded_claim(const std::string& verdict_detail) {
+  return verdict_detail.find("degrees up to") != std::string::npos;
 }
 
 RuleVerification verify_rule(const Rule& rule, const VerifyOptions& options) {
