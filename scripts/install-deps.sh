@@ -7,7 +7,7 @@ packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config ccache git clang-format
   # core libraries
-  nlohmann-json3-dev libcli11-dev libfmt-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libabsl-dev
   # ONNX import
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   # rules: verifier

@@ -45,7 +45,8 @@ NodeId Graph::add(Operator op, std::vector<TensorRef> inputs) {
   try {
     out = infer_output_shapes(op, in_shapes);
   } catch (const ShapeError& e) {
-    throw ShapeError(fmt::format("node {} '{}' ({}): {}", id, op.name, to_string(op.type), e.what()));
+    throw ShapeError(
+        fmt::format("node {} '{}' ({}): {}", id, op.name, to_string(op.type), e.what()));
   }
   nodes_.emplace(id, Node{id, std::move(op), std::move(inputs), std::move(out)});
   ++next_id_;
@@ -67,6 +68,13 @@ void Graph::insert_unchecked(NodeId id, Operator op, std::vector<TensorRef> inpu
   if (contains(id)) throw GraphError(fmt::format("node id {} is used twice", id));
   nodes_.emplace(id, Node{id, std::move(op), std::move(inputs), {}});
   next_id_ = std::max(next_id_, id + 1);
+}
+
+void Graph::release_ids_from(NodeId first) {
+  if (nodes_.lower_bound(first) != nodes_.end())
+    throw GraphError(fmt::format("cannot release ids from {}: node {} still has one", first,
+                                 nodes_.lower_bound(first)->first));
+  next_id_ = std::min(next_id_, first);
 }
 
 void Graph::remove(NodeId id) {
@@ -153,7 +161,8 @@ std::vector<NodeId> Graph::topological_order() const {
   }
   if (order.size() != nodes_.size()) {
     for (const auto& [id, count] : pending)
-      if (count > 0) throw GraphError(fmt::format("the graph has a cycle through {}", describe(id)));
+      if (count > 0)
+        throw GraphError(fmt::format("the graph has a cycle through {}", describe(id)));
   }
   return order;
 }
@@ -175,11 +184,11 @@ void Graph::infer_shapes() {
     const auto& info = op_info(n.op.type);
     const int arity = static_cast<int>(n.inputs.size());
     if (arity < info.min_inputs || arity > info.max_inputs)
-      throw GraphError(fmt::format("{} has {} inputs, expected {}", describe(id), arity,
-                                   info.min_inputs == info.max_inputs
-                                       ? std::to_string(info.min_inputs)
-                                       : fmt::format("{} to {}", info.min_inputs,
-                                                     std::min(info.max_inputs, 1 << 10))));
+      throw GraphError(fmt::format(
+          "{} has {} inputs, expected {}", describe(id), arity,
+          info.min_inputs == info.max_inputs
+              ? std::to_string(info.min_inputs)
+              : fmt::format("{} to {}", info.min_inputs, std::min(info.max_inputs, 1 << 10))));
     std::vector<ParallelTensorShape> in_shapes;
     for (const auto& t : n.inputs) in_shapes.push_back(shape(t));
     try {

@@ -1,21 +1,24 @@
-// The machine-mapping dynamic program against exhaustive enumeration, and the views it chooses from.
+// The machine-mapping dynamic program against exhaustive enumeration, and the views it chooses
+// from.
 #include <functional>
 #include <limits>
 #include <random>
 
 #include <gtest/gtest.h>
 
-#include "unity/core/graph_builder.h"
 #include "random_graphs.h"
+#include "unity/core/data_parallel.h"
+#include "unity/core/graph_builder.h"
 #include "unity/core/machine_mapping.h"
+#include "unity/core/model_zoo.h"
 
 using namespace unity;
 using unity::testing::RandomSpGraph;
 
 namespace {
 
-// A small machine whose links differ, so that where tasks go matters: two nodes of two devices each,
-// each node one island, or one node of four devices in two islands.
+// A small machine whose links differ, so that where tasks go matters: two nodes of two devices
+// each, each node one island, or one node of four devices in two islands.
 MachineSpec test_machine(int nodes, int per_node, int per_island) {
   MachineSpec m;
   m.name = "test";
@@ -81,8 +84,8 @@ void layouts(const MappingCost& costs, const SpDecomposition& sp, int index, Dev
     for (int k : parallel_divisions(m, block, max_tasks(costs, sp, part.first),
                                     max_tasks(costs, sp, part.second)))
       for (bool low : {true, false}) {
-        const DeviceBlock a = low ? DeviceBlock{block.start, k}
-                                  : DeviceBlock{block.start + block.size - k, k};
+        const DeviceBlock a =
+            low ? DeviceBlock{block.start, k} : DeviceBlock{block.start + block.size - k, k};
         const DeviceBlock b = low ? DeviceBlock{block.start + k, block.size - k}
                                   : DeviceBlock{block.start, block.size - k};
         for (auto l : cross(sub(part.first, a), sub(part.second, b))) {
@@ -102,7 +105,8 @@ double exhaustive_best(const MappingCost& costs, DeviceBlock block, std::size_t*
   double best = std::numeric_limits<double>::infinity();
   for (const auto& layout : all) {
     std::vector<std::vector<MachineView>> options;
-    for (NodeId id : placed) options.push_back(candidate_views(costs.extents(id), layout.blocks.at(id)));
+    for (NodeId id : placed)
+      options.push_back(candidate_views(costs.extents(id), layout.blocks.at(id)));
     std::map<NodeId, MachineView> views;
     std::function<void(std::size_t)> rec = [&](std::size_t i) {
       if (i == placed.size()) {
@@ -200,6 +204,35 @@ TEST(MachineMapping, ParallelBranchesRunSideBySideWhenThatIsFaster) {
     if (n.op.name == "c") nc = id;
   }
   EXPECT_NE(mapping.views.at(na).start, mapping.views.at(nc).start);
-  const double serial = costs.node_cost(na, {0, {}, {}}).time() + costs.node_cost(nc, {0, {}, {}}).time();
+  const double serial =
+      costs.node_cost(na, {0, {}, {}}).time() + costs.node_cost(nc, {0, {}, {}}).time();
   EXPECT_LT(mapping.cost.time(), serial);
+}
+
+// The search shares one cache between all its candidates (and between the joint and sequential
+// searches): a subgraph, operator or edge solved for one graph may only answer for another where it
+// costs the same. Each graph's estimate through a cache full of other graphs' parts must equal its
+// estimate through an empty cache.
+TEST(MachineMapping, ACacheSharedBetweenGraphsGivesEachItsOwnEstimate) {
+  std::vector<Graph> graphs;
+  for (unsigned seed = 1; seed <= 60; ++seed)
+    graphs.push_back(RandomSpGraph(seed, 3 + static_cast<int>(seed % 6)).build());
+  for (const char* name : {"mnist-mlp", "dlrm"})
+    for (int d : {1, 2, 4}) graphs.push_back(make_data_parallel(zoo::build(name, 16), d));
+  const CostModel model(test_machine(2, 2, 2));
+  MappingCache shared;
+  int reused = 0;  // graphs that found some of their parts solved
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    const MappingCost costs(graphs[i], model);
+    MappingCache fresh;
+    const MappingEstimate alone = estimate_machine_mapping(costs, &fresh);
+    const MappingEstimate with_others = estimate_machine_mapping(costs, &shared);
+    if (with_others.subproblems < alone.subproblems) ++reused;
+    ASSERT_TRUE(alone.feasible) << "graph " << i;
+    ASSERT_TRUE(with_others.feasible) << "graph " << i;
+    EXPECT_NEAR(with_others.cost.time(), alone.cost.time(), 1e-12 * alone.cost.time())
+        << "graph " << i;
+    EXPECT_EQ(with_others.cost.bytes, alone.cost.bytes) << "graph " << i;
+  }
+  EXPECT_GE(reused, 20);  // the graphs really shared parts
 }

@@ -50,8 +50,9 @@ TEST(Rules, DefaultSetLoadsAndRoundTrips) {
 TEST(Rules, MalformedRulesNameTheRuleAndTheField) {
   auto j = one_rule();
   j["rules"][0]["target"]["nodes"][1]["op"] = "Rleu";
-  EXPECT_NE(load_error(j).find("rule 'relu_sample_parallel': target.nodes[1].op: unknown op 'Rleu'"),
-            std::string::npos)
+  EXPECT_NE(
+      load_error(j).find("rule 'relu_sample_parallel': target.nodes[1].op: unknown op 'Rleu'"),
+      std::string::npos)
       << load_error(j);
   j = one_rule();
   j["rules"][0]["kind"] = "magic";
@@ -91,6 +92,33 @@ TEST(Rules, MatchAndApplyPreserveTheOutputShape) {
   EXPECT_FALSE(applied->contains(r.node));
   // A degree that does not divide the batch does not apply.
   EXPECT_FALSE(apply_substitution(g, matches[0], {{"d", 3}}));
+}
+
+// The search rewrites one graph many times in place: the result must be the copy's, and a rewrite
+// that does not fit must leave nothing behind (no node, no used-up id).
+TEST(Rules, InPlaceRewriteEqualsTheCopyAndUndoesAFailure) {
+  const RuleSet set = rules_from_json(one_rule());
+  Graph g;
+  GraphBuilder b(g);
+  b.tanh(b.relu(b.input("x", {8, 4}), "act"), "after");
+  const auto matches = find_matches(g, set.rules[0]);
+  ASSERT_EQ(matches.size(), 1u);
+
+  Graph failed = g;
+  EXPECT_FALSE(apply_substitution_in_place(failed, matches[0], {{"d", 3}}));  // 3 does not divide 8
+  EXPECT_EQ(failed.size(), g.size());
+  EXPECT_EQ(failed.next_id(), g.next_id());
+  EXPECT_EQ(failed.structural_hash(), g.structural_hash());
+  for (const auto& [id, n] : g.nodes()) EXPECT_EQ(failed.node(id).inputs, n.inputs);
+
+  const auto copy = apply_substitution(g, matches[0], {{"d", 2}});
+  ASSERT_TRUE(copy);
+  Graph in_place = g;
+  ASSERT_TRUE(apply_substitution_in_place(in_place, matches[0], {{"d", 2}}));
+  EXPECT_EQ(in_place.structural_hash(), copy->structural_hash());
+  EXPECT_EQ(in_place.next_id(), copy->next_id());
+  EXPECT_NE(in_place.structural_hash(), g.structural_hash());
+  EXPECT_NO_THROW(in_place.validate());
 }
 
 TEST(Rules, InnerNodesUsedElsewhereBlockAMatch) {

@@ -1,8 +1,11 @@
 #include <algorithm>
+#include <deque>
 #include <limits>
+#include <stdexcept>
 #include <unordered_map>
 
-#include "hashing.h"
+#include <absl/container/flat_hash_map.h>
+
 #include "mapping/part_signature.h"
 #include "unity/core/machine_mapping.h"
 
@@ -20,27 +23,27 @@ struct KeyHash {
   }
 };
 
-struct PairHash {
-  std::size_t operator()(const std::pair<NodeId, int>& p) const {
-    return std::hash<NodeId>()(p.first) * 31 + std::hash<int>()(p.second);
-  }
+std::uint64_t mix(std::uint64_t z) {  // splitmix64's finaliser
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Word-at-a-time digest for the DP's keys, built once per subproblem visit (the byte-wise
+// detail::Hasher is for graph content, hashed once per candidate).
+class KeyMixer {
+ public:
+  void add(std::uint64_t v) { h_ = mix(h_ ^ (v + 0x9e3779b97f4a7c15ULL)); }
+  std::uint64_t value() const { return h_; }
+
+ private:
+  std::uint64_t h_ = 0x6a09e667f3bcc909ULL;
 };
 
-struct EdgeKey {
-  std::uint64_t producer_view, consumer_view;
-  bool operator==(const EdgeKey&) const = default;
-};
-
-struct EdgeKeyHash {
-  static std::uint64_t mix(std::uint64_t z) {  // splitmix64's finaliser
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  std::size_t operator()(const EdgeKey& k) const {
-    return mix(k.producer_view ^ mix(k.consumer_view + 0x9e3779b97f4a7c15ULL));
-  }
-};
+// Tables keyed by a digest: open addressing (no allocation per entry, one probe sequence in
+// contiguous memory), since the DP does millions of lookups per search.
+template <class V>
+using DigestMap = absl::flat_hash_map<std::uint64_t, V>;
 
 CostBreakdown infeasible() { return {kInfinity, 0, 0}; }
 
@@ -63,7 +66,10 @@ struct MappingCache::Impl {
   };
   // Keyed by a 64-bit digest of (part content, block, boundary views): a collision needs ~2^32
   // entries to become likely, far beyond what a search fills.
-  std::unordered_map<std::uint64_t, Value> memo;
+  DigestMap<Value> memo;
+  // Operator and edge costs by content and views: most of a candidate's operators and edges are
+  // its predecessor's, and costing a view of a wide machine walks every task.
+  DigestMap<CostBreakdown> node_costs, edge_costs;
 };
 
 MappingCache::MappingCache() : impl_(std::make_unique<Impl>()) {}
@@ -76,8 +82,16 @@ class MappingSearch {
  public:
   explicit MappingSearch(const MappingCost& costs, MappingCache::Impl* shared = nullptr,
                          bool balanced = true)
-      : costs_(costs), sp_(costs.placement(), balanced), shared_(shared) {
-    if (shared_) signatures_ = detail::part_signatures(sp_, costs.placement());
+      : costs_(costs),
+        sp_(costs.placement(), balanced),
+        shared_(shared),
+        assigned_(static_cast<std::size_t>(costs.placement().graph().next_id()), -1) {
+    if (shared_) {
+      local_ = detail::operator_signatures(costs.placement());
+      signatures_ = detail::part_signatures(sp_, costs.placement(), local_);
+    }
+    attachments_.resize(static_cast<std::size_t>(sp_.size()));
+    for (int i = 0; i < sp_.size(); ++i) attachments_[i] = attach(sp_.node(i));
   }
 
   // The cost alone, with subproblems shared through the cache.
@@ -118,29 +132,72 @@ class MappingSearch {
     ParallelChoice choice;  // Parallel
   };
 
+  // An edge between a part's own operator (Leaf, Series) and one of its boundary operators.
+  struct Attachment {
+    NodeId other;           // the boundary operator, whose view is fixed
+    bool other_produces;    // the edge runs other -> own operator (else own -> other)
+    std::uint64_t content;  // the consumer's content and the slots it reads the producer in
+  };
+
+  std::vector<Attachment> attach(const SpNode& part) const {
+    std::vector<Attachment> out;
+    if (part.kind == SpNode::Kind::Parallel) return out;
+    const auto& pg = costs_.placement();
+    const auto& preds = pg.predecessors(part.node);
+    const auto& succs = pg.successors(part.node);
+    for (NodeId b : part.boundary) {
+      if (std::find(preds.begin(), preds.end(), b) != preds.end())
+        out.push_back({b, true, edge_content(b, part.node)});
+      if (std::find(succs.begin(), succs.end(), b) != succs.end())
+        out.push_back({b, false, edge_content(part.node, b)});
+    }
+    return out;
+  }
+
+  std::uint64_t edge_content(NodeId producer, NodeId consumer) const {
+    if (!shared_) return 0;
+    KeyMixer k;
+    k.add(local_.at(consumer));
+    const auto& inputs = costs_.placement().graph().node(consumer).inputs;
+    for (std::size_t s = 0; s < inputs.size(); ++s)
+      if (inputs[s].node == producer) {
+        k.add(s);
+        k.add(static_cast<std::uint64_t>(inputs[s].index));
+      }
+    return k.value();
+  }
+
   const std::vector<int>& views(NodeId node, DeviceBlock block) {
+    const std::uint64_t local_key = mix((static_cast<std::uint64_t>(node) << 40) ^
+                                        (static_cast<std::uint64_t>(block.start) << 20) ^
+                                        static_cast<std::uint64_t>(block.size));
+    if (auto it = view_lists_.find(local_key); it != view_lists_.end()) return *it->second;
+    const std::vector<int>* list = nullptr;
     if (shared_) {
       std::vector<int> key = costs_.extents(node);
       key.push_back(block.start);
       key.push_back(block.size);
       auto it = shared_->view_ids.find(key);
-      if (it != shared_->view_ids.end()) return it->second;
+      if (it == shared_->view_ids.end()) {
+        std::vector<int> ids;
+        for (auto& v : candidate_views(costs_.extents(node), block, align(block))) {
+          shared_->views.push_back(std::move(v));
+          ids.push_back(static_cast<int>(shared_->views.size()) - 1);
+        }
+        it = shared_->view_ids.emplace(std::move(key), std::move(ids)).first;
+      }
+      list = &it->second;
+    } else {
       std::vector<int> ids;
       for (auto& v : candidate_views(costs_.extents(node), block, align(block))) {
-        shared_->views.push_back(std::move(v));
-        ids.push_back(static_cast<int>(shared_->views.size()) - 1);
+        view_table_.push_back(std::move(v));
+        ids.push_back(static_cast<int>(view_table_.size()) - 1);
       }
-      return shared_->view_ids.emplace(std::move(key), std::move(ids)).first->second;
+      own_view_lists_.push_back(std::move(ids));
+      list = &own_view_lists_.back();
     }
-    std::vector<int> key{static_cast<int>(node), block.start, block.size};
-    auto it = view_cache_.find(key);
-    if (it != view_cache_.end()) return it->second;
-    std::vector<int> ids;
-    for (auto& v : candidate_views(costs_.extents(node), block, align(block))) {
-      view_table_.push_back(std::move(v));
-      ids.push_back(static_cast<int>(view_table_.size()) - 1);
-    }
-    return view_cache_.emplace(std::move(key), std::move(ids)).first->second;
+    view_lists_.emplace(local_key, list);
+    return *list;
   }
 
   // Grid starts in blocks of several nodes: node boundaries only, and at most kMaxStarts of them
@@ -162,71 +219,95 @@ class MappingSearch {
     return tasks_[index];
   }
 
-  const CostBreakdown& node_cost(NodeId node, int view) {
-    auto key = std::make_pair(node, view);
-    auto it = node_cache_.find(key);
-    if (it != node_cache_.end()) return it->second;
-    return node_cache_.emplace(key, costs_.node_cost(node, this->view(view))).first->second;
-  }
-
-  // One edge's cost for two views, memoised: the same pair comes up in many subproblems. The key is
-  // exact (ids and view numbers packed), hashed with a cheap mixer: this lookup is the DP's hottest.
-  const CostBreakdown& edge(NodeId producer, int pv, NodeId consumer, int cv) {
-    const EdgeKey key{(static_cast<std::uint64_t>(producer) << 32) | static_cast<std::uint32_t>(pv),
-                      (static_cast<std::uint64_t>(consumer) << 32) | static_cast<std::uint32_t>(cv)};
-    if (auto it = edge_cache_.find(key); it != edge_cache_.end()) return it->second;
-    return edge_cache_
-        .emplace(key, costs_.edge_cost(producer, this->view(pv), consumer, this->view(cv)))
-        .first->second;
-  }
-
-  // Edges between `node` (on `view`) and the boundary nodes of a part, whose views are fixed.
-  CostBreakdown boundary_edges(NodeId node, int view, const SpNode& part) {
-    CostBreakdown c;
-    const auto& pg = costs_.placement();
-    const auto& preds = pg.predecessors(node);
-    const auto& succs = pg.successors(node);
-    for (NodeId b : part.boundary) {
-      const int bv = assigned_.at(b);
-      if (std::find(preds.begin(), preds.end(), b) != preds.end()) c += edge(b, bv, node, view);
-      if (std::find(succs.begin(), succs.end(), b) != succs.end()) c += edge(node, view, b, bv);
+  CostBreakdown node_cost(NodeId node, int view) {
+    if (shared_) {
+      KeyMixer k;
+      k.add(local_.at(node));
+      k.add(static_cast<std::uint64_t>(view));
+      auto [it, fresh] = shared_->node_costs.try_emplace(k.value());
+      if (fresh) it->second = costs_.node_cost(node, this->view(view));
+      return it->second;
     }
+    const std::uint64_t key =
+        (static_cast<std::uint64_t>(node) << 32) | static_cast<std::uint32_t>(view);
+    auto [it, fresh] = node_cache_.try_emplace(mix(key));
+    if (fresh) it->second = costs_.node_cost(node, this->view(view));
+    return it->second;
+  }
+
+  // One edge's cost for two views, memoised: the same pair comes up in many subproblems, and with
+  // a cache, in many candidates. This lookup is the DP's hottest.
+  CostBreakdown edge(const Attachment& a, NodeId own, int own_view, int other_view) {
+    const NodeId producer = a.other_produces ? a.other : own;
+    const NodeId consumer = a.other_produces ? own : a.other;
+    const int pv = a.other_produces ? other_view : own_view;
+    const int cv = a.other_produces ? own_view : other_view;
+    std::uint64_t key;
+    DigestMap<CostBreakdown>* table;
+    if (shared_) {
+      KeyMixer k;
+      k.add(a.content);
+      k.add((static_cast<std::uint64_t>(pv) << 32) | static_cast<std::uint32_t>(cv));
+      key = k.value();
+      table = &shared_->edge_costs;
+    } else {
+      KeyMixer k;
+      k.add((static_cast<std::uint64_t>(producer) << 32) | static_cast<std::uint32_t>(pv));
+      k.add((static_cast<std::uint64_t>(consumer) << 32) | static_cast<std::uint32_t>(cv));
+      key = k.value();
+      table = &edge_cache_;
+    }
+    auto [it, fresh] = table->try_emplace(key);
+    if (fresh) it->second = costs_.edge_cost(producer, this->view(pv), consumer, this->view(cv));
+    return it->second;
+  }
+
+  // Edges between the part's own operator (on `view`) and its boundary operators, whose views are
+  // fixed.
+  CostBreakdown boundary_edges(int index, int view) {
+    CostBreakdown c;
+    const NodeId own = sp_.node(index).node;
+    for (const Attachment& a : attachments_[index]) c += edge(a, own, view, assigned(a.other));
     return c;
+  }
+
+  int assigned(NodeId id) const {
+    const int v = assigned_[static_cast<std::size_t>(id)];
+    if (v < 0) throw std::logic_error("mapping DP: a boundary operator has no view");
+    return v;
   }
 
   std::uint64_t memo_key(int index, DeviceBlock block) const {
     const SpNode& part = sp_.node(index);
-    detail::Hasher h;
-    h.i64(index);
-    h.i64(block.start);
-    h.i64(block.size);
-    for (NodeId b : part.boundary) h.i64(assigned_.at(b));
-    return h.value();
+    KeyMixer k;
+    k.add(static_cast<std::uint64_t>(index));
+    k.add((static_cast<std::uint64_t>(block.start) << 32) | static_cast<std::uint32_t>(block.size));
+    for (NodeId b : part.boundary) k.add(static_cast<std::uint64_t>(assigned(b)));
+    return k.value();
   }
 
   // The content key of a part: its signature, the block, and the views fixed on its boundary in
   // canonical order (sorted among symmetric boundary operators).
   std::uint64_t shared_key(int index, DeviceBlock block) const {
     const auto& sig = signatures_[index];
-    detail::Hasher h;
-    h.u64(sig.content);
-    h.i64(block.start);
-    h.i64(block.size);
+    KeyMixer k;
+    k.add(sig.content);
+    k.add((static_cast<std::uint64_t>(block.start) << 32) | static_cast<std::uint32_t>(block.size));
     std::size_t i = 0;
     while (i < sig.boundary.size()) {
       std::size_t j = i;
       if (j + 1 < sig.boundary.size() && sig.boundary_keys[j + 1] == sig.boundary_keys[i]) {
         std::vector<int> run;  // symmetric boundary operators: their views in sorted order
         while (j < sig.boundary.size() && sig.boundary_keys[j] == sig.boundary_keys[i])
-          run.push_back(assigned_.at(sig.boundary[j++]));
+          run.push_back(assigned(sig.boundary[j++]));
         std::sort(run.begin(), run.end());
-        for (int v : run) h.i64(v);
+        for (int v : run) k.add(static_cast<std::uint64_t>(v));
       } else {
-        h.i64(assigned_.at(sig.boundary[j++]));
+        k.add(static_cast<std::uint64_t>(assigned(sig.boundary[j++])));
       }
       i = j;
     }
-    return h.value();
+    return k.value();
   }
 
   Entry solve(int index, DeviceBlock block) {
@@ -253,18 +334,18 @@ class MappingSearch {
       case SpNode::Kind::Leaf:
         for (int v : views(part.node, block)) {
           CostBreakdown c = node_cost(part.node, v);
-          c += boundary_edges(part.node, v, part);
+          c += boundary_edges(index, v);
           if (c.time() < best.cost.time()) best = {c, v, {}};
         }
         break;
       case SpNode::Kind::Series:
         for (int v : views(part.node, block)) {
           CostBreakdown c = node_cost(part.node, v);
-          c += boundary_edges(part.node, v, part);
-          assigned_[part.node] = v;
+          c += boundary_edges(index, v);
+          assigned_[static_cast<std::size_t>(part.node)] = v;
           if (part.first >= 0 && c.time() < kInfinity) c += solve(part.first, block).cost;
           if (part.second >= 0 && c.time() < kInfinity) c += solve(part.second, block).cost;
-          assigned_.erase(part.node);
+          assigned_[static_cast<std::size_t>(part.node)] = -1;
           if (c.time() < best.cost.time()) best = {c, v, {}};
         }
         break;
@@ -301,10 +382,10 @@ class MappingSearch {
         break;
       case SpNode::Kind::Series:
         out[part.node] = view(e.view);
-        assigned_[part.node] = e.view;
+        assigned_[static_cast<std::size_t>(part.node)] = e.view;
         if (part.first >= 0) collect(part.first, block, out);
         if (part.second >= 0) collect(part.second, block, out);
-        assigned_.erase(part.node);
+        assigned_[static_cast<std::size_t>(part.node)] = -1;
         break;
       case SpNode::Kind::Parallel: {
         const int k = e.choice.first_size;
@@ -328,15 +409,17 @@ class MappingSearch {
 
   const MappingCost& costs_;
   SpDecomposition sp_;
-  std::vector<MachineView> view_table_;
-  std::unordered_map<std::vector<int>, std::vector<int>, KeyHash> view_cache_;
-  std::unordered_map<std::pair<NodeId, int>, CostBreakdown, PairHash> node_cache_;
-  std::unordered_map<std::uint64_t, Entry> memo_;
-  std::unordered_map<EdgeKey, CostBreakdown, EdgeKeyHash> edge_cache_;
-  std::vector<int> tasks_;
-  std::unordered_map<NodeId, int> assigned_;  // views of nodes fixed by enclosing splits
   MappingCache::Impl* shared_ = nullptr;
-  std::vector<detail::PartSignature> signatures_;
+  std::unordered_map<NodeId, std::uint64_t> local_;   // operator signatures, with a cache
+  std::vector<detail::PartSignature> signatures_;     // with a cache
+  std::vector<std::vector<Attachment>> attachments_;  // by part index
+  std::vector<int> assigned_;            // by node id: views fixed by enclosing splits (-1: none)
+  std::vector<MachineView> view_table_;  // without a cache
+  std::deque<std::vector<int>> own_view_lists_;
+  DigestMap<const std::vector<int>*> view_lists_;
+  DigestMap<CostBreakdown> node_cache_, edge_cache_;
+  DigestMap<Entry> memo_;
+  std::vector<int> tasks_;
   std::size_t misses_ = 0;
 };
 

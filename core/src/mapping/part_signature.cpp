@@ -21,18 +21,25 @@ std::uint64_t local_hash(const PlacementGraph& pg, NodeId id) {
   for (const auto& in : n.inputs) {
     hash_shape(h, g.shape(in));
     h.i64(in.index);
-    if (pg.is_placed(in.node)) h.u64(0);
-    else h.u64(1 + static_cast<std::uint64_t>(g.node(pg.source_root(in.node)).op.type));
+    if (pg.is_placed(in.node))
+      h.u64(0);
+    else
+      h.u64(1 + static_cast<std::uint64_t>(g.node(pg.source_root(in.node)).op.type));
   }
   return h.value();
 }
 
 }  // namespace
 
-std::vector<PartSignature> part_signatures(const SpDecomposition& sp, const PlacementGraph& pg) {
-  const Graph& g = pg.graph();
+std::unordered_map<NodeId, std::uint64_t> operator_signatures(const PlacementGraph& pg) {
   std::unordered_map<NodeId, std::uint64_t> local;
   for (NodeId id : pg.placed()) local[id] = local_hash(pg, id);
+  return local;
+}
+
+std::vector<PartSignature> part_signatures(const SpDecomposition& sp, const PlacementGraph& pg,
+                                           const std::unordered_map<NodeId, std::uint64_t>& local) {
+  const Graph& g = pg.graph();
   std::unordered_map<NodeId, std::size_t> topo;
   for (std::size_t i = 0; i < pg.placed().size(); ++i) topo[pg.placed()[i]] = i;
 

@@ -156,6 +156,9 @@ class PlanSearch {
     ho.split = options_.split;
     ho.min_piece = options_.min_piece;
     ho.cache = options_.cache;
+    // Searches priced on the whole machine share solved subgraphs (the one-device algebraic phase
+    // of the sequential search has its own).
+    if (&costs == &costs_) ho.shared_cache = &cache_;
     ho.beam = options_.beam;
     for (const auto& pin : pins_)
       if (kind.empty() || rules_.find(pin.rule)->kind == kind) ho.pins.push_back(pin);
@@ -314,6 +317,7 @@ class PlanSearch {
   const CostModel costs_;
   RuleSet rules_;
   std::vector<RuleLocation> pins_, vetoes_;
+  MappingCache cache_;  // for every search priced with costs_
   bool quiet_ = false;  // searches that report no events
   std::int64_t candidates_ = 0;
   int searches_ = 0, pieces_ = 1;

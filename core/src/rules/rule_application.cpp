@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "unity/core/errors.h"
 #include "attribute_defaults.h"
+#include "unity/core/errors.h"
 #include "unity/core/substitution.h"
 
 namespace unity {
@@ -23,17 +23,22 @@ std::optional<AttrValue> literal_attr(const nlohmann::json& j) {
   return std::nullopt;
 }
 
-}  // namespace
-
-std::optional<Graph> apply_substitution(const Graph& graph, const Match& match,
-                                        const std::map<std::string, std::int64_t>& params) {
+// Adds the target's nodes, hands the source's outputs over to them and removes the source's nodes;
+// false, with `g` as it was, when the target does not fit the match.
+bool rewrite(Graph& g, const Match& match, const std::map<std::string, std::int64_t>& params) {
   const Rule& rule = *match.rule;
-  if (!constraints_hold(graph, match, params)) return std::nullopt;
-  Graph g = graph;
+  const NodeId first_new = g.next_id();
+  std::vector<NodeId> added;  // in creation order, for undoing
+  auto undo = [&] {
+    for (auto it = added.rbegin(); it != added.rend(); ++it) g.remove(*it);
+    g.release_ids_from(first_new);
+    return false;
+  };
+  const Graph& graph = g;  // the matched nodes stay until the end
   std::map<std::string, NodeId> created;
   std::map<std::string, std::vector<NodeId>> repeated;  // foreach nodes: one id per variadic tensor
-  // New nodes are named after the node the pattern is rooted at (its last node: usually the operator
-  // being parallelised), so "fc1.px" reads as "fc1's partitioned input".
+  // New nodes are named after the node the pattern is rooted at (its last node: usually the
+  // operator being parallelised), so "fc1.px" reads as "fc1's partitioned input".
   const std::string anchor = graph.node(match.nodes.at(rule.source.nodes.back().name)).op.name;
   auto resolve = [&](const std::string& ref) -> TensorRef {
     const auto [name, index] = split_ref(ref);
@@ -61,65 +66,94 @@ std::optional<Graph> apply_substitution(const Graph& graph, const Match& match,
     for (const auto& t : rule.target.nodes) {
       const int copies = t.foreach.empty() ? 1 : static_cast<int>(match.variadic.size());
       for (int element = 0; element < copies; ++element) {
-      Operator op;
-      op.type = t.op;
-      if (!t.copy_of.empty()) {
-        const Node& src = graph.node(match.nodes.at(t.copy_of));
-        op.attrs = src.op.attrs;
-        op.name = src.op.name;
-      } else if (t.foreach.empty()) {
-        op.name = fmt::format("{}.{}", anchor, t.name);
-      } else {
-        op.name = fmt::format("{}.{}{}", anchor, t.name, element);
-      }
-      for (const auto& [key, a] : t.attrs) {
-        switch (a.kind) {
-          case RuleAttr::Kind::Literal:
-            if (auto v = literal_attr(a.literal)) op.attrs.set(key, *v);
-            break;
-          case RuleAttr::Kind::Symbol:
-            op.attrs.set(key, match.symbols.at(a.name));
-            break;
-          case RuleAttr::Kind::Parameter:
-            op.attrs.set(key, params.at(a.name));
-            break;
+        Operator op;
+        op.type = t.op;
+        if (!t.copy_of.empty()) {
+          const Node& src = graph.node(match.nodes.at(t.copy_of));
+          op.attrs = src.op.attrs;
+          op.name = src.op.name;
+        } else if (t.foreach.empty()) {
+          op.name = fmt::format("{}.{}", anchor, t.name);
+        } else {
+          op.name = fmt::format("{}.{}{}", anchor, t.name, element);
         }
-      }
-      detail::drop_default_attributes(op);
-      std::vector<TensorRef> inputs = node_inputs(t, element);
-      // Dims are stored non-negative (as the zoo and the importer do), so that patterns comparing
-      // dims see one spelling.
-      if ((is_parallel_op(op.type) || op.type == OpType::Concat || op.type == OpType::Softmax) &&
-          !inputs.empty()) {
-        const char* key = op.attrs.has("dim") ? "dim" : "axis";
-        if (op.attrs.has(key)) {
-          const std::int64_t v = op.attrs.get_int(key);
-          const int rank = g.shape(inputs[0]).rank();
-          if (v < 0) op.attrs.set(key, v + rank);
+        for (const auto& [key, a] : t.attrs) {
+          switch (a.kind) {
+            case RuleAttr::Kind::Literal:
+              if (auto v = literal_attr(a.literal)) op.attrs.set(key, *v);
+              break;
+            case RuleAttr::Kind::Symbol:
+              op.attrs.set(key, match.symbols.at(a.name));
+              break;
+            case RuleAttr::Kind::Parameter:
+              op.attrs.set(key, params.at(a.name));
+              break;
+          }
         }
-      }
-      const NodeId id = g.add(std::move(op), std::move(inputs));
-      if (t.foreach.empty()) created[t.name] = id;
-      else repeated[t.name].push_back(id);
+        detail::drop_default_attributes(op);
+        std::vector<TensorRef> inputs = node_inputs(t, element);
+        // Dims are stored non-negative (as the zoo and the importer do), so that patterns comparing
+        // dims see one spelling.
+        if ((is_parallel_op(op.type) || op.type == OpType::Concat || op.type == OpType::Softmax) &&
+            !inputs.empty()) {
+          const char* key = op.attrs.has("dim") ? "dim" : "axis";
+          if (op.attrs.has(key)) {
+            const std::int64_t v = op.attrs.get_int(key);
+            const int rank = g.shape(inputs[0]).rank();
+            if (v < 0) op.attrs.set(key, v + rank);
+          }
+        }
+        const NodeId id = g.add(std::move(op), std::move(inputs));
+        added.push_back(id);
+        if (t.foreach.empty())
+          created[t.name] = id;
+        else
+          repeated[t.name].push_back(id);
       }
     }
   } catch (const ShapeError&) {
-    return std::nullopt;  // the target is not valid here (e.g. a degree that does not divide)
+    return undo();  // the target is not valid here (e.g. a degree that does not divide)
   }
+  std::vector<std::pair<TensorRef, TensorRef>> handovers;
   for (std::size_t i = 0; i < rule.source.outputs.size(); ++i) {
     const auto [src_name, src_index] = split_ref(rule.source.outputs[i]);
     const TensorRef from{match.nodes.at(src_name), src_index};
     const TensorRef to = resolve(rule.target.outputs[i]);
-    if (g.shape(from) != g.shape(to)) return std::nullopt;
-    g.replace_uses(from, to);
+    if (g.shape(from) != g.shape(to)) return undo();
+    handovers.emplace_back(from, to);
   }
-  // Remove the replaced nodes, consumers first.
-  auto order = graph.topological_order();
-  std::reverse(order.begin(), order.end());
-  const auto matched = match.matched_nodes();
-  for (NodeId id : order)
-    if (std::binary_search(matched.begin(), matched.end(), id)) g.remove(id);
+  for (const auto& [from, to] : handovers) g.replace_uses(from, to);
+  // Remove the replaced nodes, consumers first: a matched node goes once no other matched node
+  // still reads it (the few matched nodes, not the whole graph, are ordered).
+  std::vector<NodeId> left = match.matched_nodes();
+  while (!left.empty()) {
+    const auto last = std::find_if(left.begin(), left.end(), [&](NodeId id) {
+      return std::none_of(left.begin(), left.end(), [&](NodeId other) {
+        const auto& inputs = g.node(other).inputs;
+        return std::any_of(inputs.begin(), inputs.end(),
+                           [&](const TensorRef& t) { return t.node == id; });
+      });
+    });
+    if (last == left.end()) throw GraphError("a rule's matched nodes read each other in a cycle");
+    g.remove(*last);
+    left.erase(last);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<Graph> apply_substitution(const Graph& graph, const Match& match,
+                                        const std::map<std::string, std::int64_t>& params) {
+  if (!constraints_hold(graph, match, params)) return std::nullopt;
+  Graph g = graph;
+  if (!rewrite(g, match, params)) return std::nullopt;
   return g;
+}
+
+bool apply_substitution_in_place(Graph& graph, const Match& match,
+                                 const std::map<std::string, std::int64_t>& params) {
+  return constraints_hold(graph, match, params) && rewrite(graph, match, params);
 }
 
 }  // namespace unity

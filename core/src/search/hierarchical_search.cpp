@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 
@@ -33,7 +33,8 @@ struct Choice {
 };
 
 struct Table {
-  std::vector<Choice> by_leaving;  // one per partitioning of the cut tensor (one for the last piece)
+  std::vector<Choice>
+      by_leaving;  // one per partitioning of the cut tensor (one for the last piece)
 };
 
 // Forwards the events of the many substitution searches as one search: counts run on across them,
@@ -83,10 +84,14 @@ class Hierarchy {
  public:
   Hierarchy(const Graph& g, const RuleSet& rules, const CostModel& model,
             const HierarchicalOptions& options)
-      : g_(g), rules_(rules), model_(model), options_(options), events_(options.search.observer),
+      : g_(g),
+        rules_(rules),
+        model_(model),
+        options_(options),
+        events_(options.search.observer),
         conversions_(model) {
-    budget_ = options.memory_budget > 0 ? options.memory_budget
-                                        : smallest_device_memory(model.machine());
+    budget_ =
+        options.memory_budget > 0 ? options.memory_budget : smallest_device_memory(model.machine());
   }
 
   HierarchicalResult run() {
@@ -102,10 +107,12 @@ class Hierarchy {
 
     SplitPlan plan;
     if (options_.split) plan = choose_cuts(g_, rules_, options_.min_piece, options_.search.kind);
-    if (plan.cuts.empty()) whole();
-    else pieces(plan);
+    if (plan.cuts.empty())
+      whole();
+    else
+      pieces(plan);
 
-    result_.cache_entries = cache_.size();
+    result_.cache_entries = cache() ? cache()->size() : 0;
     SearchEvent finished = options_.search.scope;
     finished.kind = SearchEvent::Kind::Finished;
     finished.status = result_.status;
@@ -118,10 +125,15 @@ class Hierarchy {
   }
 
  private:
+  MappingCache* cache() {
+    if (!options_.cache) return nullptr;
+    return options_.shared_cache ? options_.shared_cache : &cache_;
+  }
+
   // A candidate's estimated cost; a candidate where a pinned rule still applies is ranked with the
   // plans that do not fit, so it is searched through but never returned while another exists.
   CandidateCost price(const Graph& g, double budget) {
-    CandidateCost c = estimate_candidate(g, model_, options_.cache ? &cache_ : nullptr, budget);
+    CandidateCost c = estimate_candidate(g, model_, cache(), budget);
     for (const auto& pin : options_.pins) {
       const Rule* rule = rules_.find(pin.rule);
       if (rule && matches_at(g, *rule, pin, options_.search.degrees, options_.pinned_below)) {
@@ -145,9 +157,12 @@ class Hierarchy {
     events_.search_done(counter.steps, r.candidates_evaluated);
     result_.candidates_evaluated += r.candidates_evaluated;
     ++result_.searches;
-    if (r.status == "cancelled" || result_.status == "cancelled") result_.status = "cancelled";
-    else if (r.status == "budget") result_.status = "budget";
-    else if (result_.status.empty()) result_.status = "completed";
+    if (r.status == "cancelled" || result_.status == "cancelled")
+      result_.status = "cancelled";
+    else if (r.status == "budget")
+      result_.status = "budget";
+    else if (result_.status.empty())
+      result_.status = "completed";
   }
 
   std::vector<Graph> whole_graph_seeds() const {
@@ -191,14 +206,14 @@ class Hierarchy {
   // --- graph splitting -------------------------------------------------------------------------
 
   // The starting points of a piece entered in `entering`: the first piece tries the serial graph
-  // and every data-parallel degree; a later piece continues the parallelism it is handed (the tensor
-  // entering split d ways along the samples: data-parallel d ways; serial otherwise), where tensor
-  // parallelism may then take the remaining devices. Other combinations arrive through the other
-  // entering layouts. Each start is priced once.
+  // and every data-parallel degree; a later piece continues the parallelism it is handed (the
+  // tensor entering split d ways along the samples: data-parallel d ways; serial otherwise), where
+  // tensor parallelism may then take the remaining devices. Other combinations arrive through the
+  // other entering layouts. Each start is priced once.
   struct Starts {
-    PieceGraph serial;                 // the piece as the model has it
-    std::vector<Graph> graphs;         // the starting points
-    std::vector<double> keys;          // their priced keys
+    PieceGraph serial;          // the piece as the model has it
+    std::vector<Graph> graphs;  // the starting points
+    std::vector<double> keys;   // their priced keys
     double best = kInfinity;
   };
 
@@ -219,7 +234,8 @@ class Hierarchy {
     Starts s;
     s.serial = detail::instantiate(t, t.body, entering);
     std::vector<std::int64_t> degrees;
-    if (!entering) degrees = options_.seed_degrees;
+    if (!entering)
+      degrees = options_.seed_degrees;
     else if (entering->rank() > 0 && entering->dims[0].degree > 1)
       degrees.push_back(entering->dims[0].degree);
     for (auto d : degrees)
@@ -343,11 +359,12 @@ class Hierarchy {
       const SearchResult r = substitution_search(*from, {}, rules_, cost, so);
       note(r, lineage);
       if (std::getenv("UNITY_DEBUG_SEARCH"))
-        fmt::print(stderr,
-                   "piece {}/{} in {} ({} ops): {} candidates, {} steps, {} best {:.3f} ms, {:.2f} s\n",
-                   k + 1, templates_.size(), scope.boundary, from->size(), r.candidates_evaluated,
-                   lineage.steps, r.status, r.cost.time * 1e3,
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        fmt::print(
+            stderr,
+            "piece {}/{} in {} ({} ops): {} candidates, {} steps, {} best {:.3f} ms, {:.2f} s\n",
+            k + 1, templates_.size(), scope.boundary, from->size(), r.candidates_evaluated,
+            lineage.steps, r.status, r.cost.time * 1e3,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     return table;
   }
@@ -416,12 +433,14 @@ class Hierarchy {
     }
     // Each piece may use the share of device memory its serial operators need of the whole.
     std::vector<double> need;
-    for (const auto& t : templates_) need.push_back(MappingCost(t.body, model_).memory_upper_bound());
+    for (const auto& t : templates_)
+      need.push_back(MappingCost(t.body, model_).memory_upper_bound());
     const double total = std::accumulate(need.begin(), need.end(), 0.0);
     for (double n : need) piece_budget_.push_back(total > 0 ? budget_ * n / total : budget_);
 
     // Dynamic program over the cuts: prefix[i] is the best time of the pieces so far handing on
-    // layout i; back[k][j] remembers which entering layout and choice led to layout j after piece k.
+    // layout i; back[k][j] remembers which entering layout and choice led to layout j after piece
+    // k.
     std::vector<double> prefix{0.0};
     std::vector<std::vector<std::pair<int, const Choice*>>> back(m);
     for (int k = 0; k < m; ++k) {
@@ -433,8 +452,8 @@ class Hierarchy {
       std::stable_sort(order.begin(), order.end(),
                        [&](int a, int b) { return prefix[a] < prefix[b]; });
       std::vector<std::pair<double, int>> ranked;
-      const std::size_t look = options_.beam > 0 ? 2 * static_cast<std::size_t>(options_.beam)
-                                                 : order.size();
+      const std::size_t look =
+          options_.beam > 0 ? 2 * static_cast<std::size_t>(options_.beam) : order.size();
       std::map<int, double> piece_estimate;
       double best_entry = kInfinity;
       for (int i : order) {
@@ -447,7 +466,8 @@ class Hierarchy {
       // The slack is a share of the piece's own cost, not of the whole prefix (which grows with
       // every piece and would let everything through at the end of a long model).
       const double slack =
-          ranked.empty() ? 0 : options_.beam_slack * std::max(0.0, piece_estimate[ranked[0].second]);
+          ranked.empty() ? 0
+                         : options_.beam_slack * std::max(0.0, piece_estimate[ranked[0].second]);
       const int outs = k + 1 < m ? static_cast<int>(layouts_[k].size()) : 1;
       std::vector<double> next(outs, kInfinity);
       back[k].assign(outs, {-1, nullptr});

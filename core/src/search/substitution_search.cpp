@@ -96,14 +96,13 @@ std::optional<Graph> apply_at_every_match(const Graph& graph, const Rule& rule,
       bool fresh = false;
       for (NodeId id : nodes) fresh |= id >= first_new;
       if (fresh || !allowed(g, rule, m, options)) continue;
-      auto next = apply_substitution(g, m, params);
-      if (!next) {
+      auto description = describe(g, m, params);
+      if (!apply_substitution_in_place(g, m, params)) {
         refused.insert(nodes);
         continue;
       }
-      applied.push_back(describe(g, m, params));
+      applied.push_back(std::move(description));
       matched.insert(matched.end(), nodes.begin(), nodes.end());
-      g = std::move(*next);
       ++count;
       changed = true;
       break;

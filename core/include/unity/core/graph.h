@@ -1,9 +1,9 @@
 #pragma once
-// The Parallel Computation Graph. Nodes have stable ids (never reused), inputs and weights are nodes,
-// and every output carries its inferred ParallelTensorShape.
+// The Parallel Computation Graph. Nodes have stable ids (never reused), inputs and weights are
+// nodes, and every output carries its inferred ParallelTensorShape.
 #include <algorithm>
-#include <cstdint>
 #include <compare>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,16 +39,18 @@ struct Use {
 class Graph {
  public:
   std::string name;
-  std::int64_t batch_size = 0;  // batch its inputs hold (0: unknown); a zoo model built for N devices
-                                // holds N times the per-device batch
+  std::int64_t batch_size = 0;  // batch its inputs hold (0: unknown); a zoo model built for N
+                                // devices holds N times the per-device batch
 
-  // Adds a node and infers its output shapes; throws ShapeError naming the node when they are invalid.
+  // Adds a node and infers its output shapes; throws ShapeError naming the node when they are
+  // invalid.
   NodeId add(Operator op, std::vector<TensorRef> inputs);
   TensorRef add_input(const std::string& name, const std::vector<std::int64_t>& sizes,
                       DataType dtype = DataType::Float32);
   TensorRef add_weight(const std::string& name, const std::vector<std::int64_t>& sizes,
                        DataType dtype = DataType::Float32);
-  // Inserts a node with a given id (for loading files); shapes are inferred later by infer_shapes().
+  // Inserts a node with a given id (for loading files); shapes are inferred later by
+  // infer_shapes().
   void insert_unchecked(NodeId id, Operator op, std::vector<TensorRef> inputs);
 
   void remove(NodeId id);  // the node must have no consumers
@@ -66,6 +68,8 @@ class Graph {
   // Ids handed out from now on are at least `next` (so pieces cut from a graph can grow without
   // clashing with the ids of the rest).
   void reserve_ids(NodeId next) { next_id_ = std::max(next_id_, next); }
+  // Gives ids from `first` on back after the nodes that had them were removed (none may be left).
+  void release_ids_from(NodeId first);
 
   std::vector<Use> uses(TensorRef t) const;
   std::vector<Use> uses(NodeId id) const;  // of any output
@@ -74,7 +78,8 @@ class Graph {
   // Outputs nobody consumes (the model's results and losses).
   std::vector<TensorRef> sinks() const;
 
-  // Recomputes every output shape in topological order; throws ShapeError naming the first bad node.
+  // Recomputes every output shape in topological order; throws ShapeError naming the first bad
+  // node.
   void infer_shapes();
   // Checks arity, dangling inputs, cycles, and that stored shapes equal re-inferred ones.
   void validate() const;

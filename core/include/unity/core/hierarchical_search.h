@@ -1,23 +1,27 @@
 #pragma once
-// Unity's search (paper 5): substitution selection (5.1) over candidates costed by the machine-mapping
-// DP with a cache shared between candidates (5.2), and, for large graphs, graph splitting (5.3): the
-// graph is cut into pieces of at least `min_piece` operators; every piece is searched for each
-// partitioning of the tensor entering it (replica degree 1), keeping its best graph for each
-// partitioning of the tensor it hands on; a dynamic program over the cuts picks one partitioning per
-// cut, and the chosen pieces are glued back into one PCG.
+// Unity's search (paper 5): substitution selection (5.1) over candidates costed by the
+// machine-mapping DP with a cache shared between candidates (5.2), and, for large graphs, graph
+// splitting (5.3): the graph is cut into pieces of at least `min_piece` operators; every piece is
+// searched for each partitioning of the tensor entering it (replica degree 1), keeping its best
+// graph for each partitioning of the tensor it hands on; a dynamic program over the cuts picks one
+// partitioning per cut, and the chosen pieces are glued back into one PCG.
 #include <string>
 #include <vector>
 
 #include "unity/core/cost_model.h"
+#include "unity/core/machine_mapping.h"
 #include "unity/core/substitution_search.h"
 
 namespace unity {
 
 struct HierarchicalOptions {
-  SearchOptions search;      // every substitution search: alpha, budget (each), degrees, vetoes, ...
-  bool split = true;         // graph splitting (5.3)
-  int min_piece = 10;        // the paper's k
-  bool cache = true;         // share solved subgraphs between candidates (5.2)
+  SearchOptions search;  // every substitution search: alpha, budget (each), degrees, vetoes, ...
+  bool split = true;     // graph splitting (5.3)
+  int min_piece = 10;    // the paper's k
+  bool cache = true;     // share solved subgraphs between candidates (5.2)
+  // With `cache`: subgraphs solved by earlier searches priced with the same cost model, such as
+  // the joint search's for the sequential search's parallel phase (null: a fresh cache).
+  MappingCache* shared_cache = nullptr;
   // Partitionings of a cut tensor searched: ranked by the best prefix handing them on plus the
   // piece's cost at its best start, those within `beam_slack` x the first one's piece cost of the
   // first, at most `beam` of them (a bound on the pieces x partitionings searches; 0: all).
@@ -40,10 +44,10 @@ struct HierarchicalResult {
   Graph best;
   std::vector<AppliedSubstitution> applied;
   std::int64_t candidates_evaluated = 0;
-  std::string status;       // completed, budget, cancelled
+  std::string status;  // completed, budget, cancelled
   int pieces = 1;
-  int searches = 0;         // substitution searches run (pieces x partitionings, minus reuse)
-  int reused = 0;           // piece searches answered by an equal piece searched before
+  int searches = 0;  // substitution searches run (pieces x partitionings, minus reuse)
+  int reused = 0;    // piece searches answered by an equal piece searched before
   std::size_t cache_entries = 0;
 };
 

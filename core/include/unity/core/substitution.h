@@ -28,8 +28,8 @@ std::vector<Match> find_matches(const Graph& graph, const Rule& rule);
 std::vector<std::map<std::string, std::int64_t>> parameter_choices(
     const Graph& graph, const Match& match, const std::vector<std::int64_t>& degrees);
 
-// Whether the rule's constraints hold at this match with these parameters (an operand that cannot be
-// evaluated, e.g. an axis out of range, fails the constraint).
+// Whether the rule's constraints hold at this match with these parameters (an operand that cannot
+// be evaluated, e.g. an axis out of range, fails the constraint).
 bool constraints_hold(const Graph& graph, const Match& match,
                       const std::map<std::string, std::int64_t>& params);
 
@@ -38,5 +38,10 @@ bool constraints_hold(const Graph& graph, const Match& match,
 // (a substitution never changes what the rest of the graph sees), or a constraint fails.
 std::optional<Graph> apply_substitution(const Graph& graph, const Match& match,
                                         const std::map<std::string, std::int64_t>& params);
+
+// The same rewrite made in `graph` itself (false, and `graph` unchanged, where apply_substitution
+// gives nothing), for a caller that rewrites one graph many times.
+bool apply_substitution_in_place(Graph& graph, const Match& match,
+                                 const std::map<std::string, std::int64_t>& params);
 
 }  // namespace unity
