@@ -172,28 +172,28 @@ class MappingSearch {
                                         (static_cast<std::uint64_t>(block.start) << 20) ^
                                         static_cast<std::uint64_t>(block.size));
     if (auto it = view_lists_.find(local_key); it != view_lists_.end()) return *it->second;
+    // The node's candidate views, appended to the view table (the cache's, shared by candidates,
+    // or this search's own); their ids in it.
+    auto add_views = [&] {
+      std::vector<MachineView>& table = shared_ ? shared_->views : view_table_;
+      std::vector<int> ids;
+      for (auto& v : candidate_views(costs_.extents(node), block, align(block))) {
+        table.push_back(std::move(v));
+        ids.push_back(static_cast<int>(table.size()) - 1);
+      }
+      return ids;
+    };
     const std::vector<int>* list = nullptr;
     if (shared_) {
       std::vector<int> key = costs_.extents(node);
       key.push_back(block.start);
       key.push_back(block.size);
       auto it = shared_->view_ids.find(key);
-      if (it == shared_->view_ids.end()) {
-        std::vector<int> ids;
-        for (auto& v : candidate_views(costs_.extents(node), block, align(block))) {
-          shared_->views.push_back(std::move(v));
-          ids.push_back(static_cast<int>(shared_->views.size()) - 1);
-        }
-        it = shared_->view_ids.emplace(std::move(key), std::move(ids)).first;
-      }
+      if (it == shared_->view_ids.end())
+        it = shared_->view_ids.emplace(std::move(key), add_views()).first;
       list = &it->second;
     } else {
-      std::vector<int> ids;
-      for (auto& v : candidate_views(costs_.extents(node), block, align(block))) {
-        view_table_.push_back(std::move(v));
-        ids.push_back(static_cast<int>(view_table_.size()) - 1);
-      }
-      own_view_lists_.push_back(std::move(ids));
+      own_view_lists_.push_back(add_views());
       list = &own_view_lists_.back();
     }
     view_lists_.emplace(local_key, list);
