@@ -2,6 +2,7 @@
 // operator counts of the real architecture (torchvision, BERT-Large, the paper's section 6.1).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
 #include "unity/core/model_zoo.h"
+#include "unity/core/scaled_zoo.h"
 
 namespace unity {
 namespace {
@@ -223,6 +225,22 @@ TEST(ModelZoo, CandleUnoExceedsOne16GBGpu) {
   EXPECT_EQ(g.count(OpType::Concat), 1);
   EXPECT_EQ(g.count(OpType::MSELoss), 1);
   EXPECT_EQ(g.count(OpType::Input), 8);  // seven features and the label
+}
+
+// The reduced models (scaled_zoo.h) are the zoo's builders with their sizes as parameters: at scale
+// 1 each must be the zoo's model, node for node.
+TEST(ModelZoo, EveryScalableModelAtScaleOneIsTheZoosModel) {
+  for (const auto& name : zoo::scalable_models()) {
+    const Graph full = zoo::build(name, 8);
+    const Graph scaled = zoo::build_scaled(name, 8, 1.0);
+    EXPECT_EQ(scaled.structural_hash(), full.structural_hash()) << name;
+    std::vector<std::string> a, b;
+    for (const auto& [id, n] : full.nodes()) a.push_back(n.op.name);
+    for (const auto& [id, n] : scaled.nodes()) b.push_back(n.op.name);
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    EXPECT_EQ(b, a) << name;
+  }
 }
 
 }  // namespace
