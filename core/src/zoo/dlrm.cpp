@@ -14,9 +14,10 @@
 
 namespace unity::zoo::detail {
 
-void build_dlrm(GraphBuilder& b, std::int64_t batch) {
+void build_dlrm(GraphBuilder& b, std::int64_t batch, double scale) {
   constexpr std::int64_t kDenseFeatures = 13;
-  constexpr std::int64_t kEmbeddingDim = 64;
+  const std::int64_t embedding_dim = scaled_size(64, scale, 4);
+  auto width = [&](std::int64_t w) { return scaled_size(w, scale, 8); };
   const std::vector<std::int64_t>& rows = criteo_kaggle_table_rows();
 
   TensorRef dense = b.input("dense_features", {batch, kDenseFeatures});
@@ -27,14 +28,16 @@ void build_dlrm(GraphBuilder& b, std::int64_t batch) {
   TensorRef label = b.input("label", {batch, 1});
 
   std::vector<TensorRef> features;
-  features.push_back(dense_stack(b, dense, {512, 256, kEmbeddingDim}, "bottom_mlp", /*bias=*/true,
+  features.push_back(dense_stack(b, dense, {width(512), width(256), embedding_dim}, "bottom_mlp",
+                                 /*bias=*/true,
                                  /*relu_after_last=*/true));
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    features.push_back(b.embedding_bag(sparse[i], rows[i], kEmbeddingDim,
+    features.push_back(b.embedding_bag(sparse[i], scaled_size(rows[i], scale, 2), embedding_dim,
                                        "embedding." + std::to_string(i), "sum"));
   }
   TensorRef x = b.concat(features, 1, "interaction");
-  x = dense_stack(b, x, {512, 256, 1}, "top_mlp", /*bias=*/true, /*relu_after_last=*/false);
+  x = dense_stack(b, x, {width(512), width(256), 1}, "top_mlp", /*bias=*/true,
+                  /*relu_after_last=*/false);
   x = b.sigmoid(x, "sigmoid");
   b.mse_loss(x, label, "loss");
 }

@@ -7,12 +7,12 @@
 
 namespace unity::zoo::detail {
 
-void build_mlp(GraphBuilder& b, std::int64_t batch) {
-  constexpr std::int64_t kWidth = 8192;
+void build_mlp(GraphBuilder& b, std::int64_t batch, double scale) {
+  const std::int64_t width = scaled_size(8192, scale, 8);
   constexpr int kLayers = 16;
-  TensorRef x = b.input("input", {batch, kWidth});
+  TensorRef x = b.input("input", {batch, width});
   TensorRef labels = b.input("label", {batch}, DataType::Int64);
-  x = dense_stack(b, x, std::vector<std::int64_t>(kLayers, kWidth), "fc", /*bias=*/true,
+  x = dense_stack(b, x, std::vector<std::int64_t>(kLayers, width), "fc", /*bias=*/true,
                   /*relu_after_last=*/false);
   b.softmax_cross_entropy(x, labels, "loss");
 }

@@ -7,11 +7,12 @@
 
 namespace unity::zoo::detail {
 
-void build_mnist_mlp(GraphBuilder& b, std::int64_t batch) {
-  constexpr std::int64_t kIn = 28 * 28, kHidden = 512, kClasses = 10;
+void build_mnist_mlp(GraphBuilder& b, std::int64_t batch, double scale) {
+  constexpr std::int64_t kIn = 28 * 28, kClasses = 10;
+  const std::int64_t hidden = scaled_size(512, scale, 8);
   TensorRef x = b.input("image", {batch, kIn});
   TensorRef labels = b.input("label", {batch}, DataType::Int64);
-  x = b.linear(x, kHidden, "fc1", /*bias=*/false);
+  x = b.linear(x, hidden, "fc1", /*bias=*/false);
   x = b.relu(x, "relu1");
   x = b.linear(x, kClasses, "fc2", /*bias=*/false);
   b.softmax_cross_entropy(x, labels, "loss");

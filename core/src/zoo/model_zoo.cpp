@@ -21,10 +21,10 @@ const std::vector<Entry>& entries() {
         "MLP of 16 dense 8192x8192 layers with Relu, softmax cross-entropy over 8192 classes "
         "(paper 6.1); batch 256 per device",
         256},
-       detail::build_mlp},
+       [](GraphBuilder& b, std::int64_t batch) { detail::build_mlp(b, batch); }},
       {{"mnist-mlp",
         "the paper's Figure 1 MLP on MNIST: 784-512-10, no biases, Relu; batch 64 per device", 64},
-       detail::build_mnist_mlp},
+       [](GraphBuilder& b, std::int64_t batch) { detail::build_mnist_mlp(b, batch); }},
       {{"resnext50",
         "ResNeXt-50 32x4d (torchvision resnext50_32x4d), ImageNet 224x224; batch 64 per device",
         64},
@@ -41,12 +41,12 @@ const std::vector<Entry>& entries() {
         "DLRM on Criteo Kaggle: 26 embedding tables x 64 dims (17.3 GB weights+gradients), "
         "concat interaction, MLPs 13-512-256-64 / 512-256-1; batch 1024 per device",
         1024},
-       detail::build_dlrm},
+       [](GraphBuilder& b, std::int64_t batch) { detail::build_dlrm(b, batch); }},
       {{"xdl",
         "XDL-style ads CTR model on Criteo Kaggle: 26 embedding tables x 32 dims concatenated with "
         "dense features, MLP 1024-512-256-1; batch 1024 per device",
         1024},
-       detail::build_xdl},
+       [](GraphBuilder& b, std::int64_t batch) { detail::build_xdl(b, batch); }},
       {{"candle-uno",
         "CANDLE Uno drug response: 5 feature encoders of 8 dense 8192-wide layers, concat, "
         "4-layer top MLP, MSE (24 GB weights+gradients); batch 256 per device",

@@ -1,7 +1,7 @@
-// Reduced zoo models: the builders of mnist_mlp.cpp, mlp.cpp, resnext50.cpp, dlrm.cpp, xdl.cpp,
-// bert_large.cpp and candle_uno.cpp with their sizes as parameters (inception-v3 is not offered:
-// its branches' widths do not scale cleanly). Sizes round to at least a few units so every layer
-// still exists.
+// Reduced zoo models. mnist_mlp.cpp, mlp.cpp, dlrm.cpp and xdl.cpp take the scale themselves; here
+// are resnext50.cpp's, bert_large.cpp's and candle_uno.cpp's builders with their sizes as
+// parameters (inception-v3 is not offered: its branches' widths do not scale cleanly). Sizes round
+// to at least a few units so every layer still exists.
 #include <algorithm>
 #include <cmath>
 
@@ -16,25 +16,7 @@ namespace unity::zoo {
 namespace {
 
 std::int64_t scaled(std::int64_t size, double scale, std::int64_t minimum) {
-  return std::max<std::int64_t>(
-      minimum, static_cast<std::int64_t>(std::llround(static_cast<double>(size) * scale)));
-}
-
-void mnist_mlp(GraphBuilder& b, std::int64_t batch, double s) {
-  TensorRef x = b.input("image", {batch, 784});
-  TensorRef labels = b.input("label", {batch}, DataType::Int64);
-  x = b.linear(x, scaled(512, s, 8), "fc1", false);
-  x = b.relu(x, "relu1");
-  x = b.linear(x, 10, "fc2", false);
-  b.softmax_cross_entropy(x, labels, "loss");
-}
-
-void mlp(GraphBuilder& b, std::int64_t batch, double s) {
-  const std::int64_t width = scaled(8192, s, 8);
-  TensorRef x = b.input("input", {batch, width});
-  TensorRef labels = b.input("label", {batch}, DataType::Int64);
-  x = detail::dense_stack(b, x, std::vector<std::int64_t>(16, width), "fc", true, false);
-  b.softmax_cross_entropy(x, labels, "loss");
+  return detail::scaled_size(size, scale, minimum);
 }
 
 // ResNeXt-50 32x4d with planes, blocks, image size and classes scaled; cardinality 32 is kept while
@@ -82,47 +64,6 @@ void resnext50(GraphBuilder& b, std::int64_t batch, double s) {
   x = b.flatten(x, "flatten");
   x = b.linear(x, classes, "fc");
   b.softmax_cross_entropy(x, labels, "loss");
-}
-
-// DLRM with the 26 Criteo tables' rows, the embedding dimension and the MLP widths scaled.
-void dlrm(GraphBuilder& b, std::int64_t batch, double s) {
-  const std::int64_t dim = scaled(64, s, 4);
-  TensorRef dense = b.input("dense_features", {batch, 13});
-  const auto& rows = detail::criteo_kaggle_table_rows();
-  std::vector<TensorRef> sparse;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    sparse.push_back(b.input("sparse." + std::to_string(i), {batch, 1}, DataType::Int64));
-  TensorRef label = b.input("label", {batch, 1});
-  std::vector<TensorRef> features;
-  features.push_back(detail::dense_stack(b, dense, {scaled(512, s, 8), scaled(256, s, 8), dim},
-                                         "bottom_mlp", true, true));
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    features.push_back(b.embedding_bag(sparse[i], scaled(rows[i], s, 2), dim,
-                                       "embedding." + std::to_string(i), "sum"));
-  TensorRef x = b.concat(features, 1, "interaction");
-  x = detail::dense_stack(b, x, {scaled(512, s, 8), scaled(256, s, 8), 1}, "top_mlp", true, false);
-  x = b.sigmoid(x, "sigmoid");
-  b.mse_loss(x, label, "loss");
-}
-
-// XDL with the tables' rows, the embedding dimension and the MLP widths scaled.
-void xdl(GraphBuilder& b, std::int64_t batch, double s) {
-  const std::int64_t dim = scaled(32, s, 4);
-  const auto& rows = detail::criteo_kaggle_table_rows();
-  TensorRef dense = b.input("dense_features", {batch, 13});
-  std::vector<TensorRef> sparse;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    sparse.push_back(b.input("sparse." + std::to_string(i), {batch, 1}, DataType::Int64));
-  TensorRef label = b.input("label", {batch, 1});
-  std::vector<TensorRef> features = {dense};
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    features.push_back(b.embedding_bag(sparse[i], scaled(rows[i], s, 2), dim,
-                                       "embedding." + std::to_string(i), "sum"));
-  TensorRef x = b.concat(features, 1, "concat");
-  x = detail::dense_stack(b, x, {scaled(1024, s, 8), scaled(512, s, 8), scaled(256, s, 8), 1},
-                          "mlp", true, false);
-  x = b.sigmoid(x, "sigmoid");
-  b.mse_loss(x, label, "loss");
 }
 
 // BERT-Large with the hidden size, feed-forward size, sequence, vocabulary and depth scaled. The
@@ -191,11 +132,11 @@ struct Entry {
   void (*build)(GraphBuilder&, std::int64_t, double);
 };
 
-const Entry kEntries[] = {{"mnist-mlp", mnist_mlp},
-                          {"mlp", mlp},
+const Entry kEntries[] = {{"mnist-mlp", detail::build_mnist_mlp},
+                          {"mlp", detail::build_mlp},
                           {"resnext50", resnext50},
-                          {"dlrm", dlrm},
-                          {"xdl", xdl},
+                          {"dlrm", detail::build_dlrm},
+                          {"xdl", detail::build_xdl},
                           {"bert-large", bert_large},
                           {"candle-uno", candle_uno}};
 

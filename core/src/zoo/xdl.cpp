@@ -15,9 +15,10 @@
 
 namespace unity::zoo::detail {
 
-void build_xdl(GraphBuilder& b, std::int64_t batch) {
+void build_xdl(GraphBuilder& b, std::int64_t batch, double scale) {
   constexpr std::int64_t kDenseFeatures = 13;
-  constexpr std::int64_t kEmbeddingDim = 32;
+  const std::int64_t embedding_dim = scaled_size(32, scale, 4);
+  auto width = [&](std::int64_t w) { return scaled_size(w, scale, 8); };
   const std::vector<std::int64_t>& rows = criteo_kaggle_table_rows();
 
   TensorRef dense = b.input("dense_features", {batch, kDenseFeatures});
@@ -29,11 +30,12 @@ void build_xdl(GraphBuilder& b, std::int64_t batch) {
 
   std::vector<TensorRef> features = {dense};
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    features.push_back(b.embedding_bag(sparse[i], rows[i], kEmbeddingDim,
+    features.push_back(b.embedding_bag(sparse[i], scaled_size(rows[i], scale, 2), embedding_dim,
                                        "embedding." + std::to_string(i), "sum"));
   }
   TensorRef x = b.concat(features, 1, "concat");
-  x = dense_stack(b, x, {1024, 512, 256, 1}, "mlp", /*bias=*/true, /*relu_after_last=*/false);
+  x = dense_stack(b, x, {width(1024), width(512), width(256), 1}, "mlp", /*bias=*/true,
+                  /*relu_after_last=*/false);
   x = b.sigmoid(x, "sigmoid");
   b.mse_loss(x, label, "loss");
 }

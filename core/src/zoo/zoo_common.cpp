@@ -1,4 +1,7 @@
 // Helpers shared by the zoo's builders.
+#include <algorithm>
+#include <cmath>
+
 #include "zoo/zoo_models.h"
 
 namespace unity::zoo::detail {
@@ -11,6 +14,11 @@ TensorRef dense_stack(GraphBuilder& b, TensorRef x, const std::vector<std::int64
     if (i + 1 < widths.size() || relu_after_last) x = b.relu(x, name + ".relu");
   }
   return x;
+}
+
+std::int64_t scaled_size(std::int64_t size, double scale, std::int64_t minimum) {
+  return std::max<std::int64_t>(
+      minimum, static_cast<std::int64_t>(std::llround(static_cast<double>(size) * scale)));
 }
 
 const std::vector<std::int64_t>& criteo_kaggle_table_rows() {

@@ -9,13 +9,15 @@
 
 namespace unity::zoo::detail {
 
-void build_mnist_mlp(GraphBuilder& b, std::int64_t batch);
-void build_mlp(GraphBuilder& b, std::int64_t batch);
+// The builders with a `scale` (0 < scale <= 1) shrink their widths, table sizes and depths for CPU
+// runs (scaled_zoo.h); scale 1 is the paper's model.
+void build_mnist_mlp(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
+void build_mlp(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
 void build_resnext50(GraphBuilder& b, std::int64_t batch);
 void build_inception_v3(GraphBuilder& b, std::int64_t batch);
 void build_bert_large(GraphBuilder& b, std::int64_t batch);
-void build_dlrm(GraphBuilder& b, std::int64_t batch);
-void build_xdl(GraphBuilder& b, std::int64_t batch);
+void build_dlrm(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
+void build_xdl(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
 void build_candle_uno(GraphBuilder& b, std::int64_t batch);
 
 // Linear layers of the given widths, "prefix.i", each followed by a separate Relu node
@@ -23,6 +25,9 @@ void build_candle_uno(GraphBuilder& b, std::int64_t batch);
 // in an ONNX export, so that fusing it into the Linear is a decision the search makes (paper 2).
 TensorRef dense_stack(GraphBuilder& b, TensorRef x, const std::vector<std::int64_t>& widths,
                       const std::string& prefix, bool bias, bool relu_after_last);
+
+// `size` x `scale`, rounded, and at least `minimum`: a scaled model keeps every layer.
+std::int64_t scaled_size(std::int64_t size, double scale, std::int64_t minimum);
 
 // Rows of the 26 categorical features of the Criteo Kaggle display-advertising data set (the data
 // set of the paper's DLRM and XDL runs, Table 1), as used by facebookresearch/dlrm for that data
