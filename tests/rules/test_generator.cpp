@@ -10,15 +10,19 @@ using namespace unity;
 
 namespace {
 
+// One family generated up to `max_ops` operators, with a small concrete check (the tests verify
+// the rules found, not the generator's defaults).
+rules::GenerateResult generate_family(int max_ops, const std::string& only) {
+  rules::GenerateOptions o;
+  o.max_ops = max_ops;
+  o.only = only;
+  o.verify.concrete_trials = 100;
+  o.verify.concrete_enough = 6;
+  return rules::generate_rules(o);
+}
+
 const rules::GenerateResult& relu_rules() {
-  static const rules::GenerateResult r = [] {
-    rules::GenerateOptions o;
-    o.max_ops = 3;
-    o.only = "parallel,unary.Relu";
-    o.verify.concrete_trials = 100;
-    o.verify.concrete_enough = 6;
-    return rules::generate_rules(o);
-  }();
+  static const rules::GenerateResult r = generate_family(3, "parallel,unary.Relu");
   return r;
 }
 
@@ -106,12 +110,7 @@ const Rule* find_by_ops(const RuleSet& set, const std::vector<OpType>& source,
 // pattern without it would match a convolution that already has an activation, where the rule is
 // wrong), and leaves the padding open, so the rule fuses convolutions of every padding.
 TEST(Generator, FusesAnActivationIntoConvolutionsOfAnyPadding) {
-  rules::GenerateOptions o;
-  o.max_ops = 3;
-  o.only = "fusion.relu";
-  o.verify.concrete_trials = 100;
-  o.verify.concrete_enough = 6;
-  const auto g = rules::generate_rules(o);
+  const auto g = generate_family(3, "fusion.relu");
   const Rule* fuse =
       find_by_ops(g.rules, {OpType::Conv2D, OpType::Relu}, {OpType::Conv2D}, 2);  // no bias
   ASSERT_NE(fuse, nullptr);
@@ -150,12 +149,7 @@ TEST(Generator, FusesAnActivationIntoConvolutionsOfAnyPadding) {
 // Self-attention is parallelised by samples (x split, weights replicated) and by heads (x
 // replicated, the four weights split, partial sums reduced), each in one step.
 TEST(Generator, FindsSampleAndHeadParallelSelfAttention) {
-  rules::GenerateOptions o;
-  o.max_ops = 4;
-  o.only = "attention";
-  o.verify.concrete_trials = 100;
-  o.verify.concrete_enough = 6;
-  const auto g = rules::generate_rules(o);
+  const auto g = generate_family(4, "attention");
   using O = OpType;
   const Rule* samples = find_by_ops(g.rules, {O::MultiHeadAttention},
                                     {O::Partition, O::Replicate, O::Replicate, O::Replicate,
