@@ -9,6 +9,13 @@
 
 namespace unity::detail {
 
+// splitmix64's finaliser: a bijection that spreads every input bit over the whole word.
+inline std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 class Hasher {
  public:
   void bytes(const void* data, std::size_t n) {
@@ -24,13 +31,8 @@ class Hasher {
     u64(s.size());
     bytes(s.data(), s.size());
   }
-  std::uint64_t value() const {
-    // splitmix64 finaliser: FNV alone mixes the last bytes poorly.
-    std::uint64_t z = h_ + 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  // splitmix64 finaliser: FNV alone mixes the last bytes poorly.
+  std::uint64_t value() const { return mix64(h_ + 0x9e3779b97f4a7c15ULL); }
 
  private:
   std::uint64_t h_ = 14695981039346656037ULL;

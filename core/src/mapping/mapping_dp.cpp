@@ -6,6 +6,7 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include "hashing.h"
 #include "mapping/part_signature.h"
 #include "unity/core/machine_mapping.h"
 
@@ -23,17 +24,11 @@ struct KeyHash {
   }
 };
 
-std::uint64_t mix(std::uint64_t z) {  // splitmix64's finaliser
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 // Word-at-a-time digest for the DP's keys, built once per subproblem visit (the byte-wise
 // detail::Hasher is for graph content, hashed once per candidate).
 class KeyMixer {
  public:
-  void add(std::uint64_t v) { h_ = mix(h_ ^ (v + 0x9e3779b97f4a7c15ULL)); }
+  void add(std::uint64_t v) { h_ = detail::mix64(h_ ^ (v + 0x9e3779b97f4a7c15ULL)); }
   std::uint64_t value() const { return h_; }
 
  private:
@@ -168,9 +163,9 @@ class MappingSearch {
   }
 
   const std::vector<int>& views(NodeId node, DeviceBlock block) {
-    const std::uint64_t local_key = mix((static_cast<std::uint64_t>(node) << 40) ^
-                                        (static_cast<std::uint64_t>(block.start) << 20) ^
-                                        static_cast<std::uint64_t>(block.size));
+    const std::uint64_t local_key = (static_cast<std::uint64_t>(node) << 40) ^
+                                    (static_cast<std::uint64_t>(block.start) << 20) ^
+                                    static_cast<std::uint64_t>(block.size);
     if (auto it = view_lists_.find(local_key); it != view_lists_.end()) return *it->second;
     // The node's candidate views, appended to the view table (the cache's, shared by candidates,
     // or this search's own); their ids in it.
@@ -219,20 +214,21 @@ class MappingSearch {
     return tasks_[index];
   }
 
-  CostBreakdown node_cost(NodeId node, int view) {
-    if (shared_) {
-      KeyMixer k;
-      k.add(local_.at(node));
-      k.add(static_cast<std::uint64_t>(view));
-      auto [it, fresh] = shared_->node_costs.try_emplace(k.value());
-      if (fresh) it->second = costs_.node_cost(node, this->view(view));
-      return it->second;
-    }
-    const std::uint64_t key =
-        (static_cast<std::uint64_t>(node) << 32) | static_cast<std::uint32_t>(view);
-    auto [it, fresh] = node_cache_.try_emplace(mix(key));
-    if (fresh) it->second = costs_.node_cost(node, this->view(view));
+  // `compute()` once per key of `table`.
+  template <class Compute>
+  static CostBreakdown memoised(DigestMap<CostBreakdown>& table, std::uint64_t key,
+                                Compute compute) {
+    auto [it, fresh] = table.try_emplace(key);
+    if (fresh) it->second = compute();
     return it->second;
+  }
+
+  CostBreakdown node_cost(NodeId node, int view) {
+    KeyMixer k;
+    k.add(shared_ ? local_.at(node) : static_cast<std::uint64_t>(node));
+    k.add(static_cast<std::uint64_t>(view));
+    return memoised(shared_ ? shared_->node_costs : node_cache_, k.value(),
+                    [&] { return costs_.node_cost(node, this->view(view)); });
   }
 
   // One edge's cost for two views, memoised: the same pair comes up in many subproblems, and with
@@ -242,24 +238,18 @@ class MappingSearch {
     const NodeId consumer = a.other_produces ? own : a.other;
     const int pv = a.other_produces ? other_view : own_view;
     const int cv = a.other_produces ? own_view : other_view;
-    std::uint64_t key;
-    DigestMap<CostBreakdown>* table;
+    // With a cache the edge is keyed by content, else by the operators' ids.
+    KeyMixer k;
     if (shared_) {
-      KeyMixer k;
       k.add(a.content);
-      k.add((static_cast<std::uint64_t>(pv) << 32) | static_cast<std::uint32_t>(cv));
-      key = k.value();
-      table = &shared_->edge_costs;
     } else {
-      KeyMixer k;
-      k.add((static_cast<std::uint64_t>(producer) << 32) | static_cast<std::uint32_t>(pv));
-      k.add((static_cast<std::uint64_t>(consumer) << 32) | static_cast<std::uint32_t>(cv));
-      key = k.value();
-      table = &edge_cache_;
+      k.add(static_cast<std::uint64_t>(producer));
+      k.add(static_cast<std::uint64_t>(consumer));
     }
-    auto [it, fresh] = table->try_emplace(key);
-    if (fresh) it->second = costs_.edge_cost(producer, this->view(pv), consumer, this->view(cv));
-    return it->second;
+    k.add((static_cast<std::uint64_t>(pv) << 32) | static_cast<std::uint32_t>(cv));
+    return memoised(shared_ ? shared_->edge_costs : edge_cache_, k.value(), [&] {
+      return costs_.edge_cost(producer, this->view(pv), consumer, this->view(cv));
+    });
   }
 
   // Edges between the part's own operator (on `view`) and its boundary operators, whose views are
