@@ -64,7 +64,7 @@ struct MappingCache::Impl {
   DigestMap<Value> memo;
   // Operator and edge costs by content and views: most of a candidate's operators and edges are
   // its predecessor's, and costing a view of a wide machine walks every task.
-  DigestMap<CostBreakdown> node_costs, edge_costs;
+  DigestMap<std::vector<CostBreakdown>> node_rows, edge_rows;
 };
 
 MappingCache::MappingCache() : impl_(std::make_unique<Impl>()) {}
@@ -214,51 +214,70 @@ class MappingSearch {
     return tasks_[index];
   }
 
-  // `compute()` once per key of `table`.
+  // A cost for every view of `own_views`, computed by `cost_on(view)` once per key of `table`.
   template <class Compute>
-  static CostBreakdown memoised(DigestMap<CostBreakdown>& table, std::uint64_t key,
-                                Compute compute) {
+  const std::vector<CostBreakdown>& memoised_row(DigestMap<std::vector<CostBreakdown>>& table,
+                                                 std::uint64_t key,
+                                                 const std::vector<int>& own_views,
+                                                 Compute cost_on) {
     auto [it, fresh] = table.try_emplace(key);
-    if (fresh) it->second = compute();
+    if (fresh) {
+      it->second.reserve(own_views.size());
+      for (int v : own_views) it->second.push_back(cost_on(view(v)));
+    }
     return it->second;
   }
 
-  CostBreakdown node_cost(NodeId node, int view) {
-    KeyMixer k;
-    k.add(shared_ ? local_.at(node) : static_cast<std::uint64_t>(node));
-    k.add(static_cast<std::uint64_t>(view));
-    return memoised(shared_ ? shared_->node_costs : node_cache_, k.value(),
-                    [&] { return costs_.node_cost(node, this->view(view)); });
+  // A view list is interned once per (task grid, block), its ids consecutive: its first id and
+  // length name it.
+  static std::uint64_t list_key(const std::vector<int>& views) {
+    return (static_cast<std::uint64_t>(views.front()) << 32) | views.size();
   }
 
-  // One edge's cost for two views, memoised: the same pair comes up in many subproblems, and with
-  // a cache, in many candidates. This lookup is the DP's hottest.
-  CostBreakdown edge(const Attachment& a, NodeId own, int own_view, int other_view) {
-    const NodeId producer = a.other_produces ? a.other : own;
-    const NodeId consumer = a.other_produces ? own : a.other;
-    const int pv = a.other_produces ? other_view : own_view;
-    const int cv = a.other_produces ? own_view : other_view;
-    // With a cache the edge is keyed by content, else by the operators' ids.
+  // The operator's own cost on every view of `own_views`, memoised as one row (see edge_row).
+  const std::vector<CostBreakdown>& node_row(NodeId node, const std::vector<int>& own_views) {
+    KeyMixer k;
+    k.add(shared_ ? local_.at(node) : static_cast<std::uint64_t>(node));
+    k.add(list_key(own_views));
+    return memoised_row(shared_ ? shared_->node_rows : node_rows_, k.value(), own_views,
+                        [&](const MachineView& v) { return costs_.node_cost(node, v); });
+  }
+
+  // The costs of one boundary edge for every view in `own_views` (the own operator's list in a
+  // block) with the boundary operator on `other_view`, memoised as one row: the same row comes up
+  // in many subproblems and, with a cache, in many candidates, and one lookup per edge instead of
+  // one per edge and view keeps the DP's hottest loop out of the hash table.
+  const std::vector<CostBreakdown>& edge_row(const Attachment& a, NodeId own,
+                                             const std::vector<int>& own_views, int other_view) {
     KeyMixer k;
     if (shared_) {
       k.add(a.content);
     } else {
-      k.add(static_cast<std::uint64_t>(producer));
-      k.add(static_cast<std::uint64_t>(consumer));
+      k.add(static_cast<std::uint64_t>(a.other));
+      k.add(static_cast<std::uint64_t>(own));
     }
-    k.add((static_cast<std::uint64_t>(pv) << 32) | static_cast<std::uint32_t>(cv));
-    return memoised(shared_ ? shared_->edge_costs : edge_cache_, k.value(), [&] {
-      return costs_.edge_cost(producer, this->view(pv), consumer, this->view(cv));
-    });
+    k.add(a.other_produces);
+    k.add(static_cast<std::uint64_t>(other_view));
+    k.add(list_key(own_views));
+    const MachineView& ov = view(other_view);
+    return memoised_row(shared_ ? shared_->edge_rows : edge_rows_, k.value(), own_views,
+                        [&](const MachineView& mv) {
+                          return a.other_produces ? costs_.edge_cost(a.other, ov, own, mv)
+                                                  : costs_.edge_cost(own, mv, a.other, ov);
+                        });
   }
 
-  // Edges between the part's own operator (on `view`) and its boundary operators, whose views are
-  // fixed.
-  CostBreakdown boundary_edges(int index, int view) {
-    CostBreakdown c;
+  // Every view's own cost plus its edges to the part's boundary operators (whose views are
+  // fixed), by position in `own_views`.
+  std::vector<CostBreakdown> leaf_costs(int index, const std::vector<int>& own_views) {
     const NodeId own = sp_.node(index).node;
-    for (const Attachment& a : attachments_[index]) c += edge(a, own, view, assigned(a.other));
-    return c;
+    if (own_views.empty()) return {};
+    std::vector<CostBreakdown> out = node_row(own, own_views);
+    for (const Attachment& a : attachments_[index]) {
+      const auto& row = edge_row(a, own, own_views, assigned(a.other));
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] += row[i];
+    }
+    return out;
   }
 
   int assigned(NodeId id) const {
@@ -321,17 +340,19 @@ class MappingSearch {
     const SpNode& part = sp_.node(index);
     Entry best{infeasible(), -1, {}};
     switch (part.kind) {
-      case SpNode::Kind::Leaf:
-        for (int v : views(part.node, block)) {
-          CostBreakdown c = node_cost(part.node, v);
-          c += boundary_edges(index, v);
-          if (c.time() < best.cost.time()) best = {c, v, {}};
-        }
+      case SpNode::Kind::Leaf: {
+        const auto& vs = views(part.node, block);
+        const auto own = leaf_costs(index, vs);
+        for (std::size_t i = 0; i < vs.size(); ++i)
+          if (own[i].time() < best.cost.time()) best = {own[i], vs[i], {}};
         break;
-      case SpNode::Kind::Series:
-        for (int v : views(part.node, block)) {
-          CostBreakdown c = node_cost(part.node, v);
-          c += boundary_edges(index, v);
+      }
+      case SpNode::Kind::Series: {
+        const auto& vs = views(part.node, block);
+        const auto own = leaf_costs(index, vs);
+        for (std::size_t i = 0; i < vs.size(); ++i) {
+          const int v = vs[i];
+          CostBreakdown c = own[i];
           assigned_[static_cast<std::size_t>(part.node)] = v;
           if (part.first >= 0 && c.time() < kInfinity) c += solve(part.first, block).cost;
           if (part.second >= 0 && c.time() < kInfinity) c += solve(part.second, block).cost;
@@ -339,6 +360,7 @@ class MappingSearch {
           if (c.time() < best.cost.time()) best = {c, v, {}};
         }
         break;
+      }
       case SpNode::Kind::Parallel: {
         CostBreakdown seq = solve(part.first, block).cost;
         if (seq.time() < kInfinity) seq += solve(part.second, block).cost;
@@ -407,7 +429,7 @@ class MappingSearch {
   std::vector<MachineView> view_table_;  // without a cache
   std::deque<std::vector<int>> own_view_lists_;
   DigestMap<const std::vector<int>*> view_lists_;
-  DigestMap<CostBreakdown> node_cache_, edge_cache_;
+  DigestMap<std::vector<CostBreakdown>> node_rows_, edge_rows_;
   DigestMap<Entry> memo_;
   std::vector<int> tasks_;
   std::size_t misses_ = 0;
