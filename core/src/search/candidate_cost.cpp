@@ -43,6 +43,35 @@ double critical_path_bound(const Graph& g, const CostModel& model) {
   return longest;
 }
 
+double packed_estimate(const Graph& g, const CostModel& model) {
+  const MappingCost costs(g, model);
+  const PlacementGraph& pg = costs.placement();
+  const int devices = model.machine().num_devices();
+  std::unordered_map<NodeId, MachineView> views;
+  std::unordered_map<NodeId, double> finish;
+  double longest = 0, work = 0;
+  for (NodeId id : pg.placed()) {
+    MachineView v;
+    v.extents = costs.extents(id);
+    int tasks = 1;
+    for (int e : v.extents) {
+      v.strides.push_back(tasks);
+      tasks *= e;
+    }
+    if (tasks > devices) return kInfinity;
+    double t = costs.node_cost(id, v).time(), start = 0;
+    for (NodeId p : pg.predecessors(id)) {
+      t += costs.edge_cost(p, views.at(p), id, v).time();
+      start = std::max(start, finish.at(p));
+    }
+    finish[id] = start + t;
+    longest = std::max(longest, finish[id]);
+    work += t * tasks;
+    views.emplace(id, std::move(v));
+  }
+  return std::max(longest, work / devices);
+}
+
 double smallest_device_memory(const MachineSpec& machine) {
   double m = kInfinity;
   for (int d = 0; d < machine.num_devices(); ++d)
@@ -77,8 +106,9 @@ CandidateCost cost_candidate(const Graph& g, const CostModel& model) {
   c.fits = c.mapping.fits_in_memory;
   const auto& machine = model.machine();
   for (std::size_t d = 0; d < c.mapping.memory_per_device.size(); ++d)
-    c.overflow = std::max(c.overflow, c.mapping.memory_per_device[d] /
-                                          static_cast<double>(machine.device(static_cast<int>(d)).memory_bytes));
+    c.overflow = std::max(
+        c.overflow, c.mapping.memory_per_device[d] /
+                        static_cast<double>(machine.device(static_cast<int>(d)).memory_bytes));
   return c;
 }
 

@@ -150,6 +150,7 @@ class Hierarchy {
     so.observer = &counter;
     so.scope = scope;
     so.frozen.insert(frozen.begin(), frozen.end());
+    if (!so.rank) so.rank = [this](const Graph& g) { return packed_estimate(g, model_); };
     return so;
   }
 

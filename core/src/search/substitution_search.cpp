@@ -3,19 +3,30 @@
 #include <fnmatch.h>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <queue>
 #include <unordered_set>
 
+#include "hashing.h"
 #include "unity/core/errors.h"
 #include "unity/core/substitution.h"
 
 namespace unity {
 namespace {
 
+// How much a rewrite at one place changed the cheap estimate, by rewrite_key: a candidate's
+// successors that rewrite the same operators reading the same tensors as one of its ancestor's
+// change it by about as much, so only the rewrites an expansion has not seen before are built
+// and estimated.
+using EstimateChanges = std::unordered_map<std::uint64_t, double>;
+constexpr double kNeverBuilds = std::numeric_limits<double>::infinity();
+
 struct Candidate {
   Graph graph;
   CandidateCost cost;
   std::vector<AppliedSubstitution> applied;
+  std::shared_ptr<const EstimateChanges> inherited;  // from the expansion that made it
 };
 
 AppliedSubstitution describe(const Graph& g, const Match& m,
@@ -33,6 +44,16 @@ bool fits_devices(const Graph& g, NodeId first_new, int devices) {
       if (pieces > devices || devices % pieces != 0) return false;
     }
   return true;
+}
+
+// The largest candidate worth costing: four parallel operators for every tensor an operator of
+// the starting graph reads. Rewrites that cost nothing, such as parallel operators stacked on an
+// input the reader loads where it runs anyway, would otherwise grow the graphs of a plateau
+// without end, and a plan never needs more to lay out one tensor.
+std::size_t size_limit(const Graph& start) {
+  std::size_t reads = 0;
+  for (const auto& [id, n] : start.nodes()) reads += n.inputs.size();
+  return start.size() + 4 * reads;
 }
 
 bool touches(const Match& m, const std::set<NodeId>& frozen) {
@@ -110,6 +131,143 @@ std::optional<Graph> apply_at_every_match(const Graph& graph, const Rule& rule,
   }
   if (count < 2) return std::nullopt;
   return g;
+}
+
+// One way to rewrite a candidate, not built yet: `rule` with `params` at `match`, or at every match
+// that takes them when `match` is empty.
+struct Successor {
+  const Rule* rule = nullptr;
+  std::map<std::string, std::int64_t> params;
+  std::optional<Match> match;
+};
+
+// A candidate's successors in rule order and, with a ranking, in the ranking's order; they are
+// tried from both orders in turn, so what the cheap estimate cannot see (it prices everything as
+// if on the same devices) is still reached in rule order.
+struct Expansion {
+  const Candidate* parent = nullptr;
+  std::vector<Successor> successors;
+  std::vector<std::size_t> ranked;  // indices into successors, best estimate first
+  std::vector<bool> tried;
+  std::size_t next_in_order = 0, next_in_rank = 0, left = 0;
+  bool from_rank = true;
+  std::shared_ptr<const EstimateChanges> changes;  // handed on to the candidates it makes
+
+  bool done() const { return left == 0; }
+  const Successor& take() {
+    while (next_in_rank < ranked.size() && tried[ranked[next_in_rank]]) ++next_in_rank;
+    while (next_in_order < successors.size() && tried[next_in_order]) ++next_in_order;
+    const bool by_rank =
+        (from_rank && next_in_rank < ranked.size()) || next_in_order == successors.size();
+    const std::size_t i = by_rank ? ranked[next_in_rank] : next_in_order;
+    from_rank = !from_rank;
+    tried[i] = true;
+    --left;
+    return successors[i];
+  }
+};
+
+std::optional<Graph> build(const Graph& g, const Successor& s, const SearchOptions& options,
+                           std::vector<AppliedSubstitution>& applied, std::vector<NodeId>& nodes,
+                           std::vector<std::string>& names) {
+  if (!s.match) {
+    const auto first = applied.size();
+    auto next = apply_at_every_match(g, *s.rule, s.params, options, applied, nodes);
+    for (std::size_t i = first; i < applied.size(); ++i)
+      names.insert(names.end(), applied[i].nodes.begin(), applied[i].nodes.end());
+    return next;
+  }
+  names = matched_names(g, *s.match);
+  nodes = s.match->matched_nodes();
+  applied.push_back({s.rule->name, names, s.params, false});
+  return apply_substitution(g, *s.match, s.params);
+}
+
+// A single-match rewrite: the rule, its parameters, the operators it replaces and the tensors
+// they read.
+std::uint64_t rewrite_key(const Successor& s) {
+  detail::Hasher h;
+  h.str(s.rule->name);
+  for (const auto& [name, value] : s.params) {
+    h.str(name);
+    h.i64(value);
+  }
+  for (NodeId id : s.match->matched_nodes()) h.i64(id);
+  for (const auto& [name, t] : s.match->inputs) {
+    h.i64(t.node);
+    h.i64(t.index);
+  }
+  for (const auto& t : s.match->variadic) {
+    h.i64(t.node);
+    h.i64(t.index);
+  }
+  return h.value();
+}
+
+// Every rule at all its matches at once first (see apply_at_every_match), then one at a time; with
+// `options.rank`, also ordered by how much each changes the estimate (the successors that do not
+// build or fit are left out).
+Expansion expand(const Candidate& parent, const RuleSet& rules, const SearchOptions& options,
+                 std::size_t max_size) {
+  const Graph& g = parent.graph;
+  Expansion x;
+  x.parent = &parent;
+  const auto candidate_rules = applicable_rules(g, rules, options);
+  for (const Rule* rule : candidate_rules) {
+    const auto matches = find_matches(g, *rule);
+    if (matches.size() < 2) continue;
+    std::set<std::map<std::string, std::int64_t>> choices;
+    for (const auto& m : matches)
+      if (allowed(g, *rule, m, options))
+        for (auto& params : parameter_choices(g, m, options.degrees)) choices.insert(params);
+    for (const auto& params : choices) x.successors.push_back({rule, params, std::nullopt});
+  }
+  for (const Rule* rule : candidate_rules)
+    for (const auto& m : find_matches(g, *rule)) {
+      if (!allowed(g, *rule, m, options)) continue;
+      for (auto& params : parameter_choices(g, m, options.degrees))
+        x.successors.push_back({rule, std::move(params), m});
+    }
+  x.tried.assign(x.successors.size(), false);
+  x.left = x.successors.size();
+  if (!options.rank) return x;
+  auto changes = std::make_shared<EstimateChanges>();
+  const double here = options.rank(g);
+  std::vector<std::pair<double, std::size_t>> scores;
+  for (std::size_t i = 0; i < x.successors.size(); ++i) {
+    const Successor& s = x.successors[i];
+    const std::uint64_t key = s.match ? rewrite_key(s) : 0;
+    if (s.match && parent.inherited) {
+      if (auto it = parent.inherited->find(key); it != parent.inherited->end()) {
+        changes->emplace(key, it->second);
+        if (std::isinf(it->second)) {
+          x.tried[i] = true;
+          --x.left;
+        } else {
+          scores.emplace_back(it->second, i);
+        }
+        continue;
+      }
+    }
+    std::vector<AppliedSubstitution> applied;
+    std::vector<NodeId> nodes;
+    std::vector<std::string> names;
+    const auto next = build(g, s, options, applied, nodes, names);
+    if (!next || next->size() > max_size || !fits_devices(*next, g.next_id(), options.devices)) {
+      x.tried[i] = true;  // nothing to try
+      --x.left;
+      if (s.match) changes->emplace(key, kNeverBuilds);
+      continue;
+    }
+    const double change = options.rank(*next) - here;
+    if (s.match) changes->emplace(key, change);
+    scores.emplace_back(change, i);
+  }
+  std::stable_sort(scores.begin(), scores.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [score, i] : scores) x.ranked.push_back(i);
+  x.changes = std::move(changes);
+  return x;
 }
 
 }  // namespace
@@ -195,9 +353,25 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  auto cmp = [](const Candidate* a, const Candidate* b) { return a->cost.key() > b->cost.key(); };
-  std::priority_queue<Candidate*, std::vector<Candidate*>, decltype(cmp)> queue(cmp);
+  // The queue holds candidates not yet expanded and expansions not yet finished, by key; at equal
+  // keys the smaller graph first (a rewrite that costs nothing, such as a Partition and Combine
+  // pair on a weight, must not lead the search down ever larger graphs of the same cost), then the
+  // one queued first.
+  struct Entry {
+    double key;
+    std::size_t size;
+    std::uint64_t order;
+    Candidate* candidate;  // to expand
+    Expansion* expansion;  // or to go on with
+  };
+  auto cmp = [](const Entry& a, const Entry& b) {
+    if (a.key != b.key) return a.key > b.key;
+    return a.size != b.size ? a.size > b.size : a.order > b.order;
+  };
+  std::priority_queue<Entry, std::vector<Entry>, decltype(cmp)> queue(cmp);
+  std::uint64_t queued = 0;
   std::vector<std::unique_ptr<Candidate>> pool;
+  std::vector<std::unique_ptr<Expansion>> expansions;
   std::unordered_set<std::uint64_t> seen;
   SearchResult result;
   SearchEvent ev = options.scope;
@@ -211,10 +385,12 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
   };
 
   const Candidate* best = nullptr;
-  auto admit = [&](Graph g, std::vector<AppliedSubstitution> applied) -> const Candidate* {
+  auto admit = [&](Graph g, std::vector<AppliedSubstitution> applied,
+                   std::shared_ptr<const EstimateChanges> inherited) -> const Candidate* {
     const auto hash = g.structural_hash();
     if (!seen.insert(hash).second) return nullptr;
-    auto c = std::make_unique<Candidate>(Candidate{std::move(g), {}, std::move(applied)});
+    auto c = std::make_unique<Candidate>(
+        Candidate{std::move(g), {}, std::move(applied), std::move(inherited)});
     c->cost = cost(c->graph);
     ++result.candidates_evaluated;
     if (options.on_costed) options.on_costed(c->graph, c->cost, c->applied);
@@ -225,89 +401,72 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
     Candidate* raw = pool.back().get();
     if (better) best = raw;
     ev.best_ms = best->cost.time * 1e3;
-    if (raw->cost.key() <= options.alpha * best->cost.key()) queue.push(raw);
+    if (raw->cost.key() <= options.alpha * best->cost.key())
+      queue.push({raw->cost.key(), raw->graph.size(), queued++, raw, nullptr});
     return raw;
   };
 
-  admit(start, {});
+  admit(start, {}, nullptr);
+  const std::size_t max_size = size_limit(start);
   ev.best_ms = best->cost.time * 1e3;
   emit(SearchEvent::Kind::Started);
-  for (const auto& s : seeds) admit(s, {});
+  for (const auto& s : seeds) admit(s, {}, nullptr);
 
+  const std::int64_t per_step =
+      options.per_step > 0 ? options.per_step : std::max<std::int64_t>(8, options.budget / 4);
   result.status = "completed";
   while (!queue.empty()) {
     if (options.cancel && options.cancel->load()) {
       result.status = "cancelled";
       break;
     }
-    const Candidate* current = queue.top();
+    const Entry top = queue.top();
     queue.pop();
-    if (current->cost.key() > options.alpha * best->cost.key()) continue;
-    const Graph& g = current->graph;
+    Expansion* x = top.expansion;
+    if (!x) {
+      // A finished expansion is never resumed, so a candidate that fell behind the best while
+      // queued is dropped here, as it would have been before its expansion began.
+      if (top.key > options.alpha * best->cost.key()) continue;
+      expansions.push_back(
+          std::make_unique<Expansion>(expand(*top.candidate, rules, options, max_size)));
+      x = expansions.back().get();
+    }
+    const Candidate& parent = *x->parent;
+    const Graph& g = parent.graph;
     bool out_of_budget = false;
-    auto consider = [&](std::optional<Graph> next, std::vector<AppliedSubstitution> applied,
-                        const Rule& rule, std::vector<NodeId> nodes, std::vector<std::string> names,
-                        const std::map<std::string, std::int64_t>& params) {
-      if (!next || !fits_devices(*next, g.next_id(), options.devices)) return;
-      ev.rule = rule.name;
+    std::int64_t costed = 0;
+    while (!x->done() && costed < per_step) {
+      if (result.candidates_evaluated >= options.budget) {
+        out_of_budget = true;
+        break;
+      }
+      if (options.cancel && options.cancel->load()) break;
+      const Successor& s = x->take();
+      auto applied = parent.applied;
+      std::vector<NodeId> nodes;
+      std::vector<std::string> names;
+      auto next = build(g, s, options, applied, nodes, names);
+      if (!next || next->size() > max_size || !fits_devices(*next, g.next_id(), options.devices))
+        continue;
+      ev.rule = s.rule->name;
       ev.matched_nodes = std::move(nodes);
       ev.matched_names = std::move(names);
-      ev.parameters = params;
+      ev.parameters = s.params;
       const Candidate* before = best;
-      const Candidate* c = admit(std::move(*next), std::move(applied));
-      if (!c) return;
+      const Candidate* c = admit(std::move(*next), std::move(applied), x->changes);
+      if (!c) continue;
+      ++costed;
       emit(SearchEvent::Kind::CandidateCosted);
       if (best != before)
         emit(SearchEvent::Kind::NewBest);
       else if (c->cost.key() > options.alpha * best->cost.key())
         emit(SearchEvent::Kind::Pruned);
-    };
-    const auto candidate_rules = applicable_rules(g, rules, options);
-    // Each rule at all its matches at once first (see apply_at_every_match), then one at a time.
-    for (const Rule* rule : candidate_rules) {
-      const auto matches = find_matches(g, *rule);
-      if (matches.size() < 2) continue;
-      std::set<std::map<std::string, std::int64_t>> choices;
-      for (const auto& m : matches)
-        if (allowed(g, *rule, m, options))
-          for (auto& params : parameter_choices(g, m, options.degrees)) choices.insert(params);
-      for (const auto& params : choices) {
-        if (result.candidates_evaluated >= options.budget) {
-          out_of_budget = true;
-          break;
-        }
-        if (options.cancel && options.cancel->load()) break;
-        auto applied = current->applied;
-        const auto first = applied.size();
-        std::vector<NodeId> nodes;  // every application's matched nodes, all of them in `g`
-        auto next = apply_at_every_match(g, *rule, params, options, applied, nodes);
-        std::vector<std::string> names;
-        for (std::size_t i = first; i < applied.size(); ++i)
-          names.insert(names.end(), applied[i].nodes.begin(), applied[i].nodes.end());
-        consider(std::move(next), std::move(applied), *rule, std::move(nodes), std::move(names),
-                 params);
-      }
-      if (out_of_budget) break;
     }
-    for (const Rule* rule : out_of_budget ? std::vector<const Rule*>{} : candidate_rules) {
-      for (const auto& m : find_matches(g, *rule)) {
-        if (!allowed(g, *rule, m, options)) continue;
-        const auto names = matched_names(g, m);
-        for (const auto& params : parameter_choices(g, m, options.degrees)) {
-          if (result.candidates_evaluated >= options.budget) {
-            out_of_budget = true;
-            break;
-          }
-          if (options.cancel && options.cancel->load()) break;
-          auto applied = current->applied;
-          applied.push_back({rule->name, names, params, false});
-          consider(apply_substitution(g, m, params), std::move(applied), *rule, m.matched_nodes(),
-                   names, params);
-        }
-        if (out_of_budget) break;
-      }
-      if (out_of_budget) break;
-    }
+    // The rest of the expansion waits behind every candidate at least as good as its parent.
+    if (!x->done() && !out_of_budget)
+      queue.push({parent.cost.key(), g.size(), queued++, nullptr, x});
+    else
+      x->successors = {};  // its matches are not needed any more
     ++ev.step;
     ev.rule.clear();
     ev.matched_nodes.clear();

@@ -4,6 +4,13 @@
 // every match with every parameter value; candidates within alpha x the best so far go back on the
 // queue, until the queue is empty or the budget is spent. Every candidate is costed by the
 // machine-mapping DP.
+//
+// A serial graph has thousands of successors with the ~1,750 generated rules, more than a budget
+// of 200 costs. So an expansion costs `per_step` successors at a time, the rest waiting in the
+// queue at their parent's cost: a better child is expanded first (the search goes deeper where it
+// gains) and the parent's remaining successors come back when nothing better is left. Which
+// successors come first is decided by `rank`, a cheap estimate without a mapping search, taken in
+// turns with rule order.
 #include <functional>
 #include <limits>
 #include <set>
@@ -50,7 +57,15 @@ using CostFunction = std::function<CandidateCost(const Graph&)>;
 
 struct SearchOptions {
   double alpha = 1.05;
-  std::int64_t budget = 200;          // candidates costed
+  std::int64_t budget = 200;  // candidates costed
+  // Candidates costed from one expansion before the search looks again at what is best: the rest
+  // of the expansion waits in the queue behind every candidate at least as good as its parent, so
+  // a budget smaller than one step's successors still reaches more than one step (0: budget / 4,
+  // at least 8).
+  std::int64_t per_step = 0;
+  // A cheap estimate of a candidate (lower is more promising), by which an expansion's successors
+  // are tried; none: in rule order.
+  std::function<double(const Graph&)> rank;
   std::vector<std::int64_t> degrees;  // values the rules' degree parameters may take
   // > 0: a candidate with a tensor split into more pieces than this, or into a number of pieces
   // that does not divide it, is not costed (it cannot use the machine evenly).
