@@ -11,6 +11,7 @@ struct EmbeddedFile {
 };
 
 const std::vector<EmbeddedFile>& embedded_machines();  // resources/machines/*.json: the presets
-const std::vector<EmbeddedFile>& embedded_rules();     // rules/*.json: the default rule set
+const std::vector<EmbeddedFile>& embedded_rules();     // rules/*.json: hand-written
+const std::vector<EmbeddedFile>& embedded_generated_rules();  // rules/generated/*.json
 
 }  // namespace unity::detail

@@ -1,5 +1,6 @@
 // The acceptance runs of the executor: real processes started by mpirun, one per rank, trained for
 // ten iterations; losses and every weight equal the one-rank reference within 1e-4 (relative).
+#include "../hand_written_rules.h"
 #include "distributed_support.h"
 #include "unity/core/data_parallel.h"
 #include "unity/core/graph_builder.h"
@@ -63,10 +64,11 @@ Graph row_column_split(const Graph& serial, int d) {
 }
 
 Plan optimized(const Graph& model, int ranks, const std::string& mode,
-               std::vector<std::string> vetoes = {}) {
+               std::vector<std::string> vetoes = {}, std::vector<std::string> rule_files = {}) {
   OptimizeOptions o;
   o.mode = mode;
   o.vetoes = std::move(vetoes);
+  o.rule_files = std::move(rule_files);
   return optimize_plan(model, load_machine("cpu-local", {0, ranks}), o);
 }
 
@@ -154,11 +156,11 @@ TEST_F(Distributed, ReducedBertJointAndXdlExpertPlansOnTwoRanks) {
 // the machine's noise.
 TEST_F(Distributed, MeasuredJointPlanOfMnistMlpRunsFasterThanTheSequentialOne) {
   const Graph model = load_model_for_devices("mnist-mlp", 2);
-  // The paper's setting: data and reduction parallelism only, without column parallelism, which
-  // both modes would find (see JointSearch.PaperFigure2OnTwoCpuDevices).
+  // The paper's setting: the hand-written rules' data and reduction parallelism only, without
+  // column parallelism, which both modes would find (see JointSearch.PaperFigure2OnTwoCpuDevices).
   const std::vector<std::string> vetoes = {"mlp_*", "linear_output_parallel"};
-  const Plan joint = optimized(model, 2, "joint", vetoes);
-  const Plan sequential = optimized(model, 2, "sequential", vetoes);
+  const Plan joint = optimized(model, 2, "joint", vetoes, hand_written_rule_files());
+  const Plan sequential = optimized(model, 2, "sequential", vetoes, hand_written_rule_files());
   const bool claim_predicted =
       joint.summary.iteration_time_ms < sequential.summary.iteration_time_ms;
   const auto joint_path = write_plan(dir, "joint", joint),

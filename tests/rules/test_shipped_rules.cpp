@@ -54,3 +54,19 @@ TEST(ShippedRules, GeneratedRuleFilesAreVerified) {
   if (files.empty()) GTEST_SKIP() << "no rules/generated/*.json";
   expect_verified(files, {});
 }
+
+// The built-in set is the verified union: every rule of rules/*.json, then of
+// rules/generated/*.json, in file order, each name once.
+TEST(ShippedRules, BuiltInSetIsTheUnionOfTheShippedFiles) {
+  std::vector<std::string> expected;
+  for (const auto& dir : {kRules, kRules / "generated"})
+    for (const auto& f : rule_files(dir))
+      for (const auto& r : unity::load_rule_file(f).rules) expected.push_back(r.name);
+  std::vector<std::string> builtin;
+  for (const auto& r : unity::default_rules().rules) builtin.push_back(r.name);
+  EXPECT_EQ(builtin, expected);
+  std::sort(builtin.begin(), builtin.end());
+  EXPECT_EQ(std::adjacent_find(builtin.begin(), builtin.end()), builtin.end())
+      << "a rule name appears twice";
+  EXPECT_GT(builtin.size(), 1000u);
+}

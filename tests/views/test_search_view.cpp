@@ -7,6 +7,7 @@
 #include <QTableView>
 #include <QtTest>
 
+#include "../hand_written_rules.h"
 #include "unity/views/graph_view.h"
 #include "unity/views/pcg_scene.h"
 #include "unity/views/search_runner.h"
@@ -28,9 +29,11 @@ void openFigure1(ExplorerDocument& doc) {
   doc.setModel(std::make_shared<const Graph>(zoo::build("mnist-mlp", 64)), "mnist-mlp");
 }
 
+// With the hand-written rules, so that the search runs to completion.
 OptimizeOptions joint() {
   OptimizeOptions o;
   o.mode = "joint";
+  o.rule_files = hand_written_rule_files();
   return o;
 }
 
@@ -61,7 +64,8 @@ class SearchViewTests : public QObject {
     QVERIFY(progress.count() <= runner.updatesDelivered() + 1);
     qint64 points = 0;
     for (const auto& args : candidates)
-      for (const CandidatePoint& p : args.at(0).value<QList<CandidatePoint>>()) points += p.repeat ? 0 : 1;
+      for (const CandidatePoint& p : args.at(0).value<QList<CandidatePoint>>())
+        points += p.repeat ? 0 : 1;
     const auto plan = finished.at(0).at(0).value<std::shared_ptr<const Plan>>();
     QCOMPARE(finished.at(0).at(1).toString(), QString("completed"));
     QCOMPARE(plan->summary.search_status, std::string("completed"));

@@ -382,11 +382,19 @@ RuleSet load_rule_file(const std::filesystem::path& path) {
 }
 
 RuleSet default_rules() {
-  RuleSet all;
-  for (const auto& f : detail::embedded_rules()) {
-    RuleSet part = rules_from_json(json::parse(f.text), "rules/" + std::string(f.name) + ".json");
-    for (auto& r : part.rules) all.rules.push_back(std::move(r));
-  }
+  // Parsed once: the generated file alone holds some 1,750 rules.
+  static const RuleSet all = [] {
+    RuleSet out;
+    auto add = [&](const std::vector<detail::EmbeddedFile>& files, const std::string& folder) {
+      for (const auto& f : files) {
+        RuleSet part = rules_from_json(json::parse(f.text), folder + std::string(f.name) + ".json");
+        for (auto& r : part.rules) out.rules.push_back(std::move(r));
+      }
+    };
+    add(detail::embedded_rules(), "rules/");
+    add(detail::embedded_generated_rules(), "rules/generated/");
+    return out;
+  }();
   return all;
 }
 

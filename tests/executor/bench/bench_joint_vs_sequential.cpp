@@ -2,12 +2,13 @@
 // sequential one (algebraic rewrites first, then parallelisation) and plain data parallelism: the
 // cost model's prediction and the measured median iteration (rounds alternate between plans so they
 // share the machine's noise). Two rule sets:
-//  - the paper's setting (Figure 2): data and reduction parallelism only. Column parallelism
+//  - the paper's setting (Figure 2): the hand-written rules' data and reduction parallelism only
+//    (the generated rules name no such forms to veto). Column parallelism
 //    (`linear_output_parallel` and the Megatron pairs `mlp_*`) is vetoed, so the sequential search
 //    fuses Linear+ReLU first and is left with data parallelism, while the joint search keeps fc1
 //    unfused and splits its reduction: it exchanges activations instead of all-reducing the
 //    weights' gradients (the "sends/iter" column);
-//  - all rules: both searches find the Megatron pair (column- then row-parallel), the same plan.
+//  - all rules (the built-in set): both searches find a tensor-parallel MLP pair.
 //   build/tests/executor/unity_bench_joint_vs_sequential [--rounds 3] [--iterations 20]
 //   [--machine FILE]
 #include <cstdlib>
@@ -15,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "../../hand_written_rules.h"
 #include "unity/core/json_io.h"
 #include "unity/core/plan_optimizer.h"
 #include "unity/executor/launcher.h"
@@ -62,6 +64,7 @@ int main(int argc, char** argv) {
       OptimizeOptions o;
       o.mode = mode;
       o.vetoes = vetoes;
+      if (!vetoes.empty()) o.rule_files = hand_written_rule_files();
       const auto path = dir / fmt::format("{}-{}.json", entries.size(), mode);
       Entry e{setting, mode, optimize_plan(model, machine, o), path, {}};
       write_text_file_atomic(e.path, plan_to_json(e.plan).dump() + "\n");

@@ -96,7 +96,8 @@ std::string_view to_string(RuleConstraint::Kind kind);
 RuleSet rules_from_json(const nlohmann::json& j, const std::string& origin = "rules");
 nlohmann::json rules_to_json(const RuleSet& rules);
 RuleSet load_rule_file(const std::filesystem::path& path);
-// The rule set compiled in from rules/*.json.
+// The rule set compiled in: the verified union of the hand-written rules (rules/*.json) and the
+// generated ones (rules/generated/*.json), hand-written first.
 RuleSet default_rules();
 
 }  // namespace unity
