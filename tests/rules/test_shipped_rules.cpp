@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "../hand_written_rules.h"
 #include "unity/core/rule.h"
 #include "unity/rules/verifier.h"
 
@@ -11,16 +12,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<fs::path> rule_files(const fs::path& dir) {
-  std::vector<fs::path> files;
-  if (!fs::is_directory(dir)) return files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-void expect_verified(const std::vector<fs::path>& files, unity::rules::VerifyOptions o) {
+void expect_verified(const std::vector<std::string>& files, unity::rules::VerifyOptions o) {
   unity::RuleSet all;
   for (const auto& f : files)
     for (auto& r : unity::load_rule_file(f).rules) all.rules.push_back(std::move(r));
@@ -37,7 +29,7 @@ const fs::path kRules = fs::path(UNITY_SOURCE_DIR) / "rules";
 }  // namespace
 
 TEST(ShippedRules, HandWrittenRuleFilesAreVerified) {
-  const auto files = rule_files(kRules);
+  const auto files = rule_files_in(kRules);
   ASSERT_FALSE(files.empty());
   unity::rules::VerifyOptions o;
   o.concrete_trials = 150;
@@ -50,7 +42,7 @@ TEST(ShippedRules, HandWrittenRuleFilesAreVerified) {
 // on the machine's load. The concrete stage keeps `verify`'s defaults: with fewer instances a rule
 // whose target is undefined only for a rare input layout can pass.
 TEST(ShippedRules, GeneratedRuleFilesAreVerified) {
-  const auto files = rule_files(kRules / "generated");
+  const auto files = rule_files_in(kRules / "generated");
   if (files.empty()) GTEST_SKIP() << "no rules/generated/*.json";
   expect_verified(files, {});
 }
@@ -60,7 +52,7 @@ TEST(ShippedRules, GeneratedRuleFilesAreVerified) {
 TEST(ShippedRules, BuiltInSetIsTheUnionOfTheShippedFiles) {
   std::vector<std::string> expected;
   for (const auto& dir : {kRules, kRules / "generated"})
-    for (const auto& f : rule_files(dir))
+    for (const auto& f : rule_files_in(dir))
       for (const auto& r : unity::load_rule_file(f).rules) expected.push_back(r.name);
   std::vector<std::string> builtin;
   for (const auto& r : unity::default_rules().rules) builtin.push_back(r.name);

@@ -21,26 +21,37 @@ CandidateCost infeasible() {
 
 }  // namespace
 
-double critical_path_bound(const Graph& g, const CostModel& model) {
-  const PlacementGraph pg(g);
-  const MachineSpec& machine = model.machine();
+namespace {
+
+// The latest finish over the placed operators, each starting when the last of its predecessors
+// finishes and taking `duration(id)`.
+template <class Duration>
+double critical_path(const PlacementGraph& pg, Duration duration) {
   std::unordered_map<NodeId, double> finish;
   double longest = 0;
   for (NodeId id : pg.placed()) {
     double start = 0;
     for (NodeId p : pg.predecessors(id)) start = std::max(start, finish.at(p));
-    double task = 0;
-    if (is_compute_op(g.node(id).op.type)) {
-      task = kInfinity;
-      for (const auto& device : machine.device_types) {
-        const OpTimes t = model.task_times(g, id, device);
-        task = std::min(task, t.forward + t.backward);
-      }
-    }
-    finish[id] = start + task;
+    finish[id] = start + duration(id);
     longest = std::max(longest, finish[id]);
   }
   return longest;
+}
+
+}  // namespace
+
+double critical_path_bound(const Graph& g, const CostModel& model) {
+  const PlacementGraph pg(g);
+  const MachineSpec& machine = model.machine();
+  return critical_path(pg, [&](NodeId id) {
+    if (!is_compute_op(g.node(id).op.type)) return 0.0;
+    double task = kInfinity;
+    for (const auto& device : machine.device_types) {
+      const OpTimes t = model.task_times(g, id, device);
+      task = std::min(task, t.forward + t.backward);
+    }
+    return task;
+  });
 }
 
 double packed_estimate(const Graph& g, const CostModel& model) {
@@ -48,9 +59,10 @@ double packed_estimate(const Graph& g, const CostModel& model) {
   const PlacementGraph& pg = costs.placement();
   const int devices = model.machine().num_devices();
   std::unordered_map<NodeId, MachineView> views;
-  std::unordered_map<NodeId, double> finish;
-  double longest = 0, work = 0;
-  for (NodeId id : pg.placed()) {
+  double work = 0;
+  bool too_wide = false;  // an operator with more tasks than devices: no packed mapping
+  const double longest = critical_path(pg, [&](NodeId id) {
+    if (too_wide) return 0.0;
     MachineView v;
     v.extents = costs.extents(id);
     int tasks = 1;
@@ -58,18 +70,17 @@ double packed_estimate(const Graph& g, const CostModel& model) {
       v.strides.push_back(tasks);
       tasks *= e;
     }
-    if (tasks > devices) return kInfinity;
-    double t = costs.node_cost(id, v).time(), start = 0;
-    for (NodeId p : pg.predecessors(id)) {
-      t += costs.edge_cost(p, views.at(p), id, v).time();
-      start = std::max(start, finish.at(p));
+    if (tasks > devices) {
+      too_wide = true;
+      return 0.0;
     }
-    finish[id] = start + t;
-    longest = std::max(longest, finish[id]);
+    double t = costs.node_cost(id, v).time();
+    for (NodeId p : pg.predecessors(id)) t += costs.edge_cost(p, views.at(p), id, v).time();
     work += t * tasks;
     views.emplace(id, std::move(v));
-  }
-  return std::max(longest, work / devices);
+    return t;
+  });
+  return too_wide ? kInfinity : std::max(longest, work / devices);
 }
 
 double smallest_device_memory(const MachineSpec& machine) {

@@ -167,20 +167,26 @@ struct Expansion {
   }
 };
 
+// The successor's graph, the substitutions it adds to `applied` and the nodes and names they
+// matched; nothing when it does not apply, is larger than `max_size` or does not fit the devices.
 std::optional<Graph> build(const Graph& g, const Successor& s, const SearchOptions& options,
-                           std::vector<AppliedSubstitution>& applied, std::vector<NodeId>& nodes,
-                           std::vector<std::string>& names) {
+                           std::size_t max_size, std::vector<AppliedSubstitution>& applied,
+                           std::vector<NodeId>& nodes, std::vector<std::string>& names) {
+  std::optional<Graph> next;
   if (!s.match) {
     const auto first = applied.size();
-    auto next = apply_at_every_match(g, *s.rule, s.params, options, applied, nodes);
+    next = apply_at_every_match(g, *s.rule, s.params, options, applied, nodes);
     for (std::size_t i = first; i < applied.size(); ++i)
       names.insert(names.end(), applied[i].nodes.begin(), applied[i].nodes.end());
-    return next;
+  } else {
+    applied.push_back(describe(g, *s.match, s.params));
+    names = applied.back().nodes;
+    nodes = s.match->matched_nodes();
+    next = apply_substitution(g, *s.match, s.params);
   }
-  names = matched_names(g, *s.match);
-  nodes = s.match->matched_nodes();
-  applied.push_back({s.rule->name, names, s.params, false});
-  return apply_substitution(g, *s.match, s.params);
+  if (next && (next->size() > max_size || !fits_devices(*next, g.next_id(), options.devices)))
+    next.reset();
+  return next;
 }
 
 // A single-match rewrite: the rule, its parameters, the operators it replaces and the tensors
@@ -252,8 +258,8 @@ Expansion expand(const Candidate& parent, const RuleSet& rules, const SearchOpti
     std::vector<AppliedSubstitution> applied;
     std::vector<NodeId> nodes;
     std::vector<std::string> names;
-    const auto next = build(g, s, options, applied, nodes, names);
-    if (!next || next->size() > max_size || !fits_devices(*next, g.next_id(), options.devices)) {
+    const auto next = build(g, s, options, max_size, applied, nodes, names);
+    if (!next) {
       x.tried[i] = true;  // nothing to try
       --x.left;
       if (s.match) changes->emplace(key, kNeverBuilds);
@@ -445,9 +451,8 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
       auto applied = parent.applied;
       std::vector<NodeId> nodes;
       std::vector<std::string> names;
-      auto next = build(g, s, options, applied, nodes, names);
-      if (!next || next->size() > max_size || !fits_devices(*next, g.next_id(), options.devices))
-        continue;
+      auto next = build(g, s, options, max_size, applied, nodes, names);
+      if (!next) continue;
       ev.rule = s.rule->name;
       ev.matched_nodes = std::move(nodes);
       ev.matched_names = std::move(names);

@@ -42,7 +42,7 @@ std::optional<ExpertStrategy> megatron(const Graph& model, int devices, int tp) 
   const int dp = devices / tp;
   try {
     Graph g = make_data_parallel(model, dp);
-    const RuleSet rules = default_rules();
+    const RuleSet& rules = default_rules();
     std::vector<std::string> names = {"self_attention_head_parallel", "attention_head_parallel"};
     for (const char* act : {"relu", "gelu", "sigmoid", "tanh"})
       for (const char* fused : {"", "_fused"})

@@ -97,7 +97,7 @@ RuleSet rules_from_json(const nlohmann::json& j, const std::string& origin = "ru
 nlohmann::json rules_to_json(const RuleSet& rules);
 RuleSet load_rule_file(const std::filesystem::path& path);
 // The rule set compiled in: the verified union of the hand-written rules (rules/*.json) and the
-// generated ones (rules/generated/*.json), hand-written first.
-RuleSet default_rules();
+// generated ones (rules/generated/*.json), hand-written first. Parsed once, on first use.
+const RuleSet& default_rules();
 
 }  // namespace unity
