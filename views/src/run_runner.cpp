@@ -95,6 +95,7 @@ class ProjectRun {
   void finish(std::string_view status, const nlohmann::json& result) {
     finished_ = true;
     if (project_ && runId_) guard([&] { project_->finish_run(runId_, status, result); });
+    project_.reset();  // closed before the GUI hears that the run ended
   }
   std::int64_t runId() const { return runId_; }
   QString error() const { return error_; }
@@ -329,26 +330,45 @@ bool RunRunner::waitForFinished(int timeoutMs) {
   return !isActive();
 }
 
-void RunRunner::drain() {
+void RunRunner::drain() { drainIterations(false); }
+
+void RunRunner::drainIterations(bool last) {
   if (!shared_) return;
-  std::vector<RunIteration> fresh;
+  // The buffers go back and forth between the threads and are never freed during the run: the
+  // run's thread allocated some of them, and glibc frees a block under the lock of the arena it
+  // came from, which that thread holds whenever it allocates (a GUI thread freeing them could wait
+  // for it, preempted inside malloc on a loaded machine).
+  std::vector<RunIteration> fresh = std::move(spareIterations_);
+  fresh.clear();
   std::optional<std::pair<double, double>> predicted;
   {
-    std::lock_guard lock(shared_->mutex);
+    // The GUI never waits for the run's thread: it runs at a lower priority, and on a loaded
+    // machine it can be held off a core for 100 ms while it holds the lock. A tick that finds the
+    // lock taken leaves the iterations to the next one; the last drain comes after the run.
+    std::unique_lock lock(shared_->mutex, std::defer_lock);
+    if (last)
+      lock.lock();
+    else if (!lock.try_lock()) {
+      spareIterations_ = std::move(fresh);
+      return;
+    }
     fresh.swap(shared_->pending);
     predicted.swap(shared_->predicted);
   }
   if (predicted) emit this->predicted(predicted->first, predicted->second);
-  if (fresh.empty()) return;
-  const QList<RunIteration> batch(fresh.begin(), fresh.end());
-  iterations_ += batch;
-  ++updates_;
-  emit iterationsDone(batch);
+  if (!fresh.empty()) {
+    const QList<RunIteration> batch(fresh.begin(), fresh.end());
+    iterations_ += batch;
+    ++updates_;
+    emit iterationsDone(batch);
+  }
+  spareIterations_ = std::move(fresh);
 }
 
 void RunRunner::onWorkerDone() {
-  if (worker_.joinable()) worker_.join();
-  drain();
+  // Not joined here: the thread may still wait for a core to return, and the GUI does not wait for
+  // it (the next run or the destructor joins it). It posted this call as its last act.
+  drainIterations(true);
   outcome_ = shared_->outcome;
   outcome_.iterations = iterations_;
   if (outcome_.status == QLatin1String("failed")) {

@@ -36,10 +36,13 @@ class SearchRunner::Observer : public SearchObserver {
   explicit Observer(CancelFlag* cancel) : cancel_(cancel) { clock_.start(); }
 
   void on_event(const SearchEvent& e) override {
+    std::vector<std::vector<Stamped>> spent;
     {
       std::lock_guard lock(bufferMutex_);
       pending_.push_back({e, double(clock_.nsecsElapsed()) * 1e-9});
+      spent.swap(spent_);
     }
+    spent.clear();  // the events the GUI gave back, freed here (see giveBack)
     std::unique_lock gate(gateMutex_);
     if (stepArmed_ && e.kind == SearchEvent::Kind::CandidateCosted) {
       stepArmed_ = false;
@@ -52,11 +55,31 @@ class SearchRunner::Observer : public SearchObserver {
     waiting_ = false;
   }
 
-  std::vector<Stamped> take() {
-    std::lock_guard lock(bufferMutex_);
+  // The GUI never waits for the search thread: that thread runs at a lower priority, and on a
+  // loaded machine it can be held off a core for 100 ms while it holds a lock. A tick that finds a
+  // lock taken leaves the events to the next one; `wait` is for the last drain, after the search.
+  std::vector<Stamped> take(bool wait = false) {
+    std::unique_lock lock(bufferMutex_, std::defer_lock);
+    if (wait)
+      lock.lock();
+    else if (!lock.try_lock())
+      return {};
     std::vector<Stamped> out;
     out.swap(pending_);
     return out;
+  }
+  // The events the GUI has read. The search thread allocated them, and glibc frees a block under
+  // the lock of the arena it came from, which that thread holds whenever it allocates: a GUI
+  // thread freeing them has waited over 100 ms for the search thread, preempted inside malloc on
+  // a loaded machine. So the search thread frees them, at its next event; the last ones go with
+  // the observer once the thread has ended.
+  void giveBack(std::vector<Stamped> events) {
+    if (events.empty()) return;
+    read_.push_back(std::move(events));
+    std::unique_lock lock(bufferMutex_, std::try_to_lock);
+    if (!lock) return;
+    for (auto& r : read_) spent_.push_back(std::move(r));
+    read_.clear();
   }
   void setPaused(bool paused, bool step = false) {
     {
@@ -70,9 +93,10 @@ class SearchRunner::Observer : public SearchObserver {
   }
   void release() { wake_.notify_all(); }
   // How many times the search has been held so far, when it is held now; -1 when it runs.
+  // (-1 too when the search thread holds the gate: the next tick asks again.)
   int holdNow() {
-    std::lock_guard gate(gateMutex_);
-    return waiting_ ? holds_ : -1;
+    std::unique_lock gate(gateMutex_, std::try_to_lock);
+    return gate && waiting_ ? holds_ : -1;
   }
 
  private:
@@ -80,6 +104,8 @@ class SearchRunner::Observer : public SearchObserver {
   QElapsedTimer clock_;
   std::mutex bufferMutex_;
   std::vector<Stamped> pending_;
+  std::vector<std::vector<Stamped>> spent_;  // given back, for the search thread to free
+  std::vector<std::vector<Stamped>> read_;   // the GUI's, not yet handed over
   std::mutex gateMutex_;
   std::condition_variable wake_;
   bool paused_ = false;
@@ -267,9 +293,11 @@ bool SearchRunner::waitForFinished(int timeoutMs) {
   return !isActive();
 }
 
-void SearchRunner::drain() {
+void SearchRunner::drain() { drainEvents(false); }
+
+void SearchRunner::drainEvents(bool last) {
   if (!observer_) return;
-  const std::vector<Observer::Stamped> events = observer_->take();
+  std::vector<Observer::Stamped> events = observer_->take(last);
   QList<CandidatePoint> fresh;
   for (const auto& [e, seconds] : events) {
     SearchSnapshot& s = snapshot_;
@@ -322,7 +350,9 @@ void SearchRunner::drain() {
   }
   if (snapshot_.elapsed > 0)
     snapshot_.candidatesPerSecond = double(snapshot_.candidates) / snapshot_.elapsed;
-  if (!events.empty()) {
+  const bool any = !events.empty();
+  observer_->giveBack(std::move(events));
+  if (any) {
     ++updates_;
     if (!fresh.isEmpty()) emit candidatesCosted(fresh);
     emit progress(snapshot_);
@@ -338,8 +368,9 @@ void SearchRunner::drain() {
 
 void SearchRunner::onWorkerDone(std::shared_ptr<const Plan> plan, QString error, qint64 searchId,
                                 QString recordingError) {
-  if (worker_.joinable()) worker_.join();
-  drain();
+  // Not joined here: the thread may still wait for a core to return, and the GUI does not wait for
+  // it (the next search or the destructor joins it). Its last event came before this call.
+  drainEvents(true);
   plan_ = std::move(plan);
   error_ = std::move(error);
   recordedSearchId_ = searchId;

@@ -99,6 +99,7 @@ class RunRunner : public QObject {
  private:
   struct Shared;
   void drain();
+  void drainIterations(bool last);
   void onWorkerDone();
   void setState(State s);
 
@@ -109,6 +110,7 @@ class RunRunner : public QObject {
   std::thread worker_;
   QString error_;
   QList<RunIteration> iterations_;
+  std::vector<RunIteration> spareIterations_;  // the drain's buffer, between two ticks
   RunOutcome outcome_;
   int updates_ = 0;
 };

@@ -121,6 +121,7 @@ class SearchRunner : public QObject {
  private:
   class Observer;
   void drain();
+  void drainEvents(bool last);
   void onWorkerDone(std::shared_ptr<const Plan> plan, QString error, qint64 searchId,
                     QString recordingError);
   void begin(OptimizeOptions options, bool paused);
