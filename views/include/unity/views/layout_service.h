@@ -66,6 +66,9 @@ class LayoutService : public QObject {
     std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
   };
 
+  // Layouts freed by the thread that built them (see layout_service.cpp).
+  class Graveyard;
+
   void run();
   void layOut(const Job& job);
   bool layOutInProcess(const Job& job, QByteArray* json, QString* error);
@@ -74,6 +77,7 @@ class LayoutService : public QObject {
   QString dotProgram_;
   std::atomic<int> processThreshold_{400};
   std::atomic<std::int64_t> layoutsRun_{0};
+  std::shared_ptr<Graveyard> graveyard_;
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;
