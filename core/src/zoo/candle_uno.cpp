@@ -17,8 +17,9 @@
 
 namespace unity::zoo::detail {
 
-void build_candle_uno(GraphBuilder& b, std::int64_t batch) {
-  constexpr std::int64_t kWidth = 8192;
+void build_candle_uno(GraphBuilder& b, std::int64_t batch, double scale) {
+  // Scaled (scaled_zoo.h): the encoders' and the top MLP's widths; the input features stay.
+  const std::int64_t width = scaled_size(8192, scale, 8);
   constexpr int kEncoderLayers = 8;
   constexpr int kTopLayers = 4;
   // (input name, features, encoded?) in FlexFlow's order (its std::map of input names).
@@ -42,7 +43,7 @@ void build_candle_uno(GraphBuilder& b, std::int64_t batch) {
   TensorRef label = b.input("label", {batch, 1});
 
   std::vector<TensorRef> encoded;
-  const std::vector<std::int64_t> encoder(kEncoderLayers, kWidth);
+  const std::vector<std::int64_t> encoder(kEncoderLayers, width);
   for (std::size_t i = 0; i < std::size(kFeatures); ++i) {
     const Feature& f = kFeatures[i];
     encoded.push_back(f.encoded ? dense_stack(b, inputs[i], encoder,
@@ -51,7 +52,7 @@ void build_candle_uno(GraphBuilder& b, std::int64_t batch) {
                                 : inputs[i]);
   }
   TensorRef x = b.concat(encoded, 1, "concat");
-  std::vector<std::int64_t> top(kTopLayers, kWidth);
+  std::vector<std::int64_t> top(kTopLayers, width);
   top.push_back(1);
   x = dense_stack(b, x, top, "top", /*bias=*/false, /*relu_after_last=*/false);
   b.mse_loss(x, label, "loss");

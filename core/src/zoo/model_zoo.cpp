@@ -28,7 +28,7 @@ const std::vector<Entry>& entries() {
       {{"resnext50",
         "ResNeXt-50 32x4d (torchvision resnext50_32x4d), ImageNet 224x224; batch 64 per device",
         64},
-       detail::build_resnext50},
+       [](GraphBuilder& b, std::int64_t batch) { detail::build_resnext50(b, batch); }},
       {{"inception-v3",
         "Inception-v3 (torchvision, no aux logits), ImageNet 299x299; batch 64 per device", 64},
        detail::build_inception_v3},
@@ -36,7 +36,7 @@ const std::vector<Entry>& entries() {
         "BERT-Large: 24 layers, hidden 1024, 16 heads, sequence 512, classification head; "
         "batch 4 per device",
         4},
-       detail::build_bert_large},
+       [](GraphBuilder& b, std::int64_t batch) { detail::build_bert_large(b, batch); }},
       {{"dlrm",
         "DLRM on Criteo Kaggle: 26 embedding tables x 64 dims (17.3 GB weights+gradients), "
         "concat interaction, MLPs 13-512-256-64 / 512-256-1; batch 1024 per device",
@@ -51,7 +51,7 @@ const std::vector<Entry>& entries() {
         "CANDLE Uno drug response: 5 feature encoders of 8 dense 8192-wide layers, concat, "
         "4-layer top MLP, MSE (24 GB weights+gradients); batch 256 per device",
         256},
-       detail::build_candle_uno},
+       [](GraphBuilder& b, std::int64_t batch) { detail::build_candle_uno(b, batch); }},
   };
   return kEntries;
 }

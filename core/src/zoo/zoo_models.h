@@ -13,12 +13,12 @@ namespace unity::zoo::detail {
 // runs (scaled_zoo.h); scale 1 is the paper's model.
 void build_mnist_mlp(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
 void build_mlp(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
-void build_resnext50(GraphBuilder& b, std::int64_t batch);
+void build_resnext50(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
 void build_inception_v3(GraphBuilder& b, std::int64_t batch);
-void build_bert_large(GraphBuilder& b, std::int64_t batch);
+void build_bert_large(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
 void build_dlrm(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
 void build_xdl(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
-void build_candle_uno(GraphBuilder& b, std::int64_t batch);
+void build_candle_uno(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
 
 // Linear layers of the given widths, "prefix.i", each followed by a separate Relu node
 // ("prefix.i.relu") except the last one when relu_after_last is false. Relu stays its own node, as
