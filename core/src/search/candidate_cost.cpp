@@ -19,10 +19,6 @@ CandidateCost infeasible() {
   return c;
 }
 
-}  // namespace
-
-namespace {
-
 // The latest finish over the placed operators, each starting when the last of its predecessors
 // finishes and taking `duration(id)`.
 template <class Duration>

@@ -20,9 +20,10 @@ CandidateCost cost_candidate(const Graph& g, const CostModel& model);
 // the search skips pricing starting points that cannot compete.
 double critical_path_bound(const Graph& g, const CostModel& model);
 
-// Every operator's tasks packed on the first devices, all costs added one after another as if
-// nothing overlapped: a cheap estimate (one view per operator, no mapping search) by which the
-// search orders the successors of a candidate before it prices them.
+// Every operator's tasks packed on the first devices, each with its own and its input edges'
+// costs: the larger of the critical path and the total work spread over all devices. A cheap
+// estimate (one view per operator, no mapping search) by which the search orders the successors of
+// a candidate before it prices them.
 double packed_estimate(const Graph& g, const CostModel& model);
 
 // The smallest memory capacity among the machine's devices.
