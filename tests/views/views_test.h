@@ -4,6 +4,7 @@
 // argument runs them all.
 #include <QElapsedTimer>
 #include <QObject>
+#include <QString>
 #include <QTimer>
 
 #include <algorithm>
@@ -61,6 +62,13 @@ class LatenessProbe : public QObject {
   // The same by the wall clock alone.
   double worstWallLatenessMs() const { return std::max<double>(0, worstWallNs_ * 1e-6); }
   int ticks() const { return ticks_; }
+  // Both measures and the tick count, for a test's message and its log.
+  QString report() const {
+    return QString("worst GUI lateness %1 ms (wall %2 ms) over %3 ticks")
+        .arg(worstLatenessMs(), 0, 'f', 1)
+        .arg(worstWallLatenessMs(), 0, 'f', 1)
+        .arg(ticks_);
+  }
 
   static constexpr int kIntervalMs = 10;
 

@@ -16,12 +16,9 @@ constexpr int kChildPollMs = 20;         // how often a waiting child process ch
 constexpr int kChildTimeoutMs = 300000;  // a layout that takes five minutes is stuck
 }  // namespace
 
-// The GUI drops a layout when a newer one replaces it, often while this thread builds the next.
-// glibc frees a block under the lock of the malloc arena it came from, which the building thread
-// holds whenever it allocates: a GUI thread freeing a layout could wait for this lower-priority
-// thread, preempted inside malloc on a loaded machine (a search view's GUI thread waited 110-140
-// ms that way for the search thread). So a dropped layout goes on a lock-free list, and this
-// thread frees the list between jobs; what is left goes with the last owner of the list.
+// The GUI drops a layout when a newer one replaces it, and must not free it itself while this
+// thread may be allocating (see thread_priority.h). So a dropped layout goes on a lock-free list,
+// which this thread empties before each job; what is left goes with the last owner of the list.
 class LayoutService::Graveyard {
  public:
   ~Graveyard() { clear(); }
@@ -150,7 +147,6 @@ void LayoutService::run() {
     }
     graveyard_->clear();
     layOut(job);
-    graveyard_->clear();
     {
       std::lock_guard lock(mutex_);
       hasRunning_ = false;

@@ -206,7 +206,7 @@ bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& setti
 
   auto* timer = new QTimer(this);
   timer->setInterval(kUpdateIntervalMs);
-  connect(timer, &QTimer::timeout, this, &RunRunner::drain);
+  connect(timer, &QTimer::timeout, this, [this] { drain(false); });
   connect(this, &RunRunner::stateChanged, timer, [timer](State s) {
     if (s == State::Finished || s == State::Failed) timer->deleteLater();
   });
@@ -330,25 +330,16 @@ bool RunRunner::waitForFinished(int timeoutMs) {
   return !isActive();
 }
 
-void RunRunner::drain() { drainIterations(false); }
-
-void RunRunner::drainIterations(bool last) {
+void RunRunner::drain(bool last) {
   if (!shared_) return;
-  // The buffers go back and forth between the threads and are never freed during the run: the
-  // run's thread allocated some of them, and glibc frees a block under the lock of the arena it
-  // came from, which that thread holds whenever it allocates (a GUI thread freeing them could wait
-  // for it, preempted inside malloc on a loaded machine).
+  // The buffers go back and forth between the threads and are never freed during the run (see
+  // thread_priority.h).
   std::vector<RunIteration> fresh = std::move(spareIterations_);
   fresh.clear();
   std::optional<std::pair<double, double>> predicted;
   {
-    // The GUI never waits for the run's thread: it runs at a lower priority, and on a loaded
-    // machine it can be held off a core for 100 ms while it holds the lock. A tick that finds the
-    // lock taken leaves the iterations to the next one; the last drain comes after the run.
-    std::unique_lock lock(shared_->mutex, std::defer_lock);
-    if (last)
-      lock.lock();
-    else if (!lock.try_lock()) {
+    const auto lock = guiLock(shared_->mutex, last);
+    if (!lock) {
       spareIterations_ = std::move(fresh);
       return;
     }
@@ -368,7 +359,7 @@ void RunRunner::drainIterations(bool last) {
 void RunRunner::onWorkerDone() {
   // Not joined here: the thread may still wait for a core to return, and the GUI does not wait for
   // it (the next run or the destructor joins it). It posted this call as its last act.
-  drainIterations(true);
+  drain(true);
   outcome_ = shared_->outcome;
   outcome_.iterations = iterations_;
   if (outcome_.status == QLatin1String("failed")) {

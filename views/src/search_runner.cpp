@@ -55,28 +55,21 @@ class SearchRunner::Observer : public SearchObserver {
     waiting_ = false;
   }
 
-  // The GUI never waits for the search thread: that thread runs at a lower priority, and on a
-  // loaded machine it can be held off a core for 100 ms while it holds a lock. A tick that finds a
-  // lock taken leaves the events to the next one; `wait` is for the last drain, after the search.
-  std::vector<Stamped> take(bool wait = false) {
-    std::unique_lock lock(bufferMutex_, std::defer_lock);
-    if (wait)
-      lock.lock();
-    else if (!lock.try_lock())
-      return {};
+  // Nothing when the search thread holds the buffer (see thread_priority.h), unless `wait`: the
+  // last drain, after the search.
+  std::vector<Stamped> take(bool wait) {
+    const auto lock = guiLock(bufferMutex_, wait);
+    if (!lock) return {};
     std::vector<Stamped> out;
     out.swap(pending_);
     return out;
   }
-  // The events the GUI has read. The search thread allocated them, and glibc frees a block under
-  // the lock of the arena it came from, which that thread holds whenever it allocates: a GUI
-  // thread freeing them has waited over 100 ms for the search thread, preempted inside malloc on
-  // a loaded machine. So the search thread frees them, at its next event; the last ones go with
-  // the observer once the thread has ended.
+  // The events the GUI has read, for the search thread that allocated them to free at its next
+  // event (see thread_priority.h); the last ones go with the observer once the thread has ended.
   void giveBack(std::vector<Stamped> events) {
     if (events.empty()) return;
     read_.push_back(std::move(events));
-    std::unique_lock lock(bufferMutex_, std::try_to_lock);
+    const auto lock = guiLock(bufferMutex_, false);
     if (!lock) return;
     for (auto& r : read_) spent_.push_back(std::move(r));
     read_.clear();
@@ -95,7 +88,7 @@ class SearchRunner::Observer : public SearchObserver {
   // How many times the search has been held so far, when it is held now; -1 when it runs.
   // (-1 too when the search thread holds the gate: the next tick asks again.)
   int holdNow() {
-    std::unique_lock gate(gateMutex_, std::try_to_lock);
+    const auto gate = guiLock(gateMutex_, false);
     return gate && waiting_ ? holds_ : -1;
   }
 
@@ -185,7 +178,7 @@ void SearchRunner::begin(OptimizeOptions options, bool paused) {
   // The GUI drains the buffer on a timer: at most one update per interval, whatever the event rate.
   auto* timer = new QTimer(this);
   timer->setInterval(kUpdateIntervalMs);
-  connect(timer, &QTimer::timeout, this, &SearchRunner::drain);
+  connect(timer, &QTimer::timeout, this, [this] { drain(false); });
   connect(this, &SearchRunner::finished, timer, &QObject::deleteLater);
   connect(this, &SearchRunner::failed, timer, &QObject::deleteLater);
   timer->start();
@@ -293,9 +286,7 @@ bool SearchRunner::waitForFinished(int timeoutMs) {
   return !isActive();
 }
 
-void SearchRunner::drain() { drainEvents(false); }
-
-void SearchRunner::drainEvents(bool last) {
+void SearchRunner::drain(bool last) {
   if (!observer_) return;
   std::vector<Observer::Stamped> events = observer_->take(last);
   QList<CandidatePoint> fresh;
@@ -370,7 +361,7 @@ void SearchRunner::onWorkerDone(std::shared_ptr<const Plan> plan, QString error,
                                 QString recordingError) {
   // Not joined here: the thread may still wait for a core to return, and the GUI does not wait for
   // it (the next search or the destructor joins it). Its last event came before this call.
-  drainEvents(true);
+  drain(true);
   plan_ = std::move(plan);
   error_ = std::move(error);
   recordedSearchId_ = searchId;

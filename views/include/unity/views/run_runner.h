@@ -98,8 +98,8 @@ class RunRunner : public QObject {
 
  private:
   struct Shared;
-  void drain();
-  void drainIterations(bool last);
+  // The iterations reported since the last drain; `last`: after the run ended.
+  void drain(bool last);
   void onWorkerDone();
   void setState(State s);
 

@@ -120,8 +120,8 @@ class SearchRunner : public QObject {
 
  private:
   class Observer;
-  void drain();
-  void drainEvents(bool last);
+  // What the search reported since the last drain; `last`: after the search ended.
+  void drain(bool last);
   void onWorkerDone(std::shared_ptr<const Plan> plan, QString error, qint64 searchId,
                     QString recordingError);
   void begin(OptimizeOptions options, bool paused);
