@@ -45,7 +45,7 @@ TensorRef GraphBuilder::input(const std::string& name, const std::vector<std::in
 }
 
 TensorRef GraphBuilder::weight(const std::string& name, const std::vector<std::int64_t>& sizes) {
-  return g_.add_weight(name, sizes);
+  return g_.add_weight(name, sizes, weight_dtype_);
 }
 
 TensorRef GraphBuilder::linear(TensorRef x, std::int64_t out, const std::string& name, bool bias,
@@ -119,12 +119,28 @@ TensorRef GraphBuilder::layer_norm(TensorRef x, const std::string& name) {
             {x, weight(name + ".gamma", {d}), weight(name + ".beta", {d})}, name);
 }
 
+TensorRef GraphBuilder::rms_norm(TensorRef x, const std::string& name) {
+  const std::int64_t d = shape(x).dims.back().size;
+  return op(OpType::LayerNorm, {{"epsilon", 1e-5}, {"rms", std::int64_t{1}}},
+            {x, weight(name + ".gamma", {d})}, name);
+}
+
 TensorRef GraphBuilder::multi_head_attention(TensorRef q, TensorRef k, TensorRef v,
-                                             std::int64_t heads, const std::string& name) {
+                                             std::int64_t heads, const std::string& name,
+                                             const AttentionOptions& options) {
   const std::int64_t e = shape(q).dims.at(2).size;
-  return op(OpType::MultiHeadAttention, {{"num_heads", heads}},
-            {q, k, v, weight(name + ".w_q", {e, e}), weight(name + ".w_k", {e, e}),
-             weight(name + ".w_v", {e, e}), weight(name + ".w_o", {e, e})},
+  Attributes a{{"num_heads", heads}};
+  // Attributes at their defaults are left out, so a plain attention hashes as it always did.
+  std::int64_t e_kv = e;
+  if (options.kv_heads > 0 && options.kv_heads != heads) {
+    a.set("num_kv_heads", options.kv_heads);
+    if (heads > 0) e_kv = e / heads * options.kv_heads;
+  }
+  if (options.rotary) a.set("rotary", std::int64_t{1});
+  if (options.causal) a.set("causal", std::int64_t{1});
+  return op(OpType::MultiHeadAttention, std::move(a),
+            {q, k, v, weight(name + ".w_q", {e, e}), weight(name + ".w_k", {e, e_kv}),
+             weight(name + ".w_v", {e, e_kv}), weight(name + ".w_o", {e, e})},
             name);
 }
 

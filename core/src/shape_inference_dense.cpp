@@ -80,11 +80,21 @@ Shapes infer_matmul(const Operator& op, const Shapes& in, bool require_batched) 
   return {y};
 }
 
-// q [N, Sq, E], k and v [N, Sk, E], w_q/w_k/w_v/w_o [E, E]. Heads are partitioned through the weights:
-// w_q/w_k/w_v split their output dim, w_o its input dim, which leaves partial sums in the output.
+// q [N, Sq, E], k and v [N, Sk, E], w_q/w_o [E, E], w_k/w_v [E, kv * E / heads] (grouped-query
+// attention: "num_kv_heads" = kv, default num_heads; each key/value head serves heads / kv query
+// heads). Heads are partitioned through the weights: w_q/w_k/w_v split their output dim, w_o its
+// input dim, which leaves partial sums in the output. "rotary" and "causal" (0/1) change no shape.
 Shapes infer_attention(const Operator& op, const Shapes& in) {
   const std::int64_t heads = op.attrs.get_int("num_heads");
   expect_positive(heads, "num_heads");
+  const std::int64_t kv_heads = op.attrs.get_int("num_kv_heads", heads);
+  expect_positive(kv_heads, "num_kv_heads");
+  if (heads % kv_heads != 0)
+    fail("num_heads {} is not a multiple of num_kv_heads {}", heads, kv_heads);
+  for (const char* flag : {"rotary", "causal"}) {
+    const std::int64_t v = op.attrs.get_int(flag, 0);
+    if (v != 0 && v != 1) fail("attribute '{}' must be 0 or 1, got {}", flag, v);
+  }
   const char* names[] = {"input 0 (query)", "input 1 (key)", "input 2 (value)"};
   for (int i = 0; i < 3; ++i) {
     expect_rank(in[i], 3, names[i]);
@@ -99,15 +109,18 @@ Shapes infer_attention(const Operator& op, const Shapes& in) {
     fail("key {} does not match query {}", in[1].to_string(), q.to_string());
 
   const char* wnames[] = {"input 3 (w_q)", "input 4 (w_k)", "input 5 (w_v)", "input 6 (w_o)"};
+  const std::int64_t e_kv = e / heads * kv_heads;
   for (int i = 3; i < 7; ++i) {
     expect_rank(in[i], 2, wnames[i - 3]);
     expect_size(in[i], 0, e, wnames[i - 3]);
-    expect_size(in[i], 1, e, wnames[i - 3]);
+    expect_size(in[i], 1, i == 4 || i == 5 ? e_kv : e, wnames[i - 3]);
   }
   const int d_heads = in[3].dims[1].degree;
   const int d_n = q.dims[0].degree;
   if (heads % d_heads != 0)
     fail("head degree {} does not divide num_heads {}", d_heads, heads);
+  if (kv_heads % d_heads != 0)
+    fail("head degree {} does not divide num_kv_heads {}", d_heads, kv_heads);
   for (int i = 0; i < 3; ++i) {
     expect_degree(in[i], 0, d_n, names[i], "query, key and value share the sample degree");
     expect_degree(in[i], 1, 1, names[i], "attention reads the whole sequence");

@@ -1,5 +1,6 @@
-// BatchNorm and LayerNorm: statistics are computed over dimensions that must be whole on each device,
-// and the affine parameters are split like the channels they scale.
+// BatchNorm and LayerNorm (RMSNorm is a LayerNorm with "rms" = 1): statistics are computed over
+// dimensions that must be whole on each device, and the affine parameters are split like the
+// channels they scale.
 #include "shape_rules.h"
 
 namespace unity::shape_rules {
@@ -34,7 +35,12 @@ Shapes infer_layer_norm(const Operator& op, const Shapes& in) {
   const int first = x.rank() - static_cast<int>(k);
   for (int d = first; d < x.rank(); ++d)
     expect_degree(x, d, 1, "input 0 (x)", "normalised dims must be whole on each device");
-  if (in.size() == 2) fail("LayerNorm takes gamma and beta together, or neither");
+  // "rms" = 1: RMSNorm (x / rms(x) * gamma: no mean subtraction, no beta).
+  const std::int64_t rms = op.attrs.get_int("rms", 0);
+  if (rms != 0 && rms != 1) fail("attribute 'rms' must be 0 or 1, got {}", rms);
+  if (rms == 1 && in.size() != 2)
+    fail("RMSNorm (rms = 1) takes x and gamma, got {} inputs", in.size());
+  if (rms == 0 && in.size() == 2) fail("LayerNorm takes gamma and beta together, or neither");
   const char* names[] = {"input 1 (gamma)", "input 2 (beta)"};
   for (std::size_t i = 1; i < in.size(); ++i) {
     const auto& p = in[i];

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <string>
 
 #include "unity/core/graph_builder.h"
 #include "unity/executor/communicator.h"
@@ -154,6 +155,80 @@ TEST(GradientCheck, Normalisation) {
   });
   check_gradients([](GraphBuilder& b) { return b.batch_norm(b.weight("x", {5, 4}), "bn1d"); });
   check_gradients([](GraphBuilder& b) { return b.layer_norm(b.weight("x", {3, 4, 6}), "ln"); });
+  check_gradients([](GraphBuilder& b) { return b.rms_norm(b.weight("x", {3, 4, 6}), "rms"); });
+}
+
+// RMSNorm's forward pass against y = x / sqrt(mean(x^2) + eps) * gamma computed here: with that y
+// as the MSE target the loss vanishes; LayerNorm (which subtracts the mean) misses it.
+TEST(GradientCheck, RmsNormForward) {
+  const std::vector<float> x = {1.0f, -2.0f, 3.0f, 0.5f, 0.2f, 0.4f, -0.1f, 2.0f};
+  const std::vector<float> gamma = {1.0f, 0.5f, -1.5f, 2.0f};
+  std::vector<float> expected;
+  for (int r = 0; r < 2; ++r) {
+    double squares = 0;
+    for (int c = 0; c < 4; ++c) squares += x[r * 4 + c] * x[r * 4 + c];
+    const double scale = 1.0 / std::sqrt(squares / 4 + 1e-5);
+    for (int c = 0; c < 4; ++c)
+      expected.push_back(static_cast<float>(x[r * 4 + c] * scale * gamma[c]));
+  }
+  for (const bool rms : {true, false}) {
+    Graph g;
+    GraphBuilder b(g);
+    TensorRef xs = b.weight("x", {2, 4});
+    TensorRef gs = b.weight("gamma", {4});
+    std::vector<TensorRef> in{xs, gs};
+    if (!rms) in.push_back(b.weight("beta", {4}));
+    const Attributes attrs = rms ? Attributes{{"rms", std::int64_t{1}}} : Attributes{};
+    TensorRef y = b.op(OpType::LayerNorm, attrs, in, "norm");
+    TensorRef target = b.input("target", {2, 4});
+    b.mse_loss(y, target, "loss");
+    auto host = [](std::vector<std::int64_t> shape, std::vector<float> values) {
+      HostTensor h;
+      h.shape = std::move(shape);
+      h.values = std::move(values);
+      return h;
+    };
+    std::map<NodeId, HostTensor> sources;
+    sources[xs.node] = host({2, 4}, x);
+    sources[gs.node] = host({4}, gamma);
+    if (!rms) sources[in[2].node] = host({4}, std::vector<float>(4, 0.0f));
+    sources[target.node] = host({2, 4}, expected);
+    const double loss = loss_of(lower_plan(g, single_device_views(g), 1), sources);
+    if (rms)
+      EXPECT_NEAR(loss, 0.0, 1e-10);
+    else
+      EXPECT_GT(loss, 1e-2);
+  }
+}
+
+TEST(Lowering, RefusesAttentionTheKernelsDoNotImplement) {
+  for (const char* attr : {"num_kv_heads", "rotary"}) {
+    Graph g;
+    GraphBuilder b(g);
+    TensorRef x = b.weight("x", {2, 3, 8});
+    AttentionOptions options;
+    if (std::string(attr) == "num_kv_heads") options.kv_heads = 1;
+    if (std::string(attr) == "rotary") options.rotary = true;
+    TensorRef y = b.multi_head_attention(x, x, x, 2, "mha", options);
+    b.mse_loss(y, b.input("target", {2, 3, 8}), "loss");
+    try {
+      lower_plan(g, single_device_views(g), 1);
+      ADD_FAILURE() << attr << " was lowered";
+    } catch (const LoweringError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("mha"), std::string::npos) << what;
+      EXPECT_NE(what.find(std::string("'") + attr + "'"), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(GradientCheck, CausalMultiHeadAttention) {
+  check_gradients([](GraphBuilder& b) {
+    TensorRef x = b.weight("x", {2, 4, 8});
+    AttentionOptions causal;
+    causal.causal = true;
+    return b.multi_head_attention(x, x, x, 2, "mha", causal);
+  });
 }
 
 TEST(GradientCheck, MultiHeadAttention) {

@@ -13,6 +13,8 @@ inline std::optional<AttrValue> attribute_default(const std::string& name) {
   if (name == "groups") return AttrValue{std::int64_t{1}};
   if (name == "keepdims") return AttrValue{std::int64_t{1}};
   if (name == "normalized_dims") return AttrValue{std::int64_t{1}};
+  // MultiHeadAttention's rotary embeddings and causal mask, LayerNorm's RMS form: off unless set.
+  if (name == "rotary" || name == "causal" || name == "rms") return AttrValue{std::int64_t{0}};
   return std::nullopt;
 }
 
@@ -20,6 +22,11 @@ inline void drop_default_attributes(Operator& op) {
   std::vector<std::string> defaults;
   for (const auto& [key, value] : op.attrs.items())
     if (auto d = attribute_default(key); d && *d == value) defaults.push_back(key);
+  // An attention's num_kv_heads defaults to its num_heads (no grouped-query attention).
+  if (op.type == OpType::MultiHeadAttention && op.attrs.has("num_kv_heads") &&
+      op.attrs.has("num_heads") &&
+      op.attrs.items().at("num_kv_heads") == op.attrs.items().at("num_heads"))
+    defaults.push_back("num_kv_heads");
   for (const auto& key : defaults) op.attrs.erase(key);
 }
 

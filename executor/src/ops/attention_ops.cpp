@@ -1,7 +1,11 @@
 // MultiHeadAttention from GEMMs, a softmax and head transposes. A task with a head partition
 // projects with its columns of w_q, w_k, w_v, attends with its heads and multiplies by its rows of
 // w_o: its output is a partial sum over heads, completed by the Reduce that follows.
+// With "causal" = 1, query i attends to keys j <= i only: an additive mask (0, or -inf above the
+// diagonal) is added to the scores before the softmax. The masked probabilities are then exactly 0,
+// so the softmax backward gives their scores no gradient and the backward pass needs no change.
 #include <cmath>
+#include <limits>
 
 #include "op_helpers.h"
 
@@ -33,7 +37,8 @@ enum Buf {
 
 class AttentionRunner final : public OpRunner {
  public:
-  explicit AttentionRunner(const Node& n) : heads_(n.op.attrs.get_int("num_heads")) {}
+  explicit AttentionRunner(const Node& n)
+      : heads_(n.op.attrs.get_int("num_heads")), causal_(n.op.attrs.get_int("causal", 0) != 0) {}
 
   void prepare(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
     for (auto& t : tasks) {
@@ -47,6 +52,15 @@ class AttentionRunner final : public OpRunner {
           d.n * d.sk * d.el,        d.n * d.sq * d.el, d.n * d.sk * d.el,
           d.n * d.sk * d.el};
       for (i64 s : sizes) t.scratch.push_back(ctx.memory.allocate_floats(s));
+      if (causal_) {
+        std::vector<float> mask(static_cast<std::size_t>(d.sq * d.sk), 0.0f);
+        for (i64 i = 0; i < d.sq; ++i)
+          for (i64 j = i + 1; j < d.sk; ++j)
+            mask[static_cast<std::size_t>(i * d.sk + j)] = -std::numeric_limits<float>::infinity();
+        float* device_mask = ctx.memory.allocate_floats(d.sq * d.sk);
+        ctx.backend.to_device(device_mask, mask.data(), mask.size() * sizeof(float));
+        t.scratch.push_back(device_mask);  // scratch[kCount]
+      }
     }
   }
 
@@ -61,6 +75,9 @@ class AttentionRunner final : public OpRunner {
       project(be, t, 2, 5, kV, kVh, d.sk, d);
       be.gemm(false, true, d.sq, d.sk, d.dh, scale, f(t, kQh), d.dh, f(t, kKh), d.dh, 0.0f,
               f(t, kP), d.sk, batch, d.sq * d.dh, d.sk * d.dh, d.sq * d.sk);
+      if (causal_)
+        be.binary(BinaryKind::Add, {{batch, d.sq, d.sk}, {batch, d.sq, d.sk}, {1, d.sq, d.sk}},
+                  f(t, kP), f(t, kCount), f(t, kP));
       be.softmax(f(t, kP), f(t, kP), batch * d.sq, d.sk, 1);
       be.gemm(false, false, d.sq, d.dh, d.sk, 1.0f, f(t, kP), d.sk, f(t, kVh), d.dh, 0.0f,
               f(t, kOh), d.dh, batch, d.sq * d.sk, d.sk * d.dh, d.sq * d.dh);
@@ -139,6 +156,7 @@ class AttentionRunner final : public OpRunner {
   }
 
   i64 heads_;
+  bool causal_;
 };
 
 }  // namespace

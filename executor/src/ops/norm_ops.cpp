@@ -1,6 +1,7 @@
-// BatchNorm and LayerNorm. BatchNorm normalises with the statistics of the whole batch: tasks that
-// hold other samples of the same channels sum their moments with an all-reduce (synchronised batch
-// normalisation), so a data-parallel run computes exactly what one device computes.
+// BatchNorm and LayerNorm (and RMSNorm: a LayerNorm with "rms" = 1, without mean or beta).
+// BatchNorm normalises with the statistics of the whole batch: tasks that hold other samples of
+// the same channels sum their moments with an all-reduce (synchronised batch normalisation), so a
+// data-parallel run computes exactly what one device computes.
 #include <set>
 
 #include "op_helpers.h"
@@ -148,7 +149,8 @@ class LayerNormRunner final : public OpRunner {
  public:
   explicit LayerNormRunner(const Node& n)
       : k_(static_cast<int>(n.op.attrs.get_int("normalized_dims", 1))),
-        epsilon_(static_cast<float>(n.op.attrs.get_double("epsilon", 1e-5))) {}
+        epsilon_(static_cast<float>(n.op.attrs.get_double("epsilon", 1e-5))),
+        rms_(n.op.attrs.get_int("rms", 0) != 0) {}
 
   void prepare(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
     for (auto& t : tasks) {
@@ -165,7 +167,7 @@ class LayerNormRunner final : public OpRunner {
       const float* beta = t.in.size() > 2 ? t.in[2]->f() : nullptr;
       ctx.backend.layer_norm(t.in[0]->f(), gamma, beta, t.out[0]->f(),
                              static_cast<float*>(t.scratch[0]), static_cast<float*>(t.scratch[1]),
-                             rows, cols, epsilon_);
+                             rows, cols, epsilon_, rms_);
     }
   }
 
@@ -178,7 +180,7 @@ class LayerNormRunner final : public OpRunner {
       float* dbeta = t.in.size() > 2 ? t.in[2]->grad : nullptr;
       ctx.backend.layer_norm_backward(t.in[0]->f(), gamma, static_cast<float*>(t.scratch[0]),
                                       static_cast<float*>(t.scratch[1]), t.out[0]->grad,
-                                      t.in[0]->grad, dgamma, dbeta, rows, cols);
+                                      t.in[0]->grad, dgamma, dbeta, rows, cols, rms_);
     }
   }
 
@@ -190,6 +192,7 @@ class LayerNormRunner final : public OpRunner {
   }
   int k_;
   float epsilon_;
+  bool rms_;
 };
 
 }  // namespace

@@ -155,6 +155,10 @@ DenseTensor dense_partial(const OpContext& c, int q) {
       std::vector<const DenseTensor*> in;
       for (std::size_t i = 0; i < 7; ++i) in.push_back(&c.piece(i, 0));
       const std::int64_t heads = op.attrs.get_int("num_heads");
+      // The reference kernel is plain attention; it must not stand in for another one.
+      if (op.attrs.get_int("num_kv_heads", heads) != heads || op.attrs.get_int("rotary", 0) != 0 ||
+          op.attrs.get_int("causal", 0) != 0)
+        undefined("the evaluator has no grouped-query, rotary or causal attention");
       const int d_heads = c.in[3]->shape.dims[1].degree;
       return kernels::attention(in, heads, block(heads, d_heads, q));
     }
@@ -228,6 +232,7 @@ DenseTensor passthrough(const OpContext& c, int j) {
                                               c.in[0]->shape.dims[0].degree));
     case OpType::LayerNorm: {
       const int dims = static_cast<int>(op.attrs.get_int("normalized_dims", 1));
+      if (op.attrs.get_int("rms", 0) != 0) undefined("the evaluator has no RMSNorm (rms = 1)");
       const bool affine = c.in.size() == 3;
       return kernels::layer_norm(x, dims, affine ? &c.piece(1, j) : nullptr,
                                  affine ? &c.piece(2, j) : nullptr, op.attrs.get_double("epsilon", 1e-5));

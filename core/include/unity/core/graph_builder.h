@@ -13,6 +13,13 @@ enum class Activation { None, Relu, Gelu, Sigmoid, Tanh };
 std::string_view to_string(Activation a);
 Activation activation_from_string(std::string_view name);  // throws ShapeError on unknown names
 
+// MultiHeadAttention's optional attributes; the defaults add none, so the node is the plain one.
+struct AttentionOptions {
+  std::int64_t kv_heads = 0;  // grouped-query attention: key/value heads (0: as many as heads)
+  bool rotary = false;        // rotary position embeddings on the queries and keys
+  bool causal = false;        // each position attends to itself and earlier positions only
+};
+
 class GraphBuilder {
  public:
   explicit GraphBuilder(Graph& graph) : g_(graph) {}
@@ -21,7 +28,10 @@ class GraphBuilder {
 
   TensorRef input(const std::string& name, const std::vector<std::int64_t>& sizes,
                   DataType dtype = DataType::Float32);
+  // Weights are created in weight_dtype() (float32 unless set).
   TensorRef weight(const std::string& name, const std::vector<std::int64_t>& sizes);
+  void set_weight_dtype(DataType dtype) { weight_dtype_ = dtype; }
+  DataType weight_dtype() const { return weight_dtype_; }
 
   // x [..., in] -> [..., out]; weight [in, out], bias [out].
   TensorRef linear(TensorRef x, std::int64_t out, const std::string& name, bool bias = true,
@@ -40,8 +50,11 @@ class GraphBuilder {
   TensorRef global_avg_pool(TensorRef x, const std::string& name);
   TensorRef batch_norm(TensorRef x, const std::string& name, bool relu = false);
   TensorRef layer_norm(TensorRef x, const std::string& name);  // over the last dim, with gamma/beta
+  // LayerNorm with "rms" = 1 over the last dim: x / sqrt(mean(x^2) + eps) * gamma (no beta).
+  TensorRef rms_norm(TensorRef x, const std::string& name);
+  // w_q, w_o [E, E]; w_k, w_v [E, E / heads * kv_heads].
   TensorRef multi_head_attention(TensorRef q, TensorRef k, TensorRef v, std::int64_t heads,
-                                 const std::string& name);
+                                 const std::string& name, const AttentionOptions& options = {});
   TensorRef embedding(TensorRef indices, std::int64_t entries, std::int64_t dim,
                       const std::string& name);
   // indices [N, bag] -> [N, dim], aggregated by "sum" or "mean".
@@ -87,6 +100,7 @@ class GraphBuilder {
   std::string auto_name(OpType type, const std::string& name);
   Graph& g_;
   int anonymous_ = 0;
+  DataType weight_dtype_ = DataType::Float32;
 };
 
 }  // namespace unity

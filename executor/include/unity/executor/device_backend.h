@@ -164,12 +164,14 @@ class DeviceBackend {
                                           double count, float* dx, i64 outer, i64 channels,
                                           i64 inner) = 0;
 
-  // Layer normalisation of `rows` rows of `cols` values; mean and rstd (per row) are saved.
+  // Layer normalisation of `rows` rows of `cols` values; mean and rstd (per row) are saved. With
+  // `rms` (RMSNorm) nothing is subtracted: mean is 0 and rstd = 1 / sqrt(mean(x^2) + epsilon).
   virtual void layer_norm(const float* x, const float* gamma, const float* beta, float* y,
-                          float* mean, float* rstd, i64 rows, i64 cols, float epsilon) = 0;
+                          float* mean, float* rstd, i64 rows, i64 cols, float epsilon,
+                          bool rms) = 0;
   virtual void layer_norm_backward(const float* x, const float* gamma, const float* mean,
                                    const float* rstd, const float* dy, float* dx, float* dgamma,
-                                   float* dbeta, i64 rows, i64 cols) = 0;
+                                   float* dbeta, i64 rows, i64 cols, bool rms) = 0;
 
   // Embedding rows [row_begin, row_begin + rows) of a table with `cols` columns; indices outside
   // contribute zeros (another rank holds those rows). `bag` indices per output row, summed (or

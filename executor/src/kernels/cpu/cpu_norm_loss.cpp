@@ -90,12 +90,12 @@ void CpuBackend::channel_normalize_backward(const float* x, const float* dy, con
 }
 
 void CpuBackend::layer_norm(const float* x, const float* gamma, const float* beta, float* y,
-                            float* mean, float* rstd, i64 rows, i64 cols, float epsilon) {
+                            float* mean, float* rstd, i64 rows, i64 cols, float epsilon, bool rms) {
   for (i64 r = 0; r < rows; ++r) {
     const float* p = x + r * cols;
     double s = 0;
     for (i64 c = 0; c < cols; ++c) s += p[c];
-    const double m = s / static_cast<double>(cols);
+    const double m = rms ? 0.0 : s / static_cast<double>(cols);
     double v = 0;
     for (i64 c = 0; c < cols; ++c) v += (p[c] - m) * (p[c] - m);
     v /= static_cast<double>(cols);
@@ -112,7 +112,7 @@ void CpuBackend::layer_norm(const float* x, const float* gamma, const float* bet
 
 void CpuBackend::layer_norm_backward(const float* x, const float* gamma, const float* mean,
                                      const float* rstd, const float* dy, float* dx, float* dgamma,
-                                     float* dbeta, i64 rows, i64 cols) {
+                                     float* dbeta, i64 rows, i64 cols, bool rms) {
   for (i64 r = 0; r < rows; ++r) {
     const float* p = x + r * cols;
     const float* g = dy + r * cols;
@@ -125,7 +125,8 @@ void CpuBackend::layer_norm_backward(const float* x, const float* gamma, const f
       if (dgamma) dgamma[c] += g[c] * xhat;
       if (dbeta) dbeta[c] += g[c];
     }
-    a /= static_cast<double>(cols);
+    // RMSNorm subtracts no mean, so its gradient has no mean-of-gradient term.
+    a = rms ? 0.0 : a / static_cast<double>(cols);
     b /= static_cast<double>(cols);
     if (!dx) continue;
     float* d = dx + r * cols;

@@ -96,10 +96,10 @@ class CudaBackend final : public DeviceBackend {
                                   const float* sum_dy_xhat, double count, float* dx, i64 outer,
                                   i64 channels, i64 inner) override;
   void layer_norm(const float* x, const float* gamma, const float* beta, float* y, float* mean,
-                  float* rstd, i64 rows, i64 cols, float epsilon) override;
+                  float* rstd, i64 rows, i64 cols, float epsilon, bool rms) override;
   void layer_norm_backward(const float* x, const float* gamma, const float* mean, const float* rstd,
                            const float* dy, float* dx, float* dgamma, float* dbeta, i64 rows,
-                           i64 cols) override;
+                           i64 cols, bool rms) override;
 
   bool embedding(const std::int64_t* indices, i64 count, i64 bag, bool mean, const float* table,
                  i64 row_begin, i64 rows, i64 cols, i64 num_entries, float* y) override;

@@ -85,13 +85,14 @@ __global__ void normalize_backward_kernel(const float* x, const float* dy, const
 }
 
 __global__ void layer_norm_kernel(const float* x, const float* gamma, const float* beta, float* y, float* mean,
-                                  float* rstd, long long cols, float eps) {
+                                  float* rstd, long long cols, float eps, bool rms) {
   __shared__ float shared[256];
   const long long r = blockIdx.x;
   const float* p = x + r * cols;
   float s = 0;
   for (long long c = threadIdx.x; c < cols; c += 256) s += p[c];
-  const float m = block_sum(s, shared) / static_cast<float>(cols);
+  const float total = block_sum(s, shared);  // every thread takes part in the sum, RMSNorm too
+  const float m = rms ? 0.0f : total / static_cast<float>(cols);
   float v = 0;
   for (long long c = threadIdx.x; c < cols; c += 256) v += (p[c] - m) * (p[c] - m);
   const float is = rsqrtf(block_sum(v, shared) / static_cast<float>(cols) + eps);
@@ -106,7 +107,8 @@ __global__ void layer_norm_kernel(const float* x, const float* gamma, const floa
 }
 
 __global__ void layer_norm_backward_kernel(const float* x, const float* gamma, const float* mean, const float* rstd,
-                                           const float* dy, float* dx, float* dgamma, float* dbeta, long long cols) {
+                                           const float* dy, float* dx, float* dgamma, float* dbeta, long long cols,
+                                           bool rms) {
   __shared__ float shared[256];
   const long long r = blockIdx.x;
   const float* p = x + r * cols;
@@ -121,6 +123,7 @@ __global__ void layer_norm_backward_kernel(const float* x, const float* gamma, c
     if (dbeta) atomicAdd(dbeta + c, g[c]);
   }
   a = block_sum(a, shared) / static_cast<float>(cols);
+  if (rms) a = 0;  // RMSNorm subtracts no mean: no mean-of-gradient term
   b = block_sum(b, shared) / static_cast<float>(cols);
   if (!dx) return;
   for (long long c = threadIdx.x; c < cols; c += 256) {
@@ -258,15 +261,18 @@ void CudaBackend::channel_normalize_backward(const float* x, const float* dy, co
 }
 
 void CudaBackend::layer_norm(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
-                             i64 rows, i64 cols, float epsilon) {
-  if (rows > 0) layer_norm_kernel<<<static_cast<unsigned>(rows), 256, 0, stream_>>>(x, gamma, beta, y, mean, rstd, cols, epsilon);
+                             i64 rows, i64 cols, float epsilon, bool rms) {
+  if (rows > 0)
+    layer_norm_kernel<<<static_cast<unsigned>(rows), 256, 0, stream_>>>(x, gamma, beta, y, mean, rstd, cols, epsilon,
+                                                                       rms);
 }
 
 void CudaBackend::layer_norm_backward(const float* x, const float* gamma, const float* mean, const float* rstd,
-                                      const float* dy, float* dx, float* dgamma, float* dbeta, i64 rows, i64 cols) {
+                                      const float* dy, float* dx, float* dgamma, float* dbeta, i64 rows, i64 cols,
+                                      bool rms) {
   if (rows > 0)
     layer_norm_backward_kernel<<<static_cast<unsigned>(rows), 256, 0, stream_>>>(x, gamma, mean, rstd, dy, dx, dgamma,
-                                                                                dbeta, cols);
+                                                                                dbeta, cols, rms);
 }
 
 bool CudaBackend::embedding(const std::int64_t* indices, i64 count, i64 bag, bool mean, const float* table,
