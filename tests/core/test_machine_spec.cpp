@@ -33,9 +33,10 @@ void expect_same(const MachineSpec& a, const MachineSpec& b) {
 
 }  // namespace
 
-TEST(MachinePresets, ListsTheFivePresetsInOrder) {
+TEST(MachinePresets, ListsThePresetsInOrder) {
   EXPECT_EQ(machine_preset_names(),
-            (std::vector<std::string>{"summit", "dgx-a100", "dgx-h100", "pcie-4gpu", "cpu-local"}));
+            (std::vector<std::string>{"summit", "dgx-a100", "selene", "dgx-h100", "pcie-4gpu",
+                                      "cpu-local"}));
 }
 
 TEST(MachinePresets, EveryPresetLoadsValidatesAndRoundTrips) {

@@ -24,7 +24,8 @@ std::string_view to_string(Optimizer o) {
 Optimizer optimizer_from_string(std::string_view name) {
   for (auto o : {Optimizer::SGD, Optimizer::SGDMomentum, Optimizer::Adam})
     if (to_string(o) == name) return o;
-  throw InputError(fmt::format("unknown optimizer '{}' (expected sgd, sgd-momentum or adam)", name));
+  throw InputError(
+      fmt::format("unknown optimizer '{}' (expected sgd, sgd-momentum or adam)", name));
 }
 
 int optimizer_state_copies(Optimizer o) {
@@ -46,15 +47,13 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
   if (profiles_)
     if (auto measured = profiles_->lookup(graph, node, device)) return *measured;
   const TaskWork w = task_work(graph, node);
-  if (w.flops == 0 && w.bytes == 0) return {};
+  if (w.flops == 0 && w.bytes == 0 && w.serial_bytes == 0) return {};
   const Node& n = graph.node(node);
-  const bool half = !n.outputs.empty() && (n.outputs[0].dtype == DataType::Float16 ||
-                                            n.outputs[0].dtype == DataType::BFloat16);
-  const double peak = half && device.peak_flops_fp16 > 0 ? device.peak_flops_fp16
-                                                         : device.peak_flops_fp32;
+  const double peak = device.peak_flops(n.outputs.empty() ? DataType::Float32 : n.outputs[0].dtype);
   const double compute = w.flops / (peak * device.compute_efficiency);
   const double memory = w.bytes / (device.memory_bandwidth * device.memory_efficiency);
-  const double forward = std::max(compute, memory) + device.launch_latency;
+  const double serial = w.serial_bytes / (device.memory_bandwidth * device.memory_efficiency);
+  const double forward = std::max(compute, memory) + serial + device.launch_latency;
   return {forward, forward * w.backward_ratio};
 }
 
@@ -110,9 +109,9 @@ double CostModel::allreduce_time(const std::vector<int>& group, double bytes) co
     latency = std::max(latency, link.latency);
   }
   if (bandwidth == 0) return 0;
-  // A ring is bandwidth-optimal but pays 2(k-1) latencies; a pipelined double binary tree (what NCCL
-  // switches to at scale) moves each byte up and down once but pays only 2 log2(k) latencies. Both
-  // send 2(k-1) times the buffer in all; the library picks the faster.
+  // A ring is bandwidth-optimal but pays 2(k-1) latencies; a pipelined double binary tree (what
+  // NCCL switches to at scale) moves each byte up and down once but pays only 2 log2(k) latencies.
+  // Both send 2(k-1) times the buffer in all; the library picks the faster.
   const double ring = 2.0 * (k - 1) * (bytes / k / bandwidth + latency);
   const double tree = 2.0 * std::ceil(std::log2(k)) * latency + 2.0 * bytes / bandwidth;
   return std::min(ring, tree);

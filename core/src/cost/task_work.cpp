@@ -65,10 +65,25 @@ TaskWork task_work(const Graph& g, NodeId id) {
       const double e = static_cast<double>(q.dims[2].size);
       const auto& wq = in_shape(3);
       const double e_part = e / wq.dims[1].degree;  // this task's share of the heads
-      const double projections = 2.0 * batch * (sq * e * e_part + 2 * sk * e * e_part + sq * e_part * e);
+      // Grouped-query attention: keys and values have num_kv_heads heads, so their projections
+      // (and their share here) shrink by num_kv_heads / num_heads.
+      const std::int64_t heads = n.op.attrs.get_int("num_heads");
+      const double kv_part = e_part *
+                             static_cast<double>(n.op.attrs.get_int("num_kv_heads", heads)) /
+                             static_cast<double>(heads);
+      const double projections =
+          2.0 * batch * (sq * e * e_part + 2 * sk * e * kv_part + sq * e_part * e);
+      // A causal mask changes nothing here: like Megatron-LM's FLOP formula, the full score
+      // matrix is counted. Rotary embeddings rotate each query and key element (x cos + x' sin).
       const double attention = 2.0 * 2.0 * batch * sq * sk * e_part;
-      w.flops = projections + attention;
-      w.bytes += 4.0 * batch * sq * sk * (e_part / e) * n.op.attrs.get_int("num_heads");  // scores
+      const double rotary =
+          n.op.attrs.get_int("rotary", 0) != 0 ? 3.0 * batch * (sq * e_part + sk * kv_part) : 0.0;
+      w.flops = projections + attention + rotary;
+      // The scores [b, heads, sq, sk] are written by the first product, read and written by the
+      // softmax and read by the second: four passes between the two compute-bound products.
+      w.serial_bytes = 4.0 * batch * sq * sk * (e_part / e) *
+                       static_cast<double>(n.op.attrs.get_int("num_heads")) *
+                       static_cast<double>(size_of(q.dtype));
       w.backward_ratio = 2;
       break;
     }
@@ -83,8 +98,15 @@ TaskWork task_work(const Graph& g, NodeId id) {
       w.backward_ratio = 1;
       break;
     }
-    case OpType::BatchNorm:
     case OpType::LayerNorm:
+      if (n.op.attrs.get_int("rms", 0) != 0) {
+        // RMSNorm: square, sum, scale by the reciprocal root and by gamma; no mean, no beta.
+        w.flops = 4.0 * piece_elems(in_shape(0));
+        w.backward_ratio = 2;
+        break;
+      }
+      [[fallthrough]];
+    case OpType::BatchNorm:
     case OpType::Softmax:
     case OpType::SoftmaxCrossEntropy:
     case OpType::MSELoss:

@@ -102,13 +102,15 @@ class Parser {
 
   DeviceSpec device(const json& j, const std::string& path) const {
     check_object(j, path,
-                 {"name", "kind", "peak_flops_fp32", "peak_flops_fp16", "memory_bandwidth",
-                  "memory_bytes", "compute_efficiency", "memory_efficiency", "launch_latency"});
+                 {"name", "kind", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16",
+                  "memory_bandwidth", "memory_bytes", "compute_efficiency", "memory_efficiency",
+                  "launch_latency"});
     DeviceSpec d;
     d.name = text(j, path, "name", true);
     d.kind = text(j, path, "kind", false, d.kind);
     d.peak_flops_fp32 = number(j, path, "peak_flops_fp32", true);
     d.peak_flops_fp16 = number(j, path, "peak_flops_fp16", true);
+    d.peak_flops_bf16 = number(j, path, "peak_flops_bf16", false, 0.0);
     d.memory_bandwidth = number(j, path, "memory_bandwidth", true);
     d.memory_bytes = integer(j, path, "memory_bytes", true);
     d.compute_efficiency = number(j, path, "compute_efficiency", false, d.compute_efficiency);
@@ -189,6 +191,7 @@ void validate_machine(const MachineSpec& m) {
       c.fail(fmt::format("{}.kind must be \"gpu\" or \"cpu\", got \"{}\"", f, d.kind));
     c.positive(f + ".peak_flops_fp32", d.peak_flops_fp32);
     c.positive(f + ".peak_flops_fp16", d.peak_flops_fp16);
+    c.non_negative(f + ".peak_flops_bf16", d.peak_flops_bf16);
     c.positive(f + ".memory_bandwidth", d.memory_bandwidth);
     if (d.memory_bytes <= 0)
       c.fail(fmt::format("{}.memory_bytes must be positive, got {}", f, d.memory_bytes));
@@ -265,6 +268,7 @@ json machine_to_json(const MachineSpec& m) {
                      {"kind", d.kind},
                      {"peak_flops_fp32", d.peak_flops_fp32},
                      {"peak_flops_fp16", d.peak_flops_fp16},
+                     {"peak_flops_bf16", d.peak_flops_bf16},
                      {"memory_bandwidth", d.memory_bandwidth},
                      {"memory_bytes", d.memory_bytes},
                      {"compute_efficiency", d.compute_efficiency},

@@ -7,6 +7,18 @@
 #include "unity/core/machine_spec.h"
 
 namespace unity {
+
+double DeviceSpec::peak_flops(DataType dtype) const {
+  switch (dtype) {
+    case DataType::BFloat16:
+      if (peak_flops_bf16 > 0) return peak_flops_bf16;
+      [[fallthrough]];
+    case DataType::Float16:
+      return peak_flops_fp16 > 0 ? peak_flops_fp16 : peak_flops_fp32;
+    default:
+      return peak_flops_fp32;
+  }
+}
 namespace {
 
 void check_device(const MachineSpec& m, int d) {

@@ -6,8 +6,8 @@
 namespace unity {
 namespace {
 
-// Degrees of every dim, then the replica degree: the grid a tensor's pieces are indexed in (row-major,
-// which is also how MachineView numbers tasks).
+// Degrees of every dim, then the replica degree: the grid a tensor's pieces are indexed in
+// (row-major, which is also how MachineView numbers tasks).
 std::vector<int> piece_grid(const ParallelTensorShape& s) {
   std::vector<int> g;
   for (const auto& d : s.dims) g.push_back(d.degree);
@@ -54,18 +54,20 @@ CostBreakdown MappingCost::node_cost(NodeId id, const MachineView& view) const {
   for (int d : devices) types.insert(&machine.device(d));
   const OpTimes times = op_times(id, view);
   c.compute = times.forward + times.backward;
+  if (!model_.counts_weight_updates()) return c;
   for (const auto& in : n.inputs) {
     if (placement_.is_placed(in.node)) continue;
     if (graph_.node(placement_.source_root(in.node)).op.type != OpType::Weight) continue;
     const auto& w = graph_.shape(in);
     const double piece = static_cast<double>(w.piece_bytes());
     double update = 0;
-    for (const DeviceSpec* type : types) update = std::max(update, model_.update_time(piece, *type));
+    for (const DeviceSpec* type : types)
+      update = std::max(update, model_.update_time(piece, *type));
     c.compute += update;
     if (w.replica <= 1) continue;
-    // Copies of one weight piece are the pieces that differ only in their replica index, which is the
-    // fastest-varying index; their gradients are summed with an all-reduce among the devices holding
-    // them. Different pieces synchronise at the same time.
+    // Copies of one weight piece are the pieces that differ only in their replica index, which is
+    // the fastest-varying index; their gradients are summed with an all-reduce among the devices
+    // holding them. Different pieces synchronise at the same time.
     const int pieces = static_cast<int>(w.num_pieces());
     const int groups = pieces / w.replica;
     double slowest = 0;
@@ -118,7 +120,9 @@ CostBreakdown MappingCost::parallel_edge(NodeId producer, int index, const Machi
     case OpType::Partition:
     case OpType::Replicate: {
       // Each output piece is a slice or a copy of one input piece.
-      const int dim = n.op.type == OpType::Replicate ? last : in.axis(static_cast<int>(n.op.attrs.get_int("dim")));
+      const int dim = n.op.type == OpType::Replicate
+                          ? last
+                          : in.axis(static_cast<int>(n.op.attrs.get_int("dim")));
       for (int j = 0; j < pout; ++j) {
         auto idx = unlinear(j, gout);
         idx[dim] /= k;
@@ -126,10 +130,32 @@ CostBreakdown MappingCost::parallel_edge(NodeId producer, int index, const Machi
       }
       break;
     }
-    case OpType::Combine:
     case OpType::Reduce: {
-      // Each output piece gathers (or sums) k input pieces.
-      const int dim = n.op.type == OpType::Reduce ? last : in.axis(static_cast<int>(n.op.attrs.get_int("dim")));
+      // Each output piece sums k partial pieces of its whole size. NCCL reduces into a root
+      // through a ring (a reduce-scatter, then the root gathers the reduced shares), so the
+      // slowest link carries the buffer as often as in an all-reduce of the group, not k - 1
+      // times into the root; the backward broadcasts the gradient back the same way.
+      double slowest = 0;
+      for (int j = 0; j < pout; ++j) {
+        const auto idx = unlinear(j, gout);
+        const int root = cv.device(j % pout);
+        std::vector<int> group{root};
+        for (int ch = 0; ch < k; ++ch) {
+          auto child = idx;
+          child[last] = idx[last] * k + ch;
+          const int src = pv.device(linear(child, gin) % pin);
+          if (src == root) continue;
+          c.bytes += 2 * in_bytes;
+          if (std::find(group.begin(), group.end(), src) == group.end()) group.push_back(src);
+        }
+        slowest = std::max(slowest, model_.allreduce_time(group, in_bytes));
+      }
+      c.communication += 2 * slowest;
+      break;
+    }
+    case OpType::Combine: {
+      // Each output piece gathers k input pieces.
+      const int dim = in.axis(static_cast<int>(n.op.attrs.get_int("dim")));
       for (int j = 0; j < pout; ++j) {
         auto idx = unlinear(j, gout);
         for (int ch = 0; ch < k; ++ch) {
@@ -196,7 +222,13 @@ double MappingCost::memory_upper_bound() const {
 void MappingCost::add_node_memory(NodeId id, const MachineView& view,
                                   std::vector<double>& mem) const {
   const Node& n = graph_.node(id);
-  const double weight_copies = 2.0 + optimizer_state_copies(model_.optimizer());
+  // Per byte of a weight: itself, its gradient and the optimizer's fp32 state, plus an fp32 master
+  // copy when it is a mixed-precision (2-byte) weight: fp32 2 + k, fp16 (2 + 2 + 4 + 4k) / 2.
+  auto weight_copies = [&](const ParallelTensorShape& w) {
+    const double size = static_cast<double>(size_of(w.dtype));
+    const double master = size < 4 ? 4.0 : 0.0;
+    return (2 * size + master + 4.0 * optimizer_state_copies(model_.optimizer())) / size;
+  };
   const int tasks = view.num_tasks();
   auto add = [&](int t, double bytes) {
     const int d = view.device(t);
@@ -209,11 +241,13 @@ void MappingCost::add_node_memory(NodeId id, const MachineView& view,
     if (placement_.is_placed(in.node)) continue;
     const bool weight = graph_.node(placement_.source_root(in.node)).op.type == OpType::Weight;
     const double piece = static_cast<double>(graph_.shape(in).piece_bytes());
-    for (int t = 0; t < tasks; ++t) add(t, piece * (weight ? weight_copies : 1.0));
+    const double copies = weight ? weight_copies(graph_.shape(in)) : 1.0;
+    for (int t = 0; t < tasks; ++t) add(t, piece * copies);
   }
 }
 
-std::vector<double> MappingCost::memory_per_device(const std::map<NodeId, MachineView>& views) const {
+std::vector<double> MappingCost::memory_per_device(
+    const std::map<NodeId, MachineView>& views) const {
   std::vector<double> mem(model_.machine().num_devices(), 0.0);
   for (const auto& [id, view] : views) add_node_memory(id, view, mem);
   return mem;

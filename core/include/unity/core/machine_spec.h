@@ -1,41 +1,48 @@
 #pragma once
-// The machine a plan runs on (paper 3.2, 6.1): nodes of devices, devices grouped in islands that share
-// fast links inside a node (Summit: two NVLink islands of 3 V100s per node, X-Bus between them), and a
-// network between nodes. Figures are published peaks; each preset says where they come from.
+// The machine a plan runs on (paper 3.2, 6.1): nodes of devices, devices grouped in islands that
+// share fast links inside a node (Summit: two NVLink islands of 3 V100s per node, X-Bus between
+// them), and a network between nodes. Figures are published peaks; each preset says where they come
+// from.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "unity/core/data_type.h"
+
 namespace unity {
 
 struct DeviceSpec {
-  std::string name;                  // "NVIDIA V100-SXM2-16GB"
-  std::string kind = "gpu";          // "gpu" or "cpu"
-  double peak_flops_fp32 = 0;        // FLOP/s
-  double peak_flops_fp16 = 0;        // FLOP/s (tensor cores where the device has them)
-  double memory_bandwidth = 0;       // bytes/s
-  std::int64_t memory_bytes = 0;     // capacity
-  double compute_efficiency = 0.6;   // fraction of peak FLOP/s that dense kernels reach
-  double memory_efficiency = 0.8;    // fraction of peak bandwidth that memory-bound kernels reach
-  double launch_latency = 5e-6;      // seconds per kernel launch
+  std::string name;                 // "NVIDIA V100-SXM2-16GB"
+  std::string kind = "gpu";         // "gpu" or "cpu"
+  double peak_flops_fp32 = 0;       // FLOP/s
+  double peak_flops_fp16 = 0;       // FLOP/s (tensor cores where the device has them)
+  double peak_flops_bf16 = 0;       // FLOP/s; 0: the fp16 figure (most tensor cores run both)
+  double memory_bandwidth = 0;      // bytes/s
+  std::int64_t memory_bytes = 0;    // capacity
+  double compute_efficiency = 0.6;  // fraction of peak FLOP/s that dense kernels reach
+  double memory_efficiency = 0.8;   // fraction of peak bandwidth that memory-bound kernels reach
+  double launch_latency = 5e-6;     // seconds per kernel launch
+
+  // The peak for arithmetic in `dtype` (fp16 and bf16 fall back to the figures they share).
+  double peak_flops(DataType dtype) const;
 };
 
 struct LinkSpec {
-  std::string name;        // "NVLink 2.0 (2 bricks)"
-  double bandwidth = 0;    // bytes/s per direction
-  double latency = 0;      // seconds
+  std::string name;      // "NVLink 2.0 (2 bricks)"
+  double bandwidth = 0;  // bytes/s per direction
+  double latency = 0;    // seconds
 };
 
 struct MachineSpec {
   std::string name;
   std::string description;
-  std::string source;             // where the figures come from
-  int num_nodes = 1;              // nodes in this (sub-)cluster
-  int max_nodes = 1;              // nodes the preset's cluster has in all
+  std::string source;  // where the figures come from
+  int num_nodes = 1;   // nodes in this (sub-)cluster
+  int max_nodes = 1;   // nodes the preset's cluster has in all
   int devices_per_node = 1;
-  int devices_per_island = 0;     // 0: the whole node is one island
+  int devices_per_island = 0;            // 0: the whole node is one island
   std::vector<DeviceSpec> device_types;  // at least one
   std::vector<int> node_device_type;     // per node, an index into device_types; empty: all type 0
   LinkSpec intra_island;
@@ -57,8 +64,8 @@ struct MachineSelection {
   int devices = 0;  // --gpus N / --devices N (0: not given)
 };
 
-// Parses and validates a machine file; throws InputError naming the field ("inter_node.bandwidth must
-// be positive").
+// Parses and validates a machine file; throws InputError naming the field ("inter_node.bandwidth
+// must be positive").
 MachineSpec machine_from_json(const nlohmann::json& j);
 nlohmann::json machine_to_json(const MachineSpec& m);
 // The checks machine_from_json makes, for machines built in code: positive FLOP/s, bandwidths and
