@@ -16,14 +16,24 @@ namespace {
 
 using namespace folding;
 
-const std::set<std::string_view> kConstantOnlyOps = {
-    "Constant", "Shape", "Size", "ConstantOfShape", "Range", "Equal", "Less", "Greater", "Where",
-    "Not",      "And",   "Or",   "Floor",           "Ceil",  "Abs",   "Min",  "Max",     "Mod",
-    "Expand",   "Log"};
+const std::set<std::string_view> kConstantOnlyOps = {"Constant",    "Shape",
+                                                     "Size",        "ConstantOfShape",
+                                                     "Range",       "Equal",
+                                                     "Less",        "Greater",
+                                                     "LessOrEqual", "GreaterOrEqual",
+                                                     "Not",         "And",
+                                                     "Or",          "Xor",
+                                                     "Floor",       "Ceil",
+                                                     "Abs",         "Min",
+                                                     "Max",         "Mod",
+                                                     "Expand",      "Log",
+                                                     "Trilu",       "Tile",
+                                                     "ScatterND"};
+// Where also has a mapping for activations (a masked fill, see onnx_ops_elementwise.cpp).
 const std::set<std::string_view> kAlsoFoldable = {
     "Gather",     "Unsqueeze", "Squeeze", "Concat", "Cast",    "Slice", "Reshape", "Flatten",
     "Transpose",  "Add",       "Sub",     "Mul",    "Div",     "Pow",   "Sqrt",    "Neg",
-    "Reciprocal", "Exp",       "Erf",     "Relu",   "Sigmoid", "Tanh"};
+    "Reciprocal", "Exp",       "Erf",     "Relu",   "Sigmoid", "Tanh",  "Where"};
 
 std::vector<std::int64_t> axes_of(const ::onnx::NodeProto& node,
                                   const std::vector<const ConstTensor*>& in, int slot) {
@@ -155,6 +165,27 @@ std::optional<std::vector<ConstTensor>> fold_node(const ::onnx::NodeProto& node,
   } else if (op == "Where") {
     need(3);
     out = fold_where(*in[0], *in[1], *in[2]);
+  } else if (op == "Trilu") {
+    need(1);
+    const std::int64_t k = in.size() > 1 && in[1] ? static_cast<std::int64_t>(in[1]->scalar()) : 0;
+    out = fold_trilu(node, *in[0], k, attr_int(node, "upper", 1) != 0);
+  } else if (op == "Tile") {
+    need(2);
+    std::vector<std::int64_t> dims = in[0]->dims;
+    const auto repeats = in[1]->to_ints();
+    if (repeats.size() != dims.size()) fail(node, "repeats must have one entry per input dim");
+    for (std::size_t d = 0; d < dims.size(); ++d) dims[d] *= repeats[d];
+    if (product(dims) > kMaxFoldElements) return std::nullopt;
+    const auto strides = strides_of(in[0]->dims);
+    out = gather_elements(*in[0], dims, [&](const std::vector<std::int64_t>& index) {
+      std::int64_t flat = 0;
+      for (std::size_t d = 0; d < index.size(); ++d)
+        flat += (index[d] % in[0]->dims[d]) * strides[d];
+      return flat;
+    });
+  } else if (op == "ScatterND") {
+    need(3);
+    out = fold_scatter_nd(node, *in[0], *in[1], *in[2]);
   } else if (is_unary_op(op)) {
     need(1);
     out = fold_unary(node, *in[0]);

@@ -130,8 +130,8 @@ ConstTensor gather_elements(
 
 ConstTensor fold_binary(const ::onnx::NodeProto& node, const ConstTensor& a, const ConstTensor& b) {
   const std::string& op = node.op_type();
-  const bool compare =
-      op == "Equal" || op == "Less" || op == "Greater" || op == "And" || op == "Or";
+  const bool compare = op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+                       op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Xor";
   const int type = compare ? TP::BOOL : a.elem_type;
   std::function<double(double, double)> f;
   std::function<std::int64_t(std::int64_t, std::int64_t)> i;
@@ -174,6 +174,15 @@ ConstTensor fold_binary(const ::onnx::NodeProto& node, const ConstTensor& a, con
   } else if (op == "Greater") {
     f = [](double x, double y) { return x > y ? 1.0 : 0.0; };
     i = [](std::int64_t x, std::int64_t y) -> std::int64_t { return x > y; };
+  } else if (op == "LessOrEqual") {
+    f = [](double x, double y) { return x <= y ? 1.0 : 0.0; };
+    i = [](std::int64_t x, std::int64_t y) -> std::int64_t { return x <= y; };
+  } else if (op == "GreaterOrEqual") {
+    f = [](double x, double y) { return x >= y ? 1.0 : 0.0; };
+    i = [](std::int64_t x, std::int64_t y) -> std::int64_t { return x >= y; };
+  } else if (op == "Xor") {
+    f = [](double x, double y) { return (x != 0) != (y != 0) ? 1.0 : 0.0; };
+    i = [](std::int64_t x, std::int64_t y) -> std::int64_t { return (x != 0) != (y != 0); };
   } else if (op == "And") {
     f = [](double x, double y) { return (x != 0 && y != 0) ? 1.0 : 0.0; };
     i = [](std::int64_t x, std::int64_t y) -> std::int64_t { return x != 0 && y != 0; };
@@ -244,6 +253,56 @@ ConstTensor fold_where(const ConstTensor& condition, const ConstTensor& x, const
       {&condition, &x, &y}, x.elem_type,
       [](const std::vector<double>& v) { return v[0] != 0 ? v[1] : v[2]; },
       [](const std::vector<std::int64_t>& v) { return v[0] != 0 ? v[1] : v[2]; });
+}
+
+ConstTensor fold_trilu(const ::onnx::NodeProto& node, const ConstTensor& x, std::int64_t k,
+                       bool upper) {
+  const std::size_t rank = x.dims.size();
+  if (rank < 2) fail(node, "Trilu needs an input of rank >= 2");
+  ConstTensor out = empty_like(x.elem_type, x.dims);
+  for_each_index(x.dims, [&](const std::vector<std::int64_t>& index, std::int64_t flat) {
+    const std::int64_t offset = index[rank - 1] - index[rank - 2];  // column - row
+    const bool keep = upper ? offset >= k : offset <= k;
+    if (out.is_integer())
+      out.ints.push_back(keep ? x.as_int(flat) : 0);
+    else
+      out.floats.push_back(keep ? x.as_double(flat) : 0.0);
+  });
+  return out;
+}
+
+ConstTensor fold_scatter_nd(const ::onnx::NodeProto& node, const ConstTensor& data,
+                            const ConstTensor& indices, const ConstTensor& updates) {
+  if (attr_string(node, "reduction", "none") != "none")
+    fail(node, "ScatterND with a reduction is not supported");
+  if (indices.dims.empty()) fail(node, "ScatterND indices must have rank >= 1");
+  const auto depth = static_cast<std::size_t>(indices.dims.back());
+  if (depth > data.dims.size()) fail(node, "ScatterND indices are deeper than the data");
+  const std::int64_t tuples = indices.numel() / std::max<std::int64_t>(indices.dims.back(), 1);
+  const std::vector<std::int64_t> slice_dims(data.dims.begin() + static_cast<long>(depth),
+                                             data.dims.end());
+  const std::int64_t slice = product(slice_dims);
+  if (updates.numel() != tuples * slice) fail(node, "ScatterND updates have the wrong size");
+  ConstTensor out = data;
+  const auto strides = strides_of(data.dims);
+  for (std::int64_t t = 0; t < tuples; ++t) {
+    std::int64_t base = 0;
+    for (std::size_t d = 0; d < depth; ++d) {
+      std::int64_t pos =
+          indices.as_int(t * static_cast<std::int64_t>(depth) + static_cast<std::int64_t>(d));
+      if (pos < 0) pos += data.dims[d];
+      if (pos < 0 || pos >= data.dims[d]) fail(node, "ScatterND index out of range");
+      base += pos * strides[d];
+    }
+    for (std::int64_t e = 0; e < slice; ++e) {
+      const auto at = static_cast<std::size_t>(base + e);
+      if (out.is_integer())
+        out.ints[at] = updates.as_int(t * slice + e);
+      else
+        out.floats[at] = updates.as_double(t * slice + e);
+    }
+  }
+  return out;
 }
 
 bool is_unary_op(std::string_view op_type) { return kUnaryOps.count(op_type) != 0; }

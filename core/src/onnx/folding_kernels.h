@@ -33,6 +33,13 @@ ConstTensor fold_unary(const ::onnx::NodeProto& node, const ConstTensor& x);
 ConstTensor fold_binary(const ::onnx::NodeProto& node, const ConstTensor& a, const ConstTensor& b);
 ConstTensor fold_where(const ConstTensor& condition, const ConstTensor& x, const ConstTensor& y);
 ConstTensor fold_cast(const ::onnx::NodeProto& node, const ConstTensor& x);
+// Trilu: keeps the elements on and above (upper) or on and below (!upper) diagonal k of the last
+// two dims, zeroes the rest (how exporters write torch.triu/tril, e.g. of a causal mask).
+ConstTensor fold_trilu(const ::onnx::NodeProto& node, const ConstTensor& x, std::int64_t k,
+                       bool upper);
+// ScatterND without reduction: data with the slices that `indices` name replaced by `updates`.
+ConstTensor fold_scatter_nd(const ::onnx::NodeProto& node, const ConstTensor& data,
+                            const ConstTensor& indices, const ConstTensor& updates);
 
 ConstTensor fold_gather(const ::onnx::NodeProto& node, const ConstTensor& data,
                         const ConstTensor& indices);

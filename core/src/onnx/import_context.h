@@ -93,6 +93,10 @@ class ImportContext {
 
   const std::vector<SliceRecord>& slices() const { return slices_; }
 
+  // Weight nodes holding an additive causal attention mask (see attention_masks.h).
+  void note_causal_mask(NodeId weight) { causal_masks_.insert(weight); }
+  bool is_causal_mask(NodeId weight) const { return causal_masks_.count(weight) != 0; }
+
  private:
   struct Value {
     std::optional<TensorRef> tensor;
@@ -112,9 +116,14 @@ class ImportContext {
   std::map<std::string, std::vector<std::int64_t>> extra_padding_;
   std::set<int> covered_;
   std::vector<SliceRecord> slices_;
+  std::set<NodeId> causal_masks_;
 };
 
 // Merges the Splits that cut one tensor along one axis into a single Split (see SliceRecord).
 void merge_slices(ImportContext& ctx);
+// Replaces each attention computed from its pieces (projections, head reshapes, scaled scores, an
+// optional causal mask, softmax, output projection) by one MultiHeadAttention
+// (attention_fusion.cpp).
+void fuse_attention(ImportContext& ctx);
 
 }  // namespace unity::onnxio

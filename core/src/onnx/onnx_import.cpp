@@ -2,6 +2,8 @@
 // (listing all of them at once), creates the inputs with static sizes, then walks the nodes in
 // file order (ONNX requires topological order): recognised patterns are emitted fused, constant
 // nodes are folded, everything else is mapped to our operators, and Graph::add infers every shape.
+// Afterwards, slices of one tensor merge into one Split and attention written out in pieces
+// becomes one MultiHeadAttention (attention_fusion.cpp).
 #include "unity/core/onnx_import.h"
 
 #include <fmt/format.h>
@@ -171,6 +173,7 @@ Graph import_onnx(const std::filesystem::path& path, const OnnxImportOptions& op
     }
   }
   merge_slices(ctx);
+  fuse_attention(ctx);
 
   for (const auto& output : model.graph().output()) {
     if (!ctx.known(output.name())) {

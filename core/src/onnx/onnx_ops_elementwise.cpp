@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "onnx/attention_masks.h"
 #include "onnx/constant_folding.h"
 #include "onnx/onnx_op_mapping.h"
 #include "unity/core/errors.h"
@@ -68,6 +69,13 @@ TensorRef scalar_arithmetic(ImportContext& ctx, const std::string& op, TensorRef
   return c == 1.0 ? reciprocal : scalar_op(OpType::ScalarMul, c, reciprocal, name);
 }
 
+// A constant added to attention scores may be a causal mask: remember its Weight for
+// fuse_attention.
+void note_if_causal_mask(ImportContext& ctx, const std::string& value, TensorRef weight) {
+  if (!ctx.is_constant(value) || product(ctx.dims(value)) > kMaxFoldElements) return;
+  if (is_causal_additive_mask(ctx.constant(value))) ctx.note_causal_mask(weight.node);
+}
+
 void map_binary(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   const std::string& op = node.op_type();
   const std::string& a = node.input(0);
@@ -83,7 +91,13 @@ void map_binary(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
     static const std::map<std::string, OpType> types = {
         {"Add", OpType::Add}, {"Sub", OpType::Sub}, {"Mul", OpType::Mul}, {"Div", OpType::Div}};
     // A non-scalar constant operand (a mask, a position table) becomes a Weight.
-    out = ctx.add(types.at(op), {}, {ctx.tensor(a), ctx.tensor(b)}, name);
+    const TensorRef ta = ctx.tensor(a);
+    const TensorRef tb = ctx.tensor(b);
+    if (op == "Add") {
+      note_if_causal_mask(ctx, a, ta);
+      note_if_causal_mask(ctx, b, tb);
+    }
+    out = ctx.add(types.at(op), {}, {ta, tb}, name);
   }
   // A scalar stored as [1, 1, 1] raises the rank in ONNX broadcasting; keep ONNX's shape.
   ctx.bind_tensor(node.output(0), ctx.reshape(out, expected, name + ".broadcast"));
@@ -170,6 +184,71 @@ void map_cast(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   ctx.bind_tensor(node.output(0), x);
 }
 
+// Where(mask, fill, x) or Where(mask, x, fill) with a constant mask and a scalar fill: a masked
+// fill (torch's masked_fill), typically of attention scores. A masking fill (-inf, -1e9) becomes
+// the Add of an additive mask, remembered when causal; another fill is exact as
+// x * keep + fill * (1 - keep). The mask constants become Weights, like any constant tensor
+// operand.
+void map_where(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const std::string& condition = node.input(0);
+  if (!ctx.is_constant(condition)) {
+    unsupported_use(node,
+                    fmt::format("Where with a condition ('{}') computed from the model's inputs is "
+                                "not supported; only masks known at import time are",
+                                condition));
+  }
+  const bool fill_first = ctx.is_constant(node.input(1));
+  if (fill_first == ctx.is_constant(node.input(2))) {
+    unsupported_use(node,
+                    "Where is supported as a masked fill only: one of its values must be computed "
+                    "and the other a scalar constant");
+  }
+  const std::string& x = node.input(fill_first ? 2 : 1);
+  const std::string& fill_value = node.input(fill_first ? 1 : 2);
+  if (!is_scalar_constant(ctx, fill_value)) {
+    unsupported_use(node, fmt::format("Where with a non-scalar constant value '{}' of shape {}",
+                                      fill_value, format_dims(ctx.dims(fill_value))));
+  }
+  if (product(ctx.dims(condition)) > kMaxFoldElements)
+    unsupported_use(node, "the Where condition is too large to read");
+  const double fill = ctx.constant(fill_value).scalar();
+  const ConstTensor& cond = ctx.constant(condition);
+  const std::string name = node_name(node);
+  const Ints expected =
+      broadcast_dims(broadcast_dims(ctx.dims(condition), ctx.dims(x)), ctx.dims(fill_value));
+  const TensorRef xt = ctx.tensor(x);
+  bool any_filled = false;
+  for (std::int64_t i = 0; i < cond.numel() && !any_filled; ++i)
+    any_filled = (cond.as_double(i) != 0.0) == fill_first;
+  TensorRef out = xt;
+  if (!any_filled) {
+    // Nothing is filled: the value passes through.
+  } else if (auto mask = additive_mask(cond, fill, fill_first)) {
+    const bool causal = is_causal_additive_mask(*mask);
+    const std::string mask_value = node.output(0) + ".mask";
+    ctx.bind_constant(mask_value, std::move(*mask));
+    const TensorRef m = ctx.tensor(mask_value);
+    if (causal) ctx.note_causal_mask(m.node);
+    out = ctx.add(OpType::Add, {}, {xt, m}, name);
+  } else {
+    std::vector<double> keep, filled;
+    for (std::int64_t i = 0; i < cond.numel(); ++i) {
+      const bool selected = (cond.as_double(i) != 0.0) == fill_first;
+      keep.push_back(selected ? 0.0 : 1.0);
+      filled.push_back(selected ? fill : 0.0);
+    }
+    const std::string keep_value = node.output(0) + ".keep";
+    ctx.bind_constant(keep_value, ConstTensor::from_doubles(std::move(keep), cond.dims));
+    out = ctx.add(OpType::Mul, {}, {xt, ctx.tensor(keep_value)}, name + ".keep");
+    if (fill != 0.0) {
+      const std::string fill_tensor = node.output(0) + ".fill";
+      ctx.bind_constant(fill_tensor, ConstTensor::from_doubles(std::move(filled), cond.dims));
+      out = ctx.add(OpType::Add, {}, {out, ctx.tensor(fill_tensor)}, name);
+    }
+  }
+  ctx.bind_tensor(node.output(0), ctx.reshape(out, expected, name + ".broadcast"));
+}
+
 // Clip(min 0, no max) is a Relu. Other bounds (ReLU6 in MobileNets) have no operator of ours.
 void map_clip(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
   std::optional<double> low, high;
@@ -205,6 +284,7 @@ void register_elementwise_ops(std::map<std::string, OpHandler>& table) {
   table["ReduceSum"] = map_reduce;
   table["Cast"] = map_cast;
   table["Clip"] = map_clip;
+  table["Where"] = map_where;
 }
 
 }  // namespace unity::onnxio
