@@ -16,14 +16,18 @@ fs::path temp_path(const std::string& name) {
 
 }  // namespace
 
-TEST(Cli, ModelsListsTheEightZooModels) {
+TEST(Cli, ModelsListsThePaperModelsAndTheDecoderFamilies) {
   auto r = run_cli("models --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto rows = nlohmann::json::parse(r.out);
   std::set<std::string> names;
   for (const auto& row : rows) names.insert(row["name"].get<std::string>());
-  EXPECT_EQ(names, (std::set<std::string>{"mlp", "mnist-mlp", "resnext50", "inception-v3",
-                                          "bert-large", "dlrm", "xdl", "candle-uno"}));
+  EXPECT_EQ(names,
+            (std::set<std::string>{
+                "mlp",      "mnist-mlp",  "resnext50", "inception-v3", "bert-large", "dlrm",
+                "xdl",      "candle-uno", "gpt-1.7b",  "gpt-3.6b",     "gpt-7.5b",   "gpt-18b",
+                "gpt-39b",  "gpt-76b",    "gpt-145b",  "gpt-310b",     "gpt-530b",   "gpt-1t",
+                "gpt-tiny", "llama-7b",   "llama-13b", "llama-70b",    "llama-tiny"}));
   for (const auto& row : rows) {
     if (row["name"] == "mnist-mlp") {
       EXPECT_EQ(row["parameters"], 406528);
@@ -83,7 +87,8 @@ TEST(Cli, BadInputExitsOneWithAMessageAndWritesNothing) {
   fs::remove(garbage);
 
   const auto bad_json = temp_path("bad.json");
-  std::ofstream(bad_json) << "{\"format\": \"unity-model\", \"version\": 1, \"nodes\": [{\"id\": 0}]}";
+  std::ofstream(bad_json)
+      << "{\"format\": \"unity-model\", \"version\": 1, \"nodes\": [{\"id\": 0}]}";
   auto invalid = run_cli("show " + bad_json.string());
   EXPECT_EQ(invalid.exit_code, 1);
   EXPECT_NE(invalid.err.find("missing field 'op'"), std::string::npos) << invalid.err;

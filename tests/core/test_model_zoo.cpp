@@ -2,6 +2,8 @@
 // operator counts of the real architecture (torchvision, BERT-Large, the paper's section 6.1).
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -35,6 +37,7 @@ TEST(ModelZoo, ListsThePaperModelsWithTheirPerDeviceBatches) {
       {"bert-large", 4}, {"dlrm", 1024},    {"xdl", 1024},     {"candle-uno", 256}};
   std::map<std::string, std::int64_t> listed;
   for (const zoo::ModelInfo& m : zoo::models()) {
+    if (!m.family.empty()) continue;  // the decoder families: DecoderFamiliesAreListed
     listed[m.name] = m.default_batch;
     EXPECT_TRUE(zoo::has_model(m.name));
     EXPECT_NE(m.description.find("batch " + std::to_string(m.default_batch) + " per device"),
@@ -89,13 +92,14 @@ TEST(ModelZoo, EveryModelRoundTripsThroughJson) {
 TEST(ModelZoo, BatchOverrideChangesEveryInputsSampleDim) {
   for (const zoo::ModelInfo& m : zoo::models()) {
     SCOPED_TRACE(m.name);
-    const Graph g = zoo::build(m.name, 2);
-    EXPECT_EQ(g.batch_size, 2);
+    const std::int64_t batch = m.default_batch == 2 ? 3 : 2;
+    const Graph g = zoo::build(m.name, batch);
+    EXPECT_EQ(g.batch_size, batch);
     EXPECT_NO_THROW(g.validate());
     EXPECT_NE(g.structural_hash(), zoo::build(m.name).structural_hash());
     for (const auto& [id, node] : g.nodes()) {
       if (node.op.type == OpType::Input) {
-        EXPECT_EQ(node.outputs.at(0).dims.at(0).size, 2) << node.op.name;
+        EXPECT_EQ(node.outputs.at(0).dims.at(0).size, batch) << node.op.name;
       }
     }
   }
@@ -237,6 +241,51 @@ TEST(ModelZoo, EveryScalableModelAtScaleOneIsTheZoosModel) {
     scaled.erase("name");
     EXPECT_EQ(scaled, full) << name;
   }
+}
+
+// Megatron-LM's Table 1 models and Llama 2: parameters by the published formulas.
+TEST(ModelZoo, DecoderFamiliesAreListed) {
+  std::map<std::string, std::string> family;
+  for (const zoo::ModelInfo& m : zoo::models())
+    if (!m.family.empty()) family[m.name] = m.family;
+  for (const char* name : {"gpt-1.7b", "gpt-3.6b", "gpt-7.5b", "gpt-18b", "gpt-39b", "gpt-76b",
+                           "gpt-145b", "gpt-310b", "gpt-530b", "gpt-1t", "gpt-tiny"})
+    EXPECT_EQ(family[name], "gpt") << name;
+  for (const char* name : {"llama-7b", "llama-13b", "llama-70b", "llama-tiny"})
+    EXPECT_EQ(family[name], "llama") << name;
+  // Megatron-LM's P = 12 l h^2 (1 + 13 / (12 h) + (V + s) / (12 l h)) less the attention's 4h
+  // biases a layer (our attention has none, as the zoo's BERT), plus the final norm (2h) and our
+  // untied head (V h).
+  const auto gpt_params = [](double l, double h) {
+    return l * (12 * h * h + 9 * h) + (51200.0 + 2048) * h + 2 * h + 51200 * h;
+  };
+  for (auto [name, l, h] :
+       {std::tuple{"gpt-1.7b", 24, 2304}, {"gpt-145b", 80, 12288}, {"gpt-1t", 128, 25600}}) {
+    const Graph g = zoo::build(name, 1);
+    EXPECT_NEAR(static_cast<double>(g.parameter_count()), gpt_params(l, h), 1e-9 * gpt_params(l, h))
+        << name;
+    EXPECT_EQ(g.shape(g.sinks().front()).dtype, DataType::Float16);
+  }
+  EXPECT_EQ(zoo::build("llama-7b", 1).parameter_count(), 6'738'415'616);
+}
+
+TEST(ModelZoo, FamilyMembersResize) {
+  zoo::TransformerResize r;
+  r.layers = 3;
+  r.hidden = 128;
+  r.heads = 8;
+  r.seq = 16;
+  r.vocab = 100;
+  const Graph g = zoo::build("gpt-1.7b", 2, r);
+  EXPECT_EQ(g.count(OpType::MultiHeadAttention), 3);
+  EXPECT_NO_THROW(g.validate());
+  // 3 layers of 12 h^2 + 9 h, embeddings (V + s) h, final norm 2h, head V h.
+  EXPECT_EQ(g.parameter_count(),
+            3 * (12 * 128 * 128 + 9 * 128) + (100 + 16) * 128 + 2 * 128 + 100 * 128);
+  EXPECT_THROW(zoo::build("resnext50", 2, r), InputError);
+  zoo::TransformerResize bad;
+  bad.heads = 7;  // does not divide 2304
+  EXPECT_THROW(zoo::build("gpt-1.7b", 2, bad), InputError);
 }
 
 }  // namespace

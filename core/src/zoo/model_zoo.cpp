@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "unity/core/compute_dtype.h"
 #include "unity/core/errors.h"
 #include "zoo/zoo_models.h"
 
@@ -15,42 +18,146 @@ struct Entry {
   void (*build)(GraphBuilder&, std::int64_t batch);
 };
 
+// A member of a decoder family: its shape, and the dtype its tensors train in.
+struct FamilyMember {
+  const char* name;
+  const char* family;
+  TransformerSizes shape;
+  std::int64_t default_batch;  // per device
+  const char* source;
+};
+
+constexpr std::int64_t kGptVocab = 51200, kGptSeq = 2048;      // Megatron-LM Table 1
+constexpr std::int64_t kLlamaVocab = 32000, kLlamaSeq = 4096;  // Llama 2 (Touvron et al. 2023)
+
+TransformerSizes gpt(std::int64_t layers, std::int64_t hidden, std::int64_t heads) {
+  return {layers, hidden, heads, heads, 4 * hidden, kGptSeq, kGptVocab};
+}
+
+const std::vector<FamilyMember>& family_members() {
+  static const std::vector<FamilyMember> kMembers = {
+      {"gpt-1.7b", "gpt", gpt(24, 2304, 24), 16, "Megatron-LM Table 1"},
+      {"gpt-3.6b", "gpt", gpt(30, 3072, 32), 8, "Megatron-LM Table 1"},
+      {"gpt-7.5b", "gpt", gpt(36, 4096, 32), 4, "Megatron-LM Table 1"},
+      {"gpt-18b", "gpt", gpt(40, 6144, 48), 4, "Megatron-LM Table 1"},
+      {"gpt-39b", "gpt", gpt(48, 8192, 64), 2, "Megatron-LM Table 1"},
+      {"gpt-76b", "gpt", gpt(60, 10240, 80), 2, "Megatron-LM Table 1"},
+      {"gpt-145b", "gpt", gpt(80, 12288, 96), 1, "Megatron-LM Table 1"},
+      {"gpt-310b", "gpt", gpt(96, 16384, 128), 1, "Megatron-LM Table 1"},
+      {"gpt-530b", "gpt", gpt(105, 20480, 128), 1, "Megatron-LM Table 1"},
+      {"gpt-1t", "gpt", gpt(128, 25600, 160), 1, "Megatron-LM Table 1"},
+      {"gpt-tiny", "gpt", {2, 64, 4, 4, 256, 32, 256}, 4, "a small member for tests"},
+      {"llama-7b", "llama", {32, 4096, 32, 32, 11008, kLlamaSeq, kLlamaVocab}, 1, "Llama 2"},
+      {"llama-13b", "llama", {40, 5120, 40, 40, 13824, kLlamaSeq, kLlamaVocab}, 1, "Llama 2"},
+      {"llama-70b", "llama", {80, 8192, 64, 8, 28672, kLlamaSeq, kLlamaVocab}, 1, "Llama 2"},
+      {"llama-tiny", "llama", {2, 64, 4, 2, 176, 32, 256}, 4, "a small member for tests"},
+  };
+  return kMembers;
+}
+
+DataType family_dtype(const std::string& family) {
+  // Megatron-LM's Table 1 runs trained in fp16 with fp32 master weights; Llama 2 in bf16.
+  return family == "gpt" ? DataType::Float16 : DataType::BFloat16;
+}
+
+std::string describe(const FamilyMember& m) {
+  const auto& z = m.shape;
+  const std::string kv = z.kv_heads == z.heads ? "" : fmt::format(" ({} key/value)", z.kv_heads);
+  return fmt::format(
+      "{} ({}): {} layers, hidden {}, {} heads{}, ffn {}, sequence {}, vocabulary "
+      "{}, {}; batch {} per device",
+      m.family == std::string("gpt") ? "GPT decoder" : "Llama decoder", m.source, z.layers,
+      z.hidden, z.heads, kv, z.ffn, z.seq, z.vocab, to_string(family_dtype(m.family)),
+      m.default_batch);
+}
+
+// "gpt-1.7b[layers=4,hidden=512]": the sizes that differ from the member's.
+std::string resize_suffix(const TransformerResize& r) {
+  std::vector<std::string> parts;
+  for (auto [value, key] : {std::pair{r.layers, "layers"},
+                            {r.hidden, "hidden"},
+                            {r.heads, "heads"},
+                            {r.seq, "seq"},
+                            {r.vocab, "vocab"}})
+    if (value) parts.push_back(fmt::format("{}={}", key, value));
+  return fmt::format("[{}]", fmt::join(parts, ","));
+}
+
+const FamilyMember* find_member(const std::string& name) {
+  for (const auto& m : family_members())
+    if (name == m.name) return &m;
+  return nullptr;
+}
+
+std::int64_t round_up(std::int64_t v, std::int64_t multiple) {
+  return (v + multiple - 1) / multiple * multiple;
+}
+
+TransformerSizes resized(const FamilyMember& m, const TransformerResize& r) {
+  TransformerSizes z = m.shape;
+  if (r.layers) z.layers = r.layers;
+  if (r.heads) {
+    const std::int64_t group = m.shape.heads / m.shape.kv_heads;
+    z.kv_heads = r.heads % group == 0 ? r.heads / group : r.heads;
+    z.heads = r.heads;
+  }
+  if (r.hidden) {
+    z.ffn = m.family == std::string("gpt")
+                ? 4 * r.hidden
+                : round_up(m.shape.ffn * r.hidden / m.shape.hidden, r.hidden >= 1024 ? 256 : 8);
+    z.hidden = r.hidden;
+  }
+  if (r.seq) z.seq = r.seq;
+  if (r.vocab) z.vocab = r.vocab;
+  for (auto [value, flag] : {std::pair{z.layers, "--layers"},
+                             {z.hidden, "--hidden"},
+                             {z.heads, "--heads"},
+                             {z.seq, "--seq"},
+                             {z.vocab, "--vocab"}})
+    if (value <= 0) throw InputError(fmt::format("{} {}: must be positive", flag, value));
+  if (z.hidden % z.heads != 0)
+    throw InputError(
+        fmt::format("--hidden {} is not divisible by {} attention heads", z.hidden, z.heads));
+  return z;
+}
+
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
       {{"mlp",
         "MLP of 16 dense 8192x8192 layers with Relu, softmax cross-entropy over 8192 classes "
         "(paper 6.1); batch 256 per device",
-        256},
+        256, ""},
        [](GraphBuilder& b, std::int64_t batch) { detail::build_mlp(b, batch); }},
       {{"mnist-mlp",
-        "the paper's Figure 1 MLP on MNIST: 784-512-10, no biases, Relu; batch 64 per device", 64},
+        "the paper's Figure 1 MLP on MNIST: 784-512-10, no biases, Relu; batch 64 per device", 64,
+        ""},
        [](GraphBuilder& b, std::int64_t batch) { detail::build_mnist_mlp(b, batch); }},
       {{"resnext50",
-        "ResNeXt-50 32x4d (torchvision resnext50_32x4d), ImageNet 224x224; batch 64 per device",
-        64},
+        "ResNeXt-50 32x4d (torchvision resnext50_32x4d), ImageNet 224x224; batch 64 per device", 64,
+        ""},
        [](GraphBuilder& b, std::int64_t batch) { detail::build_resnext50(b, batch); }},
       {{"inception-v3",
-        "Inception-v3 (torchvision, no aux logits), ImageNet 299x299; batch 64 per device", 64},
+        "Inception-v3 (torchvision, no aux logits), ImageNet 299x299; batch 64 per device", 64, ""},
        detail::build_inception_v3},
       {{"bert-large",
         "BERT-Large: 24 layers, hidden 1024, 16 heads, sequence 512, classification head; "
         "batch 4 per device",
-        4},
+        4, ""},
        [](GraphBuilder& b, std::int64_t batch) { detail::build_bert_large(b, batch); }},
       {{"dlrm",
         "DLRM on Criteo Kaggle: 26 embedding tables x 64 dims (17.3 GB weights+gradients), "
         "concat interaction, MLPs 13-512-256-64 / 512-256-1; batch 1024 per device",
-        1024},
+        1024, ""},
        [](GraphBuilder& b, std::int64_t batch) { detail::build_dlrm(b, batch); }},
       {{"xdl",
         "XDL-style ads CTR model on Criteo Kaggle: 26 embedding tables x 32 dims concatenated with "
         "dense features, MLP 1024-512-256-1; batch 1024 per device",
-        1024},
+        1024, ""},
        [](GraphBuilder& b, std::int64_t batch) { detail::build_xdl(b, batch); }},
       {{"candle-uno",
         "CANDLE Uno drug response: 5 feature encoders of 8 dense 8192-wide layers, concat, "
         "4-layer top MLP, MSE (24 GB weights+gradients); batch 256 per device",
-        256},
+        256, ""},
        [](GraphBuilder& b, std::int64_t batch) { detail::build_candle_uno(b, batch); }},
   };
   return kEntries;
@@ -69,20 +176,42 @@ const std::vector<ModelInfo>& models() {
   static const std::vector<ModelInfo> kModels = [] {
     std::vector<ModelInfo> out;
     for (const Entry& e : entries()) out.push_back(e.info);
+    for (const FamilyMember& m : family_members())
+      out.push_back({m.name, describe(m), m.default_batch, m.family});
     return out;
   }();
   return kModels;
 }
 
-bool has_model(const std::string& name) { return find(name) != nullptr; }
+bool has_model(const std::string& name) { return find(name) != nullptr || find_member(name); }
 
-Graph build(const std::string& name, std::int64_t batch) {
+Graph build(const std::string& name, std::int64_t batch) { return build(name, batch, {}); }
+
+Graph build(const std::string& name, std::int64_t batch, const TransformerResize& resize) {
+  if (const FamilyMember* member = find_member(name)) {
+    Graph graph;
+    graph.name = resize.empty() ? name : name + resize_suffix(resize);
+    graph.batch_size = batch > 0 ? batch : member->default_batch;
+    GraphBuilder builder(graph);
+    const auto shape = resized(*member, resize);
+    if (member->family == std::string("gpt"))
+      detail::build_gpt(builder, graph.batch_size, shape);
+    else
+      detail::build_llama(builder, graph.batch_size, shape, DataType::Float32);
+    set_compute_dtype(graph, family_dtype(member->family));
+    return graph;
+  }
   const Entry* entry = find(name);
   if (entry == nullptr) {
     std::string known;
-    for (const Entry& e : entries()) known += (known.empty() ? "" : ", ") + e.info.name;
+    for (const ModelInfo& m : models()) known += (known.empty() ? "" : ", ") + m.name;
     throw InputError("unknown model '" + name + "'; the zoo has: " + known);
   }
+  if (!resize.empty())
+    throw InputError(
+        fmt::format("--layers, --hidden, --heads, --seq and --vocab resize the gpt "
+                    "and llama families; '{}' is not one of them",
+                    name));
   Graph graph;
   graph.name = entry->info.name;
   graph.batch_size = batch > 0 ? batch : entry->info.default_batch;

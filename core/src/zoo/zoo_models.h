@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "unity/core/graph_builder.h"
+#include "unity/core/transformer_models.h"
 
 namespace unity::zoo::detail {
 
@@ -19,6 +20,11 @@ void build_bert_large(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
 void build_dlrm(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
 void build_xdl(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
 void build_candle_uno(GraphBuilder& b, std::int64_t batch, double scale = 1.0);
+// Decoder-only transformer families (large-model planning): float tensors are built in float32
+// and the zoo casts them to the family's training dtype.
+void build_gpt(GraphBuilder& b, std::int64_t batch, const TransformerSizes& shape);
+void build_llama(GraphBuilder& b, std::int64_t batch, const TransformerSizes& shape,
+                 DataType dtype);
 
 // Linear layers of the given widths, "prefix.i", each followed by a separate Relu node
 // ("prefix.i.relu") except the last one when relu_after_last is false. Relu stays its own node, as

@@ -1,0 +1,47 @@
+// GPT decoders as Megatron-LM trains them (Narayanan et al., SC'21, Table 1; the shapes are in
+// shared/reference/megatron-lm-table1.md): learned token and position embeddings, pre-LayerNorm
+// blocks of causal self-attention and a GeLU MLP of 4 x hidden, a final LayerNorm, and a head over
+// the vocabulary trained with softmax cross-entropy on every token.
+//
+// The head reads its own [hidden, vocab] table. Megatron-LM ties it to the token embedding; with
+// pipeline stages the first and the last stage each keep a copy of that table (and all-reduce its
+// gradient), which is what two tables cost, so only the parameter count of a one-stage plan is
+// off by vocab x hidden (7% of gpt-1.7b, 0.1% of gpt-1t). Dropout is left out as in the rest of
+// the zoo: it changes no shape, and a deterministic graph can be checked against one rank.
+#include "zoo/zoo_models.h"
+
+namespace unity::zoo::detail {
+namespace {
+
+TensorRef decoder_block(GraphBuilder& b, TensorRef x, const TransformerSizes& z,
+                        const std::string& n) {
+  TensorRef a = b.layer_norm(x, n + ".attention_norm");
+  const std::int64_t e = z.hidden;
+  a = b.op(OpType::MultiHeadAttention, {{"num_heads", z.heads}, {"causal", std::int64_t{1}}},
+           {a, a, a, b.weight(n + ".attention.w_q", {e, e}), b.weight(n + ".attention.w_k", {e, e}),
+            b.weight(n + ".attention.w_v", {e, e}), b.weight(n + ".attention.w_o", {e, e})},
+           n + ".attention");
+  x = b.add(x, a, n + ".attention.add");
+  TensorRef h = b.layer_norm(x, n + ".mlp_norm");
+  h = b.linear(h, z.ffn, n + ".mlp.fc1");
+  h = b.gelu(h, n + ".mlp.gelu");
+  h = b.linear(h, z.hidden, n + ".mlp.fc2");
+  return b.add(x, h, n + ".mlp.add");
+}
+
+}  // namespace
+
+void build_gpt(GraphBuilder& b, std::int64_t batch, const TransformerSizes& z) {
+  TensorRef ids = b.input("input_ids", {batch, z.seq}, DataType::Int64);
+  TensorRef positions = b.input("position_ids", {batch, z.seq}, DataType::Int64);
+  TensorRef labels = b.input("labels", {batch, z.seq}, DataType::Int64);
+  TensorRef x = b.embedding(ids, z.vocab, z.hidden, "embed.token");
+  x = b.add(x, b.embedding(positions, z.seq, z.hidden, "embed.position"), "embed.add");
+  for (std::int64_t i = 0; i < z.layers; ++i)
+    x = decoder_block(b, x, z, "layers." + std::to_string(i));
+  x = b.layer_norm(x, "final_norm");
+  TensorRef logits = b.linear(x, z.vocab, "head", /*bias=*/false);
+  b.softmax_cross_entropy(logits, labels, "loss");
+}
+
+}  // namespace unity::zoo::detail

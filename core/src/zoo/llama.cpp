@@ -1,0 +1,61 @@
+// Llama-2 (Touvron et al., 2023; Meta's reference model.py): a decoder of pre-normalised blocks.
+// - Token embedding [vocab, hidden]; no position embedding: the attention rotates its queries and
+//   keys (rotary position embeddings).
+// - Each layer: x + Attention(RMSNorm(x)) with rotary embeddings, a causal mask and grouped-query
+//   attention (kv_heads key/value heads, w_k and w_v [hidden, hidden / heads * kv_heads]), then
+//   x + down(silu(gate(h)) * up(h)) with h = RMSNorm(x) (SwiGLU: gate and up [hidden, ffn], down
+//   [ffn, hidden]). No biases anywhere. SiLU is Sigmoid and Mul nodes (x * sigmoid(x)).
+// - A final RMSNorm and an untied LM head [hidden, vocab] without bias, trained with softmax
+//   cross-entropy on every token ([N, S, vocab] logits, [N, S] labels).
+// Parameters: llama-7b 6,738,415,616 and llama-70b 68,976,648,192, as Meta publishes. Dropout is
+// left out, as in the rest of the zoo (Llama-2 trains without it anyway).
+#include "unity/core/transformer_models.h"
+#include "zoo/zoo_models.h"
+
+namespace unity::zoo {
+namespace detail {
+namespace {
+
+TensorRef decoder_layer(GraphBuilder& b, TensorRef x, const TransformerSizes& z,
+                        const std::string& n) {
+  TensorRef h = b.rms_norm(x, n + ".attention_norm");
+  h = b.multi_head_attention(h, h, h, z.heads, n + ".attention",
+                             {.kv_heads = z.kv_heads, .rotary = true, .causal = true});
+  x = b.add(x, h, n + ".attention.add");
+  h = b.rms_norm(x, n + ".ffn_norm");
+  TensorRef gate = b.linear(h, z.ffn, n + ".ffn.gate", /*bias=*/false);
+  gate = b.mul(gate, b.sigmoid(gate, n + ".ffn.sigmoid"), n + ".ffn.silu");
+  TensorRef up = b.linear(h, z.ffn, n + ".ffn.up", /*bias=*/false);
+  h = b.mul(gate, up, n + ".ffn.mul");
+  h = b.linear(h, z.hidden, n + ".ffn.down", /*bias=*/false);
+  return b.add(x, h, n + ".ffn.add");
+}
+
+}  // namespace
+
+void build_llama(GraphBuilder& b, std::int64_t batch, const TransformerSizes& z, DataType dtype) {
+  const DataType previous = b.weight_dtype();
+  b.set_weight_dtype(dtype);  // the embedding's dtype is the activations' dtype
+  TensorRef ids = b.input("input_ids", {batch, z.seq}, DataType::Int64);
+  TensorRef labels = b.input("labels", {batch, z.seq}, DataType::Int64);
+  TensorRef x = b.embedding(ids, z.vocab, z.hidden, "embed");
+  for (std::int64_t i = 0; i < z.layers; ++i)
+    x = decoder_layer(b, x, z, "layers." + std::to_string(i));
+  x = b.rms_norm(x, "norm");
+  TensorRef logits = b.linear(x, z.vocab, "lm_head", /*bias=*/false);
+  b.softmax_cross_entropy(logits, labels, "loss");
+  b.set_weight_dtype(previous);
+}
+
+}  // namespace detail
+
+Graph build_llama(std::int64_t batch, const TransformerSizes& s, DataType dtype) {
+  Graph graph;
+  graph.name = "llama";
+  graph.batch_size = batch;
+  GraphBuilder builder(graph);
+  detail::build_llama(builder, batch, s, dtype);
+  return graph;
+}
+
+}  // namespace unity::zoo
