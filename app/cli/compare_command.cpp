@@ -25,7 +25,7 @@ void add_compare_command(CLI::App& app) {
     std::vector<std::string> modes = {"data-parallel", "expert", "sequential", "joint"};
     bool json = false;
     bool progress = false;
-    std::int64_t batch = 0;
+    ModelOptions model_options;
     std::string project;
   };
   auto opt = std::make_shared<Options>();
@@ -38,12 +38,12 @@ void add_compare_command(CLI::App& app) {
       ->capture_default_str();
   add_search_options(cmd, opt->optimize);
   cmd->add_flag("--progress", opt->progress, "Print search progress on stderr");
-  add_batch_option(cmd, opt->batch);
+  add_model_options(cmd, opt->model_options);
   cmd->add_flag("--json", opt->json, "Print {\"plans\": [summary per mode]} as one JSON object");
   add_project_option(cmd, opt->project);
   cmd->callback([opt] {
     const MachineSpec machine = resolve_machine(opt->machine);
-    const Graph model = load_model_for_devices(opt->model, machine.num_devices(), opt->batch);
+    const Graph model = opt->model_options.load(opt->model, machine.num_devices());
     ProgressPrinter progress;
     std::vector<PlanSummary> plans;
     std::vector<ProjectRecord> records;

@@ -3,6 +3,7 @@
 
 #include "commands.h"
 #include "machine_options.h"
+#include "pipeline_report.h"
 #include "progress_printer.h"
 #include "project_recording.h"
 #include "search_options.h"
@@ -20,8 +21,9 @@ void add_optimize_command(CLI::App& app) {
     std::string out;
     bool json = false;
     bool progress = false;
-    std::int64_t batch = 0;
+    ModelOptions model_options;
     std::string project;
+    LayoutOptions layout;
   };
   auto opt = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("optimize", "Find a training plan for a model on a machine");
@@ -32,15 +34,17 @@ void add_optimize_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--progress", opt->progress, "Print search progress on stderr");
   add_search_options(cmd, opt->optimize);
-  add_batch_option(cmd, opt->batch);
+  add_layout_options(cmd, opt->layout);
+  add_model_options(cmd, opt->model_options);
   cmd->add_option("--out", opt->out, "Write the plan (PCG, machine views, costs) as JSON");
   cmd->add_flag("--json", opt->json, "Print the result as one JSON object");
   add_project_option(cmd, opt->project);
   cmd->callback([opt] {
     const MachineSpec machine = resolve_machine(opt->machine);
-    const Graph model = load_model_for_devices(opt->model, machine.num_devices(), opt->batch);
+    const Graph model = opt->model_options.load(opt->model, machine.num_devices());
     ProgressPrinter progress;
     OptimizeOptions options = opt->optimize;
+    options.layout = opt->layout.layout();
     if (opt->progress) options.observer = &progress;
     ProjectRecord recorded;  // --project: model, machine, search steps and plan, in the project
     const Plan plan = opt->project.empty() ? optimize_plan(model, machine, options)
@@ -65,6 +69,11 @@ void add_optimize_command(CLI::App& app) {
     fmt::print("  operators      {} compute, {} parallel\n", s.operators, s.parallel_operators);
     fmt::print("  search         {:.3f} s, {} candidates{}\n", s.search_seconds,
                s.candidates_evaluated, s.search_status.empty() ? "" : " (" + s.search_status + ")");
+    if (!s.origin.empty()) fmt::print("  plan           {}\n", s.origin);
+    if (plan.pipeline) {
+      fmt::print("\n");
+      print_pipeline(*plan.pipeline, false);
+    }
     for (const auto& a : s.substitutions_applied)
       fmt::print("  applied        {}{} on {}\n", a.rule, a.pinned ? " (pinned)" : "",
                  fmt::join(a.nodes, ", "));

@@ -46,6 +46,7 @@ struct RunOptions {
   int threads = 1;
   double timeout = 60;
   std::int64_t batch = 0;
+  zoo::TransformerResize resize;  // --layers --hidden --heads --seq --vocab
   double scale = 1.0;
   std::string mode = "data-parallel";
   std::string machine;  // a MODEL's machine (default cpu-local); a plan's re-costing machine
@@ -72,7 +73,13 @@ Plan plan_model(const RunOptions& o, int ranks) {
   const bool can_scale = std::find(scalable.begin(), scalable.end(), o.target) != scalable.end();
   // Scalable zoo models go through build_scaled even at scale 1 (the same graph), so that --batch
   // means the global batch for every zoo model; the others only take --batch.
-  if (zoo::has_model(o.target) && (o.scale != 1.0 || (o.batch > 0 && can_scale))) {
+  if (!o.resize.empty() && o.scale != 1.0)
+    throw InputError(
+        "--scale shrinks the paper's models and --layers --hidden --heads --seq --vocab "
+        "resize the gpt and llama families: give one or the other");
+  if (!o.resize.empty()) {
+    model = load_model_for_devices(o.target, ranks, o.batch, o.resize);  // InputError if no family
+  } else if (zoo::has_model(o.target) && (o.scale != 1.0 || (o.batch > 0 && can_scale))) {
     std::int64_t batch = o.batch;
     if (batch <= 0)
       for (const auto& m : zoo::models())
@@ -81,11 +88,12 @@ Plan plan_model(const RunOptions& o, int ranks) {
   } else if (o.scale != 1.0) {
     throw InputError(fmt::format("--scale applies to zoo models; '{}' is not one", o.target));
   } else {
-    model = load_model_for_devices(o.target, ranks, o.batch);
+    model = load_model_for_devices(o.target, ranks, o.batch, o.resize);
   }
   const MachineSpec machine = load_machine(o.machine.empty() ? "cpu-local" : o.machine, {0, ranks});
   OptimizeOptions opt;
   opt.mode = o.mode;
+  opt.pipelines = false;  // a plan to run: the executor runs no pipeline layouts yet
   if (!o.optimizer.empty()) opt.optimizer = o.optimizer;
   return optimize_plan(model, machine, opt);
 }
@@ -231,6 +239,11 @@ void run(const RunOptions& o) {
     }
   } cleanup{temporary_plan};
 
+  if (plan.pipeline)
+    throw InputError(fmt::format(
+        "the plan is a pipeline layout ({} stages, {} micro-batches); the executor does not run "
+        "pipelined plans yet: plan it without --pp, or with --mode data-parallel, to run it",
+        plan.pipeline->pipeline_stages, plan.pipeline->micro_batches));
   const int ranks = o.ranks > 0 ? o.ranks : std::max(1, plan.summary.devices);
   if (plan.summary.devices > 0 && ranks > plan.summary.devices)
     throw InputError(
@@ -348,6 +361,13 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--batch", o->batch,
                   "MODEL: global batch (default: the paper's per-device batch x ranks)")
       ->check(CLI::PositiveNumber);
+  for (auto [value, flag] : {std::pair{&o->resize.layers, "--layers"},
+                             {&o->resize.hidden, "--hidden"},
+                             {&o->resize.heads, "--heads"},
+                             {&o->resize.seq, "--seq"},
+                             {&o->resize.vocab, "--vocab"}})
+    cmd->add_option(flag, *value, "MODEL: resize a gpt or llama family member")
+        ->check(CLI::PositiveNumber);
   cmd->add_option("--scale", o->scale,
                   "MODEL: shrink a zoo model's widths, tables and depth by this factor (0, 1]")
       ->check(CLI::Range(1e-9, 1.0));
@@ -377,7 +397,8 @@ void add_run_command(CLI::App& app) {
                   "Testing: make a rank fail, KIND@RANK:ITERATION (die, hang, error)")
       ->group("");
   cmd->callback([o, cmd] {
-    for (const char* flag : {"--scale", "--batch", "--mode", "--save-plan"})
+    for (const char* flag : {"--scale", "--batch", "--mode", "--save-plan", "--layers", "--hidden",
+                             "--heads", "--seq", "--vocab"})
       o->model_flags.push_back({flag, cmd->count(flag) > 0});
     run(*o);
   });

@@ -1,5 +1,9 @@
 #include "search_options.h"
 
+#include <tuple>
+
+#include "unity/core/compute_dtype.h"
+
 namespace unity::cli {
 
 void add_search_options(CLI::App* cmd, OptimizeOptions& o) {
@@ -16,6 +20,8 @@ void add_search_options(CLI::App* cmd, OptimizeOptions& o) {
   cmd->add_option("--veto", o.vetoes,
                   "Never apply this rule (RULE, RULE@NODE or a pattern such as 'mlp_*')");
   cmd->add_flag("!--no-split", o.split, "Search the whole graph at once (no graph splitting)");
+  cmd->add_flag("!--no-pipeline", o.pipelines,
+                "Offer no pipeline layouts (the paper's search without pipeline parallelism)");
   cmd->add_option("--min-piece", o.min_piece, "Smallest piece graph splitting cuts off (operators)")
       ->check(CLI::Range(2, 100000))
       ->capture_default_str();
@@ -27,10 +33,64 @@ void add_search_options(CLI::App* cmd, OptimizeOptions& o) {
       ->capture_default_str();
 }
 
-void add_batch_option(CLI::App* cmd, std::int64_t& batch) {
-  cmd->add_option("--batch", batch,
-                  "Global batch of a zoo model (default: the paper's per-device batch x devices)")
+void add_model_options(CLI::App* cmd, ModelOptions& m) {
+  cmd->add_option("--batch", m.batch,
+                  "Global batch of a zoo model (default: the zoo's per-device batch x devices)")
       ->check(CLI::PositiveNumber);
+  auto& r = m.resize;
+  for (auto [value, flag, what] :
+       {std::tuple{&r.layers, "--layers", "Transformer layers"},
+        {&r.hidden, "--hidden", "Hidden size (the feed-forward width follows it)"},
+        {&r.heads, "--heads", "Attention heads"},
+        {&r.seq, "--seq", "Sequence length"},
+        {&r.vocab, "--vocab", "Vocabulary size"}})
+    cmd->add_option(flag, *value, std::string(what) + " of a gpt or llama family model")
+        ->check(CLI::PositiveNumber)
+        ->group("Model size");
+  cmd->add_option("--dtype", m.dtype, "Compute dtype of the model (default: the model's own)")
+      ->check(CLI::IsMember({"float32", "float16", "bfloat16"}))
+      ->group("Model size");
+}
+
+Graph ModelOptions::load(const std::string& spec, int devices) const {
+  Graph g = load_model_for_devices(spec, devices, batch, resize);
+  if (!dtype.empty()) set_compute_dtype(g, data_type_from_string(dtype));
+  return g;
+}
+
+void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
+  const char* group = "Pipeline layout (large models)";
+  cmd->add_option("--tp", l.tp, "Tensor-parallel devices per stage replica (inside a node)")
+      ->check(CLI::PositiveNumber)
+      ->group(group);
+  cmd->add_option("--pp", l.pp, "Pipeline stages")->check(CLI::PositiveNumber)->group(group);
+  cmd->add_option("--micro-batches", l.micro_batches, "Micro-batches per iteration")
+      ->check(CLI::PositiveNumber)
+      ->group(group);
+  cmd->add_option("--interleave", l.interleave, "Model chunks per device (interleaved 1F1B)")
+      ->check(CLI::PositiveNumber)
+      ->group(group);
+  cmd->add_option("--recompute", l.recompute, "Activation recomputation")
+      ->check(CLI::IsMember({"full", "selective", "none"}))
+      ->group(group);
+  cmd->add_option("--zero", l.zero, "ZeRO stage (1: optimizer state, 2: + gradients, 3: + weights)")
+      ->check(CLI::Range(0, 3))
+      ->group(group);
+  cmd->add_flag("--sequence-parallel", l.sequence_parallel,
+                "Split what tensor parallelism leaves whole along the sequence")
+      ->group(group);
+}
+
+LayoutRequest LayoutOptions::layout() const {
+  LayoutRequest r;
+  r.tensor_parallel = tp;
+  r.pipeline_stages = pp;
+  r.micro_batches = micro_batches;
+  r.interleave = interleave;
+  if (!recompute.empty()) r.recompute = recompute_from_string(recompute);
+  r.zero_stage = zero;
+  if (sequence_parallel) r.sequence_parallel = true;
+  return r;
 }
 
 }  // namespace unity::cli

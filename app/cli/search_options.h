@@ -9,8 +9,25 @@ namespace unity::cli {
 
 // `o` must outlive the parse.
 void add_search_options(CLI::App* cmd, OptimizeOptions& o);
-// --batch: the global batch of a zoo model (0: the paper's per-device batch x devices), for
-// load_model_for_devices.
-void add_batch_option(CLI::App* cmd, std::int64_t& batch);
+// How a command loads its MODEL: --batch (the global batch of a zoo model; 0: the per-device
+// batch x devices), --layers --hidden --heads --seq --vocab (resize a gpt or llama family member)
+// and --dtype (the compute dtype: float32, float16, bfloat16).
+struct ModelOptions {
+  std::int64_t batch = 0;
+  zoo::TransformerResize resize;
+  std::string dtype;
+  Graph load(const std::string& spec, int devices) const;
+};
+void add_model_options(CLI::App* cmd, ModelOptions& m);
+
+// --tp --pp --micro-batches --interleave --recompute --zero --sequence-parallel: a large model's
+// pipeline layout, fixed where given (`layout()` after the parse).
+struct LayoutOptions {
+  int tp = 0, pp = 0, micro_batches = 0, interleave = 0, zero = -1;
+  std::string recompute;
+  bool sequence_parallel = false;
+  LayoutRequest layout() const;
+};
+void add_layout_options(CLI::App* cmd, LayoutOptions& l);
 
 }  // namespace unity::cli

@@ -1,5 +1,5 @@
-// `unity show MODEL|PLAN [--dot FILE] [--svg FILE] [--costs] [--json]`: what a model or plan is made
-// of, and pictures of it.
+// `unity show MODEL|PLAN [--dot FILE] [--svg FILE] [--costs] [--json]`: what a model or plan is
+// made of, and pictures of it.
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "pipeline_report.h"
+#include "search_options.h"
 #include "svg_render.h"
 #include "table_printer.h"
 #include "unity/core/dot_export.h"
@@ -29,12 +31,15 @@ nlohmann::json summary_json(const Graph& g) {
   nlohmann::json outputs = nlohmann::json::array();
   for (const auto& t : g.sinks())
     outputs.push_back({{"node", g.node(t.node).op.name}, {"shape", g.shape(t).to_string()}});
-  return {{"name", g.name},          {"batch_size", g.batch_size},
-          {"nodes", g.size()},       {"operators", ops},
+  return {{"name", g.name},
+          {"batch_size", g.batch_size},
+          {"nodes", g.size()},
+          {"operators", ops},
           {"parallel_operators", parallel},
           {"parameters", g.parameter_count()},
           {"weight_bytes", g.weight_bytes()},
-          {"op_counts", counts},     {"outputs", outputs},
+          {"op_counts", counts},
+          {"outputs", outputs},
           {"structural_hash", fmt::format("{:016x}", g.structural_hash())}};
 }
 
@@ -68,6 +73,10 @@ void print_plan(const Plan& plan, bool costs) {
   fmt::print("memory      {} peak per device ({})\n\n",
              human_bytes(static_cast<std::int64_t>(s.peak_memory_bytes)),
              s.fits_in_memory ? "fits" : "does not fit");
+  if (plan.pipeline) {
+    print_pipeline(*plan.pipeline, costs);
+    return;
+  }
   if (!costs) return;
   Table t({"operator", "type", "forward ms", "backward ms", "comm ms", "sends", "memory", "view"});
   for (const auto& op : plan.mapping.per_op) {
@@ -90,23 +99,28 @@ void add_show_command(CLI::App& app) {
     std::string svg;
     bool json = false;
     bool costs = false;
+    ModelOptions model_options;
   };
   auto opt = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("show", "Summarise a model (zoo name, .onnx or .json) and draw it");
+  auto* cmd =
+      app.add_subcommand("show", "Summarise a model (zoo name, .onnx or .json) and draw it");
   cmd->add_option("model", opt->model, "Zoo model name, .onnx or model .json")->required();
   cmd->add_option("--dot", opt->dot, "Write the PCG as Graphviz DOT");
   cmd->add_option("--svg", opt->svg, "Write the PCG laid out by Graphviz dot as SVG");
   cmd->add_flag("--json", opt->json, "Print the summary as JSON");
-  cmd->add_flag("--costs", opt->costs, "For a plan: each operator's times, traffic, memory and view");
+  cmd->add_flag("--costs", opt->costs,
+                "For a plan: each operator's (a pipeline's: each stage's) times, traffic, memory");
+  add_model_options(cmd, opt->model_options);
   cmd->callback([opt] {
     std::optional<Plan> plan;
     if (std::filesystem::path(opt->model).extension() == ".json") {
       const auto j = read_json_file(opt->model);
       if (is_plan_json(j)) plan = plan_from_json(j);
     }
-    const Graph g = plan ? plan->pcg : load_model(opt->model);
+    const Graph g = plan ? plan->pcg : opt->model_options.load(opt->model, 1);
     auto summary = summary_json(g);
     if (plan) summary["plan"] = summary_to_json(plan->summary);
+    if (plan && plan->pipeline) summary["plan"]["pipeline"] = pipeline_to_json(*plan->pipeline);
     if (opt->json) {
       fmt::print("{}\n", summary.dump(2));
     } else {

@@ -69,6 +69,7 @@ Plan optimized(const Graph& model, int ranks, const std::string& mode,
   o.mode = mode;
   o.vetoes = std::move(vetoes);
   o.rule_files = std::move(rule_files);
+  o.pipelines = false;  // plans to run: the executor runs no pipeline layouts yet
   return optimize_plan(model, load_machine("cpu-local", {0, ranks}), o);
 }
 

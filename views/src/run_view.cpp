@@ -378,6 +378,7 @@ bool RunView::startRun() {
   options.budget = budget_;
   options.pins = plan->summary.pinned;
   options.vetoes = plan->summary.vetoed;
+  options.pipelines = false;  // a plan to run: the executor runs no pipeline layouts yet
   planGeneration_ = document_->generation();
   const auto machine = std::make_shared<const MachineSpec>(plan->machine);
   if (!planner_->start(reduced, machine, options)) return false;

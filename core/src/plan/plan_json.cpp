@@ -18,7 +18,8 @@ MachineView view_from_json(const json& j, const std::string& where) {
     return MachineView{j.at("start").get<int>(), j.at("extents").get<std::vector<int>>(),
                        j.at("strides").get<std::vector<int>>()};
   } catch (const json::exception& e) {
-    throw InputError(fmt::format("{}: a view needs start, extents and strides ({})", where, e.what()));
+    throw InputError(
+        fmt::format("{}: a view needs start, extents and strides ({})", where, e.what()));
   }
 }
 
@@ -31,12 +32,114 @@ json breakdown_to_json(const CostBreakdown& c) {
 json applied_to_json(const std::vector<AppliedSubstitution>& applied) {
   json out = json::array();
   for (const auto& a : applied)
-    out.push_back({{"rule", a.rule}, {"nodes", a.nodes}, {"parameters", a.parameters},
-                   {"pinned", a.pinned}});
+    out.push_back(
+        {{"rule", a.rule}, {"nodes", a.nodes}, {"parameters", a.parameters}, {"pinned", a.pinned}});
   return out;
 }
 
+json memory_to_json(const MemoryBreakdown& m) {
+  return {{"weights", m.weights},         {"gradients", m.gradients}, {"optimizer", m.optimizer},
+          {"activations", m.activations}, {"workspace", m.workspace}, {"total", m.total()}};
+}
+
+MemoryBreakdown memory_from_json(const json& j) {
+  MemoryBreakdown m;
+  m.weights = j.value("weights", 0.0);
+  m.gradients = j.value("gradients", 0.0);
+  m.optimizer = j.value("optimizer", 0.0);
+  m.activations = j.value("activations", 0.0);
+  m.workspace = j.value("workspace", 0.0);
+  return m;
+}
+
+PipelinePlan pipeline_from_json(const json& j) {
+  PipelinePlan p;
+  try {
+    p.tensor_parallel = j.at("tensor_parallel").get<int>();
+    p.pipeline_stages = j.at("pipeline_stages").get<int>();
+    p.data_parallel = j.at("data_parallel").get<int>();
+    p.micro_batches = j.at("micro_batches").get<int>();
+    p.micro_batch_size = j.at("micro_batch_size").get<std::int64_t>();
+    p.interleave = j.at("interleave").get<int>();
+    p.recompute = recompute_from_string(j.at("recompute").get<std::string>());
+    p.zero_stage = j.at("zero_stage").get<int>();
+    p.sequence_parallel = j.at("sequence_parallel").get<bool>();
+    p.dtype = data_type_from_string(j.at("dtype").get<std::string>());
+    p.iteration_time = j.at("iteration_time_ms").get<double>() / 1e3;
+    p.pipeline_time = j.value("pipeline_ms", 0.0) / 1e3;
+    p.bubble_time = j.value("bubble_ms", 0.0) / 1e3;
+    p.bubble_fraction = j.value("bubble_fraction", 0.0);
+    p.sync_time = j.value("gradient_sync_ms", 0.0) / 1e3;
+    p.update_time = j.value("optimizer_step_ms", 0.0) / 1e3;
+    p.peak_memory = j.value("peak_memory_bytes", 0.0);
+    p.fits = j.value("fits_in_memory", false);
+    p.model_flops = j.value("model_flops_per_iteration", 0.0);
+    p.tflops_per_device = j.value("tflops_per_device", 0.0);
+    for (const json& c : j.at("stages")) {
+      StagePlan sp;
+      sp.rank = c.at("rank").get<int>();
+      sp.first_segment = c.at("segments").at(0).get<int>();
+      sp.last_segment = c.at("segments").at(1).get<int>();
+      sp.first_layer = c.at("layers").at(0).get<int>();
+      sp.last_layer = c.at("layers").at(1).get<int>();
+      sp.first_node = c.value("first_node", "");
+      sp.last_node = c.value("last_node", "");
+      sp.forward = c.value("forward_ms", 0.0) / 1e3;
+      sp.backward = c.value("backward_ms", 0.0) / 1e3;
+      sp.p2p = c.value("p2p_ms", 0.0) / 1e3;
+      sp.parameters = c.value("parameters", 0.0);
+      p.chunks.push_back(std::move(sp));
+    }
+    for (const json& m : j.at("memory_per_rank")) p.rank_memory.push_back(memory_from_json(m));
+    p.segment_plans = j.value("segment_plans", std::vector<std::string>{});
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("plan: pipeline: {}", e.what()));
+  }
+  return p;
+}
+
 }  // namespace
+
+json pipeline_to_json(const PipelinePlan& p) {
+  json stages = json::array();
+  for (const auto& c : p.chunks)
+    stages.push_back({{"rank", c.rank},
+                      {"segments", {c.first_segment, c.last_segment}},
+                      {"layers", {c.first_layer, c.last_layer}},
+                      {"first_node", c.first_node},
+                      {"last_node", c.last_node},
+                      {"forward_ms", c.forward * 1e3},
+                      {"backward_ms", c.backward * 1e3},
+                      {"p2p_ms", c.p2p * 1e3},
+                      {"parameters", static_cast<std::int64_t>(c.parameters)}});
+  json memory = json::array();
+  for (const auto& m : p.rank_memory) memory.push_back(memory_to_json(m));
+  return {{"tensor_parallel", p.tensor_parallel},
+          {"pipeline_stages", p.pipeline_stages},
+          {"data_parallel", p.data_parallel},
+          {"micro_batches", p.micro_batches},
+          {"micro_batch_size", p.micro_batch_size},
+          {"interleave", p.interleave},
+          {"recompute", to_string(p.recompute)},
+          {"zero_stage", p.zero_stage},
+          {"sequence_parallel", p.sequence_parallel},
+          {"dtype", to_string(p.dtype)},
+          {"iteration_time_ms", p.iteration_time * 1e3},
+          {"pipeline_ms", p.pipeline_time * 1e3},
+          {"bubble_ms", p.bubble_time * 1e3},
+          {"bubble_fraction", p.bubble_fraction},
+          {"gradient_sync_ms", p.sync_time * 1e3},
+          {"optimizer_step_ms", p.update_time * 1e3},
+          {"peak_memory_bytes", p.peak_memory},
+          {"fits_in_memory", p.fits},
+          {"model_flops_per_iteration", p.model_flops},
+          {"tflops_per_device", p.tflops_per_device},
+          {"layouts_evaluated", p.layouts_evaluated},
+          {"segment_candidates_evaluated", p.candidates_evaluated},
+          {"segment_plans", p.segment_plans},
+          {"stages", stages},
+          {"memory_per_rank", memory}};
+}
 
 bool is_plan_json(const json& j) { return j.is_object() && j.value("format", "") == "unity-plan"; }
 
@@ -63,7 +166,15 @@ json summary_to_json(const PlanSummary& s) {
           {"search_status", s.search_status},
           {"operators", s.operators},
           {"parallel_operators", s.parallel_operators},
-          {"mapping_subproblems", s.mapping_subproblems}};
+          {"mapping_subproblems", s.mapping_subproblems},
+          {"dtype", s.dtype},
+          {"pipeline_stages", s.pipeline_stages},
+          {"micro_batches", s.micro_batches},
+          {"bubble_fraction", s.bubble_fraction},
+          {"recompute", s.recompute},
+          {"zero_stage", s.zero_stage},
+          {"model_flops_per_iteration", s.model_flops_per_iteration},
+          {"tflops_per_device", s.tflops_per_device}};
 }
 
 json plan_to_json(const Plan& plan) {
@@ -79,18 +190,21 @@ json plan_to_json(const Plan& plan) {
     o["edges"] = breakdown_to_json(op.edges);
     ops.push_back(std::move(o));
   }
-  return {{"format", "unity-plan"},
-          {"version", 1},
-          {"summary", summary_to_json(plan.summary)},
-          {"machine", machine_to_json(plan.machine)},
-          {"pcg", graph_to_json(plan.pcg)},
-          {"operators", ops},
-          {"memory_per_device_bytes", plan.mapping.memory_per_device}};
+  json j = {{"format", "unity-plan"},
+            {"version", 1},
+            {"summary", summary_to_json(plan.summary)},
+            {"machine", machine_to_json(plan.machine)},
+            {"pcg", graph_to_json(plan.pcg)},
+            {"operators", ops},
+            {"memory_per_device_bytes", plan.mapping.memory_per_device}};
+  if (plan.pipeline) j["pipeline"] = pipeline_to_json(*plan.pipeline);
+  return j;
 }
 
 Plan plan_from_json(const json& j) {
   if (!is_plan_json(j)) throw InputError("plan: field 'format' must be \"unity-plan\"");
-  if (j.value("version", 0) > 1) throw InputError("plan: format version is newer than this Unity reads");
+  if (j.value("version", 0) > 1)
+    throw InputError("plan: format version is newer than this Unity reads");
   Plan p;
   if (!j.contains("pcg")) throw InputError("plan: missing field 'pcg'");
   if (!j.contains("machine")) throw InputError("plan: missing field 'machine'");
@@ -108,6 +222,16 @@ Plan plan_from_json(const json& j) {
   p.summary.communication_bytes = s.value("communication_bytes", 0.0);
   p.summary.peak_memory_bytes = s.value("peak_memory_bytes", 0.0);
   p.summary.fits_in_memory = s.value("fits_in_memory", false);
+  p.summary.dtype = s.value("dtype", "float32");
+  p.summary.pipeline_stages = s.value("pipeline_stages", 1);
+  p.summary.micro_batches = s.value("micro_batches", 1);
+  p.summary.bubble_fraction = s.value("bubble_fraction", 0.0);
+  p.summary.recompute = s.value("recompute", "none");
+  p.summary.zero_stage = s.value("zero_stage", 0);
+  p.summary.model_flops_per_iteration = s.value("model_flops_per_iteration", 0.0);
+  p.summary.tflops_per_device = s.value("tflops_per_device", 0.0);
+  p.summary.origin = s.value("origin", "");
+  if (j.contains("pipeline")) p.pipeline = pipeline_from_json(j["pipeline"]);
   if (j.contains("operators")) {
     for (std::size_t i = 0; i < j["operators"].size(); ++i) {
       const json& o = j["operators"][i];
@@ -115,12 +239,13 @@ Plan plan_from_json(const json& j) {
       if (!o.contains("node") || !o.contains("view"))
         throw InputError(where + ": needs 'node' and 'view'");
       const NodeId id = o["node"].get<NodeId>();
-      if (!p.pcg.contains(id)) throw InputError(fmt::format("{}: no node {} in the PCG", where, id));
+      if (!p.pcg.contains(id))
+        throw InputError(fmt::format("{}: no node {} in the PCG", where, id));
       MachineView v = view_from_json(o["view"], where);
       for (int d : v.devices())
         if (d < 0 || d >= p.machine.num_devices())
-          throw InputError(fmt::format("{}: device {} is outside the machine's {} devices", where, d,
-                                       p.machine.num_devices()));
+          throw InputError(fmt::format("{}: device {} is outside the machine's {} devices", where,
+                                       d, p.machine.num_devices()));
       p.mapping.views[id] = v;
       OpCost op;
       op.node = id;
@@ -141,7 +266,7 @@ Plan plan_from_json(const json& j) {
       p.mapping.per_op.push_back(std::move(op));
     }
   }
-  p.mapping.feasible = !p.mapping.views.empty();
+  p.mapping.feasible = !p.mapping.views.empty() || p.pipeline.has_value();
   p.mapping.fits_in_memory = p.summary.fits_in_memory;
   p.mapping.peak_memory = p.summary.peak_memory_bytes;
   return p;

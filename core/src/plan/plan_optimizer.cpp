@@ -1,11 +1,14 @@
 #include "unity/core/plan_optimizer.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "unity/core/candidate_cost.h"
+#include "unity/core/compute_dtype.h"
 #include "unity/core/data_parallel.h"
 #include "unity/core/errors.h"
 #include "unity/core/expert_strategies.h"
@@ -13,12 +16,15 @@
 #include "unity/core/layout_conversion.h"
 #include "unity/core/model_loader.h"
 #include "unity/core/model_zoo.h"
+#include "unity/core/pipeline_planner.h"
+#include "unity/core/segment_profile.h"
 #include "unity/core/substitution_search.h"
 
 namespace unity {
 namespace {
 
 RuleSet rules_for(const OptimizeOptions& options) {
+  if (options.rule_set) return *options.rule_set;
   if (options.rule_files.empty()) return default_rules();
   RuleSet all;
   for (const auto& f : options.rule_files)
@@ -58,7 +64,41 @@ struct Outcome {
   CandidateCost cost;
   std::vector<AppliedSubstitution> applied;
   std::string origin;
+  std::optional<PipelinePlan> pipeline;  // a pipeline layout (graph: the serial model)
 };
+
+// A pipeline layout as a plan candidate, costed like the others (fitting first, then by time).
+Outcome pipeline_outcome(const Graph& model, PipelinePlan p, const MachineSpec& machine,
+                         std::string origin) {
+  Outcome o;
+  o.graph = model;
+  o.origin = std::move(origin);
+  o.applied = p.applied;
+  o.cost.time = p.iteration_time;
+  o.cost.fits = p.fits;
+  o.cost.overflow = p.peak_memory / smallest_device_memory(machine);
+  auto& m = o.cost.mapping;
+  m.feasible = std::isfinite(p.iteration_time);
+  m.cost.compute = p.compute_time;
+  m.cost.communication = p.communication_time;
+  m.cost.bytes = p.communication_bytes;
+  m.peak_memory = p.peak_memory;
+  m.fits_in_memory = p.fits;
+  o.pipeline = std::move(p);
+  return o;
+}
+
+std::string describe_layout(const PipelinePlan& p) {
+  std::string text =
+      fmt::format("tp{} x pp{} x dp{}, {} micro-batches of {}", p.tensor_parallel,
+                  p.pipeline_stages, p.data_parallel, p.micro_batches, p.micro_batch_size);
+  if (p.interleave > 1) text += fmt::format(", {} chunks per device", p.interleave);
+  if (p.recompute != Recompute::None)
+    text += fmt::format(", {} recomputation", to_string(p.recompute));
+  if (p.zero_stage > 0) text += fmt::format(", ZeRO-{}", p.zero_stage);
+  if (p.sequence_parallel) text += ", sequence-parallel";
+  return text;
+}
 
 bool better(const CandidateCost& a, const CandidateCost& b) { return a.key() < b.key(); }
 
@@ -68,7 +108,8 @@ class PlanSearch {
       : model_(model),
         machine_(machine),
         options_(options),
-        costs_(machine, optimizer_from_string(options.optimizer), options.profiles) {}
+        optimizer_(resolved_optimizer(model, options)),
+        costs_(machine, optimizer_from_string(optimizer_), options.profiles) {}
 
   Plan run() {
     const auto started = std::chrono::steady_clock::now();
@@ -77,17 +118,22 @@ class PlanSearch {
     auto& s = plan.summary;
     Outcome best;
     const auto& mode = options_.mode;
+    if (!options_.layout.empty() && mode != "expert" && mode != "joint")
+      throw InputError(
+          fmt::format("{} is a pipeline layout: it takes --mode expert (that layout) "
+                      "or --mode joint (searched around it), not --mode {}",
+                      options_.layout.describe(), mode));
     if (mode == "data-parallel") {
       best.graph = make_data_parallel(model_, machine_.num_devices());
       best.cost = cost_candidate(best.graph, costs_);
       s.candidates_evaluated = 1;
     } else if (mode == "expert") {
-      best = expert();
+      best = options_.layout.empty() ? expert() : pipelined(false);
     } else if (mode == "joint" || mode == "sequential") {
       rules_ = rules_for(options_);
       pins_ = locations(options_.pins, rules_, "--pin");
       vetoes_ = locations(options_.vetoes, rules_, "--veto");
-      best = mode == "joint" ? joint() : sequential();
+      best = mode != "joint" ? sequential() : options_.layout.empty() ? joint() : pipelined(true);
       s.vetoed = options_.vetoes;
       s.pinned = options_.pins;
     } else {
@@ -99,6 +145,7 @@ class PlanSearch {
                                    machine_.num_devices()));
     plan.pcg = std::move(best.graph);
     plan.mapping = std::move(best.cost.mapping);
+    plan.pipeline = std::move(best.pipeline);
     s.substitutions_applied = std::move(best.applied);
     s.origin = best.origin;
     s.candidates_evaluated += candidates_;
@@ -110,7 +157,7 @@ class PlanSearch {
     s.machine = machine_.name;
     s.devices = machine_.num_devices();
     s.mode = mode;
-    s.optimizer = options_.optimizer;
+    s.optimizer = optimizer_;
     s.iteration_time_ms = plan.mapping.cost.time() * 1e3;
     s.compute_ms = plan.mapping.cost.compute * 1e3;
     s.communication_ms = plan.mapping.cost.communication * 1e3;
@@ -124,6 +171,20 @@ class PlanSearch {
       if (is_compute_op(n.op.type)) ++s.operators;
       if (is_parallel_op(n.op.type)) ++s.parallel_operators;
     }
+    s.dtype = to_string(compute_dtype(model_));
+    if (const auto& p = plan.pipeline) {
+      s.pipeline_stages = p->pipeline_stages;
+      s.micro_batches = p->micro_batches;
+      s.bubble_fraction = p->bubble_fraction;
+      s.recompute = to_string(p->recompute);
+      s.zero_stage = p->zero_stage;
+      s.model_flops_per_iteration = p->model_flops;
+    } else {
+      s.model_flops_per_iteration = 3 * dense_forward_flops(model_);
+    }
+    if (s.iteration_time_ms > 0)
+      s.tflops_per_device =
+          s.model_flops_per_iteration / (s.iteration_time_ms / 1e3) / s.devices / 1e12;
     return plan;
   }
 
@@ -166,7 +227,7 @@ class PlanSearch {
     if (seed_data_parallel && kind.empty())
       for (auto& strategy : expert_strategies(start, machine)) {
         if (strategy.name.rfind("data-parallel", 0) == 0) continue;  // a seed already
-        if (has_vetoed(strategy.applied)) continue;
+        if (has_vetoed(strategy.applied) || outside_rules(strategy.applied)) continue;
         ho.whole_graph_starts.push_back(std::move(strategy.graph));
       }
 
@@ -228,7 +289,59 @@ class PlanSearch {
     return true;
   }
 
+  // A pipeline layout: Megatron-LM's tensor parallelism in each stage (expert), or each segment
+  // kind searched jointly on its stage replica (joint), with the rest of the layout searched.
+  Outcome pipelined(bool joint) {
+    PipelineOptions po;
+    po.joint = joint;
+    po.request = options_.layout;
+    po.optimizer = costs_.optimizer();
+    po.rules = joint ? &rules_ : nullptr;
+    po.alpha = options_.alpha;
+    po.budget = options_.budget;
+    po.vetoes = vetoes_;
+    po.cancel = options_.cancel;
+    auto p = plan_pipeline(model_, machine_, po);
+    if (!p)
+      throw InputError(fmt::format("no pipeline layout of '{}' (batch {}) on {} devices{}{}",
+                                   model_.name, model_.batch_size, machine_.num_devices(),
+                                   options_.layout.empty() ? "" : " with ",
+                                   options_.layout.describe()));
+    const std::string origin =
+        fmt::format("{}: {}", joint ? "pipeline search" : "megatron", describe_layout(*p));
+    return pipeline_outcome(model_, std::move(*p), machine_, origin);
+  }
+
+  // Pipeline layouts are offered to models with a chain of segments on more than one device.
+  bool pipelines() const {
+    return options_.pipelines && machine_.num_devices() > 1 && can_pipeline(model_);
+  }
+
+  // Whether the whole PCG is also searched operator by operator over every device. The pipeline
+  // planner plans one layer per kind and covers the layouts without stages too; past the scale
+  // where a whole-graph mapping stays cheap (the paper's searches reach 192 GPUs; ours 512), it
+  // alone plans models it can pipeline.
+  bool whole_graph() const { return !pipelines() || machine_.num_devices() <= kWholeGraphDevices; }
+  static constexpr int kWholeGraphDevices = 512;
+
+  void keep_pipelined(Outcome& best, bool joint) {
+    if (!pipelines() || status_ == "cancelled") return;
+    Outcome o;
+    try {
+      o = pipelined(joint);
+    } catch (const InputError&) {
+      return;  // no layout of the model's batch on these devices
+    }
+    if (o.cost.mapping.feasible && (best.graph.size() == 0 || better(o.cost, best.cost)))
+      best = std::move(o);
+  }
+
   Outcome joint() {
+    if (!whole_graph()) {
+      Outcome best;
+      keep_pipelined(best, true);
+      return best;
+    }
     auto t0 = std::chrono::steady_clock::now();
     auto lap = [&](const char* what) {
       if (!std::getenv("UNITY_DEBUG_SEARCH")) return;
@@ -247,7 +360,7 @@ class PlanSearch {
       o.graph = std::move(strategy.graph);
       o.origin = "expert: " + strategy.name;
       o.applied = std::move(strategy.applied);
-      if (!still_pinned(o.graph) || has_vetoed(o.applied)) continue;
+      if (!still_pinned(o.graph) || has_vetoed(o.applied) || outside_rules(o.applied)) continue;
       o.cost = cost_candidate(o.graph, costs_);
       if (better(o.cost, best.cost)) best = std::move(o);
     }
@@ -265,7 +378,15 @@ class PlanSearch {
       }
     }
     lap("sequential plan");
+    keep_pipelined(best, true);
+    lap("pipeline layouts");
     return best;
+  }
+
+  // An expert plan built with a rule the search was not given is not a point of its space.
+  bool outside_rules(const std::vector<AppliedSubstitution>& applied) const {
+    return std::any_of(applied.begin(), applied.end(),
+                       [&](const AppliedSubstitution& a) { return !rules_.find(a.rule); });
   }
 
   // An expert plan built with a vetoed rule (anywhere it applied) is not offered.
@@ -293,6 +414,9 @@ class PlanSearch {
     best.cost.time = std::numeric_limits<double>::infinity();
     best.cost.fits = false;
     best.cost.overflow = std::numeric_limits<double>::infinity();
+    // Megatron-LM's layouts with pipeline stages, for transformers.
+    if (model_.count(OpType::MultiHeadAttention) > 0) keep_pipelined(best, false);
+    if (!whole_graph()) return best;
     for (auto& strategy : expert_strategies(model_, machine_)) {
       Outcome o;
       o.graph = std::move(strategy.graph);
@@ -314,6 +438,7 @@ class PlanSearch {
   const Graph& model_;
   const MachineSpec& machine_;
   const OptimizeOptions& options_;
+  const std::string optimizer_;
   const CostModel costs_;
   RuleSet rules_;
   std::vector<RuleLocation> pins_, vetoes_;
@@ -326,13 +451,24 @@ class PlanSearch {
 
 }  // namespace
 
-Graph load_model_for_devices(const std::string& spec, int devices, std::int64_t batch) {
-  if (batch > 0) return load_model(spec, batch);
+Graph load_model_for_devices(const std::string& spec, int devices, std::int64_t batch,
+                             const zoo::TransformerResize& resize) {
   if (zoo::has_model(spec)) {
+    if (batch > 0) return zoo::build(spec, batch, resize);
     for (const auto& m : zoo::models())
-      if (m.name == spec) return zoo::build(spec, m.default_batch * devices);
+      if (m.name == spec) return zoo::build(spec, m.default_batch * devices, resize);
   }
-  return load_model(spec);
+  if (!resize.empty())
+    throw InputError(
+        fmt::format("--layers, --hidden, --heads, --seq and --vocab resize the gpt and "
+                    "llama families of the zoo, not '{}'",
+                    spec));
+  return batch > 0 ? load_model(spec, batch) : load_model(spec);
+}
+
+std::string resolved_optimizer(const Graph& model, const OptimizeOptions& options) {
+  if (!options.optimizer.empty()) return options.optimizer;
+  return size_of(compute_dtype(model)) < 4 ? "adam" : "sgd";
 }
 
 Plan optimize_plan(const Graph& model, const MachineSpec& machine, const OptimizeOptions& options) {

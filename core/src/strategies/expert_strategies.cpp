@@ -23,8 +23,8 @@ bool has_op(const Graph& g, OpType type) { return g.count(type) > 0; }
 // Each operator is rewritten at most once: matches on nodes an earlier rule of the list made are
 // left alone.
 Graph apply_rules(Graph g, const RuleSet& rules, const std::vector<std::string>& names, int d,
-                  std::vector<AppliedSubstitution>& applied) {
-  const NodeId fresh_from = g.next_id();
+                  std::vector<AppliedSubstitution>& applied, NodeId fresh_from = -1) {
+  if (fresh_from < 0) fresh_from = g.next_id();
   for (const auto& name : names) {
     const Rule* rule = rules.find(name);
     if (!rule)
@@ -32,6 +32,16 @@ Graph apply_rules(Graph g, const RuleSet& rules, const std::vector<std::string>&
     g = apply_everywhere(g, *rule, {name, ""}, {d}, applied, fresh_from);
   }
   return g;
+}
+
+// The rules that make Megatron-LM's attention and MLP blocks tensor-parallel.
+std::vector<std::string> megatron_block_rules() {
+  std::vector<std::string> names = {"self_attention_head_parallel", "attention_head_parallel"};
+  for (const char* act : {"relu", "gelu", "sigmoid", "tanh"})
+    for (const char* fused : {"", "_fused"})
+      for (const char* bias : {"", "_bias"})
+        names.push_back(fmt::format("mlp{}{}_{}_tensor_parallel", fused, bias, act));
+  return names;
 }
 
 // Megatron-LM (Shoeybi et al.): inside groups of `tp` devices, attention heads are split across the
@@ -43,13 +53,8 @@ std::optional<ExpertStrategy> megatron(const Graph& model, int devices, int tp) 
   try {
     Graph g = make_data_parallel(model, dp);
     const RuleSet& rules = default_rules();
-    std::vector<std::string> names = {"self_attention_head_parallel", "attention_head_parallel"};
-    for (const char* act : {"relu", "gelu", "sigmoid", "tanh"})
-      for (const char* fused : {"", "_fused"})
-        for (const char* bias : {"", "_bias"})
-          names.push_back(fmt::format("mlp{}{}_{}_tensor_parallel", fused, bias, act));
     std::vector<AppliedSubstitution> applied;
-    g = apply_rules(std::move(g), rules, names, tp, applied);
+    g = apply_rules(std::move(g), rules, megatron_block_rules(), tp, applied);
     g = apply_rules(std::move(g), rules, {"reduce_replicate_allreduce"}, tp, applied);
     if (std::getenv("UNITY_DEBUG_EXPERT"))
       fmt::print(stderr, "megatron tp{}: {} reduce, {} allreduce\n", tp, g.count(OpType::Reduce),
@@ -220,6 +225,24 @@ std::vector<ExpertStrategy> expert_strategies(const Graph& model, const MachineS
   }
   if (auto s = neo(model, machine)) out.push_back(std::move(*s));
   return out;
+}
+
+ExpertStrategy megatron_tensor_parallel(const Graph& serial, int tp) {
+  if (tp <= 1) return {"serial", serial, {}};
+  const RuleSet& rules = default_rules();
+  std::vector<AppliedSubstitution> applied;
+  const NodeId original_below = serial.next_id();
+  Graph g = apply_rules(serial, rules, megatron_block_rules(), tp, applied);
+  // The head's Linear split over the vocabulary (column-parallel), the embedding table over its
+  // rows; the operators the block rules rewrote are not matched again.
+  g = apply_rules(
+      std::move(g), rules,
+      {"linear_output_parallel", "linear_bias_output_parallel", "embedding_row_parallel"}, tp,
+      applied, original_below);
+  g = apply_rules(std::move(g), rules, {"reduce_replicate_allreduce"}, tp, applied);
+  g.validate();
+  return {applied.empty() ? std::string("serial") : fmt::format("megatron tp{}", tp), std::move(g),
+          std::move(applied)};
 }
 
 }  // namespace unity

@@ -23,4 +23,9 @@ struct ExpertStrategy {
 // allow; `unity optimize --mode expert` keeps the fastest, as the paper does for its baselines.
 std::vector<ExpertStrategy> expert_strategies(const Graph& model, const MachineSpec& machine);
 
+// Megatron-LM's tensor parallelism of degree `tp` on all the devices of one stage replica: heads
+// and MLP pairs as above, and what Megatron-LM splits besides them, the vocabulary of the head and
+// of the embedding table. A graph none of these apply to stays serial (tp 1: `serial` itself).
+ExpertStrategy megatron_tensor_parallel(const Graph& serial, int tp);
+
 }  // namespace unity

@@ -1,0 +1,57 @@
+#include "pipeline_report.h"
+
+#include <fmt/format.h>
+
+#include "table_printer.h"
+
+namespace unity::cli {
+namespace {
+
+std::string layers(const StagePlan& c) {
+  return c.first_layer == c.last_layer ? std::to_string(c.first_layer)
+                                       : fmt::format("{}-{}", c.first_layer, c.last_layer);
+}
+
+}  // namespace
+
+void print_pipeline(const PipelinePlan& p, bool costs) {
+  fmt::print("layout      tp {} x pp {} x dp {} ({} stage replicas of {} devices), {} dtype\n",
+             p.tensor_parallel, p.pipeline_stages, p.data_parallel,
+             p.pipeline_stages * p.data_parallel, p.tensor_parallel, to_string(p.dtype));
+  fmt::print("schedule    1F1B{}, {} micro-batches of {} samples, bubble {:.1f}% ({:.3f} ms)\n",
+             p.interleave > 1 ? fmt::format(" interleaved ({} chunks per device)", p.interleave)
+                              : std::string(),
+             p.micro_batches, p.micro_batch_size, 100 * p.bubble_fraction, p.bubble_time * 1e3);
+  fmt::print("savers      recomputation {}, ZeRO stage {}, sequence parallelism {}\n",
+             to_string(p.recompute), p.zero_stage, p.sequence_parallel ? "on" : "off");
+  fmt::print("time        pipeline {:.3f} ms, gradient sync {:.3f} ms, optimizer step {:.3f} ms\n",
+             p.pipeline_time * 1e3, p.sync_time * 1e3, p.update_time * 1e3);
+  fmt::print(
+      "throughput  {:.1f} TFLOP/s per device ({:.3g} FLOPs per iteration, Megatron-LM's "
+      "count)\n\n",
+      p.tflops_per_device, p.model_flops);
+  if (!costs) return;
+  Table stages({"chunk", "rank", "layers", "from", "to", "forward ms", "backward ms", "p2p ms",
+                "parameters"});
+  for (std::size_t c = 0; c < p.chunks.size(); ++c) {
+    const auto& k = p.chunks[c];
+    stages.add({std::to_string(c), std::to_string(k.rank), layers(k), k.first_node, k.last_node,
+                fmt::format("{:.3f}", k.forward * 1e3), fmt::format("{:.3f}", k.backward * 1e3),
+                fmt::format("{:.3f}", k.p2p * 1e3),
+                human_count(static_cast<std::int64_t>(k.parameters))});
+  }
+  stages.print();
+  fmt::print("\nmemory per device by pipeline rank\n");
+  Table memory({"rank", "weights", "gradients", "optimizer", "activations", "workspace", "total"});
+  auto bytes = [](double b) { return human_bytes(static_cast<std::int64_t>(b)); };
+  for (std::size_t r = 0; r < p.rank_memory.size(); ++r) {
+    const auto& m = p.rank_memory[r];
+    memory.add({std::to_string(r), bytes(m.weights), bytes(m.gradients), bytes(m.optimizer),
+                bytes(m.activations), bytes(m.workspace), bytes(m.total())});
+  }
+  memory.print();
+  for (const auto& s : p.segment_plans) fmt::print("  {}\n", s);
+  fmt::print("\n");
+}
+
+}  // namespace unity::cli

@@ -1,0 +1,36 @@
+#pragma once
+// The knobs of a large-model training layout beyond the PCG's own parallel operators (Megatron-LM,
+// Narayanan et al. SC'21; ZeRO, Rajbhandari et al. SC'20; sequence parallelism, Korthikanti et al.
+// 2022): pipeline stages and micro-batches, interleaved model chunks, activation recomputation,
+// optimizer-state sharding and sequence parallelism. Unset fields of a LayoutRequest are searched.
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace unity {
+
+enum class Recompute {
+  None,       // every activation the backward pass needs is kept
+  Selective,  // the attention internals (scores, probabilities) are recomputed
+  Full,       // only each block's input is kept; the block's forward runs again in the backward
+};
+std::string_view to_string(Recompute r);
+Recompute recompute_from_string(std::string_view name);  // throws InputError
+
+struct LayoutRequest {
+  int tensor_parallel = 0;  // --tp: devices of one stage replica (0: searched)
+  int pipeline_stages = 0;  // --pp (0: searched)
+  int micro_batches = 0;    // --micro-batches per iteration and pipeline (0: searched)
+  int interleave = 0;       // --interleave: model chunks per device (0: searched; 1: plain 1F1B)
+  std::optional<Recompute> recompute;     // --recompute
+  int zero_stage = -1;                    // --zero 0..3 (-1: searched)
+  std::optional<bool> sequence_parallel;  // --sequence-parallel
+  bool empty() const {
+    return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
+           zero_stage < 0 && !sequence_parallel;
+  }
+  // "--tp 8 --pp 8 --micro-batches 96": what was fixed, for messages.
+  std::string describe() const;
+};
+
+}  // namespace unity

@@ -1,0 +1,148 @@
+#include "unity/core/layer_segments.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+#include "unity/core/mapping_cost.h"
+
+namespace unity {
+namespace {
+
+// What counts as a layer: attention operators where the model has them, else operators that read
+// a weight.
+bool starts_layer(const Graph& g, const Node& n, bool has_attention) {
+  if (has_attention) return n.op.type == OpType::MultiHeadAttention;
+  return std::any_of(n.inputs.begin(), n.inputs.end(),
+                     [&](const TensorRef& t) { return g.node(t.node).op.type == OpType::Weight; });
+}
+
+// The sizes of a source for `batch` samples: a leading dim equal to the model's batch follows it.
+std::vector<std::int64_t> batched_sizes(const ParallelTensorShape& s, std::int64_t model_batch,
+                                        std::int64_t batch) {
+  std::vector<std::int64_t> sizes = s.sizes();
+  if (!sizes.empty() && model_batch > 0 && sizes[0] == model_batch) sizes[0] = batch;
+  return sizes;
+}
+
+}  // namespace
+
+SegmentChain segment_chain(const Graph& model) {
+  SegmentChain chain;
+  const PlacementGraph placement(model);
+  const auto& order = placement.placed();
+  const int n = static_cast<int>(order.size());
+  if (n == 0) return chain;
+  std::unordered_map<NodeId, int> pos;
+  for (int i = 0; i < n; ++i) pos[order[i]] = i;
+  // live[i]: producers whose output is still read after position i.
+  std::vector<int> starts(n + 1, 0);
+  std::vector<int> last_use(n, 0);
+  for (int i = 0; i < n; ++i) {
+    last_use[i] = i;
+    for (NodeId s : placement.successors(order[i])) last_use[i] = std::max(last_use[i], pos[s]);
+    if (last_use[i] > i) {
+      ++starts[i];
+      --starts[last_use[i]];
+    }
+  }
+  const bool has_attention = model.count(OpType::MultiHeadAttention) > 0;
+  Segment current;
+  int live = 0, layers = 0;
+  std::set<int> producers_alive;
+  for (int i = 0; i < n; ++i) {
+    const Node& node = model.node(order[i]);
+    if (starts_layer(model, node, has_attention)) ++layers;
+    current.nodes.push_back(order[i]);
+    live += starts[i];
+    if (last_use[i] > i) producers_alive.insert(i);
+    for (auto it = producers_alive.begin(); it != producers_alive.end();)
+      it = last_use[*it] <= i ? producers_alive.erase(it) : std::next(it);
+    if (i + 1 == n || live != 1) continue;
+    // One producer is live: a cut if a single one of its outputs is read later.
+    const int p = *producers_alive.begin();
+    std::set<int> outputs;
+    for (int j = i + 1; j < n; ++j)
+      for (const auto& in : model.node(order[j]).inputs)
+        if (in.node == order[p]) outputs.insert(in.index);
+    if (outputs.size() != 1) continue;
+    current.output = {order[p], *outputs.begin()};
+    chain.segments.push_back(std::move(current));
+    current = Segment{};
+    current.input = chain.segments.back().output;
+    current.layer = layers;
+  }
+  const auto sinks = model.sinks();
+  current.output = sinks.empty() ? TensorRef{current.nodes.back(), 0} : sinks.front();
+  chain.segments.push_back(std::move(current));
+  chain.layers = layers;
+  // Kinds: equal structure (at the model's own batch, which every operator accepts: an imported
+  // Reshape may hold the batch in its target shape).
+  std::map<std::uint64_t, int> kinds;
+  for (std::size_t i = 0; i < chain.segments.size(); ++i) {
+    auto& s = chain.segments[i];
+    const std::uint64_t h = segment_graph(model, s, model.batch_size).structural_hash();
+    auto [it, added] = kinds.emplace(h, static_cast<int>(kinds.size()));
+    s.kind = it->second;
+    if (added) chain.representative.push_back(static_cast<int>(i));
+  }
+  return chain;
+}
+
+Graph segment_graph(const Graph& model, const Segment& s, std::int64_t batch) {
+  Graph g;
+  g.name = model.name;
+  g.batch_size = batch;
+  std::map<TensorRef, TensorRef> mapped;
+  if (s.input.node >= 0) {
+    const auto& shape = model.shape(s.input);
+    mapped[s.input] = g.add_input(model.node(s.input.node).op.name + ".out",
+                                  batched_sizes(shape, model.batch_size, batch), shape.dtype);
+  }
+  for (NodeId id : s.nodes) {
+    const Node& node = model.node(id);
+    std::vector<TensorRef> inputs;
+    for (const auto& in : node.inputs) {
+      if (auto it = mapped.find(in); it != mapped.end()) {
+        inputs.push_back(it->second);
+        continue;
+      }
+      const Node& src = model.node(in.node);
+      if (!is_source_op(src.op.type))
+        throw GraphError(fmt::format("{} reads {} from outside its segment", model.describe(id),
+                                     model.describe(in.node)));
+      const auto& shape = src.outputs.at(0);
+      const auto sizes = src.op.type == OpType::Input
+                             ? batched_sizes(shape, model.batch_size, batch)
+                             : shape.sizes();
+      const TensorRef copy = src.op.type == OpType::Input
+                                 ? g.add_input(src.op.name, sizes, shape.dtype)
+                                 : g.add_weight(src.op.name, sizes, shape.dtype);
+      mapped[in] = copy;
+      inputs.push_back(copy);
+    }
+    const NodeId added = g.add(node.op, std::move(inputs));
+    for (int k = 0; k < static_cast<int>(node.outputs.size()); ++k) mapped[{id, k}] = {added, k};
+  }
+  return g;
+}
+
+Graph rebatch(const Graph& graph, std::int64_t from, std::int64_t to) {
+  Graph g = graph;
+  g.batch_size = to;
+  for (const auto& [id, n] : graph.nodes()) {
+    if (n.op.type != OpType::Input) continue;
+    auto sizes = n.op.attrs.get_ints("shape");
+    if (sizes.empty() || sizes[0] != from) continue;
+    sizes[0] = to;
+    g.mutable_node(id).op.attrs.set("shape", sizes);
+  }
+  g.infer_shapes();
+  return g;
+}
+
+}  // namespace unity

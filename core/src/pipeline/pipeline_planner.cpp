@@ -1,0 +1,568 @@
+#include "unity/core/pipeline_planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "unity/core/compute_dtype.h"
+#include "unity/core/errors.h"
+#include "unity/core/expert_strategies.h"
+#include "unity/core/hierarchical_search.h"
+#include "unity/core/layer_segments.h"
+#include "unity/core/layout_conversion.h"
+#include "unity/core/segment_profile.h"
+
+namespace unity {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+// One layout the planner costs.
+struct Layout {
+  int tp = 1, pp = 1, dp = 1, m = 1, v = 1;
+  std::int64_t b = 1;
+  Recompute recompute = Recompute::None;
+  int zero = 0;
+  bool sp = false;
+};
+
+// A segment kind planned on the devices of one stage replica.
+struct KindPlan {
+  Graph plan;
+  std::int64_t batch = 0;
+  std::string description;
+  std::vector<AppliedSubstitution> applied;
+};
+
+class Planner {
+ public:
+  Planner(const Graph& model, const MachineSpec& machine, const PipelineOptions& options)
+      : model_(model),
+        machine_(machine),
+        options_(options),
+        chain_(segment_chain(model)),
+        costs_(machine, options.optimizer),
+        dtype_(compute_dtype(model)) {
+    const int segments = static_cast<int>(chain_.segments.size());
+    // Repeated kinds are the blocks that recomputation re-runs (not the embedding or the head).
+    std::map<int, int> count;
+    for (const auto& s : chain_.segments) ++count[s.kind];
+    for (int j = 0; j < segments; ++j) {
+      const auto& s = chain_.segments[j];
+      const int next = j + 1 < segments ? chain_.segments[j + 1].layer : chain_.layers;
+      layer_of_.push_back(std::max(0, next > s.layer ? s.layer : s.layer - 1));
+      block_.push_back(count[s.kind] > 1);
+    }
+    memory_ = kInfinity;
+    for (const auto& d : machine.device_types) memory_ = std::min(memory_, double(d.memory_bytes));
+  }
+
+  std::optional<PipelinePlan> run() {
+    const auto layouts = enumerate();
+    std::optional<PipelinePlan> best;
+    for (const Layout& l : layouts) {
+      if (options_.cancel && options_.cancel->load()) break;
+      PipelinePlan p = evaluate(l);
+      ++evaluated_;
+      if (!best || key(p) < key(*best)) best = std::move(p);
+    }
+    if (!best || !std::isfinite(best->iteration_time)) return std::nullopt;
+    best->layouts_evaluated = evaluated_;
+    best->candidates_evaluated = candidates_;
+    // What each kind's replica plan is, for the layout chosen.
+    for (int k = 0; k < chain_.kinds(); ++k) {
+      const KindPlan& kp = kind_plan(k, best->tensor_parallel, best->micro_batch_size);
+      best->segment_plans.push_back(fmt::format(
+          "segments like '{}': {}", first_name(chain_.representative[k]), kp.description));
+      best->applied.insert(best->applied.end(), kp.applied.begin(), kp.applied.end());
+    }
+    return best;
+  }
+
+ private:
+  static double key(const PipelinePlan& p) {
+    return p.fits ? p.iteration_time : 1e9 + p.peak_memory;
+  }
+
+  std::string first_name(int segment) const {
+    return model_.node(chain_.segments[segment].nodes.front()).op.name;
+  }
+
+  // Every layout the request allows.
+  std::vector<Layout> enumerate() const {
+    const auto& r = options_.request;
+    const int n = machine_.num_devices();
+    const int per_node = machine_.devices_per_node;
+    const int segments = static_cast<int>(chain_.segments.size());
+    const std::int64_t batch = model_.batch_size;
+    if (batch <= 0) throw InputError(fmt::format("'{}' has no batch size to plan", model_.name));
+    std::vector<int> tps;
+    if (r.tensor_parallel) {
+      const int tp = r.tensor_parallel;
+      if (tp > per_node || per_node % tp != 0 || n % tp != 0)
+        throw InputError(fmt::format(
+            "--tp {}: tensor parallelism stays inside a node, so it must divide the {} devices of "
+            "a {} node (and the {} devices in use)",
+            tp, per_node, machine_.name, n));
+      tps = {tp};
+    } else {
+      for (int tp : divisors(std::min(per_node, n)))
+        if (per_node % tp == 0 && n % tp == 0) tps.push_back(tp);
+    }
+    std::vector<Layout> out;
+    for (int tp : tps) {
+      std::vector<int> pps;
+      if (r.pipeline_stages) {
+        const int pp = r.pipeline_stages;
+        if ((n / tp) % pp != 0)
+          throw InputError(
+              fmt::format("--pp {}: {} devices / --tp {} = {} stage replicas, which "
+                          "{} stages do not divide",
+                          pp, n, tp, n / tp, pp));
+        if (pp > segments)
+          throw InputError(fmt::format("--pp {}: '{}' has only {} segments to make stages of", pp,
+                                       model_.name, segments));
+        pps = {pp};
+      } else {
+        for (int pp : divisors(n / tp))
+          if (pp <= segments) pps.push_back(pp);
+      }
+      for (int pp : pps) {
+        const int dp = n / (tp * pp);
+        if (batch % dp != 0) {
+          if (r.pipeline_stages && r.tensor_parallel)
+            throw InputError(
+                fmt::format("--batch {} does not divide over {} data-parallel copies "
+                            "({} devices / (--tp {} x --pp {}))",
+                            batch, dp, n, tp, pp));
+          continue;
+        }
+        add_layouts(tp, pp, dp, batch / dp, out);
+      }
+    }
+    return out;
+  }
+
+  void add_layouts(int tp, int pp, int dp, std::int64_t per_replica,
+                   std::vector<Layout>& out) const {
+    const auto& r = options_.request;
+    const bool joint = options_.joint;
+    const int segments = static_cast<int>(chain_.segments.size());
+    std::vector<int> ms;
+    if (r.micro_batches) {
+      if (per_replica % r.micro_batches != 0)
+        throw InputError(
+            fmt::format("--micro-batches {}: the {} samples of each data-parallel copy "
+                        "do not split into that many",
+                        r.micro_batches, per_replica));
+      ms = {r.micro_batches};
+    } else {
+      // Micro-batches of up to 64 samples (larger ones only add memory).
+      for (std::int64_t b = 1; b <= std::min<std::int64_t>(per_replica, 64); ++b)
+        if (per_replica % b == 0) ms.push_back(static_cast<int>(per_replica / b));
+    }
+    std::vector<Recompute> recomputes;
+    if (r.recompute)
+      recomputes = {*r.recompute};
+    else if (joint)
+      recomputes = {Recompute::None, Recompute::Selective, Recompute::Full};
+    else
+      recomputes = {Recompute::Full};  // Megatron-LM's published runs recompute every layer
+    std::vector<int> zeros;
+    if (r.zero_stage >= 0) {
+      if (r.zero_stage >= 2 && pp > 1)
+        throw InputError(fmt::format(
+            "--zero {} shards the gradients{} that every micro-batch of a pipeline stage needs; as "
+            "in DeepSpeed, stages 2 and 3 do not combine with --pp > 1 (use --zero 1)",
+            r.zero_stage, r.zero_stage == 3 ? " and weights" : ""));
+      zeros = {r.zero_stage};
+    } else if (joint) {
+      zeros = pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3};
+    } else {
+      zeros = {0};
+    }
+    std::vector<bool> sps;
+    if (r.sequence_parallel)
+      sps = {*r.sequence_parallel && tp > 1};
+    else
+      sps = joint && tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false};
+    for (int m : ms) {
+      std::vector<int> vs;
+      if (r.interleave) {
+        vs = {r.interleave};
+      } else {
+        for (int v = 1; v <= 8; ++v) vs.push_back(v);
+      }
+      for (int v : vs) {
+        if (v > 1 && (pp == 1 || m % pp != 0)) {
+          if (r.interleave && r.pipeline_stages)
+            throw InputError(
+                fmt::format("--interleave {} needs --pp > 1 and a micro-batch count "
+                            "that --pp divides (Megatron-LM's schedule); got --pp {} "
+                            "and {} micro-batches",
+                            v, pp, m));
+          continue;
+        }
+        if (pp * v > segments) continue;
+        // Megatron-LM gives each chunk the same number of layers.
+        if (!joint && chain_.layers % (pp * v) != 0) {
+          if (r.pipeline_stages && r.interleave)
+            throw InputError(
+                fmt::format("--pp {} --interleave {}: {} layers do not split evenly "
+                            "into {} chunks",
+                            pp, v, chain_.layers, pp * v));
+          continue;
+        }
+        for (Recompute rc : recomputes)
+          for (int z : zeros)
+            for (bool sp : sps) out.push_back({tp, pp, dp, m, v, per_replica / m, rc, z, sp});
+      }
+    }
+  }
+
+  const CostModel& replica_costs(int tp) {
+    auto it = replica_costs_.find(tp);
+    if (it != replica_costs_.end()) return *it->second;
+    auto model = std::make_unique<CostModel>(select_machine(machine_, {0, tp}), options_.optimizer);
+    model->set_counts_weight_updates(false);
+    return *replica_costs_.emplace(tp, std::move(model)).first->second;
+  }
+
+  // The plan of segment kind `kind` on `tp` devices, made for micro-batches of `b` samples.
+  KindPlan make_kind_plan(int kind, int tp, std::int64_t b) {
+    const Segment& s = chain_.segments[chain_.representative[kind]];
+    const Graph serial = segment_graph(model_, s, b);
+    ExpertStrategy megatron = megatron_tensor_parallel(serial, tp);
+    KindPlan kp{std::move(megatron.graph), b, megatron.name, std::move(megatron.applied)};
+    if (!options_.joint) return kp;
+    const CostModel& costs = replica_costs(tp);
+    HierarchicalOptions ho;
+    ho.search.alpha = options_.alpha;
+    ho.search.budget = options_.budget;
+    ho.search.degrees = useful_degrees(costs.machine());
+    ho.search.devices = tp;
+    ho.search.vetoed = options_.vetoes;
+    ho.search.cancel = options_.cancel;
+    ho.split = false;
+    ho.seed_degrees = ho.search.degrees;
+    const RuleSet& rules = options_.rules ? *options_.rules : default_rules();
+    // Megatron-LM's plan seeds the search where the search's rules can make it.
+    const auto allowed = [&](const AppliedSubstitution& a) {
+      if (!rules.find(a.rule)) return false;
+      return std::none_of(options_.vetoes.begin(), options_.vetoes.end(),
+                          [&](const RuleLocation& v) { return v.covers(a.rule, a.nodes); });
+    };
+    if (std::all_of(kp.applied.begin(), kp.applied.end(), allowed))
+      ho.whole_graph_starts.push_back(kp.plan);
+    HierarchicalResult r = hierarchical_search(serial, rules, costs, ho);
+    candidates_ += r.candidates_evaluated;
+    if (r.best.size() == 0) {
+      if (ho.whole_graph_starts.empty()) kp = KindPlan{serial, b, "serial", {}};
+      return kp;
+    }
+    kp.plan = std::move(r.best);
+    kp.applied = std::move(r.applied);
+    kp.description = kp.applied.empty()
+                         ? std::string("serial")
+                         : fmt::format("joint search, {} substitutions", kp.applied.size());
+    return kp;
+  }
+
+  const KindPlan& kind_plan(int kind, int tp, std::int64_t b) {
+    const auto key = std::make_tuple(kind, tp, b);
+    if (auto it = exact_.find(key); it != exact_.end()) return it->second;
+    // Planned once per kind and replica size, at the first micro-batch size asked for; other
+    // sizes take the same plan with the batch changed, where its degrees divide them.
+    const auto base_key = std::make_pair(kind, tp);
+    auto base = base_.find(base_key);
+    if (base == base_.end()) base = base_.emplace(base_key, make_kind_plan(kind, tp, b)).first;
+    KindPlan kp;
+    try {
+      kp = base->second;
+      if (kp.batch != b) kp.plan = rebatch(kp.plan, kp.batch, b);
+      kp.batch = b;
+    } catch (const ShapeError&) {
+      kp = make_kind_plan(kind, tp, b);
+    }
+    return exact_.emplace(key, std::move(kp)).first->second;
+  }
+
+  const SegmentProfile& profile(int kind, int tp, std::int64_t b) {
+    const auto key = std::make_tuple(kind, tp, b);
+    if (auto it = profiles_.find(key); it != profiles_.end()) return it->second;
+    SegmentProfile p;  // infeasible unless the segment can be planned at this micro-batch size
+    try {
+      p = profile_segment(kind_plan(kind, tp, b).plan, replica_costs(tp));
+    } catch (const ShapeError&) {
+      // A micro-batch size the model's shapes do not take (a Reshape holding the batch).
+    }
+    return profiles_.emplace(key, p).first->second;
+  }
+
+  // Forward dense FLOPs of a kind at `b` samples, and of those its attention's products.
+  std::pair<double, double> kind_flops(int kind, std::int64_t b) {
+    const auto key = std::make_pair(kind, b);
+    if (auto it = flops_.find(key); it != flops_.end()) return it->second;
+    Graph serial;
+    try {
+      serial = segment_graph(model_, chain_.segments[chain_.representative[kind]], b);
+    } catch (const ShapeError&) {
+      return flops_.emplace(key, std::make_pair(0.0, 0.0)).first->second;  // profile: infeasible
+    }
+    double core = 0;
+    for (const auto& [id, n] : serial.nodes())
+      if (n.op.type == OpType::MultiHeadAttention) {
+        const auto& q = serial.shape(n.inputs[0]);
+        const double s = double(q.dims[1].size), e = double(q.dims[2].size);
+        core += 4.0 * double(q.dims[0].size) * s * s * e;
+      }
+    return flops_.emplace(key, std::make_pair(dense_forward_flops(serial), core)).first->second;
+  }
+
+  // Contiguous chunks of segments: Megatron-LM's equal layer counts, or balanced by time.
+  std::vector<std::pair<int, int>> chunks(const std::vector<double>& t, int count) const {
+    const int n = static_cast<int>(t.size());
+    std::vector<std::pair<int, int>> out;
+    if (!options_.joint) {
+      const int per = std::max(1, chain_.layers / count);
+      int first = 0;
+      for (int c = 0; c < count; ++c) {
+        int last = first;
+        while (last + 1 < n && (c + 1 == count || layer_of_[last + 1] < (c + 1) * per)) ++last;
+        if (c + 1 == count) last = n - 1;
+        out.emplace_back(first, last);
+        first = last + 1;
+      }
+      return out;
+    }
+    // The smallest bottleneck a greedy split into `count` chunks reaches (binary search on it).
+    auto split = [&](double limit) {
+      std::vector<std::pair<int, int>> parts;
+      int first = 0;
+      double sum = 0;
+      for (int j = 0; j < n; ++j) {
+        if (j > first && sum + t[j] > limit) {
+          parts.emplace_back(first, j - 1);
+          first = j;
+          sum = 0;
+        }
+        sum += t[j];
+      }
+      parts.emplace_back(first, n - 1);
+      return parts;
+    };
+    double lo = *std::max_element(t.begin(), t.end());
+    double hi = std::accumulate(t.begin(), t.end(), 0.0);
+    for (int i = 0; i < 50 && hi - lo > 1e-9 * hi; ++i) {
+      const double mid = (lo + hi) / 2;
+      (static_cast<int>(split(mid).size()) <= count ? hi : lo) = mid;
+    }
+    out = split(hi);
+    // Fewer chunks than asked: split the longest ones (every chunk needs a segment).
+    while (static_cast<int>(out.size()) < count) {
+      auto it = std::max_element(out.begin(), out.end(), [](auto a, auto b) {
+        return a.second - a.first < b.second - b.first;
+      });
+      if (it->second == it->first) break;
+      const int mid = (it->first + it->second) / 2;
+      const auto right = std::make_pair(mid + 1, it->second);
+      it->second = mid;
+      out.insert(it + 1, right);
+    }
+    return out;
+  }
+
+  int device(const Layout& l, int rank, int copy, int index) const {
+    return rank * l.dp * l.tp + copy * l.tp + index;
+  }
+
+  // Sending one activation of `bytes` from pipeline rank a to rank b: each of the replica's devices
+  // sends 1/tp of it to its peer and the receivers all-gather it (Megatron-LM's scatter/gather).
+  double p2p_time(const Layout& l, int a, int b, double bytes) const {
+    std::vector<Transfer> moves;
+    std::vector<int> replica;
+    for (int j = 0; j < l.tp; ++j) {
+      moves.push_back({device(l, a, 0, j), device(l, b, 0, j), bytes / l.tp});
+      replica.push_back(device(l, b, 0, j));
+    }
+    return costs_.transfers_time(moves) + costs_.allreduce_time(replica, bytes) / 2;
+  }
+
+  PipelinePlan evaluate(const Layout& l) {
+    PipelinePlan p;
+    p.tensor_parallel = l.tp;
+    p.pipeline_stages = l.pp;
+    p.data_parallel = l.dp;
+    p.micro_batches = l.m;
+    p.micro_batch_size = l.b;
+    p.interleave = l.v;
+    p.recompute = l.recompute;
+    p.zero_stage = l.zero;
+    p.sequence_parallel = l.sp;
+    p.dtype = dtype_;
+    const int n = static_cast<int>(chain_.segments.size());
+    std::vector<double> time(n), saved(n), work(n, 0.0);
+    double bytes = 0;  // per micro-batch, inside the replicas
+    double recompute_flops = 0, flops = 0;
+    std::vector<const SegmentProfile*> prof(n);
+    for (int j = 0; j < n; ++j) {
+      const int kind = chain_.segments[j].kind;
+      const SegmentProfile& s = profile(kind, l.tp, l.b);
+      prof[j] = &s;
+      if (!s.feasible) {
+        p.iteration_time = kInfinity;
+        p.peak_memory = kInfinity;
+        return p;
+      }
+      const auto [dense, core] = kind_flops(kind, l.b);
+      flops += 3 * dense;
+      double extra = 0, keep = s.activations;
+      const double sp_share = l.sp ? s.whole_activations * (1.0 - 1.0 / l.tp) : 0.0;
+      if (block_[j] && l.recompute == Recompute::Full) {
+        extra = s.forward;
+        keep = s.input_bytes / (l.sp ? l.tp : 1);
+        recompute_flops += dense;
+      } else if (block_[j] && l.recompute == Recompute::Selective) {
+        extra = s.attention_core;
+        keep = s.activations - s.attention_internals - sp_share;
+        recompute_flops += core;
+      } else {
+        keep = s.activations - sp_share;
+      }
+      time[j] = s.forward + s.backward + extra;
+      work[j] = extra;
+      saved[j] = std::max(0.0, keep);
+      bytes += s.bytes;
+    }
+    const auto parts = chunks(time, l.pp * l.v);
+    std::vector<double> rank_time(l.pp, 0.0), rank_params(l.pp, 0.0), rank_saved(l.pp, 0.0),
+        rank_comm(l.pp, 0.0), rank_workspace(l.pp, 0.0), rank_segment_params(l.pp, 0.0);
+    double p2p_bytes = 0;
+    for (int c = 0; c < static_cast<int>(parts.size()); ++c) {
+      const auto [first, last] = parts[c];
+      const int rank = c % l.pp;
+      StagePlan sp;
+      sp.rank = rank;
+      sp.first_segment = first;
+      sp.last_segment = last;
+      sp.first_layer = layer_of_[first];
+      sp.last_layer = layer_of_[last];
+      sp.first_node = first_name(first);
+      sp.last_node = model_.node(chain_.segments[last].nodes.back()).op.name;
+      for (int j = first; j <= last; ++j) {
+        const SegmentProfile& s = *prof[j];
+        sp.forward += s.forward;
+        sp.backward += s.backward + work[j];
+        sp.parameters += s.parameters;
+        rank_saved[rank] += saved[j];
+        rank_comm[rank] +=
+            s.communication +
+            (l.recompute == Recompute::Full && block_[j] ? s.communication / 2 : 0.0);
+        rank_segment_params[rank] = std::max(rank_segment_params[rank], s.parameters);
+        if (l.recompute == Recompute::Full && block_[j])
+          rank_workspace[rank] = std::max(rank_workspace[rank], s.activations);
+      }
+      // Forward activation and backward gradient across each boundary the chunk has.
+      for (int boundary : {first, last + 1}) {
+        if (boundary == 0 || boundary == n) continue;
+        const double act = prof[boundary]->input_bytes;
+        const int other = boundary == first ? (c + l.pp * l.v - 1) % l.pp : (c + 1) % l.pp;
+        if (other == rank) continue;
+        sp.p2p += 2 * p2p_time(l, rank, other, act);
+        if (boundary == last + 1) p2p_bytes += 2 * act;
+      }
+      rank_time[rank] += sp.forward + sp.backward + sp.p2p;
+      rank_comm[rank] += sp.p2p;
+      rank_params[rank] += sp.parameters;
+      p.chunks.push_back(std::move(sp));
+    }
+    const PipelineTime pt = pipeline_time(rank_time, l.m, l.v);
+    p.pipeline_time = pt.time;
+    p.bubble_time = pt.bubble;
+    p.bubble_fraction = pt.bubble_fraction;
+    // Once an iteration: the data-parallel gradient synchronisation of every rank's weights (ZeRO
+    // 2 reduce-scatters every micro-batch's gradients, ZeRO 3 also all-gathers the weights twice
+    // a micro-batch), then the optimizer step on each device's share.
+    const double size = static_cast<double>(size_of(dtype_));
+    const auto& dev = machine_.device(0);
+    double sync_bytes = 0;
+    for (int r = 0; r < l.pp; ++r) {
+      std::vector<int> group;
+      for (int k = 0; k < l.dp; ++k) group.push_back(device(l, r, k, 0));
+      const double grads = rank_params[r] * size;
+      const double ar = costs_.allreduce_time(group, grads);
+      const double factor = l.zero == 2 ? (l.m + 1) / 2.0 : l.zero == 3 ? 1.5 * l.m : 1.0;
+      p.sync_time = std::max(p.sync_time, factor * ar);
+      sync_bytes += factor * CostModel::allreduce_bytes(l.dp, grads) * l.tp;
+      const double shard = l.zero >= 1 ? rank_params[r] / l.dp : rank_params[r];
+      p.update_time = std::max(p.update_time, costs_.update_time(shard * 4.0, dev));
+      MemoryBreakdown mem =
+          parameter_memory(rank_params[r], dtype_, options_.optimizer, l.zero, l.dp);
+      mem.activations = in_flight_micro_batches(r, l.pp, l.m, l.v) * rank_saved[r];
+      mem.workspace = rank_workspace[r] + (l.zero == 3 ? 2 * rank_segment_params[r] * size : 0.0);
+      p.peak_memory = std::max(p.peak_memory, mem.total());
+      p.rank_memory.push_back(mem);
+    }
+    p.fits = p.peak_memory <= memory_;
+    p.iteration_time = p.pipeline_time + p.sync_time + p.update_time;
+    const int busiest =
+        static_cast<int>(std::max_element(rank_time.begin(), rank_time.end()) - rank_time.begin());
+    p.communication_time = l.m * rank_comm[busiest] + p.sync_time;
+    p.compute_time = std::max(0.0, p.iteration_time - p.communication_time);
+    p.communication_bytes = (bytes + p2p_bytes) * l.m * l.dp + sync_bytes;
+    // FLOPs over the whole batch: the micro-batch's times the micro-batches of every copy.
+    const double scale = static_cast<double>(l.m) * l.dp;
+    p.model_flops = (flops + recompute_flops) * scale;
+    p.tflops_per_device =
+        p.iteration_time > 0 ? p.model_flops / p.iteration_time / machine_.num_devices() / 1e12 : 0;
+    return p;
+  }
+
+  const Graph& model_;
+  const MachineSpec& machine_;
+  const PipelineOptions& options_;
+  const SegmentChain chain_;
+  const CostModel costs_;
+  const DataType dtype_;
+  std::vector<int> layer_of_;  // per segment: the layer it belongs to
+  std::vector<bool> block_;
+  double memory_ = 0;
+  std::map<int, std::unique_ptr<CostModel>> replica_costs_;
+  std::map<std::pair<int, int>, KindPlan> base_;
+  std::map<std::tuple<int, int, std::int64_t>, KindPlan> exact_;
+  std::map<std::tuple<int, int, std::int64_t>, SegmentProfile> profiles_;
+  std::map<std::pair<int, std::int64_t>, std::pair<double, double>> flops_;
+  std::int64_t evaluated_ = 0, candidates_ = 0;
+};
+
+}  // namespace
+
+bool can_pipeline(const Graph& model) {
+  // A serial model: one whose parallel operators are already placed is a plan, not a model.
+  for (const auto& [id, n] : model.nodes())
+    if (is_parallel_op(n.op.type)) return false;
+  try {
+    return segment_chain(model).segments.size() >= 2;
+  } catch (const InputError&) {
+    return false;  // a segment that is not a graph of its own
+  }
+}
+
+std::optional<PipelinePlan> plan_pipeline(const Graph& model, const MachineSpec& machine,
+                                          const PipelineOptions& options) {
+  return Planner(model, machine, options).run();
+}
+
+}  // namespace unity

@@ -1,0 +1,147 @@
+#include "unity/core/segment_profile.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "unity/core/candidate_cost.h"
+#include "unity/core/mapping_cost.h"
+
+namespace unity {
+namespace {
+
+bool is_dense(OpType t) {
+  return t == OpType::Linear || t == OpType::MatMul || t == OpType::BatchMatMul ||
+         t == OpType::Conv2D || t == OpType::MultiHeadAttention;
+}
+
+// Whether an operator's backward pass reads its activation inputs (or, for the softmax, its output
+// of the same size): products, normalisations and non-linearities do; sums, scalings, layout
+// changes, lookups and parallel operators do not, so what they read need not be kept.
+bool backward_reads_inputs(OpType t) {
+  switch (t) {
+    case OpType::Add:
+    case OpType::Sub:
+    case OpType::ScalarAdd:
+    case OpType::ScalarMul:
+    case OpType::Identity:
+    case OpType::Reshape:
+    case OpType::Flatten:
+    case OpType::Transpose:
+    case OpType::Concat:
+    case OpType::Split:
+    case OpType::ReduceSum:
+    case OpType::ReduceMean:
+    case OpType::Embedding:
+    case OpType::EmbeddingBag:
+      return false;
+    default:
+      return is_compute_op(t);
+  }
+}
+
+// Bytes one attention task keeps besides its output, as the backward pass needs them: q, k, v and
+// the context (4 x [b, s, e/d]) and, when `scores`, the softmax probabilities [b, heads/d, s, s].
+double attention_internal_bytes(const Graph& g, const Node& n, bool scores) {
+  const auto& q = g.shape(n.inputs.at(0));
+  const auto& k = g.shape(n.inputs.at(1));
+  const int d = g.shape(n.inputs.at(3)).dims.at(1).degree;
+  const double b = static_cast<double>(q.dims[0].size / q.dims[0].degree);
+  const double sq = static_cast<double>(q.dims[1].size), sk = static_cast<double>(k.dims[1].size);
+  const double e = static_cast<double>(q.dims[2].size) / d;
+  const double heads = static_cast<double>(n.op.attrs.get_int("num_heads")) / d;
+  const double size = static_cast<double>(size_of(q.dtype));
+  return (scores ? b * heads * sq * sk : 4.0 * b * sq * e) * size;
+}
+
+// The share of an attention task's forward time spent on scores and softmax: the fraction of its
+// FLOPs in the two batched products (4 b s^2 e against 8 b s e^2 for the projections).
+double attention_core_share(const Graph& g, const Node& n) {
+  const auto& q = g.shape(n.inputs.at(0));
+  const double s = static_cast<double>(q.dims[1].size), e = static_cast<double>(q.dims[2].size);
+  return 4.0 * s * e / (4.0 * s * e + 8.0 * e * e);
+}
+
+}  // namespace
+
+double dense_forward_flops(const Graph& graph) {
+  double flops = 0;
+  for (const auto& [id, n] : graph.nodes()) {
+    if (!is_dense(n.op.type)) continue;
+    flops += task_work(graph, id).flops;
+  }
+  return flops;
+}
+
+SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
+  SegmentProfile p;
+  const CandidateCost cost = cost_candidate(plan, model);
+  if (!cost.mapping.feasible) return p;
+  p.feasible = true;
+  const auto& mapping = cost.mapping;
+  double forward = 0, backward = 0, core = 0;
+  for (const auto& op : mapping.per_op) {
+    forward += op.forward;
+    backward += op.backward;
+    const Node& n = plan.node(op.node);
+    if (n.op.type == OpType::MultiHeadAttention) core += op.forward * attention_core_share(plan, n);
+  }
+  // The mapping's critical path, split between the passes as the operators' own times are;
+  // collectives run once forward and once backward.
+  const double compute = mapping.cost.compute;
+  const double share = forward + backward > 0 ? forward / (forward + backward) : 0.5;
+  p.communication = mapping.cost.communication;
+  p.bytes = mapping.cost.bytes;
+  p.forward = compute * share + p.communication / 2;
+  p.backward = compute * (1 - share) + p.communication / 2;
+  p.attention_core = core;
+
+  const int devices = model.machine().num_devices();
+  std::vector<double> params(devices, 0.0), acts(devices, 0.0), whole(devices, 0.0),
+      internals(devices, 0.0);
+  const PlacementGraph placement(plan);
+  std::set<std::pair<TensorRef, int>> kept;  // (tensor, device) counted once
+  for (const auto& [id, view] : mapping.views) {
+    const Node& n = plan.node(id);
+    const int tasks = view.num_tasks();
+    for (int t = 0; t < tasks; ++t) {
+      const int dev = view.device(t);
+      if (dev < 0 || dev >= devices) continue;
+      for (const auto& in : n.inputs) {
+        const bool weight = !placement.is_placed(in.node) &&
+                            plan.node(placement.source_root(in.node)).op.type == OpType::Weight;
+        const auto& shape = plan.shape(in);
+        if (weight) {
+          params[dev] += static_cast<double>(shape.piece_elements());
+          continue;
+        }
+        // An activation the backward pass reads: kept on the device that reads it.
+        if (!backward_reads_inputs(n.op.type) || !is_floating(shape.dtype)) continue;
+        if (!kept.insert({in, dev}).second) continue;
+        const double bytes = static_cast<double>(shape.piece_bytes());
+        acts[dev] += bytes;
+        if (shape.piece_elements() == shape.num_elements()) whole[dev] += bytes;
+      }
+      if (n.op.type == OpType::MultiHeadAttention) {
+        const double probabilities = attention_internal_bytes(plan, n, true);
+        acts[dev] += attention_internal_bytes(plan, n, false) + probabilities;
+        internals[dev] += probabilities;
+      }
+    }
+  }
+  const auto busiest = std::max_element(acts.begin(), acts.end()) - acts.begin();
+  p.activations = acts[busiest];
+  p.whole_activations = whole[busiest];
+  p.attention_internals = internals[busiest];
+  p.parameters = *std::max_element(params.begin(), params.end());
+  for (const auto& [id, n] : plan.nodes()) {
+    if (n.op.type != OpType::Input || n.outputs.empty()) continue;
+    // The activation entering the segment is the floating input read by a placed operator.
+    if (is_floating(n.outputs[0].dtype))
+      p.input_bytes = std::max(p.input_bytes, static_cast<double>(n.outputs[0].bytes()));
+  }
+  return p;
+}
+
+}  // namespace unity

@@ -1,0 +1,41 @@
+#include "unity/core/training_setup.h"
+
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+
+namespace unity {
+
+std::string_view to_string(Recompute r) {
+  switch (r) {
+    case Recompute::Selective:
+      return "selective";
+    case Recompute::Full:
+      return "full";
+    default:
+      return "none";
+  }
+}
+
+Recompute recompute_from_string(std::string_view name) {
+  for (auto r : {Recompute::None, Recompute::Selective, Recompute::Full})
+    if (to_string(r) == name) return r;
+  throw InputError(
+      fmt::format("unknown recomputation '{}' (expected full, selective or none)", name));
+}
+
+std::string LayoutRequest::describe() const {
+  std::vector<std::string> parts;
+  if (tensor_parallel) parts.push_back(fmt::format("--tp {}", tensor_parallel));
+  if (pipeline_stages) parts.push_back(fmt::format("--pp {}", pipeline_stages));
+  if (micro_batches) parts.push_back(fmt::format("--micro-batches {}", micro_batches));
+  if (interleave) parts.push_back(fmt::format("--interleave {}", interleave));
+  if (recompute) parts.push_back(fmt::format("--recompute {}", to_string(*recompute)));
+  if (zero_stage >= 0) parts.push_back(fmt::format("--zero {}", zero_stage));
+  if (sequence_parallel && *sequence_parallel) parts.emplace_back("--sequence-parallel");
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+}  // namespace unity

@@ -1,0 +1,197 @@
+// Large-model plans: the 1F1B schedule's bubble, memory by kind with recomputation and ZeRO, the
+// segment chain a transformer is cut into, and plans that are made to fit.
+#include <gtest/gtest.h>
+
+#include "unity/core/errors.h"
+#include "unity/core/layer_segments.h"
+#include "unity/core/machine_spec.h"
+#include "unity/core/model_zoo.h"
+#include "unity/core/pipeline_cost.h"
+#include "unity/core/plan_optimizer.h"
+
+using namespace unity;
+
+TEST(PipelineTime, OneForwardOneBackwardBubbleByHand) {
+  // Four balanced stages of 2 s a micro-batch, 8 micro-batches: (m + p - 1) T = 22 s, of which
+  // 6 s wait: (p - 1) / m = 3/8 of the ideal 16 s.
+  const PipelineTime balanced = pipeline_time({2, 2, 2, 2}, 8);
+  EXPECT_DOUBLE_EQ(balanced.time, 22.0);
+  EXPECT_DOUBLE_EQ(balanced.bubble, 6.0);
+  EXPECT_DOUBLE_EQ(balanced.bubble_fraction, 3.0 / 8.0);
+  // Unequal stages: the first micro-batch passes all of them (3 + 4 + 2), the other three wait for
+  // the slowest (4 each): 9 + 12 = 21 s against the ideal 4 x 4.
+  const PipelineTime unequal = pipeline_time({3, 4, 2}, 4);
+  EXPECT_DOUBLE_EQ(unequal.time, 21.0);
+  EXPECT_DOUBLE_EQ(unequal.bubble_fraction, 5.0 / 16.0);
+  // Two chunks per device shrink the bubble to (p - 1) / (v m): 8 x 2 + 3 x 2 / 2 = 19 s.
+  const PipelineTime interleaved = pipeline_time({2, 2, 2, 2}, 8, 2);
+  EXPECT_DOUBLE_EQ(interleaved.time, 19.0);
+  EXPECT_DOUBLE_EQ(interleaved.bubble_fraction, 3.0 / 16.0);
+  // One stage: gradient accumulation, no bubble.
+  EXPECT_DOUBLE_EQ(pipeline_time({5}, 4).bubble, 0.0);
+}
+
+TEST(PipelineTime, MicroBatchesInFlightPerRank) {
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches(0, 4, 8), 4.0);  // the first stage holds p
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches(3, 4, 8), 1.0);  // the last one
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches(0, 4, 2), 2.0);  // never more than m
+  // Interleaved, rank 0 of 4 with 2 chunks: (4 - 1) x 2 + (2 - 1) x 4 + 1 = 11 chunk steps.
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches(0, 4, 8, 2), 5.5);
+}
+
+TEST(PipelineMemory, BytesPerParameterWithZero) {
+  const double p = 1e9;
+  // Mixed-precision Adam: fp16 weights 2 + gradients 2 + fp32 master, momentum, variance 12.
+  const MemoryBreakdown none = parameter_memory(p, DataType::Float16, Optimizer::Adam, 0, 8);
+  EXPECT_DOUBLE_EQ(none.weights, 2e9);
+  EXPECT_DOUBLE_EQ(none.gradients, 2e9);
+  EXPECT_DOUBLE_EQ(none.optimizer, 12e9);
+  EXPECT_DOUBLE_EQ(none.total(), 16e9);
+  const MemoryBreakdown z1 = parameter_memory(p, DataType::Float16, Optimizer::Adam, 1, 8);
+  EXPECT_DOUBLE_EQ(z1.total(), 2e9 + 2e9 + 1.5e9);
+  const MemoryBreakdown z2 = parameter_memory(p, DataType::Float16, Optimizer::Adam, 2, 8);
+  EXPECT_DOUBLE_EQ(z2.total(), 2e9 + 0.25e9 + 1.5e9);
+  const MemoryBreakdown z3 = parameter_memory(p, DataType::Float16, Optimizer::Adam, 3, 8);
+  EXPECT_DOUBLE_EQ(z3.total(), 2e9);  // 16 bytes over 8 copies
+  // fp32 Adam keeps no master copy: 4 + 4 + 8.
+  EXPECT_DOUBLE_EQ(parameter_memory(p, DataType::Float32, Optimizer::Adam, 0, 1).total(), 16e9);
+  EXPECT_DOUBLE_EQ(parameter_memory(p, DataType::BFloat16, Optimizer::SGD, 0, 1).total(), 8e9);
+}
+
+TEST(SegmentChain, GptTinyIsCutAfterEveryResidualAdd) {
+  const Graph g = zoo::build("gpt-tiny");
+  const SegmentChain chain = segment_chain(g);
+  // [embed.token] [embed.position, embed.add], per layer [attention half] [MLP half], then the
+  // final norm, the head and the loss (one activation between each).
+  ASSERT_EQ(chain.segments.size(), 9u);
+  EXPECT_EQ(chain.layers, 2);
+  const auto first_name = [&](int i) { return g.node(chain.segments[i].nodes.front()).op.name; };
+  EXPECT_EQ(first_name(2), "layers.0.attention_norm");
+  EXPECT_EQ(first_name(3), "layers.0.mlp_norm");
+  EXPECT_EQ(first_name(6), "final_norm");
+  // Both layers' halves are planned once.
+  EXPECT_EQ(chain.segments[2].kind, chain.segments[4].kind);
+  EXPECT_EQ(chain.segments[3].kind, chain.segments[5].kind);
+  EXPECT_NE(chain.segments[2].kind, chain.segments[3].kind);
+  EXPECT_EQ(chain.kinds(), 7);
+  // A segment as a graph of its own, at another batch.
+  const Graph mlp = segment_graph(g, chain.segments[3], 3);
+  EXPECT_EQ(mlp.count(OpType::Linear), 2);
+  EXPECT_NO_THROW(mlp.validate());
+  for (const auto& [id, n] : mlp.nodes())
+    if (n.op.type == OpType::Input) EXPECT_EQ(n.outputs[0].dims[0].size, 3);
+}
+
+namespace {
+
+Plan expert(const std::string& model, std::int64_t batch, const std::string& machine, int gpus,
+            LayoutRequest layout) {
+  const MachineSpec m = load_machine(machine, {0, gpus});
+  OptimizeOptions o;
+  o.mode = "expert";
+  o.layout = layout;
+  return optimize_plan(load_model_for_devices(model, m.num_devices(), batch), m, o);
+}
+
+}  // namespace
+
+// gpt-tiny (hidden 64, 4 heads, ffn 256, sequence 32, vocabulary 256, fp16) on one GPU, 4
+// micro-batches of one sample: every byte counted by hand.
+TEST(PipelineMemory, GptTinyActivationsWithAndWithoutRecomputation) {
+  LayoutRequest r;
+  r.tensor_parallel = 1;
+  r.pipeline_stages = 1;
+  r.micro_batches = 4;
+  r.recompute = Recompute::None;
+  const Plan keep = expert("gpt-tiny", 4, "dgx-a100", 1, r);
+  ASSERT_TRUE(keep.pipeline);
+  const double act = 32 * 64 * 2;    // one [1, 32, 64] fp16 activation
+  const double wide = 32 * 256 * 2;  // one [1, 32, 256] fp16 activation (fc1, gelu, logits)
+  const double probabilities = 4 * 32 * 32 * 2;  // [1, 4 heads, 32, 32]
+  // What a backward pass reads is kept, a sum's inputs are not. Attention half: the norm's input,
+  // the attention's input, its q k v and context (4), its probabilities. MLP half: the norm's
+  // input, fc1's input, gelu's input, fc2's input. The embeddings keep nothing (lookups and a
+  // sum); the head keeps the final norm's input, the head's input and the logits.
+  const double attention = 2 * act + 4 * act + probabilities;
+  const double mlp = 2 * act + 2 * wide;
+  const double embeddings = 0;
+  const double head = 2 * act + wide;
+  ASSERT_EQ(keep.pipeline->rank_memory.size(), 1u);
+  EXPECT_DOUBLE_EQ(keep.pipeline->rank_memory[0].activations,
+                   2 * (attention + mlp) + embeddings + head);
+  EXPECT_DOUBLE_EQ(keep.pipeline->rank_memory[0].workspace, 0.0);
+  // Weights by hand: 134,400 parameters; fp16 weights and gradients, Adam's 12 bytes.
+  EXPECT_DOUBLE_EQ(keep.pipeline->rank_memory[0].weights, 134400.0 * 2);
+  EXPECT_DOUBLE_EQ(keep.pipeline->rank_memory[0].optimizer, 134400.0 * 12);
+
+  r.recompute = Recompute::Full;
+  const Plan full = expert("gpt-tiny", 4, "dgx-a100", 1, r);
+  // The four blocks keep their input only; the embedding and the head are not recomputed; one
+  // block's activations are rebuilt at a time.
+  EXPECT_DOUBLE_EQ(full.pipeline->rank_memory[0].activations, 4 * act + embeddings + head);
+  EXPECT_DOUBLE_EQ(full.pipeline->rank_memory[0].workspace, mlp);
+  EXPECT_GT(full.summary.iteration_time_ms, keep.summary.iteration_time_ms);
+  // Megatron-LM's count: a recomputed block's forward once more.
+  EXPECT_GT(full.summary.model_flops_per_iteration, keep.summary.model_flops_per_iteration);
+
+  r.recompute = Recompute::Selective;
+  const Plan selective = expert("gpt-tiny", 4, "dgx-a100", 1, r);
+  EXPECT_DOUBLE_EQ(selective.pipeline->rank_memory[0].activations,
+                   2 * (attention - probabilities + mlp) + embeddings + head);
+}
+
+TEST(PipelinePlan, StagesHoldMegatronsEqualLayerCounts) {
+  LayoutRequest r;
+  r.tensor_parallel = 8;
+  r.pipeline_stages = 4;
+  const Plan plan = expert("gpt-76b", 1792, "selene", 1024, r);
+  ASSERT_TRUE(plan.pipeline);
+  const auto& p = *plan.pipeline;
+  EXPECT_EQ(p.data_parallel, 32);
+  EXPECT_EQ(plan.summary.pipeline_stages, 4);
+  EXPECT_EQ(p.recompute, Recompute::Full);  // the published runs' setting
+  ASSERT_EQ(static_cast<int>(p.chunks.size()), 4 * p.interleave);
+  const int per_chunk = 60 / (4 * p.interleave);
+  for (std::size_t c = 0; c < p.chunks.size(); ++c) {
+    EXPECT_EQ(p.chunks[c].first_layer, static_cast<int>(c) * per_chunk);
+    EXPECT_EQ(p.chunks[c].last_layer, static_cast<int>(c + 1) * per_chunk - 1);
+  }
+  EXPECT_EQ(p.chunks.front().first_node, "embed.token");
+  EXPECT_EQ(p.chunks.back().last_node, "loss");
+  // The first rank holds the most micro-batches in flight.
+  EXPECT_GT(p.rank_memory.front().activations, p.rank_memory.back().activations);
+  EXPECT_TRUE(plan.summary.fits_in_memory);
+  EXPECT_NEAR(p.bubble_fraction, 3.0 / (p.micro_batches * p.interleave), 0.02);
+}
+
+TEST(PipelinePlan, RequestsThatCannotBeMetAreInputErrors) {
+  LayoutRequest r;
+  r.tensor_parallel = 3;
+  EXPECT_THROW(expert("gpt-tiny", 8, "dgx-a100", 8, r), InputError);
+  r.tensor_parallel = 1;
+  r.pipeline_stages = 20;  // gpt-tiny has 9 segments
+  EXPECT_THROW(expert("gpt-tiny", 8, "dgx-a100", 8, r), InputError);
+  r.pipeline_stages = 2;
+  r.zero_stage = 3;
+  EXPECT_THROW(expert("gpt-tiny", 8, "dgx-a100", 8, r), InputError);
+}
+
+// A model that does not fit with data parallelism comes back fitting.
+TEST(PipelinePlan, ModelTooLargeForDataParallelismIsMadeToFit) {
+  const MachineSpec m = load_machine("dgx-a100", {0, 8});
+  const Graph model = load_model_for_devices("gpt-7.5b", 8, 64);
+  OptimizeOptions dp;
+  dp.mode = "data-parallel";
+  const Plan replicated = optimize_plan(model, m, dp);
+  EXPECT_FALSE(replicated.summary.fits_in_memory);  // 7.7 G parameters x 16 bytes
+  OptimizeOptions joint;
+  joint.mode = "joint";
+  joint.budget = 8;
+  const Plan plan = optimize_plan(model, m, joint);
+  EXPECT_TRUE(plan.summary.fits_in_memory) << plan.summary.origin;
+  EXPECT_LE(plan.summary.peak_memory_bytes, 80.0 * (1 << 30));
+  ASSERT_TRUE(plan.pipeline);
+  EXPECT_GT(
+      plan.pipeline->tensor_parallel * plan.pipeline->pipeline_stages + plan.pipeline->zero_stage,
+      1);
+}
