@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "../megatron_table1.h"
 #include "unity/core/machine_spec.h"
 #include "unity/core/plan_optimizer.h"
 
@@ -13,19 +14,7 @@ using namespace unity;
 
 namespace {
 
-struct Row {
-  const char* model;
-  int gpus, batch, tp, pp;
-  double published;  // TFLOP/s per GPU
-};
-
-constexpr Row kRows[] = {
-    {"gpt-1.7b", 32, 512, 1, 1, 137},     {"gpt-3.6b", 64, 512, 2, 1, 138},
-    {"gpt-7.5b", 128, 512, 4, 1, 142},    {"gpt-18b", 256, 1024, 8, 1, 135},
-    {"gpt-39b", 512, 1536, 8, 2, 138},    {"gpt-76b", 1024, 1792, 8, 4, 140},
-    {"gpt-145b", 1536, 2304, 8, 8, 148},  {"gpt-310b", 1920, 2160, 8, 16, 155},
-    {"gpt-530b", 2520, 2520, 8, 35, 163}, {"gpt-1t", 3072, 3072, 8, 64, 163},
-};
+using Row = megatron::Table1Row;
 
 class MegatronTable1 : public ::testing::TestWithParam<Row> {};
 
@@ -67,4 +56,4 @@ TEST_P(MegatronTable1, ExpertLayoutWithinFifteenPercentAndJointAtLeastAsFast) {
       << plan.summary.origin << " against " << megatron.summary.origin;
 }
 
-INSTANTIATE_TEST_SUITE_P(Selene, MegatronTable1, ::testing::ValuesIn(kRows), name);
+INSTANTIATE_TEST_SUITE_P(Selene, MegatronTable1, ::testing::ValuesIn(megatron::kTable1), name);

@@ -5,7 +5,9 @@
 // committed hand-built model (tests/data/onnx/make_sdpa_attention.py). Imported models are
 // planned on one Summit node (6 GPUs) in joint and data-parallel mode.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include "onnx_test_files.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -23,24 +25,13 @@ namespace unity {
 namespace {
 
 namespace fs = std::filesystem;
+using onnx_test::data;
+using onnx_test::remove_scratch;
+
+fs::path scratch_dir() { return onnx_test::scratch_dir("unity_onnx_gpt_test_"); }
 
 constexpr std::int64_t kBatch = 6;  // divisible by Summit's 6 GPUs per node
 constexpr std::int64_t kVocab = 96, kSeq = 16, kEmbed = 32, kHeads = 4, kLayers = 2;
-
-fs::path data(const std::string& name) { return fs::path(UNITY_TEST_DATA_DIR) / "onnx" / name; }
-
-fs::path scratch_dir() {
-  const fs::path dir =
-      fs::temp_directory_path() / ("unity_onnx_gpt_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-void remove_scratch(const fs::path& file) {
-  std::error_code ignored;
-  fs::remove(file, ignored);
-  fs::remove(file.parent_path(), ignored);  // fails harmlessly while other files remain
-}
 
 std::vector<const Node*> attentions(const Graph& g) {
   std::vector<const Node*> out;

@@ -3,7 +3,9 @@
 // PyTorch exports (ResNeXt-50, a TransformerEncoder) are made at test time when /usr/bin/python3
 // has torch and torchvision, and skipped otherwise.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include "onnx_test_files.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -20,23 +22,10 @@ namespace unity {
 namespace {
 
 namespace fs = std::filesystem;
+using onnx_test::data;
+using onnx_test::remove_scratch;
 
-fs::path data(const std::string& name) { return fs::path(UNITY_TEST_DATA_DIR) / "onnx" / name; }
-
-// A fresh directory per test process, so parallel ctest runs do not share files.
-fs::path scratch_dir() {
-  const fs::path dir =
-      fs::temp_directory_path() / ("unity_onnx_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-// Removes a scratch file and, once empty, its directory.
-void remove_scratch(const fs::path& file) {
-  std::error_code ignored;
-  fs::remove(file, ignored);
-  fs::remove(file.parent_path(), ignored);  // fails harmlessly while other files remain
-}
+fs::path scratch_dir() { return onnx_test::scratch_dir("unity_onnx_test_"); }
 
 const Node* find_node(const Graph& g, const std::string& name) {
   for (const auto& [id, node] : g.nodes()) {
