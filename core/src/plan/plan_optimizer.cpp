@@ -308,7 +308,7 @@ class PlanSearch {
                                    options_.layout.empty() ? "" : " with ",
                                    options_.layout.describe()));
     const std::string origin =
-        fmt::format("{}: {}", joint ? "pipeline search" : "megatron", describe_layout(*p));
+        fmt::format("{}: {}", joint ? "layout search" : "megatron", describe_layout(*p));
     return pipeline_outcome(model_, std::move(*p), machine_, origin);
   }
 
