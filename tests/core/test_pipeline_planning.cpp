@@ -78,8 +78,11 @@ TEST(SegmentChain, GptTinyIsCutAfterEveryResidualAdd) {
   const Graph mlp = segment_graph(g, chain.segments[3], 3);
   EXPECT_EQ(mlp.count(OpType::Linear), 2);
   EXPECT_NO_THROW(mlp.validate());
-  for (const auto& [id, n] : mlp.nodes())
-    if (n.op.type == OpType::Input) EXPECT_EQ(n.outputs[0].dims[0].size, 3);
+  for (const auto& [id, n] : mlp.nodes()) {
+    if (n.op.type == OpType::Input) {
+      EXPECT_EQ(n.outputs[0].dims[0].size, 3);
+    }
+  }
 }
 
 namespace {
@@ -194,4 +197,24 @@ TEST(PipelinePlan, ModelTooLargeForDataParallelismIsMadeToFit) {
   EXPECT_GT(
       plan.pipeline->tensor_parallel * plan.pipeline->pipeline_stages + plan.pipeline->zero_stage,
       1);
+}
+
+// Sequence parallelism splits what tensor parallelism leaves whole (the norms and the residual
+// sums) along the sequence: less memory and less work on each device, the same collectives' volume.
+TEST(PipelinePlan, SequenceParallelismSplitsTheNormsWorkAndMemory) {
+  LayoutRequest r;
+  r.tensor_parallel = 4;
+  r.pipeline_stages = 1;
+  r.micro_batches = 1;
+  r.recompute = Recompute::None;
+  r.sequence_parallel = false;
+  const Plan plain = expert("gpt-1.7b", 4, "selene", 4, r);
+  r.sequence_parallel = true;
+  const Plan split = expert("gpt-1.7b", 4, "selene", 4, r);
+  ASSERT_TRUE(plain.pipeline && split.pipeline);
+  EXPECT_FALSE(plain.pipeline->sequence_parallel);
+  EXPECT_TRUE(split.pipeline->sequence_parallel);
+  EXPECT_LT(split.pipeline->rank_memory[0].activations, plain.pipeline->rank_memory[0].activations);
+  EXPECT_LT(split.summary.iteration_time_ms, plain.summary.iteration_time_ms);
+  EXPECT_DOUBLE_EQ(split.pipeline->rank_memory[0].weights, plain.pipeline->rank_memory[0].weights);
 }

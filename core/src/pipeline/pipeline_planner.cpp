@@ -65,6 +65,8 @@ class Planner {
       layer_of_.push_back(std::max(0, next > s.layer ? s.layer : s.layer - 1));
       block_.push_back(count[s.kind] > 1);
     }
+    // Sequence parallelism splits token-wise operators along a sequence: a transformer's.
+    transformer_ = model.count(OpType::MultiHeadAttention) > 0;
     memory_ = kInfinity;
     for (const auto& d : machine.device_types) memory_ = std::min(memory_, double(d.memory_bytes));
   }
@@ -197,7 +199,8 @@ class Planner {
     if (r.sequence_parallel)
       sps = {*r.sequence_parallel && tp > 1};
     else
-      sps = joint && tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false};
+      sps = joint && tp > 1 && transformer_ ? std::vector<bool>{false, true}
+                                            : std::vector<bool>{false};
     for (int m : ms) {
       std::vector<int> vs;
       if (r.interleave) {
@@ -413,7 +416,7 @@ class Planner {
     p.sequence_parallel = l.sp;
     p.dtype = dtype_;
     const int n = static_cast<int>(chain_.segments.size());
-    std::vector<double> time(n), saved(n), work(n, 0.0);
+    std::vector<double> time(n), saved(n), work(n, 0.0), forward(n), backward(n);
     double bytes = 0;  // per micro-batch, inside the replicas
     double recompute_flops = 0, flops = 0;
     std::vector<const SegmentProfile*> prof(n);
@@ -429,9 +432,14 @@ class Planner {
       const auto [dense, core] = kind_flops(kind, l.b);
       flops += 3 * dense;
       double extra = 0, keep = s.activations;
-      const double sp_share = l.sp ? s.whole_activations * (1.0 - 1.0 / l.tp) : 0.0;
+      // Sequence parallelism splits what tensor parallelism leaves whole (norms, residual sums)
+      // along the sequence: 1/tp of its activations and of its work on each device.
+      const double sp_left = l.sp ? 1.0 - 1.0 / l.tp : 0.0;
+      const double sp_share = s.whole_activations * sp_left;
+      forward[j] = s.forward - s.whole_forward * sp_left;
+      backward[j] = s.backward - s.whole_backward * sp_left;
       if (block_[j] && l.recompute == Recompute::Full) {
-        extra = s.forward;
+        extra = forward[j];
         keep = s.input_bytes / (l.sp ? l.tp : 1);
         recompute_flops += dense;
       } else if (block_[j] && l.recompute == Recompute::Selective) {
@@ -441,7 +449,7 @@ class Planner {
       } else {
         keep = s.activations - sp_share;
       }
-      time[j] = s.forward + s.backward + extra;
+      time[j] = forward[j] + backward[j] + extra;
       work[j] = extra;
       saved[j] = std::max(0.0, keep);
       bytes += s.bytes;
@@ -463,8 +471,8 @@ class Planner {
       sp.last_node = model_.node(chain_.segments[last].nodes.back()).op.name;
       for (int j = first; j <= last; ++j) {
         const SegmentProfile& s = *prof[j];
-        sp.forward += s.forward;
-        sp.backward += s.backward + work[j];
+        sp.forward += forward[j];
+        sp.backward += backward[j] + work[j];
         sp.parameters += s.parameters;
         rank_saved[rank] += saved[j];
         rank_comm[rank] +=
@@ -539,6 +547,7 @@ class Planner {
   std::vector<int> layer_of_;  // per segment: the layer it belongs to
   std::vector<bool> block_;
   double memory_ = 0;
+  bool transformer_ = false;
   std::map<int, std::unique_ptr<CostModel>> replica_costs_;
   std::map<std::pair<int, int>, KindPlan> base_;
   std::map<std::tuple<int, int, std::int64_t>, KindPlan> exact_;

@@ -86,6 +86,11 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
     backward += op.backward;
     const Node& n = plan.node(op.node);
     if (n.op.type == OpType::MultiHeadAttention) core += op.forward * attention_core_share(plan, n);
+    const auto& out = n.outputs.at(0);
+    if (is_compute_op(n.op.type) && out.piece_elements() == out.num_elements()) {
+      p.whole_forward += op.forward;
+      p.whole_backward += op.backward;
+    }
   }
   // The mapping's critical path, split between the passes as the operators' own times are;
   // collectives run once forward and once backward.
