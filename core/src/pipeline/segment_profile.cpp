@@ -87,7 +87,9 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
     const Node& n = plan.node(op.node);
     if (n.op.type == OpType::MultiHeadAttention) core += op.forward * attention_core_share(plan, n);
     const auto& out = n.outputs.at(0);
-    if (is_compute_op(n.op.type) && out.piece_elements() == out.num_elements()) {
+    // Token-wise operators left whole (a dense operator's whole-sized output is partial sums).
+    if (is_compute_op(n.op.type) && !is_dense(n.op.type) &&
+        out.piece_elements() == out.num_elements()) {
       p.whole_forward += op.forward;
       p.whole_backward += op.backward;
     }
