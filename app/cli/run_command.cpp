@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "machine_options.h"
+#include "search_options.h"
 #include "unity/core/json_io.h"
 #include "unity/core/model_loader.h"
 #include "unity/core/model_zoo.h"
@@ -361,13 +362,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--batch", o->batch,
                   "MODEL: global batch (default: the paper's per-device batch x ranks)")
       ->check(CLI::PositiveNumber);
-  for (auto [value, flag] : {std::pair{&o->resize.layers, "--layers"},
-                             {&o->resize.hidden, "--hidden"},
-                             {&o->resize.heads, "--heads"},
-                             {&o->resize.seq, "--seq"},
-                             {&o->resize.vocab, "--vocab"}})
-    cmd->add_option(flag, *value, "MODEL: resize a gpt or llama family member")
-        ->check(CLI::PositiveNumber);
+  add_resize_options(cmd, o->resize);
   cmd->add_option("--scale", o->scale,
                   "MODEL: shrink a zoo model's widths, tables and depth by this factor (0, 1]")
       ->check(CLI::Range(1e-9, 1.0));

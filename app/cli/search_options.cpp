@@ -37,7 +37,13 @@ void add_model_options(CLI::App* cmd, ModelOptions& m) {
   cmd->add_option("--batch", m.batch,
                   "Global batch of a zoo model (default: the zoo's per-device batch x devices)")
       ->check(CLI::PositiveNumber);
-  auto& r = m.resize;
+  add_resize_options(cmd, m.resize);
+  cmd->add_option("--dtype", m.dtype, "Compute dtype of the model (default: the model's own)")
+      ->check(CLI::IsMember({"float32", "float16", "bfloat16"}))
+      ->group("Model size");
+}
+
+void add_resize_options(CLI::App* cmd, zoo::TransformerResize& r) {
   for (auto [value, flag, what] :
        {std::tuple{&r.layers, "--layers", "Transformer layers"},
         {&r.hidden, "--hidden", "Hidden size (the feed-forward width follows it)"},
@@ -47,9 +53,6 @@ void add_model_options(CLI::App* cmd, ModelOptions& m) {
     cmd->add_option(flag, *value, std::string(what) + " of a gpt or llama family model")
         ->check(CLI::PositiveNumber)
         ->group("Model size");
-  cmd->add_option("--dtype", m.dtype, "Compute dtype of the model (default: the model's own)")
-      ->check(CLI::IsMember({"float32", "float16", "bfloat16"}))
-      ->group("Model size");
 }
 
 Graph ModelOptions::load(const std::string& spec, int devices) const {

@@ -19,6 +19,9 @@ struct ModelOptions {
   Graph load(const std::string& spec, int devices) const;
 };
 void add_model_options(CLI::App* cmd, ModelOptions& m);
+// --layers --hidden --heads --seq --vocab alone (add_model_options includes them; `unity run` has a
+// --batch of its own).
+void add_resize_options(CLI::App* cmd, zoo::TransformerResize& r);
 
 // --tp --pp --micro-batches --interleave --recompute --zero --sequence-parallel: a large model's
 // pipeline layout, fixed where given (`layout()` after the parse).

@@ -61,11 +61,7 @@ int main(int argc, char** argv) {
     const megatron::Table1Row& row = megatron::kTable1[r - 1];
     const MachineSpec selene = load_machine("selene", {0, row.gpus});
     const Graph model = load_model_for_devices(row.model, row.gpus, row.batch);
-    OptimizeOptions expert;
-    expert.mode = "expert";
-    expert.layout.tensor_parallel = row.tp;
-    expert.layout.pipeline_stages = row.pp;
-    const Plan megatron = optimize_plan(model, selene, expert);
+    const Plan megatron = optimize_plan(model, selene, megatron::layout_of(row));
     const auto t0 = std::chrono::steady_clock::now();
     const Plan plan = joint_plan(model, selene, budget);
     const double search = seconds_since(t0);

@@ -31,11 +31,7 @@ TEST_P(MegatronTable1, ExpertLayoutWithinFifteenPercentAndJointAtLeastAsFast) {
   const Row& row = GetParam();
   const MachineSpec selene = load_machine("selene", {0, row.gpus});
   const Graph model = load_model_for_devices(row.model, row.gpus, row.batch);
-  OptimizeOptions expert;
-  expert.mode = "expert";
-  expert.layout.tensor_parallel = row.tp;
-  expert.layout.pipeline_stages = row.pp;
-  const Plan megatron = optimize_plan(model, selene, expert);
+  const Plan megatron = optimize_plan(model, selene, megatron::layout_of(row));
   ASSERT_TRUE(megatron.pipeline);
   EXPECT_EQ(megatron.pipeline->tensor_parallel, row.tp);
   EXPECT_EQ(megatron.pipeline->pipeline_stages, row.pp);

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "unity/core/candidate_cost.h"
 #include "unity/core/compute_dtype.h"
 #include "unity/core/errors.h"
 #include "unity/core/expert_strategies.h"
@@ -67,8 +68,7 @@ class Planner {
     }
     // Sequence parallelism splits token-wise operators along a sequence: a transformer's.
     transformer_ = model.count(OpType::MultiHeadAttention) > 0;
-    memory_ = kInfinity;
-    for (const auto& d : machine.device_types) memory_ = std::min(memory_, double(d.memory_bytes));
+    memory_ = smallest_device_memory(machine);
   }
 
   std::optional<PipelinePlan> run() {

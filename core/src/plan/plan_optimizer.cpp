@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -312,16 +313,19 @@ class PlanSearch {
     return pipeline_outcome(model_, std::move(*p), machine_, origin);
   }
 
-  // Pipeline layouts are offered to models with a chain of segments on more than one device.
-  bool pipelines() const {
-    return options_.pipelines && machine_.num_devices() > 1 && can_pipeline(model_);
+  // Pipeline layouts are offered to models with a chain of segments on more than one device
+  // (cutting the model into segments is decided once: every mode asks more than once).
+  bool pipelines() {
+    if (!pipelines_)
+      pipelines_ = options_.pipelines && machine_.num_devices() > 1 && can_pipeline(model_);
+    return *pipelines_;
   }
 
   // Whether the whole PCG is also searched operator by operator over every device. The pipeline
   // planner plans one layer per kind and covers the layouts without stages too; past the scale
   // where a whole-graph mapping stays cheap (the paper's searches reach 192 GPUs; ours 512), it
   // alone plans models it can pipeline.
-  bool whole_graph() const { return !pipelines() || machine_.num_devices() <= kWholeGraphDevices; }
+  bool whole_graph() { return !pipelines() || machine_.num_devices() <= kWholeGraphDevices; }
   static constexpr int kWholeGraphDevices = 512;
 
   void keep_pipelined(Outcome& best, bool joint) {
@@ -444,6 +448,7 @@ class PlanSearch {
   std::vector<RuleLocation> pins_, vetoes_;
   MappingCache cache_;  // for every search priced with costs_
   bool quiet_ = false;  // searches that report no events
+  std::optional<bool> pipelines_;
   std::int64_t candidates_ = 0;
   int searches_ = 0, pieces_ = 1;
   std::string status_;
