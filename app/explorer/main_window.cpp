@@ -34,12 +34,14 @@
 #include "unity/views/explorer_document.h"
 #include "unity/views/graph_view.h"
 #include "unity/views/layout_service.h"
+#include "unity/views/memory_view.h"
 #include "unity/views/model_summary_view.h"
 #include "unity/views/pcg_view.h"
 #include "unity/views/project_session.h"
 #include "unity/views/run_view.h"
 #include "unity/views/search_runner.h"
 #include "unity/views/search_view.h"
+#include "unity/views/timeline_view.h"
 #include "unity/views/topology_view.h"
 
 namespace unity::explorer {
@@ -65,8 +67,9 @@ QString errorText(const std::exception& e, bool input) {
 }  // namespace
 
 QStringList MainWindow::viewNames() {
-  return {QStringLiteral("summary"), QStringLiteral("pcg"),     QStringLiteral("topology"),
-          QStringLiteral("search"),  QStringLiteral("compare"), QStringLiteral("run")};
+  return {QStringLiteral("summary"),  QStringLiteral("pcg"),     QStringLiteral("topology"),
+          QStringLiteral("search"),   QStringLiteral("compare"), QStringLiteral("run"),
+          QStringLiteral("timeline"), QStringLiteral("memory")};
 }
 
 MainWindow::MainWindow(bool rememberSettings, QWidget* parent)
@@ -81,6 +84,8 @@ MainWindow::MainWindow(bool rememberSettings, QWidget* parent)
       search_(new views::SearchView(document_, this)),
       compare_(new views::CompareView(document_, this)),
       run_(new views::RunView(document_, this)),
+      timeline_(new views::TimelineView(document_, this)),
+      memory_(new views::MemoryView(document_, this)),
       dataParallel_(new views::SearchRunner(this)),
       machineBar_(new MachineBar(this)),
       activity_(new QLabel(this)),
@@ -100,6 +105,8 @@ MainWindow::MainWindow(bool rememberSettings, QWidget* parent)
   tabs_->addTab(search_, tr("Search"));
   tabs_->addTab(compare_, tr("Compare"));
   tabs_->addTab(run_, tr("Run"));
+  tabs_->addTab(timeline_, tr("Timeline"));
+  tabs_->addTab(memory_, tr("Memory"));
   setCentralWidget(tabs_);
   setWindowTitle(tr("Unity Explorer"));
   setAcceptDrops(true);
@@ -143,6 +150,7 @@ MainWindow::MainWindow(bool rememberSettings, QWidget* parent)
   connect(pcg_, &views::PcgView::busyChanged, this, &MainWindow::updateActivity);
   connect(compare_, &views::CompareView::busyChanged, this, &MainWindow::updateActivity);
   connect(run_, &views::RunView::busyChanged, this, &MainWindow::updateActivity);
+  connect(timeline_, &views::TimelineView::busyChanged, this, &MainWindow::updateActivity);
   connect(&projectLoader_, &QFutureWatcher<views::ProjectContents>::finished, this,
           &MainWindow::onProjectLoaded);
   connect(document_->project(), &views::ProjectSession::opened, this,
@@ -345,6 +353,8 @@ void MainWindow::showLoaded(const LoadedModel& loaded) {
   if (loaded.plan) {
     const QString mode = QString::fromStdString(loaded.plan->summary.mode);
     document_->setPlan(mode.isEmpty() ? QStringLiteral("joint") : mode, loaded.plan);
+    // The views show the opened plan first, not the faster data-parallel one computed beside it.
+    document_->setPreferredMode(mode.isEmpty() ? QStringLiteral("joint") : mode);
     if (mode != QLatin1String("data-parallel")) computeDataParallelPlan();
   } else {
     computeDataParallelPlan();
@@ -460,7 +470,7 @@ QString MainWindow::selectHeaviestOperator() {
 
 bool MainWindow::busy() const {
   return loader_.isRunning() || projectLoader_.isRunning() || dataParallel_->isActive() ||
-         pcg_->busy() || search_->busy() || compare_->busy() || run_->busy() ||
+         pcg_->busy() || search_->busy() || compare_->busy() || run_->busy() || timeline_->busy() ||
          !search_->matchCountsReady();
 }
 

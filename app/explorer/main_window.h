@@ -25,11 +25,13 @@ namespace unity::views {
 class CompareView;
 class ExplorerDocument;
 class GraphView;
+class MemoryView;
 class ModelSummaryView;
 class PcgView;
 class RunView;
 class SearchRunner;
 class SearchView;
+class TimelineView;
 class TopologyView;
 }  // namespace unity::views
 
@@ -140,6 +142,8 @@ class MainWindow : public QMainWindow {
   views::SearchView* search_;
   views::CompareView* compare_;
   views::RunView* run_;
+  views::TimelineView* timeline_;
+  views::MemoryView* memory_;
   views::SearchRunner* dataParallel_;
   MachineBar* machineBar_;
   QMenu* recentMenu_ = nullptr;

@@ -15,6 +15,10 @@
 #include "unity/core/model_zoo.h"
 #include "unity/core/plan_optimizer.h"
 #include "unity/views/explorer_document.h"
+#include "unity/views/memory_bars_chart.h"
+#include "unity/views/memory_view.h"
+#include "unity/views/pipeline_timeline_chart.h"
+#include "unity/views/timeline_view.h"
 #include "unity/views/topology_view.h"
 
 using namespace unity;
@@ -120,8 +124,8 @@ class ExplorerWindowTests : public QObject {
     MainWindow w(false);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QCOMPARE(MainWindow::viewNames(),
-             (QStringList{"summary", "pcg", "topology", "search", "compare", "run"}));
+    QCOMPARE(MainWindow::viewNames(), (QStringList{"summary", "pcg", "topology", "search",
+                                                   "compare", "run", "timeline", "memory"}));
     for (int i = 0; i < MainWindow::viewNames().size(); ++i) {
       QTest::keyClick(&w, Qt::Key(Qt::Key_1 + i), Qt::ControlModifier);
       QCOMPARE(w.currentView(), MainWindow::viewNames()[i]);
@@ -131,6 +135,42 @@ class ExplorerWindowTests : public QObject {
     QCOMPARE(w.currentView(), QString("compare"));
     QVERIFY(w.setCompareModes("data-parallel", "joint"));
     QVERIFY(!w.setCompareModes("joint", "fastest"));
+  }
+
+  // `unity-explorer PLAN.json --view timeline|memory`: a pipelined plan file is shown first (not
+  // the faster data-parallel plan computed beside it), by stage in the topology view.
+  void aPipelinedPlanFileOpensInTheTimelineAndMemoryViews() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath("tiny.json");
+    unity::OptimizeOptions o;
+    o.mode = "expert";
+    o.layout.tensor_parallel = 1;
+    o.layout.pipeline_stages = 2;
+    o.layout.micro_batches = 4;
+    const unity::MachineSpec m = unity::load_machine("cpu-local", {0, 4});
+    const unity::Plan plan =
+        unity::optimize_plan(unity::load_model_for_devices("gpt-tiny", 4), m, o);
+    QVERIFY(plan.pipeline);
+    unity::write_text_file_atomic(file.toStdString(), unity::plan_to_json(plan).dump());
+    MainWindow w(false);
+    w.resize(1280, 800);
+    QString error;
+    QVERIFY(w.loadMachine("cpu-local", {0, 4}, &error));
+    QVERIFY2(w.loadModel(file, &error), qPrintable(error));
+    QVERIFY(w.showView("timeline"));
+    QCOMPARE(w.currentView(), QString("timeline"));
+    w.show();
+    w.prepareScreenshot("timeline");
+    QVERIFY(settle(w));
+    QCOMPARE(w.document()->bestMode(), QString("expert"));
+    auto* timeline = w.findChild<unity::views::TimelineView*>();
+    QVERIFY(timeline);
+    QCOMPARE(timeline->predictedChart()->boxCount(), 2 * 4 * 2);
+    QVERIFY(w.showView("memory"));
+    auto* memory = w.findChild<unity::views::MemoryView*>();
+    QCOMPARE(memory->chart()->bars().size(), 2);
+    auto* topology = w.findChild<unity::views::TopologyView*>();
+    QCOMPARE(topology->heatMap(), unity::views::TopologyView::HeatMap::Stage);
   }
 
   void aScreenshotRunSettlesOnTheSearchedPlan() {

@@ -80,7 +80,13 @@ QStringList ExplorerDocument::planModes() const {
   return out;
 }
 
+void ExplorerDocument::setPreferredMode(const QString& mode) {
+  preferred_ = mode;
+  if (plan(mode)) emit planChanged(mode);  // views choosing a default look again
+}
+
 QString ExplorerDocument::bestMode() const {
+  if (plan(preferred_)) return preferred_;
   QString best;
   double bestMs = std::numeric_limits<double>::infinity();
   for (const QString& mode : planModes()) {
@@ -95,6 +101,45 @@ QString ExplorerDocument::bestMode() const {
   }
   return best;
 }
+QString ExplorerDocument::bestPipelinedMode() const {
+  if (const auto p = plan(preferred_); p && p->pipeline) return preferred_;
+  QString best;
+  double bestMs = std::numeric_limits<double>::infinity();
+  for (const QString& mode : planModes()) {
+    const auto p = plan(mode);
+    if (!p->pipeline) continue;
+    const double key = p->summary.iteration_time_ms + (p->summary.fits_in_memory ? 0 : 1e12);
+    if (key <= bestMs) {
+      bestMs = key;
+      best = mode;
+    }
+  }
+  return best.isEmpty() ? bestMode() : best;
+}
+
+void ExplorerDocument::setMeasurement(
+    std::shared_ptr<const Plan> plan,
+    std::shared_ptr<const executor::PipelineMeasurement> measurement) {
+  measuredPlan_ = std::move(plan);
+  measurement_ = std::move(measurement);
+  emit measurementChanged();
+}
+
+std::shared_ptr<const executor::PipelineMeasurement> ExplorerDocument::measurement(
+    const Plan& plan) const {
+  if (!measurement_ || !measuredPlan_) return nullptr;
+  if (measuredPlan_.get() == &plan) return measurement_;
+  // A plan read again (a project, a plan file) is another object with the same layout.
+  const Plan& m = *measuredPlan_;
+  if (!m.pipeline || !plan.pipeline) return nullptr;
+  const PipelinePlan &a = *m.pipeline, &b = *plan.pipeline;
+  const bool same = m.summary.model == plan.summary.model && m.summary.mode == plan.summary.mode &&
+                    m.summary.devices == plan.summary.devices &&
+                    a.tensor_parallel == b.tensor_parallel &&
+                    a.pipeline_stages == b.pipeline_stages && a.data_parallel == b.data_parallel &&
+                    a.micro_batches == b.micro_batches && a.interleave == b.interleave;
+  return same ? measurement_ : nullptr;
+}
 
 void ExplorerDocument::setSelectedName(const QString& name) {
   if (name == selected_) return;
@@ -103,6 +148,12 @@ void ExplorerDocument::setSelectedName(const QString& name) {
 }
 
 void ExplorerDocument::dropPlans() {
+  preferred_.clear();
+  if (measurement_) {
+    measurement_.reset();
+    measuredPlan_.reset();
+    emit measurementChanged();
+  }
   if (plans_.empty()) return;
   plans_.clear();
   emit planChanged(QString());

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 
+#include "pipeline_colors.h"
 #include "table_style.h"
 #include "unity/views/display_format.h"
 #include "unity/views/explorer_document.h"
@@ -72,7 +73,7 @@ QString linkText(const LinkSpec& l) {
 }
 
 // One line under the toolbar: the devices, and what each link colour is.
-QString legendText(const MachineSpec& m) {
+QString machineLegendText(const MachineSpec& m) {
   const auto line = [](const QColor& c, const QString& text) {
     return QStringLiteral("<span style='color:%1; font-weight:bold;'>━━</span>&nbsp;%2")
         .arg(c.name(), text);
@@ -119,6 +120,7 @@ TopologyView::TopologyView(ExplorerDocument* document, QWidget* parent)
       chooser_(new QComboBox(this)),
       heatButtons_(new QButtonGroup(this)),
       rampLabel_(new QLabel(this)),
+      ramp_(new QWidget(this)),
       legend_(new QLabel(this)),
       selection_(new QLabel(this)),
       scene_(new QGraphicsScene(this)),
@@ -134,9 +136,13 @@ TopologyView::TopologyView(ExplorerDocument* document, QWidget* parent)
       tr("Bytes the plan keeps on each device (weights, gradients, optimizer state, activations) "
          "against its capacity"));
   load->setToolTip(tr("Time each device computes per iteration, against the busiest device"));
+  auto* stage = new QRadioButton(tr("Pipeline stage"), this);
+  stage->setToolTip(tr("Which pipeline stage each device runs (pipelined plans)"));
+  stage->setObjectName(QStringLiteral("stageColouring"));
   memory->setChecked(true);
   heatButtons_->addButton(memory, int(HeatMap::Memory));
   heatButtons_->addButton(load, int(HeatMap::Load));
+  heatButtons_->addButton(stage, int(HeatMap::Stage));
   rampLabel_->setPixmap(rampPixmap());
   selection_->setWordWrap(true);
   selection_->setStyleSheet(QStringLiteral("padding: 4px 6px;"));
@@ -151,10 +157,14 @@ TopologyView::TopologyView(ExplorerDocument* document, QWidget* parent)
   top->addWidget(new QLabel(tr("Colour devices by:"), this));
   top->addWidget(memory);
   top->addWidget(load);
+  top->addWidget(stage);
   top->addSpacing(8);
-  top->addWidget(new QLabel(tr("0%"), this));
-  top->addWidget(rampLabel_);
-  top->addWidget(new QLabel(tr("100%"), this));
+  auto* ramp = new QHBoxLayout(ramp_);
+  ramp->setContentsMargins(0, 0, 0, 0);
+  ramp->addWidget(new QLabel(tr("0%"), ramp_));
+  ramp->addWidget(rampLabel_);
+  ramp->addWidget(new QLabel(tr("100%"), ramp_));
+  top->addWidget(ramp_);
   top->addStretch(1);
 
   canvas_->setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
@@ -194,8 +204,10 @@ TopologyView::TopologyView(ExplorerDocument* document, QWidget* parent)
   layout->addLayout(top);
   layout->addWidget(splitter, 1);
 
-  connect(heatButtons_, &QButtonGroup::idClicked, this,
-          [this](int id) { setHeatMap(HeatMap(id)); });
+  connect(heatButtons_, &QButtonGroup::idClicked, this, [this](int id) {
+    heatChosen_ = true;
+    setHeatMap(HeatMap(id));
+  });
   connect(chooser_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (updatingChooser_ || index < 0) return;
     userChose_ = true;
@@ -259,8 +271,20 @@ void TopologyView::display(const QString& mode) {
   selected_ = -1;
   devices_.clear();
   links_.clear();
+  // A pipelined plan is shown by stage unless the user chose a colouring; a plan without a
+  // pipeline has no stages to show.
+  const bool pipelined = plan_ && plan_->pipeline;
+  heatButtons_->button(int(HeatMap::Stage))->setEnabled(pipelined);
+  if (pipelined && !heatChosen_) heatMap_ = HeatMap::Stage;
+  if (!pipelined && heatMap_ == HeatMap::Stage) heatMap_ = HeatMap::Memory;
+  heatButtons_->button(int(heatMap_))->setChecked(true);
+  ramp_->setVisible(heatMap_ != HeatMap::Stage);
+  // A pipelined plan's operators have no placements of their own (its stages are planned
+  // segment by segment): the operator list would be empty.
+  table_->setVisible(!plan_ || !plan_->mapping.per_op.empty());
   computeHeat();
   if (machineChanged) rebuildScene();
+  legend_->setText(legendText());
   paintState();
   followDocumentSelection(document_->selectedName());
 }
@@ -270,7 +294,20 @@ void TopologyView::computeHeat() {
   memory_ = QList<double>(n, 0.0);
   busy_ = QList<double>(n, 0.0);
   heat_ = QList<double>(n, 0.0);
+  stage_ = QList<int>(n, -1);
   if (!plan_ || !machine_) return;
+  if (plan_->pipeline) {
+    // Pipeline rank p owns devices [p t d, (p + 1) t d): its d data-parallel copies of t devices.
+    const PipelinePlan& pp = *plan_->pipeline;
+    const int perStage = pp.tensor_parallel * pp.data_parallel;
+    for (int d = 0; d < n && perStage > 0; ++d)
+      if (d / perStage < pp.pipeline_stages) stage_[d] = d / perStage;
+    // Every device of a rank keeps what its rank does.
+    for (int d = 0; d < n; ++d)
+      if (stage_[d] >= 0 && size_t(stage_[d]) < pp.rank_memory.size() &&
+          size_t(d) >= plan_->mapping.memory_per_device.size())
+        memory_[d] = pp.rank_memory[size_t(stage_[d])].total();
+  }
   for (int d = 0; d < n && size_t(d) < plan_->mapping.memory_per_device.size(); ++d)
     memory_[d] = plan_->mapping.memory_per_device[size_t(d)];
   for (const OpCost& c : plan_->mapping.per_op)
@@ -283,7 +320,10 @@ void TopologyView::computeHeat() {
 }
 
 void TopologyView::setHeatMap(HeatMap map) {
+  if (map == HeatMap::Stage && !(plan_ && plan_->pipeline)) map = HeatMap::Memory;
   heatMap_ = map;
+  ramp_->setVisible(heatMap_ != HeatMap::Stage);
+  legend_->setText(legendText());
   if (QAbstractButton* b = heatButtons_->button(int(map))) b->setChecked(true);
   computeHeat();
   paintState();
@@ -355,7 +395,7 @@ void TopologyView::rebuildScene() {
     deviceTexts_.append(
         addText(scene_, QString(), d.rect.topLeft() + QPointF(6, 26), 10, false, ink));
   }
-  legend_->setText(legendText(m));
+  legend_->setText(legendText());
   scene_->setSceneRect(layout_.bounds);
   canvas_->fitInView(layout_.bounds, Qt::KeepAspectRatio);
   if (canvas_->transform().m11() > 1.3) canvas_->setTransform(QTransform::fromScale(1.3, 1.3));
@@ -365,11 +405,17 @@ void TopologyView::paintState() {
   if (!machine_) return;
   for (int d = 0; d < deviceItems_.size(); ++d) {
     const bool on = devices_.count(d) != 0;
-    deviceItems_[d]->setBrush(heatColor(heat_.value(d)));
+    deviceItems_[d]->setBrush(deviceColor(d));
     deviceItems_[d]->setPen(on ? QPen(QColor(0x1e, 0x88, 0xe5), 4)
                                : QPen(QColor(0x45, 0x5a, 0x64), 1.2));
     QString text;
-    if (plan_) {
+    if (plan_ && heatMap_ == HeatMap::Stage) {
+      const int stage = stage_.value(d);
+      const PipelinePlan& pp = *plan_->pipeline;
+      const int copy =
+          stage < 0 ? 0 : (d % (pp.tensor_parallel * pp.data_parallel)) / pp.tensor_parallel;
+      text = stage < 0 ? tr("idle") : tr("stage %1\ncopy %2").arg(stage).arg(copy);
+    } else if (plan_) {
       const double capacity = double(machine_->device(d).memory_bytes);
       text = heatMap_ == HeatMap::Memory ? tr("%1\n%2% of %3")
                                                .arg(formatBytes(memory_.value(d)))
@@ -392,6 +438,47 @@ void TopologyView::paintState() {
     linkItems_[i]->setZValue(on ? 3 : 2);
   }
   selection_->setText(selectionText());
+}
+
+QColor TopologyView::deviceColor(int device) const {
+  if (heatMap_ == HeatMap::Stage) {
+    const int stage = stage_.value(device, -1);
+    return stage < 0 ? QColor(0xee, 0xee, 0xee) : stageColor(stage);
+  }
+  return heatColor(heat_.value(device));
+}
+
+QString TopologyView::legendText() const {
+  if (!machine_) return {};
+  QString text = machineLegendText(*machine_);
+  if (heatMap_ != HeatMap::Stage || !plan_ || !plan_->pipeline) return text;
+  // Each stage's colour and layers (every chunk of an interleaved schedule).
+  const PipelinePlan& pp = *plan_->pipeline;
+  QList<QStringList> layers(pp.pipeline_stages);
+  for (const StagePlan& c : pp.chunks)
+    if (c.rank >= 0 && c.rank < pp.pipeline_stages)
+      layers[c.rank] << (c.first_layer == c.last_layer
+                             ? QString::number(c.first_layer)
+                             : QStringLiteral("%1–%2").arg(c.first_layer).arg(c.last_layer));
+  QStringList stages;
+  for (int s = 0; s < pp.pipeline_stages; ++s) {
+    QStringList l = layers[s];
+    if (l.size() > 3) l = QStringList{l[0], l[1], QStringLiteral("… (%1 chunks)").arg(l.size())};
+    stages << tr("<span style='color:%1; font-size:large;'>&#9632;</span>&nbsp;stage %2: "
+                 "layer%3 %4")
+                  .arg(stageColor(s).darker(115).name())
+                  .arg(s)
+                  .arg(layers[s].size() == 1 && !layers[s][0].contains(QChar(0x2013))
+                           ? QString()
+                           : QStringLiteral("s"))
+                  .arg(l.join(QStringLiteral(", ")));
+  }
+  return tr("<b>Pipeline stages</b> (%1 devices each: %2 tensor-parallel × %3 data-parallel "
+            "copies) &nbsp; %4<br>%5")
+      .arg(pp.tensor_parallel * pp.data_parallel)
+      .arg(pp.tensor_parallel)
+      .arg(pp.data_parallel)
+      .arg(stages.join(QStringLiteral(" &nbsp; ")), text);
 }
 
 void TopologyView::selectOperator(NodeId id) {
@@ -442,6 +529,17 @@ void TopologyView::selectOperator(NodeId id) {
 
 QString TopologyView::selectionText() const {
   if (!plan_) return tr("No plan yet: the heat map and placements appear once a plan is computed.");
+  if (plan_->pipeline && selected_ < 0) {
+    const PipelinePlan& pp = *plan_->pipeline;
+    const int perStage = pp.tensor_parallel * pp.data_parallel;
+    return tr("A pipelined plan: stage <i>s</i> runs on devices %1<i>s</i> to %1<i>s</i> + %2, "
+              "as %3 data-parallel copies of %4 consecutive tensor-parallel devices; "
+              "activations go from each stage to the next over the links between them.")
+        .arg(perStage)
+        .arg(perStage - 1)
+        .arg(pp.data_parallel)
+        .arg(pp.tensor_parallel);
+  }
   if (selected_ < 0)
     return tr(
         "Select an operator in the list (or in the PCG view) to see the devices it runs on and the "

@@ -13,6 +13,7 @@
 #include "unity/core/graph.h"
 #include "unity/core/machine_spec.h"
 #include "unity/core/plan.h"
+#include "unity/executor/training.h"
 
 namespace unity::views {
 
@@ -40,10 +41,26 @@ class ExplorerDocument : public QObject {
   std::shared_ptr<const Plan> plan(const QString& mode) const;
   void setPlan(const QString& mode, std::shared_ptr<const Plan> plan);
   QStringList planModes() const;  // the modes with a plan, in kModes order
-  // The plan views show by default: the fastest one found so far.
+  // The plan views show by default: the one the user opened (a plan file), else the fastest one
+  // found so far.
   QString bestMode() const;
+  // The mode of a plan the user opened explicitly; views show it first even when a faster plan
+  // (the data-parallel one computed beside it) arrives. Cleared with the plans.
+  void setPreferredMode(const QString& mode);
+  QString preferredMode() const { return preferred_; }
   static const QStringList& modes();              // data-parallel, sequential, joint, expert
   static QString modeTitle(const QString& mode);  // "Data parallel", "Joint (Unity)"
+
+  // The most pipelined plan of the views: the fastest plan with a pipeline (else bestMode()).
+  QString bestPipelinedMode() const;
+
+  // What the last run of a pipelined plan measured (the run view puts it here; the timeline and
+  // memory views show it beside the prediction). Dropped with the plans.
+  void setMeasurement(std::shared_ptr<const Plan> plan,
+                      std::shared_ptr<const executor::PipelineMeasurement> measurement);
+  // The measurement of a run of `plan` (the same plan, or one with the same model, mode and
+  // pipeline layout); null when there is none.
+  std::shared_ptr<const executor::PipelineMeasurement> measurement(const Plan& plan) const;
 
   // The selected operator, by name: names are stable across the plans of one model, ids are not.
   QString selectedName() const { return selected_; }
@@ -60,6 +77,7 @@ class ExplorerDocument : public QObject {
   void machineChanged();
   void planChanged(const QString& mode);  // a plan was added, replaced or (empty mode) all dropped
   void selectionChanged(const QString& name);
+  void measurementChanged();
 
  private:
   void dropPlans();
@@ -70,7 +88,10 @@ class ExplorerDocument : public QObject {
   QString machineSpec_;
   MachineSelection selection_;
   std::map<QString, std::shared_ptr<const Plan>> plans_;
+  std::shared_ptr<const Plan> measuredPlan_;
+  std::shared_ptr<const executor::PipelineMeasurement> measurement_;
   QString selected_;
+  QString preferred_;
   ProjectSession* project_;
   quint64 generation_ = 0;
 };

@@ -31,7 +31,8 @@ class TopologyView : public QWidget {
   Q_OBJECT
 
  public:
-  enum class HeatMap { Memory, Load };
+  // Stage: a pipelined plan's devices by pipeline stage (one colour each, legend with the layers).
+  enum class HeatMap { Memory, Load, Stage };
 
   explicit TopologyView(ExplorerDocument* document, QWidget* parent = nullptr);
 
@@ -41,6 +42,10 @@ class TopologyView : public QWidget {
   const QList<double>& heat() const { return heat_; }
   const QList<double>& memoryPerDevice() const { return memory_; }
   const QList<double>& busySecondsPerDevice() const { return busy_; }
+  // Per device: its pipeline stage (-1: the plan is not pipelined or leaves the device idle).
+  const QList<int>& stagePerDevice() const { return stage_; }
+  QColor deviceColor(int device) const;  // as drawn now
+  QString legendText() const;
 
   void selectOperator(NodeId id);  // in the shown plan's PCG; -1 clears
   NodeId selectedOperator() const { return selected_; }
@@ -76,6 +81,8 @@ class TopologyView : public QWidget {
   HeatMap heatMap_ = HeatMap::Memory;
   TopologyLayout layout_;
   QList<double> heat_, memory_, busy_;
+  QList<int> stage_;
+  bool heatChosen_ = false;  // the user picked a colouring: keep it across plans
   NodeId selected_ = -1;
   std::set<int> devices_;
   std::set<int> links_;
@@ -83,6 +90,7 @@ class TopologyView : public QWidget {
   QComboBox* chooser_;
   QButtonGroup* heatButtons_;
   QLabel* rampLabel_;
+  QWidget* ramp_;
   QLabel* legend_;
   QLabel* selection_;
   QGraphicsScene* scene_;

@@ -1,0 +1,302 @@
+// The pipeline pictures: the timeline has a box for every forward and backward pass (stages x
+// micro-batches x 2 x interleave) inside its stage's row, a measured timeline appears under the
+// predicted one once the document has a measurement, the memory bars stack to the plan's
+// rank_memory (and the measured ones to the measurement), the topology view colours devices by
+// stage, and plans without a pipeline get messages, not crashes. Geometry and counts, never pixels.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "pipeline_colors.h"
+#include "unity/core/pipeline_schedule.h"
+#include "unity/views/memory_bars_chart.h"
+#include "unity/views/memory_view.h"
+#include "unity/views/pipeline_timeline_chart.h"
+#include "unity/views/plan_chooser.h"
+#include "unity/views/timeline_view.h"
+#include "unity/views/topology_view.h"
+#include "view_fixtures.h"
+#include "views_test.h"
+
+using namespace unity;
+using namespace unity::views;
+using namespace unity::views::testing;
+
+namespace {
+
+// gpt-tiny on 4 CPU ranks, Megatron-LM's layout with two stages of four micro-batches (as
+// `unity optimize gpt-tiny --machine cpu-local --gpus 4 --mode expert --tp 1 --pp 2
+// --micro-batches 4`).
+std::shared_ptr<const Plan> tinyPipelinedPlan(ExplorerDocument& doc) {
+  openIn(doc, "gpt-tiny", "cpu-local", {0, 4});
+  OptimizeOptions o;
+  o.mode = "expert";
+  o.layout.tensor_parallel = 1;
+  o.layout.pipeline_stages = 2;
+  o.layout.micro_batches = 4;
+  return std::make_shared<const Plan>(optimize_plan(*doc.model(), *doc.machine(), o));
+}
+
+// What a run would report: the schedule 30% slower than predicted, and each rank's memory a
+// little different from the prediction.
+std::shared_ptr<executor::PipelineMeasurement> handMadeMeasurement(const PipelinePlan& p) {
+  auto m = std::make_shared<executor::PipelineMeasurement>();
+  m->timeline = predicted_timeline(p);
+  m->timeline.measured = true;
+  for (TimelineBox& b : m->timeline.boxes) {
+    b.start *= 1.3;
+    b.end *= 1.3;
+  }
+  m->timeline.makespan *= 1.3;
+  for (const MemoryBreakdown& r : p.rank_memory) {
+    MemoryBreakdown measured = r;
+    measured.activations *= 1.5;
+    measured.workspace += 4096;
+    m->memory.push_back(measured);
+    m->peak_memory_bytes.push_back(measured.total());
+  }
+  m->plan_dtype = "float16";
+  m->compute_dtype = "float32";
+  return m;
+}
+
+bool waitUntilIdle(const TimelineView& view) {
+  QElapsedTimer t;
+  t.start();
+  while (view.busy() && t.elapsed() < 60000) QTest::qWait(5);
+  QTest::qWait(1);  // the watcher's finished signal
+  return !view.busy();
+}
+
+}  // namespace
+
+class PipelineViewsTests : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void timelineHasABoxForEveryPassInItsStagesRow() {
+    ExplorerDocument doc;
+    const auto plan = tinyPipelinedPlan(doc);
+    QVERIFY(plan->pipeline);
+    const PipelinePlan& p = *plan->pipeline;
+    QCOMPARE(p.pipeline_stages, 2);
+    QCOMPARE(p.micro_batches, 4);
+    doc.setPlan("expert", plan);
+    TimelineView view(&doc);
+    view.resize(1000, 500);
+    QVERIFY(waitUntilIdle(view));
+    QTRY_VERIFY(view.predictedChart()->hasTimeline());
+    PipelineTimelineChart* chart = view.predictedChart();
+    QCOMPARE(chart->boxCount(), p.pipeline_stages * p.micro_batches * 2 * p.interleave);
+    QVERIFY(!view.measuredChart()->isVisibleTo(&view));
+    QVERIFY(chart->caption().contains("bubble"));
+    QVERIFY(chart->caption().contains("makespan"));
+    QVERIFY(view.layoutText().contains("pp 2"));
+    // Every box lies in its stage's row, within the time axis; a stage's boxes never overlap.
+    const QSizeF size(1000, 400);
+    const QList<QRectF> rows = chart->rowRects(size);
+    const QList<QRectF> boxes = chart->boxRects(size);
+    QCOMPARE(rows.size(), p.pipeline_stages);
+    QCOMPARE(boxes.size(), chart->boxCount());
+    int forward = 0;
+    for (int i = 0; i < boxes.size(); ++i) {
+      const TimelineBox& b = chart->timeline().boxes[size_t(i)];
+      QVERIFY(rows[b.rank].adjusted(-0.5, 0, 0.5, 0).contains(boxes[i]));
+      forward += b.backward ? 0 : 1;
+      for (int j = 0; j < i; ++j)
+        if (chart->timeline().boxes[size_t(j)].rank == b.rank)
+          QVERIFY(boxes[i].intersected(boxes[j]).width() < 0.5);
+    }
+    QCOMPARE(forward, boxes.size() / 2);
+    QVERIFY(forwardColor(0) != backwardColor(0));
+  }
+
+  void interleavedTimelinesHaveBoxesForEveryChunk() {
+    // A hand-made interleaved layout: 4 stages x 2 chunks, 8 micro-batches.
+    PipelinePlan p;
+    p.pipeline_stages = 4;
+    p.interleave = 2;
+    p.micro_batches = 8;
+    for (int c = 0; c < 8; ++c) {
+      StagePlan s;
+      s.rank = c % 4;
+      s.first_layer = s.last_layer = c;
+      s.forward = 1e-3;
+      s.backward = 2e-3;
+      p.chunks.push_back(s);
+    }
+    PipelineTimelineChart chart;
+    chart.setTimeline(predicted_timeline(p), "Predicted");
+    QCOMPARE(chart.boxCount(), 4 * 8 * 2 * 2);
+    QCOMPARE(chart.boxRects(QSizeF(800, 300)).size(), 4 * 8 * 2 * 2);
+    QVERIFY(chart.caption().contains("2 chunks"));
+  }
+
+  void measuredTimelineAppearsWithAMeasurement() {
+    ExplorerDocument doc;
+    const auto plan = tinyPipelinedPlan(doc);
+    doc.setPlan("expert", plan);
+    TimelineView view(&doc);
+    view.resize(1000, 600);
+    view.show();
+    QVERIFY(waitUntilIdle(view));
+    QTRY_VERIFY(view.predictedChart()->hasTimeline());
+    QCOMPARE(view.measuredChart()->boxCount(), 0);
+    const auto m = handMadeMeasurement(*plan->pipeline);
+    QSignalSpy changed(&doc, &ExplorerDocument::measurementChanged);
+    doc.setMeasurement(plan, m);
+    QCOMPARE(changed.count(), 1);
+    QVERIFY(view.measuredChart()->isVisibleTo(&view));
+    QCOMPARE(view.measuredChart()->boxCount(), view.predictedChart()->boxCount());
+    QVERIFY(view.measuredChart()->timeline().measured);
+    QVERIFY(view.measuredChart()->caption().startsWith("Measured"));
+    // One time scale: the slower measured iteration spans more of the same axis.
+    QCOMPARE(view.predictedChart()->timeScale(), view.measuredChart()->timeScale());
+    QCOMPARE(view.measuredChart()->timeScale(), m->timeline.makespan);
+    const QSizeF size(1000, 300);
+    QVERIFY(view.measuredChart()->boxRects(size).last().right() >
+            view.predictedChart()->boxRects(size).last().right());
+    // A plan read again (same layout, another object) still finds its measurement.
+    const auto copy = std::make_shared<const Plan>(*plan);
+    QCOMPARE(doc.measurement(*copy), m);
+    // A new model drops it.
+    openIn(doc, "mnist-mlp", "summit", {0, 2});
+    QVERIFY(!doc.measurement(*plan));
+  }
+
+  void memoryBarsStackToTheRanksMemory() {
+    ExplorerDocument doc;
+    const auto plan = tinyPipelinedPlan(doc);
+    doc.setPlan("expert", plan);
+    MemoryView view(&doc);
+    view.resize(900, 500);
+    const PipelinePlan& p = *plan->pipeline;
+    MemoryBarsChart* chart = view.chart();
+    QCOMPARE(chart->bars().size(), p.pipeline_stages);
+    QCOMPARE(chart->capacity(), double(doc.machine()->device(0).memory_bytes));
+    const QSizeF size(900, 400);
+    const auto rects = chart->segmentRects(size);
+    QCOMPARE(rects.size(), chart->bars().size());
+    double pixelsPerByte = 0;
+    for (int i = 0; i < chart->bars().size(); ++i) {
+      const MemoryBarsChart::Bar& bar = chart->bars()[i];
+      const MemoryBreakdown& want = p.rank_memory[size_t(bar.rank)];
+      QCOMPARE(bar.rank, i);
+      QVERIFY(!bar.measured);
+      QCOMPARE(bar.total(), want.total());
+      QCOMPARE(bar.bytes[0], want.weights);
+      QCOMPARE(bar.bytes[2], want.optimizer);
+      QCOMPARE(bar.bytes[3], want.activations);
+      // Stacked: each segment starts where the one below ends; the stack's height is the total's.
+      double height = 0;
+      for (int k = 0; k < MemoryBarsChart::kKinds; ++k) {
+        height += rects[i][size_t(k)].height();
+        if (k > 0) QCOMPARE(rects[i][size_t(k)].bottom(), rects[i][size_t(k - 1)].top());
+      }
+      if (pixelsPerByte == 0) pixelsPerByte = height / bar.total();
+      QVERIFY(qAbs(height - bar.total() * pixelsPerByte) < 1e-6);
+    }
+    QVERIFY(view.noteText().contains("pipeline rank"));
+    // With a measurement: a measured bar beside every predicted one, stacking to what was measured.
+    const auto m = handMadeMeasurement(p);
+    doc.setMeasurement(plan, m);
+    QCOMPARE(chart->bars().size(), 2 * p.pipeline_stages);
+    QVERIFY(chart->hasMeasured());
+    for (const MemoryBarsChart::Bar& bar : chart->bars())
+      if (bar.measured) QCOMPARE(bar.total(), m->memory[size_t(bar.rank)].total());
+    const auto paired = chart->segmentRects(size);
+    QVERIFY(paired[1][0].left() > paired[0][0].right() - 1e-9);  // measured right of predicted
+    QVERIFY(view.noteText().contains("float32"));
+  }
+
+  void plansWithoutAPipelineGetMessages() {
+    ExplorerDocument doc;
+    openIn(doc, "mnist-mlp", "summit", {0, 2});
+    doc.setPlan("data-parallel", makePlan(*doc.model(), *doc.machine(), "data-parallel"));
+    TimelineView timeline(&doc);
+    MemoryView memory(&doc);
+    QVERIFY(waitUntilIdle(timeline));
+    QCOMPARE(timeline.predictedChart()->boxCount(), 0);
+    QVERIFY(timeline.predictedChart()->message().contains("not a pipelined plan"));
+    // Each device's total, from the cost model.
+    QCOMPARE(memory.chart()->bars().size(), 2);
+    QVERIFY(memory.chart()->bars()[0].totalOnly);
+    QCOMPARE(memory.chart()->bars()[0].total(),
+             doc.plan("data-parallel")->mapping.memory_per_device[0]);
+    // No plan at all.
+    ExplorerDocument empty;
+    TimelineView none(&empty);
+    MemoryView noMemory(&empty);
+    QVERIFY(!none.predictedChart()->hasTimeline());
+    QVERIFY(noMemory.chart()->bars().isEmpty());
+    QVERIFY(!noMemory.chart()->message().isEmpty());
+  }
+
+  void topologyColoursDevicesByStage() {
+    ExplorerDocument doc;
+    const auto plan = tinyPipelinedPlan(doc);
+    doc.setPlan("expert", plan);
+    TopologyView view(&doc);
+    view.showMode("expert");
+    QCOMPARE(view.heatMap(), TopologyView::HeatMap::Stage);
+    const PipelinePlan& p = *plan->pipeline;
+    const int perStage = p.tensor_parallel * p.data_parallel;
+    QCOMPARE(view.stagePerDevice().size(), 4);
+    for (int d = 0; d < 4; ++d) {
+      QCOMPARE(view.stagePerDevice()[d], d / perStage);
+      QCOMPARE(view.deviceColor(d), stageColor(d / perStage));
+    }
+    QVERIFY(view.deviceColor(0) != view.deviceColor(3));
+    QVERIFY(view.legendText().contains("stage 0"));
+    QVERIFY(view.legendText().contains("stage 1"));
+    QVERIFY(view.legendText().contains("layer"));
+    // A plan without a pipeline goes back to memory.
+    doc.setPlan("data-parallel", makePlan(*doc.model(), *doc.machine(), "data-parallel"));
+    view.showMode("data-parallel");
+    QCOMPARE(view.heatMap(), TopologyView::HeatMap::Memory);
+    QCOMPARE(view.stagePerDevice()[0], -1);
+    view.setHeatMap(TopologyView::HeatMap::Stage);  // refused without stages
+    QCOMPARE(view.heatMap(), TopologyView::HeatMap::Memory);
+  }
+
+  void timelinesExportAsPngSvgAndChromeTrace() {
+    ExplorerDocument doc;
+    const auto plan = tinyPipelinedPlan(doc);
+    PipelineTimelineChart chart;
+    chart.resize(800, 300);
+    QString error;
+    QTemporaryDir dir;
+    QVERIFY(!chart.exportImage(dir.filePath("none.png"), &error));  // nothing to export yet
+    chart.setTimeline(predicted_timeline(*plan->pipeline), "Predicted");
+    QVERIFY2(chart.exportImage(dir.filePath("t.png"), &error), qPrintable(error));
+    QImage png(dir.filePath("t.png"));
+    QVERIFY(png.width() >= 3200);  // twice the 1,600 px the export draws at least
+    QVERIFY2(chart.exportImage(dir.filePath("t.svg"), &error), qPrintable(error));
+    QFile svg(dir.filePath("t.svg"));
+    QVERIFY(svg.open(QIODevice::ReadOnly));
+    QVERIFY(svg.readAll().contains("<svg"));
+    QVERIFY2(chart.exportChromeTrace(dir.filePath("t.json"), &error), qPrintable(error));
+    QFile trace(dir.filePath("t.json"));
+    QVERIFY(trace.open(QIODevice::ReadOnly));
+    const nlohmann::json j = nlohmann::json::parse(trace.readAll().toStdString());
+    int complete = 0;
+    for (const auto& e : j.at("traceEvents")) complete += e.value("ph", "") == "X" ? 1 : 0;
+    QCOMPARE(complete, chart.boxCount());
+  }
+
+  void chooserPrefersThePipelinedPlan() {
+    ExplorerDocument doc;
+    const auto plan = tinyPipelinedPlan(doc);
+    doc.setPlan("expert", plan);
+    // gpt-tiny's data-parallel plan is faster on 4 CPU ranks, yet the timeline shows the pipeline.
+    doc.setPlan("data-parallel", makePlan(*doc.model(), *doc.machine(), "data-parallel"));
+    PlanChooser chooser(&doc);
+    QCOMPARE(chooser.mode(), QString("expert"));
+    chooser.choose("data-parallel");
+    QCOMPARE(chooser.mode(), QString("data-parallel"));
+    doc.setPreferredMode("expert");
+    QCOMPARE(doc.bestMode(), QString("expert"));
+  }
+};
+
+UNITY_VIEWS_SUITE(PipelineViewsTests);
+#include "test_pipeline_views.moc"

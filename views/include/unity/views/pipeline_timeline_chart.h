@@ -1,0 +1,77 @@
+#pragma once
+// A pipeline timeline as a Gantt chart: one row per pipeline stage (labelled with its layers), one
+// box per forward or backward pass of a micro-batch (forward blue, backward orange, the
+// micro-batch's number inside when it fits), the bubbles left empty (hatched), a time axis in ms
+// and a caption with the makespan and the bubble fraction. It draws what core's
+// pipeline_schedule.h computes (predicted from a plan) or what a run measured; it computes
+// nothing itself. Painted directly: thousands of boxes are cheap to paint and costly as items.
+//
+// Export (context menu): PNG (twice the widget's resolution), SVG (QSvgGenerator) and the Chrome
+// trace format (core's chrome_trace, for Perfetto and chrome://tracing).
+#include <QList>
+#include <QRectF>
+#include <QString>
+#include <QWidget>
+
+#include "unity/core/pipeline_schedule.h"
+
+namespace unity::views {
+
+class PipelineTimelineChart : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit PipelineTimelineChart(QWidget* parent = nullptr);
+
+  // `title`: "Predicted", "Measured"; shown before the caption and used as the trace's title.
+  void setTimeline(const PipelineTimeline& timeline, const QString& title);
+  // No timeline: the message instead ("Not a pipelined plan").
+  void clear(const QString& message);
+  bool hasTimeline() const { return has_; }
+  const PipelineTimeline& timeline() const { return timeline_; }
+  int boxCount() const { return has_ ? int(timeline_.boxes.size()) : 0; }
+  QString title() const { return title_; }
+  QString message() const { return message_; }
+  // "Predicted · makespan 16.37 s · bubble 4.3% · 8 stages × 32 micro-batches × 5 chunks"
+  QString caption() const;
+
+  // Seconds the time axis spans (0: the timeline's own makespan). Two charts shown one above the
+  // other share a scale so that their boxes compare.
+  void setTimeScale(double seconds);
+  double timeScale() const;
+
+  // Where each box (in timeline().boxes order) and each row are drawn in a picture of `size`.
+  QList<QRectF> boxRects(const QSizeF& size) const;
+  QList<QRectF> rowRects(const QSizeF& size) const;
+  // Paints the chart into `size` (the widget, the PNG and SVG exports).
+  void paintChart(QPainter& painter, const QSizeF& size) const;
+
+  // Writes PNG or SVG (by the suffix); false with *error.
+  bool exportImage(const QString& path, QString* error) const;
+  bool exportChromeTrace(const QString& path, QString* error) const;
+  void exportWithDialog();
+
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void contextMenuEvent(QContextMenuEvent* event) override;
+
+ private:
+  struct Geometry {
+    QRectF plot;  // where the rows are
+    double rowHeight = 0;
+    double secondsToPixels = 0;
+  };
+  Geometry geometry(const QSizeF& size) const;
+  QString rowLabel(int rank) const;
+
+  PipelineTimeline timeline_;
+  QString title_;
+  QString message_;
+  double scale_ = 0;
+  bool has_ = false;
+};
+
+}  // namespace unity::views

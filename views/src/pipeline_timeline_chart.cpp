@@ -1,0 +1,340 @@
+#include "unity/views/pipeline_timeline_chart.h"
+
+#include <QContextMenuEvent>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QImage>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPainter>
+#include <QSvgGenerator>
+
+#include <algorithm>
+#include <cmath>
+
+#include "pipeline_colors.h"
+#include "unity/core/json_io.h"
+#include "unity/views/display_format.h"
+
+namespace unity::views {
+
+namespace {
+constexpr double kCaptionHeight = 22;
+constexpr double kAxisHeight = 30;
+constexpr double kMargin = 8;
+constexpr double kMinRow = 10;
+constexpr double kMaxRow = 72;
+constexpr double kStatsWidth = 150;  // per row: busy and idle time, right of the plot
+
+// A step of 1, 2 or 5 times a power of ten giving about `ticks` ticks over `span`.
+double niceStep(double span, int ticks) {
+  if (span <= 0) return 1;
+  const double raw = span / std::max(1, ticks);
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * magnitude >= raw) return m * magnitude;
+  return 10 * magnitude;
+}
+
+QString tickText(double ms, double step) {
+  const int decimals = step >= 1 ? 0 : int(std::ceil(-std::log10(step)));
+  return QString::number(ms, 'f', std::clamp(decimals, 0, 4));
+}
+}  // namespace
+
+PipelineTimelineChart::PipelineTimelineChart(QWidget* parent) : QWidget(parent) {
+  setObjectName(QStringLiteral("pipelineTimeline"));
+  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+  message_ = tr("No pipeline timeline");
+}
+
+QSize PipelineTimelineChart::sizeHint() const { return {900, 260}; }
+QSize PipelineTimelineChart::minimumSizeHint() const { return {300, 120}; }
+
+void PipelineTimelineChart::setTimeline(const PipelineTimeline& timeline, const QString& title) {
+  timeline_ = timeline;
+  title_ = title;
+  message_.clear();
+  has_ = true;
+  update();
+}
+
+void PipelineTimelineChart::clear(const QString& message) {
+  timeline_ = PipelineTimeline();
+  has_ = false;
+  message_ = message;
+  update();
+}
+
+void PipelineTimelineChart::setTimeScale(double seconds) {
+  scale_ = std::max(0.0, seconds);
+  update();
+}
+
+double PipelineTimelineChart::timeScale() const {
+  return scale_ > 0 ? scale_ : std::max(timeline_.makespan, 1e-12);
+}
+
+QString PipelineTimelineChart::caption() const {
+  if (!has_) return message_;
+  const PipelineTimeline& t = timeline_;
+  QString shape = tr("%1 stages × %2 micro-batches").arg(t.stages).arg(t.micro_batches);
+  if (t.interleave > 1) shape += tr(" × %1 chunks").arg(t.interleave);
+  return tr("%1 · makespan %2 · bubble %3% · %4")
+      .arg(title_, formatMs(t.makespan * 1e3))
+      .arg(t.bubble_fraction * 100, 0, 'f', 1)
+      .arg(shape);
+}
+
+QString PipelineTimelineChart::rowLabel(int rank) const {
+  const auto& labels = timeline_.stage_labels;
+  const QString label =
+      rank < int(labels.size()) ? QString::fromStdString(labels[size_t(rank)]) : QString();
+  if (label.isEmpty()) return tr("stage %1").arg(rank);
+  // Interleaved stages own several layer ranges: the first two say the pattern.
+  const QStringList chunks = label.split(QStringLiteral(", layers "));
+  if (chunks.size() > 2)
+    return tr("stage %1 · %2, %3, … (%4 chunks)")
+        .arg(rank)
+        .arg(chunks[0], chunks[1])
+        .arg(chunks.size());
+  // "layers 3-3" reads better as "layer 3".
+  const QStringList range = label.section(QLatin1Char(' '), 1).split(QLatin1Char('-'));
+  if (label.startsWith(QLatin1String("layers ")) && range.size() == 2 && range[0] == range[1])
+    return tr("stage %1 · layer %2").arg(rank).arg(range[0]);
+  return tr("stage %1 · %2").arg(rank).arg(label);
+}
+
+PipelineTimelineChart::Geometry PipelineTimelineChart::geometry(const QSizeF& size) const {
+  Geometry g;
+  double labelWidth = 60;
+  const QFontMetricsF fm(font());
+  for (int r = 0; r < timeline_.stages; ++r)
+    labelWidth = std::max(labelWidth, fm.horizontalAdvance(rowLabel(r)) + 12);
+  labelWidth = std::min(labelWidth, size.width() / 3);
+  const double top = kMargin + kCaptionHeight + 4;
+  const double available = size.height() - top - kAxisHeight;
+  const int rows = std::max(1, timeline_.stages);
+  g.rowHeight = std::clamp(available / rows, kMinRow, kMaxRow);
+  g.plot = QRectF(kMargin + labelWidth, top,
+                  std::max(10.0, size.width() - labelWidth - kStatsWidth - 3 * kMargin),
+                  g.rowHeight * rows);
+  g.secondsToPixels = g.plot.width() / timeScale();
+  return g;
+}
+
+QList<QRectF> PipelineTimelineChart::rowRects(const QSizeF& size) const {
+  QList<QRectF> out;
+  if (!has_) return out;
+  const Geometry g = geometry(size);
+  for (int r = 0; r < timeline_.stages; ++r)
+    out.append(QRectF(g.plot.left(), g.plot.top() + r * g.rowHeight, g.plot.width(), g.rowHeight));
+  return out;
+}
+
+QList<QRectF> PipelineTimelineChart::boxRects(const QSizeF& size) const {
+  QList<QRectF> out;
+  if (!has_) return out;
+  const Geometry g = geometry(size);
+  out.reserve(qsizetype(timeline_.boxes.size()));
+  for (const TimelineBox& b : timeline_.boxes) {
+    const double x0 = g.plot.left() + b.start * g.secondsToPixels;
+    const double x1 = g.plot.left() + b.end * g.secondsToPixels;
+    const double y = g.plot.top() + b.rank * g.rowHeight;
+    out.append(QRectF(x0, y + 1.5, std::max(0.5, x1 - x0), g.rowHeight - 3));
+  }
+  return out;
+}
+
+void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
+  p.fillRect(QRectF(QPointF(0, 0), size), Qt::white);
+  const QColor ink(0x26, 0x32, 0x38);
+  QFont bold = font();
+  bold.setBold(true);
+  if (!has_) {
+    p.setPen(QColor(0x60, 0x7d, 0x8b));
+    p.drawText(QRectF(QPointF(0, 0), size), Qt::AlignCenter | Qt::TextWordWrap, message_);
+    return;
+  }
+  const Geometry g = geometry(size);
+  // Caption, with the colour key on the right.
+  p.setFont(bold);
+  p.setPen(ink);
+  const QRectF captionRect(kMargin, kMargin, size.width() - 2 * kMargin, kCaptionHeight);
+  p.drawText(captionRect, Qt::AlignLeft | Qt::AlignVCenter, caption());
+  p.setFont(font());
+  const QFontMetricsF fm(font());
+  double x = captionRect.right();
+  const auto key = [&](const QColor& fill, const QBrush& brush, const QString& text) {
+    x -= fm.horizontalAdvance(text);
+    p.setPen(ink);
+    p.drawText(QRectF(x, captionRect.top(), fm.horizontalAdvance(text) + 2, kCaptionHeight),
+               Qt::AlignLeft | Qt::AlignVCenter, text);
+    x -= 18;
+    const QRectF chip(x, captionRect.center().y() - 6, 14, 12);
+    p.fillRect(chip, Qt::white);
+    p.setPen(QPen(fill.darker(150), 1));
+    p.setBrush(brush);
+    p.drawRect(chip);
+    x -= 14;
+  };
+  key(QColor(0xb0, 0xbe, 0xc5), QBrush(QColor(0xb0, 0xbe, 0xc5), Qt::BDiagPattern),
+      tr("idle (bubble)"));
+  key(backwardColor(0), backwardColor(0), tr("backward"));
+  key(forwardColor(0), forwardColor(0), tr("forward"));
+
+  // Rows: hatched, so that every gap between boxes (the bubble) shows as empty time.
+  for (int r = 0; r < timeline_.stages; ++r) {
+    const QRectF row(g.plot.left(), g.plot.top() + r * g.rowHeight, g.plot.width(), g.rowHeight);
+    p.fillRect(row, r % 2 ? QColor(0xfa, 0xfa, 0xfa) : QColor(0xf3, 0xf5, 0xf6));
+    const double end =
+        std::min(row.right(), g.plot.left() + timeline_.makespan * g.secondsToPixels);
+    p.fillRect(QRectF(row.left(), row.top(), end - row.left(), row.height()),
+               QBrush(QColor(0xcf, 0xd8, 0xdc), Qt::BDiagPattern));
+    p.setPen(ink);
+    const double labelWidth = g.plot.left() - kMargin - 6;
+    p.drawText(QRectF(kMargin, row.top(), labelWidth, row.height()),
+               Qt::AlignRight | Qt::AlignVCenter,
+               fm.elidedText(rowLabel(r), Qt::ElideMiddle, labelWidth));
+    // Where this stage's time goes: computing, or waiting (its share of the bubble).
+    const double busy = timeline_.busy(r);
+    const double idle = std::max(0.0, timeline_.makespan - busy);
+    p.drawText(QRectF(g.plot.right() + 8, row.top(), kStatsWidth, row.height()),
+               Qt::AlignLeft | Qt::AlignVCenter,
+               tr("idle %1 (%2%)")
+                   .arg(formatMs(idle * 1e3))
+                   .arg(timeline_.makespan > 0 ? qRound(100 * idle / timeline_.makespan) : 0));
+  }
+  // Boxes: a thin border only when they are wide enough for it to leave colour inside.
+  QFont small = font();
+  small.setPixelSize(std::clamp(int(g.rowHeight * 0.45), 8, 12));
+  p.setFont(small);
+  const QFontMetricsF sfm(small);
+  const QList<QRectF> rects = boxRects(size);
+  for (qsizetype i = 0; i < rects.size(); ++i) {
+    const TimelineBox& b = timeline_.boxes[size_t(i)];
+    const int ownChunk = timeline_.stages > 0 ? b.chunk / timeline_.stages : 0;
+    const QColor fill = b.backward ? backwardColor(ownChunk) : forwardColor(ownChunk);
+    const QRectF& r = rects[i];
+    if (r.width() >= 7) {
+      p.setPen(QPen(fill.darker(160), 0.8));
+      p.setBrush(fill);
+      p.drawRect(r);
+    } else {
+      p.fillRect(r, fill);
+    }
+    const QString number = QString::number(b.micro_batch + 1);
+    if (r.width() >= sfm.horizontalAdvance(number) + 4 && r.height() >= sfm.height()) {
+      p.setPen(b.backward ? ink : Qt::white);
+      p.drawText(r, Qt::AlignCenter, number);
+    }
+  }
+  p.setFont(font());
+  // Frame and the time axis in ms.
+  p.setPen(QPen(QColor(0x90, 0xa4, 0xae), 1));
+  p.setBrush(Qt::NoBrush);
+  p.drawRect(g.plot);
+  const double spanMs = timeScale() * 1e3;
+  const double step = niceStep(spanMs, std::max(2, int(g.plot.width() / 90)));
+  for (double t = 0; t <= spanMs * 1.0001; t += step) {
+    const double tx = g.plot.left() + t / 1e3 * g.secondsToPixels;
+    p.setPen(QPen(QColor(0x90, 0xa4, 0xae), 1));
+    p.drawLine(QPointF(tx, g.plot.bottom()), QPointF(tx, g.plot.bottom() + 4));
+    p.setPen(ink);
+    p.drawText(QRectF(tx - 40, g.plot.bottom() + 4, 80, 14), Qt::AlignHCenter | Qt::AlignTop,
+               tickText(t, step));
+  }
+  p.drawText(QRectF(g.plot.left(), g.plot.bottom() + 16, g.plot.width(), 14),
+             Qt::AlignHCenter | Qt::AlignTop,
+             tr("time in the iteration (ms); numbers: micro-batch"));
+  // The makespan, when another chart's scale leaves room after it.
+  if (scale_ > timeline_.makespan * 1.001) {
+    const double mx = g.plot.left() + timeline_.makespan * g.secondsToPixels;
+    p.setPen(QPen(QColor(0xd3, 0x2f, 0x2f), 1.2, Qt::DashLine));
+    p.drawLine(QPointF(mx, g.plot.top()), QPointF(mx, g.plot.bottom()));
+  }
+}
+
+void PipelineTimelineChart::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.setRenderHint(QPainter::Antialiasing, false);
+  p.setRenderHint(QPainter::TextAntialiasing, true);
+  paintChart(p, QSizeF(size()));
+}
+
+bool PipelineTimelineChart::exportImage(const QString& path, QString* error) const {
+  if (!has_) {
+    if (error) *error = tr("There is no timeline to export.");
+    return false;
+  }
+  // At least 1600 px wide: a 1F1B schedule of 32 micro-batches needs the width to read.
+  const QSizeF size(std::max(1600, width()), std::max(360, height()));
+  if (QFileInfo(path).suffix().compare(QLatin1String("svg"), Qt::CaseInsensitive) == 0) {
+    QSvgGenerator svg;
+    svg.setFileName(path);
+    svg.setSize(size.toSize());
+    svg.setViewBox(QRectF(QPointF(0, 0), size));
+    svg.setTitle(title_);
+    svg.setDescription(tr("Pipeline timeline exported by Unity Explorer"));
+    QPainter p;
+    if (!p.begin(&svg)) {
+      if (error) *error = tr("Cannot write '%1'.").arg(path);
+      return false;
+    }
+    paintChart(p, size);
+    p.end();
+    return QFileInfo::exists(path);
+  }
+  QImage image((size * 2).toSize(), QImage::Format_ARGB32_Premultiplied);
+  image.fill(Qt::white);
+  QPainter p(&image);
+  p.scale(2, 2);
+  p.setRenderHint(QPainter::TextAntialiasing, true);
+  paintChart(p, size);
+  p.end();
+  if (!image.save(path, "PNG")) {
+    if (error) *error = tr("Cannot write '%1'.").arg(path);
+    return false;
+  }
+  return true;
+}
+
+bool PipelineTimelineChart::exportChromeTrace(const QString& path, QString* error) const {
+  if (!has_) {
+    if (error) *error = tr("There is no timeline to export.");
+    return false;
+  }
+  try {
+    const nlohmann::json trace = chrome_trace(timeline_, title_.toStdString());
+    write_text_file_atomic(QFile::encodeName(path).toStdString(), trace.dump() + "\n");
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+  return true;
+}
+
+void PipelineTimelineChart::exportWithDialog() {
+  if (!has_) return;
+  QString filter;
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export Timeline"), QStringLiteral("timeline.png"),
+      tr("PNG image (*.png);;SVG drawing (*.svg);;Chrome trace (*.json)"), &filter);
+  if (path.isEmpty()) return;
+  QString error;
+  const bool trace =
+      QFileInfo(path).suffix().compare(QLatin1String("json"), Qt::CaseInsensitive) == 0;
+  const bool ok = trace ? exportChromeTrace(path, &error) : exportImage(path, &error);
+  if (!ok) QMessageBox::warning(this, tr("Export failed"), error);
+}
+
+void PipelineTimelineChart::contextMenuEvent(QContextMenuEvent* event) {
+  if (!has_) return;
+  QMenu menu(this);
+  menu.addAction(tr("Export Timeline (PNG, SVG or Chrome Trace)…"), this,
+                 &PipelineTimelineChart::exportWithDialog);
+  menu.exec(event->globalPos());
+}
+
+}  // namespace unity::views
