@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -19,12 +20,14 @@
 #include "unity/core/json_io.h"
 #include "unity/core/model_loader.h"
 #include "unity/core/model_zoo.h"
+#include "unity/core/pipeline_schedule.h"
 #include "unity/core/plan_optimizer.h"
 #include "unity/core/scaled_zoo.h"
 #include "unity/core/sp_decomposition.h"
 #include "unity/executor/backends.h"
 #include "unity/executor/launcher.h"
 #include "unity/executor/op_profiles.h"
+#include "unity/executor/pipeline_training.h"
 #include "unity/executor/reference.h"
 #include "unity/executor/run_files.h"
 
@@ -59,6 +62,8 @@ struct RunOptions {
   std::string save_plan;
   std::string profiles;                                   // operator profiles for the prediction
   std::vector<std::pair<std::string, bool>> model_flags;  // given on the command line?
+  LayoutOptions layout;                                   // --tp --pp --micro-batches ...
+  std::string trace;                                      // --trace FILE
 };
 
 bool is_plan_file(const std::string& path) {
@@ -94,7 +99,11 @@ Plan plan_model(const RunOptions& o, int ranks) {
   const MachineSpec machine = load_machine(o.machine.empty() ? "cpu-local" : o.machine, {0, ranks});
   OptimizeOptions opt;
   opt.mode = o.mode;
-  opt.pipelines = false;  // a plan to run: the executor runs no pipeline layouts yet
+  // A pipeline layout when one is asked for, with stage replicas of one device (what the executor
+  // runs); otherwise the plan the mode makes without pipelines.
+  opt.layout = o.layout.layout();
+  opt.pipelines = !opt.layout.empty();
+  if (opt.pipelines && opt.layout.tensor_parallel == 0) opt.layout.tensor_parallel = 1;
   if (!o.optimizer.empty()) opt.optimizer = o.optimizer;
   return optimize_plan(model, machine, opt);
 }
@@ -124,8 +133,10 @@ void print_progress(const IterationReport& r, int warmup, int iterations) {
   std::fflush(stderr);
 }
 
-TrainingResult run_in_process(const Program& program, const RunOptions& o,
-                              const std::string& optimizer, bool weights, bool progress) {
+// One CPU rank in this process: a lowered program, or a pipelined plan.
+TrainingResult run_in_process(const std::variant<const Program*, const Plan*>& what,
+                              const RunOptions& o, const std::string& optimizer, bool weights,
+                              bool progress) {
   auto backend = make_cpu_backend(o.threads);
   auto comm = make_local_communicator();
   TrainingOptions t;
@@ -138,7 +149,53 @@ TrainingResult run_in_process(const Program& program, const RunOptions& o,
   t.profile = o.profile && progress;
   if (progress)
     t.on_iteration = [&](const IterationReport& r) { print_progress(r, o.warmup, o.iterations); };
-  return train(program, t, *backend, *comm);
+  if (const Plan* const* plan = std::get_if<const Plan*>(&what))
+    return train_pipeline(**plan, t, *backend, *comm);
+  return train(*std::get<const Program*>(what), t, *backend, *comm);
+}
+
+// A pipelined run's measurements beside the plan's predictions.
+nlohmann::json pipeline_rows(const Plan& plan, const PipelineMeasurement& m) {
+  const PipelinePlan& p = *plan.pipeline;
+  const PipelineTimeline predicted = predicted_timeline(p);
+  nlohmann::json j = pipeline_measurement_to_json(m);
+  for (auto& s : j["stages"]) {
+    const int stage = s.at("stage").get<int>();
+    double f = 0, b = 0;
+    for (const auto& c : p.chunks)
+      if (c.rank == stage) {
+        f += c.forward * p.micro_batches * 1e3;
+        b += c.backward * p.micro_batches * 1e3;
+      }
+    s["forward_ms_predicted"] = f;
+    s["backward_ms_predicted"] = b;
+    s["idle_ms_predicted"] = (predicted.makespan - predicted.busy(stage)) * 1e3;
+    if (stage < static_cast<int>(predicted.stage_labels.size()))
+      s["layers"] = predicted.stage_labels[stage];
+  }
+  j["bubble_fraction_predicted"] = p.bubble_fraction;
+  nlohmann::json peak = nlohmann::json::array();
+  for (const auto& r : p.rank_memory) peak.push_back(r.total());
+  j["peak_memory_bytes_predicted"] = peak;  // per pipeline rank (each of its devices)
+  j["timeline_predicted"] = timeline_to_json(predicted);
+  return j;
+}
+
+void print_pipeline(const nlohmann::json& j) {
+  fmt::print(
+      "  pipeline    bubble {:.3f} measured, {:.3f} predicted; ran in {} ({} plan), "
+      "recompute {}, ZeRO {}\n",
+      j["bubble_fraction_measured"].get<double>(), j["bubble_fraction_predicted"].get<double>(),
+      j["compute_dtype"].get<std::string>(), j["plan_dtype"].get<std::string>(),
+      j["recompute"].get<std::string>(), j["zero_stage"].get<int>());
+  fmt::print("  {:<7} {:<16} {:>19} {:>19} {:>19}\n", "stage", "layers", "forward ms (pred)",
+             "backward ms (pred)", "idle ms (pred)");
+  for (const auto& s : j["stages"])
+    fmt::print("  {:<7} {:<16} {:>9.3f} ({:>7.3f}) {:>9.3f} ({:>7.3f}) {:>9.3f} ({:>7.3f})\n",
+               s["stage"].get<int>(), s.value("layers", std::string()),
+               s["forward_ms"].get<double>(), s["forward_ms_predicted"].get<double>(),
+               s["backward_ms"].get<double>(), s["backward_ms_predicted"].get<double>(),
+               s["idle_ms"].get<double>(), s["idle_ms_predicted"].get<double>());
 }
 
 struct Check {
@@ -240,11 +297,6 @@ void run(const RunOptions& o) {
     }
   } cleanup{temporary_plan};
 
-  if (plan.pipeline)
-    throw InputError(fmt::format(
-        "the plan is a pipeline layout ({} stages, {} micro-batches); the executor does not run "
-        "pipelined plans yet: plan it without --pp, or with --mode data-parallel, to run it",
-        plan.pipeline->pipeline_stages, plan.pipeline->micro_batches));
   const int ranks = o.ranks > 0 ? o.ranks : std::max(1, plan.summary.devices);
   if (plan.summary.devices > 0 && ranks > plan.summary.devices)
     throw InputError(
@@ -252,13 +304,28 @@ void run(const RunOptions& o) {
                     ranks, plan.summary.devices));
   const std::string optimizer = o.optimizer.empty() ? plan.summary.optimizer : o.optimizer;
   double predicted = plan.summary.iteration_time_ms;
-  if (!o.machine.empty() && is_plan_file(o.target)) predicted = recost(plan, o.machine, o.profiles);
-  const Program program =
-      lower_plan(plan.pcg, plan.mapping.views, ranks);  // bad plans fail here, early
+  if (!o.machine.empty() && is_plan_file(o.target)) {
+    if (plan.pipeline)
+      throw InputError(
+          "--machine: a pipelined plan is not re-costed on another machine; plan the model on "
+          "that machine (unity run MODEL --machine FILE ...) instead");
+    predicted = recost(plan, o.machine, o.profiles);
+  }
+  // Bad plans fail here, early.
+  Program program;
+  if (plan.pipeline)
+    check_pipeline_run(plan, ranks);
+  else
+    program = lower_plan(plan.pcg, plan.mapping.views, ranks);
+  if (!o.trace.empty() && !plan.pipeline)
+    throw InputError("--trace: the plan is not pipelined, so it has no pipeline timeline");
 
   TrainingResult result;
   if (ranks == 1 && o.backend == "cpu" && !o.use_mpirun) {
-    result = run_in_process(program, o, optimizer, o.check, true);
+    if (plan.pipeline)
+      result = run_in_process(&plan, o, optimizer, o.check, true);
+    else
+      result = run_in_process(&program, o, optimizer, o.check, true);
   } else {
     LaunchOptions l;
     l.plan = plan_path;
@@ -296,9 +363,9 @@ void run(const RunOptions& o) {
                       {"setup_ms", result.setup_ms}};
   Check check;
   if (o.check) {
-    const Graph serial = serial_reference(plan.pcg);
+    const Graph serial = plan.pipeline ? pipeline_model(plan) : serial_reference(plan.pcg);
     const Program reference = lower_plan(serial, single_device_views(serial), 1);
-    check = compare(result, run_in_process(reference, o, optimizer, true, false));
+    check = compare(result, run_in_process(&reference, o, optimizer, true, false));
     j["max_abs_diff"] = std::max(check.losses, check.weights);
     j["max_abs_diff_losses"] = check.losses;
     j["max_abs_diff_weights"] = check.weights;
@@ -306,6 +373,18 @@ void run(const RunOptions& o) {
     j["reference_losses"] = check.reference_losses;
   }
   if (o.profile) j["profile"] = profile_rows(plan, result);
+  if (result.pipeline) {
+    j["pipeline"] = pipeline_rows(plan, *result.pipeline);
+    for (const char* key : {"stages", "bubble_fraction_measured", "bubble_fraction_predicted",
+                            "peak_memory_bytes_measured", "peak_memory_bytes_predicted",
+                            "compute_dtype", "plan_dtype", "recompute", "zero_stage"})
+      j[key] = j["pipeline"][key];
+    if (!o.trace.empty())
+      write_text_file_atomic(
+          o.trace,
+          chrome_trace(result.pipeline->timeline, plan.summary.model + " (measured)").dump() +
+              "\n");
+  }
   if (o.json) {
     fmt::print("{}\n", j.dump(2));
   } else {
@@ -315,6 +394,7 @@ void run(const RunOptions& o) {
                median(result.iteration_ms), predicted);
     fmt::print("  loss        {:.6f} -> {:.6f}\n", result.losses.front(), result.losses.back());
     if (o.profile) print_profile(j["profile"]);
+    if (result.pipeline) print_pipeline(j["pipeline"]);
     if (o.check)
       fmt::print(
           "  check       max |diff| {:.3g} (losses {:.3g}, weights {:.3g}), max relative {:.3g} vs "
@@ -382,6 +462,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--profile", o->profile,
                 "Time every operator and print it beside the cost model's prediction (slows the "
                 "run a little)");
+  add_layout_options(cmd, o->layout);
+  cmd->add_option("--trace", o->trace,
+                  "A pipelined run: write its measured timeline as a Chrome trace (JSON for "
+                  "chrome://tracing and Perfetto)");
   cmd->add_flag("--mpirun-always", o->use_mpirun, "Start even a one-rank CPU run through mpirun");
   cmd->add_option("--mpirun", o->mpirun,
                   "The mpirun to use (default: $UNITY_MPIRUN, else mpirun on PATH)");
@@ -393,7 +477,8 @@ void add_run_command(CLI::App& app) {
       ->group("");
   cmd->callback([o, cmd] {
     for (const char* flag : {"--scale", "--batch", "--mode", "--save-plan", "--layers", "--hidden",
-                             "--heads", "--seq", "--vocab"})
+                             "--heads", "--seq", "--vocab", "--tp", "--pp", "--micro-batches",
+                             "--interleave", "--recompute", "--zero", "--sequence-parallel"})
       o->model_flags.push_back({flag, cmd->count(flag) > 0});
     run(*o);
   });

@@ -20,6 +20,7 @@
 #include "unity/executor/calibration.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
+#include "unity/executor/pipeline_training.h"
 #include "unity/executor/run_files.h"
 #include "unity/executor/training.h"
 #include "worker_backend.h"
@@ -117,10 +118,20 @@ int run(const Options& o, MpiSession& mpi) {
       throw InputError(fmt::format(
           "the plan uses {} devices but the run has {} ranks: a rank would have nothing to do",
           plan.summary.devices, size));
-    program = lower_plan(plan.pcg, plan.mapping.views, size);
+    if (plan.pipeline)
+      check_pipeline_run(plan, size);
+    else
+      program = lower_plan(plan.pcg, plan.mapping.views, size);
   } catch (const InputError& e) {
     if (rank == 0) report_error(rank, e.what(), o.events);
     return 1;
+  }
+  if (o.explain && plan.pipeline) {
+    if (rank == 0)
+      std::printf("a pipelined plan: %d stages x %d copies, %d micro-batches\n",
+                  plan.pipeline->pipeline_stages, plan.pipeline->data_parallel,
+                  plan.pipeline->micro_batches);
+    return 0;
   }
   if (o.explain) {
     for (int r = 0; r < size; ++r) {
@@ -133,6 +144,10 @@ int run(const Options& o, MpiSession& mpi) {
   }
 
   worker::Watchdog dog(rank, o.timeout, [&](NodeId id) {
+    if (plan.pipeline) {
+      const PipelinePosition p = pipeline_position(*plan.pipeline, rank);
+      return fmt::format("pipeline stage {} (copy {})", p.stage, p.copy);
+    }
     return program.graph.contains(id) ? program.graph.describe(id) : "";
   });
   try {
@@ -169,9 +184,18 @@ int run(const Options& o, MpiSession& mpi) {
                      r.warmup ? r.index + 1 : r.index - o.warmup + 1,
                      r.warmup ? o.warmup : o.iterations, r.loss, r.milliseconds);
     };
-    if (rank == 0 && o.events)
-      worker::emit_event({{"event", "started"}, {"ranks", size}, {"backend", o.backend}});
-    const TrainingResult result = train(program, t, *device, *comm);
+    if (rank == 0 && o.events) {
+      nlohmann::json started = {{"event", "started"}, {"ranks", size}, {"backend", o.backend}};
+      if (plan.pipeline) {
+        // The launcher names the stage of a rank that fails.
+        std::vector<int> stages;
+        for (int r = 0; r < size; ++r) stages.push_back(pipeline_position(*plan.pipeline, r).stage);
+        started["pipeline_stages_of_ranks"] = stages;
+      }
+      worker::emit_event(started);
+    }
+    const TrainingResult result =
+        plan.pipeline ? train_pipeline(plan, t, *device, *comm) : train(program, t, *device, *comm);
     if (rank == 0) {
       nlohmann::json extra = {{"backend", o.backend},
                               {"ranks", size},

@@ -136,6 +136,15 @@ class MonitoredCommunicator final : public executor::Communicator {
                         ranks_text(from), ranks_text(to)));
     inner_->exchange(sends, receives, tag);
   }
+  void send_async(const Message& m, int tag) override { inner_->send_async(m, tag); }
+  void receive(const Message& m, int tag) override {
+    Scope s(dog_, fmt::format("receiving {} bytes from rank {}", m.bytes, m.peer));
+    inner_->receive(m, tag);
+  }
+  void wait_sends() override {
+    Scope s(dog_, "waiting for sends to complete");
+    inner_->wait_sends();
+  }
   void all_reduce(const std::vector<int>& group, float* data, std::int64_t count) override {
     Scope s(dog_, fmt::format("all-reduce of {} values with ranks {}", count, ranks_text(group)));
     inner_->all_reduce(group, data, count);

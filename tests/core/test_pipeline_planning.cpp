@@ -174,9 +174,27 @@ TEST(PipelinePlan, RequestsThatCannotBeMetAreInputErrors) {
   r.tensor_parallel = 1;
   r.pipeline_stages = 20;  // gpt-tiny has 9 segments
   EXPECT_THROW(expert("gpt-tiny", 8, "dgx-a100", 8, r), InputError);
-  r.pipeline_stages = 2;
-  r.zero_stage = 3;
+  r.pipeline_stages = 1;
+  r.interleave = 2;  // interleaving needs stages
   EXPECT_THROW(expert("gpt-tiny", 8, "dgx-a100", 8, r), InputError);
+}
+
+// ZeRO 2 and 3 combine with pipelines when asked for (the search alone keeps to 0 and 1): each
+// micro-batch then reduce-scatters its gradients and ZeRO 3 gathers the weights for every pass,
+// so the data-parallel traffic grows with the micro-batches while the weights' memory shrinks.
+TEST(PipelinePlan, ZeroThreeWithPipelinesWhenAskedFor) {
+  LayoutRequest r;
+  r.tensor_parallel = 1;
+  r.pipeline_stages = 2;
+  r.micro_batches = 4;
+  r.zero_stage = 0;
+  const Plan zero0 = expert("gpt-tiny", 32, "dgx-a100", 8, r);
+  r.zero_stage = 3;
+  const Plan zero3 = expert("gpt-tiny", 32, "dgx-a100", 8, r);
+  ASSERT_TRUE(zero3.pipeline);
+  EXPECT_EQ(zero3.pipeline->zero_stage, 3);
+  EXPECT_GT(zero3.pipeline->sync_time, zero0.pipeline->sync_time);
+  EXPECT_LT(zero3.pipeline->rank_memory[0].weights, zero0.pipeline->rank_memory[0].weights);
 }
 
 // A model that does not fit with data parallelism comes back fitting.

@@ -93,17 +93,24 @@ SegmentChain segment_chain(const Graph& model) {
   return chain;
 }
 
-Graph segment_graph(const Graph& model, const Segment& s, std::int64_t batch) {
-  Graph g;
+namespace {
+
+// The nodes `nodes` of `model` as a graph of their own for `batch` samples, reading `input` (the
+// activation entering them, if any) as an Input; `output` (if valid) is where it lands.
+ChunkGraph sub_graph(const Graph& model, TensorRef input, const std::vector<NodeId>& nodes,
+                     TensorRef output, std::int64_t batch) {
+  ChunkGraph c;
+  Graph& g = c.graph;
   g.name = model.name;
   g.batch_size = batch;
   std::map<TensorRef, TensorRef> mapped;
-  if (s.input.node >= 0) {
-    const auto& shape = model.shape(s.input);
-    mapped[s.input] = g.add_input(model.node(s.input.node).op.name + ".out",
-                                  batched_sizes(shape, model.batch_size, batch), shape.dtype);
+  if (input.node >= 0) {
+    const auto& shape = model.shape(input);
+    mapped[input] = g.add_input(model.node(input.node).op.name + ".out",
+                                batched_sizes(shape, model.batch_size, batch), shape.dtype);
+    c.input = mapped[input].node;
   }
-  for (NodeId id : s.nodes) {
+  for (NodeId id : nodes) {
     const Node& node = model.node(id);
     std::vector<TensorRef> inputs;
     for (const auto& in : node.inputs) {
@@ -128,7 +135,27 @@ Graph segment_graph(const Graph& model, const Segment& s, std::int64_t batch) {
     const NodeId added = g.add(node.op, std::move(inputs));
     for (int k = 0; k < static_cast<int>(node.outputs.size()); ++k) mapped[{id, k}] = {added, k};
   }
-  return g;
+  if (output.node >= 0) c.output = mapped.at(output);
+  return c;
+}
+
+}  // namespace
+
+Graph segment_graph(const Graph& model, const Segment& s, std::int64_t batch) {
+  return sub_graph(model, s.input, s.nodes, {-1, 0}, batch).graph;
+}
+
+ChunkGraph chunk_graph(const Graph& model, const SegmentChain& chain, int first, int last,
+                       std::int64_t batch) {
+  if (first < 0 || last < first || last >= static_cast<int>(chain.segments.size()))
+    throw InputError(
+        fmt::format("segments {}-{} are not in a chain of {}", first, last, chain.segments.size()));
+  std::vector<NodeId> nodes;
+  for (int s = first; s <= last; ++s)
+    nodes.insert(nodes.end(), chain.segments[s].nodes.begin(), chain.segments[s].nodes.end());
+  const bool final = last + 1 == static_cast<int>(chain.segments.size());
+  return sub_graph(model, chain.segments[first].input, nodes,
+                   final ? TensorRef{-1, 0} : chain.segments[last].output, batch);
 }
 
 Graph rebatch(const Graph& graph, std::int64_t from, std::int64_t to) {

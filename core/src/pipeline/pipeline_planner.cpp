@@ -184,11 +184,9 @@ class Planner {
       recomputes = {Recompute::Full};  // Megatron-LM's published runs recompute every layer
     std::vector<int> zeros;
     if (r.zero_stage >= 0) {
-      if (r.zero_stage >= 2 && pp > 1)
-        throw InputError(fmt::format(
-            "--zero {} shards the gradients{} that every micro-batch of a pipeline stage needs; as "
-            "in DeepSpeed, stages 2 and 3 do not combine with --pp > 1 (use --zero 1)",
-            r.zero_stage, r.zero_stage == 3 ? " and weights" : ""));
+      // Asked for, ZeRO 2 and 3 combine with pipelines too: every micro-batch then
+      // reduce-scatters its gradients (and ZeRO 3 all-gathers the weights for every pass), which
+      // the cost counts; the search itself keeps to 0 and 1 with pipelines, as DeepSpeed does.
       zeros = {r.zero_stage};
     } else if (joint) {
       zeros = pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3};

@@ -82,7 +82,8 @@ OpTimes measure_operator(const Graph& graph, NodeId id, double seconds) {
   op.name = "measured";
   const NodeId node = g.add(op, inputs);
   const Program p =
-      lower_plan(g, single_device_views(g), 1, {.require_loss = false, .train_all_outputs = true});
+      lower_plan(g, single_device_views(g), 1,
+                 {.require_loss = false, .train_all_outputs = true, .inputs_with_gradients = {}});
   auto backend = make_cpu_backend(1);
   auto comm = make_local_communicator();
   TrainingOptions o;

@@ -65,26 +65,28 @@ class MpiCommunicator final : public Communicator {
                 int tag) override {
     std::vector<MPI_Request> requests;
     tag = tag % 32000;
-    auto post = [&](const Message& m, bool send) {
-      auto* p = static_cast<char*>(m.data);
-      std::int64_t left = static_cast<std::int64_t>(m.bytes);
-      do {
-        const int n = static_cast<int>(std::min(left, kMaxCount));
-        MPI_Request r;
-        if (send)
-          check(MPI_Isend(p, n, MPI_BYTE, m.peer, tag, MPI_COMM_WORLD, &r), "MPI_Isend");
-        else
-          check(MPI_Irecv(p, n, MPI_BYTE, m.peer, tag, MPI_COMM_WORLD, &r), "MPI_Irecv");
-        requests.push_back(r);
-        p += n;
-        left -= n;
-      } while (left > 0);
-    };
-    for (const auto& m : receives) post(m, false);
-    for (const auto& m : sends) post(m, true);
+    for (const auto& m : receives) post(m, tag, false, requests);
+    for (const auto& m : sends) post(m, tag, true, requests);
     if (!requests.empty())
       check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
             "MPI_Waitall");
+  }
+
+  void send_async(const Message& m, int tag) override { post(m, tag % 32000, true, pending_); }
+
+  void receive(const Message& m, int tag) override {
+    std::vector<MPI_Request> requests;
+    post(m, tag % 32000, false, requests);
+    check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+          "MPI_Waitall");
+  }
+
+  void wait_sends() override {
+    if (pending_.empty()) return;
+    std::vector<MPI_Request> requests;
+    requests.swap(pending_);
+    check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+          "MPI_Waitall");
   }
 
   void all_reduce(const std::vector<int>& group, float* data, std::int64_t count) override {
@@ -123,6 +125,22 @@ class MpiCommunicator final : public Communicator {
   void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
 
  private:
+  static void post(const Message& m, int tag, bool send, std::vector<MPI_Request>& requests) {
+    auto* p = static_cast<char*>(m.data);
+    std::int64_t left = static_cast<std::int64_t>(m.bytes);
+    do {
+      const int n = static_cast<int>(std::min(left, kMaxCount));
+      MPI_Request r;
+      if (send)
+        check(MPI_Isend(p, n, MPI_BYTE, m.peer, tag, MPI_COMM_WORLD, &r), "MPI_Isend");
+      else
+        check(MPI_Irecv(p, n, MPI_BYTE, m.peer, tag, MPI_COMM_WORLD, &r), "MPI_Irecv");
+      requests.push_back(r);
+      p += n;
+      left -= n;
+    } while (left > 0);
+  }
+
   MPI_Comm comm(const std::vector<int>& group) {
     auto it = comms_.find(group);
     if (it == comms_.end())
@@ -133,6 +151,7 @@ class MpiCommunicator final : public Communicator {
 
   int rank_ = 0, size_ = 1;
   std::map<std::vector<int>, MPI_Comm> comms_;
+  std::vector<MPI_Request> pending_;  // send_async's
 };
 
 }  // namespace

@@ -6,8 +6,10 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <deque>
 #include <map>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -67,6 +69,30 @@ class NcclCommunicator final : public Communicator {
     check_nccl(ncclGroupEnd(), "ncclGroupEnd");
   }
 
+  // Pipelines go through host memory and MPI: an NCCL send would hold the stream until its peer
+  // receives, and the next pass's kernels queue behind it (Megatron-LM batches each send with the
+  // receive that follows instead).
+  void send_async(const Message& m, int tag) override {
+    auto& host = staged_.emplace_back(m.bytes);
+    device_.to_host(host.data(), m.data, m.bytes);
+    MPI_Request r;
+    MPI_Isend(host.data(), static_cast<int>(m.bytes), MPI_BYTE, m.peer, tag % 32000, MPI_COMM_WORLD,
+              &r);
+    pending_.push_back(r);
+  }
+  void receive(const Message& m, int tag) override {
+    std::vector<char> host(m.bytes);
+    MPI_Recv(host.data(), static_cast<int>(m.bytes), MPI_BYTE, m.peer, tag % 32000, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    device_.to_device(m.data, host.data(), m.bytes);
+  }
+  void wait_sends() override {
+    if (!pending_.empty())
+      MPI_Waitall(static_cast<int>(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE);
+    pending_.clear();
+    staged_.clear();
+  }
+
   void all_reduce(const std::vector<int>& group, float* data, std::int64_t count) override {
     if (group.size() < 2) return;
     check_nccl(ncclAllReduce(data, data, static_cast<std::size_t>(count), ncclFloat, ncclSum,
@@ -113,6 +139,8 @@ class NcclCommunicator final : public Communicator {
   int rank_ = 0, size_ = 1;
   ncclComm_t world_ = nullptr;
   std::map<std::vector<int>, ncclComm_t> comms_;
+  std::vector<MPI_Request> pending_;
+  std::deque<std::vector<char>> staged_;  // send_async's host copies, until wait_sends()
 };
 
 }  // namespace

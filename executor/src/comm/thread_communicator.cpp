@@ -1,6 +1,7 @@
 // Ranks as threads of one process: messages go through per-pair queues, collectives through a
 // rendezvous where every member publishes its buffer, all compute the result from everyone's data,
 // and wait for each other again before the buffers may change.
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -50,16 +51,25 @@ class ThreadCommunicator final : public Communicator {
       }
     }
     shared_->changed.notify_all();
-    for (const auto& m : receives) {
-      std::unique_lock lock(shared_->mutex);
-      auto& q = shared_->queues[m.peer * shared_->size + rank_];
-      shared_->changed.wait(lock, [&] { return !q.empty(); });
-      auto message = std::move(q.front());
-      q.pop_front();
-      if (message.first != tag || message.second.size() != m.bytes)
-        throw std::logic_error("thread communicator: messages out of order");
-      std::memcpy(m.data, message.second.data(), m.bytes);
-    }
+    for (const auto& m : receives) receive(m, tag);
+  }
+
+  // Sends are buffered, so they never wait.
+  void send_async(const Message& m, int tag) override { exchange({m}, {}, tag); }
+
+  // The first message from the peer with this tag (messages with other tags may overtake).
+  void receive(const Message& m, int tag) override {
+    std::unique_lock lock(shared_->mutex);
+    auto& q = shared_->queues[m.peer * shared_->size + rank_];
+    auto match = q.end();
+    shared_->changed.wait(lock, [&] {
+      match = std::find_if(q.begin(), q.end(), [&](const auto& e) { return e.first == tag; });
+      return match != q.end();
+    });
+    if (match->second.size() != m.bytes)
+      throw std::logic_error("thread communicator: message of the wrong size");
+    std::memcpy(m.data, match->second.data(), m.bytes);
+    q.erase(match);
   }
 
   void all_reduce(const std::vector<int>& group, float* data, std::int64_t count) override {

@@ -312,9 +312,11 @@ LaunchResult launch_run(const LaunchOptions& o) {
   return result;
 }
 
-std::string describe_failure(const std::vector<nlohmann::json>& events,
-                             const std::vector<std::string>& output, int exit_status,
-                             int last_iteration) {
+namespace {
+
+std::string failure_text(const std::vector<nlohmann::json>& events,
+                         const std::vector<std::string>& output, int exit_status,
+                         int last_iteration) {
   const std::string at = fmt::format("during iteration {}", last_iteration + 2);
   // 1. A rank reported an error.
   for (const auto& e : events)
@@ -373,6 +375,39 @@ std::string describe_failure(const std::vector<nlohmann::json>& events,
     return fmt::format("mpirun was killed by signal {}{}", WTERMSIG(exit_status), tail);
   return fmt::format("mpirun exited with code {} {}{}",
                      WIFEXITED(exit_status) ? WEXITSTATUS(exit_status) : -1, at, tail);
+}
+
+// A pipelined run names each rank's stage too ("rank 3 (pipeline stage 1)"): which layers were
+// lost.
+std::string with_pipeline_stages(const std::string& message,
+                                 const std::vector<nlohmann::json>& events) {
+  std::vector<int> stages;
+  for (const auto& e : events)
+    if (e.value("event", "") == "started" && e.contains("pipeline_stages_of_ranks"))
+      stages = e.at("pipeline_stages_of_ranks").get<std::vector<int>>();
+  if (stages.empty()) return message;
+  static const std::regex rank_re(R"(\brank (\d+))");
+  std::string out;
+  auto begin = message.cbegin();
+  for (std::sregex_iterator it(message.begin(), message.end(), rank_re), end; it != end; ++it) {
+    const auto& m = *it;
+    out.append(begin, m[0].first);
+    const int r = std::stoi(m[1].str());
+    out += m[0].str();
+    if (r >= 0 && r < static_cast<int>(stages.size()))
+      out += fmt::format(" (pipeline stage {})", stages[r]);
+    begin = m[0].second;
+  }
+  out.append(begin, message.cend());
+  return out;
+}
+
+}  // namespace
+
+std::string describe_failure(const std::vector<nlohmann::json>& events,
+                             const std::vector<std::string>& output, int exit_status,
+                             int last_iteration) {
+  return with_pipeline_stages(failure_text(events, output, exit_status, last_iteration), events);
 }
 
 }  // namespace unity::executor

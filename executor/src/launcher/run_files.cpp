@@ -17,6 +17,51 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
+nlohmann::json pipeline_measurement_to_json(const PipelineMeasurement& m) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : m.stages)
+    stages.push_back({{"stage", s.stage},
+                      {"forward_ms", s.forward_ms},
+                      {"backward_ms", s.backward_ms},
+                      {"idle_ms", s.idle_ms}});
+  nlohmann::json memory = nlohmann::json::array();
+  for (const auto& b : m.memory)
+    memory.push_back({{"weights", b.weights},
+                      {"gradients", b.gradients},
+                      {"optimizer", b.optimizer},
+                      {"activations", b.activations},
+                      {"workspace", b.workspace},
+                      {"total", b.total()}});
+  return {{"stages", stages},
+          {"bubble_fraction_measured", m.bubble_fraction},
+          {"peak_memory_bytes_measured", m.peak_memory_bytes},
+          {"memory_per_rank_measured", memory},
+          {"timeline", timeline_to_json(m.timeline)},
+          {"plan_dtype", m.plan_dtype},
+          {"compute_dtype", m.compute_dtype},
+          {"recompute", m.recompute},
+          {"zero_stage", m.zero_stage}};
+}
+
+PipelineMeasurement pipeline_measurement_from_json(const nlohmann::json& j) {
+  PipelineMeasurement m;
+  for (const auto& s : j.at("stages"))
+    m.stages.push_back({s.at("stage").get<int>(), s.at("forward_ms").get<double>(),
+                        s.at("backward_ms").get<double>(), s.at("idle_ms").get<double>()});
+  m.bubble_fraction = j.at("bubble_fraction_measured").get<double>();
+  m.peak_memory_bytes = j.at("peak_memory_bytes_measured").get<std::vector<double>>();
+  for (const auto& b : j.at("memory_per_rank_measured"))
+    m.memory.push_back({b.at("weights").get<double>(), b.at("gradients").get<double>(),
+                        b.at("optimizer").get<double>(), b.at("activations").get<double>(),
+                        b.at("workspace").get<double>()});
+  m.timeline = timeline_from_json(j.at("timeline"));
+  m.plan_dtype = j.value("plan_dtype", "");
+  m.compute_dtype = j.value("compute_dtype", "");
+  m.recompute = j.value("recompute", "");
+  m.zero_stage = j.value("zero_stage", 0);
+  return m;
+}
+
 void write_run_result(const std::filesystem::path& path, const TrainingResult& result,
                       const nlohmann::json& extra, const std::filesystem::path& weights_path) {
   nlohmann::json j = extra.is_object() ? extra : nlohmann::json::object();
@@ -35,6 +80,7 @@ void write_run_result(const std::filesystem::path& path, const TrainingResult& r
                          {"backward_ms", p.backward_ms}});
     j["profile"] = profile;
   }
+  if (result.pipeline) j["pipeline"] = pipeline_measurement_to_json(*result.pipeline);
   if (!weights_path.empty()) {
     std::ofstream out(weights_path, std::ios::binary);
     if (!out) throw InputError(fmt::format("cannot write '{}'", weights_path.string()));
@@ -76,6 +122,7 @@ TrainingResult read_run_result(const std::filesystem::path& path, nlohmann::json
         r.profile.push_back({p.at("node").get<NodeId>(), p.at("name").get<std::string>(),
                              p.at("op").get<std::string>(), p.at("forward_ms").get<double>(),
                              p.at("backward_ms").get<double>()});
+    if (j.contains("pipeline")) r.pipeline = pipeline_measurement_from_json(j.at("pipeline"));
     if (j.contains("weights_file")) {
       std::ifstream in(j.at("weights_file").get<std::string>(), std::ios::binary);
       if (!in)

@@ -175,7 +175,9 @@ Program lower_plan(const Graph& pcg, const std::map<NodeId, MachineView>& views,
         t.root = placement.source_root(id);
         t.origin =
             g.node(t.root).op.type == OpType::Weight ? TensorOrigin::Weight : TensorOrigin::Input;
-        t.requires_grad = t.origin == TensorOrigin::Weight && is_floating(t.shape.dtype);
+        t.requires_grad =
+            (t.origin == TensorOrigin::Weight || options.inputs_with_gradients.count(t.root) > 0) &&
+            is_floating(t.shape.dtype);
       }
       p.tensors[t.ref] = t;
     }

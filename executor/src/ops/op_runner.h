@@ -43,6 +43,10 @@ struct StepContext {
   int iteration = 0;
   std::uint64_t seed = 0;
   bool training = true;  // false: Dropout is the identity (evaluation)
+  // A pipeline micro-batch: its rows start at batch_offset of a batch of global_batch (0: the
+  // program's batch is the whole batch).
+  std::int64_t batch_offset = 0;
+  std::int64_t global_batch = 0;
 };
 
 class OpRunner {

@@ -36,21 +36,26 @@ class DeviceMemory {
   float* allocate_floats(std::int64_t n) {
     return static_cast<float*>(allocate(static_cast<std::size_t>(n) * sizeof(float)));
   }
-  // A gradient buffer: zeroed by clear_gradients().
-  float* allocate_gradient(std::int64_t n) {
+  // A gradient buffer: zeroed by clear_gradients(), or (`weight`) by clear_weight_gradients() only,
+  // so that micro-batches can accumulate into weight gradients.
+  float* allocate_gradient(std::int64_t n, bool weight = false) {
     float* p = allocate_floats(n);
-    gradients_.push_back({p, static_cast<std::size_t>(n) * sizeof(float)});
+    (weight ? weight_gradients_ : gradients_)
+        .push_back({p, static_cast<std::size_t>(n) * sizeof(float)});
     return p;
   }
   void clear_gradients() {
     for (const auto& g : gradients_) backend_.fill_zero(g.first, g.second);
+  }
+  void clear_weight_gradients() {
+    for (const auto& g : weight_gradients_) backend_.fill_zero(g.first, g.second);
   }
   std::size_t bytes() const { return bytes_; }
 
  private:
   DeviceBackend& backend_;
   std::vector<void*> owned_;
-  std::vector<std::pair<void*, std::size_t>> gradients_;
+  std::vector<std::pair<void*, std::size_t>> gradients_, weight_gradients_;
   std::size_t bytes_ = 0;
 };
 

@@ -17,6 +17,12 @@ namespace unity::executor::detail {
 struct SourceValues {
   const std::map<NodeId, HostTensor>* given = nullptr;  // evaluate(): real values by node
   std::uint64_t seed = 1;
+  // A pipeline chunk's micro-batch: the Inputs listed here are rows [batch_offset, ...) of a
+  // tensor of these global sizes (the whole model's), so that every micro-batch of every copy sees
+  // the samples the one-rank reference sees; Dropout numbers its elements the same way.
+  std::map<NodeId, std::vector<std::int64_t>> global_sizes;
+  std::int64_t batch_offset = 0;
+  std::int64_t global_batch = 0;  // 0: the program's own batch is the whole batch
 };
 
 struct OptimizerConfig {
@@ -26,13 +32,38 @@ struct OptimizerConfig {
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
 };
 
+// One optimizer step on n weights (state allocated from `memory` on first use): the engine's
+// update, and a pipeline's update of its data-parallel shard (ZeRO).
+void apply_optimizer(DeviceBackend& backend, DeviceMemory& memory, const OptimizerConfig& config,
+                     int step, float* w, const float* g, float*& m, float*& v, std::int64_t n);
+
 class Engine {
  public:
+  // `weights_from`: another engine of the same program whose weights (values, gradients) this one
+  // uses instead of its own: one engine per micro-batch in flight, one set of weights.
   Engine(const Program& program, DeviceBackend& backend, Communicator& comm,
-         const SourceValues& sources, ProgressMonitor* monitor, bool training);
+         const SourceValues& sources, ProgressMonitor* monitor, bool training,
+         const Engine* weights_from = nullptr);
 
   void forward(int iteration);
+  // A whole backward pass: every gradient cleared, the losses seeded, the steps run backwards.
   void backward(int iteration);
+  // The same in parts, for pipelines: clear the activations' gradients (weight gradients keep
+  // accumulating), seed the losses (scaled), run the steps backwards.
+  void begin_backward() { memory_.clear_gradients(); }
+  void seed_loss_gradients(float scale);
+  void run_backward(int iteration);
+  void clear_weight_gradients() { memory_.clear_weight_gradients(); }
+  // Pipelines: the micro-batch the listed Inputs hold (refills them).
+  void set_batch_offset(std::int64_t offset);
+  // The whole-tensor buffer of an Input this rank reads (a pipeline chunk's incoming activation).
+  Slot* input_slot(NodeId input);
+  // Piece `index` of a placed tensor this rank holds.
+  Slot* output_piece(TensorRef t, int index = 0) { return pieces_.at({t, index}); }
+  // The weight shards this rank keeps (value and gradient), in program order.
+  std::vector<Slot*> weight_slots() const;
+  // The optimizer's state this engine allocated, in bytes.
+  std::size_t optimizer_bytes() const;
   void synchronize_gradients(int iteration);
   void update(const OptimizerConfig& config, int step);
   // Sum over the loss pieces this rank holds (one copy of each) of value / elements of the loss.
@@ -98,7 +129,7 @@ class Engine {
   const std::vector<StepState>& steps() const { return steps_; }
 
  private:
-  Slot* new_slot(const Region& region, int elem_size, bool grad);
+  Slot* new_slot(const Region& region, int elem_size, bool grad, bool weight = false);
   Slot* piece(TensorRef t, int index);  // a piece this rank holds (creates it on first use)
   Slot* source_slot(const TensorInfo& t, const Region& region);
   void setup_step(const Step& step);
@@ -108,7 +139,6 @@ class Engine {
                     bool add_into, int tag, bool gradients);
   void forward_collective(StepState& s);
   void backward_collective(StepState& s);
-  void seed_loss_gradients();
   StepContext context(StepState& s, int iteration);
 
   const Program& program_;
@@ -137,6 +167,9 @@ class Engine {
   std::vector<std::vector<double>> profile_record_;  // per iteration, profile entries
   void add_time(double& into, std::chrono::steady_clock::time_point since);
   std::vector<void*> sync_staging_;
+  const Engine* weights_from_ = nullptr;
+  std::size_t optimizer_bytes_ = 0;
+  void fill_source(const TensorInfo& t, Slot* s);
 };
 
 }  // namespace unity::executor::detail

@@ -122,10 +122,10 @@ void Engine::forward(int iteration) {
   }
 }
 
-void Engine::seed_loss_gradients() {
+void Engine::seed_loss_gradients(float scale) {
   for (const TensorRef& ref : program_.losses) {
     const TensorInfo& t = program_.tensor(ref);
-    const float g = static_cast<float>(1.0 / static_cast<double>(t.shape.num_elements()));
+    const float g = static_cast<float>(scale / static_cast<double>(t.shape.num_elements()));
     for (int i = 0; i < static_cast<int>(t.piece_rank.size()); ++i) {
       if (t.piece_rank[i] != rank_) continue;
       if (t.layout.copy_key(piece_index(t.shape, i).replica) != 0) continue;
@@ -150,8 +150,13 @@ double Engine::local_loss() const {
 }
 
 void Engine::backward(int iteration) {
+  memory_.clear_weight_gradients();
   memory_.clear_gradients();
-  seed_loss_gradients();
+  seed_loss_gradients(1.0f);
+  run_backward(iteration);
+}
+
+void Engine::run_backward(int iteration) {
   for (std::size_t i = steps_.size(); i-- > 0;) {
     StepState& s = steps_[i];
     if (!s.runner) continue;

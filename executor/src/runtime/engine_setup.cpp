@@ -37,7 +37,8 @@ std::vector<std::vector<int>> collective_groups(const Program& p) {
 }  // namespace
 
 Engine::Engine(const Program& program, DeviceBackend& backend, Communicator& comm,
-               const SourceValues& sources, ProgressMonitor* monitor, bool training)
+               const SourceValues& sources, ProgressMonitor* monitor, bool training,
+               const Engine* weights_from)
     : program_(program),
       backend_(backend),
       comm_(comm),
@@ -45,7 +46,8 @@ Engine::Engine(const Program& program, DeviceBackend& backend, Communicator& com
       monitor_(monitor),
       training_(training),
       rank_(comm.rank()),
-      memory_(backend) {
+      memory_(backend),
+      weights_from_(weights_from) {
   if (comm.size() != program.ranks)
     throw LoweringError(fmt::format("the program was lowered for {} ranks but the run has {}",
                                     program.ranks, comm.size()));
@@ -66,13 +68,13 @@ Engine::Engine(const Program& program, DeviceBackend& backend, Communicator& com
       syncs_.push_back(&sync);
 }
 
-Slot* Engine::new_slot(const Region& region, int elem_size, bool grad) {
+Slot* Engine::new_slot(const Region& region, int elem_size, bool grad, bool weight) {
   Slot& s = slots_.emplace_back();
   s.region = region;
   s.shape = region.extents();
   s.elem_size = elem_size;
   s.value = memory_.allocate(static_cast<std::size_t>(region.num_elements()) * elem_size);
-  if (grad) s.grad = memory_.allocate_gradient(region.num_elements());
+  if (grad) s.grad = memory_.allocate_gradient(region.num_elements(), weight);
   return &s;
 }
 
@@ -90,10 +92,23 @@ Slot* Engine::source_slot(const TensorInfo& t, const Region& region) {
   auto key = std::make_tuple(t.root, region.begin, region.end);
   auto it = sources_by_region_.find(key);
   if (it != sources_by_region_.end()) return it->second;
+  const bool weight = t.origin == TensorOrigin::Weight;
+  if (weight && weights_from_) {
+    Slot* shared = weights_from_->sources_by_region_.at(key);
+    sources_by_region_[key] = shared;
+    return shared;
+  }
+  const Node& root = program_.graph.node(t.root);
+  Slot* s = new_slot(region, element_size(root.outputs.at(0)), t.requires_grad, weight);
+  fill_source(t, s);
+  sources_by_region_[key] = s;
+  return s;
+}
+
+void Engine::fill_source(const TensorInfo& t, Slot* s) {
   const Node& root = program_.graph.node(t.root);
   const auto& root_shape = root.outputs.at(0);
-  const bool weight = t.origin == TensorOrigin::Weight;
-  Slot* s = new_slot(region, element_size(root_shape), weight && t.requires_grad);
+  const Region& region = s->region;
   const std::size_t bytes = static_cast<std::size_t>(region.num_elements()) * s->elem_size;
   const HostTensor* given = nullptr;
   if (sources_.given) {
@@ -119,19 +134,62 @@ Slot* Engine::source_slot(const TensorInfo& t, const Region& region) {
                                    program_.graph.describe(t.root)));
     cpu::copy_box_host(c);
     backend_.to_device(s->value, host.data(), bytes);
-  } else {
-    const SourceRole role = source_role(program_.graph, t.root, sources_.seed);
-    if (is_floating(root_shape.dtype)) {
-      const auto v = synthetic_floats(role, root_shape.sizes(), region);
-      backend_.to_device(s->value, v.data(), bytes);
-    } else {
-      const auto v = synthetic_integers(role, root_shape.sizes(), region);
-      backend_.to_device(s->value, v.data(), bytes);
-    }
+    return;
   }
-  sources_by_region_[key] = s;
-  return s;
+  // A micro-batch of a pipeline: the same rows of the whole model's tensor.
+  std::vector<std::int64_t> sizes = root_shape.sizes();
+  Region global = region;
+  if (auto g = sources_.global_sizes.find(t.root); g != sources_.global_sizes.end()) {
+    sizes = g->second;
+    global.begin[0] += sources_.batch_offset;
+    global.end[0] += sources_.batch_offset;
+  }
+  const SourceRole role = source_role(program_.graph, t.root, sources_.seed);
+  if (is_floating(root_shape.dtype)) {
+    const auto v = synthetic_floats(role, sizes, global);
+    backend_.to_device(s->value, v.data(), bytes);
+  } else {
+    const auto v = synthetic_integers(role, sizes, global);
+    backend_.to_device(s->value, v.data(), bytes);
+  }
 }
+
+void Engine::set_batch_offset(std::int64_t offset) {
+  if (offset == sources_.batch_offset) return;
+  sources_.batch_offset = offset;
+  for (const auto& [key, slot] : sources_by_region_) {
+    const NodeId root = std::get<0>(key);
+    if (!sources_.global_sizes.count(root)) continue;
+    for (const auto& [ref, t] : program_.tensors)
+      if (t.root == root && t.origin == TensorOrigin::Input) {
+        fill_source(t, slot);
+        break;
+      }
+  }
+}
+
+Slot* Engine::input_slot(NodeId input) {
+  Slot* found = nullptr;
+  for (const auto& [key, slot] : sources_by_region_) {
+    if (std::get<0>(key) != input) continue;
+    if (found)
+      throw LoweringError(fmt::format("{} is read in pieces; a pipeline stage needs it whole",
+                                      program_.graph.describe(input)));
+    found = slot;
+  }
+  if (!found)
+    throw LoweringError(
+        fmt::format("{} is not read on rank {}", program_.graph.describe(input), rank_));
+  return found;
+}
+
+std::vector<Slot*> Engine::weight_slots() const {
+  std::vector<Slot*> out;
+  for (const auto& sh : shards_) out.push_back(sh.slot);
+  return out;
+}
+
+std::size_t Engine::optimizer_bytes() const { return optimizer_bytes_; }
 
 void Engine::setup_step(const Step& step) {
   StepState& s = steps_.emplace_back();
@@ -286,8 +344,11 @@ void Engine::setup_collective(StepState& s) {
 }
 
 StepContext Engine::context(StepState& s, int iteration) {
-  return StepContext{backend_, comm_,     memory_,       program_, *s.step,
-                     *s.node,  iteration, sources_.seed, training_};
+  StepContext ctx{backend_, comm_,     memory_,       program_, *s.step,
+                  *s.node,  iteration, sources_.seed, training_};
+  ctx.batch_offset = sources_.batch_offset;
+  ctx.global_batch = sources_.global_batch;
+  return ctx;
 }
 
 }  // namespace unity::executor::detail

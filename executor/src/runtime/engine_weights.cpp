@@ -48,6 +48,23 @@ HostTensor host_tensor(const ParallelTensorShape& s) {
 
 }  // namespace
 
+void apply_optimizer(DeviceBackend& backend, DeviceMemory& memory, const OptimizerConfig& config,
+                     int step, float* w, const float* g, float*& m, float*& v, std::int64_t n) {
+  if (config.kind == "sgd") {
+    backend.sgd(w, g, config.learning_rate, n);
+  } else if (config.kind == "sgd-momentum") {
+    if (!v) v = memory.allocate_floats(n);
+    backend.sgd_momentum(w, g, v, config.learning_rate, config.momentum, n);
+  } else {
+    if (!m) m = memory.allocate_floats(n);
+    if (!v) v = memory.allocate_floats(n);
+    const float c1 = 1.0f - std::pow(config.beta1, static_cast<float>(step));
+    const float c2 = 1.0f - std::pow(config.beta2, static_cast<float>(step));
+    backend.adam(w, g, m, v, config.learning_rate, config.beta1, config.beta2, config.epsilon, c1,
+                 c2, n);
+  }
+}
+
 void Engine::synchronize_gradients(int iteration) {
   const auto start = std::chrono::steady_clock::now();
   struct Timer {
@@ -107,16 +124,10 @@ void Engine::update(const OptimizerConfig& config, int step) {
     if (monitor_) monitor_->at(step, ProgressMonitor::Phase::Update, sh.shard->root);
     if (config.kind == "sgd") {
       backend_.sgd(s->f(), s->grad, config.learning_rate, n);
-    } else if (config.kind == "sgd-momentum") {
-      if (!sh.v) sh.v = memory_.allocate_floats(n);
-      backend_.sgd_momentum(s->f(), s->grad, sh.v, config.learning_rate, config.momentum, n);
     } else {
-      if (!sh.m) sh.m = memory_.allocate_floats(n);
-      if (!sh.v) sh.v = memory_.allocate_floats(n);
-      const float c1 = 1.0f - std::pow(config.beta1, static_cast<float>(step));
-      const float c2 = 1.0f - std::pow(config.beta2, static_cast<float>(step));
-      backend_.adam(s->f(), s->grad, sh.m, sh.v, config.learning_rate, config.beta1, config.beta2,
-                    config.epsilon, c1, c2, n);
+      const bool fresh = !sh.v;
+      apply_optimizer(backend_, memory_, config, step, s->f(), s->grad, sh.m, sh.v, n);
+      if (fresh) optimizer_bytes_ += static_cast<std::size_t>(n) * 4 * (sh.m ? 2 : 1);
     }
   }
   if (profiling_) add_time(update_s_, start);

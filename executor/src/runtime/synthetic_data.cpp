@@ -110,7 +110,10 @@ SourceRole source_role(const Graph& g, NodeId source, std::uint64_t seed) {
         fan_in = product(w.sizes(), 1, 4);
         break;
       case OpType::MultiHeadAttention:
-        fan_in = static_cast<double>(w.dims[0].size);
+        // The projection's own input features (inputs 1 and 2 are the keys and values, whose
+        // first dim is the batch: a fan-in from them would make the weights depend on the batch,
+        // and a pipeline's micro-batch start from other weights than the whole batch).
+        fan_in = sizes.empty() ? 1.0 : static_cast<double>(sizes[0]);
         break;
       case OpType::Embedding:
       case OpType::EmbeddingBag:

@@ -30,7 +30,9 @@ TrainingResult train(const Program& program, const TrainingOptions& options, Dev
   TrainingResult result;
   const auto setup_start = clock::now();
   if (options.monitor) options.monitor->at(-1, ProgressMonitor::Phase::Setup, -1);
-  detail::Engine engine(program, backend, comm, {nullptr, options.seed}, options.monitor, true);
+  detail::SourceValues sources;
+  sources.seed = options.seed;
+  detail::Engine engine(program, backend, comm, sources, options.monitor, true);
   backend.synchronize();
   comm.barrier();
   result.setup_ms = std::chrono::duration<double, std::milli>(clock::now() - setup_start).count();
@@ -102,7 +104,9 @@ TrainingResult train(const Program& program, const TrainingOptions& options, Dev
 std::map<TensorRef, HostTensor> evaluate(const Program& program,
                                          const std::map<NodeId, HostTensor>& sources,
                                          DeviceBackend& backend, Communicator& comm) {
-  detail::Engine engine(program, backend, comm, {&sources, 1}, nullptr, false);
+  detail::SourceValues values;
+  values.given = &sources;
+  detail::Engine engine(program, backend, comm, values, nullptr, false);
   engine.forward(0);
   std::map<TensorRef, HostTensor> out;
   std::vector<TensorRef> sinks = program.losses;
@@ -117,7 +121,9 @@ std::map<TensorRef, HostTensor> evaluate(const Program& program,
 
 Gradients compute_gradients(const Program& program, const std::map<NodeId, HostTensor>& sources,
                             DeviceBackend& backend, Communicator& comm) {
-  detail::Engine engine(program, backend, comm, {&sources, 1}, nullptr, true);
+  detail::SourceValues values;
+  values.given = &sources;
+  detail::Engine engine(program, backend, comm, values, nullptr, true);
   engine.forward(0);
   engine.backward(0);
   engine.synchronize_gradients(0);

@@ -33,6 +33,18 @@ SegmentChain segment_chain(const Graph& model);
 // Input, and every input whose leading dim is the model's batch gets `batch` instead.
 Graph segment_graph(const Graph& model, const Segment& s, std::int64_t batch);
 
+// Segments first..last (a pipeline chunk) as one graph for `batch` samples: the activation entering
+// segment `first` becomes an Input (`input`), and `output` is the activation the chunk hands on
+// ({-1, 0} for the last chunk, which ends in the model's sinks). Sources keep their names, so the
+// executor's synthetic data and weights equal the whole model's.
+struct ChunkGraph {
+  Graph graph;
+  NodeId input = -1;
+  TensorRef output{-1, 0};
+};
+ChunkGraph chunk_graph(const Graph& model, const SegmentChain& chain, int first, int last,
+                       std::int64_t batch);
+
 // The same graph (a plan of a segment, with its parallel operators) for another batch; throws
 // ShapeError when a degree does not divide the new batch.
 Graph rebatch(const Graph& graph, std::int64_t from, std::int64_t to);

@@ -31,6 +31,15 @@ class Communicator {
   // ranks are matched in the order they are listed on both sides.
   virtual void exchange(const std::vector<Message>& sends, const std::vector<Message>& receives,
                         int tag) = 0;
+  // Pipelines: a send that returns at once (the buffer must stay untouched until wait_sends()), a
+  // receive that waits for its message, and the wait for every send posted since the last one.
+  // Messages between two ranks are matched by tag, so each in-flight message needs its own. A rank
+  // that only ever waits for data, never for a send, cannot deadlock a schedule whose passes
+  // depend on each other without a cycle. The defaults post a whole exchange.
+  virtual void send_async(const Message& m, int tag) { exchange({m}, {}, tag); }
+  virtual void receive(const Message& m, int tag) { exchange({}, {m}, tag); }
+  virtual void wait_sends() {}
+
   // In-place sum of `count` floats over the ranks of `group` (this rank must be a member).
   virtual void all_reduce(const std::vector<int>& group, float* data, std::int64_t count) = 0;
   // `send` holds group.size() blocks of `count` floats; block i is summed over the group into the

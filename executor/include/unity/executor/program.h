@@ -11,6 +11,7 @@
 // reduce-scatter), and replicated weights synchronise their gradients with all-reduces among the
 // ranks holding copies.
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,9 @@ struct LoweringOptions {
   bool require_loss = true;  // training needs a loss; evaluating a model does not
   // Every output is part of the objective (its mean), loss or not: profiling one operator alone.
   bool train_all_outputs = false;
+  // Inputs whose gradient is wanted: a pipeline chunk's incoming activation, whose gradient goes
+  // back to the stage before.
+  std::set<NodeId> inputs_with_gradients;
 };
 
 // Device d of the plan runs on rank d % ranks (ranks must not exceed the devices the views use).

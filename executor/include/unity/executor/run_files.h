@@ -21,6 +21,12 @@ void write_run_result(const std::filesystem::path& path, const TrainingResult& r
 // Reads what write_run_result wrote; throws InputError naming the file.
 TrainingResult read_run_result(const std::filesystem::path& path, nlohmann::json* extra = nullptr);
 
+// A pipelined run's measurements: `stages`, `bubble_fraction_measured`,
+// `peak_memory_bytes_measured`, `memory_per_rank_measured`, `timeline` (core's timeline JSON) and
+// what ran (`plan_dtype`, `compute_dtype`, `recompute`, `zero_stage`).
+nlohmann::json pipeline_measurement_to_json(const PipelineMeasurement& m);
+PipelineMeasurement pipeline_measurement_from_json(const nlohmann::json& j);  // json exceptions
+
 double median(std::vector<double> values);
 
 }  // namespace unity::executor

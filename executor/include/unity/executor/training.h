@@ -5,9 +5,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "unity/core/pipeline_cost.h"
+#include "unity/core/pipeline_schedule.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
 #include "unity/executor/program.h"
@@ -63,14 +66,36 @@ struct OperatorProfile {
   double backward_ms = 0;
 };
 
+// What a pipelined run measured (train_pipeline): per stage, the compute and the waiting, the
+// timeline of one iteration, and each rank's memory by kind.
+struct StageMeasurement {
+  int stage = 0;
+  double forward_ms = 0;   // per iteration: every forward pass of its chunks (recomputation not)
+  double backward_ms = 0;  // per iteration: every backward pass (with recomputation)
+  double idle_ms = 0;      // per iteration: waiting for activations or gradients (the bubble)
+};
+
+struct PipelineMeasurement {
+  PipelineTimeline timeline;  // the last measured iteration (measured = true)
+  std::vector<StageMeasurement> stages;
+  double bubble_fraction = 0;             // median over the measured iterations
+  std::vector<double> peak_memory_bytes;  // per rank: the most it held at once
+  std::vector<MemoryBreakdown> memory;    // per pipeline rank (its first copy), at its peak
+  std::string plan_dtype;                 // what the plan computes in
+  std::string compute_dtype;              // what ran (the CPU runs fp16/bf16 plans in float32)
+  std::string recompute;                  // what ran: none, selective or full
+  int zero_stage = 0;
+};
+
 struct TrainingResult {
   std::vector<double> losses;  // the measured iterations
   std::vector<double> warmup_losses;
   std::vector<double> iteration_ms;           // the measured iterations, slowest rank
   std::map<std::string, HostTensor> weights;  // rank 0 with collect_weights, by Weight name
   double setup_ms = 0;
-  std::size_t device_bytes = 0;          // memory this rank allocated
-  std::vector<OperatorProfile> profile;  // with TrainingOptions::profile
+  std::size_t device_bytes = 0;                 // memory this rank allocated
+  std::vector<OperatorProfile> profile;         // with TrainingOptions::profile
+  std::optional<PipelineMeasurement> pipeline;  // a pipelined plan's run
 };
 
 TrainingResult train(const Program& program, const TrainingOptions& options, DeviceBackend& backend,

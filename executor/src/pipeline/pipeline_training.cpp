@@ -1,0 +1,473 @@
+#include "unity/executor/pipeline_training.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "pipeline_rank.h"
+#include "unity/core/compute_dtype.h"
+#include "unity/core/layer_segments.h"
+#include "unity/executor/run_files.h"
+
+namespace unity::executor {
+
+void check_pipeline_run(const Plan& plan, int ranks) {
+  if (!plan.pipeline) throw LoweringError("the plan is not pipelined");
+  const PipelinePlan& p = *plan.pipeline;
+  if (p.tensor_parallel != 1)
+    throw LoweringError(fmt::format(
+        "the plan's pipeline stages are tensor-parallel (--tp {}); the executor runs pipelined "
+        "plans whose stage replicas are one device each: plan it with --tp 1",
+        p.tensor_parallel));
+  const int devices = p.pipeline_stages * p.data_parallel;
+  if (ranks != devices)
+    throw LoweringError(fmt::format(
+        "the pipelined plan needs one rank per device: {} stages x {} copies = {} ranks, not {}",
+        p.pipeline_stages, p.data_parallel, devices, ranks));
+  if (static_cast<int>(p.chunks.size()) != p.pipeline_stages * p.interleave)
+    throw LoweringError(fmt::format("the plan's pipeline has {} chunks, not {} stages x {}",
+                                    p.chunks.size(), p.pipeline_stages, p.interleave));
+  if (p.micro_batches * p.micro_batch_size * p.data_parallel != plan.pcg.batch_size)
+    throw LoweringError(fmt::format(
+        "the plan's {} micro-batches of {} samples x {} copies do not make its batch of {}",
+        p.micro_batches, p.micro_batch_size, p.data_parallel, plan.pcg.batch_size));
+  for (const auto& [id, n] : plan.pcg.nodes())
+    if (n.op.type == OpType::BatchNorm)
+      throw LoweringError(fmt::format(
+          "{} normalises over the batch, which a pipeline splits into micro-batches; the executor "
+          "runs pipelined plans of models without BatchNorm",
+          plan.pcg.describe(id)));
+}
+
+Graph pipeline_model(const Plan& plan) {
+  Graph g = plan.pcg;
+  if (compute_dtype(g) != DataType::Float32) set_compute_dtype(g, DataType::Float32);
+  return g;
+}
+
+PipelinePosition pipeline_position(const PipelinePlan& p, int rank) {
+  const int replica = std::max(1, p.tensor_parallel);
+  const int per_stage = replica * std::max(1, p.data_parallel);
+  return {rank / per_stage, (rank % per_stage) / replica};
+}
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+using detail::Engine;
+using detail::LocalChunk;
+using detail::PipelineRank;
+using detail::Slot;
+
+double seconds_since(clock::time_point t) {
+  return std::chrono::duration<double>(clock::now() - t).count();
+}
+
+// Tags: each message of an iteration has its own (activations even, gradients odd).
+int message_tag(int model_chunk, int micro_batch, int micro_batches, bool gradient) {
+  return (model_chunk * micro_batches + micro_batch) * 2 + (gradient ? 1 : 0);
+}
+
+// Copies each weight's gradient (or value) into one flat buffer, or back.
+void pack(DeviceBackend& be, const LocalChunk& c, bool gradients, bool into_flat) {
+  std::int64_t offset = 0;
+  for (Slot* w : c.weights) {
+    if (!w->grad) continue;
+    float* mine = gradients ? w->grad : w->f();
+    const std::size_t bytes = static_cast<std::size_t>(w->elements()) * 4;
+    if (into_flat)
+      be.copy(c.flat_buffer + offset, mine, bytes);
+    else
+      be.copy(mine, c.flat_buffer + offset, bytes);
+    offset += w->elements();
+  }
+}
+
+struct Iteration {
+  double loss = 0;      // this rank's share of the iteration's loss
+  double forward = 0;   // seconds computing forwards
+  double backward = 0;  // and backwards (with recomputation)
+  double idle = 0;      // waiting for messages
+  double start = 0;     // seconds on this machine's steady clock when the iteration began
+  std::vector<TimelineBox> boxes;  // seconds from `start`
+};
+
+class PipelineRun {
+ public:
+  PipelineRun(PipelineRank& r, DeviceBackend& backend, Communicator& comm,
+              const TrainingOptions& options)
+      : r_(r), be_(backend), comm_(comm), options_(options) {
+    config_.kind = options.optimizer;
+    config_.learning_rate =
+        static_cast<float>(options.learning_rate > 0 ? options.learning_rate
+                                                     : default_learning_rate(options.optimizer));
+    config_.momentum = static_cast<float>(options.momentum);
+    for (auto& c : r_.local) {
+      if (r_.zero == 0) continue;
+      pack(be_, c, false, true);  // the initial weights: equal on every copy
+      be_.copy(c.shard_weights, c.flat_buffer + r_.copy * c.shard,
+               static_cast<std::size_t>(c.shard) * 4);
+    }
+  }
+
+  Iteration iterate(int it) {
+    Iteration out;
+    for (auto& c : r_.local) c.engines[0]->clear_weight_gradients();
+    for (auto& c : r_.local)
+      if (c.shard_gradients)
+        be_.fill_zero(c.shard_gradients, static_cast<std::size_t>(c.shard) * 4);
+    staging_used_ = 0;
+    const int chunks = r_.stages * r_.interleave;
+    const int m = r_.micro_batches;
+    const float loss_scale = 1.0f / static_cast<float>(m * r_.copies);
+    bool first_backward = true;
+    be_.synchronize();
+    comm_.barrier();
+    const auto t0 = clock::now();
+    out.start = std::chrono::duration<double>(t0.time_since_epoch()).count();
+    auto wait = [&](auto&& f) {
+      const auto start = clock::now();
+      f();
+      out.idle += seconds_since(start);
+    };
+    for (const PipelineAction& a : r_.schedule) {
+      LocalChunk& c = r_.local[a.chunk];
+      const int mc = c.model_chunk;
+      const ChunkGraph& cg = r_.chunks[mc].graph;
+      Engine& e = r_.engine(a.chunk, a.micro_batch);
+      const std::int64_t offset =
+          (static_cast<std::int64_t>(r_.copy) * m + a.micro_batch) * r_.micro_batch_size;
+      if (options_.monitor)
+        options_.monitor->at(
+            it, a.backward ? ProgressMonitor::Phase::Backward : ProgressMonitor::Phase::Forward,
+            -1);
+      if (!a.backward) {
+        if (c.input_bytes > 0) {
+          Slot* in = e.input_slot(cg.input);
+          wait([&] {
+            comm_.receive({peer(mc - 1), in->value, c.input_bytes},
+                          message_tag(mc - 1, a.micro_batch, m, false));
+          });
+          if (r_.recompute)
+            be_.copy(c.stash[r_.slot.at({a.chunk, a.micro_batch})], in->value, c.input_bytes);
+        }
+        const auto start = clock::now();
+        gather_weights(c);
+        e.set_batch_offset(offset);
+        e.forward(it);
+        be_.synchronize();
+        record(out, a, mc, t0, start, false);
+        if (mc + 1 == chunks) out.loss += e.local_loss() * loss_scale;
+        if (c.output_bytes > 0)
+          send(e.output_piece(cg.output)->value, c.output_bytes, peer(mc + 1),
+               message_tag(mc, a.micro_batch, m, false));
+      } else {
+        if (first_backward && options_.before_phase)
+          options_.before_phase(it, ProgressMonitor::Phase::Backward);
+        first_backward = false;
+        if (r_.recompute) {
+          // Only the chunk's input was kept: its forward runs again first (timed with the
+          // backward, as the cost model counts it).
+          const auto start = clock::now();
+          if (c.input_bytes > 0)
+            be_.copy(e.input_slot(cg.input)->value, c.stash[r_.slot.at({a.chunk, a.micro_batch})],
+                     c.input_bytes);
+          gather_weights(c);
+          e.set_batch_offset(offset);
+          e.forward(it);
+          be_.synchronize();
+          recompute_seconds_ = seconds_since(start);
+        }
+        e.begin_backward();
+        if (c.output_bytes > 0) {
+          Slot* o = e.output_piece(cg.output);
+          wait([&] {
+            comm_.receive({peer(mc + 1), o->grad, c.output_bytes},
+                          message_tag(mc + 1, a.micro_batch, m, true));
+          });
+        } else {
+          e.seed_loss_gradients(loss_scale);
+        }
+        const auto start = clock::now() - std::chrono::duration_cast<clock::duration>(
+                                              std::chrono::duration<double>(recompute_seconds_));
+        recompute_seconds_ = 0;
+        if (!r_.recompute) gather_weights(c);
+        e.run_backward(it);
+        be_.synchronize();
+        record(out, a, mc, t0, start, true);
+        if (c.input_bytes > 0)
+          send(e.input_slot(cg.input)->grad, c.input_bytes, peer(mc - 1),
+               message_tag(mc, a.micro_batch, m, true));
+        scatter_gradients(c);
+      }
+    }
+    wait([&] { comm_.wait_sends(); });
+    if (options_.before_phase) options_.before_phase(it, ProgressMonitor::Phase::GradientSync);
+    if (options_.monitor) options_.monitor->at(it, ProgressMonitor::Phase::GradientSync, -1);
+    synchronize_and_update(it + 1);
+    be_.synchronize();
+    return out;
+  }
+
+  std::size_t staging_bytes() const { return staging_bytes_; }
+
+ private:
+  int peer(int model_chunk) const { return r_.world_rank(model_chunk % r_.stages, r_.copy); }
+
+  // Sends from a staging copy: the engine's buffer may change before the message is received.
+  void send(const void* data, std::size_t bytes, int to, int tag) {
+    if (staging_used_ == staging_.size()) {
+      staging_.push_back({r_.memory->allocate(bytes), bytes});
+      staging_bytes_ += bytes;
+    }
+    auto& [buffer, size] = staging_[staging_used_++];
+    if (size < bytes) throw std::logic_error("pipeline staging buffer too small");
+    be_.copy(buffer, data, bytes);
+    be_.synchronize();
+    comm_.send_async({to, buffer, bytes}, tag);
+  }
+
+  void record(Iteration& out, const PipelineAction& a, int mc, clock::time_point t0,
+              clock::time_point start, bool backward) {
+    const auto end = clock::now();
+    const double s = std::chrono::duration<double>(start - t0).count();
+    const double e = std::chrono::duration<double>(end - t0).count();
+    (backward ? out.backward : out.forward) += e - s;
+    out.boxes.push_back({r_.stage, mc, a.micro_batch, backward, s, e});
+  }
+
+  // ZeRO 3: the chunk's weights are gathered from their shards before every pass.
+  void gather_weights(LocalChunk& c) {
+    if (r_.zero < 3) return;
+    comm_.all_gather(r_.copy_group, c.shard_weights, c.flat_buffer, c.shard);
+    pack(be_, c, false, false);
+  }
+
+  // ZeRO 2/3: every micro-batch's weight gradients are reduce-scattered at once; each copy keeps
+  // the sum of its shard.
+  void scatter_gradients(LocalChunk& c) {
+    if (r_.zero < 2) return;
+    pack(be_, c, true, true);
+    comm_.reduce_scatter(r_.copy_group, c.flat_buffer, c.shard_incoming, c.shard);
+    be_.axpy(1.0f, c.shard_incoming, c.shard_gradients, c.shard);
+    c.engines[0]->clear_weight_gradients();
+  }
+
+  void synchronize_and_update(int step) {
+    for (auto& c : r_.local) {
+      if (r_.zero == 0) {
+        for (Slot* w : c.weights)
+          if (w->grad && r_.copies > 1) comm_.all_reduce(r_.copy_group, w->grad, w->elements());
+        c.engines[0]->update(config_, step);
+        continue;
+      }
+      if (r_.zero == 1) {
+        pack(be_, c, true, true);
+        comm_.reduce_scatter(r_.copy_group, c.flat_buffer, c.shard_gradients, c.shard);
+      }
+      detail::apply_optimizer(be_, *r_.memory, config_, step, c.shard_weights, c.shard_gradients,
+                              c.m, c.v, c.shard);
+      comm_.all_gather(r_.copy_group, c.shard_weights, c.flat_buffer, c.shard);
+      pack(be_, c, false, false);
+    }
+  }
+
+  PipelineRank& r_;
+  DeviceBackend& be_;
+  Communicator& comm_;
+  const TrainingOptions& options_;
+  detail::OptimizerConfig config_;
+  std::vector<std::pair<void*, std::size_t>> staging_;
+  std::size_t staging_used_ = 0, staging_bytes_ = 0;
+  double recompute_seconds_ = 0;
+};
+
+// Rank 0 gets every weight: each chunk's first copy sends them, in model order.
+std::map<std::string, HostTensor> collect_weights(PipelineRank& r, DeviceBackend& be,
+                                                  Communicator& comm) {
+  std::vector<Communicator::Message> sends, receives;
+  std::vector<void*> temporary;
+  std::map<std::string, Slot*> mine;
+  for (auto& c : r.local) {
+    const auto& g = c.program->graph;
+    const auto slots = c.engines[0]->weight_slots();
+    for (std::size_t i = 0; i < c.program->shards.size() && i < slots.size(); ++i)
+      mine[g.node(c.program->shards[i].root).op.name] = slots[i];
+  }
+  for (const auto& chunk : r.chunks)
+    for (const auto& [name, elements] : chunk.weights) {
+      const std::size_t bytes = static_cast<std::size_t>(elements) * 4;
+      if (chunk.owner == r.rank && r.rank != 0) sends.push_back({0, mine.at(name)->value, bytes});
+      if (r.rank == 0 && chunk.owner != 0) {
+        temporary.push_back(be.allocate(bytes));
+        receives.push_back({chunk.owner, temporary.back(), bytes});
+      }
+    }
+  be.synchronize();
+  comm.exchange(sends, receives, 31997);
+  std::map<std::string, HostTensor> out;
+  if (r.rank == 0) {
+    std::size_t next = 0;
+    for (const auto& chunk : r.chunks)
+      for (const auto& [name, elements] : chunk.weights) {
+        HostTensor h;
+        for (const auto& [id, n] : chunk.graph.graph.nodes())
+          if (n.op.type == OpType::Weight && n.op.name == name) h.shape = n.outputs.at(0).sizes();
+        h.values.resize(static_cast<std::size_t>(elements));
+        const void* src = chunk.owner == 0 ? mine.at(name)->value : temporary[next++];
+        be.to_host(h.values.data(), src, h.values.size() * 4);
+        out[name] = std::move(h);
+      }
+  }
+  for (void* p : temporary) be.release(p);
+  return out;
+}
+
+}  // namespace
+
+TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
+                              DeviceBackend& backend, Communicator& comm) {
+  if (options.iterations < 1) throw InputError("at least one iteration is needed");
+  if (options.warmup < 0) throw InputError("warm-up iterations cannot be negative");
+  check_pipeline_run(plan, comm.size());
+  const PipelinePlan& pp = *plan.pipeline;
+  TrainingResult result;
+  const auto setup_start = clock::now();
+  if (options.monitor) options.monitor->at(-1, ProgressMonitor::Phase::Setup, -1);
+  const Graph model = pipeline_model(plan);
+  auto rank = detail::make_pipeline_rank(plan, model, comm.rank(), backend, options.seed);
+  std::vector<std::vector<int>> groups;
+  for (int s = 0; s < rank->stages; ++s) {
+    std::vector<int> g;
+    for (int c = 0; c < rank->copies; ++c) g.push_back(rank->world_rank(s, c));
+    groups.push_back(g);
+  }
+  comm.prepare_groups(groups);
+  PipelineRun run(*rank, backend, comm, options);
+  backend.synchronize();
+  comm.barrier();
+  result.setup_ms = std::chrono::duration<double, std::milli>(clock::now() - setup_start).count();
+
+  PipelineMeasurement measured;
+  measured.plan_dtype = std::string(to_string(compute_dtype(plan.pcg)));
+  measured.compute_dtype = std::string(to_string(DataType::Float32));
+  measured.recompute = rank->recompute ? "full" : "none";
+  measured.zero_stage = rank->zero;
+  std::vector<double> bubbles;
+  std::vector<std::vector<double>> stage_times;  // per measured iteration: [stage][fwd, bwd, idle]
+  const int total = options.warmup + options.iterations;
+  const std::size_t boxes = rank->schedule.size();
+  for (int it = 0; it < total; ++it) {
+    const auto start = clock::now();
+    const Iteration i = run.iterate(it);
+    const double ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
+    // Everyone's loss share, time, stage times and boxes, in one exchange.
+    std::vector<double> mine = {i.loss, ms, i.forward, i.backward, i.idle, i.start};
+    for (const auto& b : i.boxes)
+      mine.insert(mine.end(), {static_cast<double>(b.chunk), static_cast<double>(b.micro_batch),
+                               b.backward ? 1.0 : 0.0, b.start, b.end});
+    const std::size_t width = 6 + 5 * boxes;
+    const auto all = comm.all_gather_host(mine);
+    // Ranks leave the barrier at slightly different times: boxes are placed on the clock the
+    // ranks share (one machine's steady clock: starts within a second of each other), else each
+    // from its own start.
+    double first = 1e300, last = -1e300;
+    for (int r = 0; r < comm.size(); ++r) {
+      first = std::min(first, all[static_cast<std::size_t>(r) * width + 5]);
+      last = std::max(last, all[static_cast<std::size_t>(r) * width + 5]);
+    }
+    const bool shared_clock = last - first < 1.0;
+    IterationReport report;
+    report.index = it;
+    report.warmup = it < options.warmup;
+    PipelineTimeline t;
+    t.stages = rank->stages;
+    t.micro_batches = rank->micro_batches;
+    t.interleave = rank->interleave;
+    t.measured = true;
+    std::vector<double> per_stage(static_cast<std::size_t>(3 * rank->stages), 0.0);
+    for (int r = 0; r < comm.size(); ++r) {
+      const double* v = all.data() + static_cast<std::size_t>(r) * width;
+      report.loss += v[0];
+      report.milliseconds = std::max(report.milliseconds, v[1]);
+      const PipelinePosition pos = pipeline_position(pp, r);
+      for (int k = 0; k < 3; ++k)
+        per_stage[3 * pos.stage + k] = std::max(per_stage[3 * pos.stage + k], v[2 + k]);
+      if (pos.copy != 0) continue;  // the timeline shows each stage's first copy
+      const double shift = shared_clock ? v[5] - first : 0.0;
+      for (std::size_t b = 0; b < boxes; ++b) {
+        const double* x = v + 6 + 5 * b;
+        t.boxes.push_back({pos.stage, static_cast<int>(x[0]), static_cast<int>(x[1]), x[2] > 0.5,
+                           x[3] + shift, x[4] + shift});
+      }
+    }
+    for (const auto& b : t.boxes) t.makespan = std::max(t.makespan, b.end);
+    t.bubble_fraction = timeline_bubble_fraction(t.boxes, t.stages);
+    if (report.warmup) {
+      result.warmup_losses.push_back(report.loss);
+    } else {
+      result.losses.push_back(report.loss);
+      result.iteration_ms.push_back(report.milliseconds);
+      bubbles.push_back(t.bubble_fraction);
+      stage_times.push_back(per_stage);
+      measured.timeline = std::move(t);
+    }
+    if (options.on_iteration) options.on_iteration(report);
+  }
+  measured.bubble_fraction = median(bubbles);
+  for (int s = 0; s < rank->stages; ++s) {
+    StageMeasurement sm;
+    sm.stage = s;
+    std::vector<double> f, b, idle;
+    for (const auto& x : stage_times) {
+      f.push_back(x[3 * s] * 1e3);
+      b.push_back(x[3 * s + 1] * 1e3);
+      idle.push_back(x[3 * s + 2] * 1e3);
+    }
+    sm.forward_ms = median(f);
+    sm.backward_ms = median(b);
+    sm.idle_ms = median(idle);
+    measured.stages.push_back(sm);
+  }
+  measured.timeline.stage_labels.assign(static_cast<std::size_t>(rank->stages), "");
+  for (const auto& sp : pp.chunks) {
+    std::string& l = measured.timeline.stage_labels.at(static_cast<std::size_t>(sp.rank));
+    l += fmt::format("{}layers {}-{}", l.empty() ? "" : ", ", sp.first_layer, sp.last_layer);
+  }
+
+  // Memory: what this rank allocated, by kind. The engines hold the weights, their gradients, the
+  // optimizer state without ZeRO and the activations; the run itself the stash of recomputation
+  // (activations), ZeRO's shard state (optimizer) and its staging (workspace).
+  MemoryBreakdown mem;
+  double engines = 0, engine_optimizer = 0, shard_state = 0, stash = 0;
+  for (auto& c : rank->local) {
+    for (const auto& e : c.engines) engines += static_cast<double>(e->device_bytes());
+    for (const Slot* w : c.weights) {
+      mem.weights += static_cast<double>(w->elements()) * w->elem_size;
+      if (w->grad) mem.gradients += static_cast<double>(w->elements()) * 4;
+    }
+    engine_optimizer += static_cast<double>(c.engines[0]->optimizer_bytes());
+    for (const float* p : {c.m, c.v, c.shard_weights})
+      if (p) shard_state += static_cast<double>(c.shard) * 4;
+    stash += static_cast<double>(c.stash.size() * c.input_bytes);
+  }
+  const double runtime = static_cast<double>(rank->memory->bytes());
+  mem.optimizer = engine_optimizer + shard_state;
+  mem.activations = engines - mem.weights - mem.gradients - engine_optimizer + stash;
+  mem.workspace = runtime - stash - shard_state;
+  result.device_bytes = static_cast<std::size_t>(engines + runtime);
+  const auto all = comm.all_gather_host({engines + runtime, mem.weights, mem.gradients,
+                                         mem.optimizer, mem.activations, mem.workspace});
+  for (int r = 0; r < comm.size(); ++r) {
+    const double* v = all.data() + static_cast<std::size_t>(r) * 6;
+    measured.peak_memory_bytes.push_back(v[0]);
+    if (pipeline_position(pp, r).copy == 0)
+      measured.memory.push_back({v[1], v[2], v[3], v[4], v[5]});
+  }
+  result.pipeline = std::move(measured);
+  if (options.collect_weights) result.weights = collect_weights(*rank, backend, comm);
+  return result;
+}
+
+}  // namespace unity::executor
