@@ -1,5 +1,5 @@
-// `unity show MODEL|PLAN [--dot FILE] [--svg FILE] [--costs] [--json]`: what a model or plan is
-// made of, and pictures of it.
+// `unity show MODEL|PLAN [--dot FILE] [--svg FILE] [--costs] [--json] [--trace FILE]`: what a model
+// or plan is made of, and pictures of it.
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -12,8 +12,10 @@
 #include "svg_render.h"
 #include "table_printer.h"
 #include "unity/core/dot_export.h"
+#include "unity/core/errors.h"
 #include "unity/core/json_io.h"
 #include "unity/core/model_loader.h"
+#include "unity/core/pipeline_schedule.h"
 #include "unity/core/plan.h"
 
 namespace unity::cli {
@@ -99,6 +101,7 @@ void add_show_command(CLI::App& app) {
     std::string svg;
     bool json = false;
     bool costs = false;
+    std::string trace;
     ModelOptions model_options;
   };
   auto opt = std::make_shared<Options>();
@@ -110,6 +113,9 @@ void add_show_command(CLI::App& app) {
   cmd->add_flag("--json", opt->json, "Print the summary as JSON");
   cmd->add_flag("--costs", opt->costs,
                 "For a plan: each operator's (a pipeline's: each stage's) times, traffic, memory");
+  cmd->add_option("--trace", opt->trace,
+                  "For a pipelined plan: write its predicted timeline as a Chrome trace (JSON for "
+                  "chrome://tracing and Perfetto)");
   add_model_options(cmd, opt->model_options);
   cmd->callback([opt] {
     std::optional<Plan> plan;
@@ -117,10 +123,18 @@ void add_show_command(CLI::App& app) {
       const auto j = read_json_file(opt->model);
       if (is_plan_json(j)) plan = plan_from_json(j);
     }
+    if (!opt->trace.empty() && !(plan && plan->pipeline))
+      throw InputError(
+          fmt::format("--trace: '{}' is not a pipelined plan (it has no timeline)", opt->model));
     const Graph g = plan ? plan->pcg : opt->model_options.load(opt->model, 1);
     auto summary = summary_json(g);
     if (plan) summary["plan"] = summary_to_json(plan->summary);
     if (plan && plan->pipeline) summary["plan"]["pipeline"] = pipeline_to_json(*plan->pipeline);
+    if (!opt->trace.empty())
+      write_text_file_atomic(opt->trace, chrome_trace(predicted_timeline(*plan->pipeline),
+                                                      plan->summary.model + " (predicted)")
+                                                 .dump() +
+                                             "\n");
     if (opt->json) {
       fmt::print("{}\n", summary.dump(2));
     } else {

@@ -138,11 +138,11 @@ class MonitoredCommunicator final : public executor::Communicator {
   }
   void send_async(const Message& m, int tag) override { inner_->send_async(m, tag); }
   void receive(const Message& m, int tag) override {
-    Scope s(dog_, fmt::format("receiving {} bytes from rank {}", m.bytes, m.peer));
+    Scope s(dog_, fmt::format("receive of {} bytes from rank {}", m.bytes, m.peer));
     inner_->receive(m, tag);
   }
   void wait_sends() override {
-    Scope s(dog_, "waiting for sends to complete");
+    Scope s(dog_, "completion of its point-to-point sends");
     inner_->wait_sends();
   }
   void all_reduce(const std::vector<int>& group, float* data, std::int64_t count) override {

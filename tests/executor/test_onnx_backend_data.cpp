@@ -234,7 +234,9 @@ Outcome run_test(const fs::path& dir, const fs::path& scratch) {
     o.skipped = "outputs do not map one to one";
     return o;
   }
-  const Program p = lower_plan(g, single_device_views(g), 1, {.require_loss = false});
+  LoweringOptions evaluation;
+  evaluation.require_loss = false;
+  const Program p = lower_plan(g, single_device_views(g), 1, evaluation);
   auto backend = make_cpu_backend(1);
   auto comm = make_local_communicator();
   const auto values = evaluate(p, sources, *backend, *comm);

@@ -1,0 +1,108 @@
+// `unity run` of pipelined plans through the built binary and mpirun: the runs (2 stages x
+// 2 copies of gpt-tiny on 4 CPU ranks, with and without recomputation, ZeRO 1 and 3, interleaved)
+// equal to one rank, the measured stages and memory in --json, the Chrome trace, and a rank killed
+// mid-pipeline named with its stage.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "../../app/cli_runner.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool has_mpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
+
+const std::string kRun =
+    "run gpt-tiny --ranks 4 --mode expert --tp 1 --pp 2 --micro-batches 4 --check --json "
+    "--iterations 4";
+
+nlohmann::json run_json(const std::string& extra) {
+  const CliResult r = run_cli(kRun + " " + extra);
+  EXPECT_EQ(r.exit_code, 0) << extra << "\n" << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+TEST(PipelineRunCli, TwoStagesTimesTwoCopiesTrainEqualToOneRank) {
+  if (!has_mpirun()) GTEST_SKIP() << "mpirun is not installed";
+  const auto j = run_json("");
+  ASSERT_TRUE(j.contains("max_rel_diff"));
+  EXPECT_LT(j["max_rel_diff"].get<double>(), 1e-4);
+  EXPECT_LT(j["max_abs_diff"].get<double>(), 1e-4);
+  EXPECT_EQ(j["ranks"], 4);
+  EXPECT_EQ(j["compute_dtype"], "float32");  // the plan is fp16; the CPU runs it in float32
+  EXPECT_EQ(j["plan_dtype"], "float16");
+  EXPECT_EQ(j["recompute"], "full");
+  ASSERT_EQ(j["stages"].size(), 2u);
+  for (const auto& s : j["stages"]) {
+    EXPECT_GT(s["forward_ms"].get<double>(), 0);
+    EXPECT_GT(s["backward_ms"].get<double>(), 0);
+    EXPECT_GE(s["idle_ms"].get<double>(), 0);
+    EXPECT_GT(s["forward_ms_predicted"].get<double>(), 0);
+  }
+  EXPECT_GT(j["bubble_fraction_measured"].get<double>(), 0);
+  EXPECT_GT(j["bubble_fraction_predicted"].get<double>(), 0);
+  ASSERT_EQ(j["peak_memory_bytes_measured"].size(), 4u);
+  EXPECT_EQ(j["peak_memory_bytes_predicted"].size(), 2u);
+  EXPECT_EQ(j["pipeline"]["timeline"]["boxes"].size(), 2u * 4u * 2u);
+}
+
+TEST(PipelineRunCli, RecomputationZeroAndInterleavingTrainEqualToOneRank) {
+  if (!has_mpirun()) GTEST_SKIP() << "mpirun is not installed";
+  struct Case {
+    std::string flags;
+    double tolerance;
+  };
+  // ZeRO 3 reduce-scatters every micro-batch's gradients: Adam magnifies the different order of
+  // the sums where a gradient is nearly zero (with SGD the run equals one rank to 2e-7).
+  for (const Case& c : {Case{"--recompute none", 1e-4}, Case{"--zero 1", 1e-4},
+                        Case{"--zero 3", 2e-4}, Case{"--interleave 2 --layers 4", 1e-4}}) {
+    const auto j = run_json(c.flags);
+    ASSERT_TRUE(j.contains("max_rel_diff")) << c.flags;
+    EXPECT_LT(j["max_rel_diff"].get<double>(), c.tolerance) << c.flags;
+    EXPECT_LT(j["max_abs_diff"].get<double>(), 1e-4) << c.flags;
+  }
+  const auto sgd = run_json("--zero 3 --optimizer sgd");
+  EXPECT_LT(sgd["max_rel_diff"].get<double>(), 1e-6);
+  EXPECT_EQ(sgd["zero_stage"], 3);
+}
+
+TEST(PipelineRunCli, TraceIsAChromeTraceOfTheMeasuredIteration) {
+  if (!has_mpirun()) GTEST_SKIP() << "mpirun is not installed";
+  const fs::path trace = fs::temp_directory_path() / "unity-pipeline-trace-test.json";
+  fs::remove(trace);
+  const CliResult r = run_cli(
+      "run gpt-tiny --ranks 2 --mode expert --tp 1 --pp 2 --micro-batches 4 --iterations 2 "
+      "--trace " +
+      trace.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(trace);
+  const auto j = nlohmann::json::parse(in);
+  int boxes = 0;
+  for (const auto& e : j.at("traceEvents"))
+    if (e.at("ph") == "X") ++boxes;
+  EXPECT_EQ(boxes, 2 * 4 * 2);
+  EXPECT_TRUE(j.at("otherData").at("measured").get<bool>());
+  fs::remove(trace);
+}
+
+TEST(PipelineRunCli, ARankKilledMidPipelineIsNamedWithItsStage) {
+  if (!has_mpirun()) GTEST_SKIP() << "mpirun is not installed";
+  const CliResult r = run_cli(
+      "run gpt-tiny --ranks 4 --mode expert --tp 1 --pp 2 --micro-batches 4 --iterations 4 "
+      "--timeout 20 --inject-fault die@2:1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("rank 2 (pipeline stage 1)"), std::string::npos) << r.err;
+}
+
+TEST(PipelineRunCli, PlansItCannotRunAreRefusedWithTheReason) {
+  const CliResult r = run_cli(
+      "run gpt-tiny --ranks 4 --mode expert --tp 2 --pp 2 --micro-batches 4 --iterations 1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--tp 1"), std::string::npos) << r.err;
+}
+
+}  // namespace
