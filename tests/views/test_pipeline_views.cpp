@@ -8,10 +8,13 @@
 
 #include "pipeline_colors.h"
 #include "unity/core/pipeline_schedule.h"
+#include "unity/views/compare_view.h"
 #include "unity/views/memory_bars_chart.h"
 #include "unity/views/memory_view.h"
+#include "unity/views/pipeline_plan_panel.h"
 #include "unity/views/pipeline_timeline_chart.h"
 #include "unity/views/plan_chooser.h"
+#include "unity/views/run_view.h"
 #include "unity/views/timeline_view.h"
 #include "unity/views/topology_view.h"
 #include "view_fixtures.h"
@@ -26,13 +29,14 @@ namespace {
 // gpt-tiny on 4 CPU ranks, Megatron-LM's layout with two stages of four micro-batches (as
 // `unity optimize gpt-tiny --machine cpu-local --gpus 4 --mode expert --tp 1 --pp 2
 // --micro-batches 4`).
-std::shared_ptr<const Plan> tinyPipelinedPlan(ExplorerDocument& doc) {
-  openIn(doc, "gpt-tiny", "cpu-local", {0, 4});
+std::shared_ptr<const Plan> tinyPipelinedPlan(ExplorerDocument& doc, int microBatches = 4,
+                                              bool open = true) {
+  if (open) openIn(doc, "gpt-tiny", "cpu-local", {0, 4});
   OptimizeOptions o;
   o.mode = "expert";
   o.layout.tensor_parallel = 1;
   o.layout.pipeline_stages = 2;
-  o.layout.micro_batches = 4;
+  o.layout.micro_batches = microBatches;
   return std::make_shared<const Plan>(optimize_plan(*doc.model(), *doc.machine(), o));
 }
 
@@ -281,6 +285,58 @@ class PipelineViewsTests : public QObject {
     int complete = 0;
     for (const auto& e : j.at("traceEvents")) complete += e.value("ph", "") == "X" ? 1 : 0;
     QCOMPARE(complete, chart.boxCount());
+  }
+
+  void runViewShowsPredictedAndMeasuredPipelines() {
+    ExplorerDocument doc;
+    const auto plan = tinyPipelinedPlan(doc);
+    doc.setPlan("expert", plan);
+    RunView view(&doc);
+    view.resize(1200, 800);
+    view.setPlanMode("expert");
+    PipelinePlanPanel* panel = view.pipelinePanel();
+    QVERIFY(panel->isVisibleTo(&view));
+    QTRY_COMPARE(panel->predictedChart()->boxCount(), 2 * 4 * 2);
+    QCOMPARE(panel->measuredChart()->boxCount(), 0);
+    QCOMPARE(panel->memoryChart()->bars().size(), 2);
+    const auto m = handMadeMeasurement(*plan->pipeline);
+    panel->setMeasurement(m);
+    QCOMPARE(panel->measuredChart()->boxCount(), 2 * 4 * 2);
+    QCOMPARE(panel->memoryChart()->bars().size(), 4);
+    QCOMPARE(panel->predictedChart()->timeScale(), m->timeline.makespan);
+    // A plan without a pipeline hides the panel.
+    doc.setPlan("data-parallel", makePlan(*doc.model(), *doc.machine(), "data-parallel"));
+    view.setPlanMode("data-parallel");
+    QVERIFY(!panel->isVisibleTo(&view));
+  }
+
+  void compareViewPutsTwoPipelinesSideBySide() {
+    ExplorerDocument doc;
+    const auto four = tinyPipelinedPlan(doc);
+    const auto eight = tinyPipelinedPlan(doc, 8, /*open=*/false);
+    doc.setPlan("expert", four);
+    doc.setPlan("joint", eight);
+    CompareView view(&doc);
+    view.resize(1200, 800);
+    view.setModes("expert", "joint");
+    QVERIFY(view.leftPipeline()->isVisibleTo(&view));
+    QVERIFY(view.rightPipeline()->isVisibleTo(&view));
+    QVERIFY(!view.leftView()->isVisibleTo(&view));
+    QTRY_COMPARE(view.leftPipeline()->predictedChart()->boxCount(), 2 * 4 * 2);
+    QTRY_COMPARE(view.rightPipeline()->predictedChart()->boxCount(), 2 * 8 * 2);
+    QCOMPARE(view.leftPipeline()->memoryChart()->bars().size(), 2);
+    QCOMPARE(view.rightPipeline()->memoryChart()->bars().size(), 2);
+    // One time scale: the longer iteration's.
+    const double longest = std::max(view.leftPipeline()->predictedChart()->timeline().makespan,
+                                    view.rightPipeline()->predictedChart()->timeline().makespan);
+    QTRY_COMPARE(view.leftPipeline()->predictedChart()->timeScale(), longest);
+    QCOMPARE(view.rightPipeline()->predictedChart()->timeScale(), longest);
+    // Against a plan without a pipeline: its PCG comes back on that side.
+    doc.setPlan("data-parallel", makePlan(*doc.model(), *doc.machine(), "data-parallel"));
+    view.setModes("data-parallel", "joint");
+    QVERIFY(!view.leftPipeline()->isVisibleTo(&view));
+    QVERIFY(view.leftView()->isVisibleTo(&view));
+    QVERIFY(view.rightPipeline()->isVisibleTo(&view));
   }
 
   void chooserPrefersThePipelinedPlan() {

@@ -15,7 +15,10 @@
 #include "unity/views/explorer_document.h"
 #include "unity/views/graph_canvas.h"
 #include "unity/views/graph_view.h"
+#include "unity/views/pipeline_plan_panel.h"
+#include "unity/views/pipeline_timeline_chart.h"
 #include "unity/views/search_runner.h"
+#include "unity/views/timeline_view.h"
 
 namespace unity::views {
 
@@ -47,6 +50,8 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent, LayoutServ
       status_(new QLabel(this)),
       syncZoom_(new QCheckBox(tr("Synchronise zoom"), this)),
       bars_(new CostBreakdownBars(this)),
+      leftPipeline_(new PipelinePlanPanel(Qt::Vertical, /*measuredRow=*/false, this)),
+      rightPipeline_(new PipelinePlanPanel(Qt::Vertical, /*measuredRow=*/false, this)),
       differences_(new QListWidget(this)),
       leftRunner_(new SearchRunner(this)),
       rightRunner_(new SearchRunner(this)) {
@@ -76,7 +81,8 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent, LayoutServ
   top->addWidget(syncZoom_);
   top->addWidget(status_, 1);
 
-  auto pane = [this](QLabel* header, GraphView* view, const QColor& colour) {
+  auto pane = [this](QLabel* header, GraphView* view, PipelinePlanPanel* pipeline,
+                     const QColor& colour) {
     auto* w = new QWidget(this);
     auto* l = new QVBoxLayout(w);
     l->setContentsMargins(0, 0, 0, 0);
@@ -85,11 +91,15 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent, LayoutServ
         QStringLiteral("padding: 3px 6px; border-top: 4px solid %1;").arg(colour.name()));
     l->addWidget(header);
     l->addWidget(view, 1);
+    l->addWidget(pipeline, 1);
+    pipeline->hide();
     return w;
   };
   auto* graphs = new QSplitter(Qt::Horizontal, this);
-  graphs->addWidget(pane(leftHeader_, left_, QColor(0x5c, 0x6b, 0xc0)));
-  graphs->addWidget(pane(rightHeader_, right_, QColor(0x26, 0xa6, 0x9a)));
+  graphs->addWidget(pane(leftHeader_, left_, leftPipeline_, QColor(0x5c, 0x6b, 0xc0)));
+  graphs->addWidget(pane(rightHeader_, right_, rightPipeline_, QColor(0x26, 0xa6, 0x9a)));
+  connect(leftPipeline_, &PipelinePlanPanel::timelineReady, this, &CompareView::shareTimeScale);
+  connect(rightPipeline_, &PipelinePlanPanel::timelineReady, this, &CompareView::shareTimeScale);
 
   auto* bottom = new QSplitter(Qt::Horizontal, this);
   bottom->addWidget(bars_);
@@ -243,12 +253,23 @@ void CompareView::refresh() {
   const auto rp = document_->plan(rightMode());
   if (lp != leftPlan_) {
     leftPlan_ = lp;
-    left_->setGraph(lp ? std::shared_ptr<const Graph>(lp, &lp->pcg) : nullptr);
+    // (a pipelined plan's serial model is not laid out: its pictures replace it)
+    left_->setGraph(lp && !lp->pipeline ? std::shared_ptr<const Graph>(lp, &lp->pcg) : nullptr);
   }
   if (rp != rightPlan_) {
     rightPlan_ = rp;
-    right_->setGraph(rp ? std::shared_ptr<const Graph>(rp, &rp->pcg) : nullptr);
+    // (a pipelined plan's serial model is not laid out: its pictures replace it)
+    right_->setGraph(rp && !rp->pipeline ? std::shared_ptr<const Graph>(rp, &rp->pcg) : nullptr);
   }
+  // A pipelined plan's PCG is its serial model: its timeline and memory say more.
+  for (auto [plan, view, panel] :
+       {std::tuple(lp, left_, leftPipeline_), std::tuple(rp, right_, rightPipeline_)}) {
+    const bool pipelined = plan && plan->pipeline;
+    panel->setPlan(plan);
+    panel->setVisible(pipelined);
+    view->setVisible(!pipelined);
+  }
+  shareTimeScale();
   diff_ = (lp && rp) ? diffPlans(*lp, *rp) : PlanDiff();
   left_->setNodeMarks(diff_.left);
   right_->setNodeMarks(diff_.right);
@@ -259,6 +280,16 @@ void CompareView::refresh() {
   updateHeaders();
 }
 
+void CompareView::shareTimeScale() {
+  PipelineTimelineChart* l = leftPipeline_->predictedChart();
+  PipelineTimelineChart* r = rightPipeline_->predictedChart();
+  const bool both = leftPipeline_->showsPipeline() && rightPipeline_->showsPipeline() &&
+                    l->hasTimeline() && r->hasTimeline();
+  const double scale = both ? std::max(l->timeline().makespan, r->timeline().makespan) : 0;
+  l->setTimeScale(scale);
+  r->setTimeScale(scale);
+}
+
 void CompareView::updateHeaders() {
   const auto header = [this](const QString& mode, const std::shared_ptr<const Plan>& plan,
                              SearchRunner* runner) {
@@ -267,6 +298,10 @@ void CompareView::updateHeaders() {
       QStringList applied;
       for (const auto& a : s.substitutions_applied) applied << QString::fromStdString(a.rule);
       applied.removeDuplicates();
+      if (plan->pipeline)
+        return tr("<b>%1</b>: %2 per iteration · %3 sent · %4")
+            .arg(ExplorerDocument::modeTitle(mode), formatMs(s.iteration_time_ms),
+                 formatBytes(s.communication_bytes), pipelineLayoutText(*plan->pipeline));
       return tr("<b>%1</b>: %2 per iteration · %3 sent · %4 compute + %5 parallel operators%6")
           .arg(ExplorerDocument::modeTitle(mode), formatMs(s.iteration_time_ms),
                formatBytes(s.communication_bytes))

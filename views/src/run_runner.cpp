@@ -306,6 +306,15 @@ bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& setti
       json["losses"] = result.losses;
       json["iteration_ms"] = result.iteration_ms;
       json["setup_ms"] = result.setup_ms;
+      if (result.pipeline) {
+        // A pipelined plan's run: what `unity run --json` adds, and the measured timeline.
+        const executor::PipelineMeasurement& pm = *result.pipeline;
+        json["stages"] = int(pm.stages.size());
+        json["bubble_fraction_measured"] = pm.bubble_fraction;
+        json["peak_memory_bytes_measured"] = pm.peak_memory_bytes;
+        json["timeline"] = timeline_to_json(pm.timeline);
+        out.pipeline = std::make_shared<const executor::PipelineMeasurement>(pm);
+      }
     }
     if (!out.error.isEmpty()) json["error"] = toStd(out.error);
     record.finish(toStd(out.status), json);

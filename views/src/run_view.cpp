@@ -24,6 +24,7 @@
 #include "unity/executor/backends.h"
 #include "unity/views/display_format.h"
 #include "unity/views/explorer_document.h"
+#include "unity/views/pipeline_plan_panel.h"
 #include "unity/views/project_session.h"
 #include "unity/views/search_runner.h"
 
@@ -52,6 +53,7 @@ RunView::RunView(ExplorerDocument* document, QWidget* parent)
       runner_(new RunRunner(this)),
       planner_(new SearchRunner(this)),
       chart_(new RunChart(this)),
+      pipeline_(new PipelinePlanPanel(Qt::Horizontal, /*measuredRow=*/true, this)),
       plan_(new QComboBox(this)),
       backend_(new QComboBox(this)),
       ranks_(new QSpinBox(this)),
@@ -170,6 +172,8 @@ RunView::RunView(ExplorerDocument* document, QWidget* parent)
   upperLayout->addWidget(planLabel_);
   upperLayout->addWidget(chart_, 1);
   upperLayout->addWidget(result_);
+  upperLayout->addWidget(pipeline_, 2);
+  pipeline_->hide();
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(upper);
   split->addWidget(runsPane);
@@ -246,7 +250,9 @@ RunView::RunView(ExplorerDocument* document, QWidget* parent)
 QString RunView::statusText() const { return status_->text(); }
 QString RunView::resultText() const { return result_->text(); }
 QString RunView::planText() const { return planLabel_->text(); }
-bool RunView::busy() const { return runner_->isActive() || planner_->isActive(); }
+bool RunView::busy() const {
+  return runner_->isActive() || planner_->isActive() || pipeline_->busy();
+}
 
 void RunView::setPlanMode(const QString& mode) {
   const int i = plan_->findData(mode);
@@ -291,6 +297,11 @@ void RunView::refreshPlans() {
 
 void RunView::refreshPlanText() {
   const auto plan = selectedPlan();
+  // The pipeline pictures follow the plan a run would use until a run starts.
+  if (!runner_->isActive()) {
+    pipeline_->setPlan(plan);
+    pipeline_->setVisible(pipeline_->showsPipeline());
+  }
   const bool scalable = isScalable(document_->modelSpec());
   reduce_->setEnabled(scalable);
   if (!plan) {
@@ -422,6 +433,13 @@ void RunView::onPredicted(double planMachineMs, double cpuMs) {
 }
 
 void RunView::onFinished(const RunOutcome& outcome) {
+  if (outcome.pipeline) {
+    pipeline_->setPlan(runner_->plan());
+    pipeline_->setMeasurement(outcome.pipeline);
+    pipeline_->setVisible(true);
+    // The timeline and memory views show it beside their prediction too.
+    document_->setMeasurement(runner_->plan(), outcome.pipeline);
+  }
   const auto& its = outcome.iterations;
   status_->setText(outcome.status == QLatin1String("completed")
                        ? tr("Run completed: %1 iterations").arg(its.size())

@@ -2,8 +2,9 @@
 // The compare view: two plans of the open model side by side (by default sequential, "TASO then
 // FlexFlow", against joint, Unity). Selecting an operator selects it in both and centres both on
 // it; zooming one zooms the other; operators that differ are marked in both drawings and listed;
-// cost breakdown bars compare time, traffic and memory. Missing plans are computed when the view is
-// shown.
+// cost breakdown bars compare time, traffic and memory. Pipelined plans show their timelines and
+// memory bars per pipeline rank instead of their PCG (the serial model), on one time scale when
+// both are pipelined. Missing plans are computed when the view is shown.
 #include <QWidget>
 
 #include <memory>
@@ -21,6 +22,7 @@ class CostBreakdownBars;
 class ExplorerDocument;
 class GraphView;
 class LayoutService;
+class PipelinePlanPanel;
 class SearchRunner;
 
 class CompareView : public QWidget {
@@ -40,6 +42,9 @@ class CompareView : public QWidget {
   GraphView* leftView() const { return left_; }
   GraphView* rightView() const { return right_; }
   CostBreakdownBars* bars() const { return bars_; }
+  // Pipelined plans: their timelines and memory bars in place of the (serial) PCG.
+  PipelinePlanPanel* leftPipeline() const { return leftPipeline_; }
+  PipelinePlanPanel* rightPipeline() const { return rightPipeline_; }
   QListWidget* differenceList() const { return differences_; }
   const PlanDiff& diff() const { return diff_; }
   bool syncZoom() const;
@@ -55,6 +60,7 @@ class CompareView : public QWidget {
   void refresh();
   void syncSelection(GraphView* from, GraphView* to);
   void updateHeaders();
+  void shareTimeScale();
   SearchRunner* runnerFor(const QString& mode);
 
   ExplorerDocument* document_;
@@ -67,6 +73,8 @@ class CompareView : public QWidget {
   QLabel* status_;
   QCheckBox* syncZoom_;
   CostBreakdownBars* bars_;
+  PipelinePlanPanel* leftPipeline_;
+  PipelinePlanPanel* rightPipeline_;
   QListWidget* differences_;
   PlanDiff diff_;
   std::shared_ptr<const Plan> leftPlan_, rightPlan_;

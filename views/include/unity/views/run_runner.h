@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "unity/core/plan.h"
+#include "unity/executor/training.h"
 
 namespace unity::views {
 
@@ -56,6 +57,8 @@ struct RunOutcome {
   QString command;       // what ran (mpirun ... or "in process")
   qint64 runId = 0;      // the project's run row (0: not recorded)
   QString projectError;  // recording failed (the run itself did not)
+  // A pipelined plan's run: its measured timeline, per-stage times and memory (else null).
+  std::shared_ptr<const executor::PipelineMeasurement> pipeline;
 };
 
 class RunRunner : public QObject {

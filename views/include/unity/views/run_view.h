@@ -26,6 +26,7 @@ class QTableWidget;
 namespace unity::views {
 
 class ExplorerDocument;
+class PipelinePlanPanel;
 class RunChart;
 class SearchRunner;
 
@@ -48,6 +49,8 @@ class RunView : public QWidget {
 
   RunRunner* runner() const { return runner_; }
   RunChart* chart() const { return chart_; }
+  // A pipelined plan's timelines and memory bars, predicted and (after a run) measured.
+  PipelinePlanPanel* pipelinePanel() const { return pipeline_; }
   QTableWidget* runsTable() const { return runs_; }
   QString statusText() const;
   QString resultText() const;  // predicted against measured
@@ -77,6 +80,7 @@ class RunView : public QWidget {
   RunRunner* runner_;
   SearchRunner* planner_;  // plans the reduced model
   RunChart* chart_;
+  PipelinePlanPanel* pipeline_;
   QComboBox* plan_;
   QComboBox* backend_;
   QSpinBox* ranks_;
