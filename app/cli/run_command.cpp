@@ -25,6 +25,7 @@
 #include "unity/core/scaled_zoo.h"
 #include "unity/core/sp_decomposition.h"
 #include "unity/executor/backends.h"
+#include "unity/executor/compute_precision.h"
 #include "unity/executor/launcher.h"
 #include "unity/executor/op_profiles.h"
 #include "unity/executor/pipeline_training.h"
@@ -316,7 +317,7 @@ void run(const RunOptions& o) {
   if (plan.pipeline)
     check_pipeline_run(plan, ranks);
   else
-    program = lower_plan(plan.pcg, plan.mapping.views, ranks);
+    program = lower_plan(executed_graph(plan.pcg), plan.mapping.views, ranks);
   if (!o.trace.empty() && !plan.pipeline)
     throw InputError("--trace: the plan is not pipelined, so it has no pipeline timeline");
 
@@ -360,10 +361,12 @@ void run(const RunOptions& o) {
                       {"predicted_iteration_ms", predicted},
                       {"losses", result.losses},
                       {"iteration_ms", result.iteration_ms},
-                      {"setup_ms", result.setup_ms}};
+                      {"setup_ms", result.setup_ms},
+                      {"plan_dtype", plan_dtype(plan.pcg)},
+                      {"compute_dtype", "float32"}};
   Check check;
   if (o.check) {
-    const Graph serial = plan.pipeline ? pipeline_model(plan) : serial_reference(plan.pcg);
+    const Graph serial = executed_graph(serial_reference(plan.pcg));
     const Program reference = lower_plan(serial, single_device_views(serial), 1);
     check = compare(result, run_in_process(&reference, o, optimizer, true, false));
     j["max_abs_diff"] = std::max(check.losses, check.weights);
@@ -393,6 +396,9 @@ void run(const RunOptions& o) {
     fmt::print("  iteration   {:.3f} ms measured (median), {:.3f} ms predicted\n",
                median(result.iteration_ms), predicted);
     fmt::print("  loss        {:.6f} -> {:.6f}\n", result.losses.front(), result.losses.back());
+    if (plan_dtype(plan.pcg) != "float32")
+      fmt::print("  precision   the {} plan ran in float32 (the executor computes in float32)\n",
+                 plan_dtype(plan.pcg));
     if (o.profile) print_profile(j["profile"]);
     if (result.pipeline) print_pipeline(j["pipeline"]);
     if (o.check)

@@ -19,6 +19,7 @@
 #include "unity/executor/backends.h"
 #include "unity/executor/calibration.h"
 #include "unity/executor/communicator.h"
+#include "unity/executor/compute_precision.h"
 #include "unity/executor/device_backend.h"
 #include "unity/executor/pipeline_training.h"
 #include "unity/executor/run_files.h"
@@ -121,7 +122,7 @@ int run(const Options& o, MpiSession& mpi) {
     if (plan.pipeline)
       check_pipeline_run(plan, size);
     else
-      program = lower_plan(plan.pcg, plan.mapping.views, size);
+      program = lower_plan(executed_graph(plan.pcg), plan.mapping.views, size);
   } catch (const InputError& e) {
     if (rank == 0) report_error(rank, e.what(), o.events);
     return 1;

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "pipeline_rank.h"
-#include "unity/core/compute_dtype.h"
 #include "unity/core/layer_segments.h"
+#include "unity/executor/compute_precision.h"
 #include "unity/executor/run_files.h"
 
 namespace unity::executor {
@@ -40,11 +40,7 @@ void check_pipeline_run(const Plan& plan, int ranks) {
           plan.pcg.describe(id)));
 }
 
-Graph pipeline_model(const Plan& plan) {
-  Graph g = plan.pcg;
-  if (compute_dtype(g) != DataType::Float32) set_compute_dtype(g, DataType::Float32);
-  return g;
-}
+Graph pipeline_model(const Plan& plan) { return executed_graph(plan.pcg); }
 
 PipelinePosition pipeline_position(const PipelinePlan& p, int rank) {
   const int replica = std::max(1, p.tensor_parallel);
@@ -350,7 +346,7 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
   result.setup_ms = std::chrono::duration<double, std::milli>(clock::now() - setup_start).count();
 
   PipelineMeasurement measured;
-  measured.plan_dtype = std::string(to_string(compute_dtype(plan.pcg)));
+  measured.plan_dtype = executor::plan_dtype(plan.pcg);
   measured.compute_dtype = std::string(to_string(DataType::Float32));
   measured.recompute = rank->recompute ? "full" : "none";
   measured.zero_stage = rank->zero;

@@ -98,6 +98,17 @@ TEST(PipelineRunCli, ARankKilledMidPipelineIsNamedWithItsStage) {
   EXPECT_NE(r.err.find("rank 2 (pipeline stage 1)"), std::string::npos) << r.err;
 }
 
+TEST(PipelineRunCli, AHalfPrecisionPlanRunsInFloat32AndSaysSo) {
+  const CliResult r = run_cli("run gpt-tiny --mode data-parallel --iterations 2 --check --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["plan_dtype"], "float16");
+  EXPECT_EQ(j["compute_dtype"], "float32");
+  EXPECT_LT(j["max_rel_diff"].get<double>(), 1e-6);  // one rank against one rank
+  const CliResult text = run_cli("run gpt-tiny --mode data-parallel --iterations 1");
+  EXPECT_NE(text.out.find("float16 plan ran in float32"), std::string::npos) << text.out;
+}
+
 TEST(PipelineRunCli, PlansItCannotRunAreRefusedWithTheReason) {
   const CliResult r = run_cli(
       "run gpt-tiny --ranks 4 --mode expert --tp 2 --pp 2 --micro-batches 4 --iterations 1");
