@@ -6,8 +6,10 @@
 
 #include "executor_test_support.h"
 #include "unity/core/graph_builder.h"
+#include "unity/core/plan_optimizer.h"
 #include "unity/core/scaled_zoo.h"
 #include "unity/executor/backends.h"
+#include "unity/executor/pipeline_training.h"
 
 using namespace unity;
 using namespace unity::executor;
@@ -83,5 +85,39 @@ TEST(CudaBackend, TrainingMatchesTheCpuReference) {
   auto comm = make_local_communicator();
   const TrainingResult run = train(p, o, *gpu, *comm);
   expect_matches(run, train_reference(g, o), 1e-4);
+#endif
+}
+
+// A pipelined plan's micro-batches on one GPU (one stage, 4 micro-batches, with and without
+// recomputation): the weights after training equal the CPU's. The multi-GPU pipeline (NCCL ranks,
+// point-to-point through host memory) runs through `unity run --backend cuda` in
+// cli_test_pipeline_run.cpp.
+TEST(CudaPipeline, MicroBatchesOnOneGpuEqualTheCpu) {
+  if (const std::string why = gpu_missing(); !why.empty()) GTEST_SKIP() << why;
+#if defined(UNITY_HAVE_CUDA)
+  for (const Recompute recompute : {Recompute::None, Recompute::Full}) {
+    OptimizeOptions o;
+    o.mode = "expert";
+    o.layout.tensor_parallel = 1;
+    o.layout.pipeline_stages = 1;
+    o.layout.micro_batches = 4;
+    o.layout.recompute = recompute;
+    const Plan plan =
+        optimize_plan(load_model_for_devices("gpt-tiny", 1), load_machine("cpu-local", {0, 1}), o);
+    ASSERT_TRUE(plan.pipeline.has_value());
+    TrainingOptions t;
+    t.iterations = 3;
+    t.optimizer = "sgd";
+    t.collect_weights = true;
+    auto cpu = make_cpu_backend(1);
+    auto gpu = make_cuda_backend(0);
+    auto comm = make_local_communicator();
+    const TrainingResult a = train_pipeline(plan, t, *cpu, *comm);
+    const TrainingResult b = train_pipeline(plan, t, *gpu, *comm);
+    for (std::size_t i = 0; i < a.losses.size(); ++i)
+      EXPECT_NEAR(a.losses[i], b.losses[i], 1e-4 * std::abs(a.losses[i]));
+    for (const auto& [name, w] : a.weights)
+      EXPECT_LE(relative_difference(b.weights.at(name).values, w.values), 1e-3) << name;
+  }
 #endif
 }

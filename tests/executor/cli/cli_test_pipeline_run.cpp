@@ -109,6 +109,21 @@ TEST(PipelineRunCli, AHalfPrecisionPlanRunsInFloat32AndSaysSo) {
   EXPECT_NE(text.out.find("float16 plan ran in float32"), std::string::npos) << text.out;
 }
 
+// Two GPUs (one NCCL rank each): 2 stages, activations and gradients through host memory and MPI.
+TEST(PipelineRunCli, TwoStagesOnTwoGpusEqualOneRank) {
+  if (!has_mpirun()) GTEST_SKIP() << "mpirun is not installed";
+  const CliResult gpus = run_cli("run gpt-tiny --backend cuda --iterations 1");
+  if (gpus.exit_code != 0) GTEST_SKIP() << "needs the cuda backend: " << gpus.err;
+  if (std::system("test \"$(nvidia-smi -L 2>/dev/null | wc -l)\" -ge 2") != 0)
+    GTEST_SKIP() << "needs two GPUs";
+  const CliResult r = run_cli(
+      "run gpt-tiny --backend cuda --ranks 2 --mode expert --tp 1 --pp 2 --micro-batches 4 "
+      "--iterations 4 --check --json --optimizer sgd");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_LT(j["max_rel_diff"].get<double>(), 1e-3);
+}
+
 TEST(PipelineRunCli, PlansItCannotRunAreRefusedWithTheReason) {
   const CliResult r = run_cli(
       "run gpt-tiny --ranks 4 --mode expert --tp 2 --pp 2 --micro-batches 4 --iterations 1");
