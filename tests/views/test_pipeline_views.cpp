@@ -3,18 +3,24 @@
 // predicted one once the document has a measurement, the memory bars stack to the plan's
 // rank_memory (and the measured ones to the measurement), the topology view colours devices by
 // stage, and plans without a pipeline get messages, not crashes. Geometry and counts, never pixels.
+#include <QCheckBox>
+#include <QComboBox>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "pipeline_colors.h"
 #include "unity/core/pipeline_schedule.h"
 #include "unity/views/compare_view.h"
+#include "unity/views/layout_request_panel.h"
 #include "unity/views/memory_bars_chart.h"
 #include "unity/views/memory_view.h"
 #include "unity/views/pipeline_plan_panel.h"
 #include "unity/views/pipeline_timeline_chart.h"
 #include "unity/views/plan_chooser.h"
 #include "unity/views/run_view.h"
+#include "unity/views/search_runner.h"
+#include "unity/views/search_view.h"
 #include "unity/views/timeline_view.h"
 #include "unity/views/topology_view.h"
 #include "view_fixtures.h"
@@ -337,6 +343,47 @@ class PipelineViewsTests : public QObject {
     QVERIFY(!view.leftPipeline()->isVisibleTo(&view));
     QVERIFY(view.leftView()->isVisibleTo(&view));
     QVERIFY(view.rightPipeline()->isVisibleTo(&view));
+  }
+
+  void searchViewPinsThePipelineLayout() {
+    ExplorerDocument doc;
+    openIn(doc, "gpt-tiny", "cpu-local", {0, 4});
+    SearchView view(&doc);
+    LayoutRequestPanel* pins = view.layoutRequest();
+    QVERIFY(pins->request().empty());  // everything searched by default
+    QVERIFY(pins->pipelinesAllowed());
+    pins->stagesBox()->setValue(2);
+    pins->microBatchesBox()->setValue(4);
+    pins->tensorParallelBox()->setValue(1);
+    pins->recomputeBox()->setCurrentIndex(pins->recomputeBox()->findData("full"));
+    pins->zeroBox()->setCurrentIndex(pins->zeroBox()->findData(0));
+    const LayoutRequest r = pins->request();
+    QCOMPARE(r.pipeline_stages, 2);
+    QCOMPARE(r.micro_batches, 4);
+    QCOMPARE(r.tensor_parallel, 1);
+    QVERIFY(r.recompute && *r.recompute == Recompute::Full);
+    QCOMPARE(r.zero_stage, 0);
+    QVERIFY(pins->describe().contains("--pp 2"));
+    view.setMode("joint");
+    QVERIFY(view.startSearch());
+    QCOMPARE(view.runner()->options().layout.pipeline_stages, 2);
+    QVERIFY(view.runner()->waitForFinished(240000));
+    QTRY_VERIFY_WITH_TIMEOUT(doc.plan("joint") != nullptr, 10000);
+    const auto plan = doc.plan("joint");
+    QVERIFY(plan->pipeline);
+    QCOMPARE(plan->pipeline->pipeline_stages, 2);
+    QCOMPARE(plan->pipeline->micro_batches, 4);
+    QCOMPARE(plan->pipeline->recompute, Recompute::Full);
+    QCOMPARE(plan->pipeline->zero_stage, 0);
+    // Vetoing pipelines: the search gets none, whatever was pinned.
+    pins->pipelinesBox()->setChecked(false);
+    QVERIFY(pins->request().empty());
+    QVERIFY(!pins->stagesBox()->isEnabled());
+    QVERIFY(view.startSearch());
+    QVERIFY(!view.runner()->options().pipelines);
+    QVERIFY(view.runner()->waitForFinished(240000));
+    QTRY_VERIFY_WITH_TIMEOUT(doc.plan("joint") != plan, 10000);
+    QVERIFY(!doc.plan("joint")->pipeline);
   }
 
   void chooserPrefersThePipelinedPlan() {

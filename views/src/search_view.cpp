@@ -30,6 +30,7 @@
 #include "unity/views/display_format.h"
 #include "unity/views/explorer_document.h"
 #include "unity/views/graph_view.h"
+#include "unity/views/layout_request_panel.h"
 #include "unity/views/project_session.h"
 #include "unity/views/substitution_model.h"
 
@@ -80,6 +81,7 @@ SearchView::SearchView(ExplorerDocument* document, QWidget* parent, LayoutServic
       mode_(new QComboBox(this)),
       alpha_(new QDoubleSpinBox(this)),
       budget_(new QSpinBox(this)),
+      layoutRequest_(new LayoutRequestPanel(this)),
       search_(new QPushButton(tr("Search"), this)),
       pause_(new QPushButton(tr("Pause"), this)),
       step_(new QPushButton(tr("Step"), this)),
@@ -220,6 +222,7 @@ SearchView::SearchView(ExplorerDocument* document, QWidget* parent, LayoutServic
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(controls);
+  layout->addWidget(layoutRequest_);
   layout->addWidget(vertical, 1);
 
   substitutions_->setRules(default_rules());
@@ -352,6 +355,9 @@ bool SearchView::startSearch(bool paused) {
   options.mode = mode_->currentData().toString().toStdString();
   options.alpha = alpha_->value();
   options.budget = budget_->value();
+  // Large models: the pinned pipeline layout (empty: searched), or no pipelines at all.
+  options.layout = layoutRequest_->request();
+  options.pipelines = layoutRequest_->pipelinesAllowed();
   for (const QString& p : substitutions_->pins()) options.pins.push_back(p.toStdString());
   for (const QString& v : substitutions_->vetoes()) options.vetoes.push_back(v.toStdString());
   runGeneration_ = document_->generation();
@@ -453,6 +459,7 @@ void SearchView::onStateChanged(SearchRunner::State state) {
   replay_->setEnabled(!active && !replayLoader_.isRunning() && recorded_->count() > 0);
   alpha_->setEnabled(!active);
   budget_->setEnabled(!active);
+  layoutRequest_->setEnabled(!active);
   if (state == SearchRunner::State::Running) status_->setText(tr("Searching…"));
   if (state == SearchRunner::State::Paused)
     status_->setText(tr("Paused: Step costs the next candidate, Resume continues."));

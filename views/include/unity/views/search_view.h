@@ -23,6 +23,7 @@ namespace unity::views {
 
 class ExplorerDocument;
 class GraphView;
+class LayoutRequestPanel;
 class LayoutService;
 class SearchChart;
 class SearchStatsPanel;
@@ -52,6 +53,8 @@ class SearchView : public QWidget {
 
   SearchRunner* runner() const { return runner_; }
   SubstitutionModel* substitutions() const { return substitutions_; }
+  // Pins of the large-model layout (pipeline depth, micro-batches, recomputation, ZeRO).
+  LayoutRequestPanel* layoutRequest() const { return layoutRequest_; }
   GraphView* graphView() const { return graph_; }
   SearchChart* chart() const { return chart_; }
   QTableView* substitutionTable() const { return table_; }
@@ -104,6 +107,7 @@ class SearchView : public QWidget {
   QComboBox* mode_;
   QDoubleSpinBox* alpha_;
   QSpinBox* budget_;
+  LayoutRequestPanel* layoutRequest_;
   QPushButton* search_;
   QPushButton* pause_;
   QPushButton* step_;

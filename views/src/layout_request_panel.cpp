@@ -1,0 +1,116 @@
+#include "unity/views/layout_request_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSpinBox>
+
+namespace unity::views {
+
+namespace {
+// A count that is pinned when above zero and searched at zero (the LayoutRequest convention).
+QSpinBox* countBox(int maximum, const QString& tip, QWidget* parent) {
+  auto* box = new QSpinBox(parent);
+  box->setRange(0, maximum);
+  box->setSpecialValueText(QObject::tr("searched"));
+  box->setToolTip(tip);
+  box->setAccelerated(true);
+  return box;
+}
+}  // namespace
+
+LayoutRequestPanel::LayoutRequestPanel(QWidget* parent)
+    : QWidget(parent),
+      stages_(
+          countBox(4096, tr("Pipeline stages (--pp): pinned to this depth, or searched"), this)),
+      microBatches_(countBox(1 << 20,
+                             tr("Micro-batches per iteration (--micro-batches): pinned, or "
+                                "searched"),
+                             this)),
+      tensorParallel_(
+          countBox(1024, tr("Devices of one stage replica (--tp): pinned, or searched"), this)),
+      recompute_(new QComboBox(this)),
+      zero_(new QComboBox(this)),
+      pipelines_(new QCheckBox(tr("Pipelines"), this)) {
+  setObjectName(QStringLiteral("layoutRequest"));
+  stages_->setObjectName(QStringLiteral("pinStages"));
+  microBatches_->setObjectName(QStringLiteral("pinMicroBatches"));
+  tensorParallel_->setObjectName(QStringLiteral("pinTensorParallel"));
+  recompute_->setObjectName(QStringLiteral("pinRecompute"));
+  zero_->setObjectName(QStringLiteral("pinZero"));
+  recompute_->addItem(tr("searched"), QString());
+  for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+    const QString name = QString::fromStdString(std::string(to_string(r)));
+    recompute_->addItem(name, name);
+  }
+  recompute_->setToolTip(tr("Activation recomputation (--recompute): pinned, or searched"));
+  zero_->addItem(tr("searched"), -1);
+  for (int z = 0; z <= 3; ++z) zero_->addItem(QString::number(z), z);
+  zero_->setToolTip(
+      tr("ZeRO stage (--zero): 1 shards the optimizer state, 2 also the gradients, 3 also the "
+         "weights (0-1 with pipelines); pinned, or searched"));
+  pipelines_->setChecked(true);
+  pipelines_->setToolTip(
+      tr("Offer pipeline layouts to models with a chain of layers (large models); unchecked "
+         "vetoes pipeline parallelism (--no-pipeline)"));
+
+  auto* row = new QHBoxLayout(this);
+  row->setContentsMargins(6, 0, 6, 0);
+  row->addWidget(pipelines_);
+  row->addSpacing(6);
+  const auto add = [&](const QString& label, QWidget* w) {
+    row->addWidget(new QLabel(label, this));
+    row->addWidget(w);
+  };
+  add(tr("Stages:"), stages_);
+  add(tr("Micro-batches:"), microBatches_);
+  add(tr("Tensor parallel:"), tensorParallel_);
+  add(tr("Recompute:"), recompute_);
+  add(tr("ZeRO:"), zero_);
+  row->addStretch(1);
+
+  for (QSpinBox* b : {stages_, microBatches_, tensorParallel_})
+    connect(b, &QSpinBox::valueChanged, this, &LayoutRequestPanel::changed);
+  for (QComboBox* b : {recompute_, zero_})
+    connect(b, &QComboBox::currentIndexChanged, this, &LayoutRequestPanel::changed);
+  connect(pipelines_, &QCheckBox::toggled, this, [this](bool on) {
+    for (QWidget* w : std::initializer_list<QWidget*>{stages_, microBatches_, tensorParallel_,
+                                                      recompute_, zero_})
+      w->setEnabled(on);
+    emit changed();
+  });
+}
+
+LayoutRequest LayoutRequestPanel::request() const {
+  LayoutRequest r;
+  if (!pipelinesAllowed()) return r;
+  r.pipeline_stages = stages_->value();
+  r.micro_batches = microBatches_->value();
+  r.tensor_parallel = tensorParallel_->value();
+  const QString recompute = recompute_->currentData().toString();
+  if (!recompute.isEmpty()) r.recompute = recompute_from_string(recompute.toStdString());
+  r.zero_stage = zero_->currentData().toInt();
+  return r;
+}
+
+bool LayoutRequestPanel::pipelinesAllowed() const { return pipelines_->isChecked(); }
+
+void LayoutRequestPanel::setRequest(const LayoutRequest& r) {
+  stages_->setValue(r.pipeline_stages);
+  microBatches_->setValue(r.micro_batches);
+  tensorParallel_->setValue(r.tensor_parallel);
+  recompute_->setCurrentIndex(r.recompute ? recompute_->findData(QString::fromStdString(
+                                                std::string(to_string(*r.recompute))))
+                                          : 0);
+  zero_->setCurrentIndex(zero_->findData(r.zero_stage < 0 ? -1 : r.zero_stage));
+}
+
+void LayoutRequestPanel::setPipelinesAllowed(bool allowed) { pipelines_->setChecked(allowed); }
+
+QString LayoutRequestPanel::describe() const {
+  if (!pipelinesAllowed()) return tr("--no-pipeline");
+  return QString::fromStdString(request().describe());
+}
+
+}  // namespace unity::views
