@@ -1,6 +1,7 @@
 // `unity-explorer [MODEL|PROJECT.unity] [--model M] [--project FILE] [--machine P [--nodes N|--gpus
 // N]]
-//                 [--view V] [--compare LEFT,RIGHT] [--screenshot PNG]`
+//                 [--view V] [--compare LEFT,RIGHT] [--screenshot PNG]
+//                 [--tp N] [--pp N] [--micro-batches N] [--recompute R] [--zero Z]`
 // With no model and no project the first launch opens the demo project (resources/demo), later
 // ones the last model or project. With --screenshot it renders the chosen view offscreen into PNG
 // once its work is done (layouts, the search, the compared plans) and exits: 0 on success, 1 on bad
@@ -21,6 +22,7 @@
 #include "demo_project.h"
 #include "main_window.h"
 #include "unity/core/machine_spec.h"
+#include "unity/core/training_setup.h"
 #include "unity/views/explorer_document.h"
 
 namespace {
@@ -105,8 +107,23 @@ int main(int argc, char** argv) {
       QStringLiteral(
           "Plans the compare view shows, as LEFT,RIGHT modes (default: sequential,joint)."),
       QStringLiteral("LEFT,RIGHT"));
+  // Large models: the search view's layout pins, as `unity optimize` takes them.
+  const QCommandLineOption tpOption(QStringLiteral("tp"),
+                                    QStringLiteral("Pin the devices of a stage replica."),
+                                    QStringLiteral("N"));
+  const QCommandLineOption ppOption(
+      QStringLiteral("pp"), QStringLiteral("Pin the pipeline stages."), QStringLiteral("N"));
+  const QCommandLineOption microBatchesOption(QStringLiteral("micro-batches"),
+                                              QStringLiteral("Pin the micro-batches."),
+                                              QStringLiteral("N"));
+  const QCommandLineOption recomputeOption(
+      QStringLiteral("recompute"), QStringLiteral("Pin recomputation: none, selective or full."),
+      QStringLiteral("R"));
+  const QCommandLineOption zeroOption(
+      QStringLiteral("zero"), QStringLiteral("Pin the ZeRO stage (0-3)."), QStringLiteral("Z"));
   parser.addOptions({modelOption, projectOption, machineOption, nodesOption, gpusOption, viewOption,
-                     compareOption, screenshotOption});
+                     compareOption, screenshotOption, tpOption, ppOption, microBatchesOption,
+                     recomputeOption, zeroOption});
   parser.process(app);  // exits on --help, --version and unknown options
 
   // Invocation mistakes fail fast in both modes: nothing has been shown yet.
@@ -150,6 +167,23 @@ int main(int argc, char** argv) {
     usageError =
         QStringLiteral("--compare takes two modes LEFT,RIGHT from: %1; got '%2'")
             .arg(unity::views::ExplorerDocument::modes().join(", "), parser.value(compareOption));
+  unity::LayoutRequest layout;
+  if (usageError.isEmpty() && countOption(parser, tpOption, &layout.tensor_parallel, &usageError) &&
+      countOption(parser, ppOption, &layout.pipeline_stages, &usageError) &&
+      countOption(parser, microBatchesOption, &layout.micro_batches, &usageError)) {
+    try {
+      if (parser.isSet(recomputeOption))
+        layout.recompute =
+            unity::recompute_from_string(parser.value(recomputeOption).toStdString());
+    } catch (const std::exception& e) {
+      usageError = QString::fromUtf8(e.what());
+    }
+    bool ok = true;
+    if (parser.isSet(zeroOption)) layout.zero_stage = parser.value(zeroOption).toInt(&ok);
+    if (!ok || layout.zero_stage > 3)
+      usageError =
+          QStringLiteral("--zero takes 0, 1, 2 or 3, got '%1'").arg(parser.value(zeroOption));
+  }
   if (!usageError.isEmpty()) {
     printError(usageError);
     return 1;
@@ -186,6 +220,7 @@ int main(int argc, char** argv) {
   unity::explorer::MainWindow window(/*rememberSettings=*/!screenshot);
   if (parser.isSet(viewOption)) window.showView(parser.value(viewOption));
   if (parser.isSet(compareOption)) window.setCompareModes(compareModes[0], compareModes[1]);
+  window.setLayoutRequest(layout);
 
   // Bad files or names: fatal for a screenshot, a message box in interactive mode (the window stays
   // usable to open something else). Both go to stderr for scripts.

@@ -33,6 +33,7 @@
 #include "unity/views/display_format.h"
 #include "unity/views/explorer_document.h"
 #include "unity/views/graph_view.h"
+#include "unity/views/layout_request_panel.h"
 #include "unity/views/layout_service.h"
 #include "unity/views/memory_view.h"
 #include "unity/views/model_summary_view.h"
@@ -278,6 +279,10 @@ int MainWindow::devices() const {
 }
 
 QString MainWindow::currentModel() const { return document_->modelSpec(); }
+
+void MainWindow::setLayoutRequest(const LayoutRequest& request) {
+  search_->layoutRequest()->setRequest(request);
+}
 
 MainWindow::LoadedModel MainWindow::readModel(const QString& spec, int devices) {
   LoadedModel out;

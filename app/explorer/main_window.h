@@ -14,6 +14,7 @@
 #include "unity/core/graph.h"
 #include "unity/core/machine_spec.h"
 #include "unity/core/plan.h"
+#include "unity/core/training_setup.h"
 #include "unity/views/project_session.h"
 
 class QLabel;
@@ -65,6 +66,9 @@ class MainWindow : public QMainWindow {
   // for an unknown mode.
   bool setCompareModes(const QString& left, const QString& right);
   QString currentModel() const;
+  // Pins of the search view's large-model layout (unset fields searched), as `--pp 2
+  // --micro-batches 4` give them.
+  void setLayoutRequest(const LayoutRequest& request);
 
   // Opens a project (.unity; created when missing and `create`) and, when it holds a model, shows
   // its model, machine, plans and decisions (blocking: for the command line). From then on the
