@@ -274,10 +274,48 @@ void CompareView::refresh() {
   left_->setNodeMarks(diff_.left);
   right_->setNodeMarks(diff_.right);
   differences_->clear();
-  differences_->addItems(diff_.lines);
-  if (lp && rp && diff_.lines.isEmpty()) differences_->addItem(tr("The two plans are the same."));
+  const bool layouts = (lp && lp->pipeline) || (rp && rp->pipeline);
+  if (lp && rp && layouts) {
+    // Pipelined plans share the serial PCG: what differs is the layout around it.
+    diff_ = PlanDiff();
+    differences_->addItems(pipelineDifferences(*lp, *rp));
+  } else {
+    differences_->addItems(diff_.lines);
+  }
+  if (lp && rp && differences_->count() == 0)
+    differences_->addItem(tr("The two plans are the same."));
   bars_->setPlans(lp.get(), shortTitle(leftMode()), rp.get(), shortTitle(rightMode()));
   updateHeaders();
+}
+
+QStringList CompareView::pipelineDifferences(const Plan& left, const Plan& right) {
+  // A plan without a pipeline is one stage of one micro-batch, its devices all data-parallel.
+  const auto layout = [](const Plan& p) {
+    PipelinePlan out;
+    if (p.pipeline) return *p.pipeline;
+    out.data_parallel = p.summary.devices;
+    return out;
+  };
+  const PipelinePlan a = layout(left), b = layout(right);
+  QStringList out;
+  const auto knob = [&out](const QString& name, const QString& x, const QString& y) {
+    if (x != y) out << tr("%1: %2 → %3").arg(name, x, y);
+  };
+  const auto n = [](auto v) { return QString::number(v); };
+  knob(tr("tensor parallel"), n(a.tensor_parallel), n(b.tensor_parallel));
+  knob(tr("pipeline stages"), n(a.pipeline_stages), n(b.pipeline_stages));
+  knob(tr("data parallel"), n(a.data_parallel), n(b.data_parallel));
+  knob(tr("micro-batches"), n(a.micro_batches), n(b.micro_batches));
+  knob(tr("micro-batch size"), n(a.micro_batch_size), n(b.micro_batch_size));
+  knob(tr("chunks per device"), n(a.interleave), n(b.interleave));
+  knob(tr("recomputation"), QString::fromStdString(std::string(to_string(a.recompute))),
+       QString::fromStdString(std::string(to_string(b.recompute))));
+  knob(tr("ZeRO stage"), n(a.zero_stage), n(b.zero_stage));
+  knob(tr("sequence parallel"), a.sequence_parallel ? tr("on") : tr("off"),
+       b.sequence_parallel ? tr("on") : tr("off"));
+  knob(tr("bubble"), QStringLiteral("%1%").arg(a.bubble_fraction * 100, 0, 'f', 1),
+       QStringLiteral("%1%").arg(b.bubble_fraction * 100, 0, 'f', 1));
+  return out;
 }
 
 void CompareView::shareTimeScale() {
@@ -320,7 +358,14 @@ void CompareView::updateHeaders() {
   leftHeader_->setText(header(leftMode(), leftPlan_, leftRunner_));
   rightHeader_->setText(
       header(rightMode(), rightPlan_, rightRunner_->isActive() ? rightRunner_ : leftRunner_));
-  if (leftPlan_ && rightPlan_)
+  if (leftPlan_ && rightPlan_ && (leftPlan_->pipeline || rightPlan_->pipeline))
+    status_->setText(tr("%1 layout differences · %2")
+                         .arg(differences_->count() == 1 &&
+                                      !differences_->item(0)->text().contains(QLatin1Char(':'))
+                                  ? 0
+                                  : differences_->count())
+                         .arg(bars_->verdict()));
+  else if (leftPlan_ && rightPlan_)
     status_->setText(tr("%1 changed, %2 only left, %3 only right · %4")
                          .arg(diff_.changed)
                          .arg(diff_.onlyLeft)

@@ -24,8 +24,9 @@ constexpr double kCaptionHeight = 22;
 constexpr double kAxisHeight = 30;
 constexpr double kMargin = 8;
 constexpr double kMinRow = 10;
-constexpr double kMaxRow = 72;
-constexpr double kStatsWidth = 150;  // per row: busy and idle time, right of the plot
+constexpr double kMaxRow = 110;
+constexpr double kStatsWidth = 170;  // per row: forward, backward and idle time, right of the plot
+constexpr double kNarrow = 900;      // narrower pictures (the compare view's halves): fewer words
 
 // A step of 1, 2 or 5 times a power of ten giving about `ticks` ticks over `span`.
 double niceStep(double span, int ticks) {
@@ -87,7 +88,8 @@ QString PipelineTimelineChart::caption() const {
       .arg(shape);
 }
 
-QString PipelineTimelineChart::rowLabel(int rank) const {
+QString PipelineTimelineChart::rowLabel(int rank, bool brief) const {
+  if (brief) return tr("stage %1").arg(rank);
   const auto& labels = timeline_.stage_labels;
   const QString label =
       rank < int(labels.size()) ? QString::fromStdString(labels[size_t(rank)]) : QString();
@@ -110,16 +112,18 @@ PipelineTimelineChart::Geometry PipelineTimelineChart::geometry(const QSizeF& si
   Geometry g;
   double labelWidth = 60;
   const QFontMetricsF fm(font());
+  const bool narrow = size.width() < kNarrow;
   for (int r = 0; r < timeline_.stages; ++r)
-    labelWidth = std::max(labelWidth, fm.horizontalAdvance(rowLabel(r)) + 12);
+    labelWidth = std::max(labelWidth, fm.horizontalAdvance(rowLabel(r, narrow)) + 12);
   labelWidth = std::min(labelWidth, size.width() / 3);
   const double top = kMargin + kCaptionHeight + 4;
   const double available = size.height() - top - kAxisHeight;
   const int rows = std::max(1, timeline_.stages);
   g.rowHeight = std::clamp(available / rows, kMinRow, kMaxRow);
-  g.plot = QRectF(kMargin + labelWidth, top,
-                  std::max(10.0, size.width() - labelWidth - kStatsWidth - 3 * kMargin),
-                  g.rowHeight * rows);
+  g.plot =
+      QRectF(kMargin + labelWidth, top,
+             std::max(10.0, size.width() - labelWidth - (narrow ? 0 : kStatsWidth) - 3 * kMargin),
+             g.rowHeight * rows);
   g.secondsToPixels = g.plot.width() / timeScale();
   return g;
 }
@@ -162,7 +166,13 @@ void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
   p.setFont(bold);
   p.setPen(ink);
   const QRectF captionRect(kMargin, kMargin, size.width() - 2 * kMargin, kCaptionHeight);
-  p.drawText(captionRect, Qt::AlignLeft | Qt::AlignVCenter, caption());
+  const bool narrow = size.width() < kNarrow;
+  const QString text = narrow ? tr("%1 · makespan %2 · bubble %3%")
+                                    .arg(title_, formatMs(timeline_.makespan * 1e3))
+                                    .arg(timeline_.bubble_fraction * 100, 0, 'f', 1)
+                              : caption();
+  p.drawText(captionRect, Qt::AlignLeft | Qt::AlignVCenter, text);
+  const double captionWidth = QFontMetricsF(bold).horizontalAdvance(text);
   p.setFont(font());
   const QFontMetricsF fm(font());
   double x = captionRect.right();
@@ -179,10 +189,15 @@ void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
     p.drawRect(chip);
     x -= 14;
   };
-  key(QColor(0xb0, 0xbe, 0xc5), QBrush(QColor(0xb0, 0xbe, 0xc5), Qt::BDiagPattern),
-      tr("idle (bubble)"));
-  key(backwardColor(0), backwardColor(0), tr("backward"));
-  key(forwardColor(0), forwardColor(0), tr("forward"));
+  // The colour key, where the caption leaves room for it.
+  const double keyWidth =
+      fm.horizontalAdvance(tr("idle (bubble)") + tr("backward") + tr("forward")) + 3 * 32;
+  if (captionRect.left() + captionWidth + 16 + keyWidth <= captionRect.right()) {
+    key(QColor(0xb0, 0xbe, 0xc5), QBrush(QColor(0xb0, 0xbe, 0xc5), Qt::BDiagPattern),
+        tr("idle (bubble)"));
+    key(backwardColor(0), backwardColor(0), tr("backward"));
+    key(forwardColor(0), forwardColor(0), tr("forward"));
+  }
 
   // Rows: hatched, so that every gap between boxes (the bubble) shows as empty time.
   for (int r = 0; r < timeline_.stages; ++r) {
@@ -196,15 +211,26 @@ void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
     const double labelWidth = g.plot.left() - kMargin - 6;
     p.drawText(QRectF(kMargin, row.top(), labelWidth, row.height()),
                Qt::AlignRight | Qt::AlignVCenter,
-               fm.elidedText(rowLabel(r), Qt::ElideMiddle, labelWidth));
-    // Where this stage's time goes: computing, or waiting (its share of the bubble).
-    const double busy = timeline_.busy(r);
-    const double idle = std::max(0.0, timeline_.makespan - busy);
-    p.drawText(QRectF(g.plot.right() + 8, row.top(), kStatsWidth, row.height()),
-               Qt::AlignLeft | Qt::AlignVCenter,
-               tr("idle %1 (%2%)")
-                   .arg(formatMs(idle * 1e3))
-                   .arg(timeline_.makespan > 0 ? qRound(100 * idle / timeline_.makespan) : 0));
+               fm.elidedText(rowLabel(r, narrow), Qt::ElideMiddle, labelWidth));
+    // Where this stage's time goes: forward, backward, or waiting (its share of the bubble).
+    double forward = 0, backward = 0;
+    for (const TimelineBox& b : timeline_.boxes)
+      if (b.rank == r) (b.backward ? backward : forward) += b.end - b.start;
+    const double idle = std::max(0.0, timeline_.makespan - forward - backward);
+    const QString idleText =
+        tr("idle %1 (%2%)")
+            .arg(formatMs(idle * 1e3))
+            .arg(timeline_.makespan > 0 ? qRound(100 * idle / timeline_.makespan) : 0);
+    const QString workText =
+        tr("fwd %1 · bwd %2").arg(formatMs(forward * 1e3), formatMs(backward * 1e3));
+    const QRectF stats(g.plot.right() + 8, row.top(), kStatsWidth, row.height());
+    if (narrow) {
+      // no room: the caption's bubble says it
+    } else if (row.height() >= 2 * fm.height() + 2) {
+      p.drawText(stats, Qt::AlignLeft | Qt::AlignVCenter, workText + QLatin1Char('\n') + idleText);
+    } else {
+      p.drawText(stats, Qt::AlignLeft | Qt::AlignVCenter, idleText);
+    }
   }
   // Boxes: a thin border only when they are wide enough for it to leave colour inside.
   QFont small = font();

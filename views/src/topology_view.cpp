@@ -17,6 +17,7 @@
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -281,7 +282,12 @@ void TopologyView::display(const QString& mode) {
   ramp_->setVisible(heatMap_ != HeatMap::Stage);
   // A pipelined plan's operators have no placements of their own (its stages are planned
   // segment by segment): the operator list would be empty.
-  table_->setVisible(!plan_ || !plan_->mapping.per_op.empty());
+  const bool table = !plan_ || !plan_->mapping.per_op.empty();
+  if (table != table_->isVisibleTo(this)) {
+    table_->setVisible(table);
+    // The canvas gets the table's room once the splitter has laid out again.
+    QTimer::singleShot(0, this, [this] { fitCanvas(); });
+  }
   computeHeat();
   if (machineChanged) rebuildScene();
   legend_->setText(legendText());
@@ -576,6 +582,10 @@ void TopologyView::followDocumentSelection(const QString& name) {
 
 void TopologyView::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
+  fitCanvas();
+}
+
+void TopologyView::fitCanvas() {
   if (!layout_.bounds.isEmpty()) {
     canvas_->fitInView(layout_.bounds, Qt::KeepAspectRatio);
     if (canvas_->transform().m11() > 1.3) canvas_->setTransform(QTransform::fromScale(1.3, 1.3));

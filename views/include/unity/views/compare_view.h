@@ -61,6 +61,8 @@ class CompareView : public QWidget {
   void syncSelection(GraphView* from, GraphView* to);
   void updateHeaders();
   void shareTimeScale();
+  // "pipeline stages: 8 → 4", one line per layout knob that differs.
+  static QStringList pipelineDifferences(const Plan& left, const Plan& right);
   SearchRunner* runnerFor(const QString& mode);
 
   ExplorerDocument* document_;

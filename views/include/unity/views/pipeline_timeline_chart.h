@@ -65,7 +65,7 @@ class PipelineTimelineChart : public QWidget {
     double secondsToPixels = 0;
   };
   Geometry geometry(const QSizeF& size) const;
-  QString rowLabel(int rank) const;
+  QString rowLabel(int rank, bool brief = false) const;
 
   PipelineTimeline timeline_;
   QString title_;

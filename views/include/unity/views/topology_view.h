@@ -71,6 +71,7 @@ class TopologyView : public QWidget {
   void computeHeat();
   void paintState();
   void followDocumentSelection(const QString& name);
+  void fitCanvas();
 
   ExplorerDocument* document_;
   std::shared_ptr<const MachineSpec> machine_;
