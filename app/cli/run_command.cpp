@@ -100,8 +100,9 @@ Plan plan_model(const RunOptions& o, int ranks) {
   const MachineSpec machine = load_machine(o.machine.empty() ? "cpu-local" : o.machine, {0, ranks});
   OptimizeOptions opt;
   opt.mode = o.mode;
-  // A pipeline layout when one is asked for, with stage replicas of one device (what the executor
-  // runs); otherwise the plan the mode makes without pipelines.
+  // A pipeline layout when one is asked for, with stage replicas of one device unless --tp says
+  // otherwise (CPU ranks gain nothing from tensor parallelism); otherwise the plan the mode makes
+  // without pipelines.
   opt.layout = o.layout.layout();
   opt.pipelines = !opt.layout.empty();
   if (opt.pipelines && opt.layout.tensor_parallel == 0) opt.layout.tensor_parallel = 1;

@@ -16,6 +16,8 @@
 #include "unity/core/hierarchical_search.h"
 #include "unity/core/layer_segments.h"
 #include "unity/core/layout_conversion.h"
+#include "unity/core/machine_mapping.h"
+#include "unity/core/mapping_cost.h"
 #include "unity/core/segment_profile.h"
 
 namespace unity {
@@ -89,6 +91,8 @@ class Planner {
       best->segment_plans.push_back(fmt::format(
           "segments like '{}': {}", first_name(chain_.representative[k]), kp.description));
       best->applied.insert(best->applied.end(), kp.applied.begin(), kp.applied.end());
+      const MappingCost costs(kp.plan, replica_costs(best->tensor_parallel));
+      best->kind_plans.push_back({kp.plan, optimize_machine_mapping(costs).views});
     }
     return best;
   }

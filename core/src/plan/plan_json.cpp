@@ -92,6 +92,18 @@ PipelinePlan pipeline_from_json(const json& j) {
     }
     for (const json& m : j.at("memory_per_rank")) p.rank_memory.push_back(memory_from_json(m));
     p.segment_plans = j.value("segment_plans", std::vector<std::string>{});
+    if (j.contains("kind_plans"))
+      for (const json& k : j.at("kind_plans")) {
+        SegmentKindPlan kp;
+        kp.pcg = graph_from_json(k.at("pcg"));
+        for (const auto& [id, v] : k.at("views").items()) {
+          const NodeId node = std::stoll(id);
+          if (!kp.pcg.contains(node))
+            throw InputError(fmt::format("plan: pipeline: kind_plans: no node {}", node));
+          kp.views[node] = view_from_json(v, "plan: pipeline: kind_plans");
+        }
+        p.kind_plans.push_back(std::move(kp));
+      }
   } catch (const json::exception& e) {
     throw InputError(fmt::format("plan: pipeline: {}", e.what()));
   }
@@ -114,6 +126,12 @@ json pipeline_to_json(const PipelinePlan& p) {
                       {"parameters", static_cast<std::int64_t>(c.parameters)}});
   json memory = json::array();
   for (const auto& m : p.rank_memory) memory.push_back(memory_to_json(m));
+  json kinds = json::array();
+  for (const auto& k : p.kind_plans) {
+    json views = json::object();
+    for (const auto& [id, v] : k.views) views[std::to_string(id)] = view_to_json(v);
+    kinds.push_back({{"pcg", graph_to_json(k.pcg)}, {"views", views}});
+  }
   return {{"tensor_parallel", p.tensor_parallel},
           {"pipeline_stages", p.pipeline_stages},
           {"data_parallel", p.data_parallel},
@@ -137,6 +155,7 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"layouts_evaluated", p.layouts_evaluated},
           {"segment_candidates_evaluated", p.candidates_evaluated},
           {"segment_plans", p.segment_plans},
+          {"kind_plans", kinds},
           {"stages", stages},
           {"memory_per_rank", memory}};
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "unity/executor/compute_precision.h"
 #include "unity/executor/pipeline_training.h"
 
 namespace unity::executor::detail {
@@ -32,37 +33,138 @@ std::map<std::pair<int, int>, int> assign_slots(const std::vector<PipelineAction
   return slot;
 }
 
+// The kind's plan with its names made those of segment `seg`: the kind's first segment and `seg`
+// have the same structure, so their serial graphs list the same nodes in the same order; a node
+// the plan added (a parallel operator) is named after the node it was made for.
+Graph renamed_kind_plan(const Graph& plan, const Graph& model, const SegmentChain& chain, int seg,
+                        std::int64_t batch) {
+  const int rep = chain.representative[chain.segments[seg].kind];
+  if (rep == seg) return plan;
+  const Graph from = segment_graph(model, chain.segments[rep], batch);
+  const Graph to = segment_graph(model, chain.segments[seg], batch);
+  std::map<std::string, std::string> names;
+  auto a = from.nodes().begin();
+  auto b = to.nodes().begin();
+  for (; a != from.nodes().end() && b != to.nodes().end(); ++a, ++b)
+    names[a->second.op.name] = b->second.op.name;
+  Graph g = plan;
+  for (const auto& [id, n] : plan.nodes()) {
+    std::string name = n.op.name;
+    if (auto it = names.find(name); it != names.end()) {
+      name = it->second;
+    } else {
+      // The longest mapped name this one extends ("layers.0.attention" + ".pwq").
+      std::size_t best = 0;
+      for (const auto& [old, fresh] : names)
+        if (old.size() > best && name.size() > old.size() &&
+            name.compare(0, old.size(), old) == 0 && name[old.size()] == '.') {
+          best = old.size();
+          name = fresh + n.op.name.substr(old.size());
+        }
+    }
+    g.mutable_node(id).op.name = name;
+  }
+  return g;
+}
+
+// Replica ranks whose tasks read Input `input` (each reads it whole).
+std::vector<int> readers_of(const Program& p, NodeId input) {
+  std::set<int> ranks;
+  for (const auto& step : p.steps)
+    for (const auto& task : step.tasks)
+      for (const auto& req : task.inputs) {
+        const TensorInfo& t = p.tensor(req.tensor);
+        if (t.origin != TensorOrigin::Input || t.root != input) continue;
+        const auto& whole = p.graph.node(input).outputs.at(0);
+        if (req.region.num_elements() != whole.num_elements())
+          throw LoweringError(
+              fmt::format("{} is read in parts; a pipeline stage hands activations on whole",
+                          p.graph.describe(input)));
+        ranks.insert(task.rank);
+      }
+  return {ranks.begin(), ranks.end()};
+}
+
+// The replica rank and piece holding the whole first copy of `t`.
+std::pair<int, int> whole_holder(const Program& p, TensorRef t) {
+  const TensorInfo& info = p.tensor(t);
+  for (int i = 0; i < static_cast<int>(info.piece_rank.size()); ++i) {
+    if (info.layout.copy_key(piece_index(info.shape, i).replica) != 0) continue;
+    if (piece_region(info.shape, i).num_elements() == info.shape.num_elements())
+      return {info.piece_rank[i], i};
+  }
+  throw LoweringError(fmt::format(
+      "{}: the activation a pipeline stage hands on is split over the replica's devices; the "
+      "executor needs one device to hold it whole",
+      p.graph.describe(t.node)));
+}
+
+Piece make_piece(Graph graph, NodeId input, TensorRef output, bool final, int tp,
+                 const std::map<NodeId, MachineView>* views) {
+  Piece piece;
+  LoweringOptions lo;
+  lo.require_loss = final;
+  if (input >= 0) lo.inputs_with_gradients = {input};
+  const auto single = views ? std::map<NodeId, MachineView>{} : single_device_views(graph);
+  piece.program = std::make_unique<Program>(lower_plan(graph, views ? *views : single, tp, lo));
+  piece.input = input;
+  piece.output = output;
+  const Graph& g = piece.program->graph;
+  if (input >= 0) {
+    piece.readers = readers_of(*piece.program, input);
+    piece.input_bytes = static_cast<std::size_t>(g.node(input).outputs.at(0).num_elements()) * 4;
+  }
+  if (output.node >= 0) {
+    std::tie(piece.holder, piece.holder_piece) = whole_holder(*piece.program, output);
+    piece.output_bytes = static_cast<std::size_t>(g.shape(output).num_elements()) * 4;
+  }
+  return piece;
+}
+
 }  // namespace
 
-std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& model, int rank,
-                                                 DeviceBackend& backend, std::uint64_t seed) {
+std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& model,
+                                                 Communicator& world, DeviceBackend& backend,
+                                                 std::uint64_t seed) {
   const PipelinePlan& pp = *plan.pipeline;
   auto r = std::make_unique<PipelineRank>();
   r->plan = &pp;
-  r->rank = rank;
+  r->rank = world.rank();
   r->stages = pp.pipeline_stages;
   r->copies = pp.data_parallel;
+  r->tp = pp.tensor_parallel;
   r->micro_batches = pp.micro_batches;
   r->interleave = pp.interleave;
   r->micro_batch_size = pp.micro_batch_size;
   r->recompute = pp.recompute == Recompute::Full;
   r->zero = r->copies > 1 ? pp.zero_stage : 0;
-  const PipelinePosition pos = pipeline_position(pp, rank);
+  const PipelinePosition pos = pipeline_position(pp, r->rank);
   r->stage = pos.stage;
   r->copy = pos.copy;
-  for (int c = 0; c < r->copies; ++c) r->copy_group.push_back(r->world_rank(r->stage, c));
-  r->local_comm = make_local_communicator();
+  r->replica_rank = r->rank % r->tp;
+  for (int c = 0; c < r->copies; ++c)
+    r->copy_group.push_back(r->world_rank(r->stage, c, r->replica_rank));
+  if (r->tp == 1) {
+    r->replica_comm = make_local_communicator();
+  } else {
+    std::vector<int> members;
+    for (int t = 0; t < r->tp; ++t) members.push_back(r->world_rank(r->stage, r->copy, t));
+    r->replica_comm = make_group_communicator(world, members);
+  }
   r->memory = std::make_unique<DeviceMemory>(backend);
 
   const SegmentChain chain = segment_chain(model);
   const int chunks = r->stages * r->interleave;
+  const int last_segment = static_cast<int>(chain.segments.size()) - 1;
   std::map<std::string, int> weight_chunk;
+  std::vector<ChunkGraph> serial;
   for (int c = 0; c < chunks; ++c) {
     const StagePlan& sp = pp.chunks[c];
+    serial.push_back(
+        chunk_graph(model, chain, sp.first_segment, sp.last_segment, r->micro_batch_size));
     ChunkInfo info;
-    info.graph = chunk_graph(model, chain, sp.first_segment, sp.last_segment, r->micro_batch_size);
-    info.owner = r->world_rank(c % r->stages, 0);
-    for (const auto& [id, n] : info.graph.graph.nodes()) {
+    info.owner = r->world_rank(c % r->stages, 0, 0);
+    for (const auto& [id, n] : serial.back().graph.nodes()) {
       if (n.op.type != OpType::Weight) continue;
       const auto [it, fresh] = weight_chunk.emplace(n.op.name, c);
       if (!fresh)
@@ -70,7 +172,7 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
             "weight '{}' is read by pipeline chunks {} and {}: the executor cannot share (tie) a "
             "weight across stages",
             n.op.name, it->second, c));
-      info.weights.push_back({n.op.name, n.outputs.at(0).num_elements()});
+      info.weights.push_back({n.op.name, n.outputs.at(0).sizes()});
     }
     r->chunks.push_back(std::move(info));
   }
@@ -79,45 +181,88 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
   std::vector<int> slots_needed;
   r->slot = assign_slots(r->schedule, r->interleave, slots_needed);
 
-  // Inputs of the whole model, by name: a chunk's copy holds rows of it.
+  // Inputs of the whole model, by name: a piece's copy holds rows of it.
   std::map<std::string, std::vector<std::int64_t>> model_inputs;
   for (const auto& [id, n] : model.nodes())
     if (n.op.type == OpType::Input) model_inputs[n.op.name] = n.outputs.at(0).sizes();
 
   for (int j = 0; j < r->interleave; ++j) {
     const int c = model_chunk(r->stage, j, r->stages);
-    const ChunkGraph& cg = r->chunks[c].graph;
+    const StagePlan& sp = pp.chunks[c];
     LocalChunk lc;
     lc.model_chunk = c;
-    LoweringOptions lo;
-    lo.require_loss = c + 1 == chunks;
-    if (cg.input >= 0) lo.inputs_with_gradients = {cg.input};
-    lc.program =
-        std::make_unique<Program>(lower_plan(cg.graph, single_device_views(cg.graph), 1, lo));
-    SourceValues sources;
-    sources.seed = seed;
-    sources.global_batch = model.batch_size;
-    for (const auto& [id, n] : cg.graph.nodes()) {
-      if (n.op.type != OpType::Input || id == cg.input) continue;
-      auto it = model_inputs.find(n.op.name);
-      if (it != model_inputs.end() && !it->second.empty() && it->second[0] == model.batch_size &&
-          n.outputs.at(0).sizes().at(0) == r->micro_batch_size)
-        sources.global_sizes[id] = it->second;
+    if (r->tp == 1) {
+      // The whole chunk as one serial program.
+      const ChunkGraph& cg = serial[c];
+      lc.pieces.push_back(make_piece(cg.graph, cg.input, cg.output, c + 1 == chunks, 1, nullptr));
+    } else {
+      if (pp.kind_plans.size() != static_cast<std::size_t>(chain.kinds()))
+        throw LoweringError(
+            "the plan has no segment plans for its tensor-parallel stages (made by an older "
+            "Unity): plan it again");
+      for (int seg = sp.first_segment; seg <= sp.last_segment; ++seg) {
+        const SegmentKindPlan& kp = pp.kind_plans[chain.segments[seg].kind];
+        Graph g = executed_graph(renamed_kind_plan(kp.pcg, model, chain, seg, r->micro_batch_size));
+        NodeId input = -1;
+        if (chain.segments[seg].input.node >= 0) {
+          const std::string name = model.node(chain.segments[seg].input.node).op.name + ".out";
+          for (const auto& [id, n] : g.nodes())
+            if (n.op.type == OpType::Input && n.op.name == name) input = id;
+          if (input < 0)
+            throw LoweringError(fmt::format("segment {}'s plan has no input '{}'", seg, name));
+        }
+        TensorRef output{-1, 0};
+        if (seg < last_segment) {
+          const auto sinks = g.sinks();
+          if (sinks.size() != 1)
+            throw LoweringError(
+                fmt::format("segment {}'s plan has {} outputs, not one", seg, sinks.size()));
+          output = sinks.front();
+        }
+        lc.pieces.push_back(
+            make_piece(std::move(g), input, output, seg == last_segment, r->tp, &kp.views));
+      }
     }
-    const int engines = r->recompute ? 1 : slots_needed[j];
-    for (int e = 0; e < engines; ++e)
-      lc.engines.push_back(std::make_unique<Engine>(*lc.program, backend, *r->local_comm, sources,
-                                                    nullptr, true,
-                                                    e == 0 ? nullptr : lc.engines[0].get()));
-    if (cg.input >= 0)
-      lc.input_bytes =
-          static_cast<std::size_t>(cg.graph.node(cg.input).outputs.at(0).num_elements()) * 4;
-    if (cg.output.node >= 0)
-      lc.output_bytes = static_cast<std::size_t>(cg.graph.shape(cg.output).num_elements()) * 4;
-    if (r->recompute && lc.input_bytes > 0)
-      for (int s = 0; s < slots_needed[j]; ++s)
-        lc.stash.push_back(r->memory->allocate(lc.input_bytes));
-    lc.weights = lc.engines[0]->weight_slots();
+    std::set<std::string> seen;
+    for (const auto& piece : lc.pieces)
+      for (const auto& [id, n] : piece.program->graph.nodes())
+        if (n.op.type == OpType::Weight && !seen.insert(n.op.name).second)
+          throw LoweringError(fmt::format(
+              "weight '{}' is read by two segments of a pipeline chunk; the executor cannot "
+              "share it between their programs",
+              n.op.name));
+    for (auto& piece : lc.pieces) {
+      SourceValues sources;
+      sources.seed = seed;
+      sources.global_batch = model.batch_size;
+      for (const auto& [id, n] : piece.program->graph.nodes()) {
+        if (n.op.type != OpType::Input || id == piece.input) continue;
+        auto it = model_inputs.find(n.op.name);
+        if (it != model_inputs.end() && !it->second.empty() && it->second[0] == model.batch_size &&
+            n.outputs.at(0).sizes().at(0) == r->micro_batch_size)
+          sources.global_sizes[id] = it->second;
+      }
+      const int engines = r->recompute ? 1 : slots_needed[j];
+      for (int e = 0; e < engines; ++e)
+        piece.engines.push_back(
+            std::make_unique<Engine>(*piece.program, backend, *r->replica_comm, sources, nullptr,
+                                     true, e == 0 ? nullptr : piece.engines[0].get()));
+      for (Slot* w : piece.engines[0]->weight_slots()) lc.weights.push_back(w);
+    }
+    const Piece& first = lc.pieces.front();
+    const Piece& last = lc.pieces.back();
+    if (r->replica_rank == 0) {
+      if (first.input_bytes > 0) lc.input_buffer = r->memory->allocate(first.input_bytes);
+      if (first.input_bytes > 0 && r->tp > 1)
+        lc.input_scratch = r->memory->allocate(first.input_bytes);
+      if (last.output_bytes > 0) lc.output_buffer = r->memory->allocate(last.output_bytes);
+      if (r->recompute && first.input_bytes > 0)
+        for (int s = 0; s < slots_needed[j]; ++s)
+          lc.stash.push_back(r->memory->allocate(first.input_bytes));
+    }
+    for (const auto& piece : lc.pieces)
+      lc.hand_off.push_back(piece.output_bytes > 0 ? r->memory->allocate(piece.output_bytes)
+                                                   : nullptr);
     if (r->zero > 0) {
       std::int64_t n = 0;
       for (const Slot* w : lc.weights)

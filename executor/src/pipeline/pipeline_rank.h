@@ -1,8 +1,10 @@
 #pragma once
-// What one rank of a pipelined run holds: the programs of its model chunks (each lowered for one
-// device and one micro-batch), an engine per micro-batch it keeps in flight (one engine per chunk
-// when activations are recomputed), the inputs stashed for recomputation, and with ZeRO its shard
-// of each chunk's weights and optimizer state.
+// What one rank of a pipelined run holds. Its stage's model chunks, each made of pieces lowered
+// for the devices of one stage replica and one micro-batch: with stage replicas of one device the
+// whole chunk is one serial piece; with tensor-parallel replicas each segment is a piece, its
+// segment kind's planned PCG and views renamed after it. An engine per piece and micro-batch in
+// flight (one when activations are recomputed), the inputs stashed for recomputation, and with ZeRO
+// its shard of each chunk's weights and optimizer state.
 #include <map>
 #include <memory>
 #include <string>
@@ -17,23 +19,36 @@ namespace unity::executor::detail {
 
 // A chunk of the model as every rank knows it (names and sizes, for collecting weights).
 struct ChunkInfo {
-  ChunkGraph graph;
-  int owner = 0;  // world rank of its first data-parallel copy
-  std::vector<std::pair<std::string, std::int64_t>> weights;  // name, elements
+  int owner = 0;  // world rank of its first copy's first replica device
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> weights;  // name, sizes
+};
+
+// One lowered program of a chunk on the replica's devices.
+struct Piece {
+  std::unique_ptr<Program> program;  // engines keep a reference: its address must not move
+  std::vector<std::unique_ptr<Engine>> engines;  // [0] owns the weights
+  NodeId input = -1;                             // the activation entering (-1: none)
+  TensorRef output{-1, 0};                       // the activation leaving (-1: the model's sinks)
+  std::vector<int> readers;                      // replica ranks reading `input` whole
+  int holder = -1;        // replica rank holding `output` whole (its first copy)
+  int holder_piece = -1;  // which piece of `output` that is
+  std::size_t input_bytes = 0, output_bytes = 0;
 };
 
 // A chunk this rank runs.
 struct LocalChunk {
   int model_chunk = 0;
-  std::unique_ptr<Program> program;  // engines keep a reference: its address must not move
-  std::vector<std::unique_ptr<Engine>> engines;  // [0] owns the weights
-  std::vector<void*> stash;                      // recomputation: the input per in-flight slot
-  std::size_t input_bytes = 0;                   // the incoming activation (0: the first chunk)
-  std::size_t output_bytes = 0;                  // the outgoing one (0: the last chunk)
-  // ZeRO: the chunk's weights as one flat vector, padded to the copies; this rank's shard.
+  std::vector<Piece> pieces;
+  std::vector<void*> stash;  // recomputation: the chunk's input per in-flight slot (replica rank 0)
+  void* input_buffer = nullptr;   // replica rank 0: the activation from the stage before
+  void* output_buffer = nullptr;  // replica rank 0: the activation for the stage after
+  void* input_scratch = nullptr;  // replica rank 0: another device's share of the input gradient
+  std::vector<void*> hand_off;    // per piece boundary: a staging buffer the size of the activation
+  // The weights this rank keeps for the chunk (every piece's), and with ZeRO their flat vector,
+  // padded to the copies, and this rank's shard.
   std::vector<Slot*> weights;
   std::int64_t flat = 0, shard = 0;
-  float* flat_buffer = nullptr;    // gradients packed for reduce-scatter / weights all-gathered
+  float* flat_buffer = nullptr;
   float* shard_weights = nullptr;  // the copy of its shard the optimizer updates
   float* shard_gradients = nullptr;
   float* shard_incoming = nullptr;  // ZeRO 2/3: one micro-batch's reduce-scattered gradients
@@ -43,11 +58,11 @@ struct LocalChunk {
 
 struct PipelineRank {
   // First, so that they outlive the engines.
-  std::unique_ptr<Communicator> local_comm;
-  std::unique_ptr<DeviceMemory> memory;  // staging, stash, ZeRO buffers
+  std::unique_ptr<Communicator> replica_comm;  // the stage replica's devices
+  std::unique_ptr<DeviceMemory> memory;        // staging, stash, ZeRO buffers
   const PipelinePlan* plan = nullptr;
-  int rank = 0, stage = 0, copy = 0;
-  int stages = 1, copies = 1, micro_batches = 1, interleave = 1;
+  int rank = 0, stage = 0, copy = 0, replica_rank = 0;
+  int stages = 1, copies = 1, tp = 1, micro_batches = 1, interleave = 1;
   std::int64_t micro_batch_size = 1;
   bool recompute = false;         // full recomputation
   int zero = 0;                   // ZeRO stage as run (0 with one copy)
@@ -55,18 +70,20 @@ struct PipelineRank {
   std::vector<LocalChunk> local;  // this rank's, by its chunk index
   std::vector<PipelineAction> schedule;
   std::map<std::pair<int, int>, int> slot;  // (local chunk, micro-batch) -> engine / stash slot
-  std::vector<int> copy_group;              // the ranks of this stage's copies
+  std::vector<int> copy_group;              // world ranks of this device's place in every copy
 
-  int world_rank(int stage_, int copy_) const { return stage_ * copies + copy_; }
-  // The engine that runs micro-batch `mb` of local chunk `j`.
-  Engine& engine(int j, int mb) {
-    auto& c = local[j];
-    return *c.engines[recompute ? 0 : slot.at({j, mb})];
+  // World rank of replica device `t` of copy `c` of stage `s`.
+  int world_rank(int s, int c, int t = 0) const { return (s * copies + c) * tp + t; }
+  // The engine that runs micro-batch `mb` of piece `p` of local chunk `j`.
+  Engine& engine(int j, int p, int mb) {
+    auto& piece = local[j].pieces[p];
+    return *piece.engines[recompute ? 0 : slot.at({j, mb})];
   }
 };
 
-// Builds this rank's part (collective over nothing: every rank builds its own).
-std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& model, int rank,
-                                                 DeviceBackend& backend, std::uint64_t seed);
+// Builds this rank's part; `world` is the run's communicator (replicas get a group of it).
+std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& model,
+                                                 Communicator& world, DeviceBackend& backend,
+                                                 std::uint64_t seed);
 
 }  // namespace unity::executor::detail

@@ -15,16 +15,16 @@ namespace unity::executor {
 void check_pipeline_run(const Plan& plan, int ranks) {
   if (!plan.pipeline) throw LoweringError("the plan is not pipelined");
   const PipelinePlan& p = *plan.pipeline;
-  if (p.tensor_parallel != 1)
-    throw LoweringError(fmt::format(
-        "the plan's pipeline stages are tensor-parallel (--tp {}); the executor runs pipelined "
-        "plans whose stage replicas are one device each: plan it with --tp 1",
-        p.tensor_parallel));
-  const int devices = p.pipeline_stages * p.data_parallel;
+  const int devices = p.pipeline_stages * p.data_parallel * p.tensor_parallel;
   if (ranks != devices)
     throw LoweringError(fmt::format(
-        "the pipelined plan needs one rank per device: {} stages x {} copies = {} ranks, not {}",
-        p.pipeline_stages, p.data_parallel, devices, ranks));
+        "the pipelined plan needs one rank per device: {} stages x {} copies x {} devices a "
+        "replica = {} ranks, not {}",
+        p.pipeline_stages, p.data_parallel, p.tensor_parallel, devices, ranks));
+  if (p.tensor_parallel > 1 && p.kind_plans.empty())
+    throw LoweringError(
+        "the plan has no segment plans for its tensor-parallel stages (made by an older Unity): "
+        "plan it again");
   if (static_cast<int>(p.chunks.size()) != p.pipeline_stages * p.interleave)
     throw LoweringError(fmt::format("the plan's pipeline has {} chunks, not {} stages x {}",
                                     p.chunks.size(), p.pipeline_stages, p.interleave));
@@ -84,16 +84,20 @@ struct Iteration {
   double loss = 0;      // this rank's share of the iteration's loss
   double forward = 0;   // seconds computing forwards
   double backward = 0;  // and backwards (with recomputation)
-  double idle = 0;      // waiting for messages
+  double idle = 0;      // waiting for messages from other stages
   double start = 0;     // seconds on this machine's steady clock when the iteration began
   std::vector<TimelineBox> boxes;  // seconds from `start`
 };
+
+// Tags of the exchanges inside a stage replica (pieces handing activations on): every device of
+// the replica makes them in the same order.
+constexpr int kReplicaTag = 31990;
 
 class PipelineRun {
  public:
   PipelineRun(PipelineRank& r, DeviceBackend& backend, Communicator& comm,
               const TrainingOptions& options)
-      : r_(r), be_(backend), comm_(comm), options_(options) {
+      : r_(r), be_(backend), comm_(comm), replica_(*r.replica_comm), options_(options) {
     config_.kind = options.optimizer;
     config_.learning_rate =
         static_cast<float>(options.learning_rate > 0 ? options.learning_rate
@@ -109,7 +113,8 @@ class PipelineRun {
 
   Iteration iterate(int it) {
     Iteration out;
-    for (auto& c : r_.local) c.engines[0]->clear_weight_gradients();
+    for (auto& c : r_.local)
+      for (auto& piece : c.pieces) piece.engines[0]->clear_weight_gradients();
     for (auto& c : r_.local)
       if (c.shard_gradients)
         be_.fill_zero(c.shard_gradients, static_cast<std::size_t>(c.shard) * 4);
@@ -117,6 +122,7 @@ class PipelineRun {
     const int chunks = r_.stages * r_.interleave;
     const int m = r_.micro_batches;
     const float loss_scale = 1.0f / static_cast<float>(m * r_.copies);
+    const bool lead = r_.replica_rank == 0;  // talks to the other stages
     bool first_backward = true;
     be_.synchronize();
     comm_.barrier();
@@ -130,93 +136,212 @@ class PipelineRun {
     for (const PipelineAction& a : r_.schedule) {
       LocalChunk& c = r_.local[a.chunk];
       const int mc = c.model_chunk;
-      const ChunkGraph& cg = r_.chunks[mc].graph;
-      Engine& e = r_.engine(a.chunk, a.micro_batch);
+      const int slot = r_.slot.at({a.chunk, a.micro_batch});
       const std::int64_t offset =
           (static_cast<std::int64_t>(r_.copy) * m + a.micro_batch) * r_.micro_batch_size;
+      auto& first = c.pieces.front();
+      auto& last = c.pieces.back();
       if (options_.monitor)
         options_.monitor->at(
             it, a.backward ? ProgressMonitor::Phase::Backward : ProgressMonitor::Phase::Forward,
             -1);
       if (!a.backward) {
-        if (c.input_bytes > 0) {
-          Slot* in = e.input_slot(cg.input);
-          wait([&] {
-            comm_.receive({peer(mc - 1), in->value, c.input_bytes},
-                          message_tag(mc - 1, a.micro_batch, m, false));
-          });
-          if (r_.recompute)
-            be_.copy(c.stash[r_.slot.at({a.chunk, a.micro_batch})], in->value, c.input_bytes);
+        if (first.input_bytes > 0) {
+          if (lead) {
+            wait([&] {
+              comm_.receive({peer(mc - 1), c.input_buffer, first.input_bytes},
+                            message_tag(mc - 1, a.micro_batch, m, false));
+            });
+            if (r_.recompute) be_.copy(c.stash[slot], c.input_buffer, first.input_bytes);
+          }
         }
         const auto start = clock::now();
-        gather_weights(c);
-        e.set_batch_offset(offset);
-        e.forward(it);
+        if (first.input_bytes > 0) deliver_input(c, a.chunk, a.micro_batch, c.input_buffer);
+        forward_pieces(c, a.chunk, a.micro_batch, offset, it);
         be_.synchronize();
         record(out, a, mc, t0, start, false);
-        if (mc + 1 == chunks) out.loss += e.local_loss() * loss_scale;
-        if (c.output_bytes > 0)
-          send(e.output_piece(cg.output)->value, c.output_bytes, peer(mc + 1),
-               message_tag(mc, a.micro_batch, m, false));
+        if (mc + 1 == chunks)
+          out.loss += r_.engine(a.chunk, static_cast<int>(c.pieces.size()) - 1, a.micro_batch)
+                          .local_loss() *
+                      loss_scale;
+        if (last.output_bytes > 0) {
+          const void* value = collect_output(c, a.chunk, a.micro_batch);
+          if (lead)
+            send(value, last.output_bytes, peer(mc + 1), message_tag(mc, a.micro_batch, m, false));
+        }
       } else {
         if (first_backward && options_.before_phase)
           options_.before_phase(it, ProgressMonitor::Phase::Backward);
         first_backward = false;
+        const auto recompute_start = clock::now();
         if (r_.recompute) {
           // Only the chunk's input was kept: its forward runs again first (timed with the
           // backward, as the cost model counts it).
-          const auto start = clock::now();
-          if (c.input_bytes > 0)
-            be_.copy(e.input_slot(cg.input)->value, c.stash[r_.slot.at({a.chunk, a.micro_batch})],
-                     c.input_bytes);
-          gather_weights(c);
-          e.set_batch_offset(offset);
-          e.forward(it);
+          if (first.input_bytes > 0)
+            deliver_input(c, a.chunk, a.micro_batch, lead ? c.stash[slot] : nullptr);
+          forward_pieces(c, a.chunk, a.micro_batch, offset, it);
           be_.synchronize();
-          recompute_seconds_ = seconds_since(start);
         }
-        e.begin_backward();
-        if (c.output_bytes > 0) {
-          Slot* o = e.output_piece(cg.output);
-          wait([&] {
-            comm_.receive({peer(mc + 1), o->grad, c.output_bytes},
-                          message_tag(mc + 1, a.micro_batch, m, true));
-          });
-        } else {
-          e.seed_loss_gradients(loss_scale);
+        const double recomputed = seconds_since(recompute_start);
+        for (std::size_t p = 0; p < c.pieces.size(); ++p)
+          r_.engine(a.chunk, static_cast<int>(p), a.micro_batch).begin_backward();
+        if (last.output_bytes > 0) {
+          if (lead)
+            wait([&] {
+              comm_.receive({peer(mc + 1), c.output_buffer, last.output_bytes},
+                            message_tag(mc + 1, a.micro_batch, m, true));
+            });
         }
         const auto start = clock::now() - std::chrono::duration_cast<clock::duration>(
-                                              std::chrono::duration<double>(recompute_seconds_));
-        recompute_seconds_ = 0;
-        if (!r_.recompute) gather_weights(c);
-        e.run_backward(it);
+                                              std::chrono::duration<double>(recomputed));
+        if (last.output_bytes > 0) deliver_output_gradient(c, a.chunk, a.micro_batch);
+        backward_pieces(c, a.chunk, a.micro_batch, loss_scale, it);
         be_.synchronize();
         record(out, a, mc, t0, start, true);
-        if (c.input_bytes > 0)
-          send(e.input_slot(cg.input)->grad, c.input_bytes, peer(mc - 1),
-               message_tag(mc, a.micro_batch, m, true));
+        if (first.input_bytes > 0) {
+          collect_input_gradient(c, a.chunk, a.micro_batch);
+          if (lead)
+            send(c.input_buffer, first.input_bytes, peer(mc - 1),
+                 message_tag(mc, a.micro_batch, m, true));
+        }
         scatter_gradients(c);
       }
     }
     wait([&] { comm_.wait_sends(); });
     if (options_.before_phase) options_.before_phase(it, ProgressMonitor::Phase::GradientSync);
     if (options_.monitor) options_.monitor->at(it, ProgressMonitor::Phase::GradientSync, -1);
-    synchronize_and_update(it + 1);
+    synchronize_and_update(it);
     be_.synchronize();
     return out;
   }
 
-  std::size_t staging_bytes() const { return staging_bytes_; }
-
  private:
-  int peer(int model_chunk) const { return r_.world_rank(model_chunk % r_.stages, r_.copy); }
+  // The lead device of the replica running model chunk `model_chunk` in this copy.
+  int peer(int model_chunk) const { return r_.world_rank(model_chunk % r_.stages, r_.copy, 0); }
+
+  // Moves `bytes` from replica rank `from` (buffer `src` there) to replica rank `to` (`dst`),
+  // adding into `dst` with `add` (through `scratch`, which must hold `bytes`).
+  void move(int from, const void* src, int to, void* dst, std::size_t bytes, bool add,
+            void* scratch) {
+    const int me = r_.replica_rank;
+    if (me != from && me != to) return;
+    if (from == to) {
+      if (add)
+        be_.axpy(1.0f, static_cast<const float*>(src), static_cast<float*>(dst),
+                 static_cast<std::int64_t>(bytes / 4));
+      else
+        be_.copy(dst, src, bytes);
+      return;
+    }
+    be_.synchronize();
+    if (me == from) {
+      replica_.exchange({{to, const_cast<void*>(src), bytes}}, {}, kReplicaTag);
+    } else {
+      replica_.exchange({}, {{from, add ? scratch : dst, bytes}}, kReplicaTag);
+      if (add)
+        be_.axpy(1.0f, static_cast<const float*>(scratch), static_cast<float*>(dst),
+                 static_cast<std::int64_t>(bytes / 4));
+    }
+  }
+
+  // The chunk's incoming activation (at the replica's lead) to every device reading it.
+  void deliver_input(LocalChunk& c, int j, int mb, const void* value) {
+    auto& first = c.pieces.front();
+    for (int reader : first.readers) {
+      void* dst =
+          reader == r_.replica_rank ? r_.engine(j, 0, mb).input_slot(first.input)->value : nullptr;
+      move(0, value, reader, dst, first.input_bytes, false, nullptr);
+    }
+  }
+
+  // Piece p's output to the devices reading piece p + 1's input, forward.
+  void hand_on(LocalChunk& c, int j, int p, int mb) {
+    const auto& from = c.pieces[p];
+    const auto& to = c.pieces[p + 1];
+    const void* src = from.holder == r_.replica_rank
+                          ? r_.engine(j, p, mb).output_piece(from.output, from.holder_piece)->value
+                          : nullptr;
+    for (int reader : to.readers) {
+      void* dst =
+          reader == r_.replica_rank ? r_.engine(j, p + 1, mb).input_slot(to.input)->value : nullptr;
+      move(from.holder, src, reader, dst, from.output_bytes, false, nullptr);
+    }
+  }
+
+  void forward_pieces(LocalChunk& c, int j, int mb, std::int64_t offset, int it) {
+    gather_weights(c);
+    for (std::size_t p = 0; p < c.pieces.size(); ++p) {
+      if (p > 0) hand_on(c, j, static_cast<int>(p) - 1, mb);
+      Engine& e = r_.engine(j, static_cast<int>(p), mb);
+      e.set_batch_offset(offset);
+      e.forward(it);
+    }
+  }
+
+  // The gradient of piece p + 1's input, summed over the devices reading it, into piece p's
+  // output (its holder's first copy: the other copies' gradients stay zero, as a loss's do).
+  void hand_back(LocalChunk& c, int j, int p, int mb) {
+    const auto& from = c.pieces[p];
+    const auto& to = c.pieces[p + 1];
+    void* dst = from.holder == r_.replica_rank
+                    ? r_.engine(j, p, mb).output_piece(from.output, from.holder_piece)->grad
+                    : nullptr;
+    for (int reader : to.readers) {
+      const void* src =
+          reader == r_.replica_rank ? r_.engine(j, p + 1, mb).input_slot(to.input)->grad : nullptr;
+      move(reader, src, from.holder, dst, from.output_bytes, true, c.hand_off[p]);
+    }
+  }
+
+  void backward_pieces(LocalChunk& c, int j, int mb, float loss_scale, int it) {
+    gather_weights(c);
+    const int pieces = static_cast<int>(c.pieces.size());
+    if (c.pieces.back().output_bytes == 0)
+      r_.engine(j, pieces - 1, mb).seed_loss_gradients(loss_scale);
+    for (int p = pieces - 1; p >= 0; --p) {
+      r_.engine(j, p, mb).run_backward(it);
+      if (p > 0) hand_back(c, j, p - 1, mb);
+    }
+  }
+
+  // The chunk's output (from its holder) at the replica's lead, for the next stage.
+  const void* collect_output(LocalChunk& c, int j, int mb) {
+    const auto& last = c.pieces.back();
+    const void* src = last.holder == r_.replica_rank
+                          ? r_.engine(j, static_cast<int>(c.pieces.size()) - 1, mb)
+                                .output_piece(last.output, last.holder_piece)
+                                ->value
+                          : nullptr;
+    if (last.holder == 0) return src;
+    move(last.holder, src, 0, c.output_buffer, last.output_bytes, false, nullptr);
+    return c.output_buffer;
+  }
+
+  // The gradient from the next stage (at the lead) into the output's holder.
+  void deliver_output_gradient(LocalChunk& c, int j, int mb) {
+    const auto& last = c.pieces.back();
+    void* dst = last.holder == r_.replica_rank
+                    ? r_.engine(j, static_cast<int>(c.pieces.size()) - 1, mb)
+                          .output_piece(last.output, last.holder_piece)
+                          ->grad
+                    : nullptr;
+    move(0, c.output_buffer, last.holder, dst, last.output_bytes, false, nullptr);
+  }
+
+  // The gradient of the chunk's input, summed over its readers, at the lead (c.input_buffer).
+  void collect_input_gradient(LocalChunk& c, int j, int mb) {
+    auto& first = c.pieces.front();
+    if (r_.replica_rank == 0) be_.fill_zero(c.input_buffer, first.input_bytes);
+    for (int reader : first.readers) {
+      const void* src =
+          reader == r_.replica_rank ? r_.engine(j, 0, mb).input_slot(first.input)->grad : nullptr;
+      move(reader, src, 0, c.input_buffer, first.input_bytes, true, c.input_scratch);
+    }
+  }
 
   // Sends from a staging copy: the engine's buffer may change before the message is received.
   void send(const void* data, std::size_t bytes, int to, int tag) {
-    if (staging_used_ == staging_.size()) {
-      staging_.push_back({r_.memory->allocate(bytes), bytes});
-      staging_bytes_ += bytes;
-    }
+    if (staging_used_ == staging_.size()) staging_.push_back({r_.memory->allocate(bytes), bytes});
     auto& [buffer, size] = staging_[staging_used_++];
     if (size < bytes) throw std::logic_error("pipeline staging buffer too small");
     be_.copy(buffer, data, bytes);
@@ -247,15 +372,18 @@ class PipelineRun {
     pack(be_, c, true, true);
     comm_.reduce_scatter(r_.copy_group, c.flat_buffer, c.shard_incoming, c.shard);
     be_.axpy(1.0f, c.shard_incoming, c.shard_gradients, c.shard);
-    c.engines[0]->clear_weight_gradients();
+    for (auto& piece : c.pieces) piece.engines[0]->clear_weight_gradients();
   }
 
-  void synchronize_and_update(int step) {
+  void synchronize_and_update(int it) {
+    const int step = it + 1;
     for (auto& c : r_.local) {
+      // Weights held by several devices of the replica sum their gradients first.
+      for (auto& piece : c.pieces) piece.engines[0]->synchronize_gradients(it);
       if (r_.zero == 0) {
         for (Slot* w : c.weights)
           if (w->grad && r_.copies > 1) comm_.all_reduce(r_.copy_group, w->grad, w->elements());
-        c.engines[0]->update(config_, step);
+        for (auto& piece : c.pieces) piece.engines[0]->update(config_, step);
         continue;
       }
       if (r_.zero == 1) {
@@ -272,47 +400,55 @@ class PipelineRun {
   PipelineRank& r_;
   DeviceBackend& be_;
   Communicator& comm_;
+  Communicator& replica_;
   const TrainingOptions& options_;
   detail::OptimizerConfig config_;
   std::vector<std::pair<void*, std::size_t>> staging_;
-  std::size_t staging_used_ = 0, staging_bytes_ = 0;
-  double recompute_seconds_ = 0;
+  std::size_t staging_used_ = 0;
 };
 
-// Rank 0 gets every weight: each chunk's first copy sends them, in model order.
+// Rank 0 gets every weight: each replica assembles its shards at its lead, and each chunk's first
+// copy's lead sends them, in model order.
 std::map<std::string, HostTensor> collect_weights(PipelineRank& r, DeviceBackend& be,
                                                   Communicator& comm) {
+  std::map<std::string, HostTensor> mine;
+  for (auto& c : r.local)
+    for (auto& piece : c.pieces)
+      for (auto& [name, t] : piece.engines[0]->gather_weights()) mine[name] = std::move(t);
   std::vector<Communicator::Message> sends, receives;
   std::vector<void*> temporary;
-  std::map<std::string, Slot*> mine;
-  for (auto& c : r.local) {
-    const auto& g = c.program->graph;
-    const auto slots = c.engines[0]->weight_slots();
-    for (std::size_t i = 0; i < c.program->shards.size() && i < slots.size(); ++i)
-      mine[g.node(c.program->shards[i].root).op.name] = slots[i];
-  }
+  std::vector<std::pair<const std::string*, void*>> received;
   for (const auto& chunk : r.chunks)
-    for (const auto& [name, elements] : chunk.weights) {
+    for (const auto& [name, sizes] : chunk.weights) {
+      std::int64_t elements = 1;
+      for (auto d : sizes) elements *= d;
       const std::size_t bytes = static_cast<std::size_t>(elements) * 4;
-      if (chunk.owner == r.rank && r.rank != 0) sends.push_back({0, mine.at(name)->value, bytes});
+      if (chunk.owner == r.rank && r.rank != 0) {
+        temporary.push_back(be.allocate(bytes));
+        be.to_device(temporary.back(), mine.at(name).values.data(), bytes);
+        sends.push_back({0, temporary.back(), bytes});
+      }
       if (r.rank == 0 && chunk.owner != 0) {
         temporary.push_back(be.allocate(bytes));
         receives.push_back({chunk.owner, temporary.back(), bytes});
+        received.push_back({&name, temporary.back()});
       }
     }
   be.synchronize();
   comm.exchange(sends, receives, 31997);
   std::map<std::string, HostTensor> out;
   if (r.rank == 0) {
-    std::size_t next = 0;
+    for (auto& [name, t] : mine) out[name] = std::move(t);
     for (const auto& chunk : r.chunks)
-      for (const auto& [name, elements] : chunk.weights) {
+      for (const auto& [name, sizes] : chunk.weights) {
+        if (chunk.owner == 0) continue;
         HostTensor h;
-        for (const auto& [id, n] : chunk.graph.graph.nodes())
-          if (n.op.type == OpType::Weight && n.op.name == name) h.shape = n.outputs.at(0).sizes();
+        h.shape = sizes;
+        std::int64_t elements = 1;
+        for (auto d : sizes) elements *= d;
         h.values.resize(static_cast<std::size_t>(elements));
-        const void* src = chunk.owner == 0 ? mine.at(name)->value : temporary[next++];
-        be.to_host(h.values.data(), src, h.values.size() * 4);
+        for (const auto& [n, buffer] : received)
+          if (*n == name) be.to_host(h.values.data(), buffer, h.values.size() * 4);
         out[name] = std::move(h);
       }
   }
@@ -328,17 +464,23 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
   if (options.warmup < 0) throw InputError("warm-up iterations cannot be negative");
   check_pipeline_run(plan, comm.size());
   const PipelinePlan& pp = *plan.pipeline;
+  if (pp.tensor_parallel > 1 && comm.name() == "nccl")
+    throw LoweringError(
+        "tensor-parallel pipeline stages run on the CPU backend: NCCL splits its communicators "
+        "over every rank at once, and each stage replica creates its own");
   TrainingResult result;
   const auto setup_start = clock::now();
   if (options.monitor) options.monitor->at(-1, ProgressMonitor::Phase::Setup, -1);
   const Graph model = pipeline_model(plan);
-  auto rank = detail::make_pipeline_rank(plan, model, comm.rank(), backend, options.seed);
+  auto rank = detail::make_pipeline_rank(plan, model, comm, backend, options.seed);
+  // The copies of each device of each stage replica sum their gradients together.
   std::vector<std::vector<int>> groups;
-  for (int s = 0; s < rank->stages; ++s) {
-    std::vector<int> g;
-    for (int c = 0; c < rank->copies; ++c) g.push_back(rank->world_rank(s, c));
-    groups.push_back(g);
-  }
+  for (int s = 0; s < rank->stages; ++s)
+    for (int t = 0; t < rank->tp; ++t) {
+      std::vector<int> g;
+      for (int c = 0; c < rank->copies; ++c) g.push_back(rank->world_rank(s, c, t));
+      groups.push_back(g);
+    }
   comm.prepare_groups(groups);
   PipelineRun run(*rank, backend, comm, options);
   backend.synchronize();
@@ -390,7 +532,8 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
       const PipelinePosition pos = pipeline_position(pp, r);
       for (int k = 0; k < 3; ++k)
         per_stage[3 * pos.stage + k] = std::max(per_stage[3 * pos.stage + k], v[2 + k]);
-      if (pos.copy != 0) continue;  // the timeline shows each stage's first copy
+      // The timeline shows each stage's first copy (its replica's lead).
+      if (pos.copy != 0 || r % rank->tp != 0) continue;
       const double shift = shared_clock ? v[5] - first : 0.0;
       for (std::size_t b = 0; b < boxes; ++b) {
         const double* x = v + 6 + 5 * b;
@@ -438,15 +581,17 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
   MemoryBreakdown mem;
   double engines = 0, engine_optimizer = 0, shard_state = 0, stash = 0;
   for (auto& c : rank->local) {
-    for (const auto& e : c.engines) engines += static_cast<double>(e->device_bytes());
+    for (const auto& piece : c.pieces)
+      for (const auto& e : piece.engines) engines += static_cast<double>(e->device_bytes());
     for (const Slot* w : c.weights) {
       mem.weights += static_cast<double>(w->elements()) * w->elem_size;
       if (w->grad) mem.gradients += static_cast<double>(w->elements()) * 4;
     }
-    engine_optimizer += static_cast<double>(c.engines[0]->optimizer_bytes());
+    for (const auto& piece : c.pieces)
+      engine_optimizer += static_cast<double>(piece.engines[0]->optimizer_bytes());
     for (const float* p : {c.m, c.v, c.shard_weights})
       if (p) shard_state += static_cast<double>(c.shard) * 4;
-    stash += static_cast<double>(c.stash.size() * c.input_bytes);
+    stash += static_cast<double>(c.stash.size() * c.pieces.front().input_bytes);
   }
   const double runtime = static_cast<double>(rank->memory->bytes());
   mem.optimizer = engine_optimizer + shard_state;
@@ -458,7 +603,7 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
   for (int r = 0; r < comm.size(); ++r) {
     const double* v = all.data() + static_cast<std::size_t>(r) * 6;
     measured.peak_memory_bytes.push_back(v[0]);
-    if (pipeline_position(pp, r).copy == 0)
+    if (pipeline_position(pp, r).copy == 0 && r % rank->tp == 0)
       measured.memory.push_back({v[1], v[2], v[3], v[4], v[5]});
   }
   result.pipeline = std::move(measured);

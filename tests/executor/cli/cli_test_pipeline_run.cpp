@@ -124,11 +124,28 @@ TEST(PipelineRunCli, TwoStagesOnTwoGpusEqualOneRank) {
   EXPECT_LT(j["max_rel_diff"].get<double>(), 1e-3);
 }
 
-TEST(PipelineRunCli, PlansItCannotRunAreRefusedWithTheReason) {
+TEST(PipelineRunCli, TensorParallelStagesTrainEqualToOneRank) {
+  if (!has_mpirun()) GTEST_SKIP() << "mpirun is not installed";
   const CliResult r = run_cli(
-      "run gpt-tiny --ranks 4 --mode expert --tp 2 --pp 2 --micro-batches 4 --iterations 1");
+      "run gpt-tiny --ranks 4 --mode expert --tp 2 --pp 2 --micro-batches 4 --iterations 3 "
+      "--check --json --optimizer sgd");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_LT(j["max_rel_diff"].get<double>(), 1e-5);
+  EXPECT_EQ(j["stages"].size(), 2u);
+}
+
+TEST(PipelineRunCli, APlanNeedsOneRankPerDevice) {
+  const fs::path plan = fs::temp_directory_path() / "unity-pipeline-ranks-test.json";
+  ASSERT_EQ(run_cli("optimize gpt-tiny --machine cpu-local --gpus 4 --mode expert --tp 1 --pp 2 "
+                    "--micro-batches 4 --out " +
+                    plan.string())
+                .exit_code,
+            0);
+  const CliResult r = run_cli("run " + plan.string() + " --ranks 2 --iterations 1");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("--tp 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("one rank per device"), std::string::npos) << r.err;
+  fs::remove(plan);
 }
 
 }  // namespace

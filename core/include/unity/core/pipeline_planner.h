@@ -8,6 +8,7 @@
 // 1F1B schedule (pipeline_cost.h), point-to-point activations on the links they cross, the
 // data-parallel gradient synchronisation and the optimizer step, and keeping the fastest layout
 // that fits every device's memory (the smallest overflow when none fits).
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "unity/core/cost_model.h"
 #include "unity/core/graph.h"
 #include "unity/core/machine_spec.h"
+#include "unity/core/machine_view.h"
 #include "unity/core/pipeline_cost.h"
 #include "unity/core/rule.h"
 #include "unity/core/search_observer.h"
@@ -47,6 +49,14 @@ struct StagePlan {
   double parameters = 0;  // weight elements per device
 };
 
+// How one kind of segment runs on the devices of a stage replica: its PCG for one micro-batch
+// (named after the kind's first segment) and the machine view of every placed operator, devices
+// 0..tensor_parallel-1. What the executor lowers for each segment of that kind.
+struct SegmentKindPlan {
+  Graph pcg;
+  std::map<NodeId, MachineView> views;
+};
+
 struct PipelinePlan {
   int tensor_parallel = 1;  // devices of one stage replica
   int pipeline_stages = 1;
@@ -75,6 +85,7 @@ struct PipelinePlan {
   double model_flops = 0;  // per iteration, Megatron-LM's count (recomputation included)
   double tflops_per_device = 0;
   std::vector<std::string> segment_plans;    // per segment kind: how its replica is planned
+  std::vector<SegmentKindPlan> kind_plans;   // per segment kind: the replica's PCG and views
   std::vector<AppliedSubstitution> applied;  // per segment kind's plan, the rules applied
   std::int64_t layouts_evaluated = 0;
   std::int64_t candidates_evaluated = 0;  // segment-search candidates

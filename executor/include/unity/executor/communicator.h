@@ -62,6 +62,12 @@ std::unique_ptr<Communicator> make_local_communicator();
 // one process, for tests and quick checks without mpirun. Each must be used by its own thread.
 std::vector<std::unique_ptr<Communicator>> make_thread_communicators(int n);
 
+// Ranks `members` of `parent` (this rank among them) as a communicator of their own, rank i being
+// members[i]: a pipeline stage replica's devices. Host collectives (all_gather_host, barrier) stay
+// with the parent. `parent` must outlive it.
+std::unique_ptr<Communicator> make_group_communicator(Communicator& parent,
+                                                      std::vector<int> members);
+
 // MPI_COMM_WORLD (MPI must be initialised by the caller; see MpiSession).
 std::unique_ptr<Communicator> make_mpi_communicator();
 
