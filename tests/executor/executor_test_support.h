@@ -30,25 +30,33 @@ inline std::map<NodeId, MachineView> mapped_views(const Graph& pcg, int devices)
   return mapping.views;
 }
 
-// Trains `program` with one thread per rank; returns rank 0's result.
-inline TrainingResult train_on_threads(const Program& program, TrainingOptions options) {
-  options.collect_weights = true;
-  auto comms = make_thread_communicators(program.ranks);
-  std::vector<TrainingResult> results(program.ranks);
-  std::vector<std::string> errors(program.ranks);
+// Runs `body` on `ranks` threads, one rank each with its own CPU backend; returns rank 0's result.
+template <typename Body>
+TrainingResult run_on_threads(int ranks, Body body) {
+  auto comms = make_thread_communicators(ranks);
+  std::vector<TrainingResult> results(ranks);
+  std::vector<std::string> errors(ranks);
   std::vector<std::thread> threads;
-  for (int r = 0; r < program.ranks; ++r)
+  for (int r = 0; r < ranks; ++r)
     threads.emplace_back([&, r] {
       try {
         auto backend = make_cpu_backend(1);
-        results[r] = train(program, options, *backend, *comms[r]);
+        results[r] = body(*backend, *comms[r]);
       } catch (const std::exception& e) {
         errors[r] = e.what();
       }
     });
   for (auto& t : threads) t.join();
-  for (int r = 0; r < program.ranks; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
   return results[0];
+}
+
+// Trains `program` with one thread per rank; returns rank 0's result.
+inline TrainingResult train_on_threads(const Program& program, TrainingOptions options) {
+  options.collect_weights = true;
+  return run_on_threads(program.ranks, [&](DeviceBackend& backend, Communicator& comm) {
+    return train(program, options, backend, comm);
+  });
 }
 
 inline TrainingResult train_reference(const Graph& pcg, TrainingOptions options) {

@@ -53,24 +53,11 @@ TrainingOptions options(const std::string& optimizer, int iterations = 4) {
 
 // Every rank on a thread; rank 0's result.
 TrainingResult train_pipeline_on_threads(const Plan& plan, const TrainingOptions& o) {
-  const int ranks = plan.pipeline->pipeline_stages * plan.pipeline->data_parallel *
-                    plan.pipeline->tensor_parallel;
-  auto comms = make_thread_communicators(ranks);
-  std::vector<TrainingResult> results(ranks);
-  std::vector<std::string> errors(ranks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        auto backend = make_cpu_backend(1);
-        results[r] = train_pipeline(plan, o, *backend, *comms[r]);
-      } catch (const std::exception& e) {
-        errors[r] = e.what();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (int r = 0; r < ranks; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
-  return results[0];
+  const PipelinePlan& p = *plan.pipeline;
+  return testing::run_on_threads(p.pipeline_stages * p.data_parallel * p.tensor_parallel,
+                                 [&](DeviceBackend& backend, Communicator& comm) {
+                                   return train_pipeline(plan, o, backend, comm);
+                                 });
 }
 
 TrainingResult train_one_rank(const Plan& plan, const TrainingOptions& o) {
