@@ -316,6 +316,38 @@ class PipelineViewsTests : public QObject {
     QVERIFY(!panel->isVisibleTo(&view));
   }
 
+  // End to end: a real 4-rank run of gpt-tiny's pipeline (mpirun, unity-worker) fills the run
+  // view's measured timeline and memory, and the timeline and memory views' too.
+  void aPipelinedRunShowsItsMeasuredTimeline() {
+    ExplorerDocument doc;
+    const auto plan = tinyPipelinedPlan(doc);
+    doc.setPlan("expert", plan);
+    RunView run(&doc);
+    TimelineView timeline(&doc);
+    MemoryView memory(&doc);
+    run.setPlanMode("expert");
+    run.setWorker(QStringLiteral(UNITY_WORKER_PATH));
+    run.setIterations(2, 0);
+    // One rank per device: the view offers nothing else for a pipelined plan.
+    RunSettings wrong;
+    wrong.ranks = 2;
+    QVERIFY(!run.runner()->start(plan, wrong));
+    QVERIFY(run.runner()->error().contains("one rank per device"));
+    QVERIFY2(run.startRun(), qPrintable(run.statusText()));
+    QVERIFY(run.runner()->waitForFinished(240000));
+    QVERIFY2(run.runner()->state() == RunRunner::State::Finished,
+             qPrintable(run.runner()->error()));
+    const RunOutcome& outcome = run.runner()->outcome();
+    QVERIFY(outcome.pipeline);
+    QCOMPARE(outcome.pipeline->timeline.boxes.size(), size_t(2 * 4 * 2));
+    QCOMPARE(run.pipelinePanel()->measuredChart()->boxCount(), 2 * 4 * 2);
+    QVERIFY(run.pipelinePanel()->measuredChart()->timeline().measured);
+    QCOMPARE(run.pipelinePanel()->memoryChart()->bars().size(), 4);
+    QVERIFY(waitUntilIdle(timeline));
+    QCOMPARE(timeline.measuredChart()->boxCount(), 2 * 4 * 2);
+    QVERIFY(memory.chart()->hasMeasured());
+  }
+
   void compareViewPutsTwoPipelinesSideBySide() {
     ExplorerDocument doc;
     const auto four = tinyPipelinedPlan(doc);

@@ -200,11 +200,13 @@ void MemoryBarsChart::paintChart(QPainter& p, const QSizeF& size) const {
   p.setPen(ink);
   double peak = 0;
   for (const Bar& b : bars_) peak = std::max(peak, b.total());
-  p.drawText(QRectF(kMargin, kMargin, size.width() - 2 * kMargin, kCaptionHeight),
-             Qt::AlignLeft | Qt::AlignVCenter,
-             tr("%1 · fullest device %2 of %3 (%4%)")
-                 .arg(title_, formatBytes(peak), formatBytes(capacity_))
-                 .arg(capacity_ > 0 ? qRound(100 * peak / capacity_) : 0));
+  const QRectF captionRect(kMargin, kMargin, size.width() - 2 * kMargin, kCaptionHeight);
+  p.drawText(
+      captionRect, Qt::AlignLeft | Qt::AlignVCenter,
+      QFontMetricsF(bold).elidedText(tr("%1 · fullest device %2 of %3 (%4%)")
+                                         .arg(title_, formatBytes(peak), formatBytes(capacity_))
+                                         .arg(capacity_ > 0 ? qRound(100 * peak / capacity_) : 0),
+                                     Qt::ElideRight, captionRect.width()));
   p.setFont(font());
   const QFontMetricsF fm(font());
   // Legend: the kinds (or "total"), measured bars' hatching, the capacity line.
@@ -222,21 +224,28 @@ void MemoryBarsChart::paintChart(QPainter& p, const QSizeF& size) const {
     x += fm.horizontalAdvance(text) + 14;
   };
   const bool totals = bars_.front().totalOnly;
+  const bool narrow = size.width() < 760;
   if (totals) {
     chip(kTotalColor, kTotalColor.darker(140), tr("all kinds (this plan has no breakdown)"));
   } else {
+    // Narrow charts (the run and compare views) name the kinds briefly.
+    const QStringList brief{tr("weights"), tr("gradients"), tr("optimizer"), tr("activations"),
+                            tr("workspace")};
     for (int k = 0; k < kKinds; ++k)
-      chip(memoryKindColors()[size_t(k)], memoryKindColors()[size_t(k)].darker(140), kindName(k));
+      chip(memoryKindColors()[size_t(k)], memoryKindColors()[size_t(k)].darker(140),
+           narrow ? brief[k] : kindName(k));
   }
-  if (hasMeasured()) chip(QBrush(ink, Qt::BDiagPattern), ink, tr("measured (right bar)"));
+  if (hasMeasured())
+    chip(QBrush(ink, Qt::BDiagPattern), ink, narrow ? tr("measured") : tr("measured (right bar)"));
   p.setPen(QPen(QColor(0xd3, 0x2f, 0x2f), 2, Qt::DashLine));
   p.drawLine(QPointF(x, ly + 10), QPointF(x + 22, ly + 10));
   x += 26;
   p.setPen(ink);
   p.drawText(QRectF(x, ly, 400, kLegendHeight), Qt::AlignLeft | Qt::AlignVCenter,
-             capacity_ > g.top
-                 ? tr("device capacity %1 (far above this scale)").arg(formatBytes(capacity_))
-                 : tr("device capacity %1").arg(formatBytes(capacity_)));
+             (capacity_ > g.top ? (narrow ? tr("capacity %1 (off scale)")
+                                          : tr("device capacity %1 (far above this scale)"))
+                                : (narrow ? tr("capacity %1") : tr("device capacity %1")))
+                 .arg(formatBytes(capacity_)));
 
   // Axis and grid.
   const auto [unit, unitName] = axisUnit(g.top);

@@ -82,6 +82,14 @@ void PipelinePlanPanel::simulate() {
   }));
 }
 
+QString PipelinePlanPanel::measuredTitle(const executor::PipelineMeasurement& m) {
+  // A CPU runs fp16 and bf16 plans in float32: its bytes are not the plan's.
+  if (!m.compute_dtype.empty() && m.compute_dtype != m.plan_dtype)
+    return tr("Memory per device, predicted (%1) and measured (ran in %2)")
+        .arg(QString::fromStdString(m.plan_dtype), QString::fromStdString(m.compute_dtype));
+  return tr("Memory per device, predicted (left) and measured (right)");
+}
+
 void PipelinePlanPanel::refresh() {
   if (!showsPipeline()) {
     predicted_->clear(tr("Not a pipelined plan"));
@@ -100,12 +108,11 @@ void PipelinePlanPanel::refresh() {
       measured ? std::max(measurement_->timeline.makespan, predicted_->timeline().makespan) : 0;
   predicted_->setTimeScale(scale);
   measured_->setTimeScale(scale);
-  memory_->setBreakdown(p.rank_memory,
-                        measurement_ ? measurement_->memory : std::vector<MemoryBreakdown>{},
-                        smallestDeviceMemory(plan_->machine),
-                        measurement_ && !measurement_->memory.empty()
-                            ? tr("Memory per device, predicted (left) and measured (right)")
-                            : tr("Predicted memory per device"));
+  memory_->setBreakdown(
+      p.rank_memory, measurement_ ? measurement_->memory : std::vector<MemoryBreakdown>{},
+      smallestDeviceMemory(plan_->machine),
+      measurement_ && !measurement_->memory.empty() ? measuredTitle(*measurement_)
+                                                    : tr("Predicted memory per device"));
 }
 
 }  // namespace unity::views

@@ -20,6 +20,7 @@
 #include "unity/executor/device_backend.h"
 #include "unity/executor/launcher.h"
 #include "unity/executor/op_profiles.h"
+#include "unity/executor/pipeline_training.h"
 #include "unity/executor/program.h"
 #include "unity/executor/run_files.h"
 #include "unity/executor/training.h"
@@ -154,6 +155,9 @@ void RunRunner::setState(State s) {
 }
 
 double RunRunner::predictOnCpu(const Plan& plan) {
+  // A pipelined plan's mapping has no views to re-cost: its own prediction (and timeline) is what
+  // the run is compared with.
+  if (plan.pipeline) return 0;
   const MachineSpec cpu = load_machine("cpu-local", {0, std::max(1, plan.summary.devices)});
   return executor::predicted_iteration_ms(plan.pcg, plan.mapping.views, cpu, plan.summary.optimizer,
                                           nullptr);
@@ -171,6 +175,12 @@ bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& setti
   const int devices = std::max(1, plan->summary.devices);
   if (settings.ranks < 1 || settings.ranks > devices) {
     error_ = tr("ranks must be between 1 and the plan's %1 devices, got %2")
+                 .arg(devices)
+                 .arg(settings.ranks);
+    return false;
+  }
+  if (plan->pipeline && settings.ranks != devices) {
+    error_ = tr("a pipelined plan runs one rank per device: %1 ranks, got %2")
                  .arg(devices)
                  .arg(settings.ranks);
     return false;
@@ -236,7 +246,7 @@ bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& setti
     };
     executor::TrainingResult result;
     try {
-      if (s.ranks == 1 && s.backend == QLatin1String("cpu")) {
+      if (s.ranks == 1 && s.backend == QLatin1String("cpu") && !plan->pipeline) {
         out.command = tr("in this process (1 CPU rank, %1 BLAS thread%2)")
                           .arg(s.threads)
                           .arg(s.threads == 1 ? "" : "s");
@@ -254,7 +264,10 @@ bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& setti
       } else {
         // Lowering first: a plan the executor cannot run fails here, naming the node, before
         // mpirun starts.
-        (void)executor::lower_plan(plan->pcg, plan->mapping.views, s.ranks);
+        if (plan->pipeline)
+          executor::check_pipeline_run(*plan, s.ranks);  // one rank per device, stages it runs
+        else
+          (void)executor::lower_plan(plan->pcg, plan->mapping.views, s.ranks);
         QTemporaryDir dir;
         if (!dir.isValid()) throw executor::RunError("cannot create a temporary directory");
         const std::string planFile = QFile::encodeName(dir.filePath("plan.json")).toStdString();

@@ -314,9 +314,12 @@ void RunView::refreshPlanText() {
   }
   const auto& s = plan->summary;
   const int devices = std::max(1, s.devices);
-  const int ranks = std::min(devices, std::max(1, QThread::idealThreadCount()));
-  if (ranks_->maximum() != devices) {
-    ranks_->setRange(1, devices);
+  // A pipelined plan runs one rank per device (each rank its stage's chunks); other plans share
+  // the machine's cores.
+  const int ranks =
+      plan->pipeline ? devices : std::min(devices, std::max(1, QThread::idealThreadCount()));
+  if (ranks_->maximum() != devices || ranks_->minimum() != (plan->pipeline ? devices : 1)) {
+    ranks_->setRange(plan->pipeline ? devices : 1, devices);
     ranks_->setValue(ranks);
   }
   if (!reduceTouched_) {

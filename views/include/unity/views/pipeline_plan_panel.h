@@ -43,6 +43,7 @@ class PipelinePlanPanel : public QWidget {
 
  private:
   void simulate();
+  static QString measuredTitle(const executor::PipelineMeasurement& m);
   void refresh();
 
   bool measuredRow_;
