@@ -38,6 +38,7 @@
 #include "unity/views/memory_view.h"
 #include "unity/views/model_summary_view.h"
 #include "unity/views/pcg_view.h"
+#include "unity/views/pipeline_timeline_chart.h"
 #include "unity/views/project_session.h"
 #include "unity/views/run_view.h"
 #include "unity/views/search_runner.h"
@@ -198,7 +199,10 @@ void MainWindow::createMenus() {
       ->setStatusTip(tr("Target a machine described by a topology JSON file"));
   file->addSeparator();
   QAction* exportGraph = file->addAction(tr("&Export Graph…"), this, [this] {
-    if (views::GraphView* v = currentGraphView()) v->exportWithDialog();
+    if (tabs_->currentWidget() == timeline_)  // the timeline: PNG, SVG or a Chrome trace
+      timeline_->predictedChart()->exportWithDialog();
+    else if (views::GraphView* v = currentGraphView())
+      v->exportWithDialog();
   });
   exportGraph->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   exportGraph->setStatusTip(

@@ -15,6 +15,7 @@
 #include "unity/views/explorer_document.h"
 #include "unity/views/graph_view.h"
 #include "unity/views/property_panel.h"
+#include "unity/views/timeline_view.h"
 
 namespace unity::views {
 
@@ -153,6 +154,12 @@ QString PcgView::headline() const {
   for (const auto& [n, rule] : byCount)
     applied << (n < -1 ? QStringLiteral("%1 ×%2").arg(QString::fromStdString(rule)).arg(-n)
                        : QString::fromStdString(rule));
+  // A pipelined plan's PCG is the serial model: its layout lives in the pipeline views.
+  const QString pipelineText =
+      plan->pipeline ? tr("<br>Pipelined (%1): the graph is the serial model; the Timeline and "
+                          "Memory views show its stages.")
+                           .arg(pipelineLayoutText(*plan->pipeline))
+                     : QString();
   const QString rewriteText = applied.isEmpty()
                                   ? QString()
                                   : tr("<br>Rewrites: %1").arg(applied.join(QStringLiteral(", ")));
@@ -167,7 +174,7 @@ QString PcgView::headline() const {
              .arg(s.operators)
              .arg(s.parallel_operators)
              .arg(s.devices) +
-         rewriteText;
+         rewriteText + pipelineText;
 }
 
 void PcgView::updateProperties() {
