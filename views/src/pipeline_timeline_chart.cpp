@@ -167,12 +167,12 @@ void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
   p.setPen(ink);
   const QRectF captionRect(kMargin, kMargin, size.width() - 2 * kMargin, kCaptionHeight);
   const bool narrow = size.width() < kNarrow;
-  const QString text = narrow ? tr("%1 · makespan %2 · bubble %3%")
-                                    .arg(title_, formatMs(timeline_.makespan * 1e3))
-                                    .arg(timeline_.bubble_fraction * 100, 0, 'f', 1)
-                              : caption();
-  p.drawText(captionRect, Qt::AlignLeft | Qt::AlignVCenter, text);
-  const double captionWidth = QFontMetricsF(bold).horizontalAdvance(text);
+  const QString captionText = narrow ? tr("%1 · makespan %2 · bubble %3%")
+                                           .arg(title_, formatMs(timeline_.makespan * 1e3))
+                                           .arg(timeline_.bubble_fraction * 100, 0, 'f', 1)
+                                     : caption();
+  p.drawText(captionRect, Qt::AlignLeft | Qt::AlignVCenter, captionText);
+  const double captionWidth = QFontMetricsF(bold).horizontalAdvance(captionText);
   p.setFont(font());
   const QFontMetricsF fm(font());
   double x = captionRect.right();
