@@ -420,7 +420,15 @@ void TopologyView::paintState() {
       const PipelinePlan& pp = *plan_->pipeline;
       const int copy =
           stage < 0 ? 0 : (d % (pp.tensor_parallel * pp.data_parallel)) / pp.tensor_parallel;
-      text = stage < 0 ? tr("idle") : tr("stage %1\ncopy %2").arg(stage).arg(copy);
+      // Its layers when the stage has one range (interleaved stages: the legend lists them).
+      QString layers;
+      if (stage >= 0 && pp.interleave == 1)
+        for (const StagePlan& c : pp.chunks)
+          if (c.rank == stage)
+            layers = c.first_layer == c.last_layer
+                         ? tr(" · layer %1").arg(c.first_layer)
+                         : tr(" · layers %1–%2").arg(c.first_layer).arg(c.last_layer);
+      text = stage < 0 ? tr("idle") : tr("stage %1%2\ncopy %3").arg(stage).arg(layers).arg(copy);
     } else if (plan_) {
       const double capacity = double(machine_->device(d).memory_bytes);
       text = heatMap_ == HeatMap::Memory ? tr("%1\n%2% of %3")
