@@ -349,8 +349,14 @@ void MainWindow::showLoaded(const LoadedModel& loaded) {
   if (loaded.plan) {
     // The plan's machine comes with it, then the plan itself (a new model drops older plans).
     const auto machine = std::make_shared<const MachineSpec>(loaded.plan->machine);
-    document_->setMachine(machine, loaded.spec, MachineSelection{});
-    machineBar_->showMachine(loaded.spec, *machine, MachineSelection{});
+    // The plan's machine is already cut to its devices: say how many (192 nodes, 4 ranks).
+    MachineSelection scope;
+    if (machine->num_devices() == machine->num_nodes * machine->devices_per_node)
+      scope.nodes = machine->num_nodes;
+    else
+      scope.devices = machine->num_devices();
+    document_->setMachine(machine, loaded.spec, scope);
+    machineBar_->showMachine(loaded.spec, *machine, scope);
     machineLabel_->setText(tr("Machine: %1 (from the plan)").arg(document_->machineDescription()));
   }
   document_->setModel(loaded.graph, loaded.spec);

@@ -264,6 +264,12 @@ void MemoryBarsChart::paintChart(QPainter& p, const QSizeF& size) const {
   p.drawText(QRectF(-60, -8, 120, 16), Qt::AlignCenter, unitName);
   p.restore();
 
+  // Capacity, under the bars' totals (its value is in the legend).
+  if (capacity_ > 0 && capacity_ <= g.top) {
+    const double y = capacityY(size);
+    p.setPen(QPen(QColor(0xd3, 0x2f, 0x2f), 2, Qt::DashLine));
+    p.drawLine(QPointF(g.plot.left(), y), QPointF(g.plot.right(), y));
+  }
   // Bars, bottom up; measured ones hatched over the kind's colour.
   const QList<std::array<QRectF, kKinds>> rects = segmentRects(size);
   for (qsizetype i = 0; i < rects.size(); ++i) {
@@ -282,9 +288,12 @@ void MemoryBarsChart::paintChart(QPainter& p, const QSizeF& size) const {
     const QRectF top = rects[i][kKinds - 1];
     const QString total = formatBytes(b.total());
     if (fm.horizontalAdvance(total) <= g.slot / (hasMeasured() ? 2 : 1) - 2) {
+      // On white, so that a total near the capacity line stays legible.
+      const double w = fm.horizontalAdvance(total) + 6;
+      const QRectF label(top.center().x() - w / 2, top.top() - 16, w, 14);
+      p.fillRect(label, Qt::white);
       p.setPen(ink);
-      p.drawText(QRectF(top.center().x() - 60, top.top() - 16, 120, 14),
-                 Qt::AlignHCenter | Qt::AlignBottom, total);
+      p.drawText(label, Qt::AlignHCenter | Qt::AlignBottom, total);
     }
   }
   // Rank labels.
@@ -304,12 +313,6 @@ void MemoryBarsChart::paintChart(QPainter& p, const QSizeF& size) const {
   }
   p.setPen(QPen(QColor(0x90, 0xa4, 0xae), 1));
   p.drawLine(g.plot.bottomLeft(), g.plot.bottomRight());
-  // Capacity (its value is in the legend: beside the line it would cover a full bar's total).
-  if (capacity_ > 0 && capacity_ <= g.top) {
-    const double y = capacityY(size);
-    p.setPen(QPen(QColor(0xd3, 0x2f, 0x2f), 2, Qt::DashLine));
-    p.drawLine(QPointF(g.plot.left(), y), QPointF(g.plot.right(), y));
-  }
 }
 
 void MemoryBarsChart::paintEvent(QPaintEvent*) {
