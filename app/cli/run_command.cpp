@@ -99,6 +99,18 @@ Plan plan_model(const RunOptions& o, int ranks) {
   }
   const MachineSpec machine = load_machine(o.machine.empty() ? "cpu-local" : o.machine, {0, ranks});
   OptimizeOptions opt;
+  // A calibrated machine's operator profiles (unity calibrate keeps them beside the machine file),
+  // measuring the operators they lack and keeping those too.
+  std::shared_ptr<MeasuredProfiles> profiles;
+  std::filesystem::path profiles_file = o.profiles;
+  if (profiles_file.empty() && o.machine.size() > 5 &&
+      o.machine.substr(o.machine.size() - 5) == ".json" &&
+      std::filesystem::exists(profiles_path_for(o.machine)))
+    profiles_file = profiles_path_for(o.machine);
+  if (!profiles_file.empty()) {
+    profiles = MeasuredProfiles::load(profiles_file);
+    opt.profiles = profiles;
+  }
   opt.mode = o.mode;
   // A pipeline layout when one is asked for, with stage replicas of one device unless --tp says
   // otherwise (CPU ranks gain nothing from tensor parallelism); otherwise the plan the mode makes
@@ -107,7 +119,9 @@ Plan plan_model(const RunOptions& o, int ranks) {
   opt.pipelines = !opt.layout.empty();
   if (opt.pipelines && opt.layout.tensor_parallel == 0) opt.layout.tensor_parallel = 1;
   if (!o.optimizer.empty()) opt.optimizer = o.optimizer;
-  return optimize_plan(model, machine, opt);
+  Plan plan = optimize_plan(model, machine, opt);
+  if (profiles && profiles->measured_now() > 0) profiles->save(profiles_file);
+  return plan;
 }
 
 // The plan's mapping costed on another machine with the same number of devices, with measured
@@ -462,8 +476,8 @@ void add_run_command(CLI::App& app) {
                   "(e.g. the file of `unity calibrate`)");
   cmd->add_option(
       "--profiles", o->profiles,
-      "Plan: measured operator profiles for the prediction (default with --machine FILE: "
-      "FILE's .profiles.json from unity calibrate)");
+      "Measured operator profiles for the prediction (a plan's) or the planning (a MODEL's); "
+      "default with --machine FILE: FILE's .profiles.json from unity calibrate");
   cmd->add_option("--save-plan", o->save_plan,
                   "MODEL: keep the plan made for the run in this file");
   cmd->add_flag("--profile", o->profile,

@@ -56,7 +56,7 @@ class Planner {
         machine_(machine),
         options_(options),
         chain_(segment_chain(model)),
-        costs_(machine, options.optimizer),
+        costs_(machine, options.optimizer, options.profiles),
         dtype_(compute_dtype(model)) {
     const int segments = static_cast<int>(chain_.segments.size());
     // Repeated kinds are the blocks that recomputation re-runs (not the embedding or the head).
@@ -240,7 +240,8 @@ class Planner {
   const CostModel& replica_costs(int tp) {
     auto it = replica_costs_.find(tp);
     if (it != replica_costs_.end()) return *it->second;
-    auto model = std::make_unique<CostModel>(select_machine(machine_, {0, tp}), options_.optimizer);
+    auto model = std::make_unique<CostModel>(select_machine(machine_, {0, tp}), options_.optimizer,
+                                             options_.profiles);
     model->set_counts_weight_updates(false);
     return *replica_costs_.emplace(tp, std::move(model)).first->second;
   }

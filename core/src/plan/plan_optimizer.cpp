@@ -302,6 +302,7 @@ class PlanSearch {
     po.budget = options_.budget;
     po.vetoes = vetoes_;
     po.cancel = options_.cancel;
+    po.profiles = options_.profiles;
     auto p = plan_pipeline(model_, machine_, po);
     if (!p)
       throw InputError(fmt::format("no pipeline layout of '{}' (batch {}) on {} devices{}{}",

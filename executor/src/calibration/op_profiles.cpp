@@ -1,5 +1,7 @@
 #include "unity/executor/op_profiles.h"
 
+#include "unity/executor/compute_precision.h"
+
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
@@ -81,6 +83,9 @@ OpTimes measure_operator(const Graph& graph, NodeId id, double seconds) {
   Operator op = n.op;
   op.name = "measured";
   const NodeId node = g.add(op, inputs);
+  // The executor computes in float32, fp16 and bf16 plans included: their operators are measured
+  // so.
+  g = executed_graph(g);
   const Program p =
       lower_plan(g, single_device_views(g), 1,
                  {.require_loss = false, .train_all_outputs = true, .inputs_with_gradients = {}});

@@ -154,6 +154,13 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
   r->memory = std::make_unique<DeviceMemory>(backend);
 
   const SegmentChain chain = segment_chain(model);
+  // Repeated kinds are the blocks recomputation re-runs (as the planner counts it).
+  std::vector<bool> repeated(static_cast<std::size_t>(chain.kinds()), false);
+  {
+    std::map<int, int> count;
+    for (const auto& seg : chain.segments) ++count[seg.kind];
+    for (const auto& [kind, n] : count) repeated[kind] = n > 1;
+  }
   const int chunks = r->stages * r->interleave;
   const int last_segment = static_cast<int>(chain.segments.size()) - 1;
   std::map<std::string, int> weight_chunk;
@@ -191,16 +198,16 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
     const StagePlan& sp = pp.chunks[c];
     LocalChunk lc;
     lc.model_chunk = c;
-    if (r->tp == 1) {
-      // The whole chunk as one serial program.
-      const ChunkGraph& cg = serial[c];
-      lc.pieces.push_back(make_piece(cg.graph, cg.input, cg.output, c + 1 == chunks, 1, nullptr));
-    } else {
-      if (pp.kind_plans.size() != static_cast<std::size_t>(chain.kinds()))
-        throw LoweringError(
-            "the plan has no segment plans for its tensor-parallel stages (made by an older "
-            "Unity): plan it again");
-      for (int seg = sp.first_segment; seg <= sp.last_segment; ++seg) {
+    if (r->tp > 1 && pp.kind_plans.size() != static_cast<std::size_t>(chain.kinds()))
+      throw LoweringError(
+          "the plan has no segment plans for its tensor-parallel stages (made by an older "
+          "Unity): plan it again");
+    for (int seg = sp.first_segment; seg <= sp.last_segment; ++seg) {
+      Piece piece;
+      if (r->tp == 1) {
+        const ChunkGraph cg = chunk_graph(model, chain, seg, seg, r->micro_batch_size);
+        piece = make_piece(cg.graph, cg.input, cg.output, seg == last_segment, 1, nullptr);
+      } else {
         const SegmentKindPlan& kp = pp.kind_plans[chain.segments[seg].kind];
         Graph g = executed_graph(renamed_kind_plan(kp.pcg, model, chain, seg, r->micro_batch_size));
         NodeId input = -1;
@@ -219,9 +226,10 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
                 fmt::format("segment {}'s plan has {} outputs, not one", seg, sinks.size()));
           output = sinks.front();
         }
-        lc.pieces.push_back(
-            make_piece(std::move(g), input, output, seg == last_segment, r->tp, &kp.views));
+        piece = make_piece(std::move(g), input, output, seg == last_segment, r->tp, &kp.views);
       }
+      piece.recomputed = r->recompute && repeated[chain.segments[seg].kind] && piece.input >= 0;
+      lc.pieces.push_back(std::move(piece));
     }
     std::set<std::string> seen;
     for (const auto& piece : lc.pieces)
@@ -242,12 +250,17 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
             n.outputs.at(0).sizes().at(0) == r->micro_batch_size)
           sources.global_sizes[id] = it->second;
       }
-      const int engines = r->recompute ? 1 : slots_needed[j];
+      const int engines = piece.recomputed ? 1 : slots_needed[j];
       for (int e = 0; e < engines; ++e)
         piece.engines.push_back(
             std::make_unique<Engine>(*piece.program, backend, *r->replica_comm, sources, nullptr,
                                      true, e == 0 ? nullptr : piece.engines[0].get()));
       for (Slot* w : piece.engines[0]->weight_slots()) lc.weights.push_back(w);
+      const bool reads = std::find(piece.readers.begin(), piece.readers.end(), r->replica_rank) !=
+                         piece.readers.end();
+      if (piece.recomputed && reads)
+        for (int s = 0; s < slots_needed[j]; ++s)
+          piece.stash.push_back(r->memory->allocate(piece.input_bytes));
     }
     const Piece& first = lc.pieces.front();
     const Piece& last = lc.pieces.back();
@@ -256,9 +269,6 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
       if (first.input_bytes > 0 && r->tp > 1)
         lc.input_scratch = r->memory->allocate(first.input_bytes);
       if (last.output_bytes > 0) lc.output_buffer = r->memory->allocate(last.output_bytes);
-      if (r->recompute && first.input_bytes > 0)
-        for (int s = 0; s < slots_needed[j]; ++s)
-          lc.stash.push_back(r->memory->allocate(first.input_bytes));
     }
     for (const auto& piece : lc.pieces)
       lc.hand_off.push_back(piece.output_bytes > 0 ? r->memory->allocate(piece.output_bytes)

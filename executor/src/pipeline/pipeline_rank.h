@@ -1,10 +1,9 @@
 #pragma once
-// What one rank of a pipelined run holds. Its stage's model chunks, each made of pieces lowered
-// for the devices of one stage replica and one micro-batch: with stage replicas of one device the
-// whole chunk is one serial piece; with tensor-parallel replicas each segment is a piece, its
-// segment kind's planned PCG and views renamed after it. An engine per piece and micro-batch in
-// flight (one when activations are recomputed), the inputs stashed for recomputation, and with ZeRO
-// its shard of each chunk's weights and optimizer state.
+// What one rank of a pipelined run holds. Its stage's model chunks, each made of one piece per
+// segment, lowered for the devices of one stage replica and one micro-batch: serial with stage
+// replicas of one device, else the segment kind's planned PCG and views renamed after it. An engine
+// per piece and micro-batch in flight (one for a recomputed block), the inputs stashed for
+// recomputation, and with ZeRO its shard of each chunk's weights and optimizer state.
 #include <map>
 #include <memory>
 #include <string>
@@ -23,7 +22,7 @@ struct ChunkInfo {
   std::vector<std::pair<std::string, std::vector<std::int64_t>>> weights;  // name, sizes
 };
 
-// One lowered program of a chunk on the replica's devices.
+// One segment of a chunk, lowered on the replica's devices.
 struct Piece {
   std::unique_ptr<Program> program;  // engines keep a reference: its address must not move
   std::vector<std::unique_ptr<Engine>> engines;  // [0] owns the weights
@@ -33,13 +32,18 @@ struct Piece {
   int holder = -1;        // replica rank holding `output` whole (its first copy)
   int holder_piece = -1;  // which piece of `output` that is
   std::size_t input_bytes = 0, output_bytes = 0;
+  // A repeated block (a transformer layer's half) under full recomputation: one engine, and its
+  // input kept per micro-batch in flight (on the devices reading it), from which its forward runs
+  // again before its backward. The embedding, the head and the loss keep their activations, as
+  // in Megatron-LM.
+  bool recomputed = false;
+  std::vector<void*> stash;  // per in-flight slot, on readers of `input`
 };
 
 // A chunk this rank runs.
 struct LocalChunk {
   int model_chunk = 0;
   std::vector<Piece> pieces;
-  std::vector<void*> stash;  // recomputation: the chunk's input per in-flight slot (replica rank 0)
   void* input_buffer = nullptr;   // replica rank 0: the activation from the stage before
   void* output_buffer = nullptr;  // replica rank 0: the activation for the stage after
   void* input_scratch = nullptr;  // replica rank 0: another device's share of the input gradient
@@ -77,7 +81,7 @@ struct PipelineRank {
   // The engine that runs micro-batch `mb` of piece `p` of local chunk `j`.
   Engine& engine(int j, int p, int mb) {
     auto& piece = local[j].pieces[p];
-    return *piece.engines[recompute ? 0 : slot.at({j, mb})];
+    return *piece.engines[piece.recomputed ? 0 : slot.at({j, mb})];
   }
 };
 

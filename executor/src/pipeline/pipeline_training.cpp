@@ -146,18 +146,14 @@ class PipelineRun {
             it, a.backward ? ProgressMonitor::Phase::Backward : ProgressMonitor::Phase::Forward,
             -1);
       if (!a.backward) {
-        if (first.input_bytes > 0) {
-          if (lead) {
-            wait([&] {
-              comm_.receive({peer(mc - 1), c.input_buffer, first.input_bytes},
-                            message_tag(mc - 1, a.micro_batch, m, false));
-            });
-            if (r_.recompute) be_.copy(c.stash[slot], c.input_buffer, first.input_bytes);
-          }
-        }
+        if (first.input_bytes > 0 && lead)
+          wait([&] {
+            comm_.receive({peer(mc - 1), c.input_buffer, first.input_bytes},
+                          message_tag(mc - 1, a.micro_batch, m, false));
+          });
         const auto start = clock::now();
         if (first.input_bytes > 0) deliver_input(c, a.chunk, a.micro_batch, c.input_buffer);
-        forward_pieces(c, a.chunk, a.micro_batch, offset, it);
+        forward_pieces(c, a.chunk, a.micro_batch, slot, offset, it);
         be_.synchronize();
         record(out, a, mc, t0, start, false);
         if (mc + 1 == chunks)
@@ -173,29 +169,18 @@ class PipelineRun {
         if (first_backward && options_.before_phase)
           options_.before_phase(it, ProgressMonitor::Phase::Backward);
         first_backward = false;
-        const auto recompute_start = clock::now();
-        if (r_.recompute) {
-          // Only the chunk's input was kept: its forward runs again first (timed with the
-          // backward, as the cost model counts it).
-          if (first.input_bytes > 0)
-            deliver_input(c, a.chunk, a.micro_batch, lead ? c.stash[slot] : nullptr);
-          forward_pieces(c, a.chunk, a.micro_batch, offset, it);
-          be_.synchronize();
-        }
-        const double recomputed = seconds_since(recompute_start);
         for (std::size_t p = 0; p < c.pieces.size(); ++p)
           r_.engine(a.chunk, static_cast<int>(p), a.micro_batch).begin_backward();
-        if (last.output_bytes > 0) {
-          if (lead)
-            wait([&] {
-              comm_.receive({peer(mc + 1), c.output_buffer, last.output_bytes},
-                            message_tag(mc + 1, a.micro_batch, m, true));
-            });
-        }
-        const auto start = clock::now() - std::chrono::duration_cast<clock::duration>(
-                                              std::chrono::duration<double>(recomputed));
+        if (last.output_bytes > 0 && lead)
+          wait([&] {
+            comm_.receive({peer(mc + 1), c.output_buffer, last.output_bytes},
+                          message_tag(mc + 1, a.micro_batch, m, true));
+          });
+        // Recomputed blocks run their forward again inside: timed with the backward, as the cost
+        // model counts it.
+        const auto start = clock::now();
         if (last.output_bytes > 0) deliver_output_gradient(c, a.chunk, a.micro_batch);
-        backward_pieces(c, a.chunk, a.micro_batch, loss_scale, it);
+        backward_pieces(c, a.chunk, a.micro_batch, slot, offset, loss_scale, it);
         be_.synchronize();
         record(out, a, mc, t0, start, true);
         if (first.input_bytes > 0) {
@@ -268,11 +253,15 @@ class PipelineRun {
     }
   }
 
-  void forward_pieces(LocalChunk& c, int j, int mb, std::int64_t offset, int it) {
+  // Every piece's forward in turn; a recomputed block first keeps its input for the backward.
+  void forward_pieces(LocalChunk& c, int j, int mb, int slot, std::int64_t offset, int it) {
     gather_weights(c);
     for (std::size_t p = 0; p < c.pieces.size(); ++p) {
       if (p > 0) hand_on(c, j, static_cast<int>(p) - 1, mb);
+      auto& piece = c.pieces[p];
       Engine& e = r_.engine(j, static_cast<int>(p), mb);
+      if (!piece.stash.empty())
+        be_.copy(piece.stash[slot], e.input_slot(piece.input)->value, piece.input_bytes);
       e.set_batch_offset(offset);
       e.forward(it);
     }
@@ -293,13 +282,23 @@ class PipelineRun {
     }
   }
 
-  void backward_pieces(LocalChunk& c, int j, int mb, float loss_scale, int it) {
+  void backward_pieces(LocalChunk& c, int j, int mb, int slot, std::int64_t offset,
+                       float loss_scale, int it) {
     gather_weights(c);
     const int pieces = static_cast<int>(c.pieces.size());
     if (c.pieces.back().output_bytes == 0)
       r_.engine(j, pieces - 1, mb).seed_loss_gradients(loss_scale);
     for (int p = pieces - 1; p >= 0; --p) {
-      r_.engine(j, p, mb).run_backward(it);
+      auto& piece = c.pieces[p];
+      Engine& e = r_.engine(j, p, mb);
+      if (piece.recomputed) {
+        // Its activations went with the next micro-batch's forward: back from the kept input.
+        if (!piece.stash.empty())
+          be_.copy(e.input_slot(piece.input)->value, piece.stash[slot], piece.input_bytes);
+        e.set_batch_offset(offset);
+        e.forward(it);
+      }
+      e.run_backward(it);
       if (p > 0) hand_back(c, j, p - 1, mb);
     }
   }
@@ -591,7 +590,8 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
       engine_optimizer += static_cast<double>(piece.engines[0]->optimizer_bytes());
     for (const float* p : {c.m, c.v, c.shard_weights})
       if (p) shard_state += static_cast<double>(c.shard) * 4;
-    stash += static_cast<double>(c.stash.size() * c.pieces.front().input_bytes);
+    for (const auto& piece : c.pieces)
+      stash += static_cast<double>(piece.stash.size() * piece.input_bytes);
   }
   const double runtime = static_cast<double>(rank->memory->bytes());
   mem.optimizer = engine_optimizer + shard_state;

@@ -1,7 +1,9 @@
 // The pipeline bubble a run measures against the one its plan predicts, after `unity calibrate`:
 // gpt-tiny (in float32 on the CPU) in Megatron-LM's layout over 2 pipeline stages, 2 and 4
 // micro-batches, with and without recomputation, on 2 ranks (2 stages) and 4 ranks (2 stages x 2
-// copies, the run). Each row is the median of three launches of `unity run --json`.
+// copies, the run). Each row is the median of three launches of `unity run --json`. More
+// ranks than cores time-share the cores: a rank's bubble is then filled by another's work and its
+// passes stretch, so only runs with a core per rank measure a bubble.
 //   build/tests/executor/unity_bench_pipeline_bubble [--iterations 20] [--ranks 2,4]
 #include <cmath>
 #include <cstdio>

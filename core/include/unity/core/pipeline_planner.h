@@ -9,6 +9,7 @@
 // data-parallel gradient synchronisation and the optimizer step, and keeping the fastest layout
 // that fits every device's memory (the smallest overflow when none fits).
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,8 @@ struct PipelineOptions {
   std::vector<RuleLocation> vetoes;
   SearchObserver* observer = nullptr;  // progress of the segment searches
   const CancelFlag* cancel = nullptr;
+  // Measured operator times (a calibrated machine's profiles) instead of the analytic ones.
+  std::shared_ptr<const ProfileSource> profiles;
 };
 
 // One pipeline chunk: consecutive segments on one pipeline rank (v chunks per rank interleaved).
