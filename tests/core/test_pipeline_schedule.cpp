@@ -66,6 +66,25 @@ TEST(PipelineSchedule, TheSlowestStageSetsThePace) {
   EXPECT_NEAR(t.bubble_fraction, 3.0 / 24.0, 1e-12);
 }
 
+TEST(PipelineSchedule, StageLabelsNameTheEmbeddingLayersAndHead) {
+  PipelinePlan p;
+  p.pipeline_stages = 2;
+  p.interleave = 2;
+  // Chunks in model order over ranks 0, 1, 0, 1: embedding + layer 0, layers 1-2, 3-4, 5 + head.
+  const int layers[4][2] = {{0, 0}, {1, 2}, {3, 4}, {5, 5}};
+  for (int i = 0; i < 4; ++i) {
+    StagePlan c;
+    c.rank = i % 2;
+    c.first_layer = layers[i][0];
+    c.last_layer = layers[i][1];
+    p.chunks.push_back(c);
+  }
+  EXPECT_EQ(stage_labels(p), (std::vector<std::string>{"embedding + layer 0, layers 3-4",
+                                                       "layers 1-2, layer 5 + head"}));
+  p.chunks[3].first_layer = 3;  // touching ranges merge
+  EXPECT_EQ(stage_labels(p)[1], "layers 1-5 + head");
+}
+
 TEST(PipelineSchedule, TimelineJsonAndChromeTrace) {
   PipelineTimeline t = simulate_pipeline({1e-3, 1e-3}, {2e-3, 2e-3}, 2, 4);
   t.stage_labels = {"layers 0-0", "layers 1-1"};

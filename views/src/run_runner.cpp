@@ -17,6 +17,7 @@
 #include "unity/core/machine_spec.h"
 #include "unity/executor/backends.h"
 #include "unity/executor/communicator.h"
+#include "unity/executor/compute_precision.h"
 #include "unity/executor/device_backend.h"
 #include "unity/executor/launcher.h"
 #include "unity/executor/op_profiles.h"
@@ -250,7 +251,8 @@ bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& setti
         out.command = tr("in this process (1 CPU rank, %1 BLAS thread%2)")
                           .arg(s.threads)
                           .arg(s.threads == 1 ? "" : "s");
-        const executor::Program program = executor::lower_plan(plan->pcg, plan->mapping.views, 1);
+        const executor::Program program =
+            executor::lower_plan(executor::executed_graph(plan->pcg), plan->mapping.views, 1);
         auto backend = executor::make_cpu_backend(s.threads);
         auto comm = executor::make_local_communicator();
         StopMonitor monitor(shared->stop);
@@ -267,7 +269,8 @@ bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& setti
         if (plan->pipeline)
           executor::check_pipeline_run(*plan, s.ranks);  // one rank per device, stages it runs
         else
-          (void)executor::lower_plan(plan->pcg, plan->mapping.views, s.ranks);
+          (void)executor::lower_plan(executor::executed_graph(plan->pcg), plan->mapping.views,
+                                     s.ranks);
         QTemporaryDir dir;
         if (!dir.isValid()) throw executor::RunError("cannot create a temporary directory");
         const std::string planFile = QFile::encodeName(dir.filePath("plan.json")).toStdString();

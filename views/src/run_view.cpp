@@ -392,7 +392,9 @@ bool RunView::startRun() {
   options.budget = budget_;
   options.pins = plan->summary.pinned;
   options.vetoes = plan->summary.vetoed;
-  options.pipelines = false;  // a plan to run: the executor runs no pipeline layouts yet
+  // A reduced zoo model (the paper's models, which scale_zoo shrinks) is planned by the PCG search
+  // alone; a pipelined plan runs as it is, without reducing.
+  options.pipelines = false;
   planGeneration_ = document_->generation();
   const auto machine = std::make_shared<const MachineSpec>(plan->machine);
   if (!planner_->start(reduced, machine, options)) return false;

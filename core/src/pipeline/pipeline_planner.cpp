@@ -132,11 +132,14 @@ class Planner {
       std::vector<int> pps;
       if (r.pipeline_stages) {
         const int pp = r.pipeline_stages;
-        if ((n / tp) % pp != 0)
+        if ((n / tp) % pp != 0) {
+          // A searched replica size that leaves too few replicas is skipped; a fixed one fails.
+          if (!r.tensor_parallel) continue;
           throw InputError(
               fmt::format("--pp {}: {} devices / --tp {} = {} stage replicas, which "
                           "{} stages do not divide",
                           pp, n, tp, n / tp, pp));
+        }
         if (pp > segments)
           throw InputError(fmt::format("--pp {}: '{}' has only {} segments to make stages of", pp,
                                        model_.name, segments));
@@ -158,6 +161,11 @@ class Planner {
         add_layouts(tp, pp, dp, batch / dp, out);
       }
     }
+    if (out.empty() && r.pipeline_stages && !r.tensor_parallel &&
+        std::none_of(tps.begin(), tps.end(),
+                     [&](int tp) { return (n / tp) % r.pipeline_stages == 0; }))
+      throw InputError(fmt::format("--pp {}: {} devices do not split into {} stages",
+                                   r.pipeline_stages, n, r.pipeline_stages));
     return out;
   }
 

@@ -124,20 +124,49 @@ PipelineTimeline simulate_pipeline(const std::vector<double>& chunk_forward,
   return t;
 }
 
+std::vector<std::string> stage_labels(const PipelinePlan& plan) {
+  const int p = std::max(1, plan.pipeline_stages);
+  std::vector<std::vector<std::pair<int, int>>> ranges(static_cast<std::size_t>(p));
+  std::vector<bool> first(static_cast<std::size_t>(p), false), last = first;
+  for (std::size_t i = 0; i < plan.chunks.size(); ++i) {
+    const StagePlan& c = plan.chunks[i];
+    const std::size_t r = static_cast<std::size_t>(c.rank) % ranges.size();
+    ranges[r].push_back({c.first_layer, c.last_layer});
+    if (i == 0) first[r] = true;
+    if (i + 1 == plan.chunks.size()) last[r] = true;
+  }
+  std::vector<std::string> labels;
+  for (std::size_t r = 0; r < ranges.size(); ++r) {
+    auto& rs = ranges[r];
+    std::sort(rs.begin(), rs.end());
+    std::vector<std::pair<int, int>> merged;
+    for (const auto& x : rs)
+      if (!merged.empty() && x.first <= merged.back().second + 1)
+        merged.back().second = std::max(merged.back().second, x.second);
+      else
+        merged.push_back(x);
+    std::string layers;
+    for (const auto& [a, b] : merged)
+      layers += (layers.empty() ? "" : ", ") +
+                (a == b ? fmt::format("layer {}", a) : fmt::format("layers {}-{}", a, b));
+    std::string label = first[r] ? "embedding + " + layers : layers;
+    if (last[r]) label += " + head";
+    labels.push_back(std::move(label));
+  }
+  return labels;
+}
+
 PipelineTimeline predicted_timeline(const PipelinePlan& plan) {
   const int p = plan.pipeline_stages, v = plan.interleave;
   std::vector<double> forward(static_cast<std::size_t>(p * v), 0.0), backward = forward;
-  std::vector<std::string> labels(static_cast<std::size_t>(p));
   // plan.chunks are in model order; chunk i runs on pipeline rank i mod p.
   for (std::size_t i = 0; i < plan.chunks.size() && i < forward.size(); ++i) {
     const StagePlan& c = plan.chunks[i];
     forward[i] = c.forward + c.p2p / 2;
     backward[i] = c.backward + c.p2p / 2;
-    std::string& l = labels[static_cast<std::size_t>(c.rank) % labels.size()];
-    l += fmt::format("{}layers {}-{}", l.empty() ? "" : ", ", c.first_layer, c.last_layer);
   }
   PipelineTimeline t = simulate_pipeline(forward, backward, p, plan.micro_batches, v);
-  t.stage_labels = std::move(labels);
+  t.stage_labels = stage_labels(plan);
   return t;
 }
 

@@ -568,11 +568,7 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
     sm.idle_ms = median(idle);
     measured.stages.push_back(sm);
   }
-  measured.timeline.stage_labels.assign(static_cast<std::size_t>(rank->stages), "");
-  for (const auto& sp : pp.chunks) {
-    std::string& l = measured.timeline.stage_labels.at(static_cast<std::size_t>(sp.rank));
-    l += fmt::format("{}layers {}-{}", l.empty() ? "" : ", ", sp.first_layer, sp.last_layer);
-  }
+  measured.timeline.stage_labels = stage_labels(pp);
 
   // Memory: what this rank allocated, by kind. The engines hold the weights, their gradients, the
   // optimizer state without ZeRO and the activations; the run itself the stash of recomputation

@@ -58,6 +58,10 @@ PipelineTimeline simulate_pipeline(const std::vector<double>& chunk_forward,
                                    const std::vector<double>& chunk_backward, int stages,
                                    int micro_batches, int interleave = 1);
 
+// Per pipeline rank, what its chunks hold: "embedding + layers 0-11", "layers 12-23 + head" (the
+// layers of all its chunks merged where they touch).
+std::vector<std::string> stage_labels(const PipelinePlan& plan);
+
 // The timeline a pipelined plan predicts (each chunk's point-to-point time split between its
 // forward and backward passes, as the plan's iteration time counts it).
 PipelineTimeline predicted_timeline(const PipelinePlan& plan);
