@@ -5,6 +5,7 @@
 // stage, and plans without a pipeline get messages, not crashes. Geometry and counts, never pixels.
 #include <QCheckBox>
 #include <QComboBox>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -83,6 +84,23 @@ class PipelineViewsTests : public QObject {
   Q_OBJECT
 
  private slots:
+  // The schedule is simulated on a worker thread: the view comes back from showing a plan at once,
+  // the timeline arrives through the event loop (so it cannot be there before the loop runs), and
+  // the view says it is busy meanwhile. Asserted by order of events, not by time.
+  void theTimelineIsSimulatedOffTheGuiThread() {
+    ExplorerDocument doc;
+    const auto plan = tinyPipelinedPlan(doc, 8);
+    doc.setPlan("expert", plan);
+    TimelineView view(&doc);
+    QSignalSpy busy(&view, &TimelineView::busyChanged);
+    view.resize(1000, 500);
+    QVERIFY(!view.predictedChart()->hasTimeline());  // nothing computed inline
+    QVERIFY(waitUntilIdle(view));
+    QTRY_VERIFY(view.predictedChart()->hasTimeline());
+    QCOMPARE(view.predictedChart()->boxCount(), 2 * 8 * 2);
+    if (!busy.isEmpty()) QCOMPARE(busy.last().at(0).toBool(), false);  // ended idle
+  }
+
   void timelineHasABoxForEveryPassInItsStagesRow() {
     ExplorerDocument doc;
     const auto plan = tinyPipelinedPlan(doc);
