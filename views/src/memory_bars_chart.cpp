@@ -13,6 +13,7 @@
 #include <cmath>
 #include <set>
 
+#include "axis_step.h"
 #include "pipeline_colors.h"
 #include "unity/views/display_format.h"
 
@@ -26,16 +27,6 @@ constexpr double kLegendHeight = 20;
 constexpr double kAxisWidth = 64;
 constexpr double kLabelsHeight = 34;
 const QColor kTotalColor(0x78, 0x90, 0x9c);
-
-// A step of 1, 2 or 5 times a power of ten giving about `ticks` ticks up to `top`.
-double niceStep(double top, int ticks) {
-  if (top <= 0) return 1;
-  const double raw = top / std::max(1, ticks);
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * magnitude >= raw) return m * magnitude;
-  return 10 * magnitude;
-}
 
 // The axis unit that reads best for the largest value: GiB for devices, MiB for test models.
 std::pair<double, QString> axisUnit(double top) {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "axis_step.h"
 #include "pipeline_colors.h"
 #include "unity/core/json_io.h"
 #include "unity/views/display_format.h"
@@ -27,16 +28,6 @@ constexpr double kMinRow = 10;
 constexpr double kMaxRow = 110;
 constexpr double kStatsWidth = 170;  // per row: forward, backward and idle time, right of the plot
 constexpr double kNarrow = 900;      // narrower pictures (the compare view's halves): fewer words
-
-// A step of 1, 2 or 5 times a power of ten giving about `ticks` ticks over `span`.
-double niceStep(double span, int ticks) {
-  if (span <= 0) return 1;
-  const double raw = span / std::max(1, ticks);
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * magnitude >= raw) return m * magnitude;
-  return 10 * magnitude;
-}
 
 QString tickText(double ms, double step) {
   const int decimals = step >= 1 ? 0 : int(std::ceil(-std::log10(step)));
