@@ -23,6 +23,32 @@ using detail::Connection;
 
 namespace {
 
+// PRAGMA quick_check: a file whose pages are damaged (a disk error, a copy cut short inside, a
+// byte flipped) is refused before anything reads its content or writes to it.
+void check_pages(Connection& c) {
+  std::vector<std::string> problems;
+  try {
+    detail::Statement s(c, "PRAGMA quick_check(3)");
+    while (s.step()) problems.push_back(s.column_text(0));
+  } catch (const std::exception& e) {
+    problems = {e.what()};  // SQLite can fail on the damaged page itself
+  }
+  if (problems.size() == 1 && problems[0] == "ok") return;
+  // One line: SQLite's report spans lines and starts with the database's name.
+  std::string report;
+  for (const auto& problem : problems) {
+    std::string line;
+    for (char ch : problem) line += ch == '\n' ? ';' : ch;
+    const std::string prefix = "*** in database main ***;";
+    if (line.rfind(prefix, 0) == 0) line = line.substr(prefix.size());
+    report += (report.empty() ? "" : "; ") + line;
+  }
+  throw InputError(fmt::format(
+      "'{}': the project file is damaged (SQLite's quick_check: {}); it was left as it is: "
+      "restore it from a copy",
+      c.file().string(), report));
+}
+
 // The checks the file header cannot make: SQLite reads the schema version and application id from
 // the write-ahead log as well, where a newer Unity still running may have put them.
 void check_identity(Connection& c, Access access) {
@@ -129,6 +155,13 @@ Project Project::open(const fs::path& file, Access access) {
           file.string(), header.user_version, latest_schema_version(), file.string()));
   }
 
+  // Without a log beside it nobody has the file open: check its pages as they are, creating
+  // nothing. With one, the connection below checks them before any migration writes.
+  bool checked = false;
+  if (auto snapshot = detail::open_idle_snapshot(file)) {
+    check_pages(*snapshot);
+    checked = true;
+  }
   std::unique_ptr<Connection> connection;
   switch (access) {
     case Access::ReadWrite:
@@ -143,6 +176,7 @@ Project Project::open(const fs::path& file, Access access) {
       break;
   }
   check_identity(*connection, access);
+  if (!checked) check_pages(*connection);
   int version = static_cast<int>(connection->query_int("PRAGMA user_version"));
   if (access == Access::ReadWrite) version = detail::migrate(*connection);
   Project project(file, access, std::move(connection), version);

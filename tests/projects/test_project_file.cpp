@@ -144,6 +144,28 @@ TEST(ProjectFile, TruncatedProjectIsRefusedUntouched) {
   expect_refused_untouched(header_only, "shorter than the 100-byte SQLite header");
 }
 
+TEST(ProjectFile, DamagedPageInTheMiddleIsRefusedUntouched) {
+  TempDir dir;
+  const auto good = dir / "good.unity";
+  {
+    auto project = Project::create(good);
+    project.add_model(zoo::build("resnext50", 64), "resnext50");  // many pages of model JSON
+    project.add_model(zoo::build("bert-large", 8), "bert-large");
+  }
+  std::string bytes = read_bytes(good);
+  const std::size_t page = 4096, pages = bytes.size() / page;
+  ASSERT_GT(pages, 16u);
+  // A b-tree page in the middle of the file loses its header: every page is still there (the
+  // header check passes), but the tree does not hold together.
+  const auto damaged = dir / "damaged.unity";
+  const std::size_t middle = pages / 2 * page;
+  for (std::size_t i = 0; i < 64; ++i) bytes[middle + i] = static_cast<char>(0xA5);
+  write_bytes(damaged, bytes);
+  expect_refused_untouched(damaged, "the project file is damaged");
+  EXPECT_NE(open_error(damaged, Access::ReadWrite).find("quick_check"), std::string::npos);
+  EXPECT_NO_THROW(Project::open(good, Access::Snapshot));  // the undamaged original opens
+}
+
 TEST(ProjectFile, NewerSchemaVersionIsRefusedUntouched) {
   TempDir dir;
   const auto file = dir / "future.unity";
