@@ -1,8 +1,9 @@
-// `unity import FILE.onnx -o model.json [--batch N]`: ONNX to our model JSON. Any MODEL works (a zoo
-// name too), which makes a zoo model a file to edit. On any error nothing is written.
+// `unity import FILE.onnx -o model.json [--batch N]`: ONNX to our model JSON. Any MODEL works (a
+// zoo name too), which makes a zoo model a file to edit. On any error nothing is written.
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "search_options.h"
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
 #include "unity/core/model_loader.h"
@@ -14,15 +15,19 @@ void add_import_command(CLI::App& app) {
     std::string input;
     std::string output;
     std::int64_t batch = 0;
+    std::string loss;
   };
   auto opt = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("import", "Import an ONNX model (e.g. a PyTorch export) as model JSON");
+  auto* cmd =
+      app.add_subcommand("import", "Import an ONNX model (e.g. a PyTorch export) as model JSON");
   cmd->add_option("model", opt->input, "The .onnx file (or a zoo name or model .json)")->required();
   cmd->add_option("-o,--output", opt->output, "Where to write the model JSON")->required();
   cmd->add_option("--batch", opt->batch, "Batch size for a symbolic batch dimension")
       ->check(CLI::PositiveNumber);
+  add_loss_option(cmd, opt->loss);
   cmd->callback([opt] {
-    const Graph g = load_model(opt->input, opt->batch);
+    Graph g = load_model(opt->input, opt->batch);
+    attach_training_loss(g, opt->loss, opt->input);
     write_text_file_atomic(opt->output, graph_to_json(g).dump(1) + "\n");
     fmt::print(stderr, "imported '{}': {} nodes, {} parameters -> {}\n", opt->input, g.size(),
                g.parameter_count(), opt->output);

@@ -64,6 +64,7 @@ struct RunOptions {
   std::string profiles;                                   // operator profiles for the prediction
   std::vector<std::pair<std::string, bool>> model_flags;  // given on the command line?
   LayoutOptions layout;                                   // --tp --pp --micro-batches ...
+  std::string loss;                                       // --loss (a model without one)
   std::string trace;                                      // --trace FILE
 };
 
@@ -97,6 +98,7 @@ Plan plan_model(const RunOptions& o, int ranks) {
   } else {
     model = load_model_for_devices(o.target, ranks, o.batch, o.resize);
   }
+  attach_training_loss(model, o.loss, o.target);
   const MachineSpec machine = load_machine(o.machine.empty() ? "cpu-local" : o.machine, {0, ranks});
   OptimizeOptions opt;
   // A calibrated machine's operator profiles (unity calibrate keeps them beside the machine file),
@@ -484,6 +486,7 @@ void add_run_command(CLI::App& app) {
                 "Time every operator and print it beside the cost model's prediction (slows the "
                 "run a little)");
   add_layout_options(cmd, o->layout);
+  add_loss_option(cmd, o->loss);
   cmd->add_option("--trace", o->trace,
                   "A pipelined run: write its measured timeline as a Chrome trace (JSON for "
                   "chrome://tracing and Perfetto)");
@@ -497,9 +500,10 @@ void add_run_command(CLI::App& app) {
                   "Testing: make a rank fail, KIND@RANK:ITERATION (die, hang, error)")
       ->group("");
   cmd->callback([o, cmd] {
-    for (const char* flag : {"--scale", "--batch", "--mode", "--save-plan", "--layers", "--hidden",
-                             "--heads", "--seq", "--vocab", "--tp", "--pp", "--micro-batches",
-                             "--interleave", "--recompute", "--zero", "--sequence-parallel"})
+    for (const char* flag :
+         {"--scale", "--batch", "--mode", "--save-plan", "--layers", "--hidden", "--heads", "--seq",
+          "--vocab", "--loss", "--tp", "--pp", "--micro-batches", "--interleave", "--recompute",
+          "--zero", "--sequence-parallel"})
       o->model_flags.push_back({flag, cmd->count(flag) > 0});
     run(*o);
   });

@@ -2,7 +2,10 @@
 
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "unity/core/compute_dtype.h"
+#include "unity/core/training_loss.h"
 
 namespace unity::cli {
 
@@ -41,6 +44,21 @@ void add_model_options(CLI::App* cmd, ModelOptions& m) {
   cmd->add_option("--dtype", m.dtype, "Compute dtype of the model (default: the model's own)")
       ->check(CLI::IsMember({"float32", "float16", "bfloat16"}))
       ->group("Model size");
+  add_loss_option(cmd, m.loss);
+}
+
+void add_loss_option(CLI::App* cmd, std::string& loss) {
+  cmd->add_option("--loss", loss,
+                  "The loss a model without one (an inference export) trains with (default: "
+                  "cross-entropy for a 2-D output, mse otherwise)")
+      ->check(CLI::IsMember({"cross-entropy", "mse"}));
+}
+
+void attach_training_loss(Graph& g, const std::string& loss, const std::string& spec) {
+  std::optional<LossKind> kind;
+  if (!loss.empty()) kind = loss_kind_from_string(loss);
+  if (const auto attached = attach_loss(g, kind))
+    fmt::print(stderr, "note: {}\n", describe(*attached, spec));
 }
 
 void add_resize_options(CLI::App* cmd, zoo::TransformerResize& r) {
@@ -55,9 +73,10 @@ void add_resize_options(CLI::App* cmd, zoo::TransformerResize& r) {
         ->group("Model size");
 }
 
-Graph ModelOptions::load(const std::string& spec, int devices) const {
+Graph ModelOptions::load(const std::string& spec, int devices, bool training) const {
   Graph g = load_model_for_devices(spec, devices, batch, resize);
   if (!dtype.empty()) set_compute_dtype(g, data_type_from_string(dtype));
+  if (training || !loss.empty()) attach_training_loss(g, loss, spec);
   return g;
 }
 

@@ -12,12 +12,20 @@ void add_search_options(CLI::App* cmd, OptimizeOptions& o);
 // How a command loads its MODEL: --batch (the global batch of a zoo model; 0: the per-device
 // batch x devices), --layers --hidden --heads --seq --vocab (resize a gpt or llama family member)
 // and --dtype (the compute dtype: float32, float16, bfloat16).
+// --loss cross-entropy|mse: the loss an inference export (a model without one) is trained with.
 struct ModelOptions {
   std::int64_t batch = 0;
   zoo::TransformerResize resize;
   std::string dtype;
-  Graph load(const std::string& spec, int devices) const;
+  std::string loss;
+  // `training`: a model without a loss gets one (--loss, else the default for its output), and
+  // stderr says which.
+  Graph load(const std::string& spec, int devices, bool training = true) const;
 };
+// --loss alone (for commands with their own model loading).
+void add_loss_option(CLI::App* cmd, std::string& loss);
+// Attaches the loss a model without one trains with (training_loss.h), saying so on stderr.
+void attach_training_loss(Graph& g, const std::string& loss, const std::string& spec);
 void add_model_options(CLI::App* cmd, ModelOptions& m);
 // --layers --hidden --heads --seq --vocab alone (add_model_options includes them; `unity run` has a
 // --batch of its own).

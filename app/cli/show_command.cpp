@@ -126,7 +126,7 @@ void add_show_command(CLI::App& app) {
     if (!opt->trace.empty() && !(plan && plan->pipeline))
       throw InputError(
           fmt::format("--trace: '{}' is not a pipelined plan (it has no timeline)", opt->model));
-    const Graph g = plan ? plan->pcg : opt->model_options.load(opt->model, 1);
+    const Graph g = plan ? plan->pcg : opt->model_options.load(opt->model, 1, /*training=*/false);
     auto summary = summary_json(g);
     if (plan) summary["plan"] = summary_to_json(plan->summary);
     if (plan && plan->pipeline) summary["plan"]["pipeline"] = pipeline_to_json(*plan->pipeline);

@@ -111,3 +111,26 @@ TEST(Cli, VersionNamesTheLibraries) {
   EXPECT_NE(r.out.find("SQLite 3."), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("backend cpu: available"), std::string::npos) << r.out;
 }
+
+// An inference export (torch.onnx.export of a 2-layer MLP, no loss) trains as it is: the command
+// says which loss it attached, and a 2-rank run equals one rank.
+TEST(Cli, AnInferenceExportTrainsWithAnAttachedLoss) {
+  const std::string onnx = std::string(UNITY_TEST_DATA_DIR) + "/onnx/mlp.onnx";
+  const auto run = run_cli("run " + onnx + " --ranks 2 --iterations 3 --check --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("attached cross-entropy"), std::string::npos) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_LT(j["max_rel_diff"].get<double>(), 1e-5);
+  EXPECT_LT(j["losses"].back().get<double>(), j["losses"].front().get<double>());
+
+  const auto json_path = temp_path("mlp-mse.json");
+  const auto imported = run_cli("import " + onnx + " --loss mse -o " + json_path.string());
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const auto shown = run_cli("show " + json_path.string() + " --json");
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_EQ(nlohmann::json::parse(shown.out)["op_counts"]["MSELoss"], 1);
+  // Asking for a loss the model has already, or one that does not exist, is bad input.
+  EXPECT_EQ(run_cli("optimize mnist-mlp --loss mse").exit_code, 1);
+  EXPECT_EQ(run_cli("optimize " + onnx + " --loss hinge").exit_code, 1);
+  fs::remove(json_path);
+}

@@ -1,0 +1,75 @@
+#include "unity/core/training_loss.h"
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+#include "unity/core/graph_builder.h"
+
+namespace unity {
+
+std::string_view to_string(LossKind k) {
+  return k == LossKind::CrossEntropy ? "cross-entropy" : "mse";
+}
+
+LossKind loss_kind_from_string(std::string_view s) {
+  if (s == "cross-entropy") return LossKind::CrossEntropy;
+  if (s == "mse") return LossKind::Mse;
+  throw InputError(fmt::format("unknown loss '{}' (expected cross-entropy or mse)", s));
+}
+
+bool has_loss(const Graph& g) {
+  for (const auto& [id, n] : g.nodes())
+    if (n.op.type == OpType::SoftmaxCrossEntropy || n.op.type == OpType::MSELoss) return true;
+  return false;
+}
+
+std::optional<AttachedLoss> attach_loss(Graph& g, std::optional<LossKind> requested) {
+  if (has_loss(g)) {
+    if (requested)
+      throw InputError(
+          fmt::format("--loss {}: '{}' has a loss already", to_string(*requested), g.name));
+    return std::nullopt;
+  }
+  std::vector<TensorRef> outputs;
+  for (const auto& sink : g.sinks())
+    if (is_floating(g.shape(sink).dtype)) outputs.push_back(sink);
+  if (outputs.empty())
+    throw InputError(fmt::format("'{}' has no floating output to attach a loss to", g.name));
+  AttachedLoss a;
+  a.chosen = !requested;
+  a.kind = requested
+               ? *requested
+               : (g.shape(outputs.front()).rank() == 2 ? LossKind::CrossEntropy : LossKind::Mse);
+  GraphBuilder b(g);
+  for (const TensorRef& out : outputs) {
+    const ParallelTensorShape shape = g.shape(out);
+    const std::string name = g.node(out.node).op.name.empty() ? fmt::format("output{}", out.node)
+                                                              : g.node(out.node).op.name;
+    auto sizes = shape.sizes();
+    a.outputs.push_back(fmt::format("'{}' [{}]", name, fmt::join(sizes, ", ")));
+    if (a.kind == LossKind::CrossEntropy) {
+      if (sizes.size() < 2)
+        throw InputError(fmt::format(
+            "--loss cross-entropy needs an output of at least 2 dims (batch, classes); '{}' is "
+            "[{}]",
+            name, fmt::join(sizes, ", ")));
+      sizes.pop_back();
+      b.softmax_cross_entropy(out, b.input(name + ".labels", sizes, DataType::Int64),
+                              name + ".loss");
+    } else {
+      b.mse_loss(out, b.input(name + ".targets", sizes, shape.dtype), name + ".loss");
+    }
+  }
+  g.validate();
+  return a;
+}
+
+std::string describe(const AttachedLoss& a, const std::string& model) {
+  return fmt::format("'{}' has no loss: attached {} to output{} {} ({} synthesised{})", model,
+                     to_string(a.kind), a.outputs.size() == 1 ? "" : "s",
+                     fmt::join(a.outputs, ", "),
+                     a.kind == LossKind::CrossEntropy ? "labels" : "targets",
+                     a.chosen ? "; choose with --loss cross-entropy|mse" : "");
+}
+
+}  // namespace unity
