@@ -29,6 +29,7 @@
 #include "unity/core/model_zoo.h"
 #include "unity/core/plan.h"
 #include "unity/core/plan_optimizer.h"
+#include "unity/core/training_loss.h"
 #include "unity/views/compare_view.h"
 #include "unity/views/display_format.h"
 #include "unity/views/explorer_document.h"
@@ -303,7 +304,11 @@ MainWindow::LoadedModel MainWindow::readModel(const QString& spec, int devices) 
         return out;
       }
     }
-    out.graph = std::make_shared<const Graph>(load_model_for_devices(path, devices));
+    Graph g = load_model_for_devices(path, devices);
+    // An inference export trains with the loss the CLI attaches by default, and says so.
+    if (const auto attached = attach_loss(g, std::nullopt))
+      out.note = QString::fromStdString(describe(*attached, path));
+    out.graph = std::make_shared<const Graph>(std::move(g));
   } catch (const InputError& e) {
     out.error = errorText(e, true);
   } catch (const std::exception& e) {
@@ -341,8 +346,10 @@ void MainWindow::onModelLoaded() {
     return;
   }
   showLoaded(loaded);
-  statusBar()->showMessage(tr("Opened %1: %2 nodes").arg(loaded.spec).arg(loaded.graph->size()),
-                           5000);
+  statusBar()->showMessage(
+      loaded.note.isEmpty() ? tr("Opened %1: %2 nodes").arg(loaded.spec).arg(loaded.graph->size())
+                            : loaded.note,
+      5000);
 }
 
 void MainWindow::showLoaded(const LoadedModel& loaded) {

@@ -118,6 +118,7 @@ class MainWindow : public QMainWindow {
     std::shared_ptr<const Plan> plan;  // set when the file is a plan
     QString spec;
     QString error;
+    QString note;  // e.g. the loss attached to an inference export
   };
   // Reads a zoo name, .onnx, model .json or plan .json (any thread).
   static LoadedModel readModel(const QString& spec, int devices);
