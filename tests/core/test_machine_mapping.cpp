@@ -185,6 +185,32 @@ TEST(MachineMapping, DynamicProgramEqualsExhaustiveEnumeration) {
   EXPECT_GT(total_mappings, 10000u);  // the enumeration really explored alternatives
 }
 
+// A graph that is not series-parallel: m is read after the split node s that joins it with p (an
+// encoder's output read by every decoder layer, DenseNet's concatenations). The edge m -> r
+// bypasses s; the DP leaves it out of the subproblems and adds its cost at the end, so it returns a
+// mapping (it used to stop with "a boundary operator has no view") whose cost bounds the best one
+// from above.
+TEST(MachineMapping, LongEdgesOfAGraphThatIsNotSeriesParallelAreCostedOnce) {
+  Graph g;
+  GraphBuilder b(g);
+  auto m = b.linear(b.input("a", {64, 256}), 256, "m", false);
+  auto p = b.linear(b.input("b", {64, 256}), 256, "p", false);
+  auto s = b.add(m, p, "s");
+  auto q = b.linear(s, 256, "q", false);
+  b.add(q, m, "r");
+  for (const MachineSpec& machine : {test_machine(1, 2, 2), test_machine(2, 2, 2)}) {
+    const CostModel model(machine);
+    const MappingCost costs(g, model);
+    MachineMapping dp;
+    ASSERT_NO_THROW(dp = optimize_machine_mapping(costs));
+    ASSERT_TRUE(dp.feasible);
+    std::size_t mappings = 0;
+    const double best = exhaustive_best(costs, {0, machine.num_devices()}, &mappings);
+    EXPECT_GE(dp.cost.time(), best * (1 - 1e-9));
+    EXPECT_LE(dp.cost.time(), 1.5 * best);
+  }
+}
+
 TEST(MachineMapping, ParallelBranchesRunSideBySideWhenThatIsFaster) {
   // Two heavy independent branches of serial linear layers: on two devices they should split.
   Graph g;

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -117,6 +118,10 @@ class MappingSearch {
     if (!result.feasible) return result;
     collect(sp_.root(), block, result.views);
     result.cost = root.cost;
+    // Long edges, costed once now that both ends have views (in sequence: an upper bound).
+    for (const auto& [producer, consumer] : long_edges_)
+      result.cost += costs_.edge_cost(producer, result.views.at(producer), consumer,
+                                      result.views.at(consumer));
     return result;
   }
 
@@ -269,21 +274,33 @@ class MappingSearch {
 
   // Every view's own cost plus its edges to the part's boundary operators (whose views are
   // fixed), by position in `own_views`.
+  // A boundary operator without a view lies in a sibling part: the edge bypasses the split node
+  // between them (a graph that is not series-parallel: DenseNet's concatenations, an
+  // encoder-decoder's memory read by every decoder layer). The DP leaves such long edges out and
+  // run() adds their cost once every view is chosen.
   std::vector<CostBreakdown> leaf_costs(int index, const std::vector<int>& own_views) {
     const NodeId own = sp_.node(index).node;
     if (own_views.empty()) return {};
     std::vector<CostBreakdown> out = node_row(own, own_views);
     for (const Attachment& a : attachments_[index]) {
-      const auto& row = edge_row(a, own, own_views, assigned(a.other));
+      const int other = assigned(a.other);
+      if (other < 0) continue;
+      const auto& row = edge_row(a, own, own_views, other);
       for (std::size_t i = 0; i < out.size(); ++i) out[i] += row[i];
     }
     return out;
   }
 
-  int assigned(NodeId id) const {
-    const int v = assigned_[static_cast<std::size_t>(id)];
-    if (v < 0) throw std::logic_error("mapping DP: a boundary operator has no view");
-    return v;
+  // The view an enclosing split fixed for `id`, or -1 (a long edge's far end).
+  int assigned(NodeId id) const { return assigned_[static_cast<std::size_t>(id)]; }
+
+  // The long edges of part `index`'s own operator whose far end has no view here.
+  void note_long_edges(int index) {
+    const NodeId own = sp_.node(index).node;
+    for (const Attachment& a : attachments_[index])
+      if (assigned(a.other) < 0)
+        long_edges_.insert(a.other_produces ? std::make_pair(a.other, own)
+                                            : std::make_pair(own, a.other));
   }
 
   std::uint64_t memo_key(int index, DeviceBlock block) const {
@@ -391,9 +408,11 @@ class MappingSearch {
     switch (part.kind) {
       case SpNode::Kind::Leaf:
         out[part.node] = view(e.view);
+        note_long_edges(index);
         break;
       case SpNode::Kind::Series:
         out[part.node] = view(e.view);
+        note_long_edges(index);
         assigned_[static_cast<std::size_t>(part.node)] = e.view;
         if (part.first >= 0) collect(part.first, block, out);
         if (part.second >= 0) collect(part.second, block, out);
@@ -425,8 +444,9 @@ class MappingSearch {
   std::unordered_map<NodeId, std::uint64_t> local_;   // operator signatures, with a cache
   std::vector<detail::PartSignature> signatures_;     // with a cache
   std::vector<std::vector<Attachment>> attachments_;  // by part index
-  std::vector<int> assigned_;            // by node id: views fixed by enclosing splits (-1: none)
-  std::vector<MachineView> view_table_;  // without a cache
+  std::vector<int> assigned_;  // by node id: views fixed by enclosing splits (-1: none)
+  std::set<std::pair<NodeId, NodeId>> long_edges_;  // (producer, consumer), found by collect()
+  std::vector<MachineView> view_table_;             // without a cache
   std::deque<std::vector<int>> own_view_lists_;
   DigestMap<const std::vector<int>*> view_lists_;
   DigestMap<std::vector<CostBreakdown>> node_rows_, edge_rows_;

@@ -2,6 +2,7 @@
 // tested against.
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "unity/core/machine_mapping.h"
 
@@ -14,6 +15,9 @@ struct Evaluator {
   const std::map<NodeId, MachineView>& views;
   const std::map<int, ParallelChoice>& choices;
   bool ok = true;
+  // Edges costed so far: a long edge (one that bypasses a split node, in a graph that is not
+  // series-parallel) touches the boundary of both its ends' parts and is costed once.
+  std::set<std::pair<NodeId, NodeId>> costed;
 
   const MachineView& view(NodeId id, DeviceBlock block) {
     const MachineView& v = views.at(id);
@@ -29,9 +33,11 @@ struct Evaluator {
     for (NodeId b : part.boundary) {
       const auto& preds = pg.predecessors(node);
       const auto& succs = pg.successors(node);
-      if (std::find(preds.begin(), preds.end(), b) != preds.end())
+      if (std::find(preds.begin(), preds.end(), b) != preds.end() &&
+          costed.insert({b, node}).second)
         c += costs.edge_cost(b, views.at(b), node, v);
-      if (std::find(succs.begin(), succs.end(), b) != succs.end())
+      if (std::find(succs.begin(), succs.end(), b) != succs.end() &&
+          costed.insert({node, b}).second)
         c += costs.edge_cost(node, v, b, views.at(b));
     }
     return c;
@@ -58,10 +64,11 @@ struct Evaluator {
           return c;
         }
         const bool low = choice.first_low;
-        const CostBreakdown a = eval(part.first, low ? DeviceBlock{block.start, k}
-                                                      : DeviceBlock{block.start + block.size - k, k});
+        const CostBreakdown a =
+            eval(part.first,
+                 low ? DeviceBlock{block.start, k} : DeviceBlock{block.start + block.size - k, k});
         const CostBreakdown b = eval(part.second, low ? DeviceBlock{block.start + k, block.size - k}
-                                                       : DeviceBlock{block.start, block.size - k});
+                                                      : DeviceBlock{block.start, block.size - k});
         CostBreakdown c = a.time() >= b.time() ? a : b;
         c.bytes = a.bytes + b.bytes;
         return c;
@@ -80,7 +87,7 @@ CostBreakdown evaluate_mapping(const MappingCost& costs, const SpDecomposition& 
     if (feasible) *feasible = true;
     return {};
   }
-  Evaluator e{costs, sp, views, choices};
+  Evaluator e{costs, sp, views, choices, true, {}};
   CostBreakdown c = e.eval(sp.root(), block);
   if (feasible) *feasible = e.ok;
   return c;
