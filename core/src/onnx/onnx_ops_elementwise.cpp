@@ -249,7 +249,38 @@ void map_where(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) 
   ctx.bind_tensor(node.output(0), ctx.reshape(out, expected, name + ".broadcast"));
 }
 
-// Clip(min 0, no max) is a Relu. Other bounds (ReLU6 in MobileNets) have no operator of ours.
+// min(max(x, low), high) from operators the PCG has: a Relu for Clip(min 0) (ReLU), else
+// low + Relu(x - low) - Relu(x - high) (ReLU6 in MobileNets, HardSigmoid's clamp); one bound alone
+// drops its Relu. Exact, with the same gradient almost everywhere.
+TensorRef clip(ImportContext& ctx, TensorRef x, std::optional<double> low,
+               std::optional<double> high, const std::string& name) {
+  if (high && *high >= 3.0e38) high.reset();
+  if (low && *low <= -3.0e38) low.reset();
+  if (!low && !high) return x;
+  if (low && high && *low > *high)
+    throw InputError(
+        fmt::format("node '{}': Clip to [{}, {}] has its bounds reversed", name, *low, *high));
+  auto shifted_relu = [&](double by, const std::string& suffix) {
+    const TensorRef t =
+        by == 0.0 ? x
+                  : ctx.add(OpType::ScalarAdd, {{"scalar", -by}}, {x}, name + suffix + ".shift");
+    return ctx.add(OpType::Relu, {}, {t}, name + suffix);
+  };
+  if (low && !high) {
+    const TensorRef r = shifted_relu(*low, low == 0.0 ? "" : ".low");
+    return *low == 0.0 ? r : ctx.add(OpType::ScalarAdd, {{"scalar", *low}}, {r}, name);
+  }
+  if (!low) {  // min(x, high) = x - Relu(x - high)
+    const TensorRef over = shifted_relu(*high, ".high");
+    return ctx.add(OpType::Sub, {}, {x, over}, name);
+  }
+  const TensorRef below = shifted_relu(*low, ".low");
+  const TensorRef above = shifted_relu(*high, ".high");
+  const TensorRef inside =
+      ctx.add(OpType::Sub, {}, {below, above}, *low == 0.0 ? name : name + ".span");
+  return *low == 0.0 ? inside : ctx.add(OpType::ScalarAdd, {{"scalar", *low}}, {inside}, name);
+}
+
 void map_clip(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
   std::optional<double> low, high;
   if (opset < 11) {
@@ -259,15 +290,29 @@ void map_clip(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t op
     if (const std::string& lo = input_name(node, 1); !lo.empty()) low = ctx.constant(lo).scalar();
     if (const std::string& hi = input_name(node, 2); !hi.empty()) high = ctx.constant(hi).scalar();
   }
-  const bool unbounded_above = !high || *high >= 3.0e38;
-  if (!low || *low != 0.0 || !unbounded_above) {
-    unsupported_use(node,
-                    fmt::format("Clip to [{}, {}] is not supported (only Clip(min=0), a Relu)",
-                                low ? fmt::format("{}", *low) : "-inf",
-                                unbounded_above ? "inf" : fmt::format("{}", *high)));
-  }
+  ctx.bind_tensor(node.output(0), clip(ctx, ctx.tensor(node.input(0)), low, high, node_name(node)));
+}
+
+// HardSigmoid = Clip(alpha x + beta, 0, 1) (defaults 0.2, 0.5); HardSwish = x HardSigmoid(x) with
+// alpha 1/6 (MobileNetV3).
+TensorRef hard_sigmoid(ImportContext& ctx, TensorRef x, double alpha, double beta,
+                       const std::string& name) {
+  TensorRef t = ctx.add(OpType::ScalarMul, {{"scalar", alpha}}, {x}, name + ".scale");
+  t = ctx.add(OpType::ScalarAdd, {{"scalar", beta}}, {t}, name + ".offset");
+  return clip(ctx, t, 0.0, 1.0, name);
+}
+
+void map_hard_sigmoid(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   ctx.bind_tensor(node.output(0),
-                  ctx.add(OpType::Relu, {}, {ctx.tensor(node.input(0))}, node_name(node)));
+                  hard_sigmoid(ctx, ctx.tensor(node.input(0)), attr_float(node, "alpha", 0.2),
+                               attr_float(node, "beta", 0.5), node_name(node)));
+}
+
+void map_hard_swish(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const TensorRef x = ctx.tensor(node.input(0));
+  const std::string name = node_name(node);
+  const TensorRef gate = hard_sigmoid(ctx, x, 1.0 / 6.0, 0.5, name + ".gate");
+  ctx.bind_tensor(node.output(0), ctx.add(OpType::Mul, {}, {x, gate}, name));
 }
 
 }  // namespace
@@ -284,6 +329,8 @@ void register_elementwise_ops(std::map<std::string, OpHandler>& table) {
   table["ReduceSum"] = map_reduce;
   table["Cast"] = map_cast;
   table["Clip"] = map_clip;
+  table["HardSigmoid"] = map_hard_sigmoid;
+  table["HardSwish"] = map_hard_swish;
   table["Where"] = map_where;
 }
 
