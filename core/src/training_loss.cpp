@@ -30,9 +30,15 @@ std::optional<AttachedLoss> attach_loss(Graph& g, std::optional<LossKind> reques
           fmt::format("--loss {}: '{}' has a loss already", to_string(*requested), g.name));
     return std::nullopt;
   }
-  std::vector<TensorRef> outputs;
-  for (const auto& sink : g.sinks())
-    if (is_floating(g.shape(sink).dtype)) outputs.push_back(sink);
+  // The model's outputs: floating sinks, but not the unread pieces of an operator whose other
+  // outputs are read, nor the parts of a Split that a slice leaves.
+  std::vector<TensorRef> outputs, pieces;
+  for (const auto& sink : g.sinks()) {
+    if (!is_floating(g.shape(sink).dtype) || !g.uses(sink.node).empty()) continue;
+    (g.node(sink.node).op.type == OpType::Split ? pieces : outputs).push_back(sink);
+  }
+  // A model that ends in a slice (a Split's one piece) has only pieces to offer.
+  if (outputs.empty()) outputs = pieces;
   if (outputs.empty())
     throw InputError(fmt::format("'{}' has no floating output to attach a loss to", g.name));
   AttachedLoss a;

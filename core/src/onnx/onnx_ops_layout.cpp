@@ -138,18 +138,50 @@ void map_slice(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t o
   }
   const std::string name = node_name(node);
   for (std::size_t i = 0; i < axes.size(); ++i) {
-    if (!steps.empty() && steps[i] != 1) {
-      unsupported_use(node, "Slice of an activation with a step other than 1 is not supported");
-    }
+    const std::int64_t step = steps.empty() ? 1 : steps[i];
+    if (step < 1)
+      unsupported_use(node, "Slice of an activation with a negative step is not supported");
     const int axis = normalize_axis(axes[i], rank);
-    const std::int64_t extent = dims[static_cast<std::size_t>(axis)];
+    const Ints now = ctx.sizes(x);
+    const std::int64_t extent = now[static_cast<std::size_t>(axis)];
     auto clamp = [extent](std::int64_t v) {
       return std::clamp<std::int64_t>(v < 0 ? v + extent : v, 0, extent);
     };
     const std::int64_t start = clamp(starts[i]);
     const std::int64_t end = clamp(ends[i]);
-    x = ctx.slice(x, axis, start, end,
-                  axes.size() == 1 ? name : fmt::format("{}.axis{}", name, axis));
+    const std::string part = axes.size() == 1 ? name : fmt::format("{}.axis{}", name, axis);
+    if (step == 1) {
+      x = ctx.slice(x, axis, start, end, part);
+      continue;
+    }
+    // Every step-th element (Swin's patch merging, x[:, 0::2, 1::2]): a window of count x step
+    // elements holding them, seen as [count, step], and one column of it. When the window would
+    // pass the end, the last element comes on its own and is concatenated.
+    const std::int64_t count = end > start ? (end - start + step - 1) / step : 0;
+    if (count == 0)
+      unsupported_use(node, fmt::format("Slice [{}:{}:{}] of a dimension of {} is empty", start,
+                                        end, step, extent));
+    auto strided = [&](std::int64_t n, const std::string& label) {
+      const std::int64_t window = std::min(start, extent - n * step);
+      Ints split = now;
+      split[static_cast<std::size_t>(axis)] = n;
+      split.insert(split.begin() + axis + 1, step);
+      TensorRef t = ctx.slice(x, axis, window, window + n * step, label + ".window");
+      t = ctx.reshape(t, split, label + ".split");
+      t = ctx.slice(t, axis + 1, start - window, start - window + 1, label + ".column");
+      Ints out = now;
+      out[static_cast<std::size_t>(axis)] = n;
+      return ctx.reshape(t, out, label);
+    };
+    if (count * step <= extent) {
+      x = strided(count, part);
+      continue;
+    }
+    const std::int64_t last = start + (count - 1) * step;
+    const TensorRef tail = ctx.slice(x, axis, last, last + 1, part + ".last");
+    x = count == 1 ? tail
+                   : ctx.add(OpType::Concat, {{"axis", std::int64_t{axis}}},
+                             {strided(count - 1, part + ".head"), tail}, part);
   }
   ctx.bind_tensor(node.output(0), x);
 }
