@@ -3,17 +3,16 @@
 #include <QContextMenuEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QImage>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPainter>
-#include <QSvgGenerator>
 
 #include <algorithm>
 #include <cmath>
 #include <set>
 
 #include "axis_step.h"
+#include "picture_export.h"
 #include "pipeline_colors.h"
 #include "unity/views/display_format.h"
 
@@ -314,32 +313,8 @@ void MemoryBarsChart::paintEvent(QPaintEvent*) {
 
 bool MemoryBarsChart::exportImage(const QString& path, QString* error) const {
   const QSizeF size(std::max(1200, width()), std::max(480, height()));
-  QPainter p;
-  if (QFileInfo(path).suffix().compare(QLatin1String("svg"), Qt::CaseInsensitive) == 0) {
-    QSvgGenerator svg;
-    svg.setFileName(path);
-    svg.setSize(size.toSize());
-    svg.setViewBox(QRectF(QPointF(0, 0), size));
-    svg.setTitle(title_);
-    if (!p.begin(&svg)) {
-      if (error) *error = tr("Cannot write '%1'.").arg(path);
-      return false;
-    }
-    paintChart(p, size);
-    p.end();
-    return true;
-  }
-  QImage image((size * 2).toSize(), QImage::Format_ARGB32_Premultiplied);
-  image.fill(Qt::white);
-  p.begin(&image);
-  p.scale(2, 2);
-  paintChart(p, size);
-  p.end();
-  if (!image.save(path, "PNG")) {
-    if (error) *error = tr("Cannot write '%1'.").arg(path);
-    return false;
-  }
-  return true;
+  return exportPicture(
+      path, size, title_, [this](QPainter& p, QSizeF s) { paintChart(p, s); }, error);
 }
 
 void MemoryBarsChart::contextMenuEvent(QContextMenuEvent* event) {

@@ -4,16 +4,15 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QImage>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPainter>
-#include <QSvgGenerator>
 
 #include <algorithm>
 #include <cmath>
 
 #include "axis_step.h"
+#include "picture_export.h"
 #include "pipeline_colors.h"
 #include "unity/core/json_io.h"
 #include "unity/views/display_format.h"
@@ -287,34 +286,8 @@ bool PipelineTimelineChart::exportImage(const QString& path, QString* error) con
   }
   // At least 1600 px wide: a 1F1B schedule of 32 micro-batches needs the width to read.
   const QSizeF size(std::max(1600, width()), std::max(360, height()));
-  if (QFileInfo(path).suffix().compare(QLatin1String("svg"), Qt::CaseInsensitive) == 0) {
-    QSvgGenerator svg;
-    svg.setFileName(path);
-    svg.setSize(size.toSize());
-    svg.setViewBox(QRectF(QPointF(0, 0), size));
-    svg.setTitle(title_);
-    svg.setDescription(tr("Pipeline timeline exported by Unity Explorer"));
-    QPainter p;
-    if (!p.begin(&svg)) {
-      if (error) *error = tr("Cannot write '%1'.").arg(path);
-      return false;
-    }
-    paintChart(p, size);
-    p.end();
-    return QFileInfo::exists(path);
-  }
-  QImage image((size * 2).toSize(), QImage::Format_ARGB32_Premultiplied);
-  image.fill(Qt::white);
-  QPainter p(&image);
-  p.scale(2, 2);
-  p.setRenderHint(QPainter::TextAntialiasing, true);
-  paintChart(p, size);
-  p.end();
-  if (!image.save(path, "PNG")) {
-    if (error) *error = tr("Cannot write '%1'.").arg(path);
-    return false;
-  }
-  return true;
+  return exportPicture(
+      path, size, title_, [this](QPainter& p, QSizeF s) { paintChart(p, s); }, error);
 }
 
 bool PipelineTimelineChart::exportChromeTrace(const QString& path, QString* error) const {
