@@ -74,6 +74,20 @@ bool is_plan_file(const std::string& path) {
   return is_plan_json(read_json_file(path));
 }
 
+// Measured operator profiles: `file`, else a calibrated machine file's (unity calibrate keeps them
+// beside it); null when there are none. Lookups measure the operators they lack; the caller saves
+// them back to the returned path.
+std::pair<std::shared_ptr<MeasuredProfiles>, std::filesystem::path> measured_profiles(
+    const std::string& machine_spec, const std::string& file) {
+  std::filesystem::path path = file;
+  if (path.empty() && machine_spec.size() > 5 &&
+      machine_spec.substr(machine_spec.size() - 5) == ".json" &&
+      std::filesystem::exists(profiles_path_for(machine_spec)))
+    path = profiles_path_for(machine_spec);
+  if (path.empty()) return {nullptr, path};
+  return {MeasuredProfiles::load(path), path};
+}
+
 // Plans a MODEL target like `unity optimize` would, with --scale/--batch applied to zoo models.
 Plan plan_model(const RunOptions& o, int ranks) {
   Graph model;
@@ -101,18 +115,8 @@ Plan plan_model(const RunOptions& o, int ranks) {
   attach_training_loss(model, o.loss, o.target);
   const MachineSpec machine = load_machine(o.machine.empty() ? "cpu-local" : o.machine, {0, ranks});
   OptimizeOptions opt;
-  // A calibrated machine's operator profiles (unity calibrate keeps them beside the machine file),
-  // measuring the operators they lack and keeping those too.
-  std::shared_ptr<MeasuredProfiles> profiles;
-  std::filesystem::path profiles_file = o.profiles;
-  if (profiles_file.empty() && o.machine.size() > 5 &&
-      o.machine.substr(o.machine.size() - 5) == ".json" &&
-      std::filesystem::exists(profiles_path_for(o.machine)))
-    profiles_file = profiles_path_for(o.machine);
-  if (!profiles_file.empty()) {
-    profiles = MeasuredProfiles::load(profiles_file);
-    opt.profiles = profiles;
-  }
+  const auto [profiles, profiles_file] = measured_profiles(o.machine, o.profiles);
+  opt.profiles = profiles;
   opt.mode = o.mode;
   // A pipeline layout when one is asked for, with stage replicas of one device unless --tp says
   // otherwise (CPU ranks gain nothing from tensor parallelism); otherwise the plan the mode makes
@@ -130,14 +134,7 @@ Plan plan_model(const RunOptions& o, int ranks) {
 // operator profiles where there are some (measuring the operators they lack, then keeping them).
 double recost(const Plan& plan, const std::string& machine_spec, const std::string& profiles_file) {
   const MachineSpec m = load_machine(machine_spec, {0, plan.summary.devices});
-  std::string file = profiles_file;
-  if (file.empty() && machine_spec.size() > 5 &&
-      machine_spec.substr(machine_spec.size() - 5) == ".json") {
-    const auto sibling = profiles_path_for(machine_spec);
-    if (std::filesystem::exists(sibling)) file = sibling.string();
-  }
-  std::shared_ptr<MeasuredProfiles> profiles;
-  if (!file.empty()) profiles = MeasuredProfiles::load(file);
+  const auto [profiles, file] = measured_profiles(machine_spec, profiles_file);
   const double ms =
       predicted_iteration_ms(plan.pcg, plan.mapping.views, m, plan.summary.optimizer, profiles);
   if (profiles && profiles->measured_now() > 0) profiles->save(file);

@@ -93,6 +93,14 @@ SegmentChain segment_chain(const Graph& model) {
   return chain;
 }
 
+std::vector<bool> repeated_kinds(const SegmentChain& chain) {
+  std::vector<int> count(static_cast<std::size_t>(chain.kinds()), 0);
+  for (const auto& s : chain.segments) ++count[static_cast<std::size_t>(s.kind)];
+  std::vector<bool> repeated;
+  for (int n : count) repeated.push_back(n > 1);
+  return repeated;
+}
+
 namespace {
 
 // The nodes `nodes` of `model` as a graph of their own for `batch` samples, reading `input` (the

@@ -59,14 +59,12 @@ class Planner {
         costs_(machine, options.optimizer, options.profiles),
         dtype_(compute_dtype(model)) {
     const int segments = static_cast<int>(chain_.segments.size());
-    // Repeated kinds are the blocks that recomputation re-runs (not the embedding or the head).
-    std::map<int, int> count;
-    for (const auto& s : chain_.segments) ++count[s.kind];
+    const std::vector<bool> repeated = repeated_kinds(chain_);
     for (int j = 0; j < segments; ++j) {
       const auto& s = chain_.segments[j];
       const int next = j + 1 < segments ? chain_.segments[j + 1].layer : chain_.layers;
       layer_of_.push_back(std::max(0, next > s.layer ? s.layer : s.layer - 1));
-      block_.push_back(count[s.kind] > 1);
+      block_.push_back(repeated[static_cast<std::size_t>(s.kind)]);
     }
     // Sequence parallelism splits token-wise operators along a sequence: a transformer's.
     transformer_ = model.count(OpType::MultiHeadAttention) > 0;

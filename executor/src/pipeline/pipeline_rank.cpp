@@ -154,13 +154,7 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
   r->memory = std::make_unique<DeviceMemory>(backend);
 
   const SegmentChain chain = segment_chain(model);
-  // Repeated kinds are the blocks recomputation re-runs (as the planner counts it).
-  std::vector<bool> repeated(static_cast<std::size_t>(chain.kinds()), false);
-  {
-    std::map<int, int> count;
-    for (const auto& seg : chain.segments) ++count[seg.kind];
-    for (const auto& [kind, n] : count) repeated[kind] = n > 1;
-  }
+  const std::vector<bool> repeated = repeated_kinds(chain);
   const int chunks = r->stages * r->interleave;
   const int last_segment = static_cast<int>(chain.segments.size()) - 1;
   std::map<std::string, int> weight_chunk;

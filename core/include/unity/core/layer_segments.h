@@ -29,6 +29,11 @@ struct SegmentChain {
 // The cuts of a serial model. A graph without a cut is one segment.
 SegmentChain segment_chain(const Graph& model);
 
+// Per kind, whether more than one segment has it: the repeated blocks (a transformer's layers),
+// which full recomputation re-runs, not the embedding or the head. The planner costs and the
+// executor runs recomputation by this one rule.
+std::vector<bool> repeated_kinds(const SegmentChain& chain);
+
 // Segment `s` as a graph of its own, for `batch` samples: the activation entering it becomes an
 // Input, and every input whose leading dim is the model's batch gets `batch` instead.
 Graph segment_graph(const Graph& model, const Segment& s, std::int64_t batch);
