@@ -204,12 +204,25 @@ void CpuBackend::softmax_cross_entropy_backward(const float* logits, const std::
 }
 
 void CpuBackend::mse(const float* p, const float* t, float* loss, i64 rows, i64 cols) {
+  // Independent partial sums: one running sum is a chain of dependent double additions, several
+  // times slower than reading the row (0.5 ms for a 256 x 1024 output against 0.15 for a ReLU).
+  constexpr int kLanes = 8;
   for (i64 r = 0; r < rows; ++r) {
+    const float* pr = p + r * cols;
+    const float* tr = t + r * cols;
+    double lane[kLanes] = {};
+    i64 c = 0;
+    for (; c + kLanes <= cols; c += kLanes)
+      for (int j = 0; j < kLanes; ++j) {
+        const double d = static_cast<double>(pr[c + j]) - tr[c + j];
+        lane[j] += d * d;
+      }
     double s = 0;
-    for (i64 c = 0; c < cols; ++c) {
-      const double d = static_cast<double>(p[r * cols + c]) - t[r * cols + c];
+    for (; c < cols; ++c) {
+      const double d = static_cast<double>(pr[c]) - tr[c];
       s += d * d;
     }
+    for (int j = 0; j < kLanes; ++j) s += lane[j];
     loss[r] = static_cast<float>(s / static_cast<double>(cols));
   }
 }
