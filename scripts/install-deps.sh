@@ -20,6 +20,8 @@ packages=(
   libgraphviz-dev graphviz
   # GUI
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev
+  # fuzzers (tests/fuzz): clang with its libFuzzer and sanitizer runtimes
+  clang libclang-rt-dev
   # tests: GoogleTest, offscreen GUI, PyTorch exports of real models
   libgtest-dev xvfb xauth python3 python3-torch python3-torchvision python3-onnx
 )

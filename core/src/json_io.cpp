@@ -1,8 +1,9 @@
 #include "unity/core/json_io.h"
 
+#include <unistd.h>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -50,10 +51,15 @@ const json& field(const json& j, const char* name, const std::string& where) {
 template <typename T>
 T get_as(const json& j, const char* name, const std::string& where) {
   const json& v = field(j, name, where);
-  try {
-    return v.get<T>();
-  } catch (const json::exception&) {
-    throw InputError(fmt::format("{}: field '{}' has the wrong type ({})", where, name, v.dump()));
+  if constexpr (std::is_integral_v<T>) {
+    return json_integer<T>(v, fmt::format("{}: field '{}'", where, name));
+  } else {
+    try {
+      return v.get<T>();
+    } catch (const json::exception&) {
+      throw InputError(
+          fmt::format("{}: field '{}' has the wrong type ({})", where, name, v.dump()));
+    }
   }
 }
 
@@ -72,9 +78,10 @@ ParallelTensorShape shape_from_json(const json& j) {
   for (const auto& d : dims) {
     if (!d.is_array() || d.size() != 2 || !d[0].is_number_integer() || !d[1].is_number_integer())
       throw InputError("shape: each dim must be [size, degree], got " + d.dump());
-    s.dims.push_back({d[0].get<std::int64_t>(), d[1].get<int>()});
+    s.dims.push_back({json_integer<std::int64_t>(d[0], "shape: a dim's size"),
+                      json_integer<int>(d[1], "shape: a dim's degree")});
   }
-  s.replica = j.value("replica", 1);
+  s.replica = json_integer_or(j, "replica", 1, "shape");
   s.dtype = data_type_from_string(j.value("dtype", std::string("float32")));
   return s;
 }
@@ -103,18 +110,23 @@ json graph_to_json(const Graph& g) {
           {"nodes", nodes}};
 }
 
-Graph graph_from_json(const json& j) {
+namespace {
+
+// graph_from_json without its guard: optional fields read with json::value throw json's type_error
+// when the file holds another type there.
+Graph graph_from_json_fields(const json& j) {
   if (!j.is_object()) throw InputError("model: the top level must be a JSON object");
   const auto format = j.value("format", std::string());
   if (format != "unity-model")
-    throw InputError(fmt::format("model: field 'format' must be \"unity-model\", got \"{}\"", format));
+    throw InputError(
+        fmt::format("model: field 'format' must be \"unity-model\", got \"{}\"", format));
   const int version = get_as<int>(j, "version", "model");
   if (version > kModelFormatVersion)
     throw InputError(fmt::format("model: format version {} is newer than this Unity reads ({})",
                                  version, kModelFormatVersion));
   Graph g;
   g.name = j.value("name", std::string());
-  g.batch_size = j.value("batch_size", std::int64_t{0});
+  g.batch_size = json_integer_or(j, "batch_size", std::int64_t{0}, "model");
   const json& nodes = field(j, "nodes", "model");
   if (!nodes.is_array()) throw InputError("model: field 'nodes' must be a list");
   std::map<NodeId, std::vector<ParallelTensorShape>> stored;
@@ -137,8 +149,9 @@ Graph graph_from_json(const json& j) {
       for (const auto& in : jn["inputs"]) {
         if (!in.is_array() || in.size() != 2 || !in[0].is_number_integer() ||
             !in[1].is_number_integer())
-          throw InputError(where + ": each input must be [node id, output index], got " + in.dump());
-        inputs.push_back({in[0].get<NodeId>(), in[1].get<int>()});
+          throw InputError(where + ": each input must be [node id, output index], got " +
+                           in.dump());
+        inputs.push_back({in[0].get<NodeId>(), json_integer<int>(in[1], where + ": input index")});
       }
     }
     try {
@@ -155,24 +168,49 @@ Graph graph_from_json(const json& j) {
   for (const auto& [id, n] : g.nodes())
     for (const auto& in : n.inputs)
       if (!g.contains(in.node))
-        throw GraphError(fmt::format("{}: input refers to missing node {}", g.describe(id), in.node));
+        throw GraphError(
+            fmt::format("{}: input refers to missing node {}", g.describe(id), in.node));
   g.infer_shapes();
   for (const auto& [id, shapes] : stored) {
     const auto& inferred = g.node(id).outputs;
     if (shapes != inferred)
       throw GraphError(fmt::format("{}: the file says its output is {} but it infers to {}",
-                                   g.describe(id), shapes.empty() ? "nothing" : shapes[0].to_string(),
+                                   g.describe(id),
+                                   shapes.empty() ? "nothing" : shapes[0].to_string(),
                                    inferred.empty() ? "nothing" : inferred[0].to_string()));
   }
   return g;
 }
 
+}  // namespace
+
+Graph graph_from_json(const json& j) {
+  try {
+    return graph_from_json_fields(j);
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("model: a field has the wrong type or value ({})", e.what()));
+  }
+}
+
+std::int64_t json_integer_in(const json& v, std::string_view what, std::int64_t lowest,
+                             std::int64_t highest) {
+  const bool fits = v.is_number_integer() &&
+                    !(v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(highest)) &&
+                    v.get<std::int64_t>() >= lowest && v.get<std::int64_t>() <= highest;
+  if (!fits)
+    throw InputError(fmt::format("{} must be an integer from {} to {}, got {}", what, lowest,
+                                 highest, v.dump()));
+  return v.get<std::int64_t>();
+}
+
 json read_json_file(const std::filesystem::path& path) {
   std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read '{}': no such file or not readable", path.string()));
+  if (!in)
+    throw InputError(fmt::format("cannot read '{}': no such file or not readable", path.string()));
   try {
     return json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // Not only parse_error: a number too large for a double ("1e999") is out_of_range.406.
     throw InputError(fmt::format("'{}' is not valid JSON: {}", path.string(), e.what()));
   }
 }

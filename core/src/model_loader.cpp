@@ -22,13 +22,15 @@ Graph load_model(const std::string& spec, std::int64_t batch) {
   }
   if (ext == ".json") {
     const auto j = read_json_file(path);
-    // A plan file holds its PCG: commands that read models can read plans.
-    Graph g = j.is_object() && j.value("format", "") == "unity-plan" && j.contains("pcg")
-                  ? graph_from_json(j["pcg"])
-                  : graph_from_json(j);
+    // A plan file holds its PCG: commands that read models can read plans. ("format" is compared,
+    // not read with value(), which throws json's type_error where it is not a string.)
+    Graph g =
+        j.is_object() && j.contains("format") && j["format"] == "unity-plan" && j.contains("pcg")
+            ? graph_from_json(j["pcg"])
+            : graph_from_json(j);
     if (batch > 0 && g.batch_size > 0 && batch != g.batch_size)
-      throw InputError(fmt::format("'{}' was built with batch {}; a JSON model cannot be re-batched",
-                                   spec, g.batch_size));
+      throw InputError(fmt::format(
+          "'{}' was built with batch {}; a JSON model cannot be re-batched", spec, g.batch_size));
     return g;
   }
   if (zoo::has_model(spec)) return zoo::build(spec, batch);

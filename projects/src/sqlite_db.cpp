@@ -72,6 +72,13 @@ std::int64_t Connection::last_insert_rowid() const { return sqlite3_last_insert_
 Statement::Statement(Connection& connection, std::string_view sql) : connection_(connection) {
   const int rc = sqlite3_prepare_v2(connection_.get(), sql.data(), static_cast<int>(sql.size()),
                                     &stmt_, nullptr);
+  if ((rc & 0xff) == SQLITE_ERROR) {
+    // Our statements all prepare against the schema we write (the tests run each of them), so a
+    // missing table or column is the file's: one whose schema was edited or damaged.
+    throw InputError(fmt::format(
+        "'{}': the project file is damaged (its tables are not the ones Unity writes: {})",
+        connection_.file().string(), sqlite3_errmsg(connection_.get())));
+  }
   if (rc != SQLITE_OK) connection_.fail(rc, fmt::format("preparing '{}'", sql.substr(0, 80)));
 }
 

@@ -16,8 +16,8 @@ namespace unity {
 namespace {
 
 // The order `unity machines` lists them in: the paper's machine first. Other embedded files follow.
-constexpr std::string_view kPresetOrder[] = {"summit", "dgx-a100", "selene", "dgx-h100",
-                                             "pcie-4gpu", "cpu-local"};
+constexpr std::string_view kPresetOrder[] = {"summit",   "dgx-a100",  "selene",
+                                             "dgx-h100", "pcie-4gpu", "cpu-local"};
 constexpr int kCpuLocalMaxRanks = 256;
 constexpr std::int64_t kFallbackRam = std::int64_t{16} << 30;
 
@@ -31,7 +31,7 @@ MachineSpec parse_text(std::string_view text, const std::string& origin) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or a number out of range
     throw InputError(fmt::format("machine file '{}' is not valid JSON: {}", origin, e.what()));
   }
   return machine_from_json(j);

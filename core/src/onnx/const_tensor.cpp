@@ -26,7 +26,11 @@ bool is_integer_elem_type(int elem_type) {
 
 std::int64_t product(const std::vector<std::int64_t>& dims) {
   std::int64_t n = 1;
-  for (std::int64_t d : dims) n *= d;
+  // Dims come from the file: a product past int64 is a malformed model, not undefined behaviour.
+  for (std::int64_t d : dims)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw InputError(fmt::format("a tensor of shape {} has more elements than Unity can count",
+                                   format_dims(dims)));
   return n;
 }
 

@@ -164,6 +164,9 @@ std::optional<std::vector<ConstTensor>> fold_node(const ::onnx::NodeProto& node,
     }
   } else if (op == "Where") {
     need(3);
+    if (product(broadcast_dims(broadcast_dims(in[0]->dims, in[1]->dims), in[2]->dims)) >
+        kMaxFoldElements)
+      return std::nullopt;
     out = fold_where(*in[0], *in[1], *in[2]);
   } else if (op == "Trilu") {
     need(1);
@@ -174,7 +177,9 @@ std::optional<std::vector<ConstTensor>> fold_node(const ::onnx::NodeProto& node,
     std::vector<std::int64_t> dims = in[0]->dims;
     const auto repeats = in[1]->to_ints();
     if (repeats.size() != dims.size()) fail(node, "repeats must have one entry per input dim");
-    for (std::size_t d = 0; d < dims.size(); ++d) dims[d] *= repeats[d];
+    for (std::size_t d = 0; d < dims.size(); ++d)
+      if (repeats[d] < 0 || __builtin_mul_overflow(dims[d], repeats[d], &dims[d]))
+        fail(node, fmt::format("repeats[{}] = {} is negative or too large", d, repeats[d]));
     if (product(dims) > kMaxFoldElements) return std::nullopt;
     const auto strides = strides_of(in[0]->dims);
     out = gather_elements(*in[0], dims, [&](const std::vector<std::int64_t>& index) {
@@ -191,6 +196,9 @@ std::optional<std::vector<ConstTensor>> fold_node(const ::onnx::NodeProto& node,
     out = fold_unary(node, *in[0]);
   } else {
     need(2);
+    // Broadcasting small inputs can make a result far larger than both: fold only what the
+    // caller's bound on the inputs would have allowed.
+    if (product(broadcast_dims(in[0]->dims, in[1]->dims)) > kMaxFoldElements) return std::nullopt;
     out = fold_binary(node, *in[0], *in[1]);
   }
   return std::vector<ConstTensor>{std::move(out)};

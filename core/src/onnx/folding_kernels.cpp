@@ -111,6 +111,10 @@ ConstTensor empty_like(int elem_type, std::vector<std::int64_t> dims) {
   ConstTensor t;
   t.elem_type = elem_type;
   t.dims = std::move(dims);
+  // A negative size would reserve 2^64 - n elements: a kernel's result shape from a bad file.
+  if (t.numel() < 0)
+    throw InputError(
+        fmt::format("a folded tensor would have the negative shape {}", format_dims(t.dims)));
   if (t.is_integer())
     t.ints.reserve(static_cast<std::size_t>(t.numel()));
   else

@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+
+#include <onnx/defs/schema.h>
 
 #include "unity/core/errors.h"
 
@@ -112,6 +115,22 @@ void read_raw_element(const std::string& raw, int elem_type, std::size_t i, Cons
   }
 }
 
+// The importer reads a node's required inputs and outputs by position: a file whose node has fewer
+// than the operator's schema requires (which ONNX's checker rejects) is refused here, before any of
+// them is read past the end of its list.
+void check_arity(const ::onnx::NodeProto& node, std::int64_t opset,
+                 const std::filesystem::path& path) {
+  if (!is_default_domain(node)) return;  // reject_unsupported_ops names these
+  const auto* schema = ::onnx::OpSchemaRegistry::Schema(
+      node.op_type(), static_cast<int>(std::min<std::int64_t>(opset, 1 << 30)));
+  if (!schema) return;  // not an ONNX operator at this opset: unsupported, named later
+  if (node.input_size() < schema->min_input() || node.output_size() < schema->min_output())
+    throw InputError(fmt::format(
+        "'{}': {} has {} inputs and {} outputs, but {} takes at least {} and {} (opset {})",
+        path.string(), describe_node(node), node.input_size(), node.output_size(), node.op_type(),
+        schema->min_input(), schema->min_output(), opset));
+}
+
 }  // namespace
 
 OnnxModel::OnnxModel(const std::filesystem::path& path) {
@@ -129,6 +148,7 @@ OnnxModel::OnnxModel(const std::filesystem::path& path) {
   for (const auto& init : g.initializer()) initializers_[init.name()] = &init;
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
+    check_arity(n, opset_, path);
     for (const auto& out : n.output()) {
       if (!out.empty()) producers_[out] = i;
     }
@@ -222,7 +242,12 @@ const ::onnx::TensorProto* OnnxModel::static_tensor(const std::string& value) co
 }
 
 std::vector<std::int64_t> tensor_dims(const ::onnx::TensorProto& tensor) {
-  return {tensor.dims().begin(), tensor.dims().end()};
+  std::vector<std::int64_t> dims(tensor.dims().begin(), tensor.dims().end());
+  for (std::int64_t d : dims)
+    if (d < 0)
+      throw InputError(
+          fmt::format("tensor '{}' has a negative dimension {}", tensor.name(), format_dims(dims)));
+  return dims;
 }
 
 ConstTensor read_tensor(const ::onnx::TensorProto& tensor) {
@@ -241,15 +266,17 @@ ConstTensor read_tensor(const ::onnx::TensorProto& tensor) {
                                  tensor.name(), elem_type_name(out.elem_type)));
   }
   const auto n = static_cast<std::size_t>(out.numel());
-  if (out.is_integer())
-    out.ints.reserve(n);
-  else
-    out.floats.reserve(n);
   if (tensor.has_raw_data()) {
-    if (tensor.raw_data().size() != n * static_cast<std::size_t>(elem_size)) {
+    if (n > tensor.raw_data().size() ||
+        tensor.raw_data().size() != n * static_cast<std::size_t>(elem_size)) {
       throw InputError(fmt::format("tensor '{}' has {} bytes of data for shape {}", tensor.name(),
                                    tensor.raw_data().size(), format_dims(out.dims)));
     }
+    // Reserved only now: the shape alone, before its data is checked, may ask for any size.
+    if (out.is_integer())
+      out.ints.reserve(n);
+    else
+      out.floats.reserve(n);
     for (std::size_t i = 0; i < n; ++i) read_raw_element(tensor.raw_data(), out.elem_type, i, out);
     return out;
   }

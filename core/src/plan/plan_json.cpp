@@ -1,3 +1,5 @@
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
@@ -13,10 +15,18 @@ json view_to_json(const MachineView& v) {
   return {{"start", v.start}, {"extents", v.extents}, {"strides", v.strides}};
 }
 
+std::vector<int> int_list(const json& j, const std::string& what) {
+  if (!j.is_array()) throw InputError(fmt::format("{} must be a list of integers", what));
+  std::vector<int> out;
+  for (const json& x : j) out.push_back(json_integer<int>(x, what));
+  return out;
+}
+
 MachineView view_from_json(const json& j, const std::string& where) {
   try {
-    return MachineView{j.at("start").get<int>(), j.at("extents").get<std::vector<int>>(),
-                       j.at("strides").get<std::vector<int>>()};
+    return MachineView{json_integer<int>(j.at("start"), where + ": view start"),
+                       int_list(j.at("extents"), where + ": view extents"),
+                       int_list(j.at("strides"), where + ": view strides")};
   } catch (const json::exception& e) {
     throw InputError(
         fmt::format("{}: a view needs start, extents and strides ({})", where, e.what()));
@@ -55,14 +65,17 @@ MemoryBreakdown memory_from_json(const json& j) {
 PipelinePlan pipeline_from_json(const json& j) {
   PipelinePlan p;
   try {
-    p.tensor_parallel = j.at("tensor_parallel").get<int>();
-    p.pipeline_stages = j.at("pipeline_stages").get<int>();
-    p.data_parallel = j.at("data_parallel").get<int>();
-    p.micro_batches = j.at("micro_batches").get<int>();
-    p.micro_batch_size = j.at("micro_batch_size").get<std::int64_t>();
-    p.interleave = j.at("interleave").get<int>();
+    p.tensor_parallel =
+        json_integer<int>(j.at("tensor_parallel"), "plan: pipeline.tensor_parallel");
+    p.pipeline_stages =
+        json_integer<int>(j.at("pipeline_stages"), "plan: pipeline.pipeline_stages");
+    p.data_parallel = json_integer<int>(j.at("data_parallel"), "plan: pipeline.data_parallel");
+    p.micro_batches = json_integer<int>(j.at("micro_batches"), "plan: pipeline.micro_batches");
+    p.micro_batch_size =
+        json_integer<std::int64_t>(j.at("micro_batch_size"), "plan: pipeline.micro_batch_size");
+    p.interleave = json_integer<int>(j.at("interleave"), "plan: pipeline.interleave");
     p.recompute = recompute_from_string(j.at("recompute").get<std::string>());
-    p.zero_stage = j.at("zero_stage").get<int>();
+    p.zero_stage = json_integer<int>(j.at("zero_stage"), "plan: pipeline.zero_stage");
     p.sequence_parallel = j.at("sequence_parallel").get<bool>();
     p.dtype = data_type_from_string(j.at("dtype").get<std::string>());
     p.iteration_time = j.at("iteration_time_ms").get<double>() / 1e3;
@@ -77,11 +90,13 @@ PipelinePlan pipeline_from_json(const json& j) {
     p.tflops_per_device = j.value("tflops_per_device", 0.0);
     for (const json& c : j.at("stages")) {
       StagePlan sp;
-      sp.rank = c.at("rank").get<int>();
-      sp.first_segment = c.at("segments").at(0).get<int>();
-      sp.last_segment = c.at("segments").at(1).get<int>();
-      sp.first_layer = c.at("layers").at(0).get<int>();
-      sp.last_layer = c.at("layers").at(1).get<int>();
+      sp.rank = json_integer<int>(c.at("rank"), "plan: pipeline.stages: rank");
+      sp.first_segment =
+          json_integer<int>(c.at("segments").at(0), "plan: pipeline.stages: segments");
+      sp.last_segment =
+          json_integer<int>(c.at("segments").at(1), "plan: pipeline.stages: segments");
+      sp.first_layer = json_integer<int>(c.at("layers").at(0), "plan: pipeline.stages: layers");
+      sp.last_layer = json_integer<int>(c.at("layers").at(1), "plan: pipeline.stages: layers");
       sp.first_node = c.value("first_node", "");
       sp.last_node = c.value("last_node", "");
       sp.forward = c.value("forward_ms", 0.0) / 1e3;
@@ -97,7 +112,10 @@ PipelinePlan pipeline_from_json(const json& j) {
         SegmentKindPlan kp;
         kp.pcg = graph_from_json(k.at("pcg"));
         for (const auto& [id, v] : k.at("views").items()) {
-          const NodeId node = std::stoll(id);
+          NodeId node = -1;
+          const auto parsed = std::from_chars(id.data(), id.data() + id.size(), node);
+          if (parsed.ec != std::errc() || parsed.ptr != id.data() + id.size())
+            throw InputError(fmt::format("plan: pipeline: kind_plans: '{}' is not a node id", id));
           if (!kp.pcg.contains(node))
             throw InputError(fmt::format("plan: pipeline: kind_plans: no node {}", node));
           kp.views[node] = view_from_json(v, "plan: pipeline: kind_plans");
@@ -160,7 +178,10 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"memory_per_rank", memory}};
 }
 
-bool is_plan_json(const json& j) { return j.is_object() && j.value("format", "") == "unity-plan"; }
+bool is_plan_json(const json& j) {
+  // Compared, not read with value(): a "format" that is not a string is no plan, not a type error.
+  return j.is_object() && j.contains("format") && j["format"] == "unity-plan";
+}
 
 json summary_to_json(const PlanSummary& s) {
   return {{"model", s.model},
@@ -220,9 +241,13 @@ json plan_to_json(const Plan& plan) {
   return j;
 }
 
-Plan plan_from_json(const json& j) {
+namespace {
+
+// plan_from_json without its guard: the summary's and operators' fields are read with json::value
+// and get, which throw json's type_error when the file holds another type there.
+Plan plan_from_json_fields(const json& j) {
   if (!is_plan_json(j)) throw InputError("plan: field 'format' must be \"unity-plan\"");
-  if (j.value("version", 0) > 1)
+  if (json_integer_or(j, "version", 0, "plan") > 1)
     throw InputError("plan: format version is newer than this Unity reads");
   Plan p;
   if (!j.contains("pcg")) throw InputError("plan: missing field 'pcg'");
@@ -232,7 +257,7 @@ Plan plan_from_json(const json& j) {
   const json& s = j.value("summary", json::object());
   p.summary.model = s.value("model", p.pcg.name);
   p.summary.machine = s.value("machine", p.machine.name);
-  p.summary.devices = s.value("devices", p.machine.num_devices());
+  p.summary.devices = json_integer_or(s, "devices", p.machine.num_devices(), "plan: summary");
   p.summary.mode = s.value("mode", "");
   p.summary.optimizer = s.value("optimizer", "sgd");
   p.summary.iteration_time_ms = s.value("iteration_time_ms", 0.0);
@@ -242,11 +267,11 @@ Plan plan_from_json(const json& j) {
   p.summary.peak_memory_bytes = s.value("peak_memory_bytes", 0.0);
   p.summary.fits_in_memory = s.value("fits_in_memory", false);
   p.summary.dtype = s.value("dtype", "float32");
-  p.summary.pipeline_stages = s.value("pipeline_stages", 1);
-  p.summary.micro_batches = s.value("micro_batches", 1);
+  p.summary.pipeline_stages = json_integer_or(s, "pipeline_stages", 1, "plan: summary");
+  p.summary.micro_batches = json_integer_or(s, "micro_batches", 1, "plan: summary");
   p.summary.bubble_fraction = s.value("bubble_fraction", 0.0);
   p.summary.recompute = s.value("recompute", "none");
-  p.summary.zero_stage = s.value("zero_stage", 0);
+  p.summary.zero_stage = json_integer_or(s, "zero_stage", 0, "plan: summary");
   p.summary.model_flops_per_iteration = s.value("model_flops_per_iteration", 0.0);
   p.summary.tflops_per_device = s.value("tflops_per_device", 0.0);
   p.summary.origin = s.value("origin", "");
@@ -257,7 +282,7 @@ Plan plan_from_json(const json& j) {
       const std::string where = fmt::format("plan: operators[{}]", i);
       if (!o.contains("node") || !o.contains("view"))
         throw InputError(where + ": needs 'node' and 'view'");
-      const NodeId id = o["node"].get<NodeId>();
+      const NodeId id = json_integer<NodeId>(o["node"], where + ": node");
       if (!p.pcg.contains(id))
         throw InputError(fmt::format("{}: no node {} in the PCG", where, id));
       MachineView v = view_from_json(o["view"], where);
@@ -289,6 +314,16 @@ Plan plan_from_json(const json& j) {
   p.mapping.fits_in_memory = p.summary.fits_in_memory;
   p.mapping.peak_memory = p.summary.peak_memory_bytes;
   return p;
+}
+
+}  // namespace
+
+Plan plan_from_json(const json& j) {
+  try {
+    return plan_from_json_fields(j);
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("plan: a field has the wrong type or value ({})", e.what()));
+  }
 }
 
 }  // namespace unity

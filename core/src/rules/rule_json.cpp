@@ -282,10 +282,15 @@ const Rule* RuleSet::find(const std::string& name) const {
   return nullptr;
 }
 
-RuleSet rules_from_json(const json& j, const std::string& origin) {
+namespace {
+
+// rules_from_json without its guard: optional fields read with json::value throw json's type_error
+// when the file holds another type there.
+RuleSet rules_from_json_fields(const json& j, const std::string& origin) {
   if (!j.is_object() || j.value("format", "") != "unity-rules")
     throw InputError(origin + ": field 'format' must be \"unity-rules\"");
-  if (j.value("version", 0) != 1) throw InputError(origin + ": field 'version' must be 1");
+  if (json_integer_or(j, "version", 0, origin) != 1)
+    throw InputError(origin + ": field 'version' must be 1");
   if (!j.contains("rules") || !j["rules"].is_array())
     throw InputError(origin + ": field 'rules' must be a list");
   RuleSet set;
@@ -344,6 +349,16 @@ RuleSet rules_from_json(const json& j, const std::string& origin) {
     set.rules.push_back(std::move(rule));
   }
   return set;
+}
+
+}  // namespace
+
+RuleSet rules_from_json(const json& j, const std::string& origin) {
+  try {
+    return rules_from_json_fields(j, origin);
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("{}: a field has the wrong type or value ({})", origin, e.what()));
+  }
 }
 
 json rules_to_json(const RuleSet& set) {

@@ -1,0 +1,136 @@
+#pragma once
+// Valid PCGs chosen by the fuzz input (tests/core/random_graphs.h's generator, driven by
+// FuzzedDataProvider instead of a seed, and with more operator kinds): series-parallel graphs of
+// element-wise ops, linear layers with (replicated) weights, parallel-operator pairs that change
+// the degree in between, forks joined by Add, Mul or a Concat, Split/Concat pairs, Softmax and
+// LayerNorm, optionally ending in a loss. Each choice is made only where its shapes are valid, so
+// libFuzzer's mutations explore graph structure rather than shape errors.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstdint>
+#include <string>
+
+#include "unity/core/graph_builder.h"
+
+namespace unity::fuzz {
+
+class FuzzedSpGraph {
+ public:
+  FuzzedSpGraph(FuzzedDataProvider& in, int max_ops) : in_(in), b_(g_), budget_(max_ops) {}
+
+  Graph build() {
+    const std::int64_t batch = std::int64_t{2} << in_.ConsumeIntegralInRange(0, 3);
+    features_ = std::int64_t{4} << in_.ConsumeIntegralInRange(0, 3);
+    g_.batch_size = batch;
+    auto x = b_.input("x", {batch, features_});
+    TensorRef y = b_.relu(x, "first");
+    --budget_;
+    while (budget_ > 0 && in_.remaining_bytes() > 0) y = gen(y, 0);
+    if (in_.ConsumeBool() && g_.shape(y).num_pieces() == 1) {
+      auto labels = b_.input("labels", {batch}, DataType::Int64);
+      b_.softmax_cross_entropy(y, labels, "loss");
+    }
+    return g_;
+  }
+
+ private:
+  // A tensor every op below may read as a plain one: no partition, replica or partial sum.
+  bool plain(TensorRef x) const { return g_.shape(x).num_pieces() == 1; }
+
+  // Ops inside a fork or a parallel pair keep their input's shape, so that the branches join.
+  TensorRef gen(TensorRef x, int depth) {
+    if (budget_ <= 0) return x;
+    const ParallelTensorShape s = g_.shape(x);  // a copy: adding nodes may move the graph's
+    const int choice = depth > 2 ? 0 : in_.ConsumeIntegralInRange(0, 9);
+    switch (choice) {
+      case 1:
+        if (s.replica == 1 && s.dims[1].degree == 1) {
+          --budget_;
+          const std::int64_t width = s.dims[1].size;
+          TensorRef w = b_.weight(name("w"), {width, width});
+          const int d = s.dims[0].degree;
+          if (d > 1) w = b_.replicate(w, d);
+          return b_.op(OpType::Linear, {{"out_features", width}}, {x, w}, name("fc"));
+        }
+        break;
+      case 2:
+      case 3:
+        if (budget_ >= 3 && s.num_pieces() * 2 <= 4) {
+          const int dim = choice - 2;
+          if (s.dims[dim].size % (s.dims[dim].degree * 2) != 0) break;
+          budget_ -= 2;
+          auto p = b_.partition(x, dim, 2, name("part"));
+          p = gen(p, depth + 1);
+          return b_.combine(p, dim, 2, name("combine"));
+        }
+        break;
+      case 4:
+        if (budget_ >= 3 && s.num_pieces() * 2 <= 4) {
+          budget_ -= 2;
+          auto r = b_.replicate(x, 2, name("rep"));
+          r = gen(r, depth + 1);
+          return b_.reduce(r, 2, name("reduce"));
+        }
+        break;
+      case 5:
+        if (budget_ >= 3) {
+          --budget_;
+          auto a = gen(x, depth + 1);
+          auto c = gen(x, depth + 1);
+          return in_.ConsumeBool() ? b_.add(a, c, name("add")) : b_.mul(a, c, name("mul"));
+        }
+        break;
+      case 6:
+        // Concat of two branches, then a linear layer back to the width the rest expects.
+        if (budget_ >= 4 && plain(x)) {
+          budget_ -= 2;
+          auto a = gen(x, depth + 1);
+          auto c = gen(x, depth + 1);
+          const std::int64_t width = g_.shape(x).dims[1].size;
+          auto cat = b_.concat({a, c}, 1, name("cat"));
+          return b_.linear(cat, width, name("proj"), in_.ConsumeBool());
+        }
+        break;
+      case 7:
+        if (budget_ >= 4 && plain(x) && s.dims[1].size >= 2) {
+          budget_ -= 2;
+          const std::int64_t width = s.dims[1].size, half = width / 2;
+          auto parts = b_.split(x, 1, {half, width - half}, name("split"));
+          auto a = gen(parts[0], depth + 1);
+          auto c = gen(parts[1], depth + 1);
+          return b_.concat({a, c}, 1, name("cat"));
+        }
+        break;
+      case 8:
+        if (plain(x)) {
+          --budget_;
+          return in_.ConsumeBool() ? b_.softmax(x, name("softmax")) : b_.layer_norm(x, name("ln"));
+        }
+        break;
+      case 9:
+        if (depth == 0 && plain(x)) {
+          // The one place the width changes: between forks, never inside one.
+          --budget_;
+          features_ = std::int64_t{4} << in_.ConsumeIntegralInRange(0, 3);
+          return b_.linear(x, features_, name("fc"), in_.ConsumeBool());
+        }
+        break;
+      default:
+        break;
+    }
+    --budget_;
+    constexpr OpType kUnary[] = {OpType::Relu, OpType::Tanh, OpType::Gelu, OpType::Sigmoid};
+    return b_.unary(in_.PickValueInArray(kUnary), x, name("act"));
+  }
+
+  std::string name(const char* base) { return std::string(base) + std::to_string(counter_++); }
+
+  FuzzedDataProvider& in_;
+  Graph g_;
+  GraphBuilder b_;
+  int budget_;
+  std::int64_t features_ = 16;
+  int counter_ = 0;
+};
+
+}  // namespace unity::fuzz
