@@ -8,6 +8,11 @@
 #include "unity/core/training_loss.h"
 
 namespace unity::cli {
+namespace {
+
+constexpr double kDefaultTimeLimitSeconds = 40;
+
+}  // namespace
 
 void add_search_options(CLI::App* cmd, OptimizeOptions& o) {
   cmd->add_option("--alpha", o.alpha, "Prune candidates worse than alpha x the best")
@@ -15,6 +20,14 @@ void add_search_options(CLI::App* cmd, OptimizeOptions& o) {
       ->capture_default_str();
   cmd->add_option("--budget", o.budget, "Candidates costed per search phase")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  // A default bound, so that a model whose graph defeats the mapping DP (DenseNet) still gets a
+  // plan in reasonable time; 0 searches until the budget is spent.
+  o.time_limit_seconds = kDefaultTimeLimitSeconds;
+  cmd->add_option("--time-limit", o.time_limit_seconds,
+                  "Stop searching after about this many seconds with the best plan so far (0: no "
+                  "limit; the budget still applies)")
+      ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   cmd->add_option("--rules", o.rule_files, "Rule files to search with (default: built-in)")
       ->check(CLI::ExistingFile);

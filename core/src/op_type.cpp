@@ -42,6 +42,7 @@ constexpr std::array kOps{
     OpInfo{OpType::Reshape, "Reshape", C::Compute, 1, 1},
     OpInfo{OpType::Flatten, "Flatten", C::Compute, 1, 1},
     OpInfo{OpType::Transpose, "Transpose", C::Compute, 1, 1},
+    OpInfo{OpType::Expand, "Expand", C::Compute, 1, 1},
     OpInfo{OpType::Softmax, "Softmax", C::Compute, 1, 1},
     OpInfo{OpType::ReduceSum, "ReduceSum", C::Compute, 1, 1},
     OpInfo{OpType::ReduceMean, "ReduceMean", C::Compute, 1, 1},

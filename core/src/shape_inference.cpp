@@ -67,6 +67,7 @@ std::vector<ParallelTensorShape> infer_output_shapes(const Operator& op,
     case OpType::Reshape:
     case OpType::Flatten:
     case OpType::Transpose:
+    case OpType::Expand:
       out = infer_layout(op, in);
       break;
     case OpType::Softmax:

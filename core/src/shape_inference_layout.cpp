@@ -1,10 +1,11 @@
-// Concat, Split, Reshape, Flatten and Transpose. Reshape and Flatten keep a degree only where the
-// pieces stay contiguous blocks in row-major order: a partition of the leading dim (or, for Flatten,
-// the first dim of each merged group).
+// Concat, Split, Reshape, Flatten, Transpose and Expand. Reshape and Flatten keep a degree only
+// where the pieces stay contiguous blocks in row-major order: a partition of the outermost dim of
+// each group of dims merged or split (reshape_groups.h).
 #include <numeric>
 #include <set>
 
 #include "shape_rules.h"
+#include "unity/core/reshape_groups.h"
 
 namespace unity::shape_rules {
 namespace {
@@ -29,7 +30,8 @@ Shapes infer_concat(const Operator& op, const Shapes& in) {
                x.dims[d].degree);
         y.dims[d].size += x.dims[d].size;
       } else if (x.dims[d] != first.dims[d]) {
-        fail("input {} {} differs from input 0 {} in dim {}", i, x.to_string(), first.to_string(), d);
+        fail("input {} {} differs from input 0 {} in dim {}", i, x.to_string(), first.to_string(),
+             d);
       }
     }
   }
@@ -66,14 +68,20 @@ Shapes infer_reshape(const Operator& op, const Shapes& in) {
          product(target));
   ParallelTensorShape y = ParallelTensorShape::serial(target, x.dtype);
   y.replica = x.replica;
-  for (int d = 1; d < x.rank(); ++d)
-    expect_degree(x, d, 1, "input 0 (x)", "only the leading dim may stay partitioned by a reshape");
-  const int lead = x.rank() > 0 ? x.dims[0].degree : 1;
-  if (lead > 1) {
-    if (target[0] % lead != 0)
-      fail("leading dim has degree {} but the new leading size {} is not divisible by it", lead,
-           target[0]);
-    y.dims[0].degree = lead;
+  for (const auto& group : reshape_groups(x.sizes(), target)) {
+    for (int d = group.in_begin; d < group.in_end; ++d) {
+      if (d == group.in_lead) continue;
+      expect_degree(x, d, 1, "input 0 (x)",
+                    "only the outermost dim of the dims a reshape merges or splits may stay "
+                    "partitioned");
+    }
+    if (group.in_lead < 0) continue;
+    const int degree = x.dims[group.in_lead].degree;
+    if (degree == 1) continue;
+    if (target[group.out_lead] % degree != 0)
+      fail("dim {} has degree {} but its new outermost dim {} has size {}, not divisible by it",
+           group.in_lead, degree, group.out_lead, target[group.out_lead]);
+    y.dims[group.out_lead].degree = degree;
   }
   return {y};
 }
@@ -81,7 +89,8 @@ Shapes infer_reshape(const Operator& op, const Shapes& in) {
 Shapes infer_flatten(const Operator& op, const Shapes& in) {
   const auto& x = in[0];
   const int axis = static_cast<int>(op.attrs.get_int("axis", 1));
-  if (axis < 0 || axis > x.rank()) fail("attribute 'axis' {} is out of range for rank {}", axis, x.rank());
+  if (axis < 0 || axis > x.rank())
+    fail("attribute 'axis' {} is out of range for rank {}", axis, x.rank());
   ParallelTensorShape y;
   y.dtype = x.dtype;
   y.replica = x.replica;
@@ -114,6 +123,30 @@ Shapes infer_transpose(const Operator& op, const Shapes& in) {
   return {y};
 }
 
+// Numpy broadcasting of x to `shape` (x's dims aligned to the right, each equal or 1). A dim that
+// is copied keeps its degree; a dim that is broadcast is whole on both sides.
+Shapes infer_expand(const Operator& op, const Shapes& in) {
+  const auto& x = in[0];
+  const auto& target = op.attrs.get_ints("shape");
+  if (static_cast<int>(target.size()) < x.rank())
+    fail("attribute 'shape' has rank {}, below the input's rank {}", target.size(), x.rank());
+  for (auto s : target)
+    if (s <= 0) fail("attribute 'shape' must be fully resolved (no 0 or -1), got {}", s);
+  ParallelTensorShape y = ParallelTensorShape::serial(target, x.dtype);
+  y.replica = x.replica;
+  const int offset = static_cast<int>(target.size()) - x.rank();
+  for (int d = 0; d < x.rank(); ++d) {
+    const std::int64_t size = x.dims[d].size;
+    if (size == target[d + offset]) {
+      y.dims[d + offset].degree = x.dims[d].degree;
+    } else if (size != 1) {
+      fail("input 0 {} cannot be broadcast to {}: dim {} is neither 1 nor {}", x.to_string(),
+           y.to_string(), d, target[d + offset]);
+    }
+  }
+  return {y};
+}
+
 }  // namespace
 
 Shapes infer_layout(const Operator& op, const Shapes& in) {
@@ -126,6 +159,8 @@ Shapes infer_layout(const Operator& op, const Shapes& in) {
       return infer_reshape(op, in);
     case OpType::Flatten:
       return infer_flatten(op, in);
+    case OpType::Expand:
+      return infer_expand(op, in);
     default:
       return infer_transpose(op, in);
   }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "unity/core/errors.h"
 #include "unity/core/graph_builder.h"
 
@@ -22,6 +24,24 @@ bool has_loss(const Graph& g) {
     if (n.op.type == OpType::SoftmaxCrossEntropy || n.op.type == OpType::MSELoss) return true;
   return false;
 }
+
+namespace {
+
+// An output whose batch is not its leading dim (a sequence-first RNN's [seq, batch, vocab]) is
+// transposed batch first, so that labels or targets are batched like every input.
+TensorRef batch_first(GraphBuilder& b, const Graph& g, TensorRef out, const std::string& name) {
+  const auto sizes = g.shape(out).sizes();
+  if (g.batch_size <= 0 || sizes.empty() || sizes.front() == g.batch_size) return out;
+  const auto at = std::find(sizes.begin(), sizes.end(), g.batch_size);
+  if (at == sizes.end()) return out;
+  const auto k = static_cast<std::int64_t>(at - sizes.begin());
+  std::vector<std::int64_t> perm{k};
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(sizes.size()); ++d)
+    if (d != k) perm.push_back(d);
+  return b.transpose(out, perm, name + ".batch_first");
+}
+
+}  // namespace
 
 std::optional<AttachedLoss> attach_loss(Graph& g, std::optional<LossKind> requested) {
   if (has_loss(g)) {
@@ -47,12 +67,13 @@ std::optional<AttachedLoss> attach_loss(Graph& g, std::optional<LossKind> reques
                ? *requested
                : (g.shape(outputs.front()).rank() == 2 ? LossKind::CrossEntropy : LossKind::Mse);
   GraphBuilder b(g);
-  for (const TensorRef& out : outputs) {
-    const ParallelTensorShape shape = g.shape(out);
+  for (TensorRef out : outputs) {
     const std::string name = g.node(out.node).op.name.empty() ? fmt::format("output{}", out.node)
                                                               : g.node(out.node).op.name;
+    a.outputs.push_back(fmt::format("'{}' [{}]", name, fmt::join(g.shape(out).sizes(), ", ")));
+    out = batch_first(b, g, out, name);
+    const ParallelTensorShape shape = g.shape(out);
     auto sizes = shape.sizes();
-    a.outputs.push_back(fmt::format("'{}' [{}]", name, fmt::join(sizes, ", ")));
     if (a.kind == LossKind::CrossEntropy) {
       if (sizes.size() < 2)
         throw InputError(fmt::format(

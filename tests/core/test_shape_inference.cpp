@@ -44,15 +44,14 @@ TEST(ShapeInference, SourcesAreSerial) {
   EXPECT_EQ(y, S({{64, 1}, {784, 1}}, 1, DataType::Int64));
   expect_rejected(Op(OpType::Weight, {{"shape", std::vector<std::int64_t>{3, 0}}}), {},
                   "positive sizes");
-  expect_rejected(Op(OpType::Weight, {{"shape", std::vector<std::int64_t>{3}},
-                                      {"dtype", std::string("float8")}}),
+  expect_rejected(Op(OpType::Weight,
+                     {{"shape", std::vector<std::int64_t>{3}}, {"dtype", std::string("float8")}}),
                   {}, "unknown data type");
 }
 
 TEST(ShapeInference, LinearSerialAndParallel) {
   auto lin = Op(OpType::Linear, {{"out_features", std::int64_t{512}}});
-  EXPECT_EQ(infer1(lin, {S({{64, 1}, {784, 1}}), S({{784, 1}, {512, 1}})}),
-            S({{64, 1}, {512, 1}}));
+  EXPECT_EQ(infer1(lin, {S({{64, 1}, {784, 1}}), S({{784, 1}, {512, 1}})}), S({{64, 1}, {512, 1}}));
   // Data parallel: batch split in 2, weight replicated twice.
   EXPECT_EQ(infer1(lin, {S({{64, 2}, {784, 1}}), S({{784, 1}, {512, 1}}, 2)}),
             S({{64, 2}, {512, 1}}));
@@ -74,9 +73,10 @@ TEST(ShapeInference, LinearSerialAndParallel) {
   expect_rejected(lin, {S({{64, 1}, {784, 2}}), S({{784, 1}, {512, 1}})}, "reduction dim");
   expect_rejected(lin, {S({{64, 1}, {784, 1}}), S({{784, 1}, {512, 2}})},
                   "each output-channel partition reads the whole input");
-  expect_rejected(lin, {S({{64, 1}, {100, 1}}), S({{784, 1}, {512, 1}})}, "dim 0 must have size 100");
-  expect_rejected(Op(OpType::Linear, {{"out_features", std::int64_t{512}},
-                                      {"activation", std::string("swish")}}),
+  expect_rejected(lin, {S({{64, 1}, {100, 1}}), S({{784, 1}, {512, 1}})},
+                  "dim 0 must have size 100");
+  expect_rejected(Op(OpType::Linear,
+                     {{"out_features", std::int64_t{512}}, {"activation", std::string("swish")}}),
                   {S({{64, 1}, {784, 1}}), S({{784, 1}, {512, 1}})}, "unknown activation");
   expect_rejected(Op(OpType::Linear), {S({{64, 1}, {784, 1}}), S({{784, 1}, {512, 1}})},
                   "missing attribute 'out_features'");
@@ -97,9 +97,9 @@ TEST(ShapeInference, MatMulAndBatchMatMul) {
   EXPECT_EQ(infer1(bmm, {S({{2, 1}, {16, 4}, {128, 1}, {64, 1}}),
                          S({{2, 1}, {16, 4}, {64, 1}, {128, 1}})}),
             S({{2, 1}, {16, 4}, {128, 1}, {128, 1}}));
-  expect_rejected(bmm, {S({{2, 1}, {16, 4}, {128, 1}, {64, 1}}),
-                        S({{2, 1}, {16, 2}, {64, 1}, {128, 1}})},
-                  "batch dim 1 differs");
+  expect_rejected(
+      bmm, {S({{2, 1}, {16, 4}, {128, 1}, {64, 1}}), S({{2, 1}, {16, 2}, {64, 1}, {128, 1}})},
+      "batch dim 1 differs");
   expect_rejected(bmm, {S({{8, 1}, {16, 1}}), S({{16, 1}, {8, 1}})}, "equal rank >= 3");
 }
 
@@ -121,8 +121,8 @@ TEST(ShapeInference, Conv2D) {
   a3.set("kernel", std::vector<std::int64_t>{3, 3});
   a3.set("stride", std::vector<std::int64_t>{1, 1});
   a3.set("padding", std::vector<std::int64_t>{1, 1});
-  EXPECT_EQ(infer1(Op(OpType::Conv2D, a3), {S({{8, 1}, {32, 2}, {14, 1}, {14, 1}}),
-                                            S({{64, 1}, {32, 2}, {3, 1}, {3, 1}})})
+  EXPECT_EQ(infer1(Op(OpType::Conv2D, a3),
+                   {S({{8, 1}, {32, 2}, {14, 1}, {14, 1}}), S({{64, 1}, {32, 2}, {3, 1}, {3, 1}})})
                 .replica,
             2);
   // Grouped convolution: channels split by whole groups.
@@ -135,8 +135,8 @@ TEST(ShapeInference, Conv2D) {
   expect_rejected(Op(OpType::Conv2D, g),
                   {S({{8, 1}, {128, 4}, {14, 1}, {14, 1}}), S({{128, 2}, {4, 1}, {3, 1}, {3, 1}})},
                   "must equal output channel degree");
-  expect_rejected(conv, {S({{64, 1}, {3, 1}, {224, 1}, {224, 1}}),
-                         S({{64, 1}, {3, 1}, {5, 1}, {7, 1}})},
+  expect_rejected(conv,
+                  {S({{64, 1}, {3, 1}, {224, 1}, {224, 1}}), S({{64, 1}, {3, 1}, {5, 1}, {7, 1}})},
                   "dim 2 must have size 7");
   auto unpadded = a;
   unpadded.set("padding", std::vector<std::int64_t>{0, 0});
@@ -144,9 +144,9 @@ TEST(ShapeInference, Conv2D) {
                   {S({{64, 1}, {3, 1}, {2, 1}, {2, 1}}), S({{64, 1}, {3, 1}, {7, 1}, {7, 1}})},
                   "does not fit");
   // 112 / 3 is not whole: the spatial degree is rejected.
-  expect_rejected(conv, {S({{64, 1}, {3, 1}, {224, 1}, {224, 3}}),
-                         S({{64, 1}, {3, 1}, {7, 1}, {7, 1}}, 3)},
-                  "not divisible by its degree 3");
+  expect_rejected(
+      conv, {S({{64, 1}, {3, 1}, {224, 1}, {224, 3}}), S({{64, 1}, {3, 1}, {7, 1}, {7, 1}}, 3)},
+      "not divisible by its degree 3");
 }
 
 TEST(ShapeInference, Pool2D) {
@@ -156,8 +156,8 @@ TEST(ShapeInference, Pool2D) {
                                   {"padding", std::vector<std::int64_t>{1, 1}}});
   EXPECT_EQ(infer1(pool, {S({{64, 2}, {64, 1}, {112, 1}, {112, 1}})}),
             S({{64, 2}, {64, 1}, {56, 1}, {56, 1}}));
-  expect_rejected(Op(OpType::Pool2D, {{"pool", std::string("min")},
-                                      {"kernel", std::vector<std::int64_t>{2, 2}}}),
+  expect_rejected(Op(OpType::Pool2D,
+                     {{"pool", std::string("min")}, {"kernel", std::vector<std::int64_t>{2, 2}}}),
                   {S({{1, 1}, {1, 1}, {4, 1}, {4, 1}})}, "\"max\" or \"avg\"");
 }
 
@@ -191,8 +191,8 @@ TEST(ShapeInference, MultiHeadAttention) {
 }
 
 TEST(ShapeInference, EmbeddingAndBag) {
-  auto emb = Op(OpType::Embedding, {{"num_entries", std::int64_t{1000}},
-                                    {"embedding_dim", std::int64_t{64}}});
+  auto emb = Op(OpType::Embedding,
+                {{"num_entries", std::int64_t{1000}}, {"embedding_dim", std::int64_t{64}}});
   EXPECT_EQ(infer1(emb, {S({{8, 1}, {5, 1}}, 1, DataType::Int64), S({{1000, 1}, {64, 1}})}),
             S({{8, 1}, {5, 1}, {64, 1}}));
   auto bag = Op(OpType::EmbeddingBag, {{"num_entries", std::int64_t{1000}},
@@ -230,7 +230,8 @@ TEST(ShapeInference, ConcatSplitReshapeFlattenTranspose) {
   expect_rejected(cat, {S({{8, 1}, {4, 2}}), S({{8, 1}, {4, 2}})}, "must be whole");
   expect_rejected(cat, {S({{8, 2}, {3, 1}}), S({{8, 1}, {5, 1}})}, "differs from input 0");
 
-  auto split = Op(OpType::Split, {{"axis", std::int64_t{1}}, {"sizes", std::vector<std::int64_t>{2, 6}}});
+  auto split =
+      Op(OpType::Split, {{"axis", std::int64_t{1}}, {"sizes", std::vector<std::int64_t>{2, 6}}});
   auto outs = infer_output_shapes(split, {S({{8, 2}, {8, 1}})});
   ASSERT_EQ(outs.size(), 2u);
   EXPECT_EQ(outs[1], S({{8, 2}, {6, 1}}));
@@ -238,7 +239,20 @@ TEST(ShapeInference, ConcatSplitReshapeFlattenTranspose) {
 
   auto reshape = Op(OpType::Reshape, {{"shape", std::vector<std::int64_t>{32, 1024}}});
   EXPECT_EQ(infer1(reshape, {S({{4, 2}, {8, 1}, {1024, 1}})}), S({{32, 2}, {1024, 1}}));
-  expect_rejected(reshape, {S({{4, 1}, {8, 2}, {1024, 1}})}, "only the leading dim");
+  // 8 is not the outermost of the dims merged into 32: its pieces would be strided.
+  expect_rejected(reshape, {S({{4, 1}, {8, 2}, {1024, 1}})}, "only the outermost dim");
+  // nn.MultiheadAttention's heads: [s, n, e] -> [s, n*h, d] keeps n's partition on n*h, and back.
+  auto heads = Op(OpType::Reshape, {{"shape", std::vector<std::int64_t>{16, 32, 8}}});
+  EXPECT_EQ(infer1(heads, {S({{16, 1}, {8, 2}, {32, 1}})}), S({{16, 1}, {32, 2}, {8, 1}}));
+  auto rows = Op(OpType::Reshape, {{"shape", std::vector<std::int64_t>{16, 8, 32}}});
+  EXPECT_EQ(infer1(rows, {S({{16, 1}, {32, 2}, {8, 1}})}), S({{16, 1}, {8, 2}, {32, 1}}));
+  // A partition the new outermost dim cannot divide is refused, naming both.
+  expect_rejected(Op(OpType::Reshape, {{"shape", std::vector<std::int64_t>{2, 16}}}),
+                  {S({{8, 4}, {4, 1}})}, "not divisible");
+  // Unit dims do not start a group: [8, 1, 32] -> [8, 32] keeps both partitions.
+  EXPECT_EQ(infer1(Op(OpType::Reshape, {{"shape", std::vector<std::int64_t>{8, 32}}}),
+                   {S({{8, 2}, {1, 1}, {32, 4}})}),
+            S({{8, 2}, {32, 4}}));
   expect_rejected(Op(OpType::Reshape, {{"shape", std::vector<std::int64_t>{-1, 1024}}}),
                   {S({{4, 1}, {8, 1}, {1024, 1}})}, "fully resolved");
 
@@ -253,6 +267,16 @@ TEST(ShapeInference, ConcatSplitReshapeFlattenTranspose) {
                   {S({{4, 1}, {5, 1}, {6, 1}, {7, 1}})}, "not a permutation");
 }
 
+TEST(ShapeInference, ExpandBroadcastsAndKeepsCopiedPartitions) {
+  // ViT's class token [1, 1, e] for a batch of 8; copied dims keep their degree and the replica.
+  auto token = Op(OpType::Expand, {{"shape", std::vector<std::int64_t>{8, 1, 32}}});
+  EXPECT_EQ(infer1(token, {S({{1, 1}, {1, 1}, {32, 1}}, 2)}), S({{8, 1}, {1, 1}, {32, 1}}, 2));
+  EXPECT_EQ(infer1(token, {S({{32, 4}})}), S({{8, 1}, {1, 1}, {32, 4}}));
+  expect_rejected(token, {S({{2, 1}, {1, 1}, {32, 1}})}, "cannot be broadcast");
+  expect_rejected(Op(OpType::Expand, {{"shape", std::vector<std::int64_t>{32}}}),
+                  {S({{1, 1}, {32, 1}})}, "below the input's rank");
+}
+
 TEST(ShapeInference, SoftmaxReductionsAndLosses) {
   EXPECT_EQ(infer1(Op(OpType::Softmax, {{"axis", std::int64_t{-1}}}), {S({{8, 2}, {10, 1}})}),
             S({{8, 2}, {10, 1}}));
@@ -261,12 +285,12 @@ TEST(ShapeInference, SoftmaxReductionsAndLosses) {
   expect_rejected(Op(OpType::Softmax, {{"axis", std::int64_t{3}}}), {S({{8, 1}, {10, 1}})},
                   "out of range");
   // Reducing a split axis gives partial sums.
-  EXPECT_EQ(infer1(Op(OpType::ReduceSum, {{"axes", std::vector<std::int64_t>{1}},
-                                          {"keepdims", std::int64_t{0}}}),
+  EXPECT_EQ(infer1(Op(OpType::ReduceSum,
+                      {{"axes", std::vector<std::int64_t>{1}}, {"keepdims", std::int64_t{0}}}),
                    {S({{8, 1}, {6, 3}})}),
             S({{8, 1}}, 3));
-  EXPECT_EQ(infer1(Op(OpType::ReduceMean, {{"axes", std::vector<std::int64_t>{-1}},
-                                           {"keepdims", std::int64_t{1}}}),
+  EXPECT_EQ(infer1(Op(OpType::ReduceMean,
+                      {{"axes", std::vector<std::int64_t>{-1}}, {"keepdims", std::int64_t{1}}}),
                    {S({{8, 2}, {6, 1}})}),
             S({{8, 2}, {1, 1}}));
 
@@ -317,5 +341,5 @@ TEST(ShapeInference, ArityIsChecked) {
 
 TEST(ShapeInference, EveryOperatorIsCovered) {
   // Guards the tests above: a new OpType must get a test here.
-  EXPECT_EQ(all_op_infos().size(), 45u);
+  EXPECT_EQ(all_op_infos().size(), 46u);
 }

@@ -356,6 +356,7 @@ class MappingSearch {
   Entry solve_part(int index, DeviceBlock block) {
     const SpNode& part = sp_.node(index);
     Entry best{infeasible(), -1, {}};
+    ++work_;
     switch (part.kind) {
       case SpNode::Kind::Leaf: {
         const auto& vs = views(part.node, block);
@@ -367,7 +368,16 @@ class MappingSearch {
       case SpNode::Kind::Series: {
         const auto& vs = views(part.node, block);
         const auto own = leaf_costs(index, vs);
+        // Past the work bound the split operator takes its own cheapest view (given its fixed
+        // neighbours) instead of trying each against both sides: the rest of the DP is linear.
+        std::size_t only = vs.size();
+        if (work_ > kMaxWork && !vs.empty())
+          only = static_cast<std::size_t>(
+              std::min_element(own.begin(), own.end(),
+                               [](const auto& a, const auto& b) { return a.time() < b.time(); }) -
+              own.begin());
         for (std::size_t i = 0; i < vs.size(); ++i) {
+          if (only < vs.size() && i != only) continue;
           const int v = vs[i];
           CostBreakdown c = own[i];
           assigned_[static_cast<std::size_t>(part.node)] = v;
@@ -382,6 +392,8 @@ class MappingSearch {
         CostBreakdown seq = solve(part.first, block).cost;
         if (seq.time() < kInfinity) seq += solve(part.second, block).cost;
         best = {seq, -1, {0, true}};
+        // Past the work bound only whole-block placements are tried (see kMaxWork).
+        if (work_ > kMaxWork) break;
         for (int k : parallel_divisions(costs_.model().machine(), block, tasks(part.first),
                                         tasks(part.second))) {
           for (bool low : {true, false}) {
@@ -453,6 +465,15 @@ class MappingSearch {
   DigestMap<Entry> memo_;
   std::vector<int> tasks_;
   std::size_t misses_ = 0;
+  // Subproblems solved by this search. A graph that is far from series-parallel (an unrolled LSTM:
+  // every step reads the input projection; DenseNet's concatenations) decomposes into parallel
+  // parts nested deep whose boundaries hold many operators, and the views fixed on each multiply
+  // the subproblems beyond time and memory. Past kMaxWork the DP turns coarse: a split operator
+  // takes the view cheapest for itself and its fixed neighbours, and parallel branches share the
+  // whole block. The mapping is still valid and costed exactly; it is a greedy choice where the
+  // structure defeats the DP.
+  static constexpr std::size_t kMaxWork = 100000;
+  std::size_t work_ = 0;
 };
 
 }  // namespace

@@ -25,6 +25,14 @@ bool ImportContext::is_constant(const std::string& name) const {
   return it != values_.end() && !it->second.tensor;
 }
 
+bool ImportContext::is_parameter(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end() || !it->second.initializer) return false;
+  const int t = it->second.elem_type;
+  return t == ::onnx::TensorProto::FLOAT || t == ::onnx::TensorProto::FLOAT16 ||
+         t == ::onnx::TensorProto::BFLOAT16 || t == ::onnx::TensorProto::DOUBLE;
+}
+
 bool ImportContext::is_tensor(const std::string& name) const {
   auto it = values_.find(name);
   return it != values_.end() && it->second.tensor.has_value();

@@ -40,6 +40,8 @@ class ImportContext {
   bool known(const std::string& value) const { return values_.count(value) != 0; }
   bool is_constant(const std::string& value) const;  // an initializer or folded values
   bool is_tensor(const std::string& value) const;    // already a Graph tensor
+  // A floating-point initializer: a parameter of the model (not a folded index or shape).
+  bool is_parameter(const std::string& value) const;
   // The constant's values (reads an initializer on first use). Throws InputError for activations.
   const ConstTensor& constant(const std::string& value);
   std::vector<std::int64_t> dims(const std::string& value) const;
@@ -125,5 +127,8 @@ void merge_slices(ImportContext& ctx);
 // optional causal mask, softmax, output projection) by one MultiHeadAttention
 // (attention_fusion.cpp).
 void fuse_attention(ImportContext& ctx);
+// Lets a Linear between a Reshape that flattens rows and one that restores them read the
+// unflattened tensor, and drops the Reshape back (row_reshape_folding.cpp).
+void fold_row_reshapes(ImportContext& ctx);
 
 }  // namespace unity::onnxio

@@ -74,6 +74,7 @@ std::int64_t add_inputs(ImportContext& ctx, const OnnxImportOptions& options,
                       path.string(), name, elem_type_name(type.elem_type())));
     }
     std::vector<std::int64_t> sizes;
+    int batch_dim = -1;  // the symbolic dim, which is the batch
     for (int d = 0; d < type.shape().dim_size(); ++d) {
       const auto& dim = type.shape().dim(d);
       if (dim.has_dim_value() && dim.dim_value() > 0) {
@@ -82,22 +83,39 @@ std::int64_t add_inputs(ImportContext& ctx, const OnnxImportOptions& options,
       }
       const std::string label =
           dim.has_dim_param() ? fmt::format("'{}'", dim.dim_param()) : "unknown";
-      if (d == 0 && options.batch_size > 0) {
-        sizes.push_back(options.batch_size);
-      } else if (d == 0) {
+      if (batch_dim >= 0) {
+        throw InputError(
+            fmt::format("'{}': dimensions {} and {} of input '{}' are both symbolic ({}); Unity "
+                        "needs static sizes apart from the batch: export the model with a fixed "
+                        "size",
+                        path.string(), batch_dim, d, name, label));
+      }
+      if (options.batch_size <= 0) {
         throw InputError(
             fmt::format("'{}': input '{}' has a symbolic batch dimension ({}); give a batch "
                         "size (--batch N)",
                         path.string(), name, label));
-      } else {
-        throw InputError(
-            fmt::format("'{}': dimension {} of input '{}' is symbolic ({}); Unity needs static "
-                        "sizes apart from the batch: export the model with a fixed size",
-                        path.string(), d, name, label));
       }
+      batch_dim = d;
+      sizes.push_back(options.batch_size);
     }
-    if (batch == 0 && !sizes.empty()) batch = sizes.front();
-    ctx.bind_tensor(name, ctx.graph().add_input(name, sizes, *dtype));
+    if (batch_dim <= 0) {
+      if (batch == 0 && !sizes.empty()) batch = sizes.front();
+      ctx.bind_tensor(name, ctx.graph().add_input(name, sizes, *dtype));
+      continue;
+    }
+    // A batch that is not the leading dim (a sequence-first RNN's [seq, batch]): Unity's inputs
+    // hold the batch first, as data parallelism and the executor's data expect, and a Transpose
+    // gives the model the layout it was exported with.
+    std::vector<std::int64_t> leading{sizes[batch_dim]}, perm;
+    for (int d = 0; d < static_cast<int>(sizes.size()); ++d)
+      if (d != batch_dim) leading.push_back(sizes[d]);
+    for (int d = 0; d < static_cast<int>(sizes.size()); ++d)
+      perm.push_back(d == batch_dim ? 0 : (d < batch_dim ? d + 1 : d));
+    if (batch == 0) batch = leading.front();
+    const TensorRef batch_first = ctx.graph().add_input(name, leading, *dtype);
+    ctx.bind_tensor(name,
+                    ctx.add(OpType::Transpose, {{"perm", perm}}, {batch_first}, name + ".layout"));
   }
   return batch;
 }
@@ -112,7 +130,10 @@ void import_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
     ctx.bind_constant(node.output(0), fold_shape_query(node, ctx.dims(node.input(0))));
     return;
   }
-  if (is_foldable_op(op)) {
+  // Expanding a parameter (ViT's class token, one per image) must not fold: the copies would become
+  // separate parameters, each trained on its own image, where the model has one.
+  const bool expands_parameter = op == "Expand" && ctx.is_parameter(node.input(0));
+  if (is_foldable_op(op) && !expands_parameter) {
     bool all_constant = true;
     std::int64_t elements = 0;
     for (const auto& input : node.input()) {
@@ -174,6 +195,7 @@ Graph import_onnx(const std::filesystem::path& path, const OnnxImportOptions& op
   }
   merge_slices(ctx);
   fuse_attention(ctx);
+  fold_row_reshapes(ctx);
 
   for (const auto& output : model.graph().output()) {
     if (!ctx.known(output.name())) {

@@ -14,6 +14,8 @@ const std::map<std::string, OpHandler>& handlers() {
     register_dense_ops(t);
     register_elementwise_ops(t);
     register_layout_ops(t);
+    register_recurrent_ops(t);
+    register_einsum_ops(t);
     return t;
   }();
   return table;

@@ -23,11 +23,13 @@ TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& conv,
                       const std::string& bias_value);
 
 // Internal: the per-concept handler tables (onnx_ops_dense.cpp, onnx_ops_elementwise.cpp,
-// onnx_ops_layout.cpp).
+// onnx_ops_layout.cpp, onnx_ops_recurrent.cpp, onnx_ops_einsum.cpp).
 using OpHandler = void (*)(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset);
 void register_dense_ops(std::map<std::string, OpHandler>& table);
 void register_elementwise_ops(std::map<std::string, OpHandler>& table);
 void register_layout_ops(std::map<std::string, OpHandler>& table);
+void register_recurrent_ops(std::map<std::string, OpHandler>& table);
+void register_einsum_ops(std::map<std::string, OpHandler>& table);
 // Throws when an output beyond the first (BatchNorm statistics, Dropout mask, MaxPool indices...)
 // is read by anything: our operators do not produce them.
 void require_only_first_output(const ImportContext& ctx, const ::onnx::NodeProto& node);

@@ -1,5 +1,6 @@
 // Data movement: Reshape, Flatten, Squeeze/Unsqueeze (as Reshape), Transpose, Concat, Split,
-// Slice and Gather of activations (as Split pieces), Gather of a weight (Embedding), Expand.
+// Slice and Gather of activations (as Split pieces), Gather of a weight (Embedding), Expand (of an
+// activation or of a parameter, e.g. ViT's class token repeated for every image).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -239,11 +240,12 @@ void map_gather(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
 void map_expand(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   const TensorRef x = ctx.tensor(node.input(0));
   const Ints target = broadcast_dims(ctx.sizes(x), ctx.constant(node.input(1)).to_ints());
-  if (target != ctx.sizes(x)) {
-    unsupported_use(node, fmt::format("Expand of an activation from {} to {} is not supported",
-                                      format_dims(ctx.sizes(x)), format_dims(target)));
+  if (target == ctx.sizes(x)) {
+    ctx.bind_tensor(node.output(0), x);
+    return;
   }
-  ctx.bind_tensor(node.output(0), x);
+  ctx.bind_tensor(node.output(0),
+                  ctx.add(OpType::Expand, {{"shape", target}}, {x}, node_name(node)));
 }
 
 void map_pad(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {

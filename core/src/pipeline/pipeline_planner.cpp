@@ -76,6 +76,8 @@ class Planner {
     std::optional<PipelinePlan> best;
     for (const Layout& l : layouts) {
       if (options_.cancel && options_.cancel->load()) break;
+      if (best && options_.deadline && std::chrono::steady_clock::now() >= *options_.deadline)
+        break;
       PipelinePlan p = evaluate(l);
       ++evaluated_;
       if (!best || key(p) < key(*best)) best = std::move(p);
@@ -267,6 +269,7 @@ class Planner {
     ho.search.devices = tp;
     ho.search.vetoed = options_.vetoes;
     ho.search.cancel = options_.cancel;
+    ho.search.deadline = options_.deadline;
     ho.split = false;
     ho.seed_degrees = ho.search.degrees;
     const RuleSet& rules = options_.rules ? *options_.rules : default_rules();

@@ -29,6 +29,7 @@ bool backward_reads_inputs(OpType t) {
     case OpType::Reshape:
     case OpType::Flatten:
     case OpType::Transpose:
+    case OpType::Expand:
     case OpType::Concat:
     case OpType::Split:
     case OpType::ReduceSum:

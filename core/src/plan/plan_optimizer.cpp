@@ -114,6 +114,9 @@ class PlanSearch {
 
   Plan run() {
     const auto started = std::chrono::steady_clock::now();
+    if (options_.time_limit_seconds > 0)
+      deadline_ = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                std::chrono::duration<double>(options_.time_limit_seconds));
     Plan plan;
     plan.machine = machine_;
     auto& s = plan.summary;
@@ -215,6 +218,7 @@ class PlanSearch {
     ho.search.kind = kind;
     ho.search.observer = quiet_ ? nullptr : options_.observer;
     ho.search.cancel = options_.cancel;
+    ho.search.deadline = search_deadline_;
     ho.split = options_.split;
     ho.min_piece = options_.min_piece;
     ho.cache = options_.cache;
@@ -250,7 +254,7 @@ class PlanSearch {
       candidates_ += r.candidates_evaluated;
       searches_ += r.searches;
       pieces_ = std::max(pieces_, r.pieces);
-      if (status_ != "cancelled") status_ = r.status;
+      if (status_ != "cancelled" && status_ != "time limit") status_ = r.status;
     }
     applied.insert(applied.end(), r.applied.begin(), r.applied.end());
     Outcome o;
@@ -302,6 +306,7 @@ class PlanSearch {
     po.budget = options_.budget;
     po.vetoes = vetoes_;
     po.cancel = options_.cancel;
+    po.deadline = deadline_;
     po.profiles = options_.profiles;
     auto p = plan_pipeline(model_, machine_, po);
     if (!p)
@@ -355,6 +360,7 @@ class PlanSearch {
                  std::chrono::duration<double>(now - t0).count());
       t0 = now;
     };
+    share_time(0.6);  // the rest for the sequential search below
     Outcome best = search(model_, costs_, "", true);
     lap("search + final cost");
     keep_best_start(best, model_, "");
@@ -405,7 +411,9 @@ class PlanSearch {
   Outcome sequential() {
     // TASO first: algebraic rules, costed on one device of the machine...
     const CostModel one(select_machine(machine_, {0, 1}), costs_.optimizer(), options_.profiles);
+    share_time(0.35);
     Outcome algebraic = search(model_, one, "algebraic", false);
+    share_time(1.0);
     // ...then FlexFlow: parallel rules only, on the algebraically optimised graph.
     Outcome parallel = search(algebraic.graph, costs_, "parallel", true);
     keep_best_start(parallel, algebraic.graph, "parallel");
@@ -453,6 +461,17 @@ class PlanSearch {
   std::int64_t candidates_ = 0;
   int searches_ = 0, pieces_ = 1;
   std::string status_;
+  // When the running search must stop (OptimizeOptions::time_limit_seconds); none: no limit.
+  std::optional<std::chrono::steady_clock::time_point> deadline_, search_deadline_;
+
+  // Gives the next search `share` of the time left (the rest goes to the searches after it).
+  void share_time(double share) {
+    if (!deadline_) return;
+    const auto now = std::chrono::steady_clock::now();
+    const auto left = *deadline_ > now ? *deadline_ - now : std::chrono::steady_clock::duration{0};
+    search_deadline_ =
+        now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(left * share);
+  }
 };
 
 }  // namespace

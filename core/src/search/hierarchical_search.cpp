@@ -160,6 +160,8 @@ class Hierarchy {
     ++result_.searches;
     if (r.status == "cancelled" || result_.status == "cancelled")
       result_.status = "cancelled";
+    else if (r.status == "time limit" || result_.status == "time limit")
+      result_.status = "time limit";
     else if (r.status == "budget")
       result_.status = "budget";
     else if (result_.status.empty())
@@ -490,7 +492,10 @@ class Hierarchy {
       }
       prefix = std::move(next);
     }
-    if (!back[m - 1][0].second) throw std::logic_error("graph splitting found no plan for a piece");
+    // No piece plan maps (a model with parallel ops of a higher degree than the machine has
+    // devices, as in the one-device phase of the sequential search): as whole() does, return no
+    // graph, and the caller keeps the start, costed as infeasible.
+    if (!back[m - 1][0].second) return;
     // Walk back from the last piece.
     std::vector<detail::GluePiece> chosen(m);
     for (int k = m - 1, j = 0; k >= 0; --k) {

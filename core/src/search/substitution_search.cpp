@@ -421,9 +421,16 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
   const std::int64_t per_step =
       options.per_step > 0 ? options.per_step : std::max<std::int64_t>(8, options.budget / 4);
   result.status = "completed";
+  auto out_of_time = [&] {
+    return options.deadline && std::chrono::steady_clock::now() >= *options.deadline;
+  };
   while (!queue.empty()) {
     if (options.cancel && options.cancel->load()) {
       result.status = "cancelled";
+      break;
+    }
+    if (out_of_time()) {
+      result.status = "time limit";
       break;
     }
     const Entry top = queue.top();
@@ -446,7 +453,7 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
         out_of_budget = true;
         break;
       }
-      if (options.cancel && options.cancel->load()) break;
+      if ((options.cancel && options.cancel->load()) || out_of_time()) break;
       const Successor& s = x->take();
       auto applied = parent.applied;
       std::vector<NodeId> nodes;

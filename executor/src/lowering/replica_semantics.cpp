@@ -139,6 +139,7 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
     case OpType::Reshape:
     case OpType::Flatten:
     case OpType::Transpose:
+    case OpType::Expand:
       return {in[0]};
     case OpType::ReduceSum:
     case OpType::ReduceMean: {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "lowering_internal.h"
+#include "unity/core/reshape_groups.h"
 
 namespace unity::executor::detail {
 namespace {
@@ -245,7 +246,10 @@ void split(Ctx& c) {
 void reshape(Ctx& c) {
   const auto& x = c.in(0);
   Region r = whole(x);
-  if (x.rank() > 0 && x.dims[0].degree > 1) set_block(r, x, 0, c.piece.block[0]);
+  // A partitioned dim's block is the block of the output dim its group's partition moved to.
+  for (const auto& group : reshape_groups(x.sizes(), c.out.sizes()))
+    if (group.in_lead >= 0 && x.dims[group.in_lead].degree > 1)
+      set_block(r, x, group.in_lead, c.piece.block[group.out_lead]);
   c.add(0, r, c.piece.replica);
 }
 
@@ -255,6 +259,17 @@ void flatten(Ctx& c) {
   Region r = whole(x);
   if (axis > 0) set_block(r, x, 0, c.piece.block[0]);
   if (axis < x.rank()) set_block(r, x, axis, c.piece.block[1]);
+  c.add(0, r, c.piece.replica);
+}
+
+// A copied dim reads the output piece's block; a broadcast dim reads its one element.
+void expand(Ctx& c) {
+  const auto& x = c.in(0);
+  Region r = whole(x);
+  const int offset = c.out.rank() - x.rank();
+  for (int d = 0; d < x.rank(); ++d)
+    if (x.dims[d].size == c.out.dims[d + offset].size)
+      set_range(r, d, {c.region.begin[d + offset], c.region.end[d + offset]});
   c.add(0, r, c.piece.replica);
 }
 
@@ -405,6 +420,9 @@ std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
       break;
     case OpType::Transpose:
       transpose(c);
+      break;
+    case OpType::Expand:
+      expand(c);
       break;
     case OpType::ReduceSum:
     case OpType::ReduceMean:

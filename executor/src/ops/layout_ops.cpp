@@ -1,5 +1,5 @@
-// Concat, Split, Transpose, Softmax, ReduceSum/ReduceMean, and the operators that only reinterpret
-// a buffer (Reshape, Flatten, Identity: the output piece is the input's buffer).
+// Concat, Split, Transpose, Expand, Softmax, ReduceSum/ReduceMean, and the operators that only
+// reinterpret a buffer (Reshape, Flatten, Identity: the output piece is the input's buffer).
 #include "op_helpers.h"
 
 namespace unity::executor::detail {
@@ -180,6 +180,41 @@ class ReduceRunner final : public OpRunner {
   float scale_ = 1.0f;
 };
 
+// Broadcasts the input to the output piece; the backward sums the output gradient over the
+// broadcast dims into the input's.
+class ExpandRunner final : public OpRunner {
+ public:
+  void forward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
+    for (auto& t : tasks) {
+      const auto& y = *t.out[0];
+      ctx.backend.fill_zero(y.value, static_cast<std::size_t>(numel(y.shape)) * 4);
+      ctx.backend.reduce_sum_backward(t.in[0]->f(), y.f(), y.shape, aligned(*t.in[0], y), 1.0f);
+    }
+  }
+  void backward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
+    for (auto& t : tasks) {
+      const auto& y = *t.out[0];
+      if (!t.in[0]->grad || !y.grad) continue;
+      const BroadcastShape s{y.shape, aligned(*t.in[0], y), y.shape};
+      ctx.backend.binary_backward(BinaryKind::Add, s, nullptr, nullptr, y.grad, t.in[0]->grad,
+                                  nullptr);
+    }
+  }
+
+ private:
+  static i64 numel(const std::vector<i64>& shape) {
+    i64 n = 1;
+    for (auto e : shape) n *= e;
+    return n;
+  }
+  // The input's shape with leading 1s up to the output's rank.
+  static std::vector<i64> aligned(const Slot& x, const Slot& y) {
+    std::vector<i64> s(y.shape.size() - x.shape.size(), 1);
+    s.insert(s.end(), x.shape.begin(), x.shape.end());
+    return s;
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<OpRunner> make_layout_runner(const Graph& g, const Node& n) {
@@ -190,6 +225,8 @@ std::unique_ptr<OpRunner> make_layout_runner(const Graph& g, const Node& n) {
       return std::make_unique<SplitRunner>(n);
     case OpType::Transpose:
       return std::make_unique<TransposeRunner>(n);
+    case OpType::Expand:
+      return std::make_unique<ExpandRunner>();
     case OpType::Softmax:
       return std::make_unique<SoftmaxRunner>(n);
     case OpType::ReduceSum:

@@ -76,6 +76,7 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
     case OpType::Reshape:
     case OpType::Flatten:
     case OpType::Transpose:
+    case OpType::Expand:
     case OpType::Softmax:
     case OpType::ReduceSum:
     case OpType::ReduceMean:

@@ -46,6 +46,7 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   m[OpType::Reshape] = {l("shape")};
   m[OpType::Flatten] = {i("axis", 1)};
   m[OpType::Transpose] = {l("perm")};
+  m[OpType::Expand] = {l("shape")};
   m[OpType::Softmax] = {i("axis", -1)};
   m[OpType::ReduceSum] = {l("axes"), i("keepdims", 1)};
   m[OpType::ReduceMean] = {l("axes"), i("keepdims", 1)};

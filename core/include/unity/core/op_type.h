@@ -46,6 +46,7 @@ enum class OpType {
   Reshape,
   Flatten,
   Transpose,
+  Expand,
   Softmax,
   ReduceSum,
   ReduceMean,

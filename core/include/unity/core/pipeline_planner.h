@@ -8,6 +8,7 @@
 // 1F1B schedule (pipeline_cost.h), point-to-point activations on the links they cross, the
 // data-parallel gradient synchronisation and the optimizer step, and keeping the fastest layout
 // that fits every device's memory (the smallest overflow when none fits).
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,6 +37,9 @@ struct PipelineOptions {
   std::vector<RuleLocation> vetoes;
   SearchObserver* observer = nullptr;  // progress of the segment searches
   const CancelFlag* cancel = nullptr;
+  // Past this, layouts not yet evaluated are skipped and segment searches stop with their best so
+  // far (at least one layout is evaluated); none: no limit.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   // Measured operator times (a calibrated machine's profiles) instead of the analytic ones.
   std::shared_ptr<const ProfileSource> profiles;
 };

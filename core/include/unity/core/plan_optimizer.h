@@ -33,6 +33,10 @@ struct OptimizeOptions {
   int beam = 4;                             // partitionings searched per cut
   SearchObserver* observer = nullptr;       // every search event
   const CancelFlag* cancel = nullptr;       // set from another thread to stop with the best so far
+  // > 0: the searches stop with their best so far after about this many seconds in all (search
+  // status "time limit"), whatever is left of the budget. A graph the mapping DP finds hard
+  // (DenseNet's blocks are not series-parallel) costs seconds per candidate; this bounds the wait.
+  double time_limit_seconds = 0;
   // Measured op times that override the analytic cost model (a project's op profiles); null: none.
   std::shared_ptr<const ProfileSource> profiles;
   // Large models: what the user fixed of the pipeline layout (--tp --pp --micro-batches ...). Not

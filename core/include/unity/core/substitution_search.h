@@ -11,8 +11,10 @@
 // gains) and the parent's remaining successors come back when nothing better is left. Which
 // successors come first is decided by `rank`, a cheap estimate without a mapping search, taken in
 // turns with rule order.
+#include <chrono>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -76,6 +78,8 @@ struct SearchOptions {
   std::string kind;                  // "" all rules, else "algebraic" or "parallel" only
   SearchObserver* observer = nullptr;
   const CancelFlag* cancel = nullptr;
+  // The search stops with the best so far once this passes (status "time limit"); none: no limit.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   SearchEvent scope;  // segment fields copied into every event
   // Called for every costed candidate with the substitutions that led to it (the hierarchical
   // search keeps the best candidate for each partitioning of a piece's result, not only the best
@@ -89,7 +93,7 @@ struct SearchResult {
   CandidateCost cost;
   std::vector<AppliedSubstitution> applied;
   std::int64_t candidates_evaluated = 0;
-  std::string status;  // "completed", "budget", "cancelled"
+  std::string status;  // "completed", "budget", "time limit", "cancelled"
 };
 
 // `seeds` are further starting points (e.g. the data-parallel PCG): the joint space contains them.

@@ -1,0 +1,148 @@
+// The import sweep (issue 20): models exported from PyTorch as a user would export them
+// (tests/python/export_sweep.py: every torchvision classification family, nn.Transformer,
+// nn.TransformerEncoder, LSTM and GRU language models, a GPT-style causal decoder), each imported
+// and planned in every mode on summit 1, 2 and 4 nodes and on cpu-local 2 and 4 ranks. Every
+// command must exit 0 and write a plan whose PCG validates and whose every operator has a machine
+// view. A few train on 2 CPU ranks with --check, equal to one rank.
+//
+// The exports are the families' own classes at a small size (export_sweep.py --small), so the whole
+// sweep runs in minutes with small search budgets; the published sizes are planned by the
+// benchmark (unity_bench_import_sweep), which prints their search time and memory.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "unity/core/plan.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Every model of the sweep; export_sweep.py --list prints the same names.
+const std::vector<std::string> kModels = {"alexnet",
+                                          "vgg11",
+                                          "resnet18",
+                                          "resnext50_32x4d",
+                                          "wide_resnet50_2",
+                                          "densenet121",
+                                          "inception_v3",
+                                          "googlenet",
+                                          "squeezenet1_1",
+                                          "shufflenet_v2_x1_0",
+                                          "mnasnet0_5",
+                                          "mobilenet_v2",
+                                          "mobilenet_v3_small",
+                                          "efficientnet_b0",
+                                          "regnet_y_400mf",
+                                          "convnext_tiny",
+                                          "vit_b_16",
+                                          "swin_t",
+                                          "maxvit_t",
+                                          "transformer",
+                                          "transformer_encoder",
+                                          "lstm_lm",
+                                          "gru_lm",
+                                          "gpt_decoder"};
+
+// Divisible by every device count of the sweep (6, 12, 24, 2, 4).
+constexpr int kBatch = 24;
+
+const fs::path& export_dir() {
+  static const fs::path dir =
+      fs::temp_directory_path() / ("unity-sweep-" + std::to_string(getpid()));
+  return dir;
+}
+
+// Exports one model of the sweep (each test is a process of its own under CTest); "" on success,
+// else why the test must skip.
+std::string export_model(const std::string& model) {
+  if (std::system("/usr/bin/python3 -c 'import torch, torchvision' >/dev/null 2>&1") != 0)
+    return "/usr/bin/python3 cannot import torch and torchvision";
+  const fs::path script = fs::path(UNITY_SOURCE_DIR) / "tests" / "python" / "export_sweep.py";
+  const std::string command = "/usr/bin/python3 '" + script.string() + "' '" +
+                              export_dir().string() + "' --small --only " + model +
+                              " >/dev/null 2>&1";
+  if (std::system(command.c_str()) != 0) return "export_sweep.py failed: " + command;
+  return "";
+}
+
+std::string model_name(const ::testing::TestParamInfo<std::string>& p) { return p.param; }
+
+class ImportSweep : public ::testing::TestWithParam<std::string> {
+ protected:
+  static void TearDownTestSuite() { fs::remove_all(export_dir()); }
+
+  fs::path imported(const std::string& model) {
+    const fs::path json = export_dir() / (model + ".json");
+    const auto r = run_cli("import " + (export_dir() / (model + ".onnx")).string() + " --batch " +
+                           std::to_string(kBatch) + " -o " + json.string());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json;
+  }
+};
+
+TEST_P(ImportSweep, PlansInEveryModeOnEveryMachine) {
+  const std::string model = GetParam();
+  if (const std::string why = export_model(model); !why.empty()) GTEST_SKIP() << why;
+  const fs::path json = imported(model);
+  ASSERT_TRUE(fs::exists(json));
+  const std::vector<std::string> machines = {"summit --nodes 1", "summit --nodes 2",
+                                             "summit --nodes 4", "cpu-local --gpus 2",
+                                             "cpu-local --gpus 4"};
+  const fs::path plan_file = export_dir() / (model + ".plan.json");
+  for (const auto& machine : machines) {
+    for (const std::string mode : {"joint", "sequential", "data-parallel", "expert"}) {
+      SCOPED_TRACE(model + " on " + machine + ", " + mode);
+      const auto r = run_cli("optimize " + json.string() + " --machine " + machine + " --mode " +
+                             mode + " --budget 4 --out " + plan_file.string());
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const unity::Plan plan = unity::plan_from_json(nlohmann::json::parse(slurp(plan_file)));
+      EXPECT_NO_THROW(plan.pcg.validate());
+      EXPECT_TRUE(std::isfinite(plan.summary.iteration_time_ms));
+      EXPECT_GT(plan.summary.iteration_time_ms, 0);
+      if (!plan.pipeline) {
+        for (const auto& [id, node] : plan.pcg.nodes()) {
+          if (unity::is_compute_op(node.op.type)) {
+            EXPECT_TRUE(plan.mapping.views.count(id)) << "no view for " << node.op.name;
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(TorchExports, ImportSweep, ::testing::ValuesIn(kModels), model_name);
+
+// Scaled versions of four of them train on 2 CPU ranks with the data-parallel plan, and the run
+// equals one rank (--check): the importer's decompositions (HardSwish, strided Slice, unrolled
+// LSTM, the transformer's attention reshapes) are trained, not only planned.
+class SweepTraining : public ImportSweep {};
+
+TEST_P(SweepTraining, DataParallelOnTwoRanksEqualsOneRank) {
+  const std::string model = GetParam();
+  if (const std::string why = export_model(model); !why.empty()) GTEST_SKIP() << why;
+  const fs::path json = export_dir() / (model + ".train.json");
+  const auto imported = run_cli("import " + (export_dir() / (model + ".onnx")).string() +
+                                " --batch 4 -o " + json.string());
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const fs::path plan = export_dir() / (model + ".train.plan.json");
+  const auto planned =
+      run_cli("optimize " + json.string() +
+              " --machine cpu-local --gpus 2 --mode data-parallel --out " + plan.string());
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  const auto run = run_cli("run " + plan.string() + " --iterations 3 --check --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_LT(j["max_rel_diff"].get<double>(), 1e-4);
+  EXPECT_LT(j["losses"].back().get<double>(), j["losses"].front().get<double>());
+}
+
+INSTANTIATE_TEST_SUITE_P(TorchExports, SweepTraining,
+                         ::testing::Values("mobilenet_v3_small", "swin_t", "lstm_lm",
+                                           "transformer"),
+                         model_name);
+
+}  // namespace
