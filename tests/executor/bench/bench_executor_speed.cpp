@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "torch_python.h"
 #include "unity/core/graph_builder.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/program.h"
@@ -65,14 +66,6 @@ for _ in range(iters):
     t = time.perf_counter(); step(); times.append((time.perf_counter() - t) * 1e3)
 print(statistics.median(times))
 )";
-
-std::string python_with_torch() {
-  for (const char* p : {"/usr/bin/python3", "python3"}) {
-    const std::string cmd = std::string(p) + " -c 'import torch' >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) == 0) return p;
-  }
-  return "";
-}
 
 double torch(const std::string& python, int iterations) {
   const std::string script = "/tmp/unity_bench_torch_mlp.py";

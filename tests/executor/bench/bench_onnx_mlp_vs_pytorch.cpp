@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "torch_python.h"
 #include "unity/core/json_io.h"
 #include "unity/executor/run_files.h"
 
@@ -62,15 +63,6 @@ for _ in range(iterations):
     s = time.perf_counter(); step(); times.append((time.perf_counter() - s) * 1e3)
 print(statistics.median(times), (time.process_time() - cpu) / (time.perf_counter() - wall))
 )";
-
-std::string python_with_torch() {
-  // Debian's python3-torch is for /usr/bin/python3; a pyenv python3 earlier on PATH lacks it.
-  for (const char* p : {"/usr/bin/python3", "python3"}) {
-    const std::string cmd = std::string(p) + " -c 'import torch' >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) == 0) return p;
-  }
-  return "";
-}
 
 // The command's stdout, or nullopt when it fails.
 std::optional<std::string> output_of(const std::string& cmd) {
