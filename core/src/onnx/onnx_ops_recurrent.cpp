@@ -10,6 +10,7 @@
 // and named when met: peepholes, clip, input_forget, other activations, per-sequence lengths.
 #include <fmt/format.h>
 
+#include <map>
 #include <optional>
 
 #include "onnx/onnx_op_mapping.h"
@@ -49,11 +50,6 @@ void check_supported(ImportContext& ctx, const ::onnx::NodeProto& node, Cell cel
       if (a->strings(i) != defaults[static_cast<std::size_t>(i) % defaults.size()])
         unsupported_use(
             node, "activations other than the defaults (" + a->strings(i) + ") are not supported");
-  }
-  const std::string& lengths = input_name(node, 4);
-  if (!lengths.empty()) {
-    if (!ctx.is_constant(lengths))
-      unsupported_use(node, "sequence_lens computed from the inputs is not supported");
   }
   if (cell == Cell::Lstm && !is_zero_constant(ctx, input_name(node, 7)))
     unsupported_use(node, "peephole weights (input P) are not supported");
@@ -103,11 +99,14 @@ class Unroller {
       unsupported_use(
           node_, "direction '" + direction + "' is not one of forward, reverse, bidirectional");
     reverse_only_ = direction == "reverse";
+    before_reset_ = attr_int(node_, "linear_before_reset", 0) != 0;
     shape_.directions = direction == "bidirectional" ? 2 : 1;
     if (w[0] != shape_.directions || w[1] != gates_ * shape_.hidden || w[2] != shape_.input)
       unsupported_use(node_, fmt::format("W has shape {}, expected [{}, {}, {}]", format_dims(w),
                                          shape_.directions, gates_ * shape_.hidden, shape_.input));
     const std::string& lengths = input_name(node_, 4);
+    if (!lengths.empty() && !ctx_.is_constant(lengths))
+      unsupported_use(node_, "sequence_lens computed from the inputs is not supported");
     if (!lengths.empty())
       for (auto l : ctx_.constant(lengths).to_ints())
         if (l != shape_.seq)
@@ -122,22 +121,33 @@ class Unroller {
   }
 
   // Rows [d * rows, (d + 1) * rows) of input `slot` viewed as [directions * rows, cols].
+  // The [directions * rows, cols] view is made once and shared by the directions.
   TensorRef direction_rows(int slot, int d, std::int64_t rows, std::int64_t cols,
                            const std::string& what) {
-    const TensorRef all = ctx_.reshape(ctx_.tensor(node_.input(slot)),
-                                       {shape_.directions * rows, cols}, name(what + ".rows"));
-    return ctx_.slice(all, 0, d * rows, (d + 1) * rows, name(what + std::to_string(d)));
+    auto it = rows_of_.find(slot);
+    if (it == rows_of_.end())
+      it = rows_of_
+               .emplace(slot, ctx_.reshape(ctx_.tensor(node_.input(slot)),
+                                           {shape_.directions * rows, cols}, name(what + ".rows")))
+               .first;
+    return ctx_.slice(it->second, 0, d * rows, (d + 1) * rows, name(what + std::to_string(d)));
   }
 
-  // Initial state of direction d ([batch, hidden]), or nullopt when it is zero.
+  // Initial state of direction d ([batch, hidden]), or nullopt when it is zero. The layout change
+  // and the [directions * batch, hidden] view are made once and shared by the directions.
   std::optional<TensorRef> initial(int slot, int d, const std::string& what) {
     const std::string& value = input_name(node_, slot);
     if (is_zero_constant(ctx_, value)) return std::nullopt;
-    TensorRef t = ctx_.tensor(value);
-    if (shape_.batch_first) t = transpose(t, {1, 0, 2}, what + ".layout");
-    const TensorRef all =
-        ctx_.reshape(t, {shape_.directions * shape_.batch, shape_.hidden}, name(what + ".rows"));
-    return ctx_.slice(all, 0, d * shape_.batch, (d + 1) * shape_.batch,
+    auto it = rows_of_.find(slot);
+    if (it == rows_of_.end()) {
+      TensorRef t = ctx_.tensor(value);
+      if (shape_.batch_first) t = transpose(t, {1, 0, 2}, what + ".layout");
+      it = rows_of_
+               .emplace(slot, ctx_.reshape(t, {shape_.directions * shape_.batch, shape_.hidden},
+                                           name(what + ".rows")))
+               .first;
+    }
+    return ctx_.slice(it->second, 0, d * shape_.batch, (d + 1) * shape_.batch,
                       name(what + std::to_string(d)));
   }
 
@@ -167,8 +177,8 @@ class Unroller {
     if (wb) xw_inputs.push_back(*wb);
     const TensorRef xw = linear(xw_inputs, g, "input_projection" + tag);
 
-    std::optional<TensorRef> state_h = initial(5, d, "initial_h" + tag), state_c;
-    if (cell_ == Cell::Lstm) state_c = initial(6, d, "initial_c" + tag);
+    std::optional<TensorRef> state_h = initial(5, d, "initial_h"), state_c;
+    if (cell_ == Cell::Lstm) state_c = initial(6, d, "initial_c");
     const bool backwards = reverse_only_ || d == 1;
     std::vector<TensorRef> steps(static_cast<std::size_t>(shape_.seq));
     for (std::int64_t i = 0; i < shape_.seq; ++i) {
@@ -230,7 +240,6 @@ class Unroller {
   // tanh(xn + (r * h) Rn + Rbn); h' = (1 - z) * n + z * h = n + z * (h - n).
   void gru_step(TensorRef xt, TensorRef r, const std::optional<TensorRef>& rb,
                 std::optional<TensorRef>& h, const std::string& at) {
-    const bool before_reset = attr_int(node_, "linear_before_reset", 0) != 0;
     const std::int64_t hid = shape_.hidden;
     // The recurrent term [batch, 3h] (or the bias alone when the state is zero).
     std::optional<TensorRef> hr;
@@ -254,12 +263,12 @@ class Unroller {
     const TensorRef z = unary(OpType::Sigmoid, pre(0, "z"), "z" + at + ".sigmoid");
     const TensorRef reset = unary(OpType::Sigmoid, pre(1, "r"), "r" + at + ".sigmoid");
     TensorRef n_in = gate(xt, 2, "n" + at);
-    if (before_reset || !h) {
+    if (before_reset_ || !h) {
       // With a zero state both forms reduce to xn + r * Rbn (before reset) or xn + Rbn.
       if (hr) {
         const TensorRef hn = piece(*hr, 2, "n" + at + ".h");
         n_in = binary(OpType::Add, n_in,
-                      before_reset ? binary(OpType::Mul, reset, hn, "n" + at + ".reset") : hn,
+                      before_reset_ ? binary(OpType::Mul, reset, hn, "n" + at + ".reset") : hn,
                       "n" + at + ".sum");
       }
     } else {
@@ -319,6 +328,8 @@ class Unroller {
   int gates_;
   RecurrentShape shape_;
   bool reverse_only_ = false;
+  bool before_reset_ = false;         // GRU's linear_before_reset
+  std::map<int, TensorRef> rows_of_;  // per-direction views of W, R, B and the states, by slot
 };
 
 void map_lstm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
