@@ -71,6 +71,15 @@ Graph make_data_parallel(const Graph& serial, int degree, const std::set<NodeId>
     return Operator{OpType::Replicate, {{"degree", std::int64_t{degree}}}, name + ".replicate"};
   };
 
+  // Partitions `out` (node n's batch-sized output) for its readers outside the serial region.
+  std::set<NodeId> serial_region;
+  auto partition_batch = [&](TensorRef out, const Node& n) {
+    if (n.outputs[0].dims[0].size % degree != 0)
+      throw InputError(fmt::format("batch {} of '{}' is not divisible by {} devices",
+                                   n.outputs[0].dims[0].size, n.op.name, degree));
+    insert_after(g, out, partition(n.op.name), serial_region);
+  };
+
   std::set<NodeId> batched_sources;
   for (const auto& [id, n] : serial.nodes()) {
     const auto& s = n.outputs.empty() ? ParallelTensorShape{} : n.outputs[0];
@@ -81,7 +90,7 @@ Graph make_data_parallel(const Graph& serial, int degree, const std::set<NodeId>
   const std::set<NodeId> derived = batch_derived(serial, batched_sources);
 
   // The serial region: batch-making Expands and everything (not batch-derived) they read.
-  std::set<NodeId> expands, serial_region;
+  std::set<NodeId> expands;
   for (const auto& [id, n] : serial.nodes())
     if (!derived.count(id) && expands_to_batch(serial, n, batch)) expands.insert(id);
   std::vector<NodeId> todo(expands.begin(), expands.end());
@@ -96,18 +105,12 @@ Graph make_data_parallel(const Graph& serial, int degree, const std::set<NodeId>
     const TensorRef out{id, 0};
     if (is_source_op(n.op.type)) {
       if (batched_sources.count(id)) {
-        if (n.outputs[0].dims[0].size % degree != 0)
-          throw InputError(fmt::format("batch {} of '{}' is not divisible by {} devices",
-                                       n.outputs[0].dims[0].size, n.op.name, degree));
-        insert_after(g, out, partition(n.op.name), serial_region);
+        partition_batch(out, n);
       } else {
         insert_after(g, out, replicate(n.op.name), serial_region);
       }
     } else if (expands.count(id)) {
-      if (n.outputs[0].dims[0].size % degree != 0)
-        throw InputError(fmt::format("batch {} of '{}' is not divisible by {} devices",
-                                     n.outputs[0].dims[0].size, n.op.name, degree));
-      insert_after(g, out, partition(n.op.name), serial_region);
+      partition_batch(out, n);
     } else if (serial_region.count(id)) {
       // Computed from parameters for the Expand and also read by the replicated graph.
       insert_after(g, out, replicate(n.op.name), serial_region);
