@@ -1,5 +1,5 @@
 // Dense operators: Gemm and MatMul -> Linear / MatMul / BatchMatMul, Conv -> Conv2D, pooling ->
-// Pool2D, BatchNormalization and LayerNormalization.
+// Pool2D, BatchNormalization, LayerNormalization, InstanceNormalization and GroupNormalization.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -247,6 +247,93 @@ void map_layer_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int6
   ctx.bind_tensor(node.output(0), ctx.add(OpType::Mul, {}, {normalized_x, scale}, name + ".scale"));
 }
 
+// Whether `value` is a folded constant (not a parameter of the model) whose every value is `v`.
+bool folded_constant_of(ImportContext& ctx, const std::string& value, double v) {
+  if (value.empty() || ctx.is_parameter(value) || !ctx.is_constant(value)) return false;
+  const ConstTensor& c = ctx.constant(value);
+  for (std::int64_t i = 0; i < c.numel(); ++i)
+    if (c.as_double(i) != v) return false;
+  return true;
+}
+
+// InstanceNormalization normalises each (sample, channel) over the spatial dims: our LayerNorm over
+// the trailing rank - 2 dims, then the per-channel scale and bias as a Mul and an Add of [C, 1...]
+// Weights. torch exports GroupNorm this way (a Reshape to [n, groups, -1], InstanceNormalization
+// with a constant scale of ones and bias of zeros, a Reshape back, then the affine Mul and Add);
+// constant ones and zeros are no parameters and are left out.
+void map_instance_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  require_only_first_output(ctx, node);
+  const TensorRef x = activation(ctx, node, 0);
+  const Ints sizes = ctx.sizes(x);
+  const auto rank = static_cast<std::int64_t>(sizes.size());
+  if (rank < 3) unsupported_use(node, "InstanceNormalization needs an input of rank >= 3");
+  const std::string name = node_name(node);
+  TensorRef y = ctx.add(
+      OpType::LayerNorm,
+      {{"normalized_dims", rank - 2}, {"epsilon", attr_float(node, "epsilon", 1e-5)}}, {x}, name);
+  Ints per_channel(static_cast<std::size_t>(rank - 1), 1);
+  per_channel[0] = sizes[1];
+  const std::string& scale = input_name(node, 1);
+  const std::string& bias = input_name(node, 2);
+  if (scale.empty() || bias.empty()) unsupported_use(node, "scale and B are required");
+  // [C] as [C, 1...], which broadcasts over the spatial dims.
+  auto per_channel_view = [&](const std::string& value, const std::string& suffix) {
+    return ctx.is_tensor(value) ? ctx.reshape(ctx.tensor(value), per_channel, name + suffix)
+                                : ctx.weight(value, per_channel);
+  };
+  if (!folded_constant_of(ctx, scale, 1.0))
+    y = ctx.add(OpType::Mul, {}, {y, per_channel_view(scale, ".scale_view")}, name + ".scale");
+  if (!folded_constant_of(ctx, bias, 0.0))
+    y = ctx.add(OpType::Add, {}, {y, per_channel_view(bias, ".bias_view")}, name + ".bias");
+  ctx.bind_tensor(node.output(0), y);
+}
+
+// GroupNormalization (opset 18; 21 changed the scale and bias from one per group to one per
+// channel): x [n, C, ...] seen as [n, groups, rest], our LayerNorm over `rest`, seen back, then
+// the affine Mul and Add, per group on the grouped view before opset 21, per channel after.
+void map_group_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
+  require_only_first_output(ctx, node);
+  const TensorRef x = activation(ctx, node, 0);
+  const Ints sizes = ctx.sizes(x);
+  const auto rank = static_cast<std::int64_t>(sizes.size());
+  if (rank < 3) unsupported_use(node, "GroupNormalization needs an input of rank >= 3");
+  const std::int64_t groups = attr_int(node, "num_groups", 0);
+  if (groups < 1 || sizes[1] % groups != 0)
+    unsupported_use(node,
+                    fmt::format("num_groups {} does not divide the {} channels", groups, sizes[1]));
+  const std::string& scale = input_name(node, 1);
+  const std::string& bias = input_name(node, 2);
+  if (scale.empty() || bias.empty()) unsupported_use(node, "scale and bias are required");
+  const std::string name = node_name(node);
+  const std::int64_t rest = product(sizes) / (sizes[0] * groups);
+  TensorRef y = ctx.add(
+      OpType::LayerNorm,
+      {{"normalized_dims", std::int64_t{1}}, {"epsilon", attr_float(node, "epsilon", 1e-5)}},
+      {ctx.reshape(x, {sizes[0], groups, rest}, name + ".groups")}, name);
+  const bool per_group = opset < 21;
+  auto affine = [&](const std::string& value, OpType type, const std::string& suffix) {
+    const Ints view = per_group ? Ints{groups, 1} : [&] {
+      Ints v(static_cast<std::size_t>(rank - 1), 1);
+      v[0] = sizes[1];
+      return v;
+    }();
+    const TensorRef p = ctx.is_tensor(value)
+                            ? ctx.reshape(ctx.tensor(value), view, name + suffix + "_view")
+                            : ctx.weight(value, view);
+    y = ctx.add(type, {}, {y, p}, name + suffix);
+  };
+  if (per_group) {
+    affine(scale, OpType::Mul, ".scale");
+    affine(bias, OpType::Add, ".bias");
+    y = ctx.reshape(y, sizes, name + ".ungroup");
+  } else {
+    y = ctx.reshape(y, sizes, name + ".ungroup");
+    affine(scale, OpType::Mul, ".scale");
+    affine(bias, OpType::Add, ".bias");
+  }
+  ctx.bind_tensor(node.output(0), y);
+}
+
 }  // namespace
 
 TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& node,
@@ -285,6 +372,8 @@ void register_dense_ops(std::map<std::string, OpHandler>& table) {
   table["GlobalMaxPool"] = map_global_pool;
   table["BatchNormalization"] = map_batch_norm;
   table["LayerNormalization"] = map_layer_norm;
+  table["InstanceNormalization"] = map_instance_norm;
+  table["GroupNormalization"] = map_group_norm;
 }
 
 }  // namespace unity::onnxio

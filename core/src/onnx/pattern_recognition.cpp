@@ -146,6 +146,58 @@ std::optional<PatternMatch> match_layer_norm(const Matcher& m, int root) {
   return match;
 }
 
+// RMSNorm as Llama's code writes it: x * rsqrt(mean(x^2) + eps) * gamma. rsqrt exports as
+// Reciprocal or Div(1, .) of Sqrt and the product as Mul; x / sqrt(...) is the Div form. Our
+// RMSNorm always has a gamma, so the form without one stays in pieces.
+std::optional<PatternMatch> match_rms_norm(const Matcher& m, int pow) {
+  if (!m.is(pow, "Pow") || !m.scalar_near(m.node(pow).input(1), 2.0)) return std::nullopt;
+  const std::string& x = m.node(pow).input(0);
+  auto mean = m.sole(m.out(pow), "ReduceMean");
+  if (!mean) return std::nullopt;
+  auto axes = m.reduce_axes(*mean);
+  if (!axes) return std::nullopt;
+  auto add_eps = m.sole(m.out(*mean), "Add");
+  if (!add_eps) return std::nullopt;
+  const auto eps = m.scalar(m.other(*add_eps, m.out(*mean)));
+  if (!eps) return std::nullopt;
+  auto sqrt = m.sole(m.out(*add_eps), "Sqrt");
+  if (!sqrt) return std::nullopt;
+  PatternMatch match;
+  match.nodes = {pow, *mean, *add_eps, *sqrt};
+  const std::string& root = m.out(*sqrt);
+  const int reader = m.model().sole_consumer(root);
+  int normalised = -1;  // the node whose output is x / rms(x)
+  if (m.is(reader, "Div") && m.node(reader).input(0) == x && m.node(reader).input(1) == root) {
+    normalised = reader;
+  } else {
+    int inverse = -1;
+    if (m.is(reader, "Reciprocal"))
+      inverse = reader;
+    else if (m.is(reader, "Div") && m.node(reader).input(1) == root &&
+             m.scalar_near(m.node(reader).input(0), 1.0))
+      inverse = reader;
+    if (inverse < 0) return std::nullopt;
+    auto times_x = m.sole(m.out(inverse), "Mul");
+    if (!times_x || m.other(*times_x, m.out(inverse)) != x) return std::nullopt;
+    match.nodes.push_back(inverse);
+    normalised = *times_x;
+  }
+  match.nodes.push_back(normalised);
+  auto scale = m.sole(m.out(normalised), "Mul");
+  if (!scale) return std::nullopt;
+  const std::string gamma = m.other(*scale, m.out(normalised));
+  if (gamma.empty() || !m.model().is_static(gamma)) return std::nullopt;
+  match.nodes.push_back(*scale);
+  match.kind = PatternMatch::Kind::RmsNorm;
+  match.input = x;
+  match.output = m.out(*scale);
+  match.axes = *axes;
+  match.epsilon = *eps;
+  match.gamma = gamma;
+  match.name = fused_name(m.model(), match.nodes, "RMSNorm");
+  return match;
+}
+
 // Erf(x / sqrt 2) or Erf(x * (1 / sqrt 2)), then + 1, times x, times 0.5.
 std::optional<PatternMatch> match_gelu(const Matcher& m, int erf) {
   if (!m.is(erf, "Erf")) return std::nullopt;
@@ -248,7 +300,8 @@ std::map<int, PatternMatch> find_patterns(const OnnxModel& model) {
   std::map<int, PatternMatch> matches;
   std::set<int> claimed;
   for (int n = 0; n < model.node_count(); ++n) {
-    for (auto matcher : {match_layer_norm, match_gelu, match_linear_bias, match_conv_batch_norm}) {
+    for (auto matcher :
+         {match_layer_norm, match_rms_norm, match_gelu, match_linear_bias, match_conv_batch_norm}) {
       auto match = matcher(m, n);
       if (!match) continue;
       if (std::any_of(match->nodes.begin(), match->nodes.end(),
@@ -279,7 +332,8 @@ bool emit_pattern(ImportContext& ctx, const PatternMatch& match) {
   const auto rank = static_cast<std::int64_t>(sizes.size());
   TensorRef out;
   switch (match.kind) {
-    case PatternMatch::Kind::LayerNorm: {
+    case PatternMatch::Kind::LayerNorm:
+    case PatternMatch::Kind::RmsNorm: {
       std::set<std::int64_t> axes;
       for (auto a : match.axes) {
         if (a < -rank || a >= rank) return false;
@@ -296,8 +350,9 @@ bool emit_pattern(ImportContext& ctx, const PatternMatch& match) {
         inputs.push_back(ctx.weight(*param, normalized));
       }
       if (static_cast<int>(inputs.size()) < op_info(OpType::LayerNorm).min_inputs) return false;
-      out = ctx.add(OpType::LayerNorm, {{"normalized_dims", count}, {"epsilon", match.epsilon}},
-                    inputs, match.name);
+      Attributes attrs{{"normalized_dims", count}, {"epsilon", match.epsilon}};
+      if (match.kind == PatternMatch::Kind::RmsNorm) attrs.set("rms", std::int64_t{1});
+      out = ctx.add(OpType::LayerNorm, std::move(attrs), inputs, match.name);
       break;
     }
     case PatternMatch::Kind::Gelu:

@@ -2,6 +2,8 @@
 // Subgraphs that exporters emit for one operator of ours:
 //  - LayerNorm decomposed (opset < 17): ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt, Div,
 //    then optionally Mul gamma and Add beta;
+//  - RMSNorm (Llama's): Pow 2, ReduceMean, Add eps, Sqrt, then Div x by it or Reciprocal (or
+//    Div 1 by it) and Mul x, then Mul gamma -> LayerNorm with rms = 1;
 //  - GELU decomposed: Div sqrt(2) (or Mul 1/sqrt(2)), Erf, Add 1, and the two Muls by x and 0.5 in
 //    either order;
 //  - MatMul by a 2-D weight followed by Add of a 1-D bias -> Linear with bias;
@@ -20,13 +22,13 @@
 namespace unity::onnxio {
 
 struct PatternMatch {
-  enum class Kind { LayerNorm, Gelu, LinearBias, ConvBatchNorm };
+  enum class Kind { LayerNorm, RmsNorm, Gelu, LinearBias, ConvBatchNorm };
   Kind kind = Kind::LayerNorm;
   std::vector<int> nodes;  // every node the fused operator replaces
   std::string input;       // the activation it reads
   std::string output;      // the value it produces
   std::string name;        // for the fused operator
-  // LayerNorm
+  // LayerNorm, RmsNorm (gamma only)
   std::vector<std::int64_t> axes;
   std::string gamma, beta;  // empty when absent
   double epsilon = 1e-5;

@@ -1,0 +1,63 @@
+// The normalisation layers of tests/python/export_norms.py (nn.GroupNorm, nn.InstanceNorm2d,
+// Llama's RMSNorm with and without a scale) train after import: each export plans data parallel
+// on 2 CPU ranks, and 3 iterations equal one rank (--check) while the loss falls. The import's
+// structure is tested in tests/core/test_onnx_norm_import.cpp; this is its numerics.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path& export_dir() {
+  static const fs::path dir =
+      fs::temp_directory_path() / ("unity-norms-" + std::to_string(getpid()));
+  return dir;
+}
+
+class NormTraining : public ::testing::TestWithParam<std::string> {
+ protected:
+  static void TearDownTestSuite() { fs::remove_all(export_dir()); }
+};
+
+TEST_P(NormTraining, DataParallelOnTwoRanksEqualsOneRank) {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch";
+  const std::string model = GetParam();
+  const fs::path onnx = export_dir() / (model + ".onnx");
+  if (!fs::exists(onnx)) {
+    const fs::path script = fs::path(UNITY_SOURCE_DIR) / "tests" / "python" / "export_norms.py";
+    const std::string command = "/usr/bin/python3 '" + script.string() + "' '" +
+                                export_dir().string() + "' --only " + model + " >/dev/null";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  }
+  const fs::path json = export_dir() / (model + ".json");
+  const auto imported = run_cli("import " + onnx.string() + " --batch 4 -o " + json.string());
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const fs::path plan = export_dir() / (model + ".plan.json");
+  const auto planned =
+      run_cli("optimize " + json.string() +
+              " --machine cpu-local --gpus 2 --mode data-parallel --out " + plan.string());
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  const auto run = run_cli("run " + plan.string() + " --iterations 3 --check --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_LT(j["max_rel_diff"].get<double>(), 1e-4);
+  EXPECT_LT(j["losses"].back().get<double>(), j["losses"].front().get<double>());
+}
+
+std::string model_name(const ::testing::TestParamInfo<std::string>& p) { return p.param; }
+
+INSTANTIATE_TEST_SUITE_P(TorchExports, NormTraining,
+                         ::testing::Values("groupnorm_cnn", "instancenorm_cnn", "rmsnorm_mlp",
+                                           "rmsnorm_div"),
+                         model_name);
+
+}  // namespace
