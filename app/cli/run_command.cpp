@@ -190,7 +190,7 @@ nlohmann::json pipeline_rows(const Plan& plan, const PipelineMeasurement& m) {
   }
   j["bubble_fraction_predicted"] = p.bubble_fraction;
   nlohmann::json peak = nlohmann::json::array();
-  for (const auto& r : p.rank_memory) peak.push_back(r.total());
+  for (const auto& r : p.rank_memory) peak.push_back(bytes_to_json(r.total()));
   j["peak_memory_bytes_predicted"] = peak;  // per pipeline rank (each of its devices)
   j["timeline_predicted"] = timeline_to_json(predicted);
   return j;

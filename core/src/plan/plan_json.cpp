@@ -1,4 +1,5 @@
 #include <charconv>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -7,6 +8,28 @@
 #include "unity/core/plan.h"
 
 namespace unity {
+
+using nlohmann::json;
+
+// Byte counts are written as integers: the cost model's fractions of a byte (a ring all-reduce
+// sends 2(n-1)/n of a tensor) mean nothing to a reader. Not finite stays as it is (null).
+json bytes_to_json(double bytes) {
+  if (!std::isfinite(bytes)) return bytes;
+  return static_cast<std::int64_t>(std::llround(bytes));
+}
+
+json bytes_to_json(const std::vector<double>& bytes) {
+  json out = json::array();
+  for (const double b : bytes) out.push_back(bytes_to_json(b));
+  return out;
+}
+
+json memory_to_json(const MemoryBreakdown& m) {
+  return {{"weights", bytes_to_json(m.weights)},     {"gradients", bytes_to_json(m.gradients)},
+          {"optimizer", bytes_to_json(m.optimizer)}, {"activations", bytes_to_json(m.activations)},
+          {"workspace", bytes_to_json(m.workspace)}, {"total", bytes_to_json(m.total())}};
+}
+
 namespace {
 
 using nlohmann::json;
@@ -36,7 +59,7 @@ MachineView view_from_json(const json& j, const std::string& where) {
 json breakdown_to_json(const CostBreakdown& c) {
   return {{"compute_ms", c.compute * 1e3},
           {"communication_ms", c.communication * 1e3},
-          {"communication_bytes", c.bytes}};
+          {"communication_bytes", bytes_to_json(c.bytes)}};
 }
 
 json applied_to_json(const std::vector<AppliedSubstitution>& applied) {
@@ -45,11 +68,6 @@ json applied_to_json(const std::vector<AppliedSubstitution>& applied) {
     out.push_back(
         {{"rule", a.rule}, {"nodes", a.nodes}, {"parameters", a.parameters}, {"pinned", a.pinned}});
   return out;
-}
-
-json memory_to_json(const MemoryBreakdown& m) {
-  return {{"weights", m.weights},         {"gradients", m.gradients}, {"optimizer", m.optimizer},
-          {"activations", m.activations}, {"workspace", m.workspace}, {"total", m.total()}};
 }
 
 MemoryBreakdown memory_from_json(const json& j) {
@@ -166,7 +184,7 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"bubble_fraction", p.bubble_fraction},
           {"gradient_sync_ms", p.sync_time * 1e3},
           {"optimizer_step_ms", p.update_time * 1e3},
-          {"peak_memory_bytes", p.peak_memory},
+          {"peak_memory_bytes", bytes_to_json(p.peak_memory)},
           {"fits_in_memory", p.fits},
           {"model_flops_per_iteration", p.model_flops},
           {"tflops_per_device", p.tflops_per_device},
@@ -192,8 +210,8 @@ json summary_to_json(const PlanSummary& s) {
           {"iteration_time_ms", s.iteration_time_ms},
           {"compute_ms", s.compute_ms},
           {"communication_ms", s.communication_ms},
-          {"communication_bytes", s.communication_bytes},
-          {"peak_memory_bytes", s.peak_memory_bytes},
+          {"communication_bytes", bytes_to_json(s.communication_bytes)},
+          {"peak_memory_bytes", bytes_to_json(s.peak_memory_bytes)},
           {"fits_in_memory", s.fits_in_memory},
           {"search_seconds", s.search_seconds},
           {"candidates_evaluated", s.candidates_evaluated},
@@ -225,7 +243,7 @@ json plan_to_json(const Plan& plan) {
               {"view", view_to_json(op.view)},
               {"forward_ms", op.forward * 1e3},
               {"backward_ms", op.backward * 1e3},
-              {"memory_bytes", op.memory}};
+              {"memory_bytes", bytes_to_json(op.memory)}};
     o["own"] = breakdown_to_json(op.own);
     o["edges"] = breakdown_to_json(op.edges);
     ops.push_back(std::move(o));
@@ -236,7 +254,7 @@ json plan_to_json(const Plan& plan) {
             {"machine", machine_to_json(plan.machine)},
             {"pcg", graph_to_json(plan.pcg)},
             {"operators", ops},
-            {"memory_per_device_bytes", plan.mapping.memory_per_device}};
+            {"memory_per_device_bytes", bytes_to_json(plan.mapping.memory_per_device)}};
   if (plan.pipeline) j["pipeline"] = pipeline_to_json(*plan.pipeline);
   return j;
 }

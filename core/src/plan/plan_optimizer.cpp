@@ -243,11 +243,7 @@ class PlanSearch {
     ho.pinned_below = start.next_id();
     for (auto it = from.nodes().lower_bound(start.next_id()); it != from.nodes().end(); ++it)
       ho.search.pinned.insert(it->first);
-    const auto t0 = std::chrono::steady_clock::now();
     HierarchicalResult r = hierarchical_search(from, rules_, costs, ho);
-    if (std::getenv("UNITY_DEBUG_SEARCH"))
-      fmt::print(stderr, "hierarchical search {:.2f} s\n",
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     // A quiet search leaves the summary alone: observers reconcile its counts and status with the
     // events they saw.
     if (!quiet_) {
@@ -352,19 +348,9 @@ class PlanSearch {
       keep_pipelined(best, true);
       return best;
     }
-    auto t0 = std::chrono::steady_clock::now();
-    auto lap = [&](const char* what) {
-      if (!std::getenv("UNITY_DEBUG_SEARCH")) return;
-      const auto now = std::chrono::steady_clock::now();
-      fmt::print(stderr, "joint: {} {:.2f} s\n", what,
-                 std::chrono::duration<double>(now - t0).count());
-      t0 = now;
-    };
     share_time(0.6);  // the rest for the sequential search below
     Outcome best = search(model_, costs_, "", true);
-    lap("search + final cost");
     keep_best_start(best, model_, "");
-    lap("data-parallel start");
     // The expert strategies are points of the joint space too.
     for (auto& strategy : expert_strategies(model_, machine_)) {
       Outcome o;
@@ -375,7 +361,6 @@ class PlanSearch {
       o.cost = cost_candidate(o.graph, costs_);
       if (better(o.cost, best.cost)) best = std::move(o);
     }
-    lap("expert strategies");
     // The sequential pipeline's plan (algebraic rewrites, then parallelisation) is a point of the
     // joint space too, which the budgeted search does not always reach. Searched quietly: the
     // observer has seen the joint search end.
@@ -388,9 +373,7 @@ class PlanSearch {
         best = std::move(seq);
       }
     }
-    lap("sequential plan");
     keep_pipelined(best, true);
-    lap("pipeline layouts");
     return best;
   }
 
@@ -436,9 +419,6 @@ class PlanSearch {
       o.origin = "expert: " + strategy.name;
       o.applied = std::move(strategy.applied);
       o.cost = cost_candidate(o.graph, costs_);
-      if (std::getenv("UNITY_DEBUG_EXPERT"))
-        fmt::print(stderr, "expert {}: {:.3f} ms, peak {:.2f} GB{}\n", o.origin, o.cost.time * 1e3,
-                   o.cost.mapping.peak_memory / 1e9, o.cost.fits ? "" : " (does not fit)");
       ++candidates_;
       if (better(o.cost, best.cost)) best = std::move(o);
     }

@@ -222,18 +222,6 @@ class Hierarchy {
 
   Starts make_starts(int k, const ParallelTensorShape* entering, double prune_above = kInfinity) {
     const SegmentTemplate& t = templates_[k];
-    const auto t0 = std::chrono::steady_clock::now();
-    struct Report {
-      std::chrono::steady_clock::time_point t0;
-      int k;
-      const ParallelTensorShape* entering;
-      ~Report() {
-        if (std::getenv("UNITY_DEBUG_SEARCH"))
-          fmt::print(stderr, "starts of piece {} in {}: {:.2f} s\n", k + 1,
-                     entering ? layout_label(*entering) : "",
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      }
-    } report{t0, k, entering};
     Starts s;
     s.serial = detail::instantiate(t, t.body, entering);
     std::vector<std::int64_t> degrees;
@@ -356,18 +344,10 @@ class Hierarchy {
       if (starting.keys[i] <= options_.lineage_slack * starting.best)
         starts.push_back(&starting.graphs[i]);
     for (const Graph* from : starts) {
-      const auto t0 = std::chrono::steady_clock::now();
       StepCounter lineage(&events_);
       so.observer = &lineage;
       const SearchResult r = substitution_search(*from, {}, rules_, cost, so);
       note(r, lineage);
-      if (std::getenv("UNITY_DEBUG_SEARCH"))
-        fmt::print(
-            stderr,
-            "piece {}/{} in {} ({} ops): {} candidates, {} steps, {} best {:.3f} ms, {:.2f} s\n",
-            k + 1, templates_.size(), scope.boundary, from->size(), r.candidates_evaluated,
-            lineage.steps, r.status, r.cost.time * 1e3,
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     return table;
   }
@@ -500,10 +480,6 @@ class Hierarchy {
     std::vector<detail::GluePiece> chosen(m);
     for (int k = m - 1, j = 0; k >= 0; --k) {
       const auto [i, choice] = back[k][j];
-      if (std::getenv("UNITY_DEBUG_GLUE") && choice->piece.identity >= 0)
-        fmt::print(stderr, "piece {} leaving {} from entering #{} {}: graph enters {}\n", k, j, i,
-                   k > 0 ? layout_label(layouts_[k - 1][i]) : "",
-                   choice->piece.graph.shape({choice->piece.identity, 0}).to_string());
       chosen[k].piece = &choice->piece;
       chosen[k].t = &templates_[k];
       if (k + 1 < m) chosen[k].leaving = layouts_[k][j];

@@ -197,29 +197,11 @@ Graph glue(const Graph& model, const std::vector<GluePiece>& pieces) {
   for (std::size_t k = 0; k < pieces.size(); ++k) {
     const PieceGraph& p = *pieces[k].piece;
     const Graph& g = p.graph;
-    if (std::getenv("UNITY_DEBUG_GLUE") && p.identity >= 0)
-      fmt::print(stderr, "glue piece {}: enters {} handed {}\n", k, g.shape({p.identity, 0}).to_string(),
-                 f.shape(handed).to_string());
-    if (std::getenv("UNITY_DEBUG_GLUE_NODES")) {
-      fmt::print(stderr, "glue piece {}: identity {} marker {} entry", k, p.identity, p.marker);
-      for (auto e : p.entry) fmt::print(stderr, " {}", e);
-      fmt::print(stderr, "\n");
-      for (const auto& [id, n] : g.nodes())
-        fmt::print(stderr, "   {} {} {} <-", id, n.op.name, to_string(n.op.type));
-      fmt::print(stderr, "\n");
-    }
     std::map<NodeId, NodeId> ids;
     auto map_ref = [&](TensorRef in) {
       return in.node == p.identity ? handed : TensorRef{ids.at(in.node), in.index};
     };
     TensorRef result{-1, 0};
-    if (std::getenv("UNITY_DEBUG_GLUE")) {
-      try {
-        g.validate();
-      } catch (const std::exception& e) {
-        fmt::print(stderr, "piece {} invalid: {}\n", k, e.what());
-      }
-    }
     for (NodeId id : g.topological_order()) {
       if (p.entry.count(id)) continue;
       const Node& n = g.node(id);
@@ -237,20 +219,6 @@ Graph glue(const Graph& model, const std::vector<GluePiece>& pieces) {
       for (auto& in : inputs) in = map_ref(in);
       f.insert_unchecked(to, n.op, std::move(inputs));
       ids[id] = to;
-    }
-    if (std::getenv("UNITY_DEBUG_GLUE")) {
-      try {
-        f.infer_shapes();
-      } catch (const std::exception& e) {
-        fmt::print(stderr, "glue failed after piece {}: {}\n", k, e.what());
-        for (const auto& [from, to] : ids) {
-          const Node& n = f.node(to);
-          fmt::print(stderr, "  {} -> {} {} {} <-", from, to, n.op.name, to_string(n.op.type));
-          for (auto in : n.inputs) fmt::print(stderr, " {}", in.node);
-          fmt::print(stderr, "\n");
-        }
-        throw;
-      }
     }
     f.infer_shapes();
     if (k + 1 < pieces.size()) {

@@ -56,16 +56,12 @@ std::optional<ExpertStrategy> megatron(const Graph& model, int devices, int tp) 
     std::vector<AppliedSubstitution> applied;
     g = apply_rules(std::move(g), rules, megatron_block_rules(), tp, applied);
     g = apply_rules(std::move(g), rules, {"reduce_replicate_allreduce"}, tp, applied);
-    if (std::getenv("UNITY_DEBUG_EXPERT"))
-      fmt::print(stderr, "megatron tp{}: {} reduce, {} allreduce\n", tp, g.count(OpType::Reduce),
-                 g.count(OpType::AllReduce));
     if (g.count(OpType::Reduce) + g.count(OpType::AllReduce) == 0) return std::nullopt;
     g.validate();
     return ExpertStrategy{fmt::format("megatron tp{} x dp{}", tp, dp), std::move(g),
                           std::move(applied)};
-  } catch (const InputError& e) {
-    if (std::getenv("UNITY_DEBUG_EXPERT")) fmt::print(stderr, "megatron tp{}: {}\n", tp, e.what());
-    return std::nullopt;
+  } catch (const InputError&) {
+    return std::nullopt;  // the model has no layout of this degree
   }
 }
 
@@ -192,8 +188,6 @@ std::optional<ExpertStrategy> neo(const Graph& model, const MachineSpec& machine
     if (costs.allreduce_time(all, weight_bytes) > (t.forward + t.backward) / n)
       model_parallel.insert(id);
   }
-  if (std::getenv("UNITY_DEBUG_EXPERT"))
-    fmt::print(stderr, "neo: {} operators model-parallel\n", model_parallel.size());
   if (model_parallel.empty()) return std::nullopt;
   try {
     Graph g = mixed_parallel(model, n, model_parallel);
@@ -202,9 +196,8 @@ std::optional<ExpertStrategy> neo(const Graph& model, const MachineSpec& machine
                     model_parallel.size(), n),
         std::move(g),
         {}};
-  } catch (const InputError& e) {
-    if (std::getenv("UNITY_DEBUG_EXPERT")) fmt::print(stderr, "neo: {}\n", e.what());
-    return std::nullopt;
+  } catch (const InputError&) {
+    return std::nullopt;  // the mixed layout does not exist for this model
   }
 }
 

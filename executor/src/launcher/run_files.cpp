@@ -7,6 +7,7 @@
 
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
+#include "unity/core/plan.h"
 
 namespace unity::executor {
 
@@ -25,16 +26,10 @@ nlohmann::json pipeline_measurement_to_json(const PipelineMeasurement& m) {
                       {"backward_ms", s.backward_ms},
                       {"idle_ms", s.idle_ms}});
   nlohmann::json memory = nlohmann::json::array();
-  for (const auto& b : m.memory)
-    memory.push_back({{"weights", b.weights},
-                      {"gradients", b.gradients},
-                      {"optimizer", b.optimizer},
-                      {"activations", b.activations},
-                      {"workspace", b.workspace},
-                      {"total", b.total()}});
+  for (const auto& b : m.memory) memory.push_back(memory_to_json(b));
   return {{"stages", stages},
           {"bubble_fraction_measured", m.bubble_fraction},
-          {"peak_memory_bytes_measured", m.peak_memory_bytes},
+          {"peak_memory_bytes_measured", bytes_to_json(m.peak_memory_bytes)},
           {"memory_per_rank_measured", memory},
           {"timeline", timeline_to_json(m.timeline)},
           {"plan_dtype", m.plan_dtype},

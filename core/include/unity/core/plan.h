@@ -62,6 +62,11 @@ struct Plan {
   std::optional<PipelinePlan> pipeline;
 };
 
+// Byte counts as JSON integers (rounded; a count that is not finite stays a number, null).
+nlohmann::json bytes_to_json(double bytes);
+nlohmann::json bytes_to_json(const std::vector<double>& bytes);
+// Weights, gradients, optimizer state, activations, workspace and their total, in bytes.
+nlohmann::json memory_to_json(const MemoryBreakdown& m);
 nlohmann::json summary_to_json(const PlanSummary& s);
 // The layout, stages (layer ranges, times) and memory per pipeline rank by kind.
 nlohmann::json pipeline_to_json(const PipelinePlan& p);
