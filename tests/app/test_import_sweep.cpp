@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "training_check.h"
 #include "unity/core/plan.h"
 
 namespace fs = std::filesystem;
@@ -128,16 +129,7 @@ TEST_P(SweepTraining, DataParallelOnTwoRanksEqualsOneRank) {
   const auto imported = run_cli("import " + (export_dir() / (model + ".onnx")).string() +
                                 " --batch 4 -o " + json.string());
   ASSERT_EQ(imported.exit_code, 0) << imported.err;
-  const fs::path plan = export_dir() / (model + ".train.plan.json");
-  const auto planned =
-      run_cli("optimize " + json.string() +
-              " --machine cpu-local --gpus 2 --mode data-parallel --out " + plan.string());
-  ASSERT_EQ(planned.exit_code, 0) << planned.err;
-  const auto run = run_cli("run " + plan.string() + " --iterations 3 --check --json");
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  const auto j = nlohmann::json::parse(run.out);
-  EXPECT_LT(j["max_rel_diff"].get<double>(), 1e-4);
-  EXPECT_LT(j["losses"].back().get<double>(), j["losses"].front().get<double>());
+  expect_trains_like_one_rank(json, export_dir() / (model + ".train.plan.json"));
 }
 
 INSTANTIATE_TEST_SUITE_P(TorchExports, SweepTraining,

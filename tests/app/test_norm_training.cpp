@@ -8,9 +8,8 @@
 #include <filesystem>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "cli_runner.h"
+#include "training_check.h"
 
 namespace fs = std::filesystem;
 
@@ -41,16 +40,7 @@ TEST_P(NormTraining, DataParallelOnTwoRanksEqualsOneRank) {
   const fs::path json = export_dir() / (model + ".json");
   const auto imported = run_cli("import " + onnx.string() + " --batch 4 -o " + json.string());
   ASSERT_EQ(imported.exit_code, 0) << imported.err;
-  const fs::path plan = export_dir() / (model + ".plan.json");
-  const auto planned =
-      run_cli("optimize " + json.string() +
-              " --machine cpu-local --gpus 2 --mode data-parallel --out " + plan.string());
-  ASSERT_EQ(planned.exit_code, 0) << planned.err;
-  const auto run = run_cli("run " + plan.string() + " --iterations 3 --check --json");
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  const auto j = nlohmann::json::parse(run.out);
-  EXPECT_LT(j["max_rel_diff"].get<double>(), 1e-4);
-  EXPECT_LT(j["losses"].back().get<double>(), j["losses"].front().get<double>());
+  expect_trains_like_one_rank(json, export_dir() / (model + ".plan.json"));
 }
 
 std::string model_name(const ::testing::TestParamInfo<std::string>& p) { return p.param; }

@@ -20,6 +20,18 @@
 
 namespace unity::executor::testing {
 
+// The forward values of `g`'s sinks on one CPU device, the inputs given by node: what ONNX's node
+// tests and the import tests compare with their expected outputs (no loss needed).
+inline std::map<TensorRef, HostTensor> evaluate_on_one_device(
+    const Graph& g, const std::map<NodeId, HostTensor>& given) {
+  LoweringOptions evaluation;
+  evaluation.require_loss = false;
+  const Program p = lower_plan(g, single_device_views(g), 1, evaluation);
+  auto backend = make_cpu_backend(1);
+  auto comm = make_local_communicator();
+  return evaluate(p, given, *backend, *comm);
+}
+
 // The views the mapping search picks for `pcg` on `devices` cpu-local ranks.
 inline std::map<NodeId, MachineView> mapped_views(const Graph& pcg, int devices) {
   const MachineSpec machine = load_machine("cpu-local", {0, devices});

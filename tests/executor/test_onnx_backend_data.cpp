@@ -19,6 +19,7 @@
 #include <map>
 #include <set>
 
+#include "executor_test_support.h"
 #include "unity/core/onnx_import.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
@@ -234,12 +235,7 @@ Outcome run_test(const fs::path& dir, const fs::path& scratch) {
     o.skipped = "outputs do not map one to one";
     return o;
   }
-  LoweringOptions evaluation;
-  evaluation.require_loss = false;
-  const Program p = lower_plan(g, single_device_views(g), 1, evaluation);
-  auto backend = make_cpu_backend(1);
-  auto comm = make_local_communicator();
-  const auto values = evaluate(p, sources, *backend, *comm);
+  const auto values = unity::executor::testing::evaluate_on_one_device(g, sources);
   for (int k = 0; k < m.graph().output_size(); ++k) {
     HostTensor expected;
     if (!read_tensor(data / ("output_" + std::to_string(k) + ".pb"), expected)) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "executor_test_support.h"
 #include "unity/core/onnx_import.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
@@ -95,12 +96,7 @@ TEST_P(OnnxGroupNorm, EqualsTheOperatorsDefinition) {
     if (n.op.name == "bias") given[id] = bias;
   }
   ASSERT_EQ(given.size(), 3u);
-  LoweringOptions evaluation;
-  evaluation.require_loss = false;
-  const Program p = lower_plan(g, single_device_views(g), 1, evaluation);
-  auto backend = make_cpu_backend(1);
-  auto comm = make_local_communicator();
-  const auto out = evaluate(p, given, *backend, *comm);
+  const auto out = testing::evaluate_on_one_device(g, given);
   ASSERT_EQ(out.size(), 1u);
   const HostTensor& y = out.begin()->second;
   ASSERT_EQ(y.shape, (std::vector<std::int64_t>{kN, kC, kH, kW}));

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "executor_test_support.h"
 #include "unity/core/onnx_import.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
@@ -73,12 +74,7 @@ TEST(OnnxStridedSlice, EveryStepthElementAsNumpyTakesIt) {
     std::map<NodeId, HostTensor> given;
     for (const auto& [id, n] : g.nodes())
       if (n.op.type == OpType::Input) given[id] = x;
-    LoweringOptions evaluation;
-    evaluation.require_loss = false;
-    const Program p = lower_plan(g, single_device_views(g), 1, evaluation);
-    auto backend = make_cpu_backend(1);
-    auto comm = make_local_communicator();
-    const auto out = evaluate(p, given, *backend, *comm);
+    const auto out = testing::evaluate_on_one_device(g, given);
     std::vector<float> expected;
     for (int b = 0; b < 2; ++b)
       for (std::int64_t i = c.starts[0]; i < std::min<std::int64_t>(c.ends[0], 7); i += c.steps[0])

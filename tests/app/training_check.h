@@ -1,0 +1,25 @@
+#pragma once
+// The training check of imported exports (the import sweep, the normalisation layers): the model
+// planned data parallel on 2 CPU ranks trains 3 iterations equal to one rank (--check), and its
+// loss falls.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+inline void expect_trains_like_one_rank(const std::filesystem::path& model_json,
+                                        const std::filesystem::path& plan) {
+  const auto planned =
+      run_cli("optimize " + model_json.string() +
+              " --machine cpu-local --gpus 2 --mode data-parallel --out " + plan.string());
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  const auto run = run_cli("run " + plan.string() + " --iterations 3 --check --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_LT(j["max_rel_diff"].get<double>(), 1e-4);
+  EXPECT_LT(j["losses"].back().get<double>(), j["losses"].front().get<double>());
+}
