@@ -26,6 +26,9 @@ void add_optimize_command(CLI::App& app) {
     LayoutOptions layout;
   };
   auto opt = std::make_shared<Options>();
+  // What a user who types "optimize" expects: the joint search (the baselines are modes to ask
+  // for).
+  opt->optimize.mode = "joint";
   auto* cmd = app.add_subcommand("optimize", "Find a training plan for a model on a machine");
   cmd->add_option("model", opt->model, "Zoo model name, .onnx or model .json")->required();
   add_machine_options(cmd, opt->machine);

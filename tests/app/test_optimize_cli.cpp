@@ -13,9 +13,10 @@ TEST(OptimizeCli, JsonHasTheContractFields) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   for (const char* field :
-       {"model", "machine", "devices", "mode", "iteration_time_ms", "compute_ms", "communication_ms",
-        "communication_bytes", "peak_memory_bytes", "fits_in_memory", "search_seconds",
-        "candidates_evaluated", "substitutions_applied", "operators", "parallel_operators"})
+       {"model", "machine", "devices", "mode", "iteration_time_ms", "compute_ms",
+        "communication_ms", "communication_bytes", "peak_memory_bytes", "fits_in_memory",
+        "search_seconds", "candidates_evaluated", "substitutions_applied", "operators",
+        "parallel_operators"})
     EXPECT_TRUE(j.contains(field)) << field;
   EXPECT_EQ(j["devices"], 2);
   EXPECT_EQ(j["communication_bytes"].get<double>(), 3252224.0);
@@ -24,7 +25,8 @@ TEST(OptimizeCli, JsonHasTheContractFields) {
 
 TEST(OptimizeCli, PlanFileShowsWithCosts) {
   const auto plan = fs::temp_directory_path() / (std::to_string(::getpid()) + "_plan.json");
-  auto r = run_cli("optimize resnext50 --machine summit --nodes 2 --out " + plan.string());
+  auto r = run_cli("optimize resnext50 --machine summit --nodes 2 --mode data-parallel --out " +
+                   plan.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(slurp(plan));
   EXPECT_EQ(j["format"], "unity-plan");
@@ -42,7 +44,7 @@ TEST(OptimizeCli, PlanFileShowsWithCosts) {
 }
 
 TEST(OptimizeCli, MemoryVerdictAndBadInput) {
-  auto dlrm = run_cli("optimize dlrm --machine summit --json");
+  auto dlrm = run_cli("optimize dlrm --machine summit --mode data-parallel --json");
   ASSERT_EQ(dlrm.exit_code, 0) << dlrm.err;
   EXPECT_EQ(nlohmann::json::parse(dlrm.out)["fits_in_memory"], false);
 
