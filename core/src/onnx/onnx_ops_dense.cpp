@@ -256,6 +256,21 @@ bool folded_constant_of(ImportContext& ctx, const std::string& value, double v) 
   return true;
 }
 
+// A [k] scale or bias seen as `view` (e.g. [C, 1...], which broadcasts over the spatial dims): a
+// Weight of that shape, or a Reshape where the model feeds it as an input.
+TensorRef affine_operand(ImportContext& ctx, const std::string& value, const Ints& view,
+                         const std::string& name) {
+  return ctx.is_tensor(value) ? ctx.reshape(ctx.tensor(value), view, name)
+                              : ctx.weight(value, view);
+}
+
+// [C, 1...] for an input of `sizes` [n, C, ...].
+Ints per_channel(const Ints& sizes) {
+  Ints v(sizes.size() - 1, 1);
+  v[0] = sizes[1];
+  return v;
+}
+
 // InstanceNormalization normalises each (sample, channel) over the spatial dims: our LayerNorm over
 // the trailing rank - 2 dims, then the per-channel scale and bias as a Mul and an Add of [C, 1...]
 // Weights. torch exports GroupNorm this way (a Reshape to [n, groups, -1], InstanceNormalization
@@ -271,20 +286,16 @@ void map_instance_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::i
   TensorRef y = ctx.add(
       OpType::LayerNorm,
       {{"normalized_dims", rank - 2}, {"epsilon", attr_float(node, "epsilon", 1e-5)}}, {x}, name);
-  Ints per_channel(static_cast<std::size_t>(rank - 1), 1);
-  per_channel[0] = sizes[1];
   const std::string& scale = input_name(node, 1);
   const std::string& bias = input_name(node, 2);
   if (scale.empty() || bias.empty()) unsupported_use(node, "scale and B are required");
-  // [C] as [C, 1...], which broadcasts over the spatial dims.
-  auto per_channel_view = [&](const std::string& value, const std::string& suffix) {
-    return ctx.is_tensor(value) ? ctx.reshape(ctx.tensor(value), per_channel, name + suffix)
-                                : ctx.weight(value, per_channel);
-  };
+  const Ints view = per_channel(sizes);
   if (!folded_constant_of(ctx, scale, 1.0))
-    y = ctx.add(OpType::Mul, {}, {y, per_channel_view(scale, ".scale_view")}, name + ".scale");
+    y = ctx.add(OpType::Mul, {}, {y, affine_operand(ctx, scale, view, name + ".scale_view")},
+                name + ".scale");
   if (!folded_constant_of(ctx, bias, 0.0))
-    y = ctx.add(OpType::Add, {}, {y, per_channel_view(bias, ".bias_view")}, name + ".bias");
+    y = ctx.add(OpType::Add, {}, {y, affine_operand(ctx, bias, view, name + ".bias_view")},
+                name + ".bias");
   ctx.bind_tensor(node.output(0), y);
 }
 
@@ -311,16 +322,10 @@ void map_group_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int6
       {{"normalized_dims", std::int64_t{1}}, {"epsilon", attr_float(node, "epsilon", 1e-5)}},
       {ctx.reshape(x, {sizes[0], groups, rest}, name + ".groups")}, name);
   const bool per_group = opset < 21;
+  const Ints view = per_group ? Ints{groups, 1} : per_channel(sizes);
   auto affine = [&](const std::string& value, OpType type, const std::string& suffix) {
-    const Ints view = per_group ? Ints{groups, 1} : [&] {
-      Ints v(static_cast<std::size_t>(rank - 1), 1);
-      v[0] = sizes[1];
-      return v;
-    }();
-    const TensorRef p = ctx.is_tensor(value)
-                            ? ctx.reshape(ctx.tensor(value), view, name + suffix + "_view")
-                            : ctx.weight(value, view);
-    y = ctx.add(type, {}, {y, p}, name + suffix);
+    y = ctx.add(type, {}, {y, affine_operand(ctx, value, view, name + suffix + "_view")},
+                name + suffix);
   };
   if (per_group) {
     affine(scale, OpType::Mul, ".scale");

@@ -190,15 +190,24 @@ std::optional<Graph> build(const Graph& g, const Successor& s, const SearchOptio
   return next;
 }
 
-// A single-match rewrite: the rule, its parameters, the operators it replaces and the tensors
-// they read.
-std::uint64_t rewrite_key(const Successor& s) {
-  detail::Hasher h;
+bool past_deadline(const SearchOptions& options) {
+  return options.deadline && std::chrono::steady_clock::now() >= *options.deadline;
+}
+
+// The rule and its parameters: the part of a rewrite's keys that does not depend on where it is.
+void hash_rule(detail::Hasher& h, const Successor& s) {
   h.str(s.rule->name);
   for (const auto& [name, value] : s.params) {
     h.str(name);
     h.i64(value);
   }
+}
+
+// A single-match rewrite: the rule, its parameters, the operators it replaces and the tensors
+// they read.
+std::uint64_t rewrite_key(const Successor& s) {
+  detail::Hasher h;
+  hash_rule(h, s);
   for (NodeId id : s.match->matched_nodes()) h.i64(id);
   for (const auto& [name, t] : s.match->inputs) {
     h.i64(t.node);
@@ -228,11 +237,7 @@ Readers readers_of(const Graph& g) {
 
 std::uint64_t place_key(const Graph& g, const Readers& readers_of_node, const Successor& s) {
   detail::Hasher h;
-  h.str(s.rule->name);
-  for (const auto& [name, value] : s.params) {
-    h.str(name);
-    h.i64(value);
-  }
+  hash_rule(h, s);
   const auto matched = s.match->matched_nodes();
   auto position = [&](NodeId id) {
     const auto it = std::find(matched.begin(), matched.end(), id);
@@ -298,7 +303,7 @@ Expansion expand(const Candidate& parent, const RuleSet& rules, const SearchOpti
   std::unordered_map<std::uint64_t, double> by_place;
   const Readers readers = readers_of(g);
   for (std::size_t i = 0; i < x.successors.size(); ++i) {
-    if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline) break;
+    if (past_deadline(options)) break;
     const Successor& s = x.successors[i];
     const std::uint64_t key = s.match ? rewrite_key(s) : 0;
     if (s.match && parent.inherited) {
@@ -496,15 +501,12 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
   const std::int64_t per_step =
       options.per_step > 0 ? options.per_step : std::max<std::int64_t>(8, options.budget / 4);
   result.status = "completed";
-  auto out_of_time = [&] {
-    return options.deadline && std::chrono::steady_clock::now() >= *options.deadline;
-  };
   while (!queue.empty()) {
     if (options.cancel && options.cancel->load()) {
       result.status = "cancelled";
       break;
     }
-    if (out_of_time()) {
+    if (past_deadline(options)) {
       result.status = "time limit";
       break;
     }
@@ -528,7 +530,7 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
         out_of_budget = true;
         break;
       }
-      if ((options.cancel && options.cancel->load()) || out_of_time()) break;
+      if ((options.cancel && options.cancel->load()) || past_deadline(options)) break;
       const Successor& s = x->take();
       auto applied = parent.applied;
       std::vector<NodeId> nodes;
