@@ -250,9 +250,9 @@ RunView::RunView(ExplorerDocument* document, QWidget* parent)
 QString RunView::statusText() const { return status_->text(); }
 QString RunView::resultText() const { return result_->text(); }
 QString RunView::planText() const { return planLabel_->text(); }
-bool RunView::busy() const {
-  return runner_->isActive() || planner_->isActive() || pipeline_->busy();
-}
+bool RunView::busy() const { return running() || pipeline_->busy(); }
+
+bool RunView::running() const { return runner_->isActive() || planner_->isActive(); }
 
 void RunView::setPlanMode(const QString& mode) {
   const int i = plan_->findData(mode);
@@ -338,7 +338,7 @@ void RunView::refreshPlanText() {
 }
 
 void RunView::updateButtons() {
-  const bool active = busy();
+  const bool active = running();
   run_->setEnabled(!active && selectedPlan() != nullptr);
   stop_->setEnabled(runner_->state() == RunRunner::State::Running || planner_->isActive());
   for (QWidget* w : {static_cast<QWidget*>(plan_), static_cast<QWidget*>(backend_),
@@ -364,7 +364,7 @@ RunSettings RunView::settings() const {
 
 bool RunView::startRun() {
   const auto plan = selectedPlan();
-  if (!plan || busy()) {
+  if (!plan || running()) {
     status_->setText(plan ? tr("A run is in progress.") : tr("There is no plan to run yet."));
     return false;
   }
@@ -556,7 +556,7 @@ void RunView::refreshRuns() {
 }
 
 void RunView::showRecordedRun(int row) {
-  if (busy() || !runs_->item(row, 0)) return;
+  if (running() || !runs_->item(row, 0)) return;
   const qint64 id = runs_->item(row, 0)->data(Qt::UserRole).toLongLong();
   const int warmup = runs_->item(row, 0)->data(Qt::UserRole + 1).toInt();
   QList<RunIteration> its;

@@ -55,7 +55,10 @@ class RunView : public QWidget {
   QString statusText() const;
   QString resultText() const;  // predicted against measured
   QString planText() const;    // the plan a run would use
+  // Working at anything: a run, the planning of a reduced model, or drawing a predicted timeline.
   bool busy() const;
+  // A run or the planning for one is under way; drawing a timeline does not hold a run back.
+  bool running() const;
   // The plan the last run used (the reduced one when it was reduced).
   std::shared_ptr<const Plan> runPlan() const { return runPlan_; }
 
