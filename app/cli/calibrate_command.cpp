@@ -7,11 +7,12 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "unity/core/errors.h"
 #include "unity/core/json_io.h"
-#include "unity/executor/backends.h"
 #include "unity/executor/calibration.h"
-#include "unity/executor/launcher.h"
 #include "unity/executor/op_profiles.h"
+#include "unity/projects/project.h"
+#include "unity/use_cases/calibrate.h"
 
 namespace unity::cli {
 namespace {
@@ -25,6 +26,7 @@ struct CalibrateOptions {
   bool json = false;
   double seconds = 0.25;
   std::string mpirun;
+  std::string project;
 };
 
 void calibrate_command(const CalibrateOptions& o) {
@@ -33,42 +35,29 @@ void calibrate_command(const CalibrateOptions& o) {
         "--backend {}: calibration measures the CPU backend (cpu-local); GPU machines use "
         "their presets' published figures",
         o.backend));
-  Calibration c;
-  if (o.ranks == 1) {
-    auto backend = make_cpu_backend(1);
-    auto comm = make_local_communicator();
-    CalibrationOptions co;
-    co.seconds = o.seconds;
-    c = calibrate(*backend, *comm, co);
-  } else {
-    LaunchOptions l;
-    l.ranks = o.ranks;
-    l.calibrate = true;
-    l.calibration_seconds = o.seconds;
-    l.mpirun = o.mpirun;
-    c = calibration_from_json(launch_run(l).result.at("calibration"));
-  }
-  MachineSpec m = calibrated_machine(c);
-  m.source = fmt::format(
-      "unity calibrate with {} rank{} running at once: GEMM {:.1f} GFLOP/s per rank, streaming "
-      "{:.2f} GB/s per rank, "
-      "{:.2f} us per operator{}",
-      c.ranks, c.ranks == 1 ? "" : "s", c.gemm_flops * 1e-9, c.memory_bandwidth * 1e-9,
-      c.launch_latency * 1e6,
-      c.links_measured ? fmt::format(", all-reduce link {:.2f} GB/s and {:.2f} us",
-                                     c.link_bandwidth * 1e-9, c.link_latency * 1e6)
-                       : std::string(", links not measured (one rank): the preset's"));
+  const Calibration c = use_cases::measure_machine({o.ranks, o.seconds, o.mpirun});
+  const MachineSpec m = use_cases::calibrated_machine_of(c);
   const std::string out =
       o.out.empty() ? fmt::format("cpu-local-calibrated-{}.json", c.ranks) : o.out;
   write_text_file_atomic(out, machine_to_json(m).dump(2) + "\n");
+  // --project: every later plan for cpu-local at this rank count made with the project uses it.
+  std::int64_t machine_id = 0;
+  if (!o.project.empty()) {
+    auto project = projects::Project::open_or_create(o.project);
+    machine_id = use_cases::record_calibration(project, m);
+  }
   // Operator profiles start empty: `unity run --machine` measures each operator the first time it
   // predicts a plan with it, and keeps the times here.
   const auto profiles = profiles_path_for(out);
   MeasuredProfiles(c.slowdown()).save(profiles);
   if (o.json) {
-    fmt::print(
-        "{}\n",
-        nlohmann::json{{"machine_file", out}, {"calibration", calibration_to_json(c)}}.dump(2));
+    fmt::print("{}\n", nlohmann::json{{"machine_file", out},
+                                      {"calibration", calibration_to_json(c)},
+                                      {"project", o.project.empty()
+                                                      ? nlohmann::json(nullptr)
+                                                      : nlohmann::json{{"file", o.project},
+                                                                       {"machine_id", machine_id}}}}
+                           .dump(2));
     return;
   }
   fmt::print("calibrated cpu-local for {} rank{} -> {}\n", c.ranks, c.ranks == 1 ? "" : "s", out);
@@ -83,6 +72,11 @@ void calibrate_command(const CalibrateOptions& o) {
              c.slowdown());
   fmt::print("profiles -> {} (operators are measured when a prediction first needs them)\n",
              profiles.string());
+  if (!o.project.empty())
+    fmt::print(
+        "project {}: machine {} recorded; plans for cpu-local on {} rank{} made with the "
+        "project use it\n",
+        o.project, m.name, c.ranks, c.ranks == 1 ? "" : "s");
   fmt::print("use: unity optimize MODEL --machine {} --gpus {} ...; unity run PLAN --machine {}\n",
              out, c.ranks, out);
 }
@@ -106,6 +100,9 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--mpirun", o->mpirun,
                   "The mpirun to use (default: $UNITY_MPIRUN, else mpirun on PATH)");
   cmd->add_flag("--json", o->json, "Print the measurements as JSON");
+  cmd->add_option("--project", o->project,
+                  "Also record the calibrated machine in this project (.unity; created when "
+                  "missing): plans for cpu-local made with the project use it");
   cmd->callback([o] { calibrate_command(*o); });
 }
 

@@ -9,11 +9,14 @@
 #include "commands.h"
 #include "machine_options.h"
 #include "progress_printer.h"
-#include "project_recording.h"
+#include "project_option.h"
 #include "search_options.h"
 #include "table_printer.h"
 #include "unity/core/json_io.h"
 #include "unity/core/plan_optimizer.h"
+#include "unity/core/search_mode.h"
+#include "unity/use_cases/calibrate.h"
+#include "unity/use_cases/optimize_and_record.h"
 
 namespace unity::cli {
 
@@ -22,7 +25,7 @@ void add_compare_command(CLI::App& app) {
     std::string model;
     MachineOptions machine;
     OptimizeOptions optimize;
-    std::vector<std::string> modes = {"data-parallel", "expert", "sequential", "joint"};
+    std::vector<std::string> modes = search_mode_names();
     bool json = false;
     bool progress = false;
     ModelOptions model_options;
@@ -34,7 +37,7 @@ void add_compare_command(CLI::App& app) {
   add_machine_options(cmd, opt->machine);
   cmd->add_option("--modes", opt->modes, "Modes to compare, in this order")
       ->delimiter(',')
-      ->check(CLI::IsMember({"joint", "sequential", "data-parallel", "expert"}))
+      ->check(CLI::IsMember(search_mode_names()))
       ->capture_default_str();
   add_search_options(cmd, opt->optimize);
   cmd->add_flag("--progress", opt->progress, "Print search progress on stderr");
@@ -42,11 +45,13 @@ void add_compare_command(CLI::App& app) {
   cmd->add_flag("--json", opt->json, "Print {\"plans\": [summary per mode]} as one JSON object");
   add_project_option(cmd, opt->project);
   cmd->callback([opt] {
-    const MachineSpec machine = resolve_machine(opt->machine);
+    std::optional<projects::Project> project;
+    if (!opt->project.empty()) project.emplace(projects::Project::open_or_create(opt->project));
+    const MachineSpec machine = project_machine(project, opt->machine);
     const Graph model = opt->model_options.load(opt->model, machine.num_devices());
     ProgressPrinter progress;
     std::vector<PlanSummary> plans;
-    std::vector<ProjectRecord> records;
+    std::vector<use_cases::ProjectRecord> records;
     for (const auto& mode : opt->modes) {
       OptimizeOptions options = opt->optimize;
       options.mode = mode;
@@ -54,10 +59,10 @@ void add_compare_command(CLI::App& app) {
         options.observer = &progress;
         fmt::print(stderr, "compare: {} ...\n", mode);
       }
-      ProjectRecord recorded;
-      Plan plan = opt->project.empty() ? optimize_plan(model, machine, options)
-                                       : optimize_into_project(opt->project, model, opt->model,
-                                                               machine, options, recorded);
+      use_cases::ProjectRecord recorded;
+      Plan plan = project ? use_cases::optimize_and_record(*project, model, opt->model, machine,
+                                                           options, recorded)
+                          : optimize_plan(model, machine, options);
       plans.push_back(std::move(plan.summary));
       records.push_back(recorded);
     }
@@ -96,6 +101,7 @@ void add_compare_command(CLI::App& app) {
                                   : s.origin});
     }
     table.print();
+    if (!plans.empty()) print_cost_sources(plans.back(), machine);
     if (!opt->project.empty())
       for (const auto& r : records) fmt::print("  project        {}\n", r.describe());
   });

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "unity/use_cases/calibrate.h"
+
 namespace unity::cli {
 
 void add_machine_selection_options(CLI::App* cmd, MachineOptions& o) {
@@ -24,6 +26,26 @@ void add_machine_options(CLI::App* cmd, MachineOptions& o) {
 
 MachineSpec resolve_machine(const MachineOptions& o) {
   return load_machine(o.machine, MachineSelection{o.nodes, o.gpus});
+}
+
+MachineSpec project_machine(const std::optional<projects::Project>& project,
+                            const MachineOptions& o) {
+  bool calibrated = false;
+  MachineSpec m = use_cases::machine_for(project ? &*project : nullptr, o.machine,
+                                         MachineSelection{o.nodes, o.gpus}, &calibrated);
+  if (calibrated)
+    fmt::print(stderr, "note: {} from {}: {}\n", m.name, project->file().string(), m.source);
+  return m;
+}
+
+void print_cost_sources(const PlanSummary& s, const MachineSpec& machine) {
+  fmt::print("  costs          {} operator{} measured, {} analytic\n", s.measured_operators,
+             s.measured_operators == 1 ? "" : "s", s.analytic_operators);
+  if (use_cases::is_uncalibrated_cpu(machine))
+    fmt::print(
+        "  uncalibrated   cpu-local's nominal per-core figures, not this computer's: "
+        "`unity calibrate --ranks {} --project P` measures them\n",
+        machine.num_devices());
 }
 
 }  // namespace unity::cli

@@ -5,11 +5,14 @@
 #include "machine_options.h"
 #include "pipeline_report.h"
 #include "progress_printer.h"
-#include "project_recording.h"
+#include "project_option.h"
 #include "search_options.h"
 #include "table_printer.h"
 #include "unity/core/json_io.h"
 #include "unity/core/plan_optimizer.h"
+#include "unity/core/search_mode.h"
+#include "unity/use_cases/calibrate.h"
+#include "unity/use_cases/optimize_and_record.h"
 
 namespace unity::cli {
 
@@ -33,7 +36,7 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("model", opt->model, "Zoo model name, .onnx or model .json")->required();
   add_machine_options(cmd, opt->machine);
   cmd->add_option("--mode", opt->optimize.mode, "Search mode")
-      ->check(CLI::IsMember({"joint", "sequential", "data-parallel", "expert"}))
+      ->check(CLI::IsMember(search_mode_names()))
       ->capture_default_str();
   cmd->add_flag("--progress", opt->progress, "Print search progress on stderr");
   add_search_options(cmd, opt->optimize);
@@ -43,16 +46,19 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_flag("--json", opt->json, "Print the result as one JSON object");
   add_project_option(cmd, opt->project);
   cmd->callback([opt] {
-    const MachineSpec machine = resolve_machine(opt->machine);
+    std::optional<projects::Project> project;
+    if (!opt->project.empty()) project.emplace(projects::Project::open_or_create(opt->project));
+    const MachineSpec machine = project_machine(project, opt->machine);
     const Graph model = opt->model_options.load(opt->model, machine.num_devices());
     ProgressPrinter progress;
     OptimizeOptions options = opt->optimize;
     options.layout = opt->layout.layout();
     if (opt->progress) options.observer = &progress;
-    ProjectRecord recorded;  // --project: model, machine, search steps and plan, in the project
-    const Plan plan = opt->project.empty() ? optimize_plan(model, machine, options)
-                                           : optimize_into_project(opt->project, model, opt->model,
-                                                                   machine, options, recorded);
+    // --project: the model, machine, search steps and plan, in the project.
+    use_cases::ProjectRecord recorded;
+    const Plan plan = project ? use_cases::optimize_and_record(*project, model, opt->model, machine,
+                                                               options, recorded)
+                              : optimize_plan(model, machine, options);
     if (!opt->out.empty()) write_text_file_atomic(opt->out, plan_to_json(plan).dump(1) + "\n");
     const auto& s = plan.summary;
     if (opt->json) {
@@ -73,6 +79,7 @@ void add_optimize_command(CLI::App& app) {
     fmt::print("  search         {:.3f} s, {} candidates{}\n", s.search_seconds,
                s.candidates_evaluated, s.search_status.empty() ? "" : " (" + s.search_status + ")");
     if (!s.origin.empty()) fmt::print("  plan           {}\n", s.origin);
+    print_cost_sources(s, machine);
     if (plan.pipeline) {
       fmt::print("\n");
       print_pipeline(*plan.pipeline, false);

@@ -10,6 +10,7 @@
 #include "unity/projects/project.h"
 #include "unity/projects/records_json.h"
 #include "unity/projects/sqlite_info.h"
+#include "unity/use_cases/rule_choices.h"
 
 namespace unity::cli {
 namespace {
@@ -172,12 +173,6 @@ void replay(const std::string& file, std::int64_t search_id, std::int64_t from,
 void choose(const std::string& file, const std::string& where, const std::string& model_name,
             std::optional<RuleChoice> state) {
   auto project = Project::open(file, Access::ReadWrite);
-  const auto at = where.find('@');
-  const std::string rule = where.substr(0, at);
-  if (rule.empty()) throw InputError(fmt::format("'{}': expected RULE or RULE@NODE", where));
-  const nlohmann::json match = at == std::string::npos
-                                   ? nlohmann::json(nullptr)
-                                   : nlohmann::json{{"node", where.substr(at + 1)}};
   std::vector<std::optional<std::int64_t>> models;
   if (model_name.empty()) {
     models.push_back(std::nullopt);  // every model
@@ -187,12 +182,7 @@ void choose(const std::string& file, const std::string& where, const std::string
     if (models.empty())
       throw InputError(fmt::format("'{}': no model named '{}' in the project", file, model_name));
   }
-  for (const auto& id : models) {
-    if (state)
-      project.set_pin_veto(id, rule, match, *state);
-    else
-      project.clear_pin_veto(id, rule, match);
-  }
+  use_cases::set_choice(project, models, where, state);
   const std::string scope = model_name.empty() ? "every model" : "model " + model_name;
   if (state)
     fmt::print("{}: {} {} for {}\n", file, to_string(*state) == "pin" ? "pinned" : "vetoed", where,

@@ -10,12 +10,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <variant>
 
 #include <fmt/format.h>
 
 #include "commands.h"
 #include "machine_options.h"
+#include "project_option.h"
 #include "search_options.h"
 #include "unity/core/json_io.h"
 #include "unity/core/model_loader.h"
@@ -23,6 +23,7 @@
 #include "unity/core/pipeline_schedule.h"
 #include "unity/core/plan_optimizer.h"
 #include "unity/core/scaled_zoo.h"
+#include "unity/core/search_mode.h"
 #include "unity/core/sp_decomposition.h"
 #include "unity/executor/backends.h"
 #include "unity/executor/compute_precision.h"
@@ -31,6 +32,10 @@
 #include "unity/executor/pipeline_training.h"
 #include "unity/executor/reference.h"
 #include "unity/executor/run_files.h"
+#include "unity/use_cases/calibrate.h"
+#include "unity/use_cases/optimize_and_record.h"
+#include "unity/use_cases/run_and_record.h"
+#include "unity/use_cases/run_model.h"
 
 namespace unity::cli {
 namespace {
@@ -66,6 +71,7 @@ struct RunOptions {
   LayoutOptions layout;                                   // --tp --pp --micro-batches ...
   std::string loss;                                       // --loss (a model without one)
   std::string trace;                                      // --trace FILE
+  std::string project;                                    // --project FILE
 };
 
 bool is_plan_file(const std::string& path) {
@@ -88,32 +94,22 @@ std::pair<std::shared_ptr<MeasuredProfiles>, std::filesystem::path> measured_pro
   return {MeasuredProfiles::load(path), path};
 }
 
-// Plans a MODEL target like `unity optimize` would, with --scale/--batch applied to zoo models.
-Plan plan_model(const RunOptions& o, int ranks) {
-  Graph model;
-  const auto& scalable = zoo::scalable_models();
-  const bool can_scale = std::find(scalable.begin(), scalable.end(), o.target) != scalable.end();
-  // Scalable zoo models go through build_scaled even at scale 1 (the same graph), so that --batch
-  // means the global batch for every zoo model; the others only take --batch.
-  if (!o.resize.empty() && o.scale != 1.0)
-    throw InputError(
-        "--scale shrinks the paper's models and --layers --hidden --heads --seq --vocab "
-        "resize the gpt and llama families: give one or the other");
-  if (!o.resize.empty()) {
-    model = load_model_for_devices(o.target, ranks, o.batch, o.resize);  // InputError if no family
-  } else if (zoo::has_model(o.target) && (o.scale != 1.0 || (o.batch > 0 && can_scale))) {
-    std::int64_t batch = o.batch;
-    if (batch <= 0)
-      for (const auto& m : zoo::models())
-        if (m.name == o.target) batch = m.default_batch * ranks;
-    model = zoo::build_scaled(o.target, batch, o.scale);
-  } else if (o.scale != 1.0) {
-    throw InputError(fmt::format("--scale applies to zoo models; '{}' is not one", o.target));
-  } else {
-    model = load_model_for_devices(o.target, ranks, o.batch, o.resize);
-  }
-  attach_training_loss(model, o.loss, o.target);
-  const MachineSpec machine = load_machine(o.machine.empty() ? "cpu-local" : o.machine, {0, ranks});
+// Plans a MODEL target like `unity optimize` would, with --scale/--batch applied to zoo models,
+// and with the project's pins, vetoes, measured operator times and calibrated machine when one is
+// given.
+Plan plan_model(const RunOptions& o, int ranks, projects::Project* project) {
+  use_cases::RunModel request;
+  request.target = o.target;
+  request.devices = ranks;
+  request.batch = o.batch;
+  request.scale = o.scale;
+  request.resize = o.resize;
+  request.loss = o.loss;
+  std::string loss_note;
+  Graph model = use_cases::build_run_model(request, &loss_note);
+  if (!loss_note.empty()) fmt::print(stderr, "note: {}\n", loss_note);
+  const MachineSpec machine =
+      use_cases::machine_for(project, o.machine.empty() ? "cpu-local" : o.machine, {0, ranks});
   OptimizeOptions opt;
   const auto [profiles, profiles_file] = measured_profiles(o.machine, o.profiles);
   opt.profiles = profiles;
@@ -125,6 +121,10 @@ Plan plan_model(const RunOptions& o, int ranks) {
   opt.pipelines = !opt.layout.empty();
   if (opt.pipelines && opt.layout.tensor_parallel == 0) opt.layout.tensor_parallel = 1;
   if (!o.optimizer.empty()) opt.optimizer = o.optimizer;
+  if (project) {
+    const std::int64_t model_id = project->add_model(model, o.target);
+    use_cases::apply_project_choices(*project, model_id, opt);  // its profiles replace a file's
+  }
   Plan plan = optimize_plan(model, machine, opt);
   if (profiles && profiles->measured_now() > 0) profiles->save(profiles_file);
   return plan;
@@ -148,25 +148,25 @@ void print_progress(const IterationReport& r, int warmup, int iterations) {
   std::fflush(stderr);
 }
 
-// One CPU rank in this process: a lowered program, or a pipelined plan.
-TrainingResult run_in_process(const std::variant<const Program*, const Plan*>& what,
-                              const RunOptions& o, const std::string& optimizer, bool weights,
-                              bool progress) {
-  auto backend = make_cpu_backend(o.threads);
-  auto comm = make_local_communicator();
-  TrainingOptions t;
-  t.iterations = o.iterations;
-  t.warmup = o.warmup;
-  t.seed = o.seed;
-  t.optimizer = optimizer;
-  t.learning_rate = o.learning_rate;
-  t.collect_weights = weights;
-  t.profile = o.profile && progress;
-  if (progress)
-    t.on_iteration = [&](const IterationReport& r) { print_progress(r, o.warmup, o.iterations); };
-  if (const Plan* const* plan = std::get_if<const Plan*>(&what))
-    return train_pipeline(**plan, t, *backend, *comm);
-  return train(*std::get<const Program*>(what), t, *backend, *comm);
+// The run's settings from the command line.
+use_cases::RunRequest run_request(const RunOptions& o, int ranks, bool weights) {
+  use_cases::RunRequest r;
+  r.backend = o.backend;
+  r.ranks = ranks;
+  r.iterations = o.iterations;
+  r.warmup = o.warmup;
+  r.seed = o.seed;
+  r.optimizer = o.optimizer;
+  r.learning_rate = o.learning_rate;
+  r.threads = o.threads;
+  r.timeout_seconds = o.timeout;
+  r.collect_weights = weights;
+  r.profile = o.profile;
+  r.always_mpirun = o.use_mpirun;
+  r.mpirun = o.mpirun;
+  r.mpirun_args = o.mpirun_args;
+  r.inject_fault = o.fault;
+  return r;
 }
 
 // A pipelined run's measurements beside the plan's predictions.
@@ -273,51 +273,25 @@ void print_profile(const nlohmann::json& rows) {
 }
 
 void run(const RunOptions& o) {
-  bool backend_ok = false;
-  std::string backend_detail = "unknown backend";
-  for (const auto& b : available_backends())
-    if (b.name == o.backend) {
-      backend_ok = b.available;
-      backend_detail = b.detail;
-    }
-  if (!backend_ok)
-    throw InputError(fmt::format("the {} backend is not available: {}", o.backend, backend_detail));
-
+  std::optional<projects::Project> project;
+  if (!o.project.empty()) project.emplace(projects::Project::open_or_create(o.project));
   Plan plan;
-  std::string plan_path = o.target;
-  std::optional<std::string> temporary_plan;
+  std::string plan_file;
   if (is_plan_file(o.target)) {
     for (const auto& [flag, given] : o.model_flags)
       if (given)
         throw InputError(fmt::format("{} applies to a MODEL; '{}' is a plan", flag, o.target));
     plan = plan_from_json(read_json_file(o.target));
+    plan_file = o.target;
   } else {
-    plan = plan_model(o, o.ranks > 0 ? o.ranks : 1);
-    plan_path = o.save_plan;
-    if (plan_path.empty()) {
-      const char* tmp = std::getenv("TMPDIR");
-      std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/unity-plan-XXXXXX.json";
-      const int fd = mkstemps(pattern.data(), 5);
-      if (fd < 0) throw InputError("cannot create a temporary plan file");
-      close(fd);
-      plan_path = pattern;
-      temporary_plan = pattern;
+    plan = plan_model(o, o.ranks > 0 ? o.ranks : 1, project ? &*project : nullptr);
+    if (!o.save_plan.empty()) {
+      write_text_file_atomic(o.save_plan, plan_to_json(plan).dump(1) + "\n");
+      plan_file = o.save_plan;
     }
-    write_text_file_atomic(plan_path, plan_to_json(plan).dump(1) + "\n");
   }
-  struct Cleanup {
-    std::optional<std::string>& path;
-    ~Cleanup() {
-      if (path) std::remove(path->c_str());
-    }
-  } cleanup{temporary_plan};
 
   const int ranks = o.ranks > 0 ? o.ranks : std::max(1, plan.summary.devices);
-  if (plan.summary.devices > 0 && ranks > plan.summary.devices)
-    throw InputError(
-        fmt::format("--ranks {}: the plan uses {} devices, so a rank would have nothing to do",
-                    ranks, plan.summary.devices));
-  const std::string optimizer = o.optimizer.empty() ? plan.summary.optimizer : o.optimizer;
   double predicted = plan.summary.iteration_time_ms;
   if (!o.machine.empty() && is_plan_file(o.target)) {
     if (plan.pipeline)
@@ -326,63 +300,47 @@ void run(const RunOptions& o) {
           "that machine (unity run MODEL --machine FILE ...) instead");
     predicted = recost(plan, o.machine, o.profiles);
   }
-  // Bad plans fail here, early.
-  Program program;
-  if (plan.pipeline)
-    check_pipeline_run(plan, ranks);
-  else
-    program = lower_plan(executed_graph(plan.pcg), plan.mapping.views, ranks);
   if (!o.trace.empty() && !plan.pipeline)
     throw InputError("--trace: the plan is not pipelined, so it has no pipeline timeline");
 
-  TrainingResult result;
-  if (ranks == 1 && o.backend == "cpu" && !o.use_mpirun) {
-    if (plan.pipeline)
-      result = run_in_process(&plan, o, optimizer, o.check, true);
-    else
-      result = run_in_process(&program, o, optimizer, o.check, true);
-  } else {
-    LaunchOptions l;
-    l.plan = plan_path;
-    l.ranks = ranks;
-    l.backend = o.backend;
-    l.iterations = o.iterations;
-    l.warmup = o.warmup;
-    l.seed = o.seed;
-    l.optimizer = optimizer;
-    l.learning_rate = o.learning_rate;
-    l.threads = o.threads;
-    l.timeout_seconds = o.timeout;
-    l.collect_weights = o.check;
-    l.profile = o.profile;
-    l.inject_fault = o.fault;
-    l.mpirun = o.mpirun;
-    l.mpirun_args = o.mpirun_args;
-    l.on_iteration = [&](const IterationReport& r) { print_progress(r, o.warmup, o.iterations); };
-    result = launch_run(l).training;
+  use_cases::RunRequest request = run_request(o, ranks, o.check);
+  request.plan_file = plan_file;
+  // --project: the run's row and its iterations as they finish; a profiled run's measured
+  // operator times become the project's operator profiles (the next plan is costed with them).
+  std::optional<use_cases::RunRecording> recording;
+  if (project) recording.emplace(*project, plan, request);
+  request.on_iteration = [&](const IterationReport& r) {
+    print_progress(r, o.warmup, o.iterations);
+    if (recording) recording->add_iterations({{r.index, r.milliseconds, r.loss}});
+  };
+  use_cases::RunResult run;
+  try {
+    run = use_cases::run_plan(plan, request);
+  } catch (const std::exception& e) {
+    if (recording) recording->finish(projects::Status::Failed, {{"error", e.what()}});
+    throw;
   }
+  const TrainingResult& result = run.training;
+  const std::string optimizer = request.optimizer_for(plan);
 
-  nlohmann::json j = {{"model", plan.summary.model},
-                      {"mode", plan.summary.mode},
-                      {"machine", plan.summary.machine},
-                      {"plan_devices", plan.summary.devices},
-                      {"backend", o.backend},
-                      {"ranks", ranks},
-                      {"iterations", o.iterations},
-                      {"warmup", o.warmup},
-                      {"optimizer", optimizer},
-                      {"measured_iteration_ms", median(result.iteration_ms)},
-                      {"predicted_iteration_ms", predicted},
-                      {"losses", result.losses},
-                      {"iteration_ms", result.iteration_ms},
-                      {"setup_ms", result.setup_ms},
-                      {"plan_dtype", plan_dtype(plan.pcg)},
-                      {"compute_dtype", "float32"}};
+  nlohmann::json j = use_cases::run_result_json(plan, request, run);
+  j.erase("command");
+  j.erase("timeline");  // a pipelined run's measured timeline is under "pipeline"
+  j["predicted_iteration_ms"] = predicted;
   Check check;
   if (o.check) {
     const Graph serial = executed_graph(serial_reference(plan.pcg));
     const Program reference = lower_plan(serial, single_device_views(serial), 1);
-    check = compare(result, run_in_process(&reference, o, optimizer, true, false));
+    auto backend = make_cpu_backend(o.threads);
+    auto comm = make_local_communicator();
+    TrainingOptions t;
+    t.iterations = o.iterations;
+    t.warmup = o.warmup;
+    t.seed = o.seed;
+    t.optimizer = optimizer;
+    t.learning_rate = o.learning_rate;
+    t.collect_weights = true;
+    check = compare(result, train(reference, t, *backend, *comm));
     j["max_abs_diff"] = std::max(check.losses, check.weights);
     j["max_abs_diff_losses"] = check.losses;
     j["max_abs_diff_weights"] = check.weights;
@@ -402,6 +360,15 @@ void run(const RunOptions& o) {
           chrome_trace(result.pipeline->timeline, plan.summary.model + " (measured)").dump() +
               "\n");
   }
+  if (recording) {
+    std::size_t profiles = 0;
+    if (o.profile) profiles = recording->keep_profiles(plan, result);
+    j["project"] = {{"file", project->file().string()},
+                    {"run_id", recording->run_id()},
+                    {"plan_id", recording->plan_id()},
+                    {"op_profiles", profiles}};
+    recording->finish(projects::Status::Completed, j);
+  }
   if (o.json) {
     fmt::print("{}\n", j.dump(2));
   } else {
@@ -420,6 +387,11 @@ void run(const RunOptions& o) {
           "  check       max |diff| {:.3g} (losses {:.3g}, weights {:.3g}), max relative {:.3g} vs "
           "one rank\n",
           std::max(check.losses, check.weights), check.losses, check.weights, check.relative);
+    if (recording)
+      fmt::print("  project     {}: run {}{}\n", project->file().string(), recording->run_id(),
+                 o.profile ? fmt::format(", {} measured operator and collective times",
+                                         j["project"]["op_profiles"].get<std::size_t>())
+                           : std::string());
   }
 }
 
@@ -467,7 +439,7 @@ void add_run_command(CLI::App& app) {
                   "MODEL: shrink a zoo model's widths, tables and depth by this factor (0, 1]")
       ->check(CLI::Range(1e-9, 1.0));
   cmd->add_option("--mode", o->mode, "MODEL: how to plan it")
-      ->check(CLI::IsMember({"joint", "sequential", "data-parallel", "expert"}))
+      ->check(CLI::IsMember(search_mode_names()))
       ->capture_default_str();
   cmd->add_option("--machine", o->machine,
                   "MODEL: the machine to plan for (default cpu-local); plan: re-cost its mapping "
@@ -481,9 +453,11 @@ void add_run_command(CLI::App& app) {
                   "MODEL: keep the plan made for the run in this file");
   cmd->add_flag("--profile", o->profile,
                 "Time every operator and print it beside the cost model's prediction (slows the "
-                "run a little)");
+                "run a little); with --project, the times are kept as the project's operator "
+                "profiles and later plans made with the project are costed with them");
   add_layout_options(cmd, o->layout);
   add_loss_option(cmd, o->loss);
+  add_project_option(cmd, o->project);
   cmd->add_option("--trace", o->trace,
                   "A pipelined run: write its measured timeline as a Chrome trace (JSON for "
                   "chrome://tracing and Perfetto)");

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "unity/use_cases/run_model.h"
+
 #include "unity/core/compute_dtype.h"
 #include "unity/core/training_loss.h"
 
@@ -54,6 +56,11 @@ void add_model_options(CLI::App* cmd, ModelOptions& m) {
                   "Global batch of a zoo model (default: the zoo's per-device batch x devices)")
       ->check(CLI::PositiveNumber);
   add_resize_options(cmd, m.resize);
+  cmd->add_option("--scale", m.scale,
+                  "Shrink a zoo model's widths, tables and depth by this factor (0, 1], as "
+                  "`unity run --scale` does")
+      ->check(CLI::Range(1e-9, 1.0))
+      ->group("Model size");
   cmd->add_option("--dtype", m.dtype, "Compute dtype of the model (default: the model's own)")
       ->check(CLI::IsMember({"float32", "float16", "bfloat16"}))
       ->group("Model size");
@@ -87,9 +94,18 @@ void add_resize_options(CLI::App* cmd, zoo::TransformerResize& r) {
 }
 
 Graph ModelOptions::load(const std::string& spec, int devices, bool training) const {
-  Graph g = load_model_for_devices(spec, devices, batch, resize);
+  use_cases::RunModel request;
+  request.target = spec;
+  request.devices = devices;
+  request.batch = batch;
+  request.scale = scale;
+  request.resize = resize;
+  request.loss = loss;
+  request.attach_loss = training || !loss.empty();
+  std::string note;
+  Graph g = use_cases::build_run_model(request, &note);
+  if (!note.empty()) fmt::print(stderr, "note: {}\n", note);
   if (!dtype.empty()) set_compute_dtype(g, data_type_from_string(dtype));
-  if (training || !loss.empty()) attach_training_loss(g, loss, spec);
   return g;
 }
 

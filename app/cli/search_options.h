@@ -18,6 +18,7 @@ struct ModelOptions {
   zoo::TransformerResize resize;
   std::string dtype;
   std::string loss;
+  double scale = 1.0;  // --scale: a zoo model shrunk (widths, tables, depth)
   // `training`: a model without a loss gets one (--loss, else the default for its output), and
   // stderr says which.
   Graph load(const std::string& spec, int devices, bool training = true) const;

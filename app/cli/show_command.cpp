@@ -17,6 +17,9 @@
 #include "unity/core/model_loader.h"
 #include "unity/core/pipeline_schedule.h"
 #include "unity/core/plan.h"
+#include "unity/projects/op_profiles.h"
+#include "unity/projects/project.h"
+#include "unity/use_cases/operator_times.h"
 
 namespace unity::cli {
 namespace {
@@ -92,6 +95,29 @@ void print_plan(const Plan& plan, bool costs) {
   t.print();
 }
 
+// Predicted beside measured, largest error first.
+void print_operator_times(const std::vector<use_cases::OperatorTimes>& rows,
+                          const std::string& project) {
+  if (rows.empty()) {
+    fmt::print(
+        "no operator of the plan has a measured time in {} (unity run PLAN --project {} "
+        "--profile measures them)\n\n",
+        project, project);
+    return;
+  }
+  fmt::print("predicted (analytic, one task) against measured in {}, largest error first:\n",
+             project);
+  Table t({"operator", "type", "predicted ms", "measured ms", "error"});
+  for (const auto& r : rows)
+    t.add({r.name, r.op, fmt::format("{:.4f}", r.predicted_ms),
+           fmt::format("{:.4f}", r.measured_ms),
+           r.predicted_ms > 0 ? fmt::format("{:.2f}x {}", r.error(),
+                                            r.measured_ms > r.predicted_ms ? "slower" : "faster")
+                              : "-"});
+  t.print();
+  fmt::print("\n");
+}
+
 }  // namespace
 
 void add_show_command(CLI::App& app) {
@@ -103,6 +129,7 @@ void add_show_command(CLI::App& app) {
     bool costs = false;
     std::string trace;
     ModelOptions model_options;
+    std::string project;
   };
   auto opt = std::make_shared<Options>();
   auto* cmd =
@@ -117,6 +144,10 @@ void add_show_command(CLI::App& app) {
                   "For a pipelined plan: write its predicted timeline as a Chrome trace (JSON for "
                   "chrome://tracing and Perfetto)");
   add_model_options(cmd, opt->model_options);
+  cmd->add_option("--project", opt->project,
+                  "For a plan with --costs: each operator's predicted time beside the time "
+                  "measured for it in this project (`unity run --project --profile`), largest "
+                  "error first");
   cmd->callback([opt] {
     std::optional<Plan> plan;
     if (std::filesystem::path(opt->model).extension() == ".json") {
@@ -130,6 +161,15 @@ void add_show_command(CLI::App& app) {
     auto summary = summary_json(g);
     if (plan) summary["plan"] = summary_to_json(plan->summary);
     if (plan && plan->pipeline) summary["plan"]["pipeline"] = pipeline_to_json(*plan->pipeline);
+    if (!opt->project.empty() && !(plan && opt->costs))
+      throw InputError("--project: give a plan and --costs to compare its operators' times");
+    std::vector<use_cases::OperatorTimes> measured;
+    if (plan && !opt->project.empty()) {
+      const auto project = projects::Project::open(opt->project, projects::Access::ReadOnly);
+      measured =
+          use_cases::compare_with_profiles(*plan, *projects::ProjectProfileSource::load(project));
+      summary["operator_times"] = use_cases::operator_times_to_json(measured);
+    }
     if (!opt->trace.empty())
       write_text_file_atomic(opt->trace, chrome_trace(predicted_timeline(*plan->pipeline),
                                                       plan->summary.model + " (predicted)")
@@ -139,6 +179,7 @@ void add_show_command(CLI::App& app) {
       fmt::print("{}\n", summary.dump(2));
     } else {
       if (plan) print_plan(*plan, opt->costs);
+      if (!opt->project.empty()) print_operator_times(measured, opt->project);
       print_summary(summary);
     }
     if (!opt->dot.empty() || !opt->svg.empty()) {

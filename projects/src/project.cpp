@@ -221,11 +221,23 @@ ProjectCounts Project::counts() const {
   n.pins_vetoes = c.query_int("SELECT count(*) FROM pins_vetoes");
   for (const auto& s : detail::query_search_statuses(c)) {
     ++n.searches;
-    if (s == kRunning) ++n.running;
-    if (s == kCompleted) ++n.completed;
-    if (s == kCancelled) ++n.cancelled;
-    if (s == kInterrupted) ++n.interrupted;
-    if (s == kFailed) ++n.failed;
+    switch (status_from_string(s).value_or(Status::Failed)) {
+      case Status::Running:
+        ++n.running;
+        break;
+      case Status::Completed:
+        ++n.completed;
+        break;
+      case Status::Cancelled:
+        ++n.cancelled;
+        break;
+      case Status::Interrupted:
+        ++n.interrupted;
+        break;
+      case Status::Failed:
+        ++n.failed;
+        break;
+    }
   }
   return n;
 }

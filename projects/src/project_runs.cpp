@@ -76,20 +76,22 @@ ON CONFLICT (run_id, iteration) DO UPDATE SET time_ms = excluded.time_ms, loss =
   tx.commit();
 }
 
-void Project::finish_run(std::int64_t run_id, std::string_view status,
-                         const nlohmann::json& result) {
+void Project::finish_run(std::int64_t run_id, Status status, const nlohmann::json& result) {
   require_writable("finish a run");
-  if (!is_valid_status(status) || status == kRunning)
-    throw InputError(fmt::format(
-        "'{}' is not a final run status (expected completed, cancelled, interrupted or failed)",
-        status));
+  if (status == Status::Running)
+    throw InputError(
+        "'running' is not a final run status (expected completed, cancelled, "
+        "interrupted or failed)");
   auto& c = *connection_;
   Transaction tx(c);
   if (!exists_row(c, "runs", run_id))
     throw InputError(fmt::format("'{}': no run {} in the project", file_.string(), run_id));
   Statement update(c,
                    "UPDATE runs SET status = ?2, result_json = ?3, finished_at = ?4 WHERE id = ?1");
-  update.bind(1, run_id).bind(2, status).bind(3, result.dump()).bind(4, detail::utc_now());
+  update.bind(1, run_id)
+      .bind(2, to_string(status))
+      .bind(3, result.dump())
+      .bind(4, detail::utc_now());
   update.run();
   tx.commit();
 }

@@ -22,9 +22,27 @@ constexpr std::array<std::pair<SearchEvent::Kind, std::string_view>, 6> kKindNam
 
 }  // namespace
 
-bool is_valid_status(std::string_view status) {
-  return status == kRunning || status == kCompleted || status == kCancelled ||
-         status == kInterrupted || status == kFailed;
+std::string_view to_string(Status status) {
+  switch (status) {
+    case Status::Running:
+      return "running";
+    case Status::Completed:
+      return "completed";
+    case Status::Cancelled:
+      return "cancelled";
+    case Status::Interrupted:
+      return "interrupted";
+    case Status::Failed:
+      return "failed";
+  }
+  return "failed";
+}
+
+std::optional<Status> status_from_string(std::string_view name) {
+  for (const Status s :
+       {Status::Running, Status::Completed, Status::Cancelled, Status::Interrupted, Status::Failed})
+    if (to_string(s) == name) return s;
+  return std::nullopt;
 }
 
 const char* event_kind_name(SearchEvent::Kind kind) {

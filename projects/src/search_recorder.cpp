@@ -140,7 +140,7 @@ bool SearchRecorder::stop_writer() {
   return true;
 }
 
-void SearchRecorder::write_end(std::string_view status, std::string_view reason,
+void SearchRecorder::write_end(Status status, std::string_view reason,
                                const SearchOutcome& outcome) {
   detail::SearchProgress progress;
   progress.initial_ms = initial_ms_;
@@ -157,7 +157,7 @@ void SearchRecorder::write_end(std::string_view status, std::string_view reason,
   }
   try {
     detail::Transaction tx(*connection_);
-    writer_->finish(search_id_, status, reason, progress);
+    writer_->finish(search_id_, to_string(status), reason, progress);
     tx.commit();
   } catch (...) {
     if (!error) error = std::current_exception();
@@ -176,12 +176,13 @@ void SearchRecorder::finish(const SearchOutcome& outcome) {
   if (!stop_writer()) return;
   // The search's own word on how it ended: its last Finished event (known once the queue drained).
   const std::string reason = last_finished_status_.empty() ? "completed" : last_finished_status_;
-  write_end(reason == kCancelled ? kCancelled : kCompleted, reason, outcome);
+  write_end(status_from_string(reason) == Status::Cancelled ? Status::Cancelled : Status::Completed,
+            reason, outcome);
 }
 
 void SearchRecorder::fail(const std::string& reason) {
   if (!stop_writer()) return;
-  write_end(kFailed, reason, {});
+  write_end(Status::Failed, reason, {});
 }
 
 void SearchRecorder::discard() {

@@ -123,7 +123,8 @@ void SearchWriter::finish(std::int64_t search_id, std::string_view status, std::
 }
 
 std::string effective_status(const std::string& stored, const ProcessOwner& owner) {
-  if (stored == kRunning && !owner_alive(owner)) return std::string(kInterrupted);
+  if (status_from_string(stored) == Status::Running && !owner_alive(owner))
+    return std::string(to_string(Status::Interrupted));
   return stored;
 }
 
@@ -143,7 +144,7 @@ std::vector<SearchRecord> query_searches(Connection& connection, std::optional<s
     r.info.config = parse_json_column(s, 5, connection.file(), "a search's configuration");
     r.status = effective_status(s.column_text(6), owner_from(s, 14, 15, 16));
     r.end_reason = s.column_text(7);
-    if (r.status == kInterrupted && r.end_reason.empty())
+    if (status_from_string(r.status) == Status::Interrupted && r.end_reason.empty())
       r.end_reason = "its process ended without finishing";
     r.started_at = s.column_text(8);
     r.finished_at = s.column_text(9);

@@ -31,16 +31,21 @@ TEST(OpProfileKey, NamesOpAttributesAndPieceShapesButNotNodeNames) {
   GraphBuilder b(g);
   const auto x = b.input("x", {64, 784});
   const auto h1 = b.linear(x, 784, "first", /*bias=*/false);
-  b.linear(h1, 784, "second", /*bias=*/false);  // same op on the same shapes
+  b.linear(h1, 784, "second", /*bias=*/false);
+  b.linear(h1, 784, "third", /*bias=*/false);  // the second's op on the same shapes
   b.linear(h1, 512, "narrower", /*bias=*/false);
   const auto linears = nodes_of(g, OpType::Linear);
-  ASSERT_EQ(linears.size(), 3u);
+  ASSERT_EQ(linears.size(), 4u);
   const std::string first = op_profile_key(g, linears[0]);
-  EXPECT_EQ(first, op_profile_key(g, linears[1]));
-  EXPECT_NE(first, op_profile_key(g, linears[2]));
+  const std::string second = op_profile_key(g, linears[1]);
+  EXPECT_NE(first, second);  // the first computes no gradient of its input
+  EXPECT_EQ(second, op_profile_key(g, linears[2]));
+  EXPECT_NE(second, op_profile_key(g, linears[3]));
   EXPECT_EQ(first.rfind("Linear(", 0), 0u) << first;
-  EXPECT_NE(first.find("float32[64,784] float32[784,784] -> float32[64,784]"), std::string::npos)
+  EXPECT_NE(first.find("float32[64,784] float32[784,784]+grad -> float32[64,784]"),
+            std::string::npos)
       << first;
+  EXPECT_NE(second.find("float32[64,784]+grad float32[784,784]+grad"), std::string::npos) << second;
 
   // A task of the data-parallel graph works on a piece: half the batch on 2 devices.
   const Graph dp = make_data_parallel(g, 2);

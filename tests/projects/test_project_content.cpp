@@ -90,7 +90,7 @@ TEST(ProjectContent, RunsKeepTheirMetricsAndResult) {
   EXPECT_EQ(project.runs().at(0).status, "running");  // this process is alive
   project.add_run_metrics(run, {{0, 12.5, 2.30}, {1, 11.0, 2.10}});
   project.add_run_metrics(run, {{1, 10.5, 2.05}, {2, 10.0, std::nullopt}});  // replaces iteration 1
-  project.finish_run(run, kCompleted, {{"measured_iteration_ms", 10.5}});
+  project.finish_run(run, Status::Completed, {{"measured_iteration_ms", 10.5}});
   const auto metrics = project.run_metrics(run);
   ASSERT_EQ(metrics.size(), 3u);
   EXPECT_DOUBLE_EQ(metrics[1].time_ms, 10.5);
@@ -107,8 +107,9 @@ TEST(ProjectContent, RunsKeepTheirMetricsAndResult) {
   EXPECT_THROW(project.begin_run(999, "cpu", 2), InputError);
   EXPECT_THROW(project.add_run_metrics(run, {{3, -1.0, std::nullopt}}), InputError);
   EXPECT_THROW(project.add_run_metrics(run, {{3, NAN, std::nullopt}}), InputError);
-  EXPECT_THROW(project.finish_run(run, "running", {}), InputError);
-  EXPECT_THROW(project.finish_run(run, "exploded", {}), InputError);
+  EXPECT_THROW(project.finish_run(run, Status::Running, {}), InputError);
+  EXPECT_FALSE(status_from_string("exploded").has_value());
+  EXPECT_EQ(status_from_string(to_string(Status::Interrupted)), Status::Interrupted);
   EXPECT_EQ(project.run_metrics(run).size(), 3u);  // a refused batch writes nothing
 }
 

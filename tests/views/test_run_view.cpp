@@ -8,6 +8,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <QCheckBox>
+#include <QTableWidget>
+
+#include <limits>
+
 #include "run_chart.h"
 #include "unity/core/scaled_zoo.h"
 #include "unity/executor/communicator.h"
@@ -15,6 +20,7 @@
 #include "unity/executor/program.h"
 #include "unity/executor/training.h"
 #include "unity/projects/project.h"
+#include "unity/views/operator_times_panel.h"
 #include "unity/views/project_session.h"
 #include "unity/views/run_runner.h"
 #include "unity/views/run_view.h"
@@ -233,6 +239,44 @@ class RunViewTests : public QObject {
     QMetaObject::invokeMethod(view.runsTable(), "cellClicked", Q_ARG(int, 0), Q_ARG(int, 0));
     QCOMPARE(view.chart()->lossPointCount(), 6);
     QCOMPARE(view.chart()->measuredPointCount(), 5);
+  }
+
+  // A profiled run shows each operator's predicted and measured time, largest error first, with one
+  // scatter point per operator, and keeps the times as the project's operator profiles.
+  void profiledRunComparesOperatorsAndKeepsTheirTimes() {
+    QTemporaryDir dir;
+    ExplorerDocument doc;
+    openIn(doc, "mnist-mlp", "cpu-local", {0, 2});
+    doc.setPlan("data-parallel", makePlan(*doc.model(), *doc.machine(), "data-parallel"));
+    QString error;
+    const QString file = dir.filePath("profiled.unity");
+    QVERIFY2(doc.project()->create(file, &error), qPrintable(error));
+    RunView view(&doc);
+    view.resize(1200, 900);
+    view.setRanks(1);
+    view.setIterations(4, 1);
+    view.profileOption()->setChecked(true);
+    QSignalSpy done(&view, &RunView::runFinished);
+    QVERIFY(view.startRun());
+    QVERIFY(done.wait(60000));
+    OperatorTimesPanel* panel = view.operatorTimes();
+    QVERIFY(panel->isVisibleTo(&view));
+    const int rows = panel->table()->rowCount();
+    // mnist-mlp's linear layers, activations and loss, at least.
+    QVERIFY2(rows >= 3, qPrintable(QString::number(rows)));
+    QVERIFY(panel->pointCount() > 0 && panel->pointCount() <= rows);
+    double previous = std::numeric_limits<double>::infinity();
+    for (int r = 0; r < rows; ++r) {  // largest error first
+      const double p = panel->table()->item(r, 2)->text().toDouble();
+      const double m = panel->table()->item(r, 3)->text().toDouble();
+      if (p <= 0 || m <= 0) continue;
+      const double e = std::max(p, m) / std::min(p, m);
+      QVERIFY(e <= previous * 1.01);  // the table shows 4 decimals
+      previous = e;
+    }
+    doc.project()->close();
+    const auto project = projects::Project::open(file.toStdString(), projects::Access::ReadOnly);
+    QVERIFY(project.op_profiles().size() >= 3);
   }
 
   void reducedModelIsPlannedAgainAndRun() {

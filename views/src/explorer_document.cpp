@@ -1,5 +1,6 @@
 #include "unity/views/explorer_document.h"
 
+#include "unity/core/search_mode.h"
 #include "unity/views/project_session.h"
 
 #include <limits>
@@ -10,8 +11,14 @@ ExplorerDocument::ExplorerDocument(QObject* parent)
     : QObject(parent), project_(new ProjectSession(this)) {}
 
 const QStringList& ExplorerDocument::modes() {
-  static const QStringList m{QStringLiteral("data-parallel"), QStringLiteral("sequential"),
-                             QStringLiteral("joint"), QStringLiteral("expert")};
+  // The explorer's order: the baselines it computes by itself first, then the searches.
+  static const QStringList m = [] {
+    QStringList out;
+    for (const SearchMode mode :
+         {SearchMode::DataParallel, SearchMode::Sequential, SearchMode::Joint, SearchMode::Expert})
+      out << QString::fromUtf8(to_string(mode));
+    return out;
+  }();
   return m;
 }
 

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "unity/projects/project.h"
+#include "unity/use_cases/rule_choices.h"
 
 namespace unity::views {
 
@@ -13,22 +14,16 @@ namespace {
 
 std::filesystem::path pathOf(const QString& file) { return QFile::encodeName(file).toStdString(); }
 
-// "RULE@NODE" -> (RULE, {"node": NODE}); "RULE" -> (RULE, null), as `unity project pin` stores it.
-std::pair<std::string, nlohmann::json> parseLocation(const QString& where) {
-  const qsizetype at = where.indexOf(QLatin1Char('@'));
-  if (at < 0) return {where.toStdString(), nullptr};
-  return {where.left(at).toStdString(), {{"node", where.mid(at + 1).toStdString()}}};
+QStringList toQt(const std::vector<std::string>& list) {
+  QStringList out;
+  for (const auto& s : list) out << QString::fromStdString(s);
+  return out;
 }
 
-// The inverse; empty for a match this build cannot show.
-QString locationText(const projects::PinVeto& choice) {
-  const QString rule = QString::fromStdString(choice.rule);
-  if (choice.match.is_null()) return rule;
-  if (choice.match.is_object() && choice.match.size() == 1 && choice.match.contains("node") &&
-      choice.match["node"].is_string())
-    return rule + QLatin1Char('@') +
-           QString::fromStdString(choice.match["node"].get<std::string>());
-  return {};
+std::vector<std::string> toStd(const QStringList& list) {
+  std::vector<std::string> out;
+  for (const auto& s : list) out.push_back(s.toStdString());
+  return out;
 }
 
 template <typename F>
@@ -115,11 +110,9 @@ ProjectContents ProjectSession::readContents(const QString& file) {
       if (it->model != out.model->name || it->devices != devices || out.plans.count(mode)) continue;
       out.plans[mode] = std::make_shared<const Plan>(project.load_plan(it->id));
     }
-    for (const auto& choice : project.pins_vetoes(*modelId)) {
-      const QString where = locationText(choice);
-      if (where.isEmpty()) continue;
-      (choice.state == projects::RuleChoice::Pin ? out.pins : out.vetoes) << where;
-    }
+    const auto choices = use_cases::stored_choices(project, *modelId);
+    out.pins = toQt(choices.pins);
+    out.vetoes = toQt(choices.vetoes);
   });
   return out;
 }
@@ -189,22 +182,7 @@ bool ProjectSession::storeDecisions(const Graph& model, const QString& modelSour
   }
   return guarded(error, [&] {
     const std::int64_t modelId = project_->add_model(model, modelSource.toStdString());
-    // Clear this model's own choices that are no longer made, then set the current ones.
-    for (const auto& choice : project_->pins_vetoes(modelId)) {
-      if (!choice.model_id) continue;  // a choice for every model stays
-      const QString where = locationText(choice);
-      const bool kept =
-          choice.state == projects::RuleChoice::Pin ? pins.contains(where) : vetoes.contains(where);
-      if (!kept) project_->clear_pin_veto(modelId, choice.rule, choice.match);
-    }
-    for (const QString& p : pins) {
-      const auto [rule, match] = parseLocation(p);
-      project_->set_pin_veto(modelId, rule, match, projects::RuleChoice::Pin);
-    }
-    for (const QString& v : vetoes) {
-      const auto [rule, match] = parseLocation(v);
-      project_->set_pin_veto(modelId, rule, match, projects::RuleChoice::Veto);
-    }
+    use_cases::replace_choices(*project_, modelId, {toStd(pins), toStd(vetoes)});
   });
 }
 

@@ -3,7 +3,6 @@
 #include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QFile>
-#include <QTemporaryDir>
 #include <QThread>
 #include <QTimer>
 
@@ -26,6 +25,7 @@
 #include "unity/executor/run_files.h"
 #include "unity/executor/training.h"
 #include "unity/projects/project.h"
+#include "unity/use_cases/run_and_record.h"
 
 namespace unity::views {
 
@@ -66,40 +66,34 @@ class StopMonitor : public executor::ProgressMonitor {
   const std::atomic<bool>& stop_;
 };
 
-// The run row of the project, written from the worker thread on its own connection.
+// The run row of the project, written from the worker thread on its own connection. A project
+// that cannot be written does not stop the run: the error is shown beside its result.
 class ProjectRun {
  public:
-  ProjectRun(const QString& file, const Plan& plan, const RunSettings& s) {
+  ProjectRun(const QString& file, const Plan& plan, const use_cases::RunRequest& request) {
     if (file.isEmpty()) return;
-    try {
+    guard([&] {
       project_.emplace(projects::Project::open(QFile::encodeName(file).toStdString()));
-      const auto stored = project_->find_plan(plan);
-      const std::int64_t planId = stored ? *stored : project_->add_plan(plan);
-      runId_ = project_->begin_run(planId, toStd(s.backend), s.ranks,
-                                   {{"iterations", s.iterations},
-                                    {"warmup", s.warmup},
-                                    {"threads", s.threads},
-                                    {"source", "unity-explorer"}});
-    } catch (const std::exception& e) {
-      error_ = QString::fromUtf8(e.what());
-      project_.reset();
-    }
+      recording_.emplace(*project_, plan, request);
+    });
+    if (!recording_) project_.reset();
   }
-  ~ProjectRun() {
-    if (project_ && runId_ && !finished_) finish("failed", {{"error", "abandoned"}});
+  void add(const executor::IterationReport& r) {
+    if (recording_) guard([&] { recording_->add_iterations({{r.index, r.milliseconds, r.loss}}); });
   }
-  void add(const std::vector<RunIteration>& its) {
-    if (!project_ || !runId_ || its.empty()) return;
-    std::vector<projects::RunMetric> metrics;
-    for (const RunIteration& it : its) metrics.push_back({it.index, it.ms, it.loss});
-    guard([&] { project_->add_run_metrics(runId_, metrics); });
-  }
-  void finish(std::string_view status, const nlohmann::json& result) {
-    finished_ = true;
-    if (project_ && runId_) guard([&] { project_->finish_run(runId_, status, result); });
+  // Finishes the row, and keeps a profiled run's operator times as the project's profiles.
+  void finish(std::string_view status, const nlohmann::json& result, const Plan& plan,
+              const executor::TrainingResult* profiled) {
+    if (!recording_) return;
+    guard([&] {
+      if (profiled) recording_->keep_profiles(plan, *profiled);
+      recording_->finish(projects::status_from_string(status).value_or(projects::Status::Failed),
+                         result);
+    });
+    recording_.reset();
     project_.reset();  // closed before the GUI hears that the run ended
   }
-  std::int64_t runId() const { return runId_; }
+  std::int64_t runId() const { return recording_ ? recording_->run_id() : 0; }
   QString error() const { return error_; }
 
  private:
@@ -112,8 +106,7 @@ class ProjectRun {
     }
   }
   std::optional<projects::Project> project_;
-  std::int64_t runId_ = 0;
-  bool finished_ = false;
+  std::optional<use_cases::RunRecording> recording_;
   QString error_;
 };
 
@@ -236,61 +229,29 @@ bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& setti
       std::lock_guard lock(shared->mutex);
       shared->predicted = std::pair(out.predictedMs, out.predictedCpuMs);
     }
-    ProjectRun record(s.projectFile, *plan, s);
+    use_cases::RunRequest request;
+    request.backend = toStd(s.backend);
+    request.ranks = s.ranks;
+    request.iterations = s.iterations;
+    request.warmup = s.warmup;
+    request.threads = s.threads;
+    request.timeout_seconds = s.timeoutSeconds;
+    request.profile = s.profile;
+    request.worker = QFile::encodeName(s.worker).toStdString();
+    request.mpirun = QFile::encodeName(s.mpirun).toStdString();
+    ProjectRun record(s.projectFile, *plan, request);
     out.runId = record.runId();
-    const std::string optimizer = plan->summary.optimizer.empty() ? "sgd" : plan->summary.optimizer;
     // Iterations go to the GUI as they finish and to the project in the same order.
-    auto onIteration = [&](const executor::IterationReport& r) {
+    request.on_iteration = [&](const executor::IterationReport& r) {
       shared->push(r);
-      record.add({RunIteration{r.index, r.warmup, r.loss, r.milliseconds}});
+      record.add(r);
       if (shared->stop.load()) throw RunStopped{};
     };
-    executor::TrainingResult result;
+    StopMonitor monitor(shared->stop);
+    request.monitor = &monitor;
+    use_cases::RunResult run;
     try {
-      if (s.ranks == 1 && s.backend == QLatin1String("cpu") && !plan->pipeline) {
-        out.command = tr("in this process (1 CPU rank, %1 BLAS thread%2)")
-                          .arg(s.threads)
-                          .arg(s.threads == 1 ? "" : "s");
-        const executor::Program program =
-            executor::lower_plan(executor::executed_graph(plan->pcg), plan->mapping.views, 1);
-        auto backend = executor::make_cpu_backend(s.threads);
-        auto comm = executor::make_local_communicator();
-        StopMonitor monitor(shared->stop);
-        executor::TrainingOptions t;
-        t.iterations = s.iterations;
-        t.warmup = s.warmup;
-        t.optimizer = optimizer;
-        t.on_iteration = onIteration;
-        t.monitor = &monitor;
-        result = executor::train(program, t, *backend, *comm);
-      } else {
-        // Lowering first: a plan the executor cannot run fails here, naming the node, before
-        // mpirun starts.
-        if (plan->pipeline)
-          executor::check_pipeline_run(*plan, s.ranks);  // one rank per device, stages it runs
-        else
-          (void)executor::lower_plan(executor::executed_graph(plan->pcg), plan->mapping.views,
-                                     s.ranks);
-        QTemporaryDir dir;
-        if (!dir.isValid()) throw executor::RunError("cannot create a temporary directory");
-        const std::string planFile = QFile::encodeName(dir.filePath("plan.json")).toStdString();
-        write_text_file_atomic(planFile, plan_to_json(*plan).dump() + "\n");
-        executor::LaunchOptions l;
-        l.plan = planFile;
-        l.ranks = s.ranks;
-        l.backend = toStd(s.backend);
-        l.iterations = s.iterations;
-        l.warmup = s.warmup;
-        l.optimizer = optimizer;
-        l.threads = s.threads;
-        l.timeout_seconds = s.timeoutSeconds;
-        l.worker = QFile::encodeName(s.worker).toStdString();
-        l.mpirun = QFile::encodeName(s.mpirun).toStdString();
-        l.on_iteration = onIteration;
-        executor::LaunchResult launched = executor::launch_run(l);
-        out.command = QString::fromStdString(executor::command_text(launched.command));
-        result = std::move(launched.training);
-      }
+      run = use_cases::run_plan(*plan, request);
       out.status = QStringLiteral("completed");
     } catch (const RunStopped&) {
       out.status = QStringLiteral("cancelled");
@@ -298,42 +259,27 @@ bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& setti
       out.status = QStringLiteral("failed");
       out.error = QString::fromUtf8(e.what());
     }
+    out.command = QString::fromStdString(run.command);
+    nlohmann::json json = use_cases::run_result_json(*plan, request, run);
+    json["predicted_iteration_ms"] = out.predictedMs;
+    json["predicted_cpu_iteration_ms"] = out.predictedCpuMs;
     // A stopped or failed run has no TrainingResult: only what was reported.
-    std::vector<double> measured;
     if (out.status == QLatin1String("completed")) {
-      measured = result.iteration_ms;
+      const executor::TrainingResult& result = run.training;
       out.setupMs = result.setup_ms;
-    }
-    nlohmann::json json = {{"backend", toStd(s.backend)},
-                           {"ranks", s.ranks},
-                           {"iterations", s.iterations},
-                           {"warmup", s.warmup},
-                           {"predicted_iteration_ms", out.predictedMs},
-                           {"predicted_cpu_iteration_ms", out.predictedCpuMs},
-                           {"model", plan->summary.model},
-                           {"mode", plan->summary.mode},
-                           {"machine", plan->summary.machine},
-                           {"plan_devices", plan->summary.devices},
-                           {"optimizer", optimizer},
-                           {"command", toStd(out.command)}};
-    if (out.status == QLatin1String("completed")) {
-      out.measuredMs = medianOf(measured);
-      json["measured_iteration_ms"] = out.measuredMs;
-      json["losses"] = result.losses;
-      json["iteration_ms"] = result.iteration_ms;
-      json["setup_ms"] = result.setup_ms;
+      out.measuredMs = medianOf(result.iteration_ms);
+      out.profile = result.profile;
       if (result.pipeline) {
-        // A pipelined plan's run: what `unity run --json` adds, and the measured timeline.
-        const executor::PipelineMeasurement& pm = *result.pipeline;
-        json["stages"] = int(pm.stages.size());
-        json["bubble_fraction_measured"] = pm.bubble_fraction;
-        json["peak_memory_bytes_measured"] = pm.peak_memory_bytes;
-        json["timeline"] = timeline_to_json(pm.timeline);
-        out.pipeline = std::make_shared<const executor::PipelineMeasurement>(pm);
+        json["stages"] = int(result.pipeline->stages.size());
+        out.pipeline = std::make_shared<const executor::PipelineMeasurement>(*result.pipeline);
       }
+    } else {
+      for (const char* key : {"measured_iteration_ms", "losses", "iteration_ms", "setup_ms"})
+        json.erase(key);
     }
     if (!out.error.isEmpty()) json["error"] = toStd(out.error);
-    record.finish(toStd(out.status), json);
+    const bool profiled = s.profile && out.status == QLatin1String("completed");
+    record.finish(toStd(out.status), json, *plan, profiled ? &run.training : nullptr);
     out.projectError = record.error();
     QMetaObject::invokeMethod(this, &RunRunner::onWorkerDone, Qt::QueuedConnection);
   });

@@ -22,8 +22,11 @@
 #include "unity/core/errors.h"
 #include "unity/core/scaled_zoo.h"
 #include "unity/executor/backends.h"
+#include "unity/use_cases/operator_times.h"
+#include "unity/use_cases/run_model.h"
 #include "unity/views/display_format.h"
 #include "unity/views/explorer_document.h"
+#include "unity/views/operator_times_panel.h"
 #include "unity/views/pipeline_plan_panel.h"
 #include "unity/views/project_session.h"
 #include "unity/views/search_runner.h"
@@ -54,12 +57,14 @@ RunView::RunView(ExplorerDocument* document, QWidget* parent)
       planner_(new SearchRunner(this)),
       chart_(new RunChart(this)),
       pipeline_(new PipelinePlanPanel(Qt::Horizontal, /*measuredRow=*/true, this)),
+      operators_(new OperatorTimesPanel(this)),
       plan_(new QComboBox(this)),
       backend_(new QComboBox(this)),
       ranks_(new QSpinBox(this)),
       iterations_(new QSpinBox(this)),
       warmup_(new QSpinBox(this)),
       reduce_(new QCheckBox(tr("Reduce for CPU:"), this)),
+      profile_(new QCheckBox(tr("Profile operators"), this)),
       scale_(new QDoubleSpinBox(this)),
       batch_(new QSpinBox(this)),
       run_(new QPushButton(tr("Run"), this)),
@@ -106,6 +111,11 @@ RunView::RunView(ExplorerDocument* document, QWidget* parent)
     reduceTouched_ = true;
     updateButtons();
   });
+  profile_->setObjectName(QStringLiteral("profileOperators"));
+  profile_->setToolTip(
+      tr("Time every operator (a little slower): the run then shows each operator's predicted and "
+         "measured time, and with a project open the times are kept there and cost the next "
+         "plans"));
   stop_->setToolTip(tr("One rank stops at once; mpirun runs after the iteration in flight"));
   status_->setObjectName(QStringLiteral("runStatus"));
   status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
@@ -137,6 +147,7 @@ RunView::RunView(ExplorerDocument* document, QWidget* parent)
   how->addWidget(iterations_);
   how->addWidget(new QLabel(tr("Warm-up:"), this));
   how->addWidget(warmup_);
+  how->addWidget(profile_);
   how->addSpacing(8);
   how->addWidget(run_);
   how->addWidget(stop_);
@@ -173,7 +184,9 @@ RunView::RunView(ExplorerDocument* document, QWidget* parent)
   upperLayout->addWidget(chart_, 1);
   upperLayout->addWidget(result_);
   upperLayout->addWidget(pipeline_, 2);
+  upperLayout->addWidget(operators_, 2);
   pipeline_->hide();
+  operators_->hide();
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(upper);
   split->addWidget(runsPane);
@@ -343,7 +356,7 @@ void RunView::updateButtons() {
   stop_->setEnabled(runner_->state() == RunRunner::State::Running || planner_->isActive());
   for (QWidget* w : {static_cast<QWidget*>(plan_), static_cast<QWidget*>(backend_),
                      static_cast<QWidget*>(ranks_), static_cast<QWidget*>(iterations_),
-                     static_cast<QWidget*>(warmup_)})
+                     static_cast<QWidget*>(warmup_), static_cast<QWidget*>(profile_)})
     w->setEnabled(!active);
   const bool scalable = isScalable(document_->modelSpec());
   reduce_->setEnabled(!active && scalable);
@@ -358,6 +371,7 @@ RunSettings RunView::settings() const {
   s.iterations = iterations_->value();
   s.warmup = warmup_->value();
   s.worker = worker_;
+  s.profile = profile_->isChecked();
   if (document_->project()->isOpen()) s.projectFile = document_->project()->file();
   return s;
 }
@@ -371,6 +385,8 @@ bool RunView::startRun() {
   chart_->reset();
   result_->clear();
   runs_->clearSelection();
+  operators_->clear();
+  operators_->hide();
   if (!(reduce_->isChecked() && reduce_->isEnabled())) {
     launch(plan);
     return runner_->isActive();
@@ -379,9 +395,12 @@ bool RunView::startRun() {
   const int devices = std::max(1, plan->summary.devices);
   std::shared_ptr<const Graph> reduced;
   try {
-    reduced = std::make_shared<const Graph>(
-        zoo::build_scaled(document_->modelSpec().toStdString(),
-                          std::int64_t(batch_->value()) * devices, scale_->value()));
+    use_cases::RunModel request;
+    request.target = document_->modelSpec().toStdString();
+    request.devices = devices;
+    request.batch = std::int64_t(batch_->value()) * devices;
+    request.scale = scale_->value();
+    reduced = std::make_shared<const Graph>(use_cases::build_run_model(request));
   } catch (const std::exception& e) {
     status_->setText(tr("<span style='color:#d32f2f'>Cannot reduce the model: %1</span>")
                          .arg(QString::fromUtf8(e.what()).toHtmlEscaped()));
@@ -449,6 +468,11 @@ void RunView::onFinished(const RunOutcome& outcome) {
   status_->setText(outcome.status == QLatin1String("completed")
                        ? tr("Run completed: %1 iterations").arg(its.size())
                        : tr("Run stopped after %1 iterations").arg(its.size()));
+  if (!outcome.profile.empty() && runner_->plan()) {
+    operators_->setRows(use_cases::compare_with_run(*runner_->plan(), outcome.profile),
+                        QString::fromStdString(runner_->plan()->summary.machine));
+    operators_->setVisible(true);
+  }
   showResult();
   if (outcome.runId > 0) document_->project()->notifyChanged();
   updateButtons();

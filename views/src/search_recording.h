@@ -1,8 +1,8 @@
 #pragma once
-// A search of the explorer recorded into a project file, as `unity optimize --project` records one:
-// the model and machine (stored once), the search row with every event (the project library's
-// SearchRecorder: a writer thread with its own connection), and the plan linked to the search.
-// Called on the search's worker thread; the GUI thread never waits for SQLite.
+// A search of the explorer recorded into a project file by the use case `unity optimize --project`
+// uses (use_cases::optimize_and_record): the project's pins, vetoes and measured operator times
+// join the search, and the model, machine, search steps and plan are recorded. Called on the
+// search's worker thread; the GUI thread never waits for SQLite.
 #include <QString>
 
 #include "unity/core/plan.h"

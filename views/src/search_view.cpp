@@ -335,8 +335,9 @@ void SearchView::applyMatchCounts() {
     const QString node = substitutions_->nodeAt(row);
     if (node.isEmpty()) continue;
     const QString rule = substitutions_->ruleAt(row);
-    byLocation.insert(rule + QLatin1Char('@') + node,
-                      matches_.nodesByRule.value(rule).contains(node) ? 1 : 0);
+    byLocation.insert(
+        QString::fromStdString(to_string(RuleLocation{rule.toStdString(), node.toStdString()})),
+        matches_.nodesByRule.value(rule).contains(node) ? 1 : 0);
   }
   substitutions_->setMatchCounts(byLocation);
   static_cast<RelevantRules*>(table_->model())->invalidate();

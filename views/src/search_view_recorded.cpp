@@ -113,9 +113,9 @@ void SearchView::setDecisions(const QStringList& pins, const QStringList& vetoes
   applyingDecisions_ = true;
   substitutions_->resetDecisions();
   const auto apply = [this](const QString& where, SubstitutionModel::Decision decision) {
-    const qsizetype at = where.indexOf(QLatin1Char('@'));
-    const QString rule = at < 0 ? where : where.left(at);
-    const QString node = at < 0 ? QString() : where.mid(at + 1);
+    const RuleLocation location = parse_rule_location(where.toStdString());
+    const QString rule = QString::fromStdString(location.rule);
+    const QString node = QString::fromStdString(location.node);
     int row = substitutions_->rowOf(rule, node);
     if (row < 0 && !node.isEmpty()) row = substitutions_->addLocation(rule, node);
     if (row >= 0) substitutions_->setDecision(row, decision);

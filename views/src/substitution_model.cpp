@@ -13,7 +13,7 @@ void SubstitutionModel::setRules(const RuleSet& rules) {
   for (const Rule& r : rules_.rules)
     rows_.append(Row{QString::fromStdString(r.name),
                      {},
-                     QString::fromStdString(r.kind),
+                     QString::fromUtf8(to_string(r.kind)),
                      QString::fromStdString(r.description)});
   endResetModel();
   emit decisionsChanged();

@@ -202,37 +202,39 @@ bool is_plan_json(const json& j) {
 }
 
 json summary_to_json(const PlanSummary& s) {
-  return {{"model", s.model},
-          {"machine", s.machine},
-          {"devices", s.devices},
-          {"mode", s.mode},
-          {"optimizer", s.optimizer},
-          {"iteration_time_ms", s.iteration_time_ms},
-          {"compute_ms", s.compute_ms},
-          {"communication_ms", s.communication_ms},
-          {"communication_bytes", bytes_to_json(s.communication_bytes)},
-          {"peak_memory_bytes", bytes_to_json(s.peak_memory_bytes)},
-          {"fits_in_memory", s.fits_in_memory},
-          {"search_seconds", s.search_seconds},
-          {"candidates_evaluated", s.candidates_evaluated},
-          {"substitutions_applied", applied_to_json(s.substitutions_applied)},
-          {"vetoed", s.vetoed},
-          {"pinned", s.pinned},
-          {"origin", s.origin},
-          {"pieces", s.pieces},
-          {"searches", s.searches},
-          {"search_status", s.search_status},
-          {"operators", s.operators},
-          {"parallel_operators", s.parallel_operators},
-          {"mapping_subproblems", s.mapping_subproblems},
-          {"dtype", s.dtype},
-          {"pipeline_stages", s.pipeline_stages},
-          {"micro_batches", s.micro_batches},
-          {"bubble_fraction", s.bubble_fraction},
-          {"recompute", s.recompute},
-          {"zero_stage", s.zero_stage},
-          {"model_flops_per_iteration", s.model_flops_per_iteration},
-          {"tflops_per_device", s.tflops_per_device}};
+  return {
+      {"model", s.model},
+      {"machine", s.machine},
+      {"devices", s.devices},
+      {"mode", s.mode},
+      {"optimizer", s.optimizer},
+      {"iteration_time_ms", s.iteration_time_ms},
+      {"compute_ms", s.compute_ms},
+      {"communication_ms", s.communication_ms},
+      {"communication_bytes", bytes_to_json(s.communication_bytes)},
+      {"peak_memory_bytes", bytes_to_json(s.peak_memory_bytes)},
+      {"fits_in_memory", s.fits_in_memory},
+      {"search_seconds", s.search_seconds},
+      {"candidates_evaluated", s.candidates_evaluated},
+      {"substitutions_applied", applied_to_json(s.substitutions_applied)},
+      {"vetoed", s.vetoed},
+      {"pinned", s.pinned},
+      {"origin", s.origin},
+      {"pieces", s.pieces},
+      {"searches", s.searches},
+      {"search_status", s.search_status},
+      {"operators", s.operators},
+      {"parallel_operators", s.parallel_operators},
+      {"mapping_subproblems", s.mapping_subproblems},
+      {"cost_sources", {{"measured", s.measured_operators}, {"analytic", s.analytic_operators}}},
+      {"dtype", s.dtype},
+      {"pipeline_stages", s.pipeline_stages},
+      {"micro_batches", s.micro_batches},
+      {"bubble_fraction", s.bubble_fraction},
+      {"recompute", s.recompute},
+      {"zero_stage", s.zero_stage},
+      {"model_flops_per_iteration", s.model_flops_per_iteration},
+      {"tflops_per_device", s.tflops_per_device}};
 }
 
 json plan_to_json(const Plan& plan) {
@@ -293,6 +295,11 @@ Plan plan_from_json_fields(const json& j) {
   p.summary.model_flops_per_iteration = s.value("model_flops_per_iteration", 0.0);
   p.summary.tflops_per_device = s.value("tflops_per_device", 0.0);
   p.summary.origin = s.value("origin", "");
+  if (s.contains("cost_sources") && s["cost_sources"].is_object()) {
+    const json& c = s["cost_sources"];
+    p.summary.measured_operators = json_integer_or(c, "measured", 0, "plan: summary.cost_sources");
+    p.summary.analytic_operators = json_integer_or(c, "analytic", 0, "plan: summary.cost_sources");
+  }
   if (j.contains("pipeline")) p.pipeline = pipeline_from_json(j["pipeline"]);
   if (j.contains("operators")) {
     for (std::size_t i = 0; i < j["operators"].size(); ++i) {

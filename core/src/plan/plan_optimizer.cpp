@@ -18,11 +18,36 @@
 #include "unity/core/model_loader.h"
 #include "unity/core/model_zoo.h"
 #include "unity/core/pipeline_planner.h"
+#include "unity/core/search_mode.h"
 #include "unity/core/segment_profile.h"
 #include "unity/core/substitution_search.h"
 
 namespace unity {
 namespace {
+
+// How many of the plan's compute operators cost what `profiles` measured, and how many the
+// analytic model's figures: those of its PCG and views, or, for a pipelined plan, those of each
+// segment kind's replica (what the pipeline's stages were costed with).
+void count_cost_sources(Plan& plan, const ProfileSource* profiles) {
+  PlanSummary& s = plan.summary;
+  s.measured_operators = s.analytic_operators = 0;
+  const auto count = [&](const Graph& pcg, const std::map<NodeId, MachineView>& views) {
+    for (const auto& [id, n] : pcg.nodes()) {
+      if (!is_compute_op(n.op.type)) continue;
+      const auto view = views.find(id);
+      const int device =
+          view != views.end() && view->second.num_tasks() > 0 ? view->second.device(0) : 0;
+      const bool measured =
+          profiles && profiles->lookup(pcg, id, plan.machine.device(device)).has_value();
+      ++(measured ? s.measured_operators : s.analytic_operators);
+    }
+  };
+  if (plan.pipeline && !plan.pipeline->kind_plans.empty()) {
+    for (const auto& kind : plan.pipeline->kind_plans) count(kind.pcg, kind.views);
+  } else {
+    count(plan.pcg, plan.mapping.views);
+  }
+}
 
 RuleSet rules_for(const OptimizeOptions& options) {
   if (options.rule_set) return *options.rule_set;
@@ -121,28 +146,28 @@ class PlanSearch {
     plan.machine = machine_;
     auto& s = plan.summary;
     Outcome best;
-    const auto& mode = options_.mode;
-    if (!options_.layout.empty() && mode != "expert" && mode != "joint")
+    const std::string& mode = options_.mode;
+    const SearchMode kind = search_mode_from_string(mode);
+    if (!options_.layout.empty() && kind != SearchMode::Expert && kind != SearchMode::Joint)
       throw InputError(
           fmt::format("{} is a pipeline layout: it takes --mode expert (that layout) "
                       "or --mode joint (searched around it), not --mode {}",
                       options_.layout.describe(), mode));
-    if (mode == "data-parallel") {
+    if (kind == SearchMode::DataParallel) {
       best.graph = make_data_parallel(model_, machine_.num_devices());
       best.cost = cost_candidate(best.graph, costs_);
       s.candidates_evaluated = 1;
-    } else if (mode == "expert") {
+    } else if (kind == SearchMode::Expert) {
       best = options_.layout.empty() ? expert() : pipelined(false);
-    } else if (mode == "joint" || mode == "sequential") {
+    } else {
       rules_ = rules_for(options_);
       pins_ = locations(options_.pins, rules_, "--pin");
       vetoes_ = locations(options_.vetoes, rules_, "--veto");
-      best = mode != "joint" ? sequential() : options_.layout.empty() ? joint() : pipelined(true);
+      best = kind == SearchMode::Sequential ? sequential()
+             : options_.layout.empty()      ? joint()
+                                            : pipelined(true);
       s.vetoed = options_.vetoes;
       s.pinned = options_.pins;
-    } else {
-      throw InputError(fmt::format(
-          "unknown mode '{}' (expected joint, sequential, data-parallel or expert)", mode));
     }
     if (!best.cost.mapping.feasible)
       throw InputError(fmt::format("no machine mapping of '{}' fits {} devices", model_.name,
@@ -175,6 +200,7 @@ class PlanSearch {
       if (is_compute_op(n.op.type)) ++s.operators;
       if (is_parallel_op(n.op.type)) ++s.parallel_operators;
     }
+    count_cost_sources(plan, options_.profiles.get());
     s.dtype = to_string(compute_dtype(model_));
     if (const auto& p = plan.pipeline) {
       s.pipeline_stages = p->pipeline_stages;
@@ -194,19 +220,20 @@ class PlanSearch {
 
  private:
   // Applies the pins that belong to this phase everywhere they match.
-  Graph pinned(const Graph& g, const std::string& kind, const std::vector<std::int64_t>& degrees,
+  Graph pinned(const Graph& g, std::optional<RuleKind> kind,
+               const std::vector<std::int64_t>& degrees,
                std::vector<AppliedSubstitution>& applied) const {
     Graph out = g;
     for (const auto& pin : pins_) {
       const Rule* rule = rules_.find(pin.rule);
-      if (!kind.empty() && rule->kind != kind) continue;
+      if (kind && rule->kind != *kind) continue;
       out = apply_everywhere(out, *rule, pin, degrees, applied);
     }
     return out;
   }
 
   // One hierarchical search (graph splitting over substitution selection over the mapping DP).
-  Outcome search(const Graph& start, const CostModel& costs, const std::string& kind,
+  Outcome search(const Graph& start, const CostModel& costs, std::optional<RuleKind> kind,
                  bool seed_data_parallel) {
     const MachineSpec& machine = costs.machine();
     HierarchicalOptions ho;
@@ -227,9 +254,9 @@ class PlanSearch {
     if (&costs == &costs_) ho.shared_cache = &cache_;
     ho.beam = options_.beam;
     for (const auto& pin : pins_)
-      if (kind.empty() || rules_.find(pin.rule)->kind == kind) ho.pins.push_back(pin);
+      if (!kind || rules_.find(pin.rule)->kind == *kind) ho.pins.push_back(pin);
     if (seed_data_parallel) ho.seed_degrees = ho.search.degrees;
-    if (seed_data_parallel && kind.empty())
+    if (seed_data_parallel && !kind)
       for (auto& strategy : expert_strategies(start, machine)) {
         if (strategy.name.rfind("data-parallel", 0) == 0) continue;  // a seed already
         if (has_vetoed(strategy.applied) || outside_rules(strategy.applied)) continue;
@@ -265,7 +292,7 @@ class PlanSearch {
   // Starting points the search's space contains: when one of them, costed exactly, beats what the
   // (estimating, budgeted) search returned, the plan is that starting point, and says so. Pinned
   // rules apply to them too.
-  void keep_best_start(Outcome& best, const Graph& serial, const std::string& kind) {
+  void keep_best_start(Outcome& best, const Graph& serial, std::optional<RuleKind> kind) {
     const auto degrees = useful_degrees(machine_);
     for (auto d : degrees) {
       // The data-parallel baseline; lower degrees are starting points the search has covered.
@@ -349,8 +376,8 @@ class PlanSearch {
       return best;
     }
     share_time(0.6);  // the rest for the sequential search below
-    Outcome best = search(model_, costs_, "", true);
-    keep_best_start(best, model_, "");
+    Outcome best = search(model_, costs_, std::nullopt, true);
+    keep_best_start(best, model_, std::nullopt);
     // The expert strategies are points of the joint space too.
     for (auto& strategy : expert_strategies(model_, machine_)) {
       Outcome o;
@@ -395,11 +422,11 @@ class PlanSearch {
     // TASO first: algebraic rules, costed on one device of the machine...
     const CostModel one(select_machine(machine_, {0, 1}), costs_.optimizer(), options_.profiles);
     share_time(0.35);
-    Outcome algebraic = search(model_, one, "algebraic", false);
+    Outcome algebraic = search(model_, one, RuleKind::Algebraic, false);
     share_time(1.0);
     // ...then FlexFlow: parallel rules only, on the algebraically optimised graph.
-    Outcome parallel = search(algebraic.graph, costs_, "parallel", true);
-    keep_best_start(parallel, algebraic.graph, "parallel");
+    Outcome parallel = search(algebraic.graph, costs_, RuleKind::Parallel, true);
+    keep_best_start(parallel, algebraic.graph, RuleKind::Parallel);
     parallel.applied.insert(parallel.applied.begin(), algebraic.applied.begin(),
                             algebraic.applied.end());
     return parallel;

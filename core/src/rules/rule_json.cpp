@@ -257,6 +257,16 @@ json graph_to_json(const RuleGraph& g) {
 
 }  // namespace
 
+std::string_view to_string(RuleKind kind) {
+  return kind == RuleKind::Parallel ? "parallel" : "algebraic";
+}
+
+std::optional<RuleKind> rule_kind_from_string(std::string_view name) {
+  for (auto kind : {RuleKind::Algebraic, RuleKind::Parallel})
+    if (to_string(kind) == name) return kind;
+  return std::nullopt;
+}
+
 std::string_view to_string(RuleConstraint::Kind kind) {
   switch (kind) {
     case RuleConstraint::Kind::Equal:
@@ -304,9 +314,11 @@ RuleSet rules_from_json_fields(const json& j, const std::string& origin) {
     if (!names.insert(rule.name).second) bad(rule.name, "name", "two rules share this name");
     rule.description = r.value("description", "");
     rule.verified = r.value("verified", "");
-    rule.kind = r.value("kind", "");
-    if (rule.kind != "algebraic" && rule.kind != "parallel")
-      bad(rule.name, "kind", "must be \"algebraic\" or \"parallel\"");
+    const auto kind = r.contains("kind") && r["kind"].is_string()
+                          ? rule_kind_from_string(r["kind"].get<std::string>())
+                          : std::nullopt;
+    if (!kind) bad(rule.name, "kind", "must be \"algebraic\" or \"parallel\"");
+    rule.kind = *kind;
     rule.inputs = string_list(r.value("inputs", json::array()), rule.name, "inputs");
     if (std::count_if(rule.inputs.begin(), rule.inputs.end(), is_variadic_ref) > 1)
       bad(rule.name, "inputs", "at most one variadic input (ending in '*')");
@@ -365,7 +377,7 @@ json rules_to_json(const RuleSet& set) {
   json rules = json::array();
   for (const auto& r : set.rules) {
     json j = {{"name", r.name},
-              {"kind", r.kind},
+              {"kind", to_string(r.kind)},
               {"inputs", r.inputs},
               {"source", graph_to_json(r.source)},
               {"target", graph_to_json(r.target)}};

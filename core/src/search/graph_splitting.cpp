@@ -12,8 +12,9 @@
 namespace unity {
 namespace {
 
-// A cut's context: the operators (kind and shapes) of the `width` placed operators up to it. Repeated
-// blocks cut at the same place of the block come out as equal pieces, which the search solves once.
+// A cut's context: the operators (kind and shapes) of the `width` placed operators up to it.
+// Repeated blocks cut at the same place of the block come out as equal pieces, which the search
+// solves once.
 std::uint64_t cut_context(const Graph& g, const std::vector<NodeId>& placed, int position,
                           int width) {
   detail::Hasher h;
@@ -52,14 +53,16 @@ std::vector<NodeId> cut_candidates(const Graph& g) {
     if (!no_sink_before[i] || !no_source_after[i + 1]) continue;
     const Node& node = g.node(placed[i]);
     if (node.outputs.size() != 1 || node.outputs[0].replica != 1) continue;
-    // Everything after i must be reached from i: its successors' reach covers the rest only if every
-    // later operator has a predecessor at or after i, which no_source_after and the jump check give.
+    // Everything after i must be reached from i: its successors' reach covers the rest only if
+    // every later operator has a predecessor at or after i, which no_source_after and the jump
+    // check give.
     out.push_back(placed[i]);
   }
   return out;
 }
 
-SplitPlan choose_cuts(const Graph& g, const RuleSet& rules, int min_size, const std::string& kind) {
+SplitPlan choose_cuts(const Graph& g, const RuleSet& rules, int min_size,
+                      std::optional<RuleKind> kind) {
   SplitPlan plan;
   const PlacementGraph pg(g);
   const auto& placed = pg.placed();
@@ -73,7 +76,7 @@ SplitPlan choose_cuts(const Graph& g, const RuleSet& rules, int min_size, const 
   // Each match blocks the cuts after its first and before its last placed operator.
   std::vector<int> blocked(n + 1, 0);
   for (const auto& rule : rules.rules) {
-    if (!kind.empty() && rule.kind != kind) continue;
+    if (kind && rule.kind != *kind) continue;
     for (const auto& m : find_matches(g, rule)) {
       int lo = n, hi = -1;
       for (NodeId id : m.matched_nodes()) {

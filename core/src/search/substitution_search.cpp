@@ -78,7 +78,7 @@ std::vector<const Rule*> applicable_rules(const Graph& g, const RuleSet& rules,
   for (const auto& [id, n] : g.nodes()) present.insert(n.op.type);
   std::vector<const Rule*> out;
   for (const auto& rule : rules.rules) {
-    if (!options.kind.empty() && rule.kind != options.kind) continue;
+    if (options.kind && rule.kind != *options.kind) continue;
     bool everywhere = false;
     for (const auto& v : options.vetoed) everywhere |= v.node.empty() && v.covers(rule.name, {});
     if (everywhere) continue;

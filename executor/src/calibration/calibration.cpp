@@ -256,7 +256,8 @@ MachineSpec calibrated_machine(const Calibration& c) {
   m.max_nodes = 1;
   m.num_nodes = 1;
   for (auto& d : m.device_types) {
-    d.name = "CPU rank (measured)";
+    // d.name stays cpu-local's: the same device type (this computer's core) with measured
+    // figures, so operator times measured on a plan for either machine are found under one name.
     d.peak_flops_fp32 = c.gemm_flops;
     d.peak_flops_fp16 = c.gemm_flops;
     d.memory_bandwidth = c.memory_bandwidth;

@@ -7,6 +7,7 @@
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
 #include "unity/core/machine_mapping.h"
+#include "unity/core/op_profile_key.h"
 #include "unity/core/sp_decomposition.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
@@ -17,42 +18,10 @@
 namespace unity::executor {
 namespace {
 
-// Whether a tensor depends on a floating Weight (so the executor computes its gradient).
-bool needs_gradient(const Graph& g, TensorRef t, std::map<NodeId, bool>& memo) {
-  auto it = memo.find(t.node);
-  if (it != memo.end()) return it->second;
-  const Node& n = g.node(t.node);
-  bool result = false;
-  if (n.op.type == OpType::Weight) {
-    result = is_floating(n.outputs.at(0).dtype);
-  } else {
-    for (const auto& in : n.inputs) result = result || needs_gradient(g, in, memo);
-    result = result && is_floating(n.outputs.at(0).dtype);
-  }
-  memo[t.node] = result;
-  return result;
-}
-
-std::string piece_text(const ParallelTensorShape& s) {
-  std::string t;
-  for (const auto& d : s.dims) t += fmt::format("{}{}", t.empty() ? "" : "x", d.size / d.degree);
-  return t + ":" + std::string(to_string(s.dtype));
-}
+// 2: keys are op_profile_key (shared with the project file).
+constexpr int kProfileFileVersion = 2;
 
 }  // namespace
-
-std::string op_signature(const Graph& g, NodeId id) {
-  const Node& n = g.node(id);
-  std::string s(to_string(n.op.type));
-  s += "{";
-  for (const auto& [k, v] : n.op.attrs.items()) s += k + "=" + to_string(v) + ";";
-  s += "}";
-  std::map<NodeId, bool> memo;
-  for (const auto& in : n.inputs)
-    s += "(" + piece_text(g.shape(in)) + (needs_gradient(g, in, memo) ? ",grad" : "") + ")";
-  for (const auto& o : n.outputs) s += "->" + piece_text(o);
-  return s;
-}
 
 OpTimes measure_operator(const Graph& graph, NodeId id, double seconds) {
   const Node& n = graph.node(id);
@@ -60,12 +29,11 @@ OpTimes measure_operator(const Graph& graph, NodeId id, double seconds) {
   // The operator alone: each input from a source (a Weight when the original input needs a
   // gradient) split and replicated like the original, so the one rank runs every task of it.
   Graph g;
-  std::map<NodeId, bool> memo;
   std::vector<TensorRef> inputs;
   int k = 0;
   for (const auto& in : n.inputs) {
     const ParallelTensorShape& s = graph.shape(in);
-    const bool weight = needs_gradient(graph, in, memo);
+    const bool weight = needs_gradient(graph, in);
     const std::string name = fmt::format("in{}", k++);
     TensorRef t =
         weight ? g.add_weight(name, s.sizes(), s.dtype) : g.add_input(name, s.sizes(), s.dtype);
@@ -115,6 +83,8 @@ std::shared_ptr<MeasuredProfiles> MeasuredProfiles::load(const std::filesystem::
     if (j.at("format") != "unity-op-profiles")
       throw InputError(fmt::format("'{}' is not an operator profile file", path.string()));
     auto p = std::make_shared<MeasuredProfiles>(j.at("slowdown").get<double>());
+    // Version 1 files keyed operators another way: their operators are measured again.
+    if (j.value("version", 1) < kProfileFileVersion) return p;
     for (const auto& [sig, t] : j.at("operators").items())
       p->times_[sig] = {t.at(0).get<double>(), t.at(1).get<double>()};
     return p;
@@ -130,7 +100,7 @@ void MeasuredProfiles::save(const std::filesystem::path& path) const {
   for (const auto& [sig, t] : times_) ops[sig] = {t.forward, t.backward};
   const nlohmann::json j = {
       {"format", "unity-op-profiles"},
-      {"version", 1},
+      {"version", kProfileFileVersion},
       {"slowdown", slowdown_},
       {"comment",
        "seconds per task (forward, backward) of one process alone; times slowdown "
@@ -147,7 +117,7 @@ std::size_t MeasuredProfiles::size() const {
 std::optional<OpTimes> MeasuredProfiles::lookup(const Graph& graph, NodeId node,
                                                 const DeviceSpec&) const {
   if (!is_compute_op(graph.node(node).op.type)) return std::nullopt;
-  const std::string sig = op_signature(graph, node);
+  const std::string sig = op_profile_key(graph, node);
   std::lock_guard lock(mutex_);
   auto it = times_.find(sig);
   if (it == times_.end()) {

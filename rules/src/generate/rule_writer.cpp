@@ -118,7 +118,7 @@ class Writer {
     bool parallel = false;
     for (const auto* g : {&src_, &tgt_})
       for (const auto& o : g->ops) parallel |= is_parallel_op(e_.templates[o.tmpl].type);
-    r.kind = parallel ? "parallel" : "algebraic";
+    r.kind = parallel ? RuleKind::Parallel : RuleKind::Algebraic;
     r.description = fmt::format("{} = {}", describe(e_, src_), describe(e_, tgt_));
     return r;
   }

@@ -41,6 +41,10 @@ struct PlanSummary {
   std::int64_t operators = 0;           // compute operators
   std::int64_t parallel_operators = 0;  // parallel operators
   std::size_t mapping_subproblems = 0;
+  // Where the compute operators' times come from: measured profiles (OptimizeOptions::profiles)
+  // or the analytic roofline.
+  std::int64_t measured_operators = 0;
+  std::int64_t analytic_operators = 0;
   // Large-model training: the compute dtype, the pipeline (1 stage, 1 micro-batch when the plan is
   // not pipelined), memory savers, and throughput as Megatron-LM counts it (its Eq. 3: dense
   // FLOPs x 3, plus the recomputed forward passes).

@@ -1,12 +1,14 @@
 #pragma once
 // Substitutions as data (paper section 4): a rule is a source pattern and a target graph over
-// compute and parallel operators. Hand-written and generated rules share this format
-// (docs/rules.md); the core loads rule files at run time and rejects a malformed rule with a
+// compute and parallel operators. Hand-written and generated rules share this format (rule files
+// in docs/formats.md); the core loads rule files at run time and rejects a malformed rule with a
 // message naming the rule and field.
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -65,10 +67,16 @@ struct RuleConstraint {
   std::string a, b;  // Divides: a divides b
 };
 
+// What a rule changes: the computation (algebraic) or how it is split across devices (parallel).
+// The sequential pipeline runs the algebraic rules first, then the parallel ones.
+enum class RuleKind { Algebraic, Parallel };
+std::string_view to_string(RuleKind kind);  // "algebraic", "parallel"
+std::optional<RuleKind> rule_kind_from_string(std::string_view name);
+
 struct Rule {
   std::string name;
   std::string description;
-  std::string kind;                     // "algebraic" or "parallel"
+  RuleKind kind = RuleKind::Algebraic;
   std::vector<std::string> inputs;      // the pattern's free tensors
   std::vector<std::string> parameters;  // integer parameters chosen by the search, in order
   std::vector<RuleParameter> parameter_domains;  // one per parameter, same order
@@ -78,7 +86,7 @@ struct Rule {
   // What the verifier proved when the rule was written ("degrees up to 8" for a bounded proof);
   // `unity rules verify` checks that claim first. Empty: proved for all degrees, or hand-written.
   std::string verified;
-  bool is_parallel() const { return kind == "parallel"; }
+  bool is_parallel() const { return kind == RuleKind::Parallel; }
   std::string variadic_input() const;  // the rule input ending in '*', or empty
 };
 

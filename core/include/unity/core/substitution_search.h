@@ -75,7 +75,7 @@ struct SearchOptions {
   std::vector<RuleLocation> vetoed;  // never applied (everywhere, or at a node)
   std::set<NodeId> frozen;           // nodes no substitution may match
   std::set<NodeId> pinned;           // nodes a pinned rule made: no algebraic rule undoes them
-  std::string kind;                  // "" all rules, else "algebraic" or "parallel" only
+  std::optional<RuleKind> kind;      // only rules of this kind (none: every rule)
   SearchObserver* observer = nullptr;
   const CancelFlag* cancel = nullptr;
   // The search stops with the best so far once this passes (status "time limit"); none: no limit.

@@ -5,11 +5,12 @@
 // of a batch-64 layer than on its forward product, and a first layer computes no input gradient; a
 // measured profile has both right.
 //
-// Each distinct operator task (type, attributes, piece shapes, which inputs need gradients) is
-// measured once, on first lookup, by running the operator alone on this process (forward and
-// backward, median of repeats), scaled by the calibration's concurrency factor (one rank's speed
-// when all ranks run at once, from `unity calibrate --ranks N`), and kept in a JSON file so later
-// lookups are free. Parallel operators are not measured: their communication stays analytic.
+// Each distinct operator task (its op_profile_key: type, attributes, piece shapes, which inputs
+// need gradients) is measured once, on first lookup, by running the operator alone on this process
+// (forward and backward, median of repeats), scaled by the calibration's concurrency factor (one
+// rank's speed when all ranks run at once, from `unity calibrate --ranks N`), and kept in a JSON
+// file so later lookups are free. Parallel operators are not measured: their communication stays
+// analytic.
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -20,9 +21,6 @@
 #include "unity/core/machine_view.h"
 
 namespace unity::executor {
-
-// A key that is equal for two nodes whose tasks do the same work.
-std::string op_signature(const Graph& graph, NodeId node);
 
 // Forward and backward seconds of one task of `node`, run alone on this process (the CPU backend,
 // one thread). Throws for parallel operators and sources.

@@ -11,18 +11,12 @@
 #include <vector>
 
 #include "unity/core/cost_model.h"
+#include "unity/core/op_profile_key.h"
 #include "unity/projects/records.h"
 
 namespace unity::projects {
 
 class Project;
-
-// What identifies the cost of one task of `node`: its op type, its attributes, and the piece
-// shapes (size / degree per dimension) and types of its inputs and outputs; not its name, id or
-// replica degree. Two nodes with equal keys run the same kernel on the same amount of data.
-// Example: "Linear(use_bias=1) float32[64,784] float32[784,512] -> float32[64,512]".
-// Whoever measures ops (`unity calibrate`, a measured run) stores times under this key.
-std::string op_profile_key(const Graph& graph, NodeId node);
 
 class ProjectProfileSource : public ProfileSource {
  public:

@@ -89,7 +89,8 @@ class Project {
   std::int64_t begin_run(std::int64_t plan_id, const std::string& backend, int ranks,
                          const nlohmann::json& config = nlohmann::json::object());
   void add_run_metrics(std::int64_t run_id, const std::vector<RunMetric>& metrics);
-  void finish_run(std::int64_t run_id, std::string_view status, const nlohmann::json& result);
+  // Throws InputError for Status::Running (not a final status).
+  void finish_run(std::int64_t run_id, Status status, const nlohmann::json& result);
   std::vector<RunRecord> runs() const;
   std::vector<RunMetric> run_metrics(std::int64_t run_id) const;
 

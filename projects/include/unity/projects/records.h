@@ -14,12 +14,10 @@ namespace unity::projects {
 
 // Status of a search or a run. 'interrupted': its process died while it was running (found on the
 // next open); 'failed': it ended with an error.
-inline constexpr std::string_view kRunning = "running";
-inline constexpr std::string_view kCompleted = "completed";
-inline constexpr std::string_view kCancelled = "cancelled";
-inline constexpr std::string_view kInterrupted = "interrupted";
-inline constexpr std::string_view kFailed = "failed";
-bool is_valid_status(std::string_view status);
+// The stored names are to_string's; never rename one: files in the wild hold them.
+enum class Status { Running, Completed, Cancelled, Interrupted, Failed };
+std::string_view to_string(Status status);  // "running", "completed", ...
+std::optional<Status> status_from_string(std::string_view name);
 
 // The names search_steps.kind stores: "started", "candidate_costed", "new_best", "pruned",
 // "step_done", "finished". Stable across versions (the file outlives the enum's order).

@@ -78,7 +78,7 @@ class SearchRecorder : public SearchObserver {
   // Lets the writer thread commit what is queued and joins it; false when the recording had
   // already ended.
   bool stop_writer();
-  void write_end(std::string_view status, std::string_view reason, const SearchOutcome& outcome);
+  void write_end(Status status, std::string_view reason, const SearchOutcome& outcome);
 
   std::filesystem::path file_;
   RecorderOptions options_;

@@ -34,6 +34,8 @@ struct RunSettings {
   QString worker;                           // unity-worker (empty: beside this program, else PATH)
   QString mpirun;                           // empty: $UNITY_MPIRUN, else mpirun on PATH
   QString projectFile;                      // record the run there (empty: not recorded)
+  // Time every operator; with a project, the times become its operator profiles.
+  bool profile = false;
 };
 
 // One finished iteration, as every rank agreed on it.
@@ -59,6 +61,8 @@ struct RunOutcome {
   QString projectError;  // recording failed (the run itself did not)
   // A pipelined plan's run: its measured timeline, per-stage times and memory (else null).
   std::shared_ptr<const executor::PipelineMeasurement> pipeline;
+  // A profiled run: each operator's measured forward and backward time (the slowest rank's).
+  std::vector<executor::OperatorProfile> profile;
 };
 
 class RunRunner : public QObject {

@@ -26,6 +26,7 @@ class QTableWidget;
 namespace unity::views {
 
 class ExplorerDocument;
+class OperatorTimesPanel;
 class PipelinePlanPanel;
 class RunChart;
 class SearchRunner;
@@ -51,6 +52,9 @@ class RunView : public QWidget {
   RunChart* chart() const { return chart_; }
   // A pipelined plan's timelines and memory bars, predicted and (after a run) measured.
   PipelinePlanPanel* pipelinePanel() const { return pipeline_; }
+  // A profiled run's operators: predicted against measured, table and scatter plot.
+  OperatorTimesPanel* operatorTimes() const { return operators_; }
+  QCheckBox* profileOption() const { return profile_; }
   QTableWidget* runsTable() const { return runs_; }
   QString statusText() const;
   QString resultText() const;  // predicted against measured
@@ -84,12 +88,14 @@ class RunView : public QWidget {
   SearchRunner* planner_;  // plans the reduced model
   RunChart* chart_;
   PipelinePlanPanel* pipeline_;
+  OperatorTimesPanel* operators_;
   QComboBox* plan_;
   QComboBox* backend_;
   QSpinBox* ranks_;
   QSpinBox* iterations_;
   QSpinBox* warmup_;
   QCheckBox* reduce_;
+  QCheckBox* profile_;
   QDoubleSpinBox* scale_;
   QSpinBox* batch_;
   QPushButton* run_;

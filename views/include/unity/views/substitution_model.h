@@ -12,6 +12,7 @@
 
 #include "unity/core/plan.h"
 #include "unity/core/rule.h"
+#include "unity/core/substitution_search.h"
 #include "unity/views/search_runner.h"
 
 namespace unity::views {
@@ -84,7 +85,11 @@ class SubstitutionModel : public QAbstractTableModel {
     int costed = 0;
     int improved = 0;
     int applied = 0;
-    QString key() const { return node.isEmpty() ? rule : rule + QLatin1Char('@') + node; }
+    // The RULE[@NODE] text --pin and --veto take (core's RuleLocation).
+    QString key() const {
+      return QString::fromStdString(
+          to_string(RuleLocation{rule.toStdString(), node.toStdString()}));
+    }
   };
   void emitRowsChanged(int first, int last);
 

@@ -1,0 +1,41 @@
+#pragma once
+// Calibrate: measure this machine's CPU ranks (GEMM, memory, per-operator overhead, links) for the
+// cost model, for `unity calibrate` (which writes a machine file and, with --project, records the
+// machine in the project) and for every plan made with that project: `machine_for` gives the
+// project's calibrated cpu-local where one was recorded for the same rank count.
+#include <optional>
+#include <string>
+
+#include "unity/core/machine_spec.h"
+#include "unity/executor/calibration.h"
+#include "unity/projects/project.h"
+
+namespace unity::use_cases {
+
+struct CalibrateRequest {
+  int ranks = 1;          // ranks measured at once (the rank count plans will use)
+  double seconds = 0.25;  // per measurement
+  std::string mpirun;     // more than one rank: the mpirun to use (empty: $UNITY_MPIRUN or PATH)
+};
+
+// Measures (one rank in this process, more through mpirun); throws RunError when a run fails.
+executor::Calibration measure_machine(const CalibrateRequest& request);
+
+// The machine the calibration describes, named "cpu-local-calibrated-N", with a source that says
+// what was measured.
+MachineSpec calibrated_machine_of(const executor::Calibration& calibration);
+
+// Records the calibrated machine in the project. Returns its machine id.
+std::int64_t record_calibration(projects::Project& project, const MachineSpec& calibrated);
+
+// The machine a plan for `spec` with `selection` is made and costed on: with a project that holds
+// a calibrated cpu-local for the same number of ranks, that one (the latest recorded), else
+// load_machine(spec, selection). `calibrated` (if given) says which it was.
+MachineSpec machine_for(const projects::Project* project, const std::string& spec,
+                        const MachineSelection& selection, bool* calibrated = nullptr);
+
+// Whether a machine rests on nominal figures that nobody measured on this computer: cpu-local as
+// shipped (its per-core figures are a typical x86 core's, not this one's).
+bool is_uncalibrated_cpu(const MachineSpec& machine);
+
+}  // namespace unity::use_cases
