@@ -1,9 +1,13 @@
 #include "unity/use_cases/calibrate.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "unity/executor/backends.h"
 #include "unity/executor/launcher.h"
+#include "unity/executor/op_profiles.h"
+#include "unity/projects/op_profiles.h"
 
 namespace unity::use_cases {
 namespace {
@@ -58,6 +62,22 @@ MachineSpec machine_for(const projects::Project* project, const std::string& spe
       return project->load_machine(it->id);
     }
   return machine;
+}
+
+CpuPrediction predict_on_this_cpu(const Plan& plan, const projects::Project* project) {
+  CpuPrediction out;
+  if (plan.pipeline) return out;
+  const MachineSpec cpu =
+      machine_for(project, "cpu-local", {0, std::max(1, plan.summary.devices)}, &out.calibrated);
+  std::shared_ptr<const projects::ProjectProfileSource> profiles;
+  if (project) {
+    profiles = projects::ProjectProfileSource::load(*project);
+    out.profiles = profiles->size();
+    if (profiles->empty()) profiles = nullptr;
+  }
+  out.ms = executor::predicted_iteration_ms(plan.pcg, plan.mapping.views, cpu,
+                                            plan.summary.optimizer, profiles);
+  return out;
 }
 
 bool is_uncalibrated_cpu(const MachineSpec& machine) { return machine.name == "cpu-local"; }

@@ -126,6 +126,25 @@ class CompareViewTests : public QObject {
     QCOMPARE(view.leftView()->canvas()->zoom(), 1.0);
   }
 
+  // The plans the compare view computes honour the substitution table's decisions, as the search
+  // view's searches do.
+  void missingPlansHonourTheTablesDecisions() {
+    ExplorerDocument doc;
+    openFigure1(doc);
+    doc.setDecisions({}, {QStringLiteral("fuse_linear_relu")});
+    CompareView view(&doc);
+    view.resize(1280, 800);
+    view.show();  // computes the missing plans
+    QTRY_VERIFY_WITH_TIMEOUT(doc.plan("sequential") && doc.plan("joint"), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(!view.busy(), 30000);
+    for (const char* mode : {"sequential", "joint"}) {
+      const auto plan = doc.plan(mode);
+      QCOMPARE(plan->summary.vetoed, std::vector<std::string>{"fuse_linear_relu"});
+      for (const auto& a : plan->summary.substitutions_applied)
+        QVERIFY2(a.rule != "fuse_linear_relu", mode);
+    }
+  }
+
   void followsTheChosenModes() {
     ExplorerDocument doc;
     openFigure1(doc);

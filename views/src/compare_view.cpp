@@ -17,6 +17,7 @@
 #include "unity/views/graph_view.h"
 #include "unity/views/pipeline_plan_panel.h"
 #include "unity/views/pipeline_timeline_chart.h"
+#include "unity/views/project_session.h"
 #include "unity/views/search_runner.h"
 #include "unity/views/timeline_view.h"
 
@@ -233,9 +234,15 @@ bool CompareView::computeMissingPlans() {
                                                      {rightMode(), rightRunner_}};
   for (const auto& [mode, runner] : sides) {
     if (document_->plan(mode) || runnerFor(mode) || runner->isActive()) continue;
+    // The same search the search view would run: the table's pins and vetoes, recorded in the
+    // open project (whose measured operator times it then uses).
     OptimizeOptions options;
     options.mode = mode.toStdString();
     options.budget = budget_;
+    for (const QString& p : document_->pins()) options.pins.push_back(p.toStdString());
+    for (const QString& v : document_->vetoes()) options.vetoes.push_back(v.toStdString());
+    ProjectSession* project = document_->project();
+    runner->setRecording(project->isOpen() ? project->file() : QString(), document_->modelSpec());
     started = runner->start(model, machine, options) || started;
   }
   updateHeaders();

@@ -22,6 +22,13 @@ const QStringList& ExplorerDocument::modes() {
   return m;
 }
 
+void ExplorerDocument::setDecisions(const QStringList& pins, const QStringList& vetoes) {
+  if (pins == pins_ && vetoes == vetoes_) return;
+  pins_ = pins;
+  vetoes_ = vetoes;
+  emit decisionsChanged();
+}
+
 QString ExplorerDocument::modeTitle(const QString& mode) {
   if (mode == QLatin1String("data-parallel")) return tr("Data parallel");
   if (mode == QLatin1String("sequential")) return tr("Sequential (algebraic, then parallel)");

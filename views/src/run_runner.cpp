@@ -148,13 +148,12 @@ void RunRunner::setState(State s) {
   emit stateChanged(s);
 }
 
-double RunRunner::predictOnCpu(const Plan& plan) {
-  // A pipelined plan's mapping has no views to re-cost: its own prediction (and timeline) is what
-  // the run is compared with.
-  if (plan.pipeline) return 0;
-  const MachineSpec cpu = load_machine("cpu-local", {0, std::max(1, plan.summary.devices)});
-  return executor::predicted_iteration_ms(plan.pcg, plan.mapping.views, cpu, plan.summary.optimizer,
-                                          nullptr);
+use_cases::CpuPrediction RunRunner::predictOnCpu(const Plan& plan, const QString& projectFile) {
+  std::optional<projects::Project> project;
+  if (!projectFile.isEmpty())
+    project.emplace(projects::Project::open(QFile::encodeName(projectFile).toStdString(),
+                                            projects::Access::ReadOnly));
+  return use_cases::predict_on_this_cpu(plan, project ? &*project : nullptr);
 }
 
 bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& settings) {
@@ -221,7 +220,10 @@ bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& setti
     RunOutcome& out = shared->outcome;
     out.predictedMs = plan->summary.iteration_time_ms;
     try {
-      out.predictedCpuMs = predictOnCpu(*plan);
+      const use_cases::CpuPrediction cpu = predictOnCpu(*plan, s.projectFile);
+      out.predictedCpuMs = cpu.ms;
+      out.cpuCalibrated = cpu.calibrated;
+      out.cpuProfiles = cpu.profiles;
     } catch (const std::exception&) {
       out.predictedCpuMs = 0;  // a plan whose operators cpu-local cannot cost: no CPU prediction
     }

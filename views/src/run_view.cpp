@@ -498,11 +498,18 @@ void RunView::showResult() {
   if (measured > 0)
     parts << tr("<b>Measured</b> %1 per iteration (median, slowest rank)").arg(formatMs(measured));
   if (o.predictedCpuMs > 0)
-    parts << tr("<b>predicted on this CPU</b> %1%2")
+    parts << tr("<b>predicted on this CPU</b> %1%2 %3")
                  .arg(formatMs(o.predictedCpuMs))
                  .arg(measured > 0 ? tr(" (measured / predicted = %1)")
                                          .arg(measured / o.predictedCpuMs, 0, 'f', 2)
-                                   : QString());
+                                   : QString())
+                 .arg(o.cpuCalibrated
+                          ? tr("[calibrated%1]")
+                                .arg(o.cpuProfiles > 0
+                                         ? tr(", %1 measured operator times").arg(o.cpuProfiles)
+                                         : QString())
+                          : tr("[uncalibrated: cpu-local's nominal figures; <i>unity calibrate "
+                               "--project</i> measures this computer]"));
   parts << tr("<b>predicted on %1</b> %2")
                .arg(QString::fromStdString(plan->summary.machine).toHtmlEscaped(),
                     formatMs(o.predictedMs));

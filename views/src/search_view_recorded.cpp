@@ -123,13 +123,16 @@ void SearchView::setDecisions(const QStringList& pins, const QStringList& vetoes
   for (const QString& p : pins) apply(p, SubstitutionModel::Decision::Pin);
   for (const QString& v : vetoes) apply(v, SubstitutionModel::Decision::Veto);
   applyingDecisions_ = false;
+  document_->setDecisions(substitutions_->pins(), substitutions_->vetoes());
   if (matches_.generation == document_->generation()) applyMatchCounts();
 }
 
 void SearchView::storeDecisions() {
+  if (applyingDecisions_) return;
+  document_->setDecisions(substitutions_->pins(), substitutions_->vetoes());
   ProjectSession* project = document_->project();
   const auto model = document_->model();
-  if (applyingDecisions_ || !project->isOpen() || !model) return;
+  if (!project->isOpen() || !model) return;
   QString error;
   if (!project->storeDecisions(*model, document_->modelSpec(), substitutions_->pins(),
                                substitutions_->vetoes(), &error))

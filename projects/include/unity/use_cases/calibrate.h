@@ -7,6 +7,7 @@
 #include <string>
 
 #include "unity/core/machine_spec.h"
+#include "unity/core/plan.h"
 #include "unity/executor/calibration.h"
 #include "unity/projects/project.h"
 
@@ -33,6 +34,16 @@ std::int64_t record_calibration(projects::Project& project, const MachineSpec& c
 // load_machine(spec, selection). `calibrated` (if given) says which it was.
 MachineSpec machine_for(const projects::Project* project, const std::string& spec,
                         const MachineSelection& selection, bool* calibrated = nullptr);
+
+// A plan's mapping costed on this computer's CPU ranks (one per device): on the project's
+// calibrated cpu-local and with its measured operator times where it has them, else on cpu-local's
+// nominal figures. 0 for a pipelined plan (its own timeline is what a run is compared with).
+struct CpuPrediction {
+  double ms = 0;
+  bool calibrated = false;   // the project's measured machine, not the nominal figures
+  std::size_t profiles = 0;  // measured operator times the project holds
+};
+CpuPrediction predict_on_this_cpu(const Plan& plan, const projects::Project* project);
 
 // Whether a machine rests on nominal figures that nobody measured on this computer: cpu-local as
 // shipped (its per-core figures are a typical x86 core's, not this one's).

@@ -66,6 +66,12 @@ class ExplorerDocument : public QObject {
   QString selectedName() const { return selected_; }
   void setSelectedName(const QString& name);
 
+  // The substitution table's pins and vetoes ("RULE" or "RULE@NODE"): every search of the
+  // explorer honours them, the search view's and the compare view's alike.
+  QStringList pins() const { return pins_; }
+  QStringList vetoes() const { return vetoes_; }
+  void setDecisions(const QStringList& pins, const QStringList& vetoes);
+
   // The project file the session records into (closed when none is open).
   ProjectSession* project() const { return project_; }
 
@@ -78,6 +84,7 @@ class ExplorerDocument : public QObject {
   void planChanged(const QString& mode);  // a plan was added, replaced or (empty mode) all dropped
   void selectionChanged(const QString& name);
   void measurementChanged();
+  void decisionsChanged();
 
  private:
   void dropPlans();
@@ -92,6 +99,8 @@ class ExplorerDocument : public QObject {
   std::shared_ptr<const executor::PipelineMeasurement> measurement_;
   QString selected_;
   QString preferred_;
+  QStringList pins_;
+  QStringList vetoes_;
   ProjectSession* project_;
   quint64 generation_ = 0;
 };

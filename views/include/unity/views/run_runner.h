@@ -21,6 +21,7 @@
 
 #include "unity/core/plan.h"
 #include "unity/executor/training.h"
+#include "unity/use_cases/calibrate.h"
 
 namespace unity::views {
 
@@ -63,6 +64,10 @@ struct RunOutcome {
   std::shared_ptr<const executor::PipelineMeasurement> pipeline;
   // A profiled run: each operator's measured forward and backward time (the slowest rank's).
   std::vector<executor::OperatorProfile> profile;
+  // The CPU prediction rests on the project's calibrated machine (else cpu-local's nominal
+  // figures), and this many measured operator times were there to use.
+  bool cpuCalibrated = false;
+  std::size_t cpuProfiles = 0;
 };
 
 class RunRunner : public QObject {
@@ -93,7 +98,9 @@ class RunRunner : public QObject {
 
   static QString stateName(State state);
   // The cost model's time for `plan`'s mapping on this CPU (cpu-local with the plan's devices).
-  static double predictOnCpu(const Plan& plan);
+  // The mapping costed on this computer's CPU (the project's calibrated machine and measured
+  // operator times where `projectFile` has them).
+  static use_cases::CpuPrediction predictOnCpu(const Plan& plan, const QString& projectFile);
 
  signals:
   void started();
