@@ -2,7 +2,7 @@
 // Megatron-LM's Table 1 (Narayanan et al., SC'21; ../shared/reference/megatron-lm-table1.md): ten
 // GPT runs on Selene, each with its tensor- and pipeline-parallel sizes and the TFLOP/s per GPU it
 // reached. The test checks the cost model against them; the benchmark prints the README table.
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan_optimizer.h"
 
 namespace unity::megatron {
 

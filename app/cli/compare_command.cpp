@@ -13,8 +13,8 @@
 #include "search_options.h"
 #include "table_printer.h"
 #include "unity/core/json_io.h"
-#include "unity/core/plan_optimizer.h"
-#include "unity/core/search_mode.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/plan/search_mode.h"
 #include "unity/use_cases/calibrate.h"
 #include "unity/use_cases/optimize_and_record.h"
 

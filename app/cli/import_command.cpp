@@ -6,7 +6,7 @@
 #include "search_options.h"
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
-#include "unity/core/model_loader.h"
+#include "unity/core/zoo/model_loader.h"
 
 namespace unity::cli {
 

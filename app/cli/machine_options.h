@@ -5,8 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "unity/core/machine_spec.h"
-#include "unity/core/plan.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/plan/plan.h"
 #include "unity/projects/project.h"
 
 namespace unity::cli {

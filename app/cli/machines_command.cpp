@@ -8,7 +8,7 @@
 #include "machine_options.h"
 #include "table_printer.h"
 #include "unity/core/errors.h"
-#include "unity/core/machine_spec.h"
+#include "unity/core/machine/machine_spec.h"
 
 namespace unity::cli {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "commands.h"
 #include "table_printer.h"
-#include "unity/core/model_zoo.h"
+#include "unity/core/zoo/model_zoo.h"
 
 namespace unity::cli {
 
@@ -15,7 +15,8 @@ void add_models_command(CLI::App& app) {
   cmd->add_flag("--json", *json_out, "Print JSON instead of a table");
   cmd->callback([json_out] {
     nlohmann::json rows = nlohmann::json::array();
-    Table table({"model", "operators", "parameters", "batch/device", "weight bytes", "description"});
+    Table table(
+        {"model", "operators", "parameters", "batch/device", "weight bytes", "description"});
     for (const auto& info : zoo::models()) {
       const Graph g = zoo::build(info.name);
       std::int64_t ops = 0;

@@ -11,7 +11,7 @@
 #include "commands.h"
 #include "table_printer.h"
 #include "unity/core/errors.h"
-#include "unity/core/rule.h"
+#include "unity/core/rules/rule.h"
 #include "unity/rules/axiom_check.h"
 #include "unity/rules/generator.h"
 #include "unity/rules/verifier.h"

@@ -6,8 +6,8 @@
 
 #include "unity/use_cases/run_model.h"
 
-#include "unity/core/compute_dtype.h"
-#include "unity/core/training_loss.h"
+#include "unity/core/pcg/compute_dtype.h"
+#include "unity/core/pcg/training_loss.h"
 
 namespace unity::cli {
 namespace {

@@ -3,7 +3,7 @@
 // graph splitting and the optimizer whose state the memory model counts.
 #include <CLI/CLI.hpp>
 
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan_optimizer.h"
 
 namespace unity::cli {
 

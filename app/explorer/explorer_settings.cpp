@@ -8,7 +8,7 @@
 #include <QSettings>
 #include <QSpinBox>
 
-#include "unity/core/machine_spec.h"
+#include "unity/core/machine/machine_spec.h"
 
 namespace unity::explorer {
 

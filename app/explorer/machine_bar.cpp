@@ -5,7 +5,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 
-#include "unity/core/model_zoo.h"
+#include "unity/core/zoo/model_zoo.h"
 
 namespace unity::explorer {
 

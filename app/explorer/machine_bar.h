@@ -3,7 +3,7 @@
 // file) and how much of it to use (whole nodes or a number of devices, like --nodes and --gpus).
 #include <QWidget>
 
-#include "unity/core/machine_spec.h"
+#include "unity/core/machine/machine_spec.h"
 
 class QComboBox;
 

@@ -21,8 +21,8 @@
 
 #include "demo_project.h"
 #include "main_window.h"
-#include "unity/core/machine_spec.h"
-#include "unity/core/training_setup.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/pipeline/training_setup.h"
 #include "unity/views/explorer_document.h"
 
 namespace {

@@ -11,10 +11,10 @@
 #include <memory>
 
 #include "explorer_settings.h"
-#include "unity/core/graph.h"
-#include "unity/core/machine_spec.h"
-#include "unity/core/plan.h"
-#include "unity/core/training_setup.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/pcg/graph.h"
+#include "unity/core/pipeline/training_setup.h"
+#include "unity/core/plan/plan.h"
 #include "unity/views/project_session.h"
 
 class QLabel;

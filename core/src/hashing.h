@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "unity/core/graph.h"
+#include "unity/core/pcg/graph.h"
 
 namespace unity::detail {
 

@@ -15,7 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "unity/core/json_io.h"
-#include "unity/core/plan.h"
+#include "unity/core/plan/plan.h"
 #include "unity/executor/backends.h"
 #include "unity/executor/calibration.h"
 #include "unity/executor/communicator.h"

@@ -8,7 +8,7 @@
 
 #include "process_owner.h"
 #include "sqlite_db.h"
-#include "unity/core/search_observer.h"
+#include "unity/core/search/search_observer.h"
 #include "unity/projects/records.h"
 
 namespace unity::projects::detail {

@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
+#include "unity/core/cost/op_profile_key.h"
 #include "unity/core/json_io.h"
-#include "unity/core/op_profile_key.h"
-#include "unity/core/pipeline_schedule.h"
+#include "unity/core/pipeline/pipeline_schedule.h"
 #include "unity/executor/backends.h"
 #include "unity/executor/compute_precision.h"
 #include "unity/executor/launcher.h"

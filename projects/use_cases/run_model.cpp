@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
-#include "unity/core/model_loader.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/plan_optimizer.h"
-#include "unity/core/scaled_zoo.h"
-#include "unity/core/training_loss.h"
+#include "unity/core/pcg/training_loss.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/zoo/model_loader.h"
+#include "unity/core/zoo/model_zoo.h"
+#include "unity/core/zoo/scaled_zoo.h"
 
 namespace unity::use_cases {
 

@@ -16,7 +16,7 @@
 
 #include "cli_runner.h"
 #include "training_check.h"
-#include "unity/core/plan.h"
+#include "unity/core/plan/plan.h"
 
 namespace fs = std::filesystem;
 

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "../megatron_table1.h"
-#include "unity/core/machine_spec.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/plan/plan_optimizer.h"
 
 using namespace unity;
 

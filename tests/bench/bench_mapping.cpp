@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan_optimizer.h"
 
 using namespace unity;
 
@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
     for (int r = 0; r < repeats; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       plan = optimize_plan(model, machine, options);
-      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      times.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(times.begin(), times.end());
     const double ms = times[repeats / 2];

@@ -14,9 +14,9 @@
 
 #include <fmt/format.h>
 
-#include "unity/core/machine_spec.h"
-#include "unity/core/plan_optimizer.h"
-#include "unity/core/rule.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/rules/rule.h"
 
 using namespace unity;
 

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan_optimizer.h"
 #include "unity/projects/project.h"
 #include "unity/projects/search_recorder.h"
 

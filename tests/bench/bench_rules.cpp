@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "unity/core/rule.h"
+#include "unity/core/rules/rule.h"
 #include "unity/rules/generator.h"
 #include "unity/rules/verifier.h"
 

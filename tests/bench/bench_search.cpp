@@ -1,4 +1,5 @@
-// Search time and plan quality of the joint search (paper 6.2, 6.5), printed as tables; never a test.
+// Search time and plan quality of the joint search (paper 6.2, 6.5), printed as tables; never a
+// test.
 //   unity_bench_search                         the seven paper models on summit, 6..192 GPUs
 //   unity_bench_search --models resnext50 --gpus 6,12 --modes joint,data-parallel
 //   unity_bench_search --ablation              resnext50 with and without splitting and the cache
@@ -11,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "unity/core/machine_spec.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/plan/plan_optimizer.h"
 
 using namespace unity;
 
@@ -38,7 +39,8 @@ bool g_show = false;
 
 void show(const Plan& p) {
   for (const auto& [id, n] : p.pcg.nodes())
-    if (n.op.type == OpType::Input) fmt::print("  input {} '{}' {}\n", id, n.op.name, n.outputs[0].to_string());
+    if (n.op.type == OpType::Input)
+      fmt::print("  input {} '{}' {}\n", id, n.op.name, n.outputs[0].to_string());
   for (const auto& op : p.mapping.per_op) {
     const Node& n = p.pcg.node(op.node);
     fmt::print("  {:<28} {:<12} {:<32} {:<24} f {:.3f} b {:.3f} own {:.3f}+{:.3f} edges {:.3f}\n",
@@ -50,9 +52,9 @@ void show(const Plan& p) {
 
 Row run(const std::string& model, const std::string& machine, int gpus, const std::string& mode,
         OptimizeOptions o) {
-  const MachineSpec m = load_machine(machine, gpus % 6 == 0 && machine == "summit"
-                                                  ? MachineSelection{gpus / 6, 0}
-                                                  : MachineSelection{0, gpus});
+  const MachineSpec m =
+      load_machine(machine, gpus % 6 == 0 && machine == "summit" ? MachineSelection{gpus / 6, 0}
+                                                                 : MachineSelection{0, gpus});
   o.mode = mode;
   const Graph g = load_model_for_devices(model, m.num_devices());
   const auto t0 = std::chrono::steady_clock::now();
@@ -81,16 +83,23 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (a == "--models") models = split_list(next());
+    if (a == "--models")
+      models = split_list(next());
     else if (a == "--gpus") {
       gpus.clear();
       for (const auto& g : split_list(next())) gpus.push_back(std::stoi(g));
-    } else if (a == "--modes") modes = split_list(next());
-    else if (a == "--machine") machine = next();
-    else if (a == "--budget") base.budget = std::stoll(next());
-    else if (a == "--optimizer") base.optimizer = next();
-    else if (a == "--ablation") ablation = true;
-    else if (a == "--show") g_show = true;
+    } else if (a == "--modes")
+      modes = split_list(next());
+    else if (a == "--machine")
+      machine = next();
+    else if (a == "--budget")
+      base.budget = std::stoll(next());
+    else if (a == "--optimizer")
+      base.optimizer = next();
+    else if (a == "--ablation")
+      ablation = true;
+    else if (a == "--show")
+      g_show = true;
     else {
       fmt::print(stderr, "unknown argument {}\n", a);
       return 1;
@@ -114,7 +123,8 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  fmt::print("| model | GPUs | mode | iteration ms | fits | search s | candidates | pieces | origin |\n");
+  fmt::print(
+      "| model | GPUs | mode | iteration ms | fits | search s | candidates | pieces | origin |\n");
   fmt::print("|---|---:|---|---:|---|---:|---:|---:|---|\n");
   for (const auto& model : models)
     for (int n : gpus)

@@ -3,13 +3,13 @@
 #include <random>
 #include <string>
 
-#include "unity/core/graph_builder.h"
+#include "unity/core/pcg/graph_builder.h"
 
 namespace unity::testing {
 
 // Random series-parallel graphs whose branches keep their input's parallel shape, built from
-// element-wise ops, linear layers with (replicated) weights, parallel-operator pairs that change the
-// degree in between, and forks joined by Add.
+// element-wise ops, linear layers with (replicated) weights, parallel-operator pairs that change
+// the degree in between, and forks joined by Add.
 class RandomSpGraph {
  public:
   RandomSpGraph(unsigned seed, int max_ops) : rng_(seed), b_(g_), budget_(max_ops) {}

@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "unity/core/errors.h"
-#include "unity/core/graph_builder.h"
 #include "unity/core/json_io.h"
+#include "unity/core/pcg/graph_builder.h"
 
 using namespace unity;
 
@@ -78,7 +78,8 @@ TEST(Graph, AddRejectsBadShapesNamingTheNode) {
   GraphBuilder b(g);
   auto x = b.input("x", {64, 784});
   try {
-    b.op(OpType::Linear, {{"out_features", std::int64_t{10}}}, {x, b.weight("w", {100, 10})}, "fc1");
+    b.op(OpType::Linear, {{"out_features", std::int64_t{10}}}, {x, b.weight("w", {100, 10})},
+         "fc1");
     FAIL();
   } catch (const ShapeError& e) {
     const std::string msg = e.what();
@@ -102,7 +103,8 @@ TEST(Graph, ValidateCatchesStaleShapesAndBadArity) {
     arity.validate();
     FAIL();
   } catch (const GraphError& e) {
-    EXPECT_NE(std::string(e.what()).find("has 2 inputs, expected 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has 2 inputs, expected 1"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "unity/core/errors.h"
-#include "unity/core/graph_builder.h"
-#include "unity/core/graph_splitting.h"
-#include "unity/core/layout_conversion.h"
-#include "unity/core/machine_spec.h"
-#include "unity/core/model_zoo.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/search/graph_splitting.h"
+#include "unity/core/search/layout_conversion.h"
+#include "unity/core/zoo/model_zoo.h"
 
 using namespace unity;
 
@@ -81,7 +81,8 @@ TEST(LayoutConversion, UsefulDegreesOfSummit) {
   EXPECT_EQ(useful_degrees(load_machine("summit", {32, 0})),
             (std::vector<std::int64_t>{2, 3, 6, 12, 24, 48, 96, 192}));
   EXPECT_EQ(useful_degrees(load_machine("summit", {0, 1})), std::vector<std::int64_t>{});
-  const auto layouts = boundary_layouts({96, 512}, DataType::Float32, load_machine("summit", {2, 0}));
+  const auto layouts =
+      boundary_layouts({96, 512}, DataType::Float32, load_machine("summit", {2, 0}));
   // serial; dim 0 by 2, 3, 6, 12; dim 1 only by 2 (3 and 6 do not divide 512, 12 is not in a node)
   ASSERT_EQ(layouts.size(), 6u);
   EXPECT_EQ(layout_label(layouts[1]), "[96/2, 512]");
@@ -121,6 +122,6 @@ TEST(GraphSplitting, PiecesHaveTheMinimumSizeAndRepeatWithTheModel) {
     EXPECT_NO_THROW(pieces[k].body.validate());
     placed += plan.segments[k].size();
   }
-  EXPECT_EQ(placed, static_cast<std::size_t>(g.size() - g.count(OpType::Input) -
-                                             g.count(OpType::Weight)));
+  EXPECT_EQ(placed,
+            static_cast<std::size_t>(g.size() - g.count(OpType::Input) - g.count(OpType::Weight)));
 }

@@ -5,8 +5,8 @@
 #include "../hand_written_rules.h"
 #include "random_graphs.h"
 #include "unity/core/errors.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/zoo/model_zoo.h"
 
 using namespace unity;
 

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "unity/core/errors.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/zoo/model_zoo.h"
 
 using namespace unity;
 

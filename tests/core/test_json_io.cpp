@@ -5,7 +5,7 @@
 
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
-#include "unity/core/model_zoo.h"
+#include "unity/core/zoo/model_zoo.h"
 
 using namespace unity;
 

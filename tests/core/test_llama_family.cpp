@@ -5,12 +5,12 @@
 #include <set>
 #include <string>
 
-#include "unity/core/cost_model.h"
-#include "unity/core/data_parallel.h"
+#include "unity/core/cost/cost_model.h"
 #include "unity/core/errors.h"
-#include "unity/core/graph_builder.h"
-#include "unity/core/substitution.h"
-#include "unity/core/transformer_models.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/rules/substitution.h"
+#include "unity/core/strategies/data_parallel.h"
+#include "unity/core/zoo/transformer_models.h"
 
 namespace unity {
 namespace {

@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 
 #include "random_graphs.h"
-#include "unity/core/data_parallel.h"
-#include "unity/core/graph_builder.h"
-#include "unity/core/machine_mapping.h"
-#include "unity/core/model_zoo.h"
+#include "unity/core/mapping/machine_mapping.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/strategies/data_parallel.h"
+#include "unity/core/zoo/model_zoo.h"
 
 using namespace unity;
 using unity::testing::RandomSpGraph;

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "unity/core/errors.h"
-#include "unity/core/machine_spec.h"
+#include "unity/core/machine/machine_spec.h"
 
 using namespace unity;
 using nlohmann::json;

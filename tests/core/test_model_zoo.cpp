@@ -13,8 +13,8 @@
 
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/scaled_zoo.h"
+#include "unity/core/zoo/model_zoo.h"
+#include "unity/core/zoo/scaled_zoo.h"
 
 namespace unity {
 namespace {

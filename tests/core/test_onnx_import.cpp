@@ -15,8 +15,8 @@
 #include <system_error>
 
 #include "unity/core/errors.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/onnx_import.h"
+#include "unity/core/onnx/onnx_import.h"
+#include "unity/core/zoo/model_zoo.h"
 
 namespace unity {
 namespace {

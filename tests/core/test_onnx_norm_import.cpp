@@ -17,9 +17,9 @@
 #include <string>
 
 #include "onnx_test_files.h"
-#include "unity/core/machine_spec.h"
-#include "unity/core/onnx_import.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/onnx/onnx_import.h"
+#include "unity/core/plan/plan_optimizer.h"
 
 namespace unity {
 namespace {

@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "unity/core/errors.h"
-#include "unity/core/layer_segments.h"
-#include "unity/core/machine_spec.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/pipeline_cost.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/pipeline/layer_segments.h"
+#include "unity/core/pipeline/pipeline_cost.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/zoo/model_zoo.h"
 
 using namespace unity;
 

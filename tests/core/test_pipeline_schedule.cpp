@@ -4,8 +4,8 @@
 #include <set>
 
 #include "unity/core/errors.h"
-#include "unity/core/pipeline_cost.h"
-#include "unity/core/pipeline_schedule.h"
+#include "unity/core/pipeline/pipeline_cost.h"
+#include "unity/core/pipeline/pipeline_schedule.h"
 
 namespace unity {
 namespace {

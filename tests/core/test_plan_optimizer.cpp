@@ -1,10 +1,10 @@
 // `optimize --mode data-parallel`: exact communication volumes, memory verdicts, plan files.
 #include <gtest/gtest.h>
 
-#include "unity/core/data_parallel.h"
 #include "unity/core/errors.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/strategies/data_parallel.h"
+#include "unity/core/zoo/model_zoo.h"
 
 using namespace unity;
 

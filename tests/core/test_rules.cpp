@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "unity/core/errors.h"
-#include "unity/core/graph_builder.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/substitution.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/rules/substitution.h"
+#include "unity/core/zoo/model_zoo.h"
 
 using namespace unity;
 

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "unity/core/errors.h"
-#include "unity/core/shape_inference.h"
+#include "unity/core/shapes/shape_inference.h"
 
 using namespace unity;
 

@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "unity/core/errors.h"
-#include "unity/core/graph_builder.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/training_loss.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/pcg/training_loss.h"
+#include "unity/core/zoo/model_zoo.h"
 
 namespace unity {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "executor_test_support.h"
 #include "unity/core/json_io.h"
-#include "unity/core/plan.h"
+#include "unity/core/plan/plan.h"
 #include "unity/executor/launcher.h"
 
 namespace unity::executor::testing {

@@ -9,9 +9,9 @@
 #include <string>
 #include <thread>
 
-#include "unity/core/cost_model.h"
-#include "unity/core/machine_mapping.h"
-#include "unity/core/machine_spec.h"
+#include "unity/core/cost/cost_model.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/mapping/machine_mapping.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
 #include "unity/executor/program.h"
@@ -104,8 +104,8 @@ inline void expect_matches(const TrainingResult& run, const TrainingResult& ref,
 
 }  // namespace unity::executor::testing
 
-#include "unity/core/data_parallel.h"
-#include "unity/core/graph_builder.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/strategies/data_parallel.h"
 
 namespace unity::executor::testing {
 

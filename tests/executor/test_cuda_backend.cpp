@@ -5,9 +5,9 @@
 #include <random>
 
 #include "executor_test_support.h"
-#include "unity/core/graph_builder.h"
-#include "unity/core/plan_optimizer.h"
-#include "unity/core/scaled_zoo.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/zoo/scaled_zoo.h"
 #include "unity/executor/backends.h"
 #include "unity/executor/pipeline_training.h"
 

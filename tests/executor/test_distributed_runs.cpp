@@ -2,11 +2,11 @@
 // ten iterations; losses and every weight equal the one-rank reference within 1e-4 (relative).
 #include "../hand_written_rules.h"
 #include "distributed_support.h"
-#include "unity/core/data_parallel.h"
-#include "unity/core/graph_builder.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/plan_optimizer.h"
-#include "unity/core/scaled_zoo.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/strategies/data_parallel.h"
+#include "unity/core/zoo/model_zoo.h"
+#include "unity/core/zoo/scaled_zoo.h"
 #include "unity/executor/run_files.h"
 
 #include <fstream>

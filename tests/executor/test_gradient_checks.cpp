@@ -8,7 +8,7 @@
 #include <random>
 #include <string>
 
-#include "unity/core/graph_builder.h"
+#include "unity/core/pcg/graph_builder.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
 #include "unity/executor/program.h"

@@ -4,8 +4,8 @@
 #include <cstdlib>
 
 #include "distributed_support.h"
-#include "unity/core/data_parallel.h"
-#include "unity/core/model_zoo.h"
+#include "unity/core/strategies/data_parallel.h"
+#include "unity/core/zoo/model_zoo.h"
 
 using namespace unity;
 using namespace unity::executor;

@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "executor_test_support.h"
-#include "unity/core/onnx_import.h"
+#include "unity/core/onnx/onnx_import.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
 #include "unity/executor/program.h"

@@ -5,9 +5,9 @@
 #include <filesystem>
 
 #include "executor_test_support.h"
-#include "unity/core/data_parallel.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/op_profile_key.h"
+#include "unity/core/cost/op_profile_key.h"
+#include "unity/core/strategies/data_parallel.h"
+#include "unity/core/zoo/model_zoo.h"
 #include "unity/executor/calibration.h"
 #include "unity/executor/op_profiles.h"
 

@@ -1,9 +1,9 @@
 // Parallel plans compute what one device computes: losses and weights after training equal the
 // one-rank reference (threads as ranks; the mpirun runs are in test_distributed_runs.cpp).
 #include "executor_test_support.h"
-#include "unity/core/data_parallel.h"
-#include "unity/core/graph_builder.h"
-#include "unity/core/model_zoo.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/strategies/data_parallel.h"
+#include "unity/core/zoo/model_zoo.h"
 
 using namespace unity;
 using namespace unity::executor;
@@ -127,7 +127,7 @@ TEST(ParallelNumerics, ReductionPlanUsesReduceScatterAndAllReducePlanUsesAllRedu
   EXPECT_TRUE(all_reduce) << describe_rank(q, 0);
 }
 
-#include "unity/core/scaled_zoo.h"
+#include "unity/core/zoo/scaled_zoo.h"
 
 TEST(ParallelNumerics, ReducedDlrmWithModelParallelEmbeddings) {
   for (bool row_wise : {false, true}) {

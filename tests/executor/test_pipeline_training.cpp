@@ -5,11 +5,11 @@
 #include <thread>
 
 #include "executor_test_support.h"
-#include "unity/core/compute_dtype.h"
-#include "unity/core/layer_segments.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/plan_optimizer.h"
-#include "unity/core/transformer_models.h"
+#include "unity/core/pcg/compute_dtype.h"
+#include "unity/core/pipeline/layer_segments.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/zoo/model_zoo.h"
+#include "unity/core/zoo/transformer_models.h"
 #include "unity/executor/pipeline_training.h"
 
 namespace unity::executor {

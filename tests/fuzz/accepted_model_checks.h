@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "unity/core/dot_export.h"
-#include "unity/core/graph.h"
 #include "unity/core/json_io.h"
+#include "unity/core/pcg/dot_export.h"
+#include "unity/core/pcg/graph.h"
 
 namespace unity::fuzz {
 

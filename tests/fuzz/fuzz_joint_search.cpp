@@ -16,9 +16,9 @@
 
 #include "fuzz_contract.h"
 #include "fuzzed_graph.h"
-#include "unity/core/machine_spec.h"
-#include "unity/core/plan_optimizer.h"
-#include "unity/core/rule.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/rules/rule.h"
 
 namespace {
 

@@ -7,9 +7,9 @@
 #include <optional>
 
 #include "fuzz_contract.h"
-#include "unity/core/machine_spec.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/zoo/model_zoo.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto j = unity::fuzz::parse_json(data, size);

@@ -7,7 +7,7 @@
 #include "accepted_model_checks.h"
 #include "fuzz_contract.h"
 #include "temp_input_file.h"
-#include "unity/core/onnx_import.h"
+#include "unity/core/onnx/onnx_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static unity::fuzz::TempInputFile file(".onnx");

@@ -5,8 +5,8 @@
 #include <optional>
 
 #include "fuzz_contract.h"
-#include "unity/core/dot_export.h"
-#include "unity/core/plan.h"
+#include "unity/core/pcg/dot_export.h"
+#include "unity/core/plan/plan.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto j = unity::fuzz::parse_json(data, size);

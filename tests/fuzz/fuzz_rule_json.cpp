@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "fuzz_contract.h"
-#include "unity/core/graph_builder.h"
-#include "unity/core/rule.h"
-#include "unity/core/substitution.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/rules/rule.h"
+#include "unity/core/rules/substitution.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "unity/core/graph_builder.h"
+#include "unity/core/pcg/graph_builder.h"
 
 namespace unity::fuzz {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "unity/core/search_observer.h"
+#include "unity/core/search/search_observer.h"
 
 namespace unity::projects::testing {
 

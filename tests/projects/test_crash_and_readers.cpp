@@ -12,7 +12,7 @@
 
 #include "project_test_util.h"
 #include "synthetic_events.h"
-#include "unity/core/model_zoo.h"
+#include "unity/core/zoo/model_zoo.h"
 #include "unity/projects/project.h"
 
 using namespace unity;

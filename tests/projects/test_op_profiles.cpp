@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "project_test_util.h"
-#include "unity/core/cost_model.h"
-#include "unity/core/data_parallel.h"
-#include "unity/core/graph_builder.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/cost/cost_model.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/strategies/data_parallel.h"
+#include "unity/core/zoo/model_zoo.h"
 #include "unity/projects/op_profiles.h"
 #include "unity/projects/project.h"
 

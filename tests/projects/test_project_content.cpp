@@ -9,8 +9,8 @@
 #include "project_test_util.h"
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/zoo/model_zoo.h"
 #include "unity/projects/project.h"
 #include "unity/projects/records_json.h"
 

@@ -7,7 +7,7 @@
 #include "project_test_util.h"
 #include "schema.h"
 #include "unity/core/errors.h"
-#include "unity/core/model_zoo.h"
+#include "unity/core/zoo/model_zoo.h"
 #include "unity/projects/project.h"
 
 using namespace unity;

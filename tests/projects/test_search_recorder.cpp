@@ -7,7 +7,7 @@
 #include "project_test_util.h"
 #include "synthetic_events.h"
 #include "unity/core/errors.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan_optimizer.h"
 #include "unity/projects/project.h"
 #include "unity/projects/search_recorder.h"
 

@@ -2,8 +2,8 @@
 // verified, pruned of redundancy, and usable by the core's matcher.
 #include <gtest/gtest.h>
 
-#include "unity/core/graph_builder.h"
-#include "unity/core/substitution.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/rules/substitution.h"
 #include "unity/rules/generator.h"
 
 using namespace unity;

@@ -6,9 +6,9 @@
 #include <filesystem>
 
 #include "../hand_written_rules.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/plan_optimizer.h"
-#include "unity/core/rule.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/rules/rule.h"
+#include "unity/core/zoo/model_zoo.h"
 
 using namespace unity;
 namespace fs = std::filesystem;

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "../hand_written_rules.h"
-#include "unity/core/rule.h"
+#include "unity/core/rules/rule.h"
 #include "unity/rules/verifier.h"
 
 namespace fs = std::filesystem;

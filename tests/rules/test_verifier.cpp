@@ -2,7 +2,7 @@
 // verifies a rule its concrete semantics contradicts.
 #include <gtest/gtest.h>
 
-#include "unity/core/rule.h"
+#include "unity/core/rules/rule.h"
 #include "unity/rules/verifier.h"
 
 using namespace unity;
@@ -11,7 +11,8 @@ using namespace unity::rules;
 namespace {
 
 Rule one_rule(const std::string& text) {
-  const auto j = nlohmann::json::parse(R"({"format": "unity-rules", "version": 1, "rules": [)" + text + "]}");
+  const auto j =
+      nlohmann::json::parse(R"({"format": "unity-rules", "version": 1, "rules": [)" + text + "]}");
   return rules_from_json(j).rules.at(0);
 }
 
@@ -22,7 +23,8 @@ RuleVerification check(const std::string& text) { return verify_rule(one_rule(te
 // The paper's example property: a MatMul split along its reduction dim gives partial sums that a
 // Reduce adds up: MatMul(a, b) = Reduce(d, MatMul(Partition(-1, d, a), Partition(-2, d, b))).
 TEST(Verifier, ProvesTheReductionParallelMatMulForEveryDegree) {
-  const auto r = check(R"({"name": "matmul_reduction", "kind": "parallel", "inputs": ["a", "b"], "parameters": ["d"],
+  const auto r = check(
+      R"({"name": "matmul_reduction", "kind": "parallel", "inputs": ["a", "b"], "parameters": ["d"],
     "source": {"nodes": [{"name": "mm", "op": "MatMul", "inputs": ["a", "b"]}], "outputs": ["mm"]},
     "target": {"nodes": [
       {"name": "pa", "op": "Partition", "inputs": ["a"], "attrs": {"dim": -1, "degree": "d"}},
@@ -34,7 +36,8 @@ TEST(Verifier, ProvesTheReductionParallelMatMulForEveryDegree) {
 }
 
 TEST(Verifier, ProvesDataParallelismOfALinearWithBiasAlongAnySampleDim) {
-  const auto r = check(R"({"name": "linear_bias_sample", "kind": "parallel", "inputs": ["x", "w", "b"],
+  const auto r =
+      check(R"({"name": "linear_bias_sample", "kind": "parallel", "inputs": ["x", "w", "b"],
     "parameters": ["d", {"name": "k", "domain": "dim", "of": "x"}],
     "source": {"nodes": [{"name": "lin", "op": "Linear", "inputs": ["x", "w", "b"]}], "outputs": ["lin"]},
     "target": {"nodes": [
@@ -50,7 +53,8 @@ TEST(Verifier, ProvesDataParallelismOfALinearWithBiasAlongAnySampleDim) {
 // checks that claim first and says so; the claim is no licence: a wrong rule stays refuted, and the
 // field survives a round trip through the rule format.
 TEST(Verifier, ChecksABoundedClaimFirstAndNeverTrustsIt) {
-  const std::string matmul = R"({"name": "matmul_reduction", "kind": "parallel", "inputs": ["a", "b"],
+  const std::string matmul =
+      R"({"name": "matmul_reduction", "kind": "parallel", "inputs": ["a", "b"],
     "parameters": ["d"], "verified": "degrees up to 8",
     "source": {"nodes": [{"name": "mm", "op": "MatMul", "inputs": ["a", "b"]}], "outputs": ["mm"]},
     "target": {"nodes": [
@@ -76,8 +80,8 @@ TEST(Verifier, ChecksABoundedClaimFirstAndNeverTrustsIt) {
   EXPECT_EQ(wrong.verdict, Verdict::Refuted) << wrong.detail;
 }
 
-// Reduce where Replicate belongs: Relu commutes with Replicate, not with Reduce (the Relu of a sum is
-// not the sum of the Relus); the target reads partial sums with a non-linear operator.
+// Reduce where Replicate belongs: Relu commutes with Replicate, not with Reduce (the Relu of a sum
+// is not the sum of the Relus); the target reads partial sums with a non-linear operator.
 TEST(Verifier, RefutesReduceWhereReplicateBelongs) {
   const auto good = check(R"({"name": "relu_replicate", "kind": "parallel", "inputs": ["x"],
     "source": {"nodes": [{"name": "r", "op": "Replicate", "inputs": ["x"], "attrs": {"degree": "$d"}},
@@ -109,7 +113,8 @@ TEST(Verifier, RefutesMultiplyingPartialSums) {
 // A partition along a dim the operator cannot split: BatchNorm computes its statistics over the
 // samples, so splitting them changes the result (the shapes all infer: only the values tell).
 TEST(Verifier, RefutesSplittingBatchNormAlongItsStatisticsDim) {
-  const auto r = check(R"({"name": "batchnorm_sample", "kind": "parallel", "inputs": ["x", "s", "b"], "parameters": ["d"],
+  const auto r = check(
+      R"({"name": "batchnorm_sample", "kind": "parallel", "inputs": ["x", "s", "b"], "parameters": ["d"],
     "source": {"nodes": [{"name": "bn", "op": "BatchNorm", "inputs": ["x", "s", "b"]}], "outputs": ["bn"]},
     "target": {"nodes": [
       {"name": "px", "op": "Partition", "inputs": ["x"], "attrs": {"dim": 0, "degree": "d"}},
@@ -121,9 +126,11 @@ TEST(Verifier, RefutesSplittingBatchNormAlongItsStatisticsDim) {
   EXPECT_NE(r.detail.find("differs"), std::string::npos) << r.detail;
 }
 
-// Softmax normalises over its axis: processing that axis in micro-batches normalises each on its own.
+// Softmax normalises over its axis: processing that axis in micro-batches normalises each on its
+// own.
 TEST(Verifier, RefutesPipeliningSoftmaxAlongItsAxis) {
-  const auto r = check(R"({"name": "softmax_pipeline", "kind": "parallel", "inputs": ["x"], "parameters": ["d"],
+  const auto r = check(
+      R"({"name": "softmax_pipeline", "kind": "parallel", "inputs": ["x"], "parameters": ["d"],
     "source": {"nodes": [{"name": "sm", "op": "Softmax", "inputs": ["x"], "attrs": {"axis": -1}}], "outputs": ["sm"]},
     "target": {"nodes": [
       {"name": "p", "op": "Pipeline", "inputs": ["x"], "attrs": {"dim": -1, "degree": "d"}},

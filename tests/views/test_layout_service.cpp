@@ -3,7 +3,7 @@
 // fails with a message. Also the JSON parser on a known Graphviz answer.
 #include <QtTest>
 
-#include "unity/core/model_zoo.h"
+#include "unity/core/zoo/model_zoo.h"
 #include "unity/views/block_grouping.h"
 #include "unity/views/graph_layout.h"
 #include "unity/views/layout_service.h"
@@ -44,7 +44,8 @@ struct Outcomes : QObject {
   explicit Outcomes(LayoutService* service) {
     connect(service, &LayoutService::layoutReady, this,
             [this](quint64 t, GraphLayoutPtr l) { ready.insert(t, std::move(l)); });
-    connect(service, &LayoutService::layoutCancelled, this, [this](quint64 t) { cancelled.append(t); });
+    connect(service, &LayoutService::layoutCancelled, this,
+            [this](quint64 t) { cancelled.append(t); });
     connect(service, &LayoutService::layoutFailed, this,
             [this](quint64 t, const QString& m) { failed.insert(t, m); });
   }

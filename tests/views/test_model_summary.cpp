@@ -7,8 +7,8 @@
 
 #include <set>
 
-#include "unity/core/graph_builder.h"
-#include "unity/core/model_zoo.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/zoo/model_zoo.h"
 #include "unity/views/model_summary_view.h"
 #include "unity/views/op_count_model.h"
 #include "unity/views/tensor_table_model.h"

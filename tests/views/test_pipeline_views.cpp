@@ -11,7 +11,7 @@
 #include <QtTest>
 
 #include "pipeline_colors.h"
-#include "unity/core/pipeline_schedule.h"
+#include "unity/core/pipeline/pipeline_schedule.h"
 #include "unity/views/compare_view.h"
 #include "unity/views/layout_request_panel.h"
 #include "unity/views/memory_bars_chart.h"

@@ -14,7 +14,7 @@
 #include <limits>
 
 #include "run_chart.h"
-#include "unity/core/scaled_zoo.h"
+#include "unity/core/zoo/scaled_zoo.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
 #include "unity/executor/program.h"

@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "unity/core/model_loader.h"
-#include "unity/core/op_profile_key.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/cost/op_profile_key.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/zoo/model_loader.h"
 #include "unity/projects/project.h"
 #include "unity/projects/records_json.h"
 #include "unity/use_cases/rule_choices.h"

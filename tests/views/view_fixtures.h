@@ -6,8 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "unity/core/model_zoo.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/zoo/model_zoo.h"
 #include "unity/views/explorer_document.h"
 #include "unity/views/graph_view.h"
 

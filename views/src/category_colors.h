@@ -3,7 +3,7 @@
 // in the summary table, the PCG drawing and the legend (op_type.h: compute green, parallel orange).
 #include <QColor>
 
-#include "unity/core/op_type.h"
+#include "unity/core/pcg/op_type.h"
 
 namespace unity::views {
 

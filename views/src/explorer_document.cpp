@@ -1,6 +1,6 @@
 #include "unity/views/explorer_document.h"
 
-#include "unity/core/search_mode.h"
+#include "unity/core/plan/search_mode.h"
 #include "unity/views/project_session.h"
 
 #include <limits>

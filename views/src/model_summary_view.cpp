@@ -9,7 +9,7 @@
 #include <QVBoxLayout>
 
 #include "table_style.h"
-#include "unity/core/graph.h"
+#include "unity/core/pcg/graph.h"
 #include "unity/views/op_count_model.h"
 #include "unity/views/tensor_table_model.h"
 

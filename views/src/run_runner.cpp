@@ -13,7 +13,7 @@
 #include "thread_priority.h"
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
-#include "unity/core/machine_spec.h"
+#include "unity/core/machine/machine_spec.h"
 #include "unity/executor/backends.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/compute_precision.h"

@@ -20,7 +20,7 @@
 #include "run_chart.h"
 #include "table_style.h"
 #include "unity/core/errors.h"
-#include "unity/core/scaled_zoo.h"
+#include "unity/core/zoo/scaled_zoo.h"
 #include "unity/executor/backends.h"
 #include "unity/use_cases/operator_times.h"
 #include "unity/use_cases/run_model.h"

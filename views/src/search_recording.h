@@ -5,8 +5,8 @@
 // search's worker thread; the GUI thread never waits for SQLite.
 #include <QString>
 
-#include "unity/core/plan.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan.h"
+#include "unity/core/plan/plan_optimizer.h"
 
 namespace unity::views {
 

@@ -26,7 +26,7 @@
 #include "search_stats_panel.h"
 #include "table_style.h"
 #include "unity/core/errors.h"
-#include "unity/core/substitution.h"
+#include "unity/core/rules/substitution.h"
 #include "unity/views/display_format.h"
 #include "unity/views/explorer_document.h"
 #include "unity/views/graph_view.h"

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "unity/core/training_setup.h"
+#include "unity/core/pipeline/training_setup.h"
 #include "unity/views/display_format.h"
 #include "unity/views/explorer_document.h"
 #include "unity/views/pipeline_timeline_chart.h"

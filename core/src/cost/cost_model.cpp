@@ -1,4 +1,4 @@
-#include "unity/core/cost_model.h"
+#include "unity/core/cost/cost_model.h"
 
 #include <algorithm>
 #include <cmath>

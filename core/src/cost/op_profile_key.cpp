@@ -1,4 +1,4 @@
-#include "unity/core/op_profile_key.h"
+#include "unity/core/cost/op_profile_key.h"
 
 #include <map>
 #include <variant>

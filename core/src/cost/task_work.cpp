@@ -1,15 +1,13 @@
 // FLOPs and bytes of one task (one output piece) of each operator, forward pass. Backward passes of
 // operators with weights compute two products (input and weight gradients), hence a ratio of 2.
-#include "unity/core/cost_model.h"
+#include "unity/core/cost/cost_model.h"
 
 namespace unity {
 namespace {
 
 double piece_bytes(const ParallelTensorShape& s) { return static_cast<double>(s.piece_bytes()); }
 
-double piece_elems(const ParallelTensorShape& s) {
-  return static_cast<double>(s.piece_elements());
-}
+double piece_elems(const ParallelTensorShape& s) { return static_cast<double>(s.piece_elements()); }
 
 double inputs_bytes(const Graph& g, const Node& n) {
   double b = 0;
@@ -28,7 +26,9 @@ TaskWork task_work(const Graph& g, NodeId id) {
   double out_bytes = 0;
   for (const auto& o : n.outputs) out_bytes += piece_bytes(o);
   w.bytes = inputs_bytes(g, n) + out_bytes;
-  auto in_shape = [&](int slot) -> const ParallelTensorShape& { return g.shape(n.inputs.at(slot)); };
+  auto in_shape = [&](int slot) -> const ParallelTensorShape& {
+    return g.shape(n.inputs.at(slot));
+  };
 
   switch (n.op.type) {
     case OpType::Linear:

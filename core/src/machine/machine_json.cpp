@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
-#include "unity/core/machine_spec.h"
+#include "unity/core/machine/machine_spec.h"
 
 namespace unity {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "embedded_files.h"
 #include "unity/core/errors.h"
-#include "unity/core/machine_spec.h"
+#include "unity/core/machine/machine_spec.h"
 
 namespace unity {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "unity/core/machine_spec.h"
+#include "unity/core/machine/machine_spec.h"
 
 namespace unity {
 

@@ -1,4 +1,4 @@
-#include "unity/core/machine_view.h"
+#include "unity/core/mapping/machine_view.h"
 
 #include <algorithm>
 #include <numeric>

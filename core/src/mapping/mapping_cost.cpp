@@ -1,4 +1,4 @@
-#include "unity/core/mapping_cost.h"
+#include "unity/core/mapping/mapping_cost.h"
 
 #include <algorithm>
 #include <set>

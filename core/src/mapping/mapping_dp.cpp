@@ -9,7 +9,7 @@
 
 #include "hashing.h"
 #include "mapping/part_signature.h"
-#include "unity/core/machine_mapping.h"
+#include "unity/core/mapping/machine_mapping.h"
 
 namespace unity {
 namespace {

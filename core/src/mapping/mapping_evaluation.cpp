@@ -4,7 +4,7 @@
 #include <limits>
 #include <set>
 
-#include "unity/core/machine_mapping.h"
+#include "unity/core/mapping/machine_mapping.h"
 
 namespace unity {
 namespace {

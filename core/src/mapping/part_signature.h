@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "unity/core/sp_decomposition.h"
+#include "unity/core/mapping/sp_decomposition.h"
 
 namespace unity::detail {
 

@@ -1,4 +1,4 @@
-#include "unity/core/mapping_cost.h"
+#include "unity/core/mapping/mapping_cost.h"
 
 #include <algorithm>
 
@@ -19,8 +19,7 @@ PlacementGraph::PlacementGraph(const Graph& graph) : graph_(graph) {
     placed_set_[id] = true;
     auto& preds = preds_[id];
     for (const auto& in : n.inputs)
-      if (!root_.count(in.node) &&
-          std::find(preds.begin(), preds.end(), in.node) == preds.end())
+      if (!root_.count(in.node) && std::find(preds.begin(), preds.end(), in.node) == preds.end())
         preds.push_back(in.node);
     for (NodeId p : preds) succs_[p].push_back(id);
   }

@@ -1,4 +1,4 @@
-#include "unity/core/sp_decomposition.h"
+#include "unity/core/mapping/sp_decomposition.h"
 
 #include <algorithm>
 #include <unordered_map>

@@ -13,7 +13,7 @@
 
 #include "onnx/const_tensor.h"
 #include "onnx/onnx_model_reader.h"
-#include "unity/core/graph.h"
+#include "unity/core/pcg/graph.h"
 
 namespace unity::onnxio {
 

@@ -4,7 +4,7 @@
 // nodes are folded, everything else is mapped to our operators, and Graph::add infers every shape.
 // Afterwards, slices of one tensor merge into one Split and attention written out in pieces
 // becomes one MultiHeadAttention (attention_fusion.cpp).
-#include "unity/core/onnx_import.h"
+#include "unity/core/onnx/onnx_import.h"
 
 #include <fmt/format.h>
 

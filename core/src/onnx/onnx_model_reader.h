@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "onnx/const_tensor.h"
-#include "unity/core/data_type.h"
+#include "unity/core/pcg/data_type.h"
 
 namespace unity::onnxio {
 

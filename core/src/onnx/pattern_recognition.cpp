@@ -7,7 +7,7 @@
 
 #include "onnx/constant_folding.h"
 #include "onnx/onnx_op_mapping.h"
-#include "unity/core/op_type.h"
+#include "unity/core/pcg/op_type.h"
 
 namespace unity::onnxio {
 namespace {

@@ -1,4 +1,4 @@
-#include "unity/core/layer_segments.h"
+#include "unity/core/pipeline/layer_segments.h"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
-#include "unity/core/mapping_cost.h"
+#include "unity/core/mapping/mapping_cost.h"
 
 namespace unity {
 namespace {

@@ -1,4 +1,4 @@
-#include "unity/core/pipeline_cost.h"
+#include "unity/core/pipeline/pipeline_cost.h"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-#include "unity/core/pipeline_planner.h"
+#include "unity/core/pipeline/pipeline_planner.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,16 +9,16 @@
 
 #include <fmt/format.h>
 
-#include "unity/core/candidate_cost.h"
-#include "unity/core/compute_dtype.h"
 #include "unity/core/errors.h"
-#include "unity/core/expert_strategies.h"
-#include "unity/core/hierarchical_search.h"
-#include "unity/core/layer_segments.h"
-#include "unity/core/layout_conversion.h"
-#include "unity/core/machine_mapping.h"
-#include "unity/core/mapping_cost.h"
-#include "unity/core/segment_profile.h"
+#include "unity/core/mapping/machine_mapping.h"
+#include "unity/core/mapping/mapping_cost.h"
+#include "unity/core/pcg/compute_dtype.h"
+#include "unity/core/pipeline/layer_segments.h"
+#include "unity/core/pipeline/segment_profile.h"
+#include "unity/core/search/candidate_cost.h"
+#include "unity/core/search/hierarchical_search.h"
+#include "unity/core/search/layout_conversion.h"
+#include "unity/core/strategies/expert_strategies.h"
 
 namespace unity {
 namespace {

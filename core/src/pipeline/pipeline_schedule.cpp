@@ -1,4 +1,4 @@
-#include "unity/core/pipeline_schedule.h"
+#include "unity/core/pipeline/pipeline_schedule.h"
 
 #include <algorithm>
 #include <limits>

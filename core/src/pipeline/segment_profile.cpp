@@ -1,12 +1,12 @@
-#include "unity/core/segment_profile.h"
+#include "unity/core/pipeline/segment_profile.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 #include <vector>
 
-#include "unity/core/candidate_cost.h"
-#include "unity/core/mapping_cost.h"
+#include "unity/core/mapping/mapping_cost.h"
+#include "unity/core/search/candidate_cost.h"
 
 namespace unity {
 namespace {

@@ -1,4 +1,4 @@
-#include "unity/core/training_setup.h"
+#include "unity/core/pipeline/training_setup.h"
 
 #include <vector>
 

@@ -5,7 +5,7 @@
 
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
-#include "unity/core/plan.h"
+#include "unity/core/plan/plan.h"
 
 namespace unity {
 

@@ -1,4 +1,4 @@
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan_optimizer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,19 +8,19 @@
 
 #include <fmt/format.h>
 
-#include "unity/core/candidate_cost.h"
-#include "unity/core/compute_dtype.h"
-#include "unity/core/data_parallel.h"
 #include "unity/core/errors.h"
-#include "unity/core/expert_strategies.h"
-#include "unity/core/hierarchical_search.h"
-#include "unity/core/layout_conversion.h"
-#include "unity/core/model_loader.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/pipeline_planner.h"
-#include "unity/core/search_mode.h"
-#include "unity/core/segment_profile.h"
-#include "unity/core/substitution_search.h"
+#include "unity/core/pcg/compute_dtype.h"
+#include "unity/core/pipeline/pipeline_planner.h"
+#include "unity/core/pipeline/segment_profile.h"
+#include "unity/core/plan/search_mode.h"
+#include "unity/core/search/candidate_cost.h"
+#include "unity/core/search/hierarchical_search.h"
+#include "unity/core/search/layout_conversion.h"
+#include "unity/core/search/substitution_search.h"
+#include "unity/core/strategies/data_parallel.h"
+#include "unity/core/strategies/expert_strategies.h"
+#include "unity/core/zoo/model_loader.h"
+#include "unity/core/zoo/model_zoo.h"
 
 namespace unity {
 namespace {

@@ -1,4 +1,4 @@
-#include "unity/core/search_mode.h"
+#include "unity/core/plan/search_mode.h"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,11 @@
 #pragma once
-// Attributes an operator may leave out, with the value that means. Patterns compare against these, and
-// substitutions drop attributes that equal them, so a rewritten node hashes like a hand-built one.
+// Attributes an operator may leave out, with the value that means. Patterns compare against these,
+// and substitutions drop attributes that equal them, so a rewritten node hashes like a hand-built
+// one.
 #include <optional>
 #include <string>
 
-#include "unity/core/operator.h"
+#include "unity/core/pcg/operator.h"
 
 namespace unity::detail {
 

@@ -4,7 +4,7 @@
 
 #include "attribute_defaults.h"
 #include "unity/core/errors.h"
-#include "unity/core/substitution.h"
+#include "unity/core/rules/substitution.h"
 
 namespace unity {
 namespace {

@@ -8,7 +8,7 @@
 #include "embedded_files.h"
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
-#include "unity/core/rule.h"
+#include "unity/core/rules/rule.h"
 
 namespace unity {
 namespace {

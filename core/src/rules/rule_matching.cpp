@@ -3,7 +3,7 @@
 #include <set>
 
 #include "attribute_defaults.h"
-#include "unity/core/substitution.h"
+#include "unity/core/rules/substitution.h"
 
 namespace unity {
 namespace {
@@ -21,7 +21,8 @@ nlohmann::json attr_json(const AttrValue& v) {
 class Matcher {
  public:
   Matcher(const Graph& g, const Rule& r) : g_(g), r_(r) {
-    for (const auto& n : r.source.nodes) index_[n.name] = static_cast<int>(&n - r.source.nodes.data());
+    for (const auto& n : r.source.nodes)
+      index_[n.name] = static_cast<int>(&n - r.source.nodes.data());
     std::set<std::string> outputs;
     for (const auto& o : r.source.outputs) outputs.insert(split_ref(o).first);
     for (const auto& n : r.source.nodes)
@@ -39,15 +40,19 @@ class Matcher {
   bool attrs_match(const RuleNode& p, const Node& n, Match& m) const {
     for (const auto& [key, a] : p.attrs) {
       std::optional<AttrValue> value;
-      if (n.op.attrs.has(key)) value = n.op.attrs.items().at(key);
-      else value = detail::attribute_default(key);
+      if (n.op.attrs.has(key))
+        value = n.op.attrs.items().at(key);
+      else
+        value = detail::attribute_default(key);
       if (!value) return false;
       if (a.kind == RuleAttr::Kind::Literal) {
         if (attr_json(*value) != a.literal) return false;
       } else if (a.kind == RuleAttr::Kind::Symbol) {
         auto it = m.symbols.find(a.name);
-        if (it == m.symbols.end()) m.symbols[a.name] = *value;
-        else if (it->second != *value) return false;
+        if (it == m.symbols.end())
+          m.symbols[a.name] = *value;
+        else if (it->second != *value)
+          return false;
       } else {
         return false;  // parameters belong to targets
       }
@@ -55,8 +60,8 @@ class Matcher {
     return true;
   }
 
-  // Patterns are matched from their last node back; a node read by an already matched node is fixed by
-  // that edge, any other node is tried against every graph node of its type.
+  // Patterns are matched from their last node back; a node read by an already matched node is fixed
+  // by that edge, any other node is tried against every graph node of its type.
   void assign(int i, Match& m) {
     if (i < 0) {
       finish(m);
@@ -98,12 +103,16 @@ class Matcher {
       if (index_.count(ref)) {
         if (actual.index != index) ok = false;
         auto it = m.nodes.find(ref);
-        if (it == m.nodes.end()) m.nodes[ref] = actual.node;
-        else if (it->second != actual.node) ok = false;
+        if (it == m.nodes.end())
+          m.nodes[ref] = actual.node;
+        else if (it->second != actual.node)
+          ok = false;
       } else {
         auto it = m.inputs.find(ref);
-        if (it == m.inputs.end()) m.inputs[ref] = actual;
-        else if (it->second != actual) ok = false;
+        if (it == m.inputs.end())
+          m.inputs[ref] = actual;
+        else if (it->second != actual)
+          ok = false;
       }
     }
     if (ok) assign(i - 1, m);

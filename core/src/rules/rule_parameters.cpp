@@ -1,7 +1,7 @@
 // Parameter choices and constraints of a rule at one match.
 #include <charconv>
 
-#include "unity/core/substitution.h"
+#include "unity/core/rules/substitution.h"
 
 namespace unity {
 namespace {

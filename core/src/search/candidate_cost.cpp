@@ -1,10 +1,10 @@
-#include "unity/core/candidate_cost.h"
+#include "unity/core/search/candidate_cost.h"
 
 #include <algorithm>
 #include <limits>
 #include <unordered_map>
 
-#include "unity/core/mapping_cost.h"
+#include "unity/core/mapping/mapping_cost.h"
 
 namespace unity {
 namespace {

@@ -1,4 +1,4 @@
-#include "unity/core/graph_splitting.h"
+#include "unity/core/search/graph_splitting.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "hashing.h"
-#include "unity/core/mapping_cost.h"
-#include "unity/core/substitution.h"
+#include "unity/core/mapping/mapping_cost.h"
+#include "unity/core/rules/substitution.h"
 
 namespace unity {
 namespace {

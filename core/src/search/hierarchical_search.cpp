@@ -1,4 +1,4 @@
-#include "unity/core/hierarchical_search.h"
+#include "unity/core/search/hierarchical_search.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,12 +10,12 @@
 #include <fmt/format.h>
 
 #include "search/pieces.h"
-#include "unity/core/candidate_cost.h"
-#include "unity/core/data_parallel.h"
 #include "unity/core/errors.h"
-#include "unity/core/graph_splitting.h"
-#include "unity/core/layout_conversion.h"
-#include "unity/core/mapping_cost.h"
+#include "unity/core/mapping/mapping_cost.h"
+#include "unity/core/search/candidate_cost.h"
+#include "unity/core/search/graph_splitting.h"
+#include "unity/core/search/layout_conversion.h"
+#include "unity/core/strategies/data_parallel.h"
 
 namespace unity {
 namespace {

@@ -1,4 +1,4 @@
-#include "unity/core/layout_conversion.h"
+#include "unity/core/search/layout_conversion.h"
 
 #include <fmt/format.h>
 
@@ -17,9 +17,10 @@ TensorRef convert_layout(Graph& g, TensorRef from, const ParallelTensorShape& ta
                                  source.to_string(), target.to_string()));
   TensorRef t = from;
   auto op = [&](OpType type, int dim, int degree) {
-    Operator o{type,
-               {{"dim", std::int64_t{dim}}, {"degree", std::int64_t{degree}}},
-               fmt::format("{}.{}{}", name, type == OpType::Combine ? "combine" : "partition", dim)};
+    Operator o{
+        type,
+        {{"dim", std::int64_t{dim}}, {"degree", std::int64_t{degree}}},
+        fmt::format("{}.{}{}", name, type == OpType::Combine ? "combine" : "partition", dim)};
     t = {g.add(std::move(o), {t}), 0};
   };
   // Combines first: the tensor never has more pieces than at either end.

@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 
 #include "hashing.h"
-#include "unity/core/data_parallel.h"
 #include "unity/core/errors.h"
-#include "unity/core/layout_conversion.h"
-#include "unity/core/machine_mapping.h"
+#include "unity/core/mapping/machine_mapping.h"
+#include "unity/core/search/layout_conversion.h"
+#include "unity/core/strategies/data_parallel.h"
 
 namespace unity::detail {
 
@@ -26,7 +26,8 @@ PieceGraph instantiate(const SegmentTemplate& t, const Graph& body,
   p.entry.insert(x);
   const auto readers = g.uses(TensorRef{x, 0});
   const std::string name = g.node(x).op.name;
-  // Fixed ids (kept free by the template), so that every starting point of the piece agrees on them.
+  // Fixed ids (kept free by the template), so that every starting point of the piece agrees on
+  // them.
   NodeId next = t.entry_base;
   TensorRef cur{x, 0};
   if (layout)
@@ -223,9 +224,9 @@ Graph glue(const Graph& model, const std::vector<GluePiece>& pieces) {
     f.infer_shapes();
     if (k + 1 < pieces.size()) {
       if (result.node < 0) throw std::logic_error("a piece lost its result");
-      handed = convert_layout(f, result, pieces[k].leaving,
-                              pieces[k].t->body.node(pieces[k].t->leaving_producer).op.name +
-                                  ".handover");
+      handed = convert_layout(
+          f, result, pieces[k].leaving,
+          pieces[k].t->body.node(pieces[k].t->leaving_producer).op.name + ".handover");
     }
   }
   cancel_inverse_parallel_ops(f);

@@ -1,16 +1,17 @@
 #pragma once
-// The pieces of a cut graph as the hierarchical search handles them: a piece's graph for one entering
-// partitioning, its data-parallel starting points, the cost of handing its result on in another
-// partitioning, renaming a solved piece onto an equal one, and gluing the chosen pieces back together.
+// The pieces of a cut graph as the hierarchical search handles them: a piece's graph for one
+// entering partitioning, its data-parallel starting points, the cost of handing its result on in
+// another partitioning, renaming a solved piece onto an equal one, and gluing the chosen pieces
+// back together.
 #include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
-#include "unity/core/cost_model.h"
-#include "unity/core/graph_splitting.h"
-#include "unity/core/substitution_search.h"
+#include "unity/core/cost/cost_model.h"
+#include "unity/core/search/graph_splitting.h"
+#include "unity/core/search/substitution_search.h"
 
 namespace unity::detail {
 
@@ -65,8 +66,8 @@ struct GluePiece {
   ParallelTensorShape leaving;  // the layout handed to the next piece (unused for the last)
 };
 
-// The whole PCG from its pieces: model ids kept, new nodes renumbered, each piece's result converted
-// to the layout the next one was searched for, then inverse parallel pairs cancelled.
+// The whole PCG from its pieces: model ids kept, new nodes renumbered, each piece's result
+// converted to the layout the next one was searched for, then inverse parallel pairs cancelled.
 Graph glue(const Graph& model, const std::vector<GluePiece>& pieces);
 
 }  // namespace unity::detail

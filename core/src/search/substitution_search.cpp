@@ -1,4 +1,4 @@
-#include "unity/core/substitution_search.h"
+#include "unity/core/search/substitution_search.h"
 
 #include <fnmatch.h>
 
@@ -11,7 +11,7 @@
 
 #include "hashing.h"
 #include "unity/core/errors.h"
-#include "unity/core/substitution.h"
+#include "unity/core/rules/substitution.h"
 
 namespace unity {
 namespace {

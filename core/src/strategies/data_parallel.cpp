@@ -1,4 +1,4 @@
-#include "unity/core/data_parallel.h"
+#include "unity/core/strategies/data_parallel.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "unity/core/expert_strategies.h"
+#include "unity/core/strategies/expert_strategies.h"
 
 #include <cstdlib>
 #include <map>
@@ -7,12 +7,12 @@
 
 #include <fmt/format.h>
 
-#include "unity/core/cost_model.h"
-#include "unity/core/data_parallel.h"
+#include "unity/core/cost/cost_model.h"
 #include "unity/core/errors.h"
-#include "unity/core/layout_conversion.h"
-#include "unity/core/substitution.h"
-#include "unity/core/substitution_search.h"
+#include "unity/core/rules/substitution.h"
+#include "unity/core/search/layout_conversion.h"
+#include "unity/core/search/substitution_search.h"
+#include "unity/core/strategies/data_parallel.h"
 
 namespace unity {
 namespace {

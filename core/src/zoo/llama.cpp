@@ -9,7 +9,7 @@
 //   cross-entropy on every token ([N, S, vocab] logits, [N, S] labels).
 // Parameters: llama-7b 6,738,415,616 and llama-70b 68,976,648,192, as Meta publishes. Dropout is
 // left out, as in the rest of the zoo (Llama-2 trains without it anyway).
-#include "unity/core/transformer_models.h"
+#include "unity/core/zoo/transformer_models.h"
 #include "zoo/zoo_models.h"
 
 namespace unity::zoo {

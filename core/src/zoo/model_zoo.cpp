@@ -1,13 +1,13 @@
 // The zoo's registry: names, descriptions and default per-device batches (paper section 6.1), and
 // the dispatch to each model's builder.
-#include "unity/core/model_zoo.h"
+#include "unity/core/zoo/model_zoo.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "unity/core/compute_dtype.h"
 #include "unity/core/errors.h"
+#include "unity/core/pcg/compute_dtype.h"
 #include "zoo/zoo_models.h"
 
 namespace unity::zoo {

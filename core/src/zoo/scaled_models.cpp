@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/scaled_zoo.h"
+#include "unity/core/zoo/model_zoo.h"
+#include "unity/core/zoo/scaled_zoo.h"
 #include "zoo/zoo_models.h"
 
 namespace unity::zoo {

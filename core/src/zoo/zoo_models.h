@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "unity/core/graph_builder.h"
-#include "unity/core/transformer_models.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/zoo/transformer_models.h"
 
 namespace unity::zoo::detail {
 

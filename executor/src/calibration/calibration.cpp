@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
-#include "unity/core/graph_builder.h"
+#include "unity/core/pcg/graph_builder.h"
 #include "unity/executor/program.h"
 #include "unity/executor/run_files.h"
 #include "unity/executor/training.h"

@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "unity/core/cost/op_profile_key.h"
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
-#include "unity/core/machine_mapping.h"
-#include "unity/core/op_profile_key.h"
-#include "unity/core/sp_decomposition.h"
+#include "unity/core/mapping/machine_mapping.h"
+#include "unity/core/mapping/sp_decomposition.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
 #include "unity/executor/program.h"

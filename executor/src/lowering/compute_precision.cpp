@@ -1,6 +1,6 @@
 #include "unity/executor/compute_precision.h"
 
-#include "unity/core/compute_dtype.h"
+#include "unity/core/pcg/compute_dtype.h"
 
 namespace unity::executor {
 

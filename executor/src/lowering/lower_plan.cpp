@@ -4,7 +4,7 @@
 
 #include "lowering_internal.h"
 #include "program_passes.h"
-#include "unity/core/mapping_cost.h"
+#include "unity/core/mapping/mapping_cost.h"
 
 namespace unity::executor {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "lowering_internal.h"
-#include "unity/core/reshape_groups.h"
+#include "unity/core/shapes/reshape_groups.h"
 
 namespace unity::executor::detail {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "../runtime/synthetic_data.h"
 #include "op_helpers.h"
-#include "unity/core/graph_builder.h"
+#include "unity/core/pcg/graph_builder.h"
 
 namespace unity::executor::detail {
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "../runtime/engine.h"
-#include "unity/core/layer_segments.h"
-#include "unity/core/pipeline_schedule.h"
-#include "unity/core/plan.h"
+#include "unity/core/pipeline/layer_segments.h"
+#include "unity/core/pipeline/pipeline_schedule.h"
+#include "unity/core/plan/plan.h"
 
 namespace unity::executor::detail {
 

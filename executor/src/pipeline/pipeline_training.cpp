@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "pipeline_run.h"
-#include "unity/core/layer_segments.h"
+#include "unity/core/pipeline/layer_segments.h"
 #include "unity/executor/compute_precision.h"
 #include "unity/executor/run_files.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "unity/core/graph.h"
+#include "unity/core/pcg/graph.h"
 #include "unity/executor/region.h"
 
 namespace unity::executor::detail {

@@ -4,7 +4,7 @@
 
 #include "evaluate_internal.h"
 #include "unity/core/errors.h"
-#include "unity/core/shape_inference.h"
+#include "unity/core/shapes/shape_inference.h"
 
 namespace unity::rules {
 namespace {
@@ -18,12 +18,14 @@ ReplicaLayout summed_layout(const ParallelValue& x, int d) {
   const auto split = x.layout.split_inner(d);
   if (!split) undefined("cannot sum groups of {} replicas out of {}", d, x.layout.to_string());
   if (split->second != ReplicaLayout::partials(d))
-    undefined("sums {} replicas that are {}, not partial sums (the result would be {} times too large)",
-              d, split->second.to_string(), d);
+    undefined(
+        "sums {} replicas that are {}, not partial sums (the result would be {} times too large)",
+        d, split->second.to_string(), d);
   return split->first;
 }
 
-ParallelValue parallel_op(const Operator& op, const ParallelValue& x, const ParallelTensorShape& shape) {
+ParallelValue parallel_op(const Operator& op, const ParallelValue& x,
+                          const ParallelTensorShape& shape) {
   ParallelValue y;
   y.shape = shape;
   y.layout = x.layout;
@@ -63,7 +65,8 @@ ParallelValue parallel_op(const Operator& op, const ParallelValue& x, const Para
     const std::int64_t chunk = x.shape.dims[axis].size / d;
     for (int s = 0; s < x.stages; ++s)
       for (int i = 0; i < d; ++i)
-        for (int j = 0; j < r; ++j) y.data.push_back(slice(x.piece(s, j), axis, i * chunk, (i + 1) * chunk));
+        for (int j = 0; j < r; ++j)
+          y.data.push_back(slice(x.piece(s, j), axis, i * chunk, (i + 1) * chunk));
     return y;
   }
   // Batch: micro-batches s*d .. s*d+d-1 concatenated.

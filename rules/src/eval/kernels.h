@@ -1,12 +1,13 @@
 #pragma once
-// Serial reference kernels on whole logical tensors. The parallel evaluator calls them per replica and
-// per micro-batch; the partial-sum variants take the block of the reduction dimension a replica owns.
+// Serial reference kernels on whole logical tensors. The parallel evaluator calls them per replica
+// and per micro-batch; the partial-sum variants take the block of the reduction dimension a replica
+// owns.
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "unity/core/op_type.h"
+#include "unity/core/pcg/op_type.h"
 #include "unity/rules/dense_tensor.h"
 
 namespace unity::rules::kernels {
@@ -26,7 +27,8 @@ struct Conv2DParams {
   std::int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
 };
 // Sums input channels in `c_range` only (groups == 1); a grouped convolution takes every channel.
-DenseTensor conv2d(const DenseTensor& x, const DenseTensor& w, const Conv2DParams& p, Range c_range);
+DenseTensor conv2d(const DenseTensor& x, const DenseTensor& w, const Conv2DParams& p,
+                   Range c_range);
 
 struct Pool2DParams {
   bool max = true;
@@ -34,8 +36,8 @@ struct Pool2DParams {
 };
 DenseTensor pool2d(const DenseTensor& x, const Pool2DParams& p);
 
-// Statistics per channel over each of `sample_blocks` equal blocks of the batch and the spatial dims
-// (what each sample partition computes on its own: data parallelism without SyncBN).
+// Statistics per channel over each of `sample_blocks` equal blocks of the batch and the spatial
+// dims (what each sample partition computes on its own: data parallelism without SyncBN).
 DenseTensor batch_norm(const DenseTensor& x, const DenseTensor& scale, const DenseTensor& bias,
                        double epsilon, int sample_blocks);
 // Normalises the trailing `dims` dims; gamma and beta optional (empty tensors).
@@ -44,7 +46,8 @@ DenseTensor layer_norm(const DenseTensor& x, int dims, const DenseTensor* gamma,
 
 // Multi-head attention restricted to the heads in `heads` (their contribution to the output
 // projection, a partial sum over head blocks).
-DenseTensor attention(const std::vector<const DenseTensor*>& in, std::int64_t num_heads, Range heads);
+DenseTensor attention(const std::vector<const DenseTensor*>& in, std::int64_t num_heads,
+                      Range heads);
 
 // Looks up rows in `rows` only (other indices contribute zeros: a row-sharded table's partial sum).
 DenseTensor embedding(const DenseTensor& indices, const DenseTensor& table, Range rows);
@@ -53,12 +56,13 @@ DenseTensor embedding_bag(const DenseTensor& indices, const DenseTensor& table, 
 
 DenseTensor softmax(const DenseTensor& x, int axis);
 // Sums (or averages, dividing by the whole count) the reduced axes over the given block of each.
-DenseTensor reduce(const DenseTensor& x, const std::vector<int>& axes, const std::vector<Range>& blocks,
-                   bool keepdims, bool mean);
+DenseTensor reduce(const DenseTensor& x, const std::vector<int>& axes,
+                   const std::vector<Range>& blocks, bool keepdims, bool mean);
 DenseTensor softmax_cross_entropy(const DenseTensor& logits, const DenseTensor& labels);
 DenseTensor mse_loss(const DenseTensor& prediction, const DenseTensor& target);
 
-std::vector<DenseTensor> split(const DenseTensor& x, int axis, const std::vector<std::int64_t>& sizes);
+std::vector<DenseTensor> split(const DenseTensor& x, int axis,
+                               const std::vector<std::int64_t>& sizes);
 DenseTensor reshape(const DenseTensor& x, const std::vector<std::int64_t>& sizes);
 
 }  // namespace unity::rules::kernels

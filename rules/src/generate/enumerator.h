@@ -1,6 +1,6 @@
 #pragma once
-// Enumerates every PCG of a family up to its limits (depth-first, each graph once: graphs equal up to
-// the order their operators were added are one), evaluates it on the family's inputs and records
+// Enumerates every PCG of a family up to its limits (depth-first, each graph once: graphs equal up
+// to the order their operators were added are one), evaluates it on the family's inputs and records
 // the graphs with one output under their fingerprint: a hash of the output's parallel shape (the
 // degree of every dim and the replicas), replica layout and values.
 #include <cstdint>
@@ -8,19 +8,20 @@
 #include <vector>
 
 #include "families.h"
-#include "unity/core/operator.h"
+#include "unity/core/pcg/operator.h"
 
 namespace unity::rules::gen {
 
 struct GenOp {
-  std::uint16_t tmpl = 0;      // index into Enumeration::templates
+  std::uint16_t tmpl = 0;  // index into Enumeration::templates
   std::uint8_t arity = 0;
-  std::uint8_t in[7] = {0, 0, 0, 0, 0, 0, 0};  // tensor indices: inputs first, then operator outputs
+  std::uint8_t in[7] = {0, 0, 0, 0,
+                        0, 0, 0};  // tensor indices: inputs first, then operator outputs
 };
 
 struct GenGraph {
   std::vector<GenOp> ops;
-  int output = 0;              // tensor index of the single output
+  int output = 0;  // tensor index of the single output
   std::uint64_t fingerprint = 0;
   std::uint32_t inputs_used = 0;  // bit mask over the family's inputs
   int compute_ops = 0;
@@ -31,7 +32,7 @@ struct Enumeration {
   std::vector<Operator> templates;  // compute templates (one per arity), then parallel ones
   std::vector<int> template_outputs;
   std::vector<GenGraph> graphs;
-  std::int64_t visited = 0;          // graphs evaluated, single-output or not
+  std::int64_t visited = 0;  // graphs evaluated, single-output or not
 };
 
 Enumeration enumerate(const Family& family, int max_ops);

@@ -1,20 +1,21 @@
 #pragma once
-// The enumeration is split into families: each names its input tensors (with fixed random values, and
-// the partitioned, replicated and partial-sum variants of them that rules starting from a parallel
-// tensor need), the compute operators it combines, and how many compute and parallel operators a
-// graph may hold. Within a family every PCG up to the limits is enumerated; families keep the number of
-// operator combinations (and the run time) bounded, the way TASO enumerates its operator set.
+// The enumeration is split into families: each names its input tensors (with fixed random values,
+// and the partitioned, replicated and partial-sum variants of them that rules starting from a
+// parallel tensor need), the compute operators it combines, and how many compute and parallel
+// operators a graph may hold. Within a family every PCG up to the limits is enumerated; families
+// keep the number of operator combinations (and the run time) bounded, the way TASO enumerates its
+// operator set.
 #include <string>
 #include <vector>
 
-#include "unity/core/operator.h"
+#include "unity/core/pcg/operator.h"
 #include "unity/rules/parallel_value.h"
 
 namespace unity::rules::gen {
 
 struct FamilyInput {
-  std::string name;       // unique in the family: "x", "x.p0", "x.r"
-  std::string base;       // the rule input it becomes: "x"
+  std::string name;  // unique in the family: "x", "x.p0", "x.r"
+  std::string base;  // the rule input it becomes: "x"
   ParallelValue value;
 };
 
@@ -31,15 +32,15 @@ struct Family {
   std::vector<Operator> compute;  // templates, attributes fixed
   int max_compute = 1;
   int max_parallel = 3;
-  int max_chain = 2;              // consecutive parallel operators on one edge
-  bool temporal = false;          // Pipeline and Batch too
-  std::vector<int> dims;          // dims parallel operators may use (empty: every dim)
+  int max_chain = 2;      // consecutive parallel operators on one edge
+  bool temporal = false;  // Pipeline and Batch too
+  std::vector<int> dims;  // dims parallel operators may use (empty: every dim)
   // Which family inputs (by name, variants included) may feed each argument slot of the compute
-  // operators (empty: any tensor), and slots that read the same tensor as an earlier one (-1: free):
-  // self-attention reads one tensor as query, key and value.
+  // operators (empty: any tensor), and slots that read the same tensor as an earlier one (-1:
+  // free): self-attention reads one tensor as query, key and value.
   std::vector<std::vector<std::string>> slot_inputs;
   std::vector<int> tied;
-  int extra_ops = 0;              // operators beyond --max-ops (an operator reading many weights)
+  int extra_ops = 0;  // operators beyond --max-ops (an operator reading many weights)
   // Blocks: when set, the compute operators are exactly one of these skeletons, in order, and only
   // the parallel operators around them are enumerated (a Transformer MLP block split as Megatron-LM
   // does is one rule, where the search would need several steps through worse plans; a fused and an

@@ -4,7 +4,7 @@
 
 #include "../verify/attribute_schema.h"
 #include "unity/core/errors.h"
-#include "unity/core/substitution.h"
+#include "unity/core/rules/substitution.h"
 
 namespace unity::rules::gen {
 namespace {
@@ -31,9 +31,15 @@ std::optional<Built> build(const Enumeration& e, const GenGraph& g) {
       TensorRef r = b.graph.add_input(e.family->inputs[i].name, v.shape.sizes(), v.shape.dtype);
       for (int d = 0; d < v.shape.rank(); ++d)
         if (v.shape.dims[d].degree > 1)
-          r = {b.graph.add({OpType::Partition, {{"dim", std::int64_t{d}}, {"degree", std::int64_t{v.shape.dims[d].degree}}}, ""}, {r}), 0};
+          r = {b.graph.add(
+                   {OpType::Partition,
+                    {{"dim", std::int64_t{d}}, {"degree", std::int64_t{v.shape.dims[d].degree}}},
+                    ""},
+                   {r}),
+               0};
       if (v.shape.replica > 1)
-        r = {b.graph.add({OpType::Replicate, {{"degree", std::int64_t{v.shape.replica}}}, ""}, {r}), 0};
+        r = {b.graph.add({OpType::Replicate, {{"degree", std::int64_t{v.shape.replica}}}, ""}, {r}),
+             0};
       b.leaves[r.node] = static_cast<int>(i);
       t.push_back(r);
     }
@@ -52,7 +58,8 @@ std::optional<Built> build(const Enumeration& e, const GenGraph& g) {
 
 // Structure of what the sink reads, with attributes at their defaults left out and input prefixes
 // as leaves.
-std::uint64_t cone(const Built& b, const Graph& g, TensorRef t, std::map<TensorRef, std::uint64_t>& memo) {
+std::uint64_t cone(const Built& b, const Graph& g, TensorRef t,
+                   std::map<TensorRef, std::uint64_t>& memo) {
   if (auto it = memo.find(t); it != memo.end()) return it->second;
   std::uint64_t h;
   if (auto leaf = b.leaves.find(t.node); leaf != b.leaves.end() && g.contains(t.node)) {
@@ -84,7 +91,8 @@ std::uint64_t sink_cone(const Built& b, const Graph& g) {
 
 void ImplicationChecker::add(const Rule& rule) { rules_.push_back(rule); }
 
-bool ImplicationChecker::implied(const Enumeration& e, const GenGraph& source, const GenGraph& target) const {
+bool ImplicationChecker::implied(const Enumeration& e, const GenGraph& source,
+                                 const GenGraph& target) const {
   const auto src = build(e, source);
   const auto tgt = build(e, target);
   if (!src || !tgt) return false;

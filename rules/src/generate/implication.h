@@ -7,7 +7,7 @@
 #include <set>
 
 #include "enumerator.h"
-#include "unity/core/rule.h"
+#include "unity/core/rules/rule.h"
 
 namespace unity::rules::gen {
 

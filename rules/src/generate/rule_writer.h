@@ -18,7 +18,7 @@
 #include <string>
 
 #include "enumerator.h"
-#include "unity/core/rule.h"
+#include "unity/core/rules/rule.h"
 
 namespace unity::rules::gen {
 

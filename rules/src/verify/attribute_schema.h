@@ -1,13 +1,14 @@
 #pragma once
-// The attributes of each operator as the verifier sees them: an ordered list of typed slots, each with
-// its default where the operator has one. An operator application in the logic takes its attribute
-// slots as leading arguments (integers, reals, enum codes, list codes), then its tensor inputs.
+// The attributes of each operator as the verifier sees them: an ordered list of typed slots, each
+// with its default where the operator has one. An operator application in the logic takes its
+// attribute slots as leading arguments (integers, reals, enum codes, list codes), then its tensor
+// inputs.
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "unity/core/attributes.h"
-#include "unity/core/op_type.h"
+#include "unity/core/pcg/attributes.h"
+#include "unity/core/pcg/op_type.h"
 
 namespace unity::rules::spec {
 

@@ -6,7 +6,7 @@
 #include "random_instances.h"
 #include "spec_eval.h"
 #include "unity/core/errors.h"
-#include "unity/core/substitution.h"
+#include "unity/core/rules/substitution.h"
 #include "unity/rules/evaluator.h"
 
 namespace unity::rules::spec {
@@ -20,15 +20,17 @@ struct Instance {
   std::string inputs;  // described, for counterexamples
 };
 
-// Input -> Partition per split dim -> Replicate: a tensor of the value's parallel shape, whose value
-// the evaluator is then given directly (it may hold partial sums no operator chain made).
+// Input -> Partition per split dim -> Replicate: a tensor of the value's parallel shape, whose
+// value the evaluator is then given directly (it may hold partial sums no operator chain made).
 TensorRef add_input(Instance& inst, const std::string& name, const ParallelValue& v) {
   Graph& g = inst.graph;
   TensorRef t = g.add_input(name, v.shape.sizes(), v.shape.dtype);
   inst.given[t.node] = ParallelValue::serial(v.data[0], v.shape.dtype);
   for (int d = 0; d < v.shape.rank(); ++d)
     if (v.shape.dims[d].degree > 1) {
-      Operator p{OpType::Partition, {{"dim", std::int64_t{d}}, {"degree", std::int64_t{v.shape.dims[d].degree}}}, name + ".p"};
+      Operator p{OpType::Partition,
+                 {{"dim", std::int64_t{d}}, {"degree", std::int64_t{v.shape.dims[d].degree}}},
+                 name + ".p"};
       t = {g.add(std::move(p), {t}), 0};
     }
   if (v.shape.replica > 1) {
@@ -39,8 +41,8 @@ TensorRef add_input(Instance& inst, const std::string& name, const ParallelValue
   return t;
 }
 
-std::optional<Instance> build(const Rule& rule, const RuleTerms& terms, std::map<std::string, Concrete>& env,
-                              SpecEvaluator& ev) {
+std::optional<Instance> build(const Rule& rule, const RuleTerms& terms,
+                              std::map<std::string, Concrete>& env, SpecEvaluator& ev) {
   Instance inst;
   std::map<std::string, TensorRef> refs;
   for (const auto& in : rule.inputs) {
@@ -52,7 +54,8 @@ std::optional<Instance> build(const Rule& rule, const RuleTerms& terms, std::map
     const auto colon = r.find(':');
     const std::string name = r.substr(0, colon);
     const int index = colon == std::string::npos ? 0 : std::stoi(r.substr(colon + 1));
-    if (auto it = inst.source_ids.find(name); it != inst.source_ids.end()) return {it->second, index};
+    if (auto it = inst.source_ids.find(name); it != inst.source_ids.end())
+      return {it->second, index};
     return refs.at(name);
   };
   try {
@@ -79,7 +82,8 @@ std::optional<Instance> build(const Rule& rule, const RuleTerms& terms, std::map
 const Match* our_match(const std::vector<Match>& matches, const Instance& inst) {
   for (const auto& m : matches) {
     bool same = true;
-    for (const auto& [name, id] : inst.source_ids) same = same && m.nodes.count(name) && m.nodes.at(name) == id;
+    for (const auto& [name, id] : inst.source_ids)
+      same = same && m.nodes.count(name) && m.nodes.at(name) == id;
     if (same) return &m;
   }
   return nullptr;
@@ -95,7 +99,8 @@ std::string describe_case(const Instance& inst, const std::map<std::string, std:
   }
   if (!m.symbols.empty()) {
     std::vector<std::string> p;
-    for (const auto& [k, v] : m.symbols) p.push_back(fmt::format("${} = {}", k, unity::to_string(v)));
+    for (const auto& [k, v] : m.symbols)
+      p.push_back(fmt::format("${} = {}", k, unity::to_string(v)));
     s += fmt::format("; symbols {}", fmt::join(p, ", "));
   }
   return s;
@@ -113,7 +118,8 @@ ConcreteOutcome concrete_check(const Rule& rule, const Rule& fixed, const RuleTe
     auto env = gen.tensors_for(sources);
     SpecEvaluator ev(env, gen.binder());
     bool defined = true;
-    for (const auto& s : sources) defined = defined && !std::holds_alternative<std::monostate>(ev.eval(s));
+    for (const auto& s : sources)
+      defined = defined && !std::holds_alternative<std::monostate>(ev.eval(s));
     if (!defined) continue;
     auto inst = build(fixed, terms, env, ev);
     if (!inst) continue;
@@ -129,8 +135,9 @@ ConcreteOutcome concrete_check(const Rule& rule, const Rule& fixed, const RuleTe
       const auto after = evaluate_graph(*next, inst->given);
       if (!after.ok()) {
         out.refuted = true;
-        out.counterexample = fmt::format("{}: the target is undefined where the source is defined ({})",
-                                         describe_case(*inst, params, *m), after.error);
+        out.counterexample =
+            fmt::format("{}: the target is undefined where the source is defined ({})",
+                        describe_case(*inst, params, *m), after.error);
         return out;
       }
       for (std::size_t i = 0; i < inst->sinks.size(); ++i) {
@@ -138,8 +145,9 @@ ConcreteOutcome concrete_check(const Rule& rule, const Rule& fixed, const RuleTe
         const auto& b = after.values.at(inst->sinks[i]).at(0);
         if (!approx_equal(a, b, 1e-7)) {
           out.refuted = true;
-          out.counterexample = fmt::format("{}: output {} differs, {}", describe_case(*inst, params, *m), i,
-                                           describe_difference(a, b));
+          out.counterexample =
+              fmt::format("{}: output {} differs, {}", describe_case(*inst, params, *m), i,
+                          describe_difference(a, b));
           return out;
         }
       }

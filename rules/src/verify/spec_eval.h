@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "spec_expr.h"
-#include "unity/core/operator.h"
+#include "unity/core/pcg/operator.h"
 #include "unity/rules/parallel_value.h"
 
 namespace unity::rules::spec {
@@ -20,9 +20,9 @@ using Concrete = std::variant<std::monostate, ParallelValue, std::int64_t, doubl
 // Binds a variable met unbound while evaluating: `op`/`slot` name the attribute slot it fills (slot
 // -1 for a tensor argument), `inputs` are the operator's already evaluated tensor arguments and
 // `earlier` its attributes of earlier slots.
-using Binder = std::function<std::optional<Concrete>(const Expr& var, OpType op, int slot,
-                                                     const std::vector<const ParallelValue*>& inputs,
-                                                     const Attributes& earlier)>;
+using Binder = std::function<std::optional<Concrete>(
+    const Expr& var, OpType op, int slot, const std::vector<const ParallelValue*>& inputs,
+    const Attributes& earlier)>;
 
 class SpecEvaluator {
  public:
@@ -31,7 +31,8 @@ class SpecEvaluator {
 
   Concrete eval(const ExprPtr& e);
   // The core operator an application stands for (attributes evaluated; inputs not evaluated).
-  std::optional<Operator> to_operator(const Expr& app, const std::vector<const ParallelValue*>& inputs);
+  std::optional<Operator> to_operator(const Expr& app,
+                                      const std::vector<const ParallelValue*>& inputs);
   const std::string& last_error() const { return error_; }
 
  private:

@@ -1,15 +1,15 @@
 #pragma once
-// Terms of the verifier's logic: tensors built from operator applications, and the integer, real, list
-// and boolean expressions that operator attributes and axiom guards are made of. One term is both
-// translated to Z3 (z3_encoding.h) and evaluated on concrete values (spec_eval.h), which is how the
-// axioms are tested against the evaluator.
+// Terms of the verifier's logic: tensors built from operator applications, and the integer, real,
+// list and boolean expressions that operator attributes and axiom guards are made of. One term is
+// both translated to Z3 (z3_encoding.h) and evaluated on concrete values (spec_eval.h), which is
+// how the axioms are tested against the evaluator.
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "unity/core/op_type.h"
+#include "unity/core/pcg/op_type.h"
 
 namespace unity::rules::spec {
 
@@ -25,16 +25,16 @@ struct Expr {
     RealLit,
     ListLit,
     BoolLit,
-    Op,        // operator application: attrs in schema order, then tensor args
-    Ok,        // ok(t): the tensor is defined
-    Rank,      // rank(t)
-    Degree,    // degree(t, i)
-    Replica,   // replica(t)
-    Size,      // size(t, i)
+    Op,       // operator application: attrs in schema order, then tensor args
+    Ok,       // ok(t): the tensor is defined
+    Rank,     // rank(t)
+    Degree,   // degree(t, i)
+    Replica,  // replica(t)
+    Size,     // size(t, i)
     Add,
     Sub,
     Mul,
-    Mod,       // a mod b (b > 0)
+    Mod,  // a mod b (b > 0)
     ToReal,
     Lt,
     Le,
@@ -44,13 +44,13 @@ struct Expr {
     Or,
     Not,
     Ite,
-    Norm,      // norm(k, r): k + r when k < 0 (negative axes count from the end)
+    Norm,  // norm(k, r): k + r when k < 0 (negative axes count from the end)
     ListLen,
-    ListAt,    // list[i]
-    PermPos,   // the i with perm[i] = k
-    Compose,   // r[i] = q[p[i]] for compose(q, p): Transpose(p, Transpose(q, x)) = Transpose(r, x)
-    Contains,  // k in list
-    CountBelow // number of list entries < k
+    ListAt,     // list[i]
+    PermPos,    // the i with perm[i] = k
+    Compose,    // r[i] = q[p[i]] for compose(q, p): Transpose(p, Transpose(q, x)) = Transpose(r, x)
+    Contains,   // k in list
+    CountBelow  // number of list entries < k
   };
   Kind kind = Kind::IntLit;
   Sort sort = Sort::Int;
@@ -59,9 +59,9 @@ struct Expr {
   double rvalue = 0;
   std::vector<std::int64_t> list;
   OpType op = OpType::Identity;
-  int output = 0;                  // Op: which output of a multi-output operator
-  std::vector<ExprPtr> attrs;      // Op
-  std::vector<ExprPtr> args;       // Op tensors, or operands
+  int output = 0;              // Op: which output of a multi-output operator
+  std::vector<ExprPtr> attrs;  // Op
+  std::vector<ExprPtr> args;   // Op tensors, or operands
 };
 
 // A value-semantics handle with operators, so axioms read like formulas.
@@ -69,7 +69,7 @@ class E {
  public:
   E() = default;
   E(ExprPtr p) : p_(std::move(p)) {}  // NOLINT(google-explicit-constructor)
-  E(int v);                          // NOLINT(google-explicit-constructor): integer literal
+  E(int v);                           // NOLINT(google-explicit-constructor): integer literal
   const ExprPtr& ptr() const { return p_; }
   const Expr* operator->() const { return p_.get(); }
   explicit operator bool() const { return static_cast<bool>(p_); }
@@ -119,7 +119,8 @@ E compose(const E& q, const E& p);
 E contains(const E& l, const E& k);
 E count_below(const E& l, const E& k);
 
-// An operator application. `attrs` names schema slots; a slot left out takes the operator's default.
+// An operator application. `attrs` names schema slots; a slot left out takes the operator's
+// default.
 E app(OpType op, const std::map<std::string, E>& attrs, const std::vector<E>& args, int output = 0);
 
 // Free variables of a term, with their sorts.

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "torch_python.h"
-#include "unity/core/graph_builder.h"
+#include "unity/core/pcg/graph_builder.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/program.h"
 #include "unity/executor/run_files.h"

@@ -18,7 +18,7 @@
 
 #include "../../hand_written_rules.h"
 #include "unity/core/json_io.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan_optimizer.h"
 #include "unity/executor/launcher.h"
 #include "unity/executor/run_files.h"
 

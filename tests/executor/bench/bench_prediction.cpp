@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 
 #include "unity/core/json_io.h"
-#include "unity/core/model_zoo.h"
-#include "unity/core/plan_optimizer.h"
-#include "unity/core/scaled_zoo.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/zoo/model_zoo.h"
+#include "unity/core/zoo/scaled_zoo.h"
 #include "unity/executor/launcher.h"
 #include "unity/executor/op_profiles.h"
 #include "unity/executor/program.h"

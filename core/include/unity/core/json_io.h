@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "unity/core/graph.h"
+#include "unity/core/pcg/graph.h"
 
 namespace unity {
 

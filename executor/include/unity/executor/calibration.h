@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "unity/core/machine_spec.h"
+#include "unity/core/machine/machine_spec.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
 

@@ -5,7 +5,7 @@
 // the same model, which is what --check compares with.
 #include <string>
 
-#include "unity/core/graph.h"
+#include "unity/core/pcg/graph.h"
 
 namespace unity::executor {
 

@@ -17,8 +17,8 @@
 #include <mutex>
 #include <string>
 
-#include "unity/core/cost_model.h"
-#include "unity/core/machine_view.h"
+#include "unity/core/cost/cost_model.h"
+#include "unity/core/mapping/machine_view.h"
 
 namespace unity::executor {
 

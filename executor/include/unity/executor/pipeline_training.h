@@ -10,8 +10,8 @@
 // the weights before every pass.
 #include <string>
 
-#include "unity/core/graph.h"
-#include "unity/core/plan.h"
+#include "unity/core/pcg/graph.h"
+#include "unity/core/plan/plan.h"
 #include "unity/executor/training.h"
 
 namespace unity::executor {

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "unity/core/errors.h"
-#include "unity/core/graph.h"
-#include "unity/core/machine_view.h"
+#include "unity/core/mapping/machine_view.h"
+#include "unity/core/pcg/graph.h"
 #include "unity/executor/region.h"
 #include "unity/executor/replica_layout.h"
 

@@ -3,7 +3,7 @@
 // through to its input), so every degree is 1. Parallelisation must not change what is computed, so
 // a plan's losses and final weights must equal this graph's up to summation order (`unity run
 // --check`).
-#include "unity/core/graph.h"
+#include "unity/core/pcg/graph.h"
 
 namespace unity::executor {
 

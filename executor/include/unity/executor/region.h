@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "unity/core/parallel_tensor_shape.h"
+#include "unity/core/shapes/parallel_tensor_shape.h"
 
 namespace unity::executor {
 

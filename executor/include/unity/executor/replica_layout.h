@@ -1,6 +1,6 @@
 #pragma once
 // The executor's name for core's replica layout (copies and partial sums of a tensor's replicas).
-#include "unity/core/replica_layout.h"
+#include "unity/core/shapes/replica_layout.h"
 
 namespace unity::executor {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "unity/core/pipeline_cost.h"
-#include "unity/core/pipeline_schedule.h"
+#include "unity/core/pipeline/pipeline_cost.h"
+#include "unity/core/pipeline/pipeline_schedule.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
 #include "unity/executor/program.h"

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "unity/core/cost_model.h"
-#include "unity/core/op_profile_key.h"
+#include "unity/core/cost/cost_model.h"
+#include "unity/core/cost/op_profile_key.h"
 #include "unity/projects/records.h"
 
 namespace unity::projects {

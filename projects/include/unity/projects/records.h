@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "unity/core/search_observer.h"
+#include "unity/core/search/search_observer.h"
 
 namespace unity::projects {
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "unity/core/search_observer.h"
+#include "unity/core/search/search_observer.h"
 #include "unity/projects/project.h"
 #include "unity/projects/records.h"
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "unity/core/machine_spec.h"
-#include "unity/core/plan.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/plan/plan.h"
 #include "unity/executor/calibration.h"
 #include "unity/projects/project.h"
 

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "unity/core/cost_model.h"
-#include "unity/core/plan.h"
+#include "unity/core/cost/cost_model.h"
+#include "unity/core/plan/plan.h"
 #include "unity/executor/training.h"
 
 namespace unity::use_cases {

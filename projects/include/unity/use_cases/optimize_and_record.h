@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan_optimizer.h"
 #include "unity/projects/project.h"
 
 namespace unity::use_cases {

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "unity/core/substitution_search.h"
+#include "unity/core/search/substitution_search.h"
 #include "unity/projects/project.h"
 
 namespace unity::use_cases {

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "unity/core/plan.h"
+#include "unity/core/plan/plan.h"
 #include "unity/executor/training.h"
 #include "unity/projects/project.h"
 #include "unity/projects/records.h"

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "unity/core/graph.h"
-#include "unity/core/model_zoo.h"
+#include "unity/core/pcg/graph.h"
+#include "unity/core/zoo/model_zoo.h"
 
 namespace unity::use_cases {
 

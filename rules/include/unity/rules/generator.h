@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "unity/core/rule.h"
+#include "unity/core/rules/rule.h"
 #include "unity/rules/verifier.h"
 
 namespace unity::rules {

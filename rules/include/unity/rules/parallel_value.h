@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "unity/core/parallel_tensor_shape.h"
-#include "unity/core/replica_layout.h"
+#include "unity/core/shapes/parallel_tensor_shape.h"
+#include "unity/core/shapes/replica_layout.h"
 #include "unity/rules/dense_tensor.h"
 
 namespace unity::rules {

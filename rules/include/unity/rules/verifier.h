@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "unity/core/rule.h"
+#include "unity/core/rules/rule.h"
 
 namespace unity::rules {
 

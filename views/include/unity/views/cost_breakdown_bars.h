@@ -7,7 +7,7 @@
 #include <QString>
 #include <QWidget>
 
-#include "unity/core/plan.h"
+#include "unity/core/plan/plan.h"
 
 namespace unity::views {
 

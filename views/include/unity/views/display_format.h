@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "unity/core/parallel_tensor_shape.h"
+#include "unity/core/shapes/parallel_tensor_shape.h"
 
 namespace unity::views {
 

@@ -10,9 +10,9 @@
 #include <map>
 #include <memory>
 
-#include "unity/core/graph.h"
-#include "unity/core/machine_spec.h"
-#include "unity/core/plan.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/pcg/graph.h"
+#include "unity/core/plan/plan.h"
 #include "unity/executor/training.h"
 
 namespace unity::views {

@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "unity/core/graph.h"
+#include "unity/core/pcg/graph.h"
 #include "unity/views/block_grouping.h"
 #include "unity/views/graph_layout.h"
 #include "unity/views/pcg_display.h"

@@ -9,7 +9,7 @@
 // stages") has no field, so the panel offers pin or searched per knob and a veto of pipelines.
 #include <QWidget>
 
-#include "unity/core/training_setup.h"
+#include "unity/core/pipeline/training_setup.h"
 
 class QCheckBox;
 class QComboBox;

@@ -14,7 +14,7 @@
 #include <array>
 #include <vector>
 
-#include "unity/core/pipeline_cost.h"
+#include "unity/core/pipeline/pipeline_cost.h"
 
 namespace unity::views {
 

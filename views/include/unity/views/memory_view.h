@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "unity/core/plan.h"
+#include "unity/core/plan/plan.h"
 
 class QLabel;
 

@@ -4,8 +4,8 @@
 #include <QAbstractTableModel>
 #include <QList>
 
-#include "unity/core/graph.h"
-#include "unity/core/op_type.h"
+#include "unity/core/pcg/graph.h"
+#include "unity/core/pcg/op_type.h"
 
 namespace unity::views {
 

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "unity/core/plan.h"
+#include "unity/core/plan/plan.h"
 
 namespace unity::views {
 

@@ -11,8 +11,8 @@
 #include <QSizeF>
 #include <QString>
 
-#include "unity/core/graph.h"
-#include "unity/core/op_type.h"
+#include "unity/core/pcg/graph.h"
+#include "unity/core/pcg/op_type.h"
 #include "unity/views/block_grouping.h"
 
 namespace unity::views {

@@ -8,8 +8,8 @@
 
 #include <memory>
 
-#include "unity/core/pipeline_schedule.h"
-#include "unity/core/plan.h"
+#include "unity/core/pipeline/pipeline_schedule.h"
+#include "unity/core/plan/plan.h"
 #include "unity/executor/training.h"
 
 namespace unity::views {

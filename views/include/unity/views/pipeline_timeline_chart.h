@@ -13,7 +13,7 @@
 #include <QString>
 #include <QWidget>
 
-#include "unity/core/pipeline_schedule.h"
+#include "unity/core/pipeline/pipeline_schedule.h"
 
 namespace unity::views {
 

@@ -6,7 +6,7 @@
 #include <QHash>
 #include <QStringList>
 
-#include "unity/core/plan.h"
+#include "unity/core/plan/plan.h"
 #include "unity/views/pcg_scene.h"
 
 namespace unity::views {

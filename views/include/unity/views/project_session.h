@@ -14,9 +14,9 @@
 #include <optional>
 #include <vector>
 
-#include "unity/core/graph.h"
-#include "unity/core/machine_spec.h"
-#include "unity/core/plan.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/pcg/graph.h"
+#include "unity/core/plan/plan.h"
 #include "unity/projects/records.h"
 
 namespace unity::projects {

@@ -4,8 +4,8 @@
 // plan the node belongs to. A collapsed block shows its totals instead.
 #include <QWidget>
 
-#include "unity/core/graph.h"
-#include "unity/core/plan.h"
+#include "unity/core/pcg/graph.h"
+#include "unity/core/plan/plan.h"
 #include "unity/views/block_grouping.h"
 
 class QLabel;

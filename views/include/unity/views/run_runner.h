@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "unity/core/plan.h"
+#include "unity/core/plan/plan.h"
 #include "unity/executor/training.h"
 #include "unity/use_cases/calibrate.h"
 

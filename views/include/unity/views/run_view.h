@@ -12,7 +12,7 @@
 
 #include <memory>
 
-#include "unity/core/plan.h"
+#include "unity/core/plan/plan.h"
 #include "unity/views/run_runner.h"
 
 class QCheckBox;

@@ -18,8 +18,8 @@
 #include <memory>
 #include <thread>
 
-#include "unity/core/plan.h"
-#include "unity/core/plan_optimizer.h"
+#include "unity/core/plan/plan.h"
+#include "unity/core/plan/plan_optimizer.h"
 
 namespace unity::views {
 

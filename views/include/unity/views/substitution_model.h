@@ -10,9 +10,9 @@
 #include <QString>
 #include <QStringList>
 
-#include "unity/core/plan.h"
-#include "unity/core/rule.h"
-#include "unity/core/substitution_search.h"
+#include "unity/core/plan/plan.h"
+#include "unity/core/rules/rule.h"
+#include "unity/core/search/substitution_search.h"
 #include "unity/views/search_runner.h"
 
 namespace unity::views {

@@ -6,7 +6,7 @@
 #include <QList>
 #include <QString>
 
-#include "unity/core/graph.h"
+#include "unity/core/pcg/graph.h"
 
 namespace unity::views {
 

@@ -11,7 +11,7 @@
 
 #include <set>
 
-#include "unity/core/machine_spec.h"
+#include "unity/core/machine/machine_spec.h"
 
 namespace unity::views {
 

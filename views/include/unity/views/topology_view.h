@@ -8,7 +8,7 @@
 #include <memory>
 #include <set>
 
-#include "unity/core/plan.h"
+#include "unity/core/plan/plan.h"
 #include "unity/views/topology_layout.h"
 
 class QButtonGroup;

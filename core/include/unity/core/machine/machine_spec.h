@@ -1,0 +1,86 @@
+#pragma once
+// The machine a plan runs on (paper 3.2, 6.1): nodes of devices, devices grouped in islands that
+// share fast links inside a node (Summit: two NVLink islands of 3 V100s per node, X-Bus between
+// them), and a network between nodes. Figures are published peaks; each preset says where they come
+// from.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "unity/core/pcg/data_type.h"
+
+namespace unity {
+
+struct DeviceSpec {
+  std::string name;                 // "NVIDIA V100-SXM2-16GB"
+  std::string kind = "gpu";         // "gpu" or "cpu"
+  double peak_flops_fp32 = 0;       // FLOP/s
+  double peak_flops_fp16 = 0;       // FLOP/s (tensor cores where the device has them)
+  double peak_flops_bf16 = 0;       // FLOP/s; 0: the fp16 figure (most tensor cores run both)
+  double memory_bandwidth = 0;      // bytes/s
+  std::int64_t memory_bytes = 0;    // capacity
+  double compute_efficiency = 0.6;  // fraction of peak FLOP/s that dense kernels reach
+  double memory_efficiency = 0.8;   // fraction of peak bandwidth that memory-bound kernels reach
+  double launch_latency = 5e-6;     // seconds per kernel launch
+
+  // The peak for arithmetic in `dtype` (fp16 and bf16 fall back to the figures they share).
+  double peak_flops(DataType dtype) const;
+};
+
+struct LinkSpec {
+  std::string name;      // "NVLink 2.0 (2 bricks)"
+  double bandwidth = 0;  // bytes/s per direction
+  double latency = 0;    // seconds
+};
+
+struct MachineSpec {
+  std::string name;
+  std::string description;
+  std::string source;  // where the figures come from
+  int num_nodes = 1;   // nodes in this (sub-)cluster
+  int max_nodes = 1;   // nodes the preset's cluster has in all
+  int devices_per_node = 1;
+  int devices_per_island = 0;            // 0: the whole node is one island
+  std::vector<DeviceSpec> device_types;  // at least one
+  std::vector<int> node_device_type;     // per node, an index into device_types; empty: all type 0
+  LinkSpec intra_island;
+  LinkSpec inter_island;
+  LinkSpec inter_node;
+
+  int num_devices() const { return num_nodes * devices_per_node; }
+  int node_of(int device) const { return device / devices_per_node; }
+  int island_of(int device) const;  // global island index
+  int island_size() const;          // the whole node when devices_per_island is 0
+  int islands_per_node() const;
+  const DeviceSpec& device(int d) const;
+  // The link two distinct devices communicate over (the slowest hop between them).
+  const LinkSpec& link(int a, int b) const;
+};
+
+struct MachineSelection {
+  int nodes = 0;    // --nodes N (0: not given)
+  int devices = 0;  // --gpus N / --devices N (0: not given)
+};
+
+// Parses and validates a machine file; throws InputError naming the field ("inter_node.bandwidth
+// must be positive").
+MachineSpec machine_from_json(const nlohmann::json& j);
+nlohmann::json machine_to_json(const MachineSpec& m);
+// The checks machine_from_json makes, for machines built in code: positive FLOP/s, bandwidths and
+// capacities, non-negative latencies, islands that divide a node, num_nodes <= max_nodes, ...
+void validate_machine(const MachineSpec& m);
+
+// Preset names: summit, dgx-a100, dgx-h100, pcie-4gpu, cpu-local.
+std::vector<std::string> machine_preset_names();
+// A preset or a machine .json file, cut down to the selection: --nodes N takes N whole nodes,
+// --gpus N takes N devices (within one node when N fits, else whole nodes). Default: one node (a
+// machine file's num_nodes, which is 1 unless the file says otherwise). Throws InputError when the
+// selection asks for more than the machine has. cpu-local sizes its one node to --gpus N ranks
+// (1..256) and divides this machine's RAM among them.
+MachineSpec load_machine(const std::string& spec, const MachineSelection& selection = {});
+// The selection step of load_machine on a machine already in memory.
+MachineSpec select_machine(const MachineSpec& m, const MachineSelection& selection);
+
+}  // namespace unity

@@ -1,0 +1,57 @@
+#pragma once
+// A model as a chain of segments, the units pipeline stages are made of: the graph is cut wherever
+// exactly one activation is live (a transformer has two cuts per layer, after each residual add),
+// and segments of equal structure share a kind, so that each kind is planned and costed once and
+// reused for every layer (Llama-3 8B: one block searched instead of 32).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "unity/core/pcg/graph.h"
+
+namespace unity {
+
+struct Segment {
+  std::vector<NodeId> nodes;  // placed operators (not sources), topological order
+  TensorRef input{-1, 0};     // the activation it reads from the segment before (none: first)
+  TensorRef output{-1, 0};    // the activation it hands on (the last segment's: its sink)
+  int kind = 0;
+  int layer = 0;  // attention (else weighted) operators before it: which layer it starts
+};
+
+struct SegmentChain {
+  std::vector<Segment> segments;
+  std::vector<int> representative;  // per kind, the first segment of that kind
+  int layers = 0;                   // attention (else weighted) operators in the model
+  int kinds() const { return static_cast<int>(representative.size()); }
+};
+
+// The cuts of a serial model. A graph without a cut is one segment.
+SegmentChain segment_chain(const Graph& model);
+
+// Per kind, whether more than one segment has it: the repeated blocks (a transformer's layers),
+// which full recomputation re-runs, not the embedding or the head. The planner costs and the
+// executor runs recomputation by this one rule.
+std::vector<bool> repeated_kinds(const SegmentChain& chain);
+
+// Segment `s` as a graph of its own, for `batch` samples: the activation entering it becomes an
+// Input, and every input whose leading dim is the model's batch gets `batch` instead.
+Graph segment_graph(const Graph& model, const Segment& s, std::int64_t batch);
+
+// Segments first..last (a pipeline chunk) as one graph for `batch` samples: the activation entering
+// segment `first` becomes an Input (`input`), and `output` is the activation the chunk hands on
+// ({-1, 0} for the last chunk, which ends in the model's sinks). Sources keep their names, so the
+// executor's synthetic data and weights equal the whole model's.
+struct ChunkGraph {
+  Graph graph;
+  NodeId input = -1;
+  TensorRef output{-1, 0};
+};
+ChunkGraph chunk_graph(const Graph& model, const SegmentChain& chain, int first, int last,
+                       std::int64_t batch);
+
+// The same graph (a plan of a segment, with its parallel operators) for another batch; throws
+// ShapeError when a degree does not divide the new batch.
+Graph rebatch(const Graph& graph, std::int64_t from, std::int64_t to);
+
+}  // namespace unity

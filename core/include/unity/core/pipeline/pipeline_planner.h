@@ -1,0 +1,110 @@
+#pragma once
+// Large-model plans (paper 5.4, extended): a model's segment chain (layer_segments.h) is cut into
+// pipeline stages, each stage replicated over data-parallel copies, and each segment planned on the
+// devices of one stage replica - by Megatron-LM's tensor parallelism in expert mode, by the joint
+// substitution search (seeded with it) in joint mode, once per segment kind and replica size. The
+// planner searches the layout around that: replica size, stages, micro-batches, interleaved
+// chunks, activation recomputation, ZeRO stage and sequence parallelism, costing each with the
+// 1F1B schedule (pipeline_cost.h), point-to-point activations on the links they cross, the
+// data-parallel gradient synchronisation and the optimizer step, and keeping the fastest layout
+// that fits every device's memory (the smallest overflow when none fits).
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "unity/core/cost/cost_model.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/mapping/machine_view.h"
+#include "unity/core/pcg/graph.h"
+#include "unity/core/pipeline/pipeline_cost.h"
+#include "unity/core/pipeline/training_setup.h"
+#include "unity/core/rules/rule.h"
+#include "unity/core/search/search_observer.h"
+#include "unity/core/search/substitution_search.h"
+
+namespace unity {
+
+struct PipelineOptions {
+  bool joint = false;     // segments searched with the rules (else Megatron-LM's layout)
+  LayoutRequest request;  // what the user fixed
+  Optimizer optimizer = Optimizer::Adam;
+  const RuleSet* rules = nullptr;  // joint: the rules (null: the built-in set)
+  double alpha = 1.05;
+  std::int64_t budget = 200;  // joint: candidates per segment search
+  std::vector<RuleLocation> vetoes;
+  SearchObserver* observer = nullptr;  // progress of the segment searches
+  const CancelFlag* cancel = nullptr;
+  // Past this, layouts not yet evaluated are skipped and segment searches stop with their best so
+  // far (at least one layout is evaluated); none: no limit.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Measured operator times (a calibrated machine's profiles) instead of the analytic ones.
+  std::shared_ptr<const ProfileSource> profiles;
+};
+
+// One pipeline chunk: consecutive segments on one pipeline rank (v chunks per rank interleaved).
+struct StagePlan {
+  int rank = 0;  // pipeline rank: devices [rank x replica x data-parallel, ...)
+  int first_segment = 0, last_segment = 0;  // inclusive
+  int first_layer = 0, last_layer = 0;      // inclusive
+  std::string first_node, last_node;
+  double forward = 0;  // seconds per micro-batch (recomputation in backward)
+  double backward = 0;
+  double p2p = 0;         // seconds per micro-batch sending and receiving activations
+  double parameters = 0;  // weight elements per device
+};
+
+// How one kind of segment runs on the devices of a stage replica: its PCG for one micro-batch
+// (named after the kind's first segment) and the machine view of every placed operator, devices
+// 0..tensor_parallel-1. What the executor lowers for each segment of that kind.
+struct SegmentKindPlan {
+  Graph pcg;
+  std::map<NodeId, MachineView> views;
+};
+
+struct PipelinePlan {
+  int tensor_parallel = 1;  // devices of one stage replica
+  int pipeline_stages = 1;
+  int data_parallel = 1;
+  int micro_batches = 1;
+  std::int64_t micro_batch_size = 1;
+  int interleave = 1;
+  Recompute recompute = Recompute::None;
+  int zero_stage = 0;
+  bool sequence_parallel = false;
+  DataType dtype = DataType::Float32;
+
+  std::vector<StagePlan> chunks;             // pipeline_stages x interleave, in model order
+  std::vector<MemoryBreakdown> rank_memory;  // per pipeline rank, one device
+  double iteration_time = 0;                 // seconds
+  double pipeline_time = 0;                  // of which forward and backward of every micro-batch
+  double bubble_time = 0;                    // of pipeline_time, waiting
+  double bubble_fraction = 0;
+  double compute_time = 0;         // the busiest rank's compute over the iteration
+  double communication_time = 0;   // its collectives, point-to-point and gradient synchronisation
+  double sync_time = 0;            // data-parallel gradient synchronisation (ZeRO traffic included)
+  double update_time = 0;          // optimizer step
+  double communication_bytes = 0;  // bytes all devices send per iteration
+  double peak_memory = 0;          // bytes, the fullest device
+  bool fits = false;
+  double model_flops = 0;  // per iteration, Megatron-LM's count (recomputation included)
+  double tflops_per_device = 0;
+  std::vector<std::string> segment_plans;    // per segment kind: how its replica is planned
+  std::vector<SegmentKindPlan> kind_plans;   // per segment kind: the replica's PCG and views
+  std::vector<AppliedSubstitution> applied;  // per segment kind's plan, the rules applied
+  std::int64_t layouts_evaluated = 0;
+  std::int64_t candidates_evaluated = 0;  // segment-search candidates
+};
+
+// Whether the model has a chain of at least two segments (what pipeline stages need).
+bool can_pipeline(const Graph& model);
+
+// The best layout for the model (global batch: model.batch_size) on the whole machine. Throws
+// InputError when the request cannot be met ("--tp 3 does not divide a node of 8 devices",
+// "--pp 200: the model has 97 segments"). nullopt when no layout exists at all.
+std::optional<PipelinePlan> plan_pipeline(const Graph& model, const MachineSpec& machine,
+                                          const PipelineOptions& options);
+
+}  // namespace unity

@@ -1,0 +1,79 @@
+#pragma once
+// The order in which each pipeline rank runs its micro-batches (Megatron-LM's 1F1B schedule and its
+// interleaved form, Narayanan et al. SC'21 section 2.2), and the timeline that order gives: one box
+// per forward or backward pass of a model chunk and micro-batch. The executor runs exactly this
+// order; the explorer draws the timeline, predicted from a plan or measured by a run, and exports
+// it as a Chrome trace.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "unity/core/pipeline/pipeline_planner.h"
+
+namespace unity {
+
+struct PipelineAction {
+  bool backward = false;
+  int chunk = 0;        // the rank's own chunk, 0..interleave-1 (model chunk chunk x stages + rank)
+  int micro_batch = 0;  // 0..micro_batches-1
+  bool operator==(const PipelineAction&) const = default;
+};
+
+// Pipeline rank `rank`'s passes in order: warm-up forwards, then one forward and one backward in
+// turn, then the remaining backwards. With `interleave` v > 1 the micro-batches go through the
+// rank's chunks in groups of `stages` (Megatron-LM's rule: stages divide the micro-batches).
+// Throws InputError for a count the schedule cannot take.
+std::vector<PipelineAction> pipeline_schedule(int rank, int stages, int micro_batches,
+                                              int interleave = 1);
+
+// The model chunk (0..stages x interleave - 1, in model order) that `rank` runs as its `chunk`.
+inline int model_chunk(int rank, int chunk, int stages) { return chunk * stages + rank; }
+
+struct TimelineBox {
+  int rank = 0;   // pipeline rank (stage)
+  int chunk = 0;  // model chunk
+  int micro_batch = 0;
+  bool backward = false;
+  double start = 0, end = 0;  // seconds from the iteration's first forward
+};
+
+struct PipelineTimeline {
+  int stages = 1;
+  int micro_batches = 1;
+  int interleave = 1;
+  std::vector<std::string> stage_labels;  // per pipeline rank: "layers 0-11" (may be empty)
+  std::vector<TimelineBox> boxes;
+  double makespan = 0;         // seconds from the first forward to the last backward
+  double bubble_fraction = 0;  // (makespan - busiest rank's work) / busiest rank's work
+  bool measured = false;       // from a run (else predicted by the cost model)
+
+  double busy(int rank) const;  // seconds rank `rank` computes
+};
+
+// Runs the schedule of every rank with each model chunk's forward and backward seconds per
+// micro-batch (point-to-point time included): a pass starts when its rank is free and the pass it
+// needs (the previous chunk's forward, the next chunk's backward) has ended.
+PipelineTimeline simulate_pipeline(const std::vector<double>& chunk_forward,
+                                   const std::vector<double>& chunk_backward, int stages,
+                                   int micro_batches, int interleave = 1);
+
+// Per pipeline rank, what its chunks hold: "embedding + layers 0-11", "layers 12-23 + head" (the
+// layers of all its chunks merged where they touch).
+std::vector<std::string> stage_labels(const PipelinePlan& plan);
+
+// The timeline a pipelined plan predicts (each chunk's point-to-point time split between its
+// forward and backward passes, as the plan's iteration time counts it).
+PipelineTimeline predicted_timeline(const PipelinePlan& plan);
+
+// Bubble fraction of a timeline's boxes, as pipeline_time() defines it.
+double timeline_bubble_fraction(const std::vector<TimelineBox>& boxes, int stages);
+
+nlohmann::json timeline_to_json(const PipelineTimeline& t);
+PipelineTimeline timeline_from_json(const nlohmann::json& j);  // throws InputError
+
+// The Chrome trace event format (chrome://tracing, Perfetto): one process, one thread per pipeline
+// rank, a complete event ("ph": "X") per box, times in microseconds.
+nlohmann::json chrome_trace(const PipelineTimeline& t, const std::string& title);
+
+}  // namespace unity

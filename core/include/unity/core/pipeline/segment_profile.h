@@ -1,0 +1,41 @@
+#pragma once
+// What one segment of a model costs a pipeline stage for one micro-batch, once planned on the
+// devices of one stage replica: time forward and backward (the tensor-parallel collectives inside
+// included), the weights and activations its busiest device holds, and the FLOPs Megatron-LM
+// counts for it. The planner composes stages from these.
+#include <string>
+#include <vector>
+
+#include "unity/core/cost/cost_model.h"
+#include "unity/core/pcg/graph.h"
+#include "unity/core/search/substitution_search.h"
+
+namespace unity {
+
+struct SegmentProfile {
+  double forward = 0;              // seconds per micro-batch, collectives included
+  double backward = 0;             // seconds per micro-batch, collectives included
+  double attention_core = 0;       // of forward: the attention's scores and softmax (selective)
+  double whole_forward = 0;        // of forward: operators whose output each device holds whole
+  double whole_backward = 0;       // (norms, residual sums; sequence parallelism splits them)
+  double communication = 0;        // of forward + backward: collectives inside the stage replica
+  double bytes = 0;                // bytes the replica's devices send per micro-batch
+  double parameters = 0;           // weight elements on the busiest device
+  double activations = 0;          // bytes kept for the backward on the busiest device
+  double whole_activations = 0;    // of which tensors each device holds whole (sequence
+                                   // parallelism splits them over the replica)
+  double attention_internals = 0;  // of which the attention's probabilities (what selective
+                                   // recomputation drops)
+  double input_bytes = 0;          // the activation entering the segment, whole
+  bool feasible = false;           // a mapping exists on the replica's devices
+};
+
+// Costs `plan` (a segment's PCG for one micro-batch) with `model`, whose machine is one stage
+// replica's devices and which leaves weight updates out (CostModel::set_counts_weight_updates).
+SegmentProfile profile_segment(const Graph& plan, const CostModel& model);
+
+// Forward FLOPs of a serial graph's dense operators (Linear, MatMul, BatchMatMul, Conv2D and
+// MultiHeadAttention): what Megatron-LM's FLOP formula counts.
+double dense_forward_flops(const Graph& graph);
+
+}  // namespace unity

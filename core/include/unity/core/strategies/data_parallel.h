@@ -1,0 +1,18 @@
+#pragma once
+#include <set>
+
+#include "unity/core/pcg/graph.h"
+
+namespace unity {
+
+// The data-parallel PCG of a serial model on `degree` devices: every input whose leading dim is the
+// batch is partitioned along it, every other input and every weight is replicated (so the weights'
+// gradients are summed in the backward pass). An Expand that makes the batch dim out of parameters
+// (ViT's class token) runs serially on what it reads, and its output is partitioned like the batch.
+// Throws InputError when the batch does not divide.
+Graph make_data_parallel(const Graph& serial, int degree);
+// The same, with the inputs in `batched` partitioned along their leading dim whatever its size (a
+// piece of a cut graph reads an activation whose leading dim need not be the batch).
+Graph make_data_parallel(const Graph& serial, int degree, const std::set<NodeId>& batched);
+
+}  // namespace unity

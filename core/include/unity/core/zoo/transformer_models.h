@@ -1,0 +1,23 @@
+#pragma once
+// Decoder-only transformers at any size, built outside the zoo's registry (zoo::build offers the
+// named members, such as llama-7b): for tests and studies that need a size the zoo does not list.
+#include <cstdint>
+
+#include "unity/core/pcg/data_type.h"
+#include "unity/core/pcg/graph.h"
+
+namespace unity::zoo {
+
+// The sizes that define a decoder of the gpt and llama families (what `--layers --hidden --heads
+// --seq --vocab` change).
+struct TransformerSizes {
+  std::int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab;
+};
+
+// Llama-2 (core/src/zoo/llama.cpp): a graph named "llama" with batch `batch`, every float tensor
+// in `dtype`. Throws ShapeError when the sizes do not make a model (heads must divide hidden,
+// kv_heads must divide heads).
+Graph build_llama(std::int64_t batch, const TransformerSizes& sizes,
+                  DataType dtype = DataType::Float32);
+
+}  // namespace unity::zoo

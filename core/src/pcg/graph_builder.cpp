@@ -1,0 +1,249 @@
+#include "unity/core/pcg/graph_builder.h"
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+
+namespace unity {
+
+std::string_view to_string(Activation a) {
+  switch (a) {
+    case Activation::Relu:
+      return "relu";
+    case Activation::Gelu:
+      return "gelu";
+    case Activation::Sigmoid:
+      return "sigmoid";
+    case Activation::Tanh:
+      return "tanh";
+    default:
+      return "none";
+  }
+}
+
+Activation activation_from_string(std::string_view name) {
+  for (auto a : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Sigmoid,
+                 Activation::Tanh})
+    if (to_string(a) == name) return a;
+  throw ShapeError(
+      fmt::format("unknown activation '{}' (expected none, relu, gelu, sigmoid or tanh)", name));
+}
+
+std::string GraphBuilder::auto_name(OpType type, const std::string& name) {
+  if (!name.empty()) return name;
+  return fmt::format("{}_{}", to_string(type), anonymous_++);
+}
+
+TensorRef GraphBuilder::op(OpType type, Attributes attrs, std::vector<TensorRef> inputs,
+                           const std::string& name) {
+  return {g_.add(Operator{type, std::move(attrs), auto_name(type, name)}, std::move(inputs)), 0};
+}
+
+TensorRef GraphBuilder::input(const std::string& name, const std::vector<std::int64_t>& sizes,
+                              DataType dtype) {
+  return g_.add_input(name, sizes, dtype);
+}
+
+TensorRef GraphBuilder::weight(const std::string& name, const std::vector<std::int64_t>& sizes) {
+  return g_.add_weight(name, sizes, weight_dtype_);
+}
+
+TensorRef GraphBuilder::linear(TensorRef x, std::int64_t out, const std::string& name, bool bias,
+                               Activation act) {
+  const std::int64_t in = shape(x).dims.back().size;
+  std::vector<TensorRef> inputs{x, weight(name + ".weight", {in, out})};
+  if (bias) inputs.push_back(weight(name + ".bias", {out}));
+  Attributes a{{"out_features", out}};
+  if (act != Activation::None) a.set("activation", std::string(to_string(act)));
+  return op(OpType::Linear, std::move(a), std::move(inputs), name);
+}
+
+TensorRef GraphBuilder::matmul(TensorRef a, TensorRef b, const std::string& name) {
+  return op(OpType::MatMul, {}, {a, b}, name);
+}
+
+TensorRef GraphBuilder::batch_matmul(TensorRef a, TensorRef b, const std::string& name) {
+  return op(OpType::BatchMatMul, {}, {a, b}, name);
+}
+
+TensorRef GraphBuilder::conv2d(TensorRef x, std::int64_t out_channels,
+                               std::vector<std::int64_t> kernel, std::vector<std::int64_t> stride,
+                               std::vector<std::int64_t> padding, const std::string& name,
+                               std::int64_t groups, bool bias, Activation act) {
+  const std::int64_t c = shape(x).dims.at(1).size;
+  std::vector<TensorRef> inputs{
+      x, weight(name + ".weight", {out_channels, c / groups, kernel.at(0), kernel.at(1)})};
+  if (bias) inputs.push_back(weight(name + ".bias", {out_channels}));
+  Attributes a{{"out_channels", out_channels},
+               {"kernel", kernel},
+               {"stride", stride},
+               {"padding", padding},
+               {"groups", groups}};
+  if (act != Activation::None) a.set("activation", std::string(to_string(act)));
+  return op(OpType::Conv2D, std::move(a), std::move(inputs), name);
+}
+
+TensorRef GraphBuilder::max_pool(TensorRef x, std::vector<std::int64_t> kernel,
+                                 std::vector<std::int64_t> stride,
+                                 std::vector<std::int64_t> padding, const std::string& name) {
+  return op(
+      OpType::Pool2D,
+      {{"pool", std::string("max")}, {"kernel", kernel}, {"stride", stride}, {"padding", padding}},
+      {x}, name);
+}
+
+TensorRef GraphBuilder::avg_pool(TensorRef x, std::vector<std::int64_t> kernel,
+                                 std::vector<std::int64_t> stride,
+                                 std::vector<std::int64_t> padding, const std::string& name) {
+  return op(
+      OpType::Pool2D,
+      {{"pool", std::string("avg")}, {"kernel", kernel}, {"stride", stride}, {"padding", padding}},
+      {x}, name);
+}
+
+TensorRef GraphBuilder::global_avg_pool(TensorRef x, const std::string& name) {
+  const auto& s = shape(x);
+  const std::vector<std::int64_t> k{s.dims.at(2).size, s.dims.at(3).size};
+  return avg_pool(x, k, k, {0, 0}, name);
+}
+
+TensorRef GraphBuilder::batch_norm(TensorRef x, const std::string& name, bool relu) {
+  const std::int64_t c = shape(x).dims.at(1).size;
+  Attributes a{{"epsilon", 1e-5}};
+  if (relu) a.set("activation", std::string("relu"));
+  return op(OpType::BatchNorm, std::move(a),
+            {x, weight(name + ".scale", {c}), weight(name + ".bias", {c})}, name);
+}
+
+TensorRef GraphBuilder::layer_norm(TensorRef x, const std::string& name) {
+  const std::int64_t d = shape(x).dims.back().size;
+  return op(OpType::LayerNorm, {{"normalized_dims", std::int64_t{1}}, {"epsilon", 1e-5}},
+            {x, weight(name + ".gamma", {d}), weight(name + ".beta", {d})}, name);
+}
+
+TensorRef GraphBuilder::rms_norm(TensorRef x, const std::string& name) {
+  const std::int64_t d = shape(x).dims.back().size;
+  return op(OpType::LayerNorm, {{"epsilon", 1e-5}, {"rms", std::int64_t{1}}},
+            {x, weight(name + ".gamma", {d})}, name);
+}
+
+TensorRef GraphBuilder::multi_head_attention(TensorRef q, TensorRef k, TensorRef v,
+                                             std::int64_t heads, const std::string& name,
+                                             const AttentionOptions& options) {
+  const std::int64_t e = shape(q).dims.at(2).size;
+  Attributes a{{"num_heads", heads}};
+  // Attributes at their defaults are left out, so a plain attention hashes as it always did.
+  std::int64_t e_kv = e;
+  if (options.kv_heads > 0 && options.kv_heads != heads) {
+    a.set("num_kv_heads", options.kv_heads);
+    if (heads > 0) e_kv = e / heads * options.kv_heads;
+  }
+  if (options.rotary) a.set("rotary", std::int64_t{1});
+  if (options.causal) a.set("causal", std::int64_t{1});
+  return op(OpType::MultiHeadAttention, std::move(a),
+            {q, k, v, weight(name + ".w_q", {e, e}), weight(name + ".w_k", {e, e_kv}),
+             weight(name + ".w_v", {e, e_kv}), weight(name + ".w_o", {e, e})},
+            name);
+}
+
+TensorRef GraphBuilder::embedding(TensorRef indices, std::int64_t entries, std::int64_t dim,
+                                  const std::string& name) {
+  return op(OpType::Embedding, {{"num_entries", entries}, {"embedding_dim", dim}},
+            {indices, weight(name + ".weight", {entries, dim})}, name);
+}
+
+TensorRef GraphBuilder::embedding_bag(TensorRef indices, std::int64_t entries, std::int64_t dim,
+                                      const std::string& name, const std::string& aggregate) {
+  return op(OpType::EmbeddingBag,
+            {{"num_entries", entries}, {"embedding_dim", dim}, {"aggregate", aggregate}},
+            {indices, weight(name + ".weight", {entries, dim})}, name);
+}
+
+TensorRef GraphBuilder::unary(OpType type, TensorRef x, const std::string& name) {
+  return op(type, {}, {x}, name);
+}
+
+TensorRef GraphBuilder::dropout(TensorRef x, double rate, const std::string& name) {
+  return op(OpType::Dropout, {{"rate", rate}}, {x}, name);
+}
+
+TensorRef GraphBuilder::binary(OpType type, TensorRef a, TensorRef b, const std::string& name) {
+  return op(type, {}, {a, b}, name);
+}
+
+TensorRef GraphBuilder::concat(const std::vector<TensorRef>& xs, int axis,
+                               const std::string& name) {
+  return op(OpType::Concat, {{"axis", std::int64_t{axis}}}, xs, name);
+}
+
+std::vector<TensorRef> GraphBuilder::split(TensorRef x, int axis,
+                                           const std::vector<std::int64_t>& sizes,
+                                           const std::string& name) {
+  const TensorRef first =
+      op(OpType::Split, {{"axis", std::int64_t{axis}}, {"sizes", sizes}}, {x}, name);
+  std::vector<TensorRef> out;
+  for (int i = 0; i < static_cast<int>(sizes.size()); ++i) out.push_back({first.node, i});
+  return out;
+}
+
+TensorRef GraphBuilder::reshape(TensorRef x, const std::vector<std::int64_t>& sizes,
+                                const std::string& name) {
+  return op(OpType::Reshape, {{"shape", sizes}}, {x}, name);
+}
+
+TensorRef GraphBuilder::flatten(TensorRef x, const std::string& name, int axis) {
+  return op(OpType::Flatten, {{"axis", std::int64_t{axis}}}, {x}, name);
+}
+
+TensorRef GraphBuilder::transpose(TensorRef x, const std::vector<std::int64_t>& perm,
+                                  const std::string& name) {
+  return op(OpType::Transpose, {{"perm", perm}}, {x}, name);
+}
+
+TensorRef GraphBuilder::softmax(TensorRef x, const std::string& name, int axis) {
+  if (axis < 0) axis += shape(x).rank();
+  return op(OpType::Softmax, {{"axis", std::int64_t{axis}}}, {x}, name);
+}
+
+TensorRef GraphBuilder::reduce_sum(TensorRef x, const std::vector<std::int64_t>& axes,
+                                   bool keepdims, const std::string& name) {
+  return op(OpType::ReduceSum, {{"axes", axes}, {"keepdims", std::int64_t{keepdims}}}, {x}, name);
+}
+
+TensorRef GraphBuilder::reduce_mean(TensorRef x, const std::vector<std::int64_t>& axes,
+                                    bool keepdims, const std::string& name) {
+  return op(OpType::ReduceMean, {{"axes", axes}, {"keepdims", std::int64_t{keepdims}}}, {x}, name);
+}
+
+TensorRef GraphBuilder::softmax_cross_entropy(TensorRef logits, TensorRef labels,
+                                              const std::string& name) {
+  return op(OpType::SoftmaxCrossEntropy, {}, {logits, labels}, name);
+}
+
+TensorRef GraphBuilder::mse_loss(TensorRef prediction, TensorRef target, const std::string& name) {
+  return op(OpType::MSELoss, {}, {prediction, target}, name);
+}
+
+TensorRef GraphBuilder::partition(TensorRef x, int dim, int degree, const std::string& name) {
+  return op(OpType::Partition, {{"dim", std::int64_t{dim}}, {"degree", std::int64_t{degree}}}, {x},
+            name);
+}
+
+TensorRef GraphBuilder::combine(TensorRef x, int dim, int degree, const std::string& name) {
+  return op(OpType::Combine, {{"dim", std::int64_t{dim}}, {"degree", std::int64_t{degree}}}, {x},
+            name);
+}
+
+TensorRef GraphBuilder::replicate(TensorRef x, int degree, const std::string& name) {
+  return op(OpType::Replicate, {{"degree", std::int64_t{degree}}}, {x}, name);
+}
+
+TensorRef GraphBuilder::reduce(TensorRef x, int degree, const std::string& name) {
+  return op(OpType::Reduce, {{"degree", std::int64_t{degree}}}, {x}, name);
+}
+
+TensorRef GraphBuilder::all_reduce(TensorRef x, int degree, const std::string& name) {
+  return op(OpType::AllReduce, {{"degree", std::int64_t{degree}}}, {x}, name);
+}
+
+}  // namespace unity

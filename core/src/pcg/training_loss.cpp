@@ -1,0 +1,102 @@
+#include "unity/core/pcg/training_loss.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "unity/core/errors.h"
+#include "unity/core/pcg/graph_builder.h"
+
+namespace unity {
+
+std::string_view to_string(LossKind k) {
+  return k == LossKind::CrossEntropy ? "cross-entropy" : "mse";
+}
+
+LossKind loss_kind_from_string(std::string_view s) {
+  if (s == "cross-entropy") return LossKind::CrossEntropy;
+  if (s == "mse") return LossKind::Mse;
+  throw InputError(fmt::format("unknown loss '{}' (expected cross-entropy or mse)", s));
+}
+
+bool has_loss(const Graph& g) {
+  for (const auto& [id, n] : g.nodes())
+    if (n.op.type == OpType::SoftmaxCrossEntropy || n.op.type == OpType::MSELoss) return true;
+  return false;
+}
+
+namespace {
+
+// An output whose batch is not its leading dim (a sequence-first RNN's [seq, batch, vocab]) is
+// transposed batch first, so that labels or targets are batched like every input.
+TensorRef batch_first(GraphBuilder& b, const Graph& g, TensorRef out, const std::string& name) {
+  const auto sizes = g.shape(out).sizes();
+  if (g.batch_size <= 0 || sizes.empty() || sizes.front() == g.batch_size) return out;
+  const auto at = std::find(sizes.begin(), sizes.end(), g.batch_size);
+  if (at == sizes.end()) return out;
+  const auto k = static_cast<std::int64_t>(at - sizes.begin());
+  std::vector<std::int64_t> perm{k};
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(sizes.size()); ++d)
+    if (d != k) perm.push_back(d);
+  return b.transpose(out, perm, name + ".batch_first");
+}
+
+}  // namespace
+
+std::optional<AttachedLoss> attach_loss(Graph& g, std::optional<LossKind> requested) {
+  if (has_loss(g)) {
+    if (requested)
+      throw InputError(
+          fmt::format("--loss {}: '{}' has a loss already", to_string(*requested), g.name));
+    return std::nullopt;
+  }
+  // The model's outputs: floating sinks, but not the unread pieces of an operator whose other
+  // outputs are read, nor the parts of a Split that a slice leaves.
+  std::vector<TensorRef> outputs, pieces;
+  for (const auto& sink : g.sinks()) {
+    if (!is_floating(g.shape(sink).dtype) || !g.uses(sink.node).empty()) continue;
+    (g.node(sink.node).op.type == OpType::Split ? pieces : outputs).push_back(sink);
+  }
+  // A model that ends in a slice (a Split's one piece) has only pieces to offer.
+  if (outputs.empty()) outputs = pieces;
+  if (outputs.empty())
+    throw InputError(fmt::format("'{}' has no floating output to attach a loss to", g.name));
+  AttachedLoss a;
+  a.chosen = !requested;
+  a.kind = requested
+               ? *requested
+               : (g.shape(outputs.front()).rank() == 2 ? LossKind::CrossEntropy : LossKind::Mse);
+  GraphBuilder b(g);
+  for (TensorRef out : outputs) {
+    const std::string name = g.node(out.node).op.name.empty() ? fmt::format("output{}", out.node)
+                                                              : g.node(out.node).op.name;
+    a.outputs.push_back(fmt::format("'{}' [{}]", name, fmt::join(g.shape(out).sizes(), ", ")));
+    out = batch_first(b, g, out, name);
+    const ParallelTensorShape shape = g.shape(out);
+    auto sizes = shape.sizes();
+    if (a.kind == LossKind::CrossEntropy) {
+      if (sizes.size() < 2)
+        throw InputError(fmt::format(
+            "--loss cross-entropy needs an output of at least 2 dims (batch, classes); '{}' is "
+            "[{}]",
+            name, fmt::join(sizes, ", ")));
+      sizes.pop_back();
+      b.softmax_cross_entropy(out, b.input(name + ".labels", sizes, DataType::Int64),
+                              name + ".loss");
+    } else {
+      b.mse_loss(out, b.input(name + ".targets", sizes, shape.dtype), name + ".loss");
+    }
+  }
+  g.validate();
+  return a;
+}
+
+std::string describe(const AttachedLoss& a, const std::string& model) {
+  return fmt::format("'{}' has no loss: attached {} to output{} {} ({} synthesised{})", model,
+                     to_string(a.kind), a.outputs.size() == 1 ? "" : "s",
+                     fmt::join(a.outputs, ", "),
+                     a.kind == LossKind::CrossEntropy ? "labels" : "targets",
+                     a.chosen ? "; choose with --loss cross-entropy|mse" : "");
+}
+
+}  // namespace unity

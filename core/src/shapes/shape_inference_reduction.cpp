@@ -1,0 +1,91 @@
+// Softmax, ReduceSum/ReduceMean and the losses. A partitioned reduced dimension yields partial
+// results (the output's replica degree grows) rather than an error: exactly how reduction
+// parallelism appears.
+#include <algorithm>
+#include <set>
+
+#include "shape_rules.h"
+
+namespace unity::shape_rules {
+namespace {
+
+Shapes infer_softmax(const Operator& op, const Shapes& in) {
+  const auto& x = in[0];
+  expect_floating(x, "input 0 (x)");
+  const int axis = x.axis(static_cast<int>(op.attrs.get_int("axis", -1)));
+  expect_degree(x, axis, 1, "input 0 (x)", "softmax normalises over the whole axis");
+  return {x};
+}
+
+Shapes infer_reduce(const Operator& op, const Shapes& in) {
+  const auto& x = in[0];
+  const auto axes_attr = op.attrs.get_ints("axes");
+  const bool keep = op.attrs.get_int("keepdims", 1) != 0;
+  std::set<int> axes;
+  for (auto a : axes_attr)
+    if (!axes.insert(x.axis(static_cast<int>(a))).second) fail("axis {} is listed twice", a);
+  if (axes.empty()) fail("attribute 'axes' is empty");
+  ParallelTensorShape y;
+  y.dtype = x.dtype;
+  y.replica = x.replica;
+  for (int d = 0; d < x.rank(); ++d) {
+    if (axes.count(d)) {
+      y.replica *= x.dims[d].degree;
+      if (keep) y.dims.push_back({1, 1});
+    } else {
+      y.dims.push_back(x.dims[d]);
+    }
+  }
+  return {y};
+}
+
+Shapes infer_cross_entropy(const Shapes& in) {
+  const auto& logits = in[0];
+  const auto& labels = in[1];
+  expect_min_rank(logits, 2, "input 0 (logits)");
+  expect_floating(logits, "input 0 (logits)");
+  expect_integer(labels, "input 1 (labels)");
+  const int r = logits.rank();
+  expect_rank(labels, r - 1, "input 1 (labels)");
+  for (int d = 0; d < r - 1; ++d)
+    if (labels.dims[d] != logits.dims[d])
+      fail("labels {} do not match the leading dims of logits {}", labels.to_string(),
+           logits.to_string());
+  expect_degree(logits, r - 1, 1, "input 0 (logits)", "softmax needs every class on one device");
+  expect_replica(labels, logits.replica, "input 1 (labels)", "read once per logits copy");
+  ParallelTensorShape y = labels;
+  y.dtype = logits.dtype;
+  return {y};
+}
+
+Shapes infer_mse(const Shapes& in) {
+  const auto& p = in[0];
+  const auto& t = in[1];
+  expect_min_rank(p, 1, "input 0 (prediction)");
+  expect_floating(p, "input 0 (prediction)");
+  if (p != t) fail("prediction {} and target {} differ", p.to_string(), t.to_string());
+  for (int d = 1; d < p.rank(); ++d)
+    expect_degree(p, d, 1, "input 0 (prediction)", "the loss sums each sample on one device");
+  ParallelTensorShape y;
+  y.dtype = p.dtype;
+  y.dims = {p.dims[0]};
+  y.replica = p.replica;
+  return {y};
+}
+
+}  // namespace
+
+Shapes infer_reduction(const Operator& op, const Shapes& in) {
+  switch (op.type) {
+    case OpType::Softmax:
+      return infer_softmax(op, in);
+    case OpType::SoftmaxCrossEntropy:
+      return infer_cross_entropy(in);
+    case OpType::MSELoss:
+      return infer_mse(in);
+    default:
+      return infer_reduce(op, in);
+  }
+}
+
+}  // namespace unity::shape_rules
