@@ -39,8 +39,11 @@ MachineSpec project_machine(const std::optional<projects::Project>& project,
 }
 
 void print_cost_sources(const PlanSummary& s, const MachineSpec& machine) {
-  fmt::print("  costs          {} operator{} measured, {} analytic\n", s.measured_operators,
-             s.measured_operators == 1 ? "" : "s", s.analytic_operators);
+  if (s.measured_operators == 0)
+    fmt::print("  costs          analytic (no operator of the plan has a measured time)\n");
+  else
+    fmt::print("  costs          {} operator{} measured, {} analytic\n", s.measured_operators,
+               s.measured_operators == 1 ? "" : "s", s.analytic_operators);
   if (use_cases::is_uncalibrated_cpu(machine))
     fmt::print(
         "  uncalibrated   cpu-local's nominal per-core figures, not this computer's: "
