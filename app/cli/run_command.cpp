@@ -213,34 +213,6 @@ void print_pipeline(const nlohmann::json& j) {
                s["idle_ms"].get<double>(), s["idle_ms_predicted"].get<double>());
 }
 
-struct Check {
-  double losses = 0, weights = 0, relative = 0;
-  std::vector<double> reference_losses;
-};
-
-Check compare(const TrainingResult& run, const TrainingResult& ref) {
-  Check c;
-  c.reference_losses = ref.losses;
-  for (std::size_t i = 0; i < ref.losses.size() && i < run.losses.size(); ++i) {
-    const double d = std::abs(run.losses[i] - ref.losses[i]);
-    c.losses = std::max(c.losses, d);
-    c.relative = std::max(c.relative, d / std::max(std::abs(ref.losses[i]), 1e-12));
-  }
-  for (const auto& [name, w] : ref.weights) {
-    auto it = run.weights.find(name);
-    if (it == run.weights.end() || it->second.values.size() != w.values.size())
-      throw std::runtime_error(fmt::format("--check: weight '{}' missing from the run", name));
-    double diff = 0, scale = 0;
-    for (std::size_t i = 0; i < w.values.size(); ++i) {
-      diff = std::max(diff, static_cast<double>(std::abs(it->second.values[i] - w.values[i])));
-      scale = std::max(scale, static_cast<double>(std::abs(w.values[i])));
-    }
-    c.weights = std::max(c.weights, diff);
-    c.relative = std::max(c.relative, scale > 0 ? diff / scale : diff);
-  }
-  return c;
-}
-
 // Each operator's measured times beside the plan's prediction for it (its own and incoming edges'
 // computation and communication, forward and backward).
 nlohmann::json profile_rows(const Plan& plan, const TrainingResult& result) {
@@ -327,20 +299,9 @@ void run(const RunOptions& o) {
   j.erase("command");
   j.erase("timeline");  // a pipelined run's measured timeline is under "pipeline"
   j["predicted_iteration_ms"] = predicted;
-  Check check;
+  use_cases::ReferenceCheck check;
   if (o.check) {
-    const Graph serial = executed_graph(serial_reference(plan.pcg));
-    const Program reference = lower_plan(serial, single_device_views(serial), 1);
-    auto backend = make_cpu_backend(o.threads);
-    auto comm = make_local_communicator();
-    TrainingOptions t;
-    t.iterations = o.iterations;
-    t.warmup = o.warmup;
-    t.seed = o.seed;
-    t.optimizer = optimizer;
-    t.learning_rate = o.learning_rate;
-    t.collect_weights = true;
-    check = compare(result, train(reference, t, *backend, *comm));
+    check = use_cases::check_against_one_rank(plan, request, result);
     j["max_abs_diff"] = std::max(check.losses, check.weights);
     j["max_abs_diff_losses"] = check.losses;
     j["max_abs_diff_weights"] = check.weights;

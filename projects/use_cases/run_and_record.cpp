@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -18,6 +20,7 @@
 #include "unity/executor/launcher.h"
 #include "unity/executor/pipeline_training.h"
 #include "unity/executor/program.h"
+#include "unity/executor/reference.h"
 #include "unity/executor/run_files.h"
 
 namespace unity::use_cases {
@@ -55,6 +58,21 @@ int busiest_rank_tasks(const MachineView& view, int ranks) {
   return std::max(1, most);
 }
 
+// How a run trains in this process: the request's iterations, seed, optimizer and callbacks.
+TrainingOptions training_options(const Plan& plan, const RunRequest& r) {
+  TrainingOptions t;
+  t.iterations = r.iterations;
+  t.warmup = r.warmup;
+  t.seed = r.seed;
+  t.optimizer = r.optimizer_for(plan);
+  t.learning_rate = r.learning_rate;
+  t.collect_weights = r.collect_weights;
+  t.profile = r.profile;
+  t.on_iteration = r.on_iteration;
+  t.monitor = r.monitor;
+  return t;
+}
+
 }  // namespace
 
 std::string RunRequest::optimizer_for(const Plan& plan) const {
@@ -89,16 +107,7 @@ RunResult run_plan(const Plan& plan, const RunRequest& r) {
   if (r.ranks == 1 && r.backend == "cpu" && !r.always_mpirun) {
     auto backend = make_cpu_backend(r.threads);
     auto comm = make_local_communicator();
-    TrainingOptions t;
-    t.iterations = r.iterations;
-    t.warmup = r.warmup;
-    t.seed = r.seed;
-    t.optimizer = r.optimizer_for(plan);
-    t.learning_rate = r.learning_rate;
-    t.collect_weights = r.collect_weights;
-    t.profile = r.profile;
-    t.on_iteration = r.on_iteration;
-    t.monitor = r.monitor;
+    const TrainingOptions t = training_options(plan, r);
     out.command = fmt::format("in this process (1 CPU rank, {} BLAS thread{})", r.threads,
                               r.threads == 1 ? "" : "s");
     out.training = plan.pipeline ? train_pipeline(plan, t, *backend, *comm)
@@ -129,6 +138,40 @@ RunResult run_plan(const Plan& plan, const RunRequest& r) {
   out.command = command_text(launched.command);
   out.training = std::move(launched.training);
   return out;
+}
+
+ReferenceCheck check_against_one_rank(const Plan& plan, const RunRequest& r,
+                                      const TrainingResult& run) {
+  const Graph serial = executed_graph(serial_reference(plan.pcg));
+  const Program reference = lower_plan(serial, single_device_views(serial), 1);
+  auto backend = make_cpu_backend(r.threads);
+  auto comm = make_local_communicator();
+  RunRequest quiet = r;
+  quiet.collect_weights = true;
+  quiet.profile = false;
+  quiet.on_iteration = nullptr;
+  quiet.monitor = nullptr;
+  const TrainingResult ref = train(reference, training_options(plan, quiet), *backend, *comm);
+  ReferenceCheck c;
+  c.reference_losses = ref.losses;
+  for (std::size_t i = 0; i < ref.losses.size() && i < run.losses.size(); ++i) {
+    const double d = std::abs(run.losses[i] - ref.losses[i]);
+    c.losses = std::max(c.losses, d);
+    c.relative = std::max(c.relative, d / std::max(std::abs(ref.losses[i]), 1e-12));
+  }
+  for (const auto& [name, w] : ref.weights) {
+    auto it = run.weights.find(name);
+    if (it == run.weights.end() || it->second.values.size() != w.values.size())
+      throw std::runtime_error(fmt::format("--check: weight '{}' missing from the run", name));
+    double diff = 0, scale = 0;
+    for (std::size_t i = 0; i < w.values.size(); ++i) {
+      diff = std::max(diff, static_cast<double>(std::abs(it->second.values[i] - w.values[i])));
+      scale = std::max(scale, static_cast<double>(std::abs(w.values[i])));
+    }
+    c.weights = std::max(c.weights, diff);
+    c.relative = std::max(c.relative, scale > 0 ? diff / scale : diff);
+  }
+  return c;
 }
 
 nlohmann::json run_result_json(const Plan& plan, const RunRequest& r, const RunResult& run) {

@@ -1,12 +1,13 @@
 #pragma once
 // Runs the `unity` binary built with the tests and captures its exit code, stdout and stderr.
+#include <sys/wait.h>
+#include <unistd.h>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 struct CliResult {
   int exit_code = -1;
@@ -24,9 +25,12 @@ inline std::string slurp(const std::filesystem::path& p) {
 inline CliResult run_cli(const std::string& args) {
   static int counter = 0;
   const auto dir = std::filesystem::temp_directory_path();
-  const auto out = dir / ("unity_cli_out_" + std::to_string(::getpid()) + "_" + std::to_string(counter));
-  const auto err = dir / ("unity_cli_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  const std::string cmd = std::string(UNITY_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
+  const auto out =
+      dir / ("unity_cli_out_" + std::to_string(::getpid()) + "_" + std::to_string(counter));
+  const auto err =
+      dir / ("unity_cli_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  const std::string cmd =
+      std::string(UNITY_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -36,3 +40,18 @@ inline CliResult run_cli(const std::string& args) {
   std::filesystem::remove(err);
   return r;
 }
+
+// A folder of its own under the temporary directory, removed with everything in it.
+struct Folder {
+  std::filesystem::path path;
+  explicit Folder(const std::string& name)
+      : path(std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name)) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~Folder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  std::string operator/(const std::string& file) const { return (path / file).string(); }
+};

@@ -16,21 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A folder of its own, removed with everything in it.
-struct Folder {
-  fs::path path;
-  explicit Folder(const std::string& name)
-      : path(fs::temp_directory_path() / (std::to_string(::getpid()) + "_" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Folder() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string operator/(const std::string& file) const { return (path / file).string(); }
-};
-
 void write_bytes(const std::string& file, const std::string& bytes) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   out << bytes;

@@ -53,6 +53,16 @@ struct RunResult {
 // run that cannot start or that failed.
 RunResult run_plan(const Plan& plan, const RunRequest& request);
 
+// The run against the one-rank reference (`unity run --check`): the plan's serial model trained on
+// one CPU rank in this process with the run's seed and settings. The largest differences of the
+// losses and of the weights (the run must have collected them), and the largest relative one.
+struct ReferenceCheck {
+  double losses = 0, weights = 0, relative = 0;
+  std::vector<double> reference_losses;
+};
+ReferenceCheck check_against_one_rank(const Plan& plan, const RunRequest& request,
+                                      const executor::TrainingResult& run);
+
 // What `unity run --json` and the project's run row say of a finished run: model, mode, machine,
 // ranks, iterations, the measured median and every iteration's time and loss, and a pipelined
 // run's stages, bubble, memory and timeline.
