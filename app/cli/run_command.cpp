@@ -33,6 +33,7 @@
 #include "unity/executor/reference.h"
 #include "unity/executor/run_files.h"
 #include "unity/use_cases/calibrate.h"
+#include "unity/use_cases/operator_times.h"
 #include "unity/use_cases/optimize_and_record.h"
 #include "unity/use_cases/run_and_record.h"
 #include "unity/use_cases/run_model.h"
@@ -216,8 +217,7 @@ void print_pipeline(const nlohmann::json& j) {
 // Each operator's measured times beside the plan's prediction for it (its own and incoming edges'
 // computation and communication, forward and backward).
 nlohmann::json profile_rows(const Plan& plan, const TrainingResult& result) {
-  std::map<NodeId, const OpCost*> predicted;
-  for (const auto& op : plan.mapping.per_op) predicted[op.node] = &op;
+  const auto predicted = use_cases::predicted_operator_ms(plan);
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& p : result.profile) {
     nlohmann::json row = {{"node", p.node},
@@ -225,8 +225,7 @@ nlohmann::json profile_rows(const Plan& plan, const TrainingResult& result) {
                           {"op", p.op},
                           {"forward_ms", p.forward_ms},
                           {"backward_ms", p.backward_ms}};
-    if (auto it = predicted.find(p.node); it != predicted.end())
-      row["predicted_ms"] = (it->second->own.time() + it->second->edges.time()) * 1e3;
+    if (auto it = predicted.find(p.node); it != predicted.end()) row["predicted_ms"] = it->second;
     rows.push_back(row);
   }
   return rows;
@@ -245,11 +244,14 @@ void print_profile(const nlohmann::json& rows) {
 }
 
 void run(const RunOptions& o) {
+  // Before anything is planned, written or recorded.
+  use_cases::require_backend(o.backend);
   std::optional<projects::Project> project;
   if (!o.project.empty()) project.emplace(projects::Project::open_or_create(o.project));
   Plan plan;
   std::string plan_file;
-  if (is_plan_file(o.target)) {
+  const bool target_is_plan = is_plan_file(o.target);
+  if (target_is_plan) {
     for (const auto& [flag, given] : o.model_flags)
       if (given)
         throw InputError(fmt::format("{} applies to a MODEL; '{}' is a plan", flag, o.target));
@@ -257,15 +259,11 @@ void run(const RunOptions& o) {
     plan_file = o.target;
   } else {
     plan = plan_model(o, o.ranks > 0 ? o.ranks : 1, project ? &*project : nullptr);
-    if (!o.save_plan.empty()) {
-      write_text_file_atomic(o.save_plan, plan_to_json(plan).dump(1) + "\n");
-      plan_file = o.save_plan;
-    }
   }
 
   const int ranks = o.ranks > 0 ? o.ranks : std::max(1, plan.summary.devices);
   double predicted = plan.summary.iteration_time_ms;
-  if (!o.machine.empty() && is_plan_file(o.target)) {
+  if (!o.machine.empty() && target_is_plan) {
     if (plan.pipeline)
       throw InputError(
           "--machine: a pipelined plan is not re-costed on another machine; plan the model on "
@@ -276,6 +274,11 @@ void run(const RunOptions& o) {
     throw InputError("--trace: the plan is not pipelined, so it has no pipeline timeline");
 
   use_cases::RunRequest request = run_request(o, ranks, o.check);
+  use_cases::check_run_request(plan, request);
+  if (!target_is_plan && !o.save_plan.empty()) {
+    write_text_file_atomic(o.save_plan, plan_to_json(plan).dump(1) + "\n");
+    plan_file = o.save_plan;
+  }
   request.plan_file = plan_file;
   // --project: the run's row and its iterations as they finish; a profiled run's measured
   // operator times become the project's operator profiles (the next plan is costed with them).

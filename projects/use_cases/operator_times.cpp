@@ -52,16 +52,20 @@ std::vector<OperatorTimes> compare_with_profiles(const Plan& plan, const Profile
   return out;
 }
 
+std::map<NodeId, double> predicted_operator_ms(const Plan& plan) {
+  std::map<NodeId, double> out;
+  for (const auto& op : plan.mapping.per_op) out[op.node] = (op.own.time() + op.edges.time()) * 1e3;
+  return out;
+}
+
 std::vector<OperatorTimes> compare_with_run(const Plan& plan,
                                             const std::vector<executor::OperatorProfile>& profile) {
-  std::map<NodeId, const OpCost*> predicted;
-  for (const auto& op : plan.mapping.per_op) predicted[op.node] = &op;
+  const auto predicted = predicted_operator_ms(plan);
   std::vector<OperatorTimes> out;
   for (const auto& p : profile) {
     const auto it = predicted.find(p.node);
     if (p.node < 0 || it == predicted.end()) continue;
-    out.push_back({p.node, p.name, p.op, (it->second->own.time() + it->second->edges.time()) * 1e3,
-                   p.forward_ms + p.backward_ms});
+    out.push_back({p.node, p.name, p.op, it->second, p.forward_ms + p.backward_ms});
   }
   sort_by_error(out);
   return out;

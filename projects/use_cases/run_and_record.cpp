@@ -80,22 +80,33 @@ std::string RunRequest::optimizer_for(const Plan& plan) const {
   return plan.summary.optimizer.empty() ? "sgd" : plan.summary.optimizer;
 }
 
-RunResult run_plan(const Plan& plan, const RunRequest& r) {
-  bool known = false;
+void require_backend(const std::string& backend) {
   for (const auto& b : available_backends())
-    if (b.name == r.backend) {
-      known = true;
+    if (b.name == backend) {
       if (!b.available)
-        throw InputError(fmt::format("the {} backend is not available: {}", r.backend, b.detail));
+        throw InputError(fmt::format("the {} backend is not available: {}", backend, b.detail));
+      return;
     }
-  if (!known) throw InputError(fmt::format("unknown backend '{}'", r.backend));
+  throw InputError(fmt::format("unknown backend '{}'", backend));
+}
+
+void check_run_request(const Plan& plan, const RunRequest& r) {
+  require_backend(r.backend);
   const int devices = std::max(1, plan.summary.devices);
   if (r.ranks < 1 || r.ranks > devices)
-    throw InputError(
-        fmt::format("--ranks {}: the plan uses {} devices, so a rank would have nothing to do",
-                    r.ranks, devices));
+    throw InputError(fmt::format(
+        "{} ranks: the plan uses {} devices; ranks must be between 1 and the plan's {} devices (a "
+        "rank beyond them would have nothing to do)",
+        r.ranks, devices, devices));
+  if (plan.pipeline && r.ranks != devices)
+    throw InputError(fmt::format("a pipelined plan runs one rank per device: {} ranks, got {}",
+                                 devices, r.ranks));
   if (r.iterations < 1 || r.warmup < 0)
     throw InputError("a run needs at least one measured iteration");
+}
+
+RunResult run_plan(const Plan& plan, const RunRequest& r) {
+  check_run_request(plan, r);
   // Bad plans fail here, naming the node, before anything starts.
   Program program;
   if (plan.pipeline)

@@ -11,17 +11,6 @@
 #include <optional>
 
 #include "thread_priority.h"
-#include "unity/core/errors.h"
-#include "unity/core/json_io.h"
-#include "unity/core/machine/machine_spec.h"
-#include "unity/executor/backends.h"
-#include "unity/executor/communicator.h"
-#include "unity/executor/compute_precision.h"
-#include "unity/executor/device_backend.h"
-#include "unity/executor/launcher.h"
-#include "unity/executor/op_profiles.h"
-#include "unity/executor/pipeline_training.h"
-#include "unity/executor/program.h"
 #include "unity/executor/run_files.h"
 #include "unity/executor/training.h"
 #include "unity/projects/project.h"
@@ -165,35 +154,20 @@ bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& setti
     error_ = tr("there is no plan to run");
     return false;
   }
-  const int devices = std::max(1, plan->summary.devices);
-  if (settings.ranks < 1 || settings.ranks > devices) {
-    error_ = tr("ranks must be between 1 and the plan's %1 devices, got %2")
-                 .arg(devices)
-                 .arg(settings.ranks);
-    return false;
-  }
-  if (plan->pipeline && settings.ranks != devices) {
-    error_ = tr("a pipelined plan runs one rank per device: %1 ranks, got %2")
-                 .arg(devices)
-                 .arg(settings.ranks);
-    return false;
-  }
-  if (settings.iterations < 1 || settings.warmup < 0) {
-    error_ = tr("a run needs at least one measured iteration");
-    return false;
-  }
-  bool known = false;
-  for (const auto& b : executor::available_backends())
-    if (QString::fromStdString(b.name) == settings.backend) {
-      known = true;
-      if (!b.available) {
-        error_ = tr("the %1 backend is not available: %2")
-                     .arg(settings.backend, QString::fromStdString(b.detail));
-        return false;
-      }
-    }
-  if (!known) {
-    error_ = tr("unknown backend '%1'").arg(settings.backend);
+  use_cases::RunRequest request;
+  request.backend = toStd(settings.backend);
+  request.ranks = settings.ranks;
+  request.iterations = settings.iterations;
+  request.warmup = settings.warmup;
+  request.threads = settings.threads;
+  request.timeout_seconds = settings.timeoutSeconds;
+  request.profile = settings.profile;
+  request.worker = QFile::encodeName(settings.worker).toStdString();
+  request.mpirun = QFile::encodeName(settings.mpirun).toStdString();
+  try {
+    use_cases::check_run_request(*plan, request);
+  } catch (const std::exception& e) {
+    error_ = QString::fromUtf8(e.what());
     return false;
   }
   if (worker_.joinable()) worker_.join();
@@ -215,7 +189,7 @@ bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& setti
   });
   timer->start();
 
-  worker_ = std::thread([this, shared = shared_, plan = plan_, s = settings_] {
+  worker_ = std::thread([this, shared = shared_, plan = plan_, s = settings_, request]() mutable {
     lowerCurrentThreadPriority(kWorkerNiceness);
     RunOutcome& out = shared->outcome;
     out.predictedMs = plan->summary.iteration_time_ms;
@@ -231,16 +205,6 @@ bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& setti
       std::lock_guard lock(shared->mutex);
       shared->predicted = std::pair(out.predictedMs, out.predictedCpuMs);
     }
-    use_cases::RunRequest request;
-    request.backend = toStd(s.backend);
-    request.ranks = s.ranks;
-    request.iterations = s.iterations;
-    request.warmup = s.warmup;
-    request.threads = s.threads;
-    request.timeout_seconds = s.timeoutSeconds;
-    request.profile = s.profile;
-    request.worker = QFile::encodeName(s.worker).toStdString();
-    request.mpirun = QFile::encodeName(s.mpirun).toStdString();
     ProjectRun record(s.projectFile, *plan, request);
     out.runId = record.runId();
     // Iterations go to the GUI as they finish and to the project in the same order.

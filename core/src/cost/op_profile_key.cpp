@@ -34,6 +34,15 @@ bool needs_gradient(const Graph& g, NodeId id, std::map<NodeId, bool>& memo) {
   if (n.op.type == OpType::Weight) {
     result = is_floating(n.outputs.at(0).dtype);
   } else if (!n.outputs.empty() && is_floating(n.outputs.at(0).dtype)) {
+    // A weight among the direct inputs settles it without walking the producers back to the
+    // model's inputs: the cost model builds a key on every lookup of a measured op type.
+    for (const auto& in : n.inputs) {
+      const Node& p = g.node(in.node);
+      if (p.op.type == OpType::Weight && is_floating(p.outputs.at(0).dtype)) {
+        result = true;
+        break;
+      }
+    }
     for (const auto& in : n.inputs) result = result || needs_gradient(g, in.node, memo);
   }
   memo[id] = result;

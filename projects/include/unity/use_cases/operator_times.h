@@ -2,6 +2,7 @@
 // Predicted against measured, per operator: where the cost model is wrong, largest error first,
 // for `unity show PLAN --costs --project P` (the project's measured operator profiles) and the
 // run view's table and scatter plot (a profiled run).
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct OperatorTimes {
 // forward and backward time of one task on the plan's machine beside the measured one, largest
 // error first. A pipelined plan compares its segment kinds' operators.
 std::vector<OperatorTimes> compare_with_profiles(const Plan& plan, const ProfileSource& measured);
+
+// What the plan predicts for each of its operators, forward and backward: its own time and its
+// incoming edges' (computation and communication), in ms.
+std::map<NodeId, double> predicted_operator_ms(const Plan& plan);
 
 // A profiled run of the plan: each operator's measured time (the slowest rank's) beside what the
 // plan predicted for it (its own and its incoming edges' time), largest error first.

@@ -48,8 +48,15 @@ struct RunResult {
   std::string command;  // how it ran: "in this process ..." or the mpirun command line
 };
 
-// Checks the plan against the request (ranks, a pipelined plan's one rank per device, an
-// executable lowering) before anything starts, then trains. Throws InputError (RunError) for a
+// Throws InputError when `backend` is unknown, or not available on this computer (and why).
+void require_backend(const std::string& backend);
+// What a run must satisfy before anything starts: an available backend, 1 to the plan's devices
+// ranks (a pipelined plan: one rank per device), at least one measured iteration. Throws
+// InputError naming what is wrong.
+void check_run_request(const Plan& plan, const RunRequest& request);
+
+// check_run_request and an executable lowering (a bad plan fails naming the node) before anything
+// starts, then trains. Throws InputError (RunError) for a
 // run that cannot start or that failed.
 RunResult run_plan(const Plan& plan, const RunRequest& request);
 
