@@ -36,6 +36,7 @@ struct VerifyArgs {
   std::uint64_t effort = 4'000'000;
   int timeout_ms = 60000;
   int degree_bound = 8;
+  int variadic_bound = rules::VerifyOptions{}.variadic_bound;
   int threads = 2;
   bool all = false;
 };
@@ -113,10 +114,14 @@ void run_verify(const VerifyArgs& a) {
   RuleSet all;
   for (const auto& f : a.files)
     for (auto& r : load_rule_file(f).rules) all.rules.push_back(std::move(r));
+  if (all.rules.empty())
+    throw InputError(fmt::format("no rules to verify: {} holds none",
+                                 a.files.size() == 1 ? a.files[0] : "none of the files"));
   rules::VerifyOptions o;
   o.effort = a.effort;
   o.timeout_ms = a.timeout_ms;
   o.degree_bound = a.degree_bound;
+  o.variadic_bound = a.variadic_bound;
   o.threads = a.threads;
   const auto report = rules::verify_rules(all, o);
   if (a.json) {
@@ -129,10 +134,12 @@ void run_verify(const VerifyArgs& a) {
                    fmt::format("{:.2f}", r.seconds), r.detail});
     table.print();
     fmt::print(
-        "{} rules: {} verified, {} verified for degrees up to {}, {} refuted, {} unknown, {} "
-        "invalid ({:.1f} s)\n",
-        report.rules.size(), report.verified, report.bounded, a.degree_bound, report.refuted,
-        report.unknown, report.invalid, report.seconds);
+        "{} rules: {} verified, {} verified within a bound (degrees or variadic inputs), {} "
+        "refuted, {} unknown, {} invalid ({:.1f} s)\n",
+        report.rules.size(), report.verified, report.bounded, report.refuted, report.unknown,
+        report.invalid, report.seconds);
+    for (const auto& [scope, count] : report.by_scope)
+      fmt::print("  proved for {}: {}\n", scope, count);
   }
   if (!report.all_ok())
     throw InputError(fmt::format("{} of {} rules are not verified",
@@ -174,6 +181,8 @@ void add_rules_command(CLI::App& app) {
   ver->add_option("--timeout-ms", v->timeout_ms, "Wall-clock guard per proof (default 60000)");
   ver->add_option("--degree-bound", v->degree_bound,
                   "Bounded fallback: prove every degree up to this (default 8)");
+  ver->add_option("--variadic-bound", v->variadic_bound,
+                  "Prove a rule with a variadic input for 1 to this many inputs (default 8)");
   ver->add_option("--threads", v->threads, "Worker threads (default 2)");
   ver->callback([v] { run_verify(*v); });
 

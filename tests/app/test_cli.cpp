@@ -134,3 +134,29 @@ TEST(Cli, AnInferenceExportTrainsWithAnAttachedLoss) {
   EXPECT_EQ(run_cli("optimize " + onnx + " --loss hinge").exit_code, 1);
   fs::remove(json_path);
 }
+
+// `unity rules verify` reports per rule what was proved, and a file of no rules proves nothing.
+TEST(Cli, RulesVerifyReportsTheProvedScopeAndRefusesAnEmptyFile) {
+  const auto layout = std::string(UNITY_SOURCE_DIR) + "/rules/layout.json";
+  const auto r = run_cli("rules verify " + layout + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  bool variadic = false;
+  for (const auto& rule : j["rules"]) {
+    ASSERT_TRUE(rule.contains("proved")) << rule.dump();
+    if (rule["rule"] == "concat_partition") {
+      variadic = true;
+      EXPECT_EQ(rule["proved"]["variadic_inputs"], 8);
+      EXPECT_EQ(rule["proved"]["degrees"], "all");
+    }
+  }
+  EXPECT_TRUE(variadic);
+  EXPECT_EQ(j["by_scope"]["all degrees and shapes; 1 to 8 variadic inputs"], 1);
+
+  const auto empty = temp_path("no-rules.json");
+  std::ofstream(empty) << R"({"format": "unity-rules", "version": 1, "rules": []})";
+  const auto none = run_cli("rules verify " + empty.string());
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("no rules to verify"), std::string::npos) << none.err;
+  fs::remove(empty);
+}

@@ -2,6 +2,10 @@
 // test.
 //   unity_bench_search                         the seven paper models on summit, 6..192 GPUs
 //   unity_bench_search --models resnext50 --gpus 6,12 --modes joint,data-parallel
+//   unity_bench_search --no-pipeline           the paper's space: no pipeline layouts
+//   unity_bench_search --search-only           joint: the search's own plan, no baseline costed
+//   unity_bench_search --no-pipeline --search-only --gpus 6,12,24,96,192 --modes joint,sequential
+//                                              the README's Figure 15b table
 //   unity_bench_search --ablation              resnext50 with and without splitting and the cache
 #include <chrono>
 #include <cstdio>
@@ -96,6 +100,10 @@ int main(int argc, char** argv) {
       base.budget = std::stoll(next());
     else if (a == "--optimizer")
       base.optimizer = next();
+    else if (a == "--no-pipeline")
+      base.pipelines = false;
+    else if (a == "--search-only")
+      base.baselines = false;
     else if (a == "--ablation")
       ablation = true;
     else if (a == "--show")

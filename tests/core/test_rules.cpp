@@ -1,6 +1,8 @@
 // The rule format, pattern matching and application.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "unity/core/errors.h"
 #include "unity/core/pcg/graph_builder.h"
 #include "unity/core/rules/substitution.h"
@@ -174,4 +176,91 @@ TEST(Rules, SymbolsMustAgree) {
   auto c = b.combine(b.partition(b.relu(x, "a"), 0, 4, "p"), 0, 2, "c");  // degrees differ
   b.partition(c, 0, 4, "p2");
   EXPECT_TRUE(find_matches(g, rule(rules, "cancel_combine_partition")).empty());
+}
+
+// A rule is applied only inside the scope its proof covers (issue 18): a proof for degrees up to 8
+// says nothing about degree 12, and one for 1 to 8 Concat inputs nothing about 9.
+TEST(Rules, ProvedScopeParsesPrintsAndCompares) {
+  const auto bounded = parse_proved_scope("degrees up to 8; 1 to 3 variadic inputs");
+  ASSERT_TRUE(bounded);
+  EXPECT_EQ(bounded->max_degree, 8);
+  EXPECT_EQ(bounded->max_variadic, 3);
+  EXPECT_EQ(to_string(*bounded), "degrees up to 8; 1 to 3 variadic inputs");
+  EXPECT_EQ(parse_proved_scope("all degrees and shapes"), ProvedScope{});
+  EXPECT_EQ(parse_proved_scope(""), ProvedScope{});
+  EXPECT_FALSE(parse_proved_scope("probably fine"));
+  EXPECT_FALSE(parse_proved_scope("degrees up to eight"));
+  EXPECT_TRUE(ProvedScope{}.includes(*bounded));
+  EXPECT_FALSE(bounded->includes(ProvedScope{}));
+  const ProvedScope four{4, std::nullopt}, eight{8, std::nullopt};
+  EXPECT_FALSE(four.includes(eight));
+  EXPECT_TRUE(eight.includes(four));
+  EXPECT_EQ(to_json(*bounded).dump(), R"({"degrees":8,"variadic_inputs":3})");
+
+  auto j = one_rule();
+  j["rules"][0]["verified"] = "checked by hand";
+  EXPECT_NE(load_error(j).find("'relu_sample_parallel': verified"), std::string::npos)
+      << load_error(j);
+}
+
+TEST(Rules, ARuleProvedUpToDegreeEightIsNotAppliedAtDegreeTwelve) {
+  auto j = one_rule();
+  j["rules"][0]["verified"] = "degrees up to 8";
+  const RuleSet set = rules_from_json(j);
+  Graph g;
+  GraphBuilder b(g);
+  auto x = b.input("x", {96, 4});
+  b.tanh(b.relu(x, "act"), "after");
+  const auto matches = find_matches(g, set.rules[0]);
+  ASSERT_EQ(matches.size(), 1u);
+  std::vector<std::int64_t> chosen;
+  for (const auto& p : parameter_choices(g, matches[0], {2, 4, 8, 12, 24}))
+    chosen.push_back(p.at("d"));
+  EXPECT_EQ(chosen, (std::vector<std::int64_t>{2, 4, 8}));
+  EXPECT_TRUE(apply_substitution(g, matches[0], {{"d", 8}}));
+  EXPECT_FALSE(apply_substitution(g, matches[0], {{"d", 12}}));
+  // The same rule with no bound applies at 12.
+  EXPECT_TRUE(
+      apply_substitution(g, find_matches(g, rules_from_json(one_rule()).rules[0])[0], {{"d", 12}}));
+
+  // A degree bound to a symbol of the source pattern: Combine($d) then Partition($d) cancels for
+  // the degrees its proof covers only.
+  Rule c = rule(default_rules(), "cancel_combine_partition");
+  c.proved = *parse_proved_scope("degrees up to 8");
+  for (const std::int64_t d : {8, 12}) {
+    Graph h;
+    GraphBuilder hb(h);
+    auto p = hb.partition(hb.relu(hb.input("x", {96, 4}), "a"), 0, d, "p");
+    auto combined = hb.combine(hb.relu(p, "b"), 0, d, "c");
+    hb.relu(hb.partition(combined, 0, d, "p2"), "d");
+    EXPECT_EQ(find_matches(h, c).size(), d <= 8 ? 1u : 0u) << "degree " << d;
+  }
+}
+
+TEST(Rules, AVariadicRuleAppliesToNoMoreInputsThanItsProofCovers) {
+  const RuleSet rules = default_rules();
+  const Rule& r = rule(rules, "concat_partition");
+  ASSERT_EQ(r.proved.max_variadic, 8);
+  for (const int inputs : {8, 9}) {
+    Graph g;
+    GraphBuilder b(g);
+    std::vector<TensorRef> xs;
+    for (int i = 0; i < inputs; ++i) xs.push_back(b.input(fmt::format("x{}", i), {8, 4}));
+    b.relu(b.concat(xs, 1, "cat"), "after");
+    EXPECT_EQ(find_matches(g, r).size(), inputs <= 8 ? 1u : 0u) << inputs << " inputs";
+  }
+}
+
+// Every shipped rule states a scope the loader understands, and the bounded ones are the generated
+// rules proved for degrees up to 8 and the Concat rules proved for 1 to 8 inputs.
+TEST(Rules, ShippedRulesCarryTheirProvedScope) {
+  std::map<std::string, int> by_scope;
+  for (const auto& r : default_rules().rules) ++by_scope[to_string(r.proved)];
+  std::string counts;
+  for (const auto& [scope, n] : by_scope) counts += fmt::format("{}: {}\n", scope, n);
+  std::printf("%s", counts.c_str());
+  EXPECT_EQ(by_scope["degrees up to 8"], 273) << counts;
+  EXPECT_EQ(by_scope["all degrees and shapes; 1 to 8 variadic inputs"], 9) << counts;
+  EXPECT_EQ(by_scope["degrees up to 8; 1 to 8 variadic inputs"], 1) << counts;
+  EXPECT_EQ(by_scope["all degrees and shapes"], 1597) << counts;
 }

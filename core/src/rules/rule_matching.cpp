@@ -155,7 +155,10 @@ std::vector<NodeId> Match::matched_nodes() const {
 }
 
 std::vector<Match> find_matches(const Graph& graph, const Rule& rule) {
-  return Matcher(graph, rule).run();
+  std::vector<Match> found = Matcher(graph, rule).run();
+  if (rule.proved.bounded())
+    std::erase_if(found, [](const Match& m) { return !within_proved_scope(m); });
+  return found;
 }
 
 }  // namespace unity

@@ -82,7 +82,9 @@ std::vector<Params> parameter_choices(const Graph& graph, const Match& match,
   for (const auto& p : match.rule->parameter_domains) {
     std::vector<std::int64_t> values;
     if (p.domain == RuleParameter::Domain::Degree) {
-      values = degrees;
+      // Only the degrees the rule's proof covers.
+      for (auto d : degrees)
+        if (match.rule->proved.covers_degree(d)) values.push_back(d);
     } else if (const auto t = tensor_of(match, p.of)) {
       for (int k = 0; k < graph.shape(*t).rank(); ++k) values.push_back(k);
     }
@@ -99,6 +101,14 @@ std::vector<Params> parameter_choices(const Graph& graph, const Match& match,
 }
 
 bool constraints_hold(const Graph& graph, const Match& match, const Params& params) {
+  // Outside the proved scope the rule is not known to hold: as a failed constraint.
+  const Rule& rule = *match.rule;
+  for (const auto& p : rule.parameter_domains)
+    if (p.domain == RuleParameter::Domain::Degree)
+      if (auto it = params.find(p.name);
+          it != params.end() && !rule.proved.covers_degree(it->second))
+        return false;
+  if (!within_proved_scope(match)) return false;
   for (const auto& c : match.rule->constraints) {
     const auto a = evaluate_sum(c.a, graph, match, params);
     const auto b = evaluate_sum(c.b, graph, match, params);

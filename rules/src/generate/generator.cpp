@@ -83,7 +83,7 @@ void verify_pending(Pending& p, const VerifyOptions& options, spec::Prover& prov
           v = std::move(vv);
         }
       }
-      if (is_bounded_claim(v.detail)) r->verified = v.detail;
+      if (v.proved.bounded()) r->verified = to_string(v.proved);
       p.verified = std::move(r);
       p.verification = std::move(v);
       return;

@@ -20,7 +20,8 @@ bool equal(const Concrete& a, const Concrete& b) {
 
 std::string describe_env(const std::map<std::string, Concrete>& env) {
   std::string s;
-  for (const auto& [name, v] : env) s += fmt::format("{}{} = {}", s.empty() ? "" : ", ", name, to_string(v));
+  for (const auto& [name, v] : env)
+    s += fmt::format("{}{} = {}", s.empty() ? "" : ", ", name, to_string(v));
   return s;
 }
 
@@ -104,13 +105,19 @@ std::vector<AxiomCheck> check_axioms(const AxiomCheckOptions& options) {
   std::vector<AxiomCheck> out;
   const Theory& t = theory();
   for (const auto& ax : t.axioms)
-    if (ax.name.find(options.only) != std::string::npos) out.push_back(check(ax, false, options, gen));
+    if (ax.name.find(options.only) != std::string::npos)
+      out.push_back(check(ax, false, options, gen));
+  for (const auto& ax : concat_peel_axioms())
+    if (ax.name.find(options.only) != std::string::npos)
+      out.push_back(check(ax, false, options, gen));
   for (const auto& f : t.facts)
     if (f.name.find(options.only) != std::string::npos) out.push_back(check(f, true, options, gen));
   return out;
 }
 
-int axiom_count() { return static_cast<int>(spec::theory().axioms.size()); }
+int axiom_count() {
+  return static_cast<int>(spec::theory().axioms.size() + spec::concat_peel_axioms().size());
+}
 int fact_count() { return static_cast<int>(spec::theory().facts.size()); }
 
 }  // namespace unity::rules

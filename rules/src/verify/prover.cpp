@@ -12,6 +12,22 @@ void collect(const std::vector<E>& terms, std::map<std::string, Sort>& vars) {
   for (const auto& t : terms) collect_vars(t.ptr(), vars);
 }
 
+int largest_concat(const ExprPtr& e) {
+  if (e.get() == nullptr) return 0;
+  int n =
+      e->kind == Expr::Kind::Op && e->op == OpType::Concat ? static_cast<int>(e->args.size()) : 0;
+  for (const auto& a : e->args) n = std::max(n, largest_concat(a));
+  for (const auto& a : e->attrs) n = std::max(n, largest_concat(a));
+  return n;
+}
+
+int largest_concat(const RuleTerms& t) {
+  int n = 0;
+  for (const auto* list : {&t.nodes, &t.source_outputs, &t.target_outputs})
+    for (const auto& e : *list) n = std::max(n, largest_concat(e.ptr()));
+  return n;
+}
+
 }  // namespace
 
 Prover::Prover() : encoder_(ctx_), solver_(ctx_) {
@@ -32,6 +48,13 @@ ProofResult Prover::prove(const RuleTerms& t, const std::map<std::string, std::i
   collect(t.premises, vars);
   solver_.push();
   encoder_.begin_query();
+  // The concat_peel axioms for Concats of 3 up to the largest this query holds.
+  const int concat = std::min(largest_concat(t), kMaxConcatInputs);
+  if (concat >= 3) {
+    const auto& peel = concat_peel_axioms();
+    for (const auto& f : encoder_.axiom_formulas({peel.begin(), peel.begin() + (concat - 2)}))
+      solver_.add(f);
+  }
   std::map<std::string, z3::expr> env;
   for (const auto& [name, sort] : vars)
     env.emplace(name, ctx_.constant(("r." + name).c_str(), encoder_.sort_of(sort)));

@@ -1,14 +1,14 @@
 #pragma once
-// The verifier's theory: operator specifications in first-order logic, as in TASO, extended with the
-// parallel operators of Unity (paper section 4). Tensors are an uninterpreted sort; every operator is
-// an uninterpreted function of its attributes and inputs; ok(t) says a term is defined (its shapes
-// infer and its replicas are read meaningfully, the evaluator's notion of defined).
+// The verifier's theory: operator specifications in first-order logic, as in TASO, extended with
+// the parallel operators of Unity (paper section 4). Tensors are an uninterpreted sort; every
+// operator is an uninterpreted function of its attributes and inputs; ok(t) says a term is defined
+// (its shapes infer and its replicas are read meaningfully, the evaluator's notion of defined).
 //
 // An axiom states lhs = rhs under a guard, universally quantified over its variables:
 //   Forward: wherever lhs is defined          (instantiated on lhs terms)
 //   Both:    wherever lhs or rhs is defined   (instantiated on either)
 //   Joint:   wherever both are defined        (instantiated where both occur)
-//   Trigger: wherever `trigger` is defined    (instantiated on trigger terms; lhs and rhs mention it)
+//   Trigger: wherever `trigger` is defined    (on trigger terms; lhs and rhs mention it)
 // A fact is a formula instantiated on every term matching its trigger (ranks and degrees of defined
 // applications, mostly).
 // tests/rules/test_axioms.cpp checks every axiom and fact on random concrete values.
@@ -42,6 +42,13 @@ struct Theory {
 };
 
 const Theory& theory();
+
+// A Concat of n inputs is the Concat of its first n - 1 and the last (n = 3..kMaxConcatInputs, in
+// order): with them a rule over any number of inputs unrolls to the 2-input facts, so variadic
+// rules are proved once per number of inputs. They are not part of theory(): a query gets those up
+// to the largest Concat it holds, so the proofs of other rules see the same context as before.
+constexpr int kMaxConcatInputs = 32;
+const std::vector<Axiom>& concat_peel_axioms();
 
 // Pieces of the theory, one file each.
 void add_parallel_axioms(Theory& t);

@@ -82,8 +82,6 @@ Attempt attempt(const Rule& rule, const Rule& fixed, const VerifyOptions& o, spe
   return a;
 }
 
-constexpr int kVariadicBound = 3;
-
 }  // namespace
 
 RuleVerification verify_with(const Rule& rule, const VerifyOptions& o, spec::Prover& prover) {
@@ -95,11 +93,12 @@ RuleVerification verify_with(const Rule& rule, const VerifyOptions& o, spec::Pro
     r.verdict = a.verdict;
     r.detail = a.detail;
     r.concrete_cases = a.concrete_cases;
+    if (r.verdict == Verdict::VerifiedBounded) r.proved.max_degree = o.degree_bound;
   } else {
     // One proof per arity: the verdict is bounded by the arity, and by the degrees where any is.
     r.verdict = Verdict::VerifiedBounded;
     bool degrees_bounded = false;
-    for (int n = 1; n <= kVariadicBound && r.ok(); ++n) {
+    for (int n = 1; n <= o.variadic_bound && r.ok(); ++n) {
       const Attempt a = attempt(rule, spec::expand_variadic(rule, n), o, prover);
       r.concrete_cases += a.concrete_cases;
       if (a.verdict == Verdict::VerifiedBounded) degrees_bounded = true;
@@ -108,11 +107,11 @@ RuleVerification verify_with(const Rule& rule, const VerifyOptions& o, spec::Pro
         r.detail = fmt::format("with {} variadic inputs: {}", n, a.detail);
       }
     }
-    if (r.ok())
-      r.detail = fmt::format("{}; 1 to {} variadic inputs",
-                             degrees_bounded ? fmt::format("degrees up to {}", o.degree_bound)
-                                             : "all degrees and shapes",
-                             kVariadicBound);
+    if (r.ok()) {
+      if (degrees_bounded) r.proved.max_degree = o.degree_bound;
+      r.proved.max_variadic = o.variadic_bound;
+      r.detail = to_string(r.proved);
+    }
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   return r;
@@ -159,11 +158,22 @@ VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options) {
       // E-matching finds a proof or not depending on the instances the context already holds: a
       // rule the shared context misses gets a second try in a fresh one, which depends on nothing
       // else.
-      if (report.rules[i].verdict == Verdict::Unknown) {
+      // The same for a rule whose proof here covers less than its "verified" field claims (a
+      // symbolic proof found when it was generated, in another context), with four times the
+      // effort: a fresh context depends on nothing else, so the verdict stays deterministic.
+      const bool narrower =
+          report.rules[i].ok() && !report.rules[i].proved.includes(rules.rules[i].proved);
+      if (report.rules[i].verdict == Verdict::Unknown || narrower) {
         spec::Prover fresh;
-        auto again = verify_with(rules.rules[i], options, fresh);
-        again.seconds += report.rules[i].seconds;
-        report.rules[i] = std::move(again);
+        VerifyOptions retry = options;
+        if (narrower) retry.effort *= 4;
+        auto again = verify_with(rules.rules[i], retry, fresh);
+        const RuleVerification& first = report.rules[i];
+        again.seconds += first.seconds;
+        if (!first.ok() || (again.ok() && again.proved.includes(first.proved)))
+          report.rules[i] = std::move(again);
+        else
+          report.rules[i].seconds = again.seconds;
       }
     }
   };
@@ -171,6 +181,17 @@ VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options) {
   for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
   work(0);
   for (auto& t : pool) t.join();
+  // A rule file's "verified" field is what the matcher trusts: a proof that covers less fails it.
+  for (std::size_t i = 0; i < rules.rules.size(); ++i) {
+    RuleVerification& r = report.rules[i];
+    const ProvedScope& claimed = rules.rules[i].proved;
+    if (r.ok() && !r.proved.includes(claimed)) {
+      r.verdict = Verdict::Unknown;
+      r.detail = fmt::format("proved for {}, but its \"verified\" field claims {}",
+                             to_string(r.proved), to_string(claimed));
+    }
+    if (r.ok()) ++report.by_scope[to_string(r.proved)];
+  }
   for (const auto& r : report.rules) {
     switch (r.verdict) {
       case Verdict::Verified:
@@ -200,6 +221,7 @@ nlohmann::json to_json(const VerifyReport& report) {
     rules.push_back({{"rule", r.rule},
                      {"verdict", std::string(to_string(r.verdict))},
                      {"detail", r.detail},
+                     {"proved", r.ok() ? to_json(r.proved) : nlohmann::json()},
                      {"concrete_cases", r.concrete_cases},
                      {"seconds", r.seconds}});
   return {{"rules", rules},
@@ -208,6 +230,7 @@ nlohmann::json to_json(const VerifyReport& report) {
           {"refuted", report.refuted},
           {"unknown", report.unknown},
           {"invalid", report.invalid},
+          {"by_scope", report.by_scope},
           {"seconds", report.seconds}};
 }
 

@@ -14,14 +14,15 @@ using K = Expr::Kind;
 bool is_permutation(const std::vector<std::int64_t>& l) {
   std::vector<bool> seen(l.size(), false);
   for (auto v : l) {
-    if (v < 0 || v >= static_cast<std::int64_t>(l.size()) || seen[static_cast<std::size_t>(v)]) return false;
+    if (v < 0 || v >= static_cast<std::int64_t>(l.size()) || seen[static_cast<std::size_t>(v)])
+      return false;
     seen[static_cast<std::size_t>(v)] = true;
   }
   return true;
 }
 
-// Codes start far from small integers so that a list never equals an unrelated integer by accident in
-// a printed model.
+// Codes start far from small integers so that a list never equals an unrelated integer by accident
+// in a printed model.
 constexpr int kFirstCode = 1000;
 
 }  // namespace
@@ -180,7 +181,8 @@ z3::expr Z3Encoder::encode(const ExprPtr& e, const std::map<std::string, z3::exp
 }
 
 z3::expr Z3Encoder::forall(const std::vector<z3::expr>& bound,
-                           const std::vector<std::vector<z3::expr>>& patterns, const z3::expr& body) {
+                           const std::vector<std::vector<z3::expr>>& patterns,
+                           const z3::expr& body) {
   if (bound.empty()) return body;
   std::vector<Z3_app> apps;
   for (const auto& b : bound) apps.push_back(Z3_to_app(ctx_, b));
@@ -201,9 +203,9 @@ z3::expr Z3Encoder::forall(const std::vector<z3::expr>& bound,
 }
 
 z3::expr Z3Encoder::quantified(const std::map<std::string, Sort>& vars, const std::string& prefix,
-                               const std::vector<std::vector<ExprPtr>>& patterns, const ExprPtr& lhs,
-                               const ExprPtr& rhs, const ExprPtr& guard, Axiom::Mode mode,
-                               bool is_fact, const ExprPtr& trigger) {
+                               const std::vector<std::vector<ExprPtr>>& patterns,
+                               const ExprPtr& lhs, const ExprPtr& rhs, const ExprPtr& guard,
+                               Axiom::Mode mode, bool is_fact, const ExprPtr& trigger) {
   std::map<std::string, z3::expr> env;
   std::vector<z3::expr> bound;
   for (const auto& [name, sort] : vars) {
@@ -242,9 +244,9 @@ z3::expr Z3Encoder::quantified(const std::map<std::string, Sort>& vars, const st
   return forall(bound, pats, body);
 }
 
-std::vector<z3::expr> Z3Encoder::theory_formulas(const Theory& theory) {
+std::vector<z3::expr> Z3Encoder::axiom_formulas(const std::vector<Axiom>& axioms) {
   std::vector<z3::expr> out;
-  for (const auto& ax : theory.axioms) {
+  for (const auto& ax : axioms) {
     std::map<std::string, Sort> vars, lhs_vars, rhs_vars;
     const ExprPtr& first = ax.mode == Axiom::Mode::Trigger ? ax.trigger.ptr() : ax.lhs.ptr();
     collect_vars(first, lhs_vars);
@@ -263,6 +265,11 @@ std::vector<z3::expr> Z3Encoder::theory_formulas(const Theory& theory) {
     out.push_back(quantified(vars, ax.name, patterns, ax.lhs.ptr(), ax.rhs.ptr(), ax.guard.ptr(),
                              ax.mode, false, ax.trigger.ptr()));
   }
+  return out;
+}
+
+std::vector<z3::expr> Z3Encoder::theory_formulas(const Theory& theory) {
+  std::vector<z3::expr> out = axiom_formulas(theory.axioms);
   for (const auto& f : theory.facts) {
     std::map<std::string, Sort> vars, all;
     collect_vars(f.trigger.ptr(), vars);
@@ -352,7 +359,8 @@ std::vector<z3::expr> Z3Encoder::facts_for(const std::set<int>& codes, const std
     const z3::expr code = ctx_.int_val(c);
     out.push_back(list_len_(code) == static_cast<int>(l.size()));
     for (std::size_t i = 0; i < l.size(); ++i)
-      out.push_back(list_at_(code, ctx_.int_val(static_cast<int>(i))) == ctx_.int_val(static_cast<std::int64_t>(l[i])));
+      out.push_back(list_at_(code, ctx_.int_val(static_cast<int>(i))) ==
+                    ctx_.int_val(static_cast<std::int64_t>(l[i])));
     const z3::expr k = ctx_.constant(fmt::format("list{}!k", c).c_str(), ctx_.int_sort());
     z3::expr member = ctx_.bool_val(false);
     z3::expr below = ctx_.int_val(0);

@@ -1,9 +1,9 @@
 #pragma once
-// Translation of spec terms to Z3: tensors are an uninterpreted sort T, each (operator, arity, output)
-// an uninterpreted function from its attribute slots and tensor inputs to T; ok, rank, degree, replica
-// and size are uninterpreted functions on T. Lists (perm, axes, sizes, kernel, ...) are integer codes,
-// one per distinct literal, whose length, elements and derived functions are stated as ground facts
-// (list_facts) for the codes a query uses.
+// Translation of spec terms to Z3: tensors are an uninterpreted sort T, each (operator, arity,
+// output) an uninterpreted function from its attribute slots and tensor inputs to T; ok, rank,
+// degree, replica and size are uninterpreted functions on T. Lists (perm, axes, sizes, kernel, ...)
+// are integer codes, one per distinct literal, whose length, elements and derived functions are
+// stated as ground facts (list_facts) for the codes a query uses.
 #include <map>
 #include <set>
 #include <string>
@@ -30,11 +30,13 @@ class Z3Encoder {
 
   // Quantified formulas for the theory's axioms and facts.
   std::vector<z3::expr> theory_formulas(const Theory& theory);
+  // The formulas of some axioms alone (a query's own, added inside its scope).
+  std::vector<z3::expr> axiom_formulas(const std::vector<Axiom>& axioms);
   // Strictness (a defined application has defined inputs) for operator functions created since the
   // theory was encoded: a query asserts them in its own scope.
   std::vector<z3::expr> query_strictness_formulas();
-  // Declares the functions of every operator for the usual arities up front, so that their strictness
-  // is part of the theory.
+  // Declares the functions of every operator for the usual arities up front, so that their
+  // strictness is part of the theory.
   void declare_common_operators();
   // Lists met since the last begin_query() get their facts from query_list_facts(): lengths,
   // elements, membership, positions, and compositions of permutations of equal length (closed under
@@ -44,8 +46,8 @@ class Z3Encoder {
 
   int list_code(const std::vector<std::int64_t>& list);
   // A universally quantified formula with E-matching patterns (each a list of terms).
-  z3::expr forall(const std::vector<z3::expr>& bound, const std::vector<std::vector<z3::expr>>& patterns,
-                  const z3::expr& body);
+  z3::expr forall(const std::vector<z3::expr>& bound,
+                  const std::vector<std::vector<z3::expr>>& patterns, const z3::expr& body);
 
  private:
   z3::func_decl op_decl(OpType op, int arity, int output);

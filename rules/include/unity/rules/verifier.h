@@ -7,11 +7,13 @@
 // a bound and each case proved: the rule is then verified "for degrees up to the bound", and the
 // report says so.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "unity/core/rules/proved_scope.h"
 #include "unity/core/rules/rule.h"
 
 namespace unity::rules {
@@ -30,6 +32,7 @@ struct RuleVerification {
   std::string rule;
   Verdict verdict = Verdict::Unknown;
   std::string detail;      // the bound, the counterexample, or why unknown/invalid
+  ProvedScope proved;      // what the proof covers (ok() only): every degree and arity, or bounds
   int concrete_cases = 0;  // concrete instances where both sides were compared
   double seconds = 0;
   bool ok() const { return verdict == Verdict::Verified || verdict == Verdict::VerifiedBounded; }
@@ -41,6 +44,10 @@ struct VerifyOptions {
   std::uint64_t effort = 4'000'000;
   int timeout_ms = 60000;  // wall-clock guard beside it (0: none)
   int degree_bound = 8;    // bounded fallback: degrees 1..bound
+  // A rule with a variadic input ("xs*") is proved once per number of inputs, 1..variadic_bound
+  // (the theory relates Concats of up to spec::kMaxConcatInputs inputs; past about 12, proofs reach
+  // the effort limit).
+  int variadic_bound = 8;
   bool bounded_fallback = true;
   int concrete_trials = 300;  // random instances tried per rule (stops after `concrete_enough`)
   int concrete_enough = 12;
@@ -51,8 +58,10 @@ struct VerifyOptions {
 struct VerifyReport {
   std::vector<RuleVerification> rules;
   int verified = 0, bounded = 0, refuted = 0, unknown = 0, invalid = 0;
+  std::map<std::string, int> by_scope;  // verified rules by what was proved ("degrees up to 8")
   double seconds = 0;
-  bool all_ok() const { return refuted + unknown + invalid == 0; }
+  // Every rule verified, for at least what it claims; an empty report proves nothing and is not.
+  bool all_ok() const { return !rules.empty() && refuted + unknown + invalid == 0; }
 };
 
 VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options = {});

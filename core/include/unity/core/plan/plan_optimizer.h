@@ -42,6 +42,10 @@ struct OptimizeOptions {
   // Large models: what the user fixed of the pipeline layout (--tp --pp --micro-batches ...). Not
   // empty: the plan is a pipeline layout (expert: Megatron-LM's, joint: searched segments).
   LayoutRequest layout;
+  // Joint mode also costs the baselines its search starts from (data parallelism over every device
+  // and the expert strategies) and returns one of them, with its origin, where it is faster than
+  // what the search found. Off: the joint search's own plan (origin "joint search").
+  bool baselines = true;
   // Joint and expert modes offer pipeline layouts to models with a chain of segments (off: the
   // paper's search without pipeline parallelism, as `--no-pipeline`).
   bool pipelines = true;

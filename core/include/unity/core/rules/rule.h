@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "unity/core/pcg/op_type.h"
+#include "unity/core/rules/proved_scope.h"
 
 namespace unity {
 
@@ -83,9 +84,12 @@ struct Rule {
   std::vector<RuleConstraint> constraints;
   RuleGraph source;
   RuleGraph target;
-  // What the verifier proved when the rule was written ("degrees up to 8" for a bounded proof);
-  // `unity rules verify` checks that claim first. Empty: proved for all degrees, or hand-written.
+  // What the verifier proved when the rule was written (the "verified" field: "degrees up to 8",
+  // "all degrees and shapes; 1 to 8 variadic inputs"; empty: every degree and arity), and that
+  // scope parsed. The matcher applies the rule only inside `proved`; `unity rules verify` checks
+  // the claim first, and the shipped-rule tests that the proof covers it.
   std::string verified;
+  ProvedScope proved;
   bool is_parallel() const { return kind == RuleKind::Parallel; }
   std::string variadic_input() const;  // the rule input ending in '*', or empty
 };
