@@ -233,13 +233,14 @@ class PlanSearch {
   }
 
   // One hierarchical search (graph splitting over substitution selection over the mapping DP).
+  // `budget_share`: of OptimizeOptions::budget, what each of its substitution searches may cost.
   Outcome search(const Graph& start, const CostModel& costs, std::optional<RuleKind> kind,
-                 bool seed_data_parallel) {
+                 bool seed_data_parallel, double budget_share = 1.0) {
     const MachineSpec& machine = costs.machine();
     HierarchicalOptions ho;
     ho.search.alpha = options_.alpha;
     ho.search.budget = std::max<std::int64_t>(
-        8, static_cast<std::int64_t>(std::llround(options_.budget * budget_share_)));
+        8, static_cast<std::int64_t>(std::llround(options_.budget * budget_share)));
     ho.search.degrees = useful_degrees(machine);
     ho.search.devices = machine.num_devices();
     ho.search.vetoed = vetoes_;
@@ -392,19 +393,16 @@ class PlanSearch {
       keep_pipelined(best, true);
       return best;
     }
-    budget_share_ = kUnseededBudgetShare;
     share_time(0.45);
-    Outcome best = search(model_, costs_, std::nullopt, true);
+    Outcome best = search(model_, costs_, std::nullopt, true, kUnseededBudgetShare);
     if (status_ != "cancelled" && status_ != "time limit") {
       // Seeding: quiet (its one-device costs are not the search's), and not counted.
       share_time(0.15);
       quiet_ = true;
-      const CostModel one(select_machine(machine_, {0, 1}), costs_.optimizer(), options_.profiles);
-      const Outcome algebraic = search(model_, one, RuleKind::Algebraic, false);
+      const Outcome algebraic = algebraic_rewrites(kUnseededBudgetShare);
       quiet_ = false;
       if (algebraic.graph.structural_hash() != model_.structural_hash()) {
         share_time(1.0);
-        budget_share_ = 1.0;
         Outcome seeded = search(algebraic.graph, costs_, std::nullopt, true);
         seeded.applied.insert(seeded.applied.begin(), algebraic.applied.begin(),
                               algebraic.applied.end());
@@ -446,11 +444,16 @@ class PlanSearch {
     return false;
   }
 
-  Outcome sequential() {
-    // TASO first: algebraic rules, costed on one device of the machine...
+  // TASO's phase: the model under algebraic rules only, costed on one device of the machine.
+  Outcome algebraic_rewrites(double budget_share = 1.0) {
     const CostModel one(select_machine(machine_, {0, 1}), costs_.optimizer(), options_.profiles);
+    return search(model_, one, RuleKind::Algebraic, false, budget_share);
+  }
+
+  Outcome sequential() {
+    // TASO first...
     share_time(0.35);
-    Outcome algebraic = search(model_, one, RuleKind::Algebraic, false);
+    Outcome algebraic = algebraic_rewrites();
     share_time(1.0);
     // ...then FlexFlow: parallel rules only, on the algebraically optimised graph.
     Outcome parallel = search(algebraic.graph, costs_, RuleKind::Parallel, true);
@@ -490,9 +493,8 @@ class PlanSearch {
   const CostModel costs_;
   RuleSet rules_;
   std::vector<RuleLocation> pins_, vetoes_;
-  MappingCache cache_;         // for every search priced with costs_
-  bool quiet_ = false;         // searches that report no events
-  double budget_share_ = 1.0;  // of OptimizeOptions::budget, for each substitution search
+  MappingCache cache_;  // for every search priced with costs_
+  bool quiet_ = false;  // searches that report no events
   std::optional<bool> pipelines_;
   std::int64_t candidates_ = 0;
   int searches_ = 0, pieces_ = 1;

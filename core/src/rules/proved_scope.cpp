@@ -77,14 +77,19 @@ nlohmann::json to_json(const ProvedScope& scope) {
   return j;
 }
 
-bool within_proved_scope(const Match& match) {
+bool within_proved_scope(const Match& match, const std::map<std::string, std::int64_t>& params) {
   const Rule& rule = *match.rule;
   const ProvedScope& scope = rule.proved;
   if (!scope.bounded()) return true;
   if (!rule.variadic_input().empty() && !scope.covers_variadic(match.variadic.size())) return false;
   if (!scope.max_degree) return true;
-  // The degrees a proof quantifies over are the parameters (checked where they are chosen) and the
-  // symbols bound to a parallel operator's degree.
+  // The degrees a proof quantifies over: the degree parameters and the symbols bound to a parallel
+  // operator's degree.
+  for (const auto& p : rule.parameter_domains)
+    if (p.domain == RuleParameter::Domain::Degree)
+      if (const auto it = params.find(p.name);
+          it != params.end() && !scope.covers_degree(it->second))
+        return false;
   for (const auto& node : rule.source.nodes) {
     const auto attr = node.attrs.find("degree");
     if (attr == node.attrs.end() || attr->second.kind != RuleAttr::Kind::Symbol) continue;

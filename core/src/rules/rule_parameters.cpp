@@ -102,13 +102,7 @@ std::vector<Params> parameter_choices(const Graph& graph, const Match& match,
 
 bool constraints_hold(const Graph& graph, const Match& match, const Params& params) {
   // Outside the proved scope the rule is not known to hold: as a failed constraint.
-  const Rule& rule = *match.rule;
-  for (const auto& p : rule.parameter_domains)
-    if (p.domain == RuleParameter::Domain::Degree)
-      if (auto it = params.find(p.name);
-          it != params.end() && !rule.proved.covers_degree(it->second))
-        return false;
-  if (!within_proved_scope(match)) return false;
+  if (!within_proved_scope(match, params)) return false;
   for (const auto& c : match.rule->constraints) {
     const auto a = evaluate_sum(c.a, graph, match, params);
     const auto b = evaluate_sum(c.b, graph, match, params);

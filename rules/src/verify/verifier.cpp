@@ -57,7 +57,7 @@ Attempt attempt(const Rule& rule, const Rule& fixed, const VerifyOptions& o, spe
   // A rule written with a bounded proof ("verified": "degrees up to 8") is checked for that claim
   // first: its symbolic proof failed when it was generated and would mostly spend the limit again.
   const bool can_bound = o.bounded_fallback && !terms.degree_vars.empty();
-  const bool claims_bound = can_bound && is_bounded_claim(rule.verified);
+  const bool claims_bound = can_bound && rule.proved.max_degree.has_value();
   auto bounded = [&]() -> bool {
     const auto cases = degree_cases(terms.degree_vars, o.degree_bound);
     if (cases.empty() || cases.size() > 4096) return false;
@@ -130,10 +130,6 @@ std::string_view to_string(Verdict v) {
     default:
       return "invalid";
   }
-}
-
-bool is_bounded_claim(const std::string& verdict_detail) {
-  return verdict_detail.find("degrees up to") != std::string::npos;
 }
 
 RuleVerification verify_rule(const Rule& rule, const VerifyOptions& options) {

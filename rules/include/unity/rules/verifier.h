@@ -65,9 +65,6 @@ struct VerifyReport {
 };
 
 VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options = {});
-// Whether a verification detail (or a rule's "verified" field) states a proof bounded in the
-// degrees ("degrees up to 8"), the claim the generator writes into a rule and verify checks first.
-bool is_bounded_claim(const std::string& verdict_detail);
 // One rule, from a single thread (tests).
 RuleVerification verify_rule(const Rule& rule, const VerifyOptions& options = {});
 

@@ -4,6 +4,7 @@
 // to a bound instead (degrees 1..8, 1..8 variadic inputs). The matcher never applies a rule outside
 // its proved scope: a rule proved up to degree 8 is not a proof at degree 12.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,8 +37,10 @@ std::string to_string(const ProvedScope& scope);
 // {"degrees": "all" | 8, "variadic_inputs": "all" | 3}: `unity rules verify --json`'s "proved".
 nlohmann::json to_json(const ProvedScope& scope);
 
-// Whether a match lies inside its rule's proved scope: its variadic input binds few enough
-// tensors, and every degree the source pattern binds to a symbol is within the degree bound.
-bool within_proved_scope(const Match& match);
+// Whether a match, with these parameters, lies inside its rule's proved scope: its variadic input
+// binds few enough tensors, and every degree parameter and every degree the source pattern binds to
+// a symbol is within the degree bound (parameters not given yet are not checked).
+bool within_proved_scope(const Match& match,
+                         const std::map<std::string, std::int64_t>& params = {});
 
 }  // namespace unity
