@@ -395,7 +395,8 @@ class PlanSearch {
     }
     share_time(0.45);
     Outcome best = search(model_, costs_, std::nullopt, true, kUnseededBudgetShare);
-    if (status_ != "cancelled" && status_ != "time limit") {
+    // The first search stopping at its share of the time leaves the rest to the seeded search.
+    if (status_ != "cancelled" && time_left()) {
       // Seeding: quiet (its one-device costs are not the search's), and not counted.
       share_time(0.15);
       quiet_ = true;
@@ -501,6 +502,8 @@ class PlanSearch {
   std::string status_;
   // When the running search must stop (OptimizeOptions::time_limit_seconds); none: no limit.
   std::optional<std::chrono::steady_clock::time_point> deadline_, search_deadline_;
+
+  bool time_left() const { return !deadline_ || std::chrono::steady_clock::now() < *deadline_; }
 
   // Gives the next search `share` of the time left (the rest goes to the searches after it).
   void share_time(double share) {
