@@ -382,6 +382,18 @@ def embedding():
             [node("bag", "EmbeddingBag", ["idx", "w"], dict(attrs, aggregate=agg))], ["bag"],
             [node("emb", "Embedding", ["idx", "w"], attrs),
              node("agg", reduce_op, ["emb"], {"axes": [1], "keepdims": 0})], ["agg"]))
+        if agg == "sum":
+            # The two steps as one: on one device the Embedding costs more than the bag (it writes
+            # every looked-up row), so a search costing each step never keeps the first.
+            out.append(rule(
+                "embedding_bag_sum_bag_parallel", "joint",
+                "EmbeddingBag (sum) as Embedding over a split bag, summed by ReduceSum and a "
+                "Reduce (paper Fig. 16c as one joint step: only an Embedding can split the bag "
+                "dim)", ["idx", "w"],
+                [node("bag", "EmbeddingBag", ["idx", "w"], dict(attrs, aggregate=agg))], ["bag"],
+                [part("pi", "idx", 1), repl("rw", "w"), node("emb", "Embedding", ["pi", "rw"], attrs),
+                 node("agg", reduce_op, ["emb"], {"axes": [1], "keepdims": 0}), red("out", "agg")],
+                ["out"], ["d"]))
         out.append(rule(
             f"embedding_to_embedding_bag_{agg}", "algebraic",
             f"Embedding then {reduce_op} over dim 1 as one EmbeddingBag", ["idx", "w"],

@@ -258,11 +258,19 @@ json graph_to_json(const RuleGraph& g) {
 }  // namespace
 
 std::string_view to_string(RuleKind kind) {
-  return kind == RuleKind::Parallel ? "parallel" : "algebraic";
+  switch (kind) {
+    case RuleKind::Parallel:
+      return "parallel";
+    case RuleKind::Joint:
+      return "joint";
+    case RuleKind::Algebraic:
+      break;
+  }
+  return "algebraic";
 }
 
 std::optional<RuleKind> rule_kind_from_string(std::string_view name) {
-  for (auto kind : {RuleKind::Algebraic, RuleKind::Parallel})
+  for (auto kind : {RuleKind::Algebraic, RuleKind::Parallel, RuleKind::Joint})
     if (to_string(kind) == name) return kind;
   return std::nullopt;
 }
@@ -326,7 +334,7 @@ RuleSet rules_from_json_fields(const json& j, const std::string& origin) {
     const auto kind = r.contains("kind") && r["kind"].is_string()
                           ? rule_kind_from_string(r["kind"].get<std::string>())
                           : std::nullopt;
-    if (!kind) bad(rule.name, "kind", "must be \"algebraic\" or \"parallel\"");
+    if (!kind) bad(rule.name, "kind", "must be \"algebraic\", \"parallel\" or \"joint\"");
     rule.kind = *kind;
     rule.inputs = string_list(r.value("inputs", json::array()), rule.name, "inputs");
     if (std::count_if(rule.inputs.begin(), rule.inputs.end(), is_variadic_ref) > 1)

@@ -68,10 +68,12 @@ struct RuleConstraint {
   std::string a, b;  // Divides: a divides b
 };
 
-// What a rule changes: the computation (algebraic) or how it is split across devices (parallel).
-// The sequential pipeline runs the algebraic rules first, then the parallel ones.
-enum class RuleKind { Algebraic, Parallel };
-std::string_view to_string(RuleKind kind);  // "algebraic", "parallel"
+// What a rule changes: the computation (algebraic), how it is split across devices (parallel), or
+// both in one step (joint: a rewrite that pays only through the split it enables, as the paper's
+// Fig. 16c). The sequential pipeline runs the algebraic rules first, then the parallel ones; only
+// the joint search applies a joint rule.
+enum class RuleKind { Algebraic, Parallel, Joint };
+std::string_view to_string(RuleKind kind);  // "algebraic", "parallel", "joint"
 std::optional<RuleKind> rule_kind_from_string(std::string_view name);
 
 struct Rule {
