@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -40,6 +41,13 @@
 
 namespace unity::cli {
 namespace {
+
+// The first iteration whose loss is infinite or NaN, if any.
+std::optional<std::size_t> first_not_finite(const std::vector<double>& losses) {
+  for (std::size_t i = 0; i < losses.size(); ++i)
+    if (!std::isfinite(losses[i])) return i;
+  return std::nullopt;
+}
 
 using namespace unity::executor;
 
@@ -341,6 +349,11 @@ void run(const RunOptions& o) {
     fmt::print("  iteration   {:.3f} ms measured (median), {:.3f} ms predicted\n",
                median(result.iteration_ms), predicted);
     fmt::print("  loss        {:.6f} -> {:.6f}\n", result.losses.front(), result.losses.back());
+    if (const auto diverged = first_not_finite(result.losses))
+      fmt::print(
+          "  warning     the loss is not finite from iteration {}: training diverged (try a "
+          "smaller --lr)\n",
+          *diverged + 1);
     if (plan_dtype(plan.pcg) != "float32")
       fmt::print("  precision   the {} plan ran in float32 (the executor computes in float32)\n",
                  plan_dtype(plan.pcg));

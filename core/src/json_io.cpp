@@ -192,6 +192,21 @@ Graph graph_from_json(const json& j) {
   }
 }
 
+double json_measured(const json& v) {
+  return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+}
+
+std::vector<double> json_measured_list(const json& v) {
+  std::vector<double> out;
+  for (const auto& x : v) out.push_back(json_measured(x));
+  return out;
+}
+
+double json_measured_or(const json& j, const char* key, double fallback) {
+  const auto it = j.find(key);
+  return it == j.end() ? fallback : json_measured(*it);
+}
+
 std::int64_t json_integer_in(const json& v, std::string_view what, std::int64_t lowest,
                              std::int64_t highest) {
   const bool fits = v.is_number_integer() &&

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -165,8 +166,15 @@ ReferenceCheck check_against_one_rank(const Plan& plan, const RunRequest& r,
   const TrainingResult ref = train(reference, training_options(plan, quiet), *backend, *comm);
   ReferenceCheck c;
   c.reference_losses = ref.losses;
+  // A diverged value (infinite, or NaN: a run's file keeps no infinity) matches a diverged one;
+  // against a finite value it is an infinite difference, never the NaN that max() would drop.
+  auto difference = [](double a, double b) {
+    if (!std::isfinite(a) || !std::isfinite(b))
+      return std::isfinite(a) == std::isfinite(b) ? 0.0 : std::numeric_limits<double>::infinity();
+    return std::abs(a - b);
+  };
   for (std::size_t i = 0; i < ref.losses.size() && i < run.losses.size(); ++i) {
-    const double d = std::abs(run.losses[i] - ref.losses[i]);
+    const double d = difference(run.losses[i], ref.losses[i]);
     c.losses = std::max(c.losses, d);
     c.relative = std::max(c.relative, d / std::max(std::abs(ref.losses[i]), 1e-12));
   }
@@ -176,8 +184,9 @@ ReferenceCheck check_against_one_rank(const Plan& plan, const RunRequest& r,
       throw std::runtime_error(fmt::format("--check: weight '{}' missing from the run", name));
     double diff = 0, scale = 0;
     for (std::size_t i = 0; i < w.values.size(); ++i) {
-      diff = std::max(diff, static_cast<double>(std::abs(it->second.values[i] - w.values[i])));
-      scale = std::max(scale, static_cast<double>(std::abs(w.values[i])));
+      diff = std::max(diff, difference(it->second.values[i], w.values[i]));
+      if (std::isfinite(w.values[i]))
+        scale = std::max(scale, static_cast<double>(std::abs(w.values[i])));
     }
     c.weights = std::max(c.weights, diff);
     c.relative = std::max(c.relative, scale > 0 ? diff / scale : diff);

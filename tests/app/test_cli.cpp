@@ -112,6 +112,17 @@ TEST(Cli, VersionNamesTheLibraries) {
   EXPECT_NE(r.out.find("backend cpu: available"), std::string::npos) << r.out;
 }
 
+// A run whose loss diverges (inf, then NaN; a run's file keeps neither as a number) finishes, says
+// so, and its --check compares diverged values with diverged ones instead of stopping with an
+// internal error.
+TEST(Cli, ADivergedRunSaysSoAndStillChecks) {
+  const auto run = run_cli("run mnist-mlp --ranks 2 --iterations 3 --lr 1e30 --check");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("not finite from iteration 2: training diverged"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("max |diff| 0 (losses 0, weights 0)"), std::string::npos) << run.out;
+}
+
 // An inference export (torch.onnx.export of a 2-layer MLP, no loss) trains as it is: the command
 // says which loss it attached, and a 2-rank run equals one rank.
 TEST(Cli, AnInferenceExportTrainsWithAnAttachedLoss) {

@@ -266,8 +266,8 @@ LaunchResult launch_run(const LaunchOptions& o) {
       IterationReport r;
       r.index = e.value("index", 0);
       r.warmup = e.value("warmup", false);
-      r.loss = e.value("loss", 0.0);
-      r.milliseconds = e.value("ms", 0.0);
+      r.loss = json_measured_or(e, "loss", 0.0);
+      r.milliseconds = json_measured_or(e, "ms", 0.0);
       last_iteration = r.index;
       if (o.on_iteration) o.on_iteration(r);
       return;

@@ -107,9 +107,9 @@ TrainingResult read_run_result(const std::filesystem::path& path, nlohmann::json
   const nlohmann::json j = read_json_file(path);
   TrainingResult r;
   try {
-    r.losses = j.at("losses").get<std::vector<double>>();
-    r.warmup_losses = j.at("warmup_losses").get<std::vector<double>>();
-    r.iteration_ms = j.at("iteration_ms").get<std::vector<double>>();
+    r.losses = json_measured_list(j.at("losses"));
+    r.warmup_losses = json_measured_list(j.at("warmup_losses"));
+    r.iteration_ms = json_measured_list(j.at("iteration_ms"));
     r.setup_ms = j.at("setup_ms").get<double>();
     r.device_bytes = j.at("device_bytes").get<std::size_t>();
     if (j.contains("profile"))

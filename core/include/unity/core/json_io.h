@@ -38,6 +38,12 @@ T json_integer_or(const nlohmann::json& j, const char* key, T fallback, std::str
   return it == j.end() ? fallback : json_integer<T>(*it, fmt::format("{}.{}", where, key));
 }
 
+// A value a run measured (a loss, a time): JSON has no infinity or NaN, and nlohmann writes them as
+// null, so a run whose loss diverged reads back NaN there instead of failing to read.
+double json_measured(const nlohmann::json& v);
+std::vector<double> json_measured_list(const nlohmann::json& v);
+double json_measured_or(const nlohmann::json& j, const char* key, double fallback);
+
 // Reads a JSON file; throws InputError naming the file when it is missing or not JSON.
 nlohmann::json read_json_file(const std::filesystem::path& path);
 // Writes to a temporary file beside `path` and renames it, so a failure leaves nothing
