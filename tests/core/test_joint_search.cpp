@@ -223,4 +223,9 @@ TEST(JointSearch, AnEmbeddingBagBecomesAnEmbeddingWhereOnlyItsBagSplits) {
       << joint.summary.iteration_time_ms << " ms against " << seq.summary.iteration_time_ms;
   EXPECT_LT(joint.summary.iteration_time_ms, vetoed.summary.iteration_time_ms / 1.5)
       << joint.summary.iteration_time_ms << " ms against " << vetoed.summary.iteration_time_ms;
+  // Pinning a joint rule asks for what the sequential pipeline cannot do: refused, not ignored.
+  o.vetoes.clear();
+  o.pins = {"embedding_bag_sum_bag_parallel"};
+  o.mode = "sequential";
+  EXPECT_THROW(optimize_plan(model, machine, o), InputError);
 }

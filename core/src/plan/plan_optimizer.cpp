@@ -163,6 +163,13 @@ class PlanSearch {
       rules_ = rules_for(options_);
       pins_ = locations(options_.pins, rules_, "--pin");
       vetoes_ = locations(options_.vetoes, rules_, "--veto");
+      if (kind == SearchMode::Sequential)
+        for (const auto& pin : pins_)
+          if (rules_.find(pin.rule)->kind == RuleKind::Joint)
+            throw InputError(fmt::format(
+                "--pin {}: a joint rule (it changes the algebra and the split in one step) is "
+                "applied by --mode joint only, not by either phase of --mode sequential",
+                pin.rule));
       best = kind == SearchMode::Sequential ? sequential()
              : options_.layout.empty()      ? joint()
                                             : pipelined(true);
