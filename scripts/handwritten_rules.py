@@ -48,7 +48,7 @@ def red(name, x, degree="d"):
 
 
 def rule(name, kind, description, inputs, source, source_out, target, target_out,
-         parameters=None, constraints=None):
+         parameters=None, constraints=None, proved=None):
     r = {"name": name, "kind": kind, "description": description, "inputs": inputs,
          "source": {"nodes": source, "outputs": source_out},
          "target": {"nodes": target, "outputs": target_out}}
@@ -59,11 +59,15 @@ def rule(name, kind, description, inputs, source, source_out, target, target_out
     if any(i.endswith("*") for i in inputs):
         # The verifier proves a variadic rule once per number of inputs, up to its bound; the
         # matcher applies the rule to no more inputs than that.
-        r["verified"] = VARIADIC_PROVED
+        r["verified"] = proved or VARIADIC_PROVED
     return r
 
 
 VARIADIC_PROVED = "all degrees and shapes; 1 to 8 variadic inputs"
+# The rules that cut a Concat into pieces: their proofs never unroll the Concat (a Concat in pieces
+# is the Partition of the Concat, one axiom per number of inputs), so they close up to the theory's
+# largest Concat, past DLRM's 27 features.
+PIECES_PROVED = "all degrees and shapes; 1 to 32 variadic inputs"
 
 
 def dim_of(tensor, name="k"):
@@ -128,6 +132,28 @@ def fusion():
 
 def dense():
     out = []
+    # Paper Fig. 16b: the Linear after a Concat of features (DLRM's and XDL's interaction), with
+    # the Concat cut at its inputs, one run of whole inputs per device: each device multiplies the
+    # inputs it already holds by their rows of the weight, and only the partial results move.
+    # First in the family: the search tries successors alternately by its estimate and in rule
+    # order, and the estimate places every serial operator on the same device, where cutting a
+    # Concat only looks like more traffic.
+    for bias in (False, True):
+        s = "_bias" if bias else ""
+        ins = ["w", "b", "xs*"] if bias else ["w", "xs*"]
+        out.append(rule(
+            f"linear{s}_concat_reduction_parallel", "parallel",
+            "Reduction parallelism over a Concat of the features, cut where its inputs are: no "
+            "device gathers the concatenation, the partial results are summed (paper Fig. 16b)",
+            ins,
+            [node("cat", "Concat", ["xs*"], {"axis": "$a"}),
+             node("lin", "Linear", ["cat", "w"] + (["b"] if bias else []),
+                  {"activation": "none"})], ["lin"],
+            [node("cat2", "Concat", ["xs*"], {"axis": "$a", "pieces": "d"}), part("pw", "w", 0)] +
+            ([repl("rb", "b")] if bias else []) +
+            [node("lin2", "Linear", ["cat2", "pw"] + (["rb"] if bias else []), copy="lin"),
+             red("out", "lin2")], ["out"], ["d"], [c("equal", "$a", "last(cat)")],
+            PIECES_PROVED))
     for bias in (False, True):
         ins = ["x", "w", "b"] if bias else ["x", "w"]
         s = "_bias" if bias else ""
@@ -463,6 +489,12 @@ def layout():
              [part("px", "xs*", "k", foreach="xs*"), node("cat2", "Concat", ["px*"], copy="cat"),
               comb("out", "cat2", "k")], ["out"], ["d", dim_of("cat")],
              [c("not_equal", "k", "$a")]),
+        rule("concat_pieces", "parallel",
+             "A Concat split along its axis where its inputs meet: each piece is the Concat of "
+             "the inputs in it, so no input moves to a device that does not read it", ["xs*"],
+             [node("cat", "Concat", ["xs*"], {"axis": "$a"}), part("p", "cat", "$k", "$d")], ["p"],
+             [node("cat2", "Concat", ["xs*"], {"axis": "$a", "pieces": "$d"})], ["cat2"], [],
+             [c("equal", "$k", "$a")], PIECES_PROVED),
         rule("flatten_sample_parallel", "parallel", "Flatten keeps the leading dim: split it",
              ["x"], [node("fl", "Flatten", ["x"])], ["fl"],
              [part("px", "x", 0), node("fl2", "Flatten", ["px"], copy="fl"),

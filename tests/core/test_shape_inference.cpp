@@ -229,6 +229,17 @@ TEST(ShapeInference, ConcatSplitReshapeFlattenTranspose) {
   EXPECT_EQ(infer1(cat, {S({{8, 2}, {3, 1}}), S({{8, 2}, {5, 1}})}), S({{8, 2}, {8, 1}}));
   expect_rejected(cat, {S({{8, 1}, {4, 2}}), S({{8, 1}, {4, 2}})}, "must be whole");
   expect_rejected(cat, {S({{8, 2}, {3, 1}}), S({{8, 1}, {5, 1}})}, "differs from input 0");
+  // Pieces cut the axis between whole inputs: 8 | 4 + 4 in two, or 4 | 4 | 4 | 4 in two or four.
+  auto pieces = [](std::int64_t p) {
+    return Op(OpType::Concat, {{"axis", std::int64_t{1}}, {"pieces", p}});
+  };
+  EXPECT_EQ(infer1(pieces(2), {S({{6, 3}, {8, 1}}), S({{6, 3}, {4, 1}}), S({{6, 3}, {4, 1}})}),
+            S({{6, 3}, {16, 2}}));
+  const std::vector<ParallelTensorShape> four(4, S({{6, 1}, {4, 1}}));
+  EXPECT_EQ(infer1(pieces(4), four), S({{6, 1}, {16, 4}}));
+  expect_rejected(pieces(3), four, "do not divide");
+  expect_rejected(pieces(2), {S({{6, 1}, {4, 1}}), S({{6, 1}, {8, 1}}), S({{6, 1}, {4, 1}})},
+                  "straddles");
 
   auto split =
       Op(OpType::Split, {{"axis", std::int64_t{1}}, {"sizes", std::vector<std::int64_t>{2, 6}}});

@@ -145,6 +145,27 @@ TEST(ParallelPatterns, ConcatSplitTransposeOnSplitSamples) {
   expect_equivalent(g, 2, 2);
 }
 
+// Paper Fig. 16b: a Concat of a dense feature and two embeddings cut at input boundaries (pieces
+// 2: the 8 dense columns, then the two 4-column embeddings), so each device concatenates only the
+// inputs of its piece, and the Linear after it reduction-parallel over those pieces.
+TEST(ParallelPatterns, ConcatInPiecesFeedsAReductionParallelLinear) {
+  Graph g;
+  GraphBuilder b(g);
+  TensorRef dense = b.tanh(b.linear(b.input("dense", {4, 6}), 8, "bottom"), "act");
+  std::vector<TensorRef> features{dense};
+  for (int i = 0; i < 2; ++i)
+    features.push_back(b.embedding_bag(b.input("ids" + std::to_string(i), {4, 2}, DataType::Int64),
+                                       10, 4, "emb" + std::to_string(i), "sum"));
+  TensorRef cat = b.op(OpType::Concat, {{"axis", std::int64_t{1}}, {"pieces", std::int64_t{2}}},
+                       features, "cat");
+  TensorRef y = b.op(OpType::Linear, {{"out_features", std::int64_t{5}}},
+                     {cat, b.partition(b.weight("top.weight", {16, 5}), 0, 2),
+                      b.replicate(b.weight("top.bias", {5}), 2)},
+                     "top");
+  b.softmax_cross_entropy(b.reduce(y, 2), labels(b, 4), "loss");
+  expect_equivalent(g, 2, 2);
+}
+
 TEST(ParallelPatterns, FourDevicePlansOnTwoRanksAndOneRank) {
   Graph g;
   GraphBuilder b(g);

@@ -120,8 +120,13 @@ TaskWork task_work(const Graph& g, NodeId id) {
       w.flops = 0;
       w.bytes = 0;
       break;
+    case OpType::Concat:
+      // A task copies its inputs into its piece: with `pieces`, only the inputs of its block.
+      w.flops = out_elems;
+      w.bytes = 2 * out_bytes;
+      break;
     default:
-      // Element-wise, concatenation, splits, reductions and parallel operators' local work.
+      // Element-wise, splits, reductions and parallel operators' local work.
       w.flops = out_elems;
       break;
   }

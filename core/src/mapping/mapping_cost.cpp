@@ -198,13 +198,44 @@ CostBreakdown MappingCost::edge_cost(NodeId producer, const MachineView& pv, Nod
                                      const MachineView& cv) const {
   CostBreakdown c;
   const Node& n = graph_.node(consumer);
-  for (const auto& in : n.inputs) {
+  const bool concat_pieces = n.op.type == OpType::Concat && n.op.attrs.get_int("pieces", 1) > 1;
+  for (int slot = 0; slot < static_cast<int>(n.inputs.size()); ++slot) {
+    const auto& in = n.inputs[slot];
     if (in.node != producer) continue;
     if (is_parallel_op(n.op.type))
       c += parallel_edge(producer, in.index, pv, consumer, cv);
+    else if (concat_pieces)
+      c += concat_piece_edge(consumer, slot, pv, cv);
     else
       c += piecewise_edge(graph_.shape(in), pv, cv);
   }
+  return c;
+}
+
+CostBreakdown MappingCost::concat_piece_edge(NodeId consumer, int slot, const MachineView& pv,
+                                             const MachineView& cv) const {
+  const Node& n = graph_.node(consumer);
+  const auto& out = n.outputs.at(0);
+  const auto& tensor = graph_.shape(n.inputs[slot]);
+  const int axis = out.axis(static_cast<int>(n.op.attrs.get_int("axis")));
+  std::int64_t start = 0;
+  for (int i = 0; i < slot; ++i) start += graph_.shape(n.inputs[i]).dims[axis].size;
+  const int block = static_cast<int>(start / (out.dims[axis].size / out.dims[axis].degree));
+  const auto gout = piece_grid(out), gin = piece_grid(tensor);
+  const int pieces = pv.num_tasks();
+  const double bytes = static_cast<double>(tensor.piece_bytes());
+  std::vector<Transfer> moves;
+  for (int t = 0; t < cv.num_tasks(); ++t) {
+    auto idx = unlinear(t, gout);
+    if (idx[axis] != block) continue;
+    idx[axis] = 0;
+    const int src = pv.device(linear(idx, gin) % pieces), dst = cv.device(t);
+    if (src != dst) moves.push_back({src, dst, bytes});
+  }
+  CostBreakdown c;
+  if (moves.empty()) return c;
+  c.communication = 2 * model_.transfers_time(moves);
+  for (const auto& m : moves) c.bytes += 2 * m.bytes;
   return c;
 }
 

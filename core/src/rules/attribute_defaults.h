@@ -11,13 +11,17 @@ namespace unity::detail {
 
 inline std::optional<AttrValue> attribute_default(const std::string& name) {
   if (name == "activation") return AttrValue{std::string("none")};
-  if (name == "groups") return AttrValue{std::int64_t{1}};
+  if (name == "groups" || name == "pieces") return AttrValue{std::int64_t{1}};
   if (name == "keepdims") return AttrValue{std::int64_t{1}};
   if (name == "normalized_dims") return AttrValue{std::int64_t{1}};
   // MultiHeadAttention's rotary embeddings and causal mask, LayerNorm's RMS form: off unless set.
   if (name == "rotary" || name == "causal" || name == "rms") return AttrValue{std::int64_t{0}};
   return std::nullopt;
 }
+
+// Attributes that change which inputs an operator's tasks read (Concat's pieces): a pattern that
+// leaves one out matches only its default, so a rule written without it never rewrites such a node.
+inline bool pattern_must_name(const std::string& name) { return name == "pieces"; }
 
 inline void drop_default_attributes(Operator& op) {
   std::vector<std::string> defaults;

@@ -57,6 +57,10 @@ class Matcher {
         return false;  // parameters belong to targets
       }
     }
+    for (const auto& [key, value] : n.op.attrs.items())
+      if (detail::pattern_must_name(key) && !p.attrs.count(key) &&
+          detail::attribute_default(key) != value)
+        return false;
     return true;
   }
 

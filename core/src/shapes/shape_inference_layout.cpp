@@ -35,6 +35,27 @@ Shapes infer_concat(const Operator& op, const Shapes& in) {
       }
     }
   }
+  // `pieces` cuts the output's axis into equal blocks, each a run of whole inputs: block k is the
+  // Concat of the inputs that lie in it, so a task reads only those (paper Fig. 16b: an operator
+  // after the Concat can then split the axis where its inputs already are).
+  const std::int64_t pieces = op.attrs.get_int("pieces", 1);
+  expect_positive(pieces, "pieces");
+  if (pieces > 1) {
+    const std::int64_t total = y.dims[axis].size;
+    if (total % pieces != 0)
+      fail("{} pieces do not divide the concatenated size {}", pieces, total);
+    std::int64_t start = 0;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const std::int64_t end = start + in[i].dims[axis].size;
+      if (start / (total / pieces) != (end - 1) / (total / pieces))
+        fail(
+            "input {} (axis {} to {}) straddles two of the {} pieces of {}: a piece must be a "
+            "run of whole inputs",
+            i, start, end, pieces, total);
+      start = end;
+    }
+    y.dims[axis].degree = static_cast<int>(pieces);
+  }
   return {y};
 }
 

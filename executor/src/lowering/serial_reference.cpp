@@ -13,6 +13,10 @@ Graph serial_reference(const Graph& pcg) {
     g.replace_uses({n.id, 0}, input);
     g.remove(n.id);
   }
+  // A Concat in pieces is a layout too: the reference concatenates on one device.
+  for (NodeId id : order)
+    if (g.contains(id) && g.node(id).op.type == OpType::Concat)
+      g.mutable_node(id).op.attrs.erase("pieces");
   g.infer_shapes();
   return g;
 }

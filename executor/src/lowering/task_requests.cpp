@@ -224,12 +224,19 @@ void embedding(Ctx& c) {
   c.add(1, wr, block_linear(c.out, c.piece.block, 0, lead));
 }
 
+// A Concat whose axis is cut into pieces (its `pieces` attribute) reads only the inputs inside its
+// piece; every input lies wholly in one piece.
 void concat(Ctx& c) {
   const int axis = c.out.axis(static_cast<int>(c.n.op.attrs.get_int("axis")));
+  std::int64_t start = 0;
   for (int slot = 0; slot < static_cast<int>(c.n.inputs.size()); ++slot) {
+    const std::int64_t size = c.in(slot).dims[axis].size;
+    const bool inside = start >= c.region.begin[axis] && start + size <= c.region.end[axis];
+    start += size;
+    if (!inside) continue;
     Region r = c.region;
     r.begin[axis] = 0;
-    r.end[axis] = c.in(slot).dims[axis].size;
+    r.end[axis] = size;
     c.add(slot, r, c.piece.replica);
   }
 }

@@ -9,7 +9,9 @@ using K = AttrKind;
 const std::vector<std::string> kActivations = {"none", "relu", "gelu", "sigmoid", "tanh"};
 
 AttrSlot i(std::string n) { return {std::move(n), K::Int, {}, std::nullopt, ""}; }
-AttrSlot i(std::string n, std::int64_t def) { return {std::move(n), K::Int, {}, AttrValue{def}, ""}; }
+AttrSlot i(std::string n, std::int64_t def) {
+  return {std::move(n), K::Int, {}, AttrValue{def}, ""};
+}
 AttrSlot r(std::string n) { return {std::move(n), K::Real, {}, std::nullopt, ""}; }
 AttrSlot r(std::string n, double def) { return {std::move(n), K::Real, {}, AttrValue{def}, ""}; }
 AttrSlot l(std::string n) { return {std::move(n), K::List, {}, std::nullopt, ""}; }
@@ -28,20 +30,28 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   m[OpType::Linear] = {i("out_features"), act};
   AttrSlot pool_stride = l("stride");
   pool_stride.default_from = "kernel";
-  m[OpType::Conv2D] = {i("out_channels"), l("kernel"),          l("stride", {1, 1}), l("padding", {0, 0}),
-                       l("dilation", {1, 1}), i("groups", 1), act};
+  m[OpType::Conv2D] = {i("out_channels"),
+                       l("kernel"),
+                       l("stride", {1, 1}),
+                       l("padding", {0, 0}),
+                       l("dilation", {1, 1}),
+                       i("groups", 1),
+                       act};
   m[OpType::Pool2D] = {e("pool", {"max", "avg"}, std::nullopt), l("kernel"), pool_stride,
                        l("padding", {0, 0})};
   m[OpType::BatchNorm] = {r("epsilon", 1e-5), act};
   m[OpType::LayerNorm] = {i("normalized_dims", 1), r("epsilon", 1e-5)};
   m[OpType::MultiHeadAttention] = {i("num_heads")};
   m[OpType::Embedding] = {i("num_entries"), i("embedding_dim")};
-  m[OpType::EmbeddingBag] = {i("num_entries"), i("embedding_dim"), e("aggregate", {"sum", "mean"}, "sum")};
+  m[OpType::EmbeddingBag] = {i("num_entries"), i("embedding_dim"),
+                             e("aggregate", {"sum", "mean"}, "sum")};
   m[OpType::ScalarAdd] = {r("scalar")};
   m[OpType::ScalarMul] = {r("scalar")};
   m[OpType::Pow] = {r("scalar")};
   m[OpType::Dropout] = {r("rate", 0.0)};
-  m[OpType::Concat] = {i("axis")};
+  AttrSlot pieces = i("pieces", 1);
+  pieces.closed = true;
+  m[OpType::Concat] = {i("axis"), pieces};
   m[OpType::Split] = {i("axis"), l("sizes")};
   m[OpType::Reshape] = {l("shape")};
   m[OpType::Flatten] = {i("axis", 1)};
@@ -88,8 +98,9 @@ std::string enum_name(const AttrSlot& slot, std::int64_t code) {
 
 std::vector<std::int64_t> normalized_list(OpType op, const std::string& name,
                                           std::vector<std::int64_t> value) {
-  const bool pair = (op == OpType::Conv2D || op == OpType::Pool2D) &&
-                    (name == "kernel" || name == "stride" || name == "padding" || name == "dilation");
+  const bool pair =
+      (op == OpType::Conv2D || op == OpType::Pool2D) &&
+      (name == "kernel" || name == "stride" || name == "padding" || name == "dilation");
   if (pair && value.size() == 1) value.push_back(value[0]);
   return value;
 }

@@ -21,6 +21,9 @@ struct AttrSlot {
   std::optional<AttrValue> default_value;
   // Pool2D's stride defaults to its kernel: the slot whose value stands in when this one is absent.
   std::string default_from;
+  // A source pattern that leaves this slot out matches only its default (Concat's pieces), as the
+  // core's matcher does: rules written without it never rewrite what it changes.
+  bool closed = false;
 };
 
 const std::vector<AttrSlot>& attribute_slots(OpType op);

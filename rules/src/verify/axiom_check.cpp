@@ -107,16 +107,18 @@ std::vector<AxiomCheck> check_axioms(const AxiomCheckOptions& options) {
   for (const auto& ax : t.axioms)
     if (ax.name.find(options.only) != std::string::npos)
       out.push_back(check(ax, false, options, gen));
-  for (const auto& ax : concat_peel_axioms())
-    if (ax.name.find(options.only) != std::string::npos)
-      out.push_back(check(ax, false, options, gen));
+  for (const auto* extra : {&concat_peel_axioms(), &concat_pieces_axioms()})
+    for (const auto& ax : *extra)
+      if (ax.name.find(options.only) != std::string::npos)
+        out.push_back(check(ax, false, options, gen));
   for (const auto& f : t.facts)
     if (f.name.find(options.only) != std::string::npos) out.push_back(check(f, true, options, gen));
   return out;
 }
 
 int axiom_count() {
-  return static_cast<int>(spec::theory().axioms.size() + spec::concat_peel_axioms().size());
+  return static_cast<int>(spec::theory().axioms.size() + spec::concat_peel_axioms().size() +
+                          spec::concat_pieces_axioms().size());
 }
 int fact_count() { return static_cast<int>(spec::theory().facts.size()); }
 

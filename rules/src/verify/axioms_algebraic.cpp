@@ -188,6 +188,23 @@ const std::vector<Axiom>& concat_peel_axioms() {
   return axioms;
 }
 
+const std::vector<Axiom>& concat_pieces_axioms() {
+  static const std::vector<Axiom> axioms = [] {
+    Theory th;
+    Ctx c{th};
+    const E a = ivar("a"), p = ivar("p");
+    for (int n = 1; n <= kMaxConcatInputs; ++n) {
+      std::vector<E> all;
+      for (int i = 0; i < n; ++i) all.push_back(tvar("c" + std::to_string(i)));
+      c.add("concat_pieces" + std::to_string(n), M::Forward,
+            app(O::Concat, {{"axis", a}, {"pieces", p}}, all),
+            P(a, p, app(O::Concat, {{"axis", a}}, all)));
+    }
+    return th.axioms;
+  }();
+  return axioms;
+}
+
 void add_algebraic_axioms(Theory& th) {
   Ctx c{th};
   elementwise(c);

@@ -12,19 +12,26 @@ void collect(const std::vector<E>& terms, std::map<std::string, Sort>& vars) {
   for (const auto& t : terms) collect_vars(t.ptr(), vars);
 }
 
-int largest_concat(const ExprPtr& e) {
+// A Concat whose pieces attribute is other than the literal 1.
+bool cut_into_pieces(const Expr& e) {
+  return e.attrs.size() > 1 && !(e.attrs[1]->kind == Expr::Kind::IntLit && e.attrs[1]->ivalue == 1);
+}
+
+// The most inputs of a Concat in the terms; with `cut`, of a Concat cut into pieces.
+int largest_concat(const ExprPtr& e, bool cut) {
   if (e.get() == nullptr) return 0;
-  int n =
-      e->kind == Expr::Kind::Op && e->op == OpType::Concat ? static_cast<int>(e->args.size()) : 0;
-  for (const auto& a : e->args) n = std::max(n, largest_concat(a));
-  for (const auto& a : e->attrs) n = std::max(n, largest_concat(a));
+  int n = e->kind == Expr::Kind::Op && e->op == OpType::Concat && (!cut || cut_into_pieces(*e))
+              ? static_cast<int>(e->args.size())
+              : 0;
+  for (const auto& a : e->args) n = std::max(n, largest_concat(a, cut));
+  for (const auto& a : e->attrs) n = std::max(n, largest_concat(a, cut));
   return n;
 }
 
-int largest_concat(const RuleTerms& t) {
+int largest_concat(const RuleTerms& t, bool cut = false) {
   int n = 0;
   for (const auto* list : {&t.nodes, &t.source_outputs, &t.target_outputs})
-    for (const auto& e : *list) n = std::max(n, largest_concat(e.ptr()));
+    for (const auto& e : *list) n = std::max(n, largest_concat(e.ptr(), cut));
   return n;
 }
 
@@ -53,6 +60,11 @@ ProofResult Prover::prove(const RuleTerms& t, const std::map<std::string, std::i
   if (concat >= 3) {
     const auto& peel = concat_peel_axioms();
     for (const auto& f : encoder_.axiom_formulas({peel.begin(), peel.begin() + (concat - 2)}))
+      solver_.add(f);
+  }
+  if (const int pieces = std::min(largest_concat(t, true), kMaxConcatInputs); pieces >= 1) {
+    const auto& def = concat_pieces_axioms();
+    for (const auto& f : encoder_.axiom_formulas({def.begin(), def.begin() + pieces}))
       solver_.add(f);
   }
   std::map<std::string, z3::expr> env;

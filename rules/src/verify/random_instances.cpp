@@ -14,7 +14,8 @@ using O = OpType;
 bool is_wrapper(O op) { return is_parallel_op(op); }
 
 // The compute application and input slot through which a term first reads each tensor variable,
-// looking through parallel operators (they keep sizes and ranks, except Pipeline/Batch, rarely used).
+// looking through parallel operators (they keep sizes and ranks, except Pipeline/Batch, rarely
+// used).
 void find_uses(const ExprPtr& e, std::map<std::string, std::pair<const Expr*, int>>& uses) {
   if (e->kind != K::Op) {
     for (const auto& a : e->args) find_uses(a, uses);
@@ -63,12 +64,14 @@ ParallelValue RandomInstances::random_value(const ParallelTensorShape& shape, bo
                                             std::int64_t max_index) {
   ParallelValue v;
   v.shape = shape;
-  v.layout = partial ? ReplicaLayout::partials(shape.replica) : ReplicaLayout::copies(shape.replica);
+  v.layout =
+      partial ? ReplicaLayout::partials(shape.replica) : ReplicaLayout::copies(shape.replica);
   const bool integer = !is_floating(shape.dtype);
   auto fresh = [&] {
     DenseTensor t(shape.sizes());
     for (auto& x : t.data)
-      x = integer ? static_cast<double>(std::uniform_int_distribution<std::int64_t>(0, max_index - 1)(rng_))
+      x = integer ? static_cast<double>(
+                        std::uniform_int_distribution<std::int64_t>(0, max_index - 1)(rng_))
                   : std::uniform_real_distribution<double>(-1.0, 1.0)(rng_);
     return t;
   };
@@ -90,8 +93,10 @@ ParallelValue parallelise_randomly(ParallelValue v, std::mt19937_64& rng, Random
     const bool partial = is_floating(s.dtype) && u(rng) < 0.4;
     // Indices keep their range: copy the data rather than drawing new values.
     ParallelValue out = gen.random_value(s, partial);
-    if (!partial) out.data.assign(static_cast<std::size_t>(s.replica), v.data[0]);
-    else out.data[0] = v.data[0];
+    if (!partial)
+      out.data.assign(static_cast<std::size_t>(s.replica), v.data[0]);
+    else
+      out.data[0] = v.data[0];
     return out;
   }
   v.shape = s;
@@ -119,7 +124,9 @@ std::vector<ParallelTensorShape> RandomInstances::shapes_for(O op, int arity, in
     }
     case O::MatMul:
     case O::BatchMatMul: {
-      const int ra = op == O::BatchMatMul ? pick({3, 4}) : (rank_hint > 0 ? std::max(rank_hint, 2) : pick({2, 2, 3}));
+      const int ra = op == O::BatchMatMul
+                         ? pick({3, 4})
+                         : (rank_hint > 0 ? std::max(rank_hint, 2) : pick({2, 2, 3}));
       auto as = random_sizes(ra);
       const std::int64_t n = pick_size();
       const bool shared = op == O::MatMul && (ra == 2 || pick({0, 1}) == 1);
@@ -136,7 +143,8 @@ std::vector<ParallelTensorShape> RandomInstances::shapes_for(O op, int arity, in
     case O::Conv2D: {
       const std::int64_t g = pick({1, 1, 2});
       const std::int64_t c = g * pick({1, 2}), o = g * pick({1, 2, 4});
-      const std::int64_t h = pick({4, 6}), w = pick({4, 6}), kh = pick({1, 2, 3}), kw = pick({1, 2, 3});
+      const std::int64_t h = pick({4, 6}), w = pick({4, 6}), kh = pick({1, 2, 3}),
+                         kw = pick({1, 2, 3});
       std::vector<ParallelTensorShape> out = {serial({2, c, h, w}), serial({o, c / g, kh, kw})};
       if (arity == 3) out.push_back(serial({o}));
       return out;
@@ -186,7 +194,8 @@ std::vector<ParallelTensorShape> RandomInstances::shapes_for(O op, int arity, in
       return out;
     }
     default:
-      return std::vector<ParallelTensorShape>(static_cast<std::size_t>(std::max(arity, 1)), serial(random_sizes(r)));
+      return std::vector<ParallelTensorShape>(static_cast<std::size_t>(std::max(arity, 1)),
+                                              serial(random_sizes(r)));
   }
 }
 
@@ -205,32 +214,41 @@ std::map<std::string, Concrete> RandomInstances::tensors_for(const std::vector<E
     if (sort != Sort::Tensor) continue;
     ParallelTensorShape shape;
     std::int64_t max_index = 4;
+    bool serial_only = false;
     auto it = uses.find(name);
     if (it != uses.end()) {
       const Expr* app = it->second.first;
       auto g = group_shapes.find(app);
       if (g == group_shapes.end())
-        g = group_shapes.emplace(app, shapes_for(app->op, static_cast<int>(app->args.size()))).first;
+        g = group_shapes.emplace(app, shapes_for(app->op, static_cast<int>(app->args.size())))
+                .first;
       shape = g->second.at(static_cast<std::size_t>(it->second.second));
-      if (app->op == O::Embedding || app->op == O::EmbeddingBag) max_index = g->second[1].dims[0].size;
+      if (app->op == O::Embedding || app->op == O::EmbeddingBag)
+        max_index = g->second[1].dims[0].size;
       if (app->op == O::SoftmaxCrossEntropy) max_index = g->second[0].dims.back().size;
+      // Inputs parallelised independently almost never agree on every degree past a few, and a
+      // Concat's must: its long forms (the peel and pieces axioms) are checked on serial inputs.
+      serial_only = app->op == O::Concat && app->args.size() > 8;
     } else {
       shape = shapes_for(O::Identity, 1)[0];
     }
-    ParallelValue v = parallelise_randomly(random_value(shape, false, max_index), rng_, *this);
+    ParallelValue v = random_value(shape, false, max_index);
+    if (!serial_only) v = parallelise_randomly(std::move(v), rng_, *this);
     // Half the time, give the variable what its parallel operator needs.
     auto w = wrappers.find(name);
     if (w != wrappers.end() && pick({0, 1}) == 1) {
       const Expr& op = *w->second;
       const int degree = static_cast<int>(literal_or(op.attrs.back(), pick({2, 2, 4})));
-      if ((op.op == O::Reduce || op.op == O::AllReduce) && is_floating(v.shape.dtype) && degree > 0) {
+      if ((op.op == O::Reduce || op.op == O::AllReduce) && is_floating(v.shape.dtype) &&
+          degree > 0) {
         ParallelTensorShape ps = v.shape;
         ps.replica = degree * pick({1, 1, 2});
         v = random_value(ps, true, max_index);
       } else if (op.op == O::Combine && v.shape.rank() > 0 && degree > 0) {
         std::int64_t dim = literal_or(op.attrs.front(), pick({0, 1, 2, 3}) % v.shape.rank());
         dim = dim < 0 ? dim + v.shape.rank() : dim;
-        if (dim >= 0 && dim < v.shape.rank() && v.shape.dims[static_cast<std::size_t>(dim)].size % degree == 0)
+        if (dim >= 0 && dim < v.shape.rank() &&
+            v.shape.dims[static_cast<std::size_t>(dim)].size % degree == 0)
           v.shape.dims[static_cast<std::size_t>(dim)].degree = degree;
       }
     }
@@ -240,8 +258,9 @@ std::map<std::string, Concrete> RandomInstances::tensors_for(const std::vector<E
 }
 
 Binder RandomInstances::binder() {
-  return [this](const Expr& var, O op, int slot, const std::vector<const ParallelValue*>& inputs,
-                const Attributes& earlier) { return bind_attribute(var, op, slot, inputs, earlier); };
+  return
+      [this](const Expr& var, O op, int slot, const std::vector<const ParallelValue*>& inputs,
+             const Attributes& earlier) { return bind_attribute(var, op, slot, inputs, earlier); };
 }
 
 std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, int slot,
@@ -249,14 +268,17 @@ std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, i
                                                         const Attributes& earlier) {
   if (slot < 0) {
     if (var.sort == Sort::Int) return Concrete{std::int64_t{pick({-2, -1, 0, 1, 2, 3})}};
-    if (var.sort == Sort::Real) return Concrete{std::uniform_real_distribution<double>(-2, 2)(rng_)};
+    if (var.sort == Sort::Real)
+      return Concrete{std::uniform_real_distribution<double>(-2, 2)(rng_)};
     return std::nullopt;
   }
   const AttrSlot& s = attribute_slots(op).at(static_cast<std::size_t>(slot));
   const ParallelTensorShape* x = in.empty() ? nullptr : &in[0]->shape;
   const int r = x ? x->rank() : 2;
   auto I = [](std::int64_t v) { return std::optional<Concrete>(Concrete{v}); };
-  auto L = [](std::vector<std::int64_t> v) { return std::optional<Concrete>(Concrete{std::move(v)}); };
+  auto L = [](std::vector<std::int64_t> v) {
+    return std::optional<Concrete>(Concrete{std::move(v)});
+  };
   auto choose = [&](const std::vector<std::int64_t>& v) {
     return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng_)];
   };
@@ -291,6 +313,26 @@ std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, i
       ok = divisors(in[0]->stages);
     }
     return I(choose(ok));
+  }
+  if (n == "pieces") {
+    // A number of pieces that cuts the concatenated axis between inputs (1 always does), more
+    // than one when the inputs allow it.
+    std::int64_t axis = earlier.get_int("axis", 0);
+    axis = axis < 0 ? axis + r : axis;
+    if (!x || axis < 0 || axis >= r) return I(1);
+    std::vector<std::int64_t> ends;
+    for (const auto* v : in)
+      ends.push_back((ends.empty() ? 0 : ends.back()) + v->shape.dims[axis].size);
+    const std::int64_t total = ends.back();
+    std::vector<std::int64_t> ok;
+    for (std::int64_t p = 2; p <= static_cast<std::int64_t>(in.size()); ++p) {
+      if (total % p != 0) continue;
+      bool aligned = true;
+      for (std::int64_t k = 1; k < p; ++k)
+        aligned = aligned && std::find(ends.begin(), ends.end(), k * (total / p)) != ends.end();
+      if (aligned) ok.push_back(p);
+    }
+    return I(ok.empty() || std::uniform_int_distribution<int>(0, 9)(rng_) == 0 ? 1 : choose(ok));
   }
   if (n == "out_features") return I(in.size() > 1 ? in[1]->shape.dims.back().size : pick_size());
   if (n == "out_channels") return I(in.size() > 1 ? in[1]->shape.dims[0].size : 2);
@@ -344,7 +386,8 @@ std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, i
   if (n == "sizes" && x && r > 0) {
     std::int64_t axis = earlier.get_int("axis", 0);
     axis = axis < 0 ? axis + r : axis;
-    const std::int64_t size = axis >= 0 && axis < r ? x->dims[static_cast<std::size_t>(axis)].size : 2;
+    const std::int64_t size =
+        axis >= 0 && axis < r ? x->dims[static_cast<std::size_t>(axis)].size : 2;
     if (size >= 3 && choose({0, 1})) return L({1, 1, size - 2});
     if (size >= 2) return L({size / 2, size - size / 2});
     return L({1});

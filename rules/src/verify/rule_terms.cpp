@@ -113,6 +113,10 @@ class Builder {
     for (const auto& slot : attribute_slots(n.op)) {
       auto it = n.attrs.find(slot.name);
       const std::string where = fmt::format("source node '{}' attribute '{}'", n.name, slot.name);
+      if (it == n.attrs.end() && slot.closed) {
+        attrs[slot.name] = ilit(std::get<std::int64_t>(*slot.default_value));
+        continue;
+      }
       if (it == n.attrs.end()) {
         // Left open: any value the matched node holds.
         attrs[slot.name] = var_of(fmt::format("src.{}.{}", n.name, slot.name), sort_of(slot.kind));
@@ -140,7 +144,8 @@ class Builder {
         if (src)
           for (const auto& slot : attribute_slots(n.op))
             if (slot_index(src->op, slot.name) >= 0 &&
-                attribute_slots(src->op)[static_cast<std::size_t>(slot_index(src->op, slot.name))].kind == slot.kind)
+                attribute_slots(src->op)[static_cast<std::size_t>(slot_index(src->op, slot.name))]
+                        .kind == slot.kind)
               attrs[slot.name] = source_attrs_.at(src->name).at(slot.name);
       } else {
         attrs = source_attrs_.at(src->name);
@@ -175,7 +180,8 @@ class Builder {
   }
 
   E parameter(const std::string& name, const AttrSlot& slot, const std::string& where) {
-    if (slot.kind != AttrKind::Int) throw Invalid(where + ": parameter '" + name + "' is an integer");
+    if (slot.kind != AttrKind::Int)
+      throw Invalid(where + ": parameter '" + name + "' is an integer");
     used_params_[name] = slot.name;
     return ivar(parameter_var(name));
   }
@@ -252,13 +258,17 @@ class Builder {
     const std::string args = s.substr(s.find('(') + 1, s.size() - s.find('(') - 2);
     const std::string tensor = args.substr(0, args.find(','));
     E te;
-    if (auto it = t.inputs.find(tensor); it != t.inputs.end()) te = it->second;
-    else if (auto b = built_.find(tensor); b != built_.end()) te = b->second;
-    else throw Invalid("constraint operand '" + s + "' names no rule input or source node");
+    if (auto it = t.inputs.find(tensor); it != t.inputs.end())
+      te = it->second;
+    else if (auto b = built_.find(tensor); b != built_.end())
+      te = b->second;
+    else
+      throw Invalid("constraint operand '" + s + "' names no rule input or source node");
     if (fn == "rank") return rank(te);
     if (fn == "last") return rank(te) - 1;
     if (fn == "replica") return replica(te);
-    if (args.find(',') == std::string::npos) throw Invalid("constraint operand '" + s + "' needs a dim");
+    if (args.find(',') == std::string::npos)
+      throw Invalid("constraint operand '" + s + "' needs a dim");
     const E k = operand(args.substr(args.find(',') + 1), t);
     const E nk = norm(k, rank(te));
     if (fn == "size") return size(te, nk);

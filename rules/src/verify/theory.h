@@ -49,6 +49,10 @@ const Theory& theory();
 // to the largest Concat it holds, so the proofs of other rules see the same context as before.
 constexpr int kMaxConcatInputs = 32;
 const std::vector<Axiom>& concat_peel_axioms();
+// A Concat whose axis is cut into `pieces` (each a run of whole inputs) is the Partition of the
+// Concat: one axiom per number of inputs (1..kMaxConcatInputs, in order), added like the peel
+// axioms to the queries that hold such a Concat.
+const std::vector<Axiom>& concat_pieces_axioms();
 
 // Pieces of the theory, one file each.
 void add_parallel_axioms(Theory& t);

@@ -87,13 +87,15 @@ int Z3Encoder::list_code(const std::vector<std::int64_t>& list) {
   return code;
 }
 
-z3::func_decl Z3Encoder::op_decl(OpType op, int arity, int output) {
-  const std::string key = fmt::format("{}/{}/{}", to_string(op), arity, output);
+z3::func_decl Z3Encoder::op_decl(OpType op, int arity, int output, bool closed) {
+  const std::string key =
+      fmt::format("{}/{}/{}{}", to_string(op), arity, output, closed ? "/closed" : "");
   auto it = ops_.find(key);
   if (it != ops_.end()) return it->second;
   z3::sort_vector domain(ctx_);
   for (const auto& slot : attribute_slots(op))
-    domain.push_back(slot.kind == AttrKind::Real ? ctx_.real_sort() : ctx_.int_sort());
+    if (closed || !slot.closed)
+      domain.push_back(slot.kind == AttrKind::Real ? ctx_.real_sort() : ctx_.int_sort());
   for (int i = 0; i < arity; ++i) domain.push_back(tensor_);
   z3::func_decl f = ctx_.function(key.c_str(), domain, tensor_);
   ops_.emplace(key, f);
@@ -120,10 +122,18 @@ z3::expr Z3Encoder::encode(const ExprPtr& e, const std::map<std::string, z3::exp
     case K::BoolLit:
       return ctx_.bool_val(e->ivalue != 0);
     case K::Op: {
+      // A closed slot (Concat's pieces) at its default literal leaves the function as it was.
+      const auto& slots = attribute_slots(e->op);
+      bool closed = false;
+      for (std::size_t s = 0; s < slots.size(); ++s)
+        if (slots[s].closed)
+          closed = closed || e->attrs[s]->kind != K::IntLit ||
+                   e->attrs[s]->ivalue != std::get<std::int64_t>(*slots[s].default_value);
       z3::expr_vector args(ctx_);
-      for (const auto& a : e->attrs) args.push_back(encode(a, vars));
+      for (std::size_t s = 0; s < slots.size(); ++s)
+        if (closed || !slots[s].closed) args.push_back(encode(e->attrs[s], vars));
       for (std::size_t i = 0; i < e->args.size(); ++i) args.push_back(arg(i));
-      return op_decl(e->op, static_cast<int>(e->args.size()), e->output)(args);
+      return op_decl(e->op, static_cast<int>(e->args.size()), e->output, closed)(args);
     }
     case K::Ok:
       return ok_(arg(0));

@@ -50,7 +50,10 @@ class Z3Encoder {
                   const std::vector<std::vector<z3::expr>>& patterns, const z3::expr& body);
 
  private:
-  z3::func_decl op_decl(OpType op, int arity, int output);
+  // The function of `op`'s applications. `closed`: with the slots a source pattern must name
+  // (attribute_schema.h); without them (where they hold their defaults) it is the function the
+  // operator was before they existed, so the queries of rules that never set one are unchanged.
+  z3::func_decl op_decl(OpType op, int arity, int output, bool closed = false);
   z3::expr quantified(const std::map<std::string, Sort>& vars, const std::string& prefix,
                       const std::vector<std::vector<ExprPtr>>& patterns, const ExprPtr& lhs,
                       const ExprPtr& rhs, const ExprPtr& guard, Axiom::Mode mode, bool is_fact,

@@ -44,9 +44,10 @@ struct VerifyOptions {
   std::uint64_t effort = 4'000'000;
   int timeout_ms = 60000;  // wall-clock guard beside it (0: none)
   int degree_bound = 8;    // bounded fallback: degrees 1..bound
-  // A rule with a variadic input ("xs*") is proved once per number of inputs, 1..variadic_bound
-  // (the theory relates Concats of up to spec::kMaxConcatInputs inputs; past about 12, proofs reach
-  // the effort limit).
+  // A rule with a variadic input ("xs*") is proved once per number of inputs, 1..variadic_bound,
+  // or up to what the rule claims where that is more (the theory relates Concats of up to
+  // spec::kMaxConcatInputs inputs; past about 12, proofs that unroll a Concat reach the effort
+  // limit).
   int variadic_bound = 8;
   bool bounded_fallback = true;
   int concrete_trials = 300;  // random instances tried per rule (stops after `concrete_enough`)

@@ -82,6 +82,9 @@ class MappingCost {
                               const MachineView& cv) const;
   CostBreakdown piecewise_edge(const ParallelTensorShape& tensor, const MachineView& pv,
                                const MachineView& cv) const;
+  // Input `slot` of a Concat whose axis is cut into pieces: only the tasks of its block read it.
+  CostBreakdown concat_piece_edge(NodeId consumer, int slot, const MachineView& pv,
+                                  const MachineView& cv) const;
 
   const Graph& graph_;
   const CostModel& model_;
