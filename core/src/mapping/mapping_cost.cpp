@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "unity/core/shapes/concat_pieces.h"
+
 namespace unity {
 namespace {
 
@@ -218,9 +220,9 @@ CostBreakdown MappingCost::concat_piece_edge(NodeId consumer, int slot, const Ma
   const auto& out = n.outputs.at(0);
   const auto& tensor = graph_.shape(n.inputs[slot]);
   const int axis = out.axis(static_cast<int>(n.op.attrs.get_int("axis")));
-  std::int64_t start = 0;
-  for (int i = 0; i < slot; ++i) start += graph_.shape(n.inputs[i]).dims[axis].size;
-  const int block = static_cast<int>(start / (out.dims[axis].size / out.dims[axis].degree));
+  std::vector<std::int64_t> sizes;
+  for (const auto& in : n.inputs) sizes.push_back(graph_.shape(in).dims[axis].size);
+  const int block = concat_input_pieces(sizes, out.dims[axis].degree)[slot];
   const auto gout = piece_grid(out), gin = piece_grid(tensor);
   const int pieces = pv.num_tasks();
   const double bytes = static_cast<double>(tensor.piece_bytes());

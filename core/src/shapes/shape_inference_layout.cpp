@@ -5,6 +5,7 @@
 #include <set>
 
 #include "shape_rules.h"
+#include "unity/core/shapes/concat_pieces.h"
 #include "unity/core/shapes/reshape_groups.h"
 
 namespace unity::shape_rules {
@@ -44,15 +45,17 @@ Shapes infer_concat(const Operator& op, const Shapes& in) {
     const std::int64_t total = y.dims[axis].size;
     if (total % pieces != 0)
       fail("{} pieces do not divide the concatenated size {}", pieces, total);
+    std::vector<std::int64_t> sizes;
+    for (const auto& x : in) sizes.push_back(x.dims[axis].size);
+    const auto piece = concat_input_pieces(sizes, pieces);
     std::int64_t start = 0;
     for (std::size_t i = 0; i < in.size(); ++i) {
-      const std::int64_t end = start + in[i].dims[axis].size;
-      if (start / (total / pieces) != (end - 1) / (total / pieces))
+      if (piece[i] < 0)
         fail(
             "input {} (axis {} to {}) straddles two of the {} pieces of {}: a piece must be a "
             "run of whole inputs",
-            i, start, end, pieces, total);
-      start = end;
+            i, start, start + sizes[i], pieces, total);
+      start += sizes[i];
     }
     y.dims[axis].degree = static_cast<int>(pieces);
   }

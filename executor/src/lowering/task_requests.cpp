@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "lowering_internal.h"
+#include "unity/core/shapes/concat_pieces.h"
 #include "unity/core/shapes/reshape_groups.h"
 
 namespace unity::executor::detail {
@@ -228,15 +229,15 @@ void embedding(Ctx& c) {
 // piece; every input lies wholly in one piece.
 void concat(Ctx& c) {
   const int axis = c.out.axis(static_cast<int>(c.n.op.attrs.get_int("axis")));
-  std::int64_t start = 0;
+  std::vector<std::int64_t> sizes;
+  for (int slot = 0; slot < static_cast<int>(c.n.inputs.size()); ++slot)
+    sizes.push_back(c.in(slot).dims[axis].size);
+  const auto piece = concat_input_pieces(sizes, c.out.dims[axis].degree);
   for (int slot = 0; slot < static_cast<int>(c.n.inputs.size()); ++slot) {
-    const std::int64_t size = c.in(slot).dims[axis].size;
-    const bool inside = start >= c.region.begin[axis] && start + size <= c.region.end[axis];
-    start += size;
-    if (!inside) continue;
+    if (piece[slot] != c.piece.block[axis]) continue;
     Region r = c.region;
     r.begin[axis] = 0;
-    r.end[axis] = size;
+    r.end[axis] = sizes[slot];
     c.add(slot, r, c.piece.replica);
   }
 }
