@@ -40,9 +40,10 @@ TEST(ShippedRules, HandWrittenRuleFilesAreVerified) {
   expect_verified(files, {});  // verify's default trial counts
 }
 
-// The generated file holds about 1,750 rules: about 3 minutes on two cores. Z3's limit is a
-// resource count and each thread takes a fixed share of the rules, so the verdicts do not depend
-// on the machine's load. The concrete stage keeps `verify`'s defaults: with fewer instances a rule
+// The generated file holds about 1,750 rules: about 6 minutes on two idle cores. Z3's limit is a
+// resource count, with no clock beside it, and each thread takes a fixed share of the rules, so
+// the verdicts do not depend on the machine's speed or load (a 60 s clock made one rule's proof
+// depend on CI's load). The concrete stage keeps `verify`'s defaults: with fewer instances a rule
 // whose target is undefined only for a rare input layout can pass.
 TEST(ShippedRules, GeneratedRuleFilesAreVerified) {
   const auto files = rule_files_in(kRules / "generated");

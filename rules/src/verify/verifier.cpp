@@ -76,10 +76,11 @@ Attempt attempt(const Rule& rule, const Rule& fixed, const VerifyOptions& o, spe
   if (symbolic == spec::ProofResult::Proved)
     return {Verdict::Verified, "all degrees and shapes", a.concrete_cases};
   if (can_bound && !claims_bound && bounded()) return proved_bounded;
-  a.detail = symbolic == spec::ProofResult::Timeout
+  a.detail = symbolic != spec::ProofResult::Timeout ? "not provable from the operator axioms"
+             : o.timeout_ms > 0
                  ? fmt::format("Z3 reached its limit ({} units, {} ms) or memory limit", o.effort,
                                o.timeout_ms)
-                 : "not provable from the operator axioms";
+                 : fmt::format("Z3 reached its limit ({} units) or memory limit", o.effort);
   return a;
 }
 
@@ -163,9 +164,7 @@ VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options) {
       // else.
       // The same for a rule whose proof here covers less than its "verified" field claims (a
       // symbolic proof found when it was generated, in another context). The second try has four
-      // times the effort: a fresh context depends on nothing else, so the verdict stays
-      // deterministic on one machine, but E-matching's path differs between processors (a
-      // generated rule's proof needed 4 million units on one and 16 on an AMD EPYC).
+      // times the effort; a fresh context and a resource limit keep its verdict deterministic.
       const bool narrower =
           report.rules[i].ok() && !report.rules[i].proved.includes(rules.rules[i].proved);
       if (report.rules[i].verdict == Verdict::Unknown || narrower) {
