@@ -19,9 +19,7 @@
 namespace unity::cli {
 namespace {
 
-// A clock makes verdicts depend on the machine's speed and load, and since a Z3 context's later
-// proofs depend on what its earlier ones instantiated, one proof cut by the clock changes the
-// verdicts after it. The resource limit (--effort) alone gives the same verdicts everywhere.
+// No clock by default: VerifyOptions::timeout_ms says why.
 constexpr const char* kTimeoutHelp =
     "Wall-clock guard per proof, ms (default none: verdicts then depend on the machine's speed)";
 
@@ -31,7 +29,7 @@ struct GenerateArgs {
   int threads = 2;
   std::string only;
   std::uint64_t effort = 2'000'000;
-  int timeout_ms = 0;
+  int timeout_ms = rules::VerifyOptions{}.timeout_ms;
   bool json = false;
   bool quiet = false;
 };
@@ -40,7 +38,7 @@ struct VerifyArgs {
   std::vector<std::string> files;
   bool json = false;
   std::uint64_t effort = 4'000'000;
-  int timeout_ms = 0;
+  int timeout_ms = rules::VerifyOptions{}.timeout_ms;
   int degree_bound = 8;
   int variadic_bound = rules::VerifyOptions{}.variadic_bound;
   int threads = 2;
