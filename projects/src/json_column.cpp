@@ -18,15 +18,4 @@ nlohmann::json parse_json_column(const Statement& statement, int column,
   }
 }
 
-std::string hex64(std::uint64_t value) { return fmt::format("{:016x}", value); }
-
-std::uint64_t fnv1a64(std::string_view bytes) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (const unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 }  // namespace unity::projects::detail

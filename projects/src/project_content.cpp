@@ -5,6 +5,7 @@
 #include "process_owner.h"
 #include "search_store.h"
 #include "sqlite_db.h"
+#include "unity/core/content_hash.h"
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
 #include "unity/projects/project.h"
@@ -32,7 +33,7 @@ auto parse_stored(const std::filesystem::path& file, const char* what, std::int6
 
 std::int64_t Project::add_model(const Graph& model, const std::string& source) {
   require_writable("add a model");
-  const std::string hash = detail::hex64(model.structural_hash());
+  const std::string hash = hex64(model.structural_hash());
   const std::string json = graph_to_json(model).dump();
   auto& c = *connection_;
   Transaction tx(c);
@@ -72,7 +73,7 @@ Graph Project::load_model(std::int64_t model_id) const {
 std::int64_t Project::add_machine(const MachineSpec& machine) {
   require_writable("add a machine");
   const std::string json = machine_to_json(machine).dump();
-  const std::string hash = detail::hex64(detail::fnv1a64(json));
+  const std::string hash = hex64(fnv1a64(json));
   auto& c = *connection_;
   Transaction tx(c);
   Statement insert(c, R"sql(

@@ -76,6 +76,42 @@ TEST(Rules, MalformedRulesNameTheRuleAndTheField) {
   EXPECT_NE(load_error(j).find("symbol $unbound"), std::string::npos);
 }
 
+// Every malformed tensor reference is refused when the file loads, naming the rule and field (an
+// empty output index once reached std::stoi in the matcher: an internal error, exit 2).
+TEST(Rules, MalformedTensorReferencesAreRefusedWhenTheFileLoads) {
+  const std::vector<std::pair<std::string, std::string>> refs = {
+      {"x:", "'x:' is not a tensor reference"},
+      {"x:-1", "'x:-1' is not a tensor"},
+      {":0", "':0' is not a tensor reference"},
+      {"x:1:2", "'x:1:2' is not a tensor"},
+      {"x:99999999", "'x:99999999' is not a tensor"},
+      {"x: 1", "'x: 1' is not a tensor"},
+      {"x:0", "'x:0' reads an output of 'x', which is no node"}};
+  for (const auto& [ref, message] : refs) {
+    auto j = one_rule();
+    j["rules"][0]["source"]["nodes"][0]["inputs"] = {ref};
+    const std::string error = load_error(j);
+    EXPECT_NE(error.find("rule 'relu_sample_parallel': source.nodes[0].inputs: " + message),
+              std::string::npos)
+        << ref << ": " << error;
+  }
+  auto j = one_rule();
+  j["rules"][0]["target"]["outputs"] = {"out:"};
+  EXPECT_NE(load_error(j).find("target.outputs: 'out:' is not a tensor"), std::string::npos);
+  j = one_rule();
+  j["rules"][0]["inputs"] = {"x:0"};
+  EXPECT_NE(load_error(j).find("inputs: 'x:0': a name holds no ':'"), std::string::npos);
+  j = one_rule();
+  j["rules"][0]["target"]["nodes"][0]["name"] = "p:x";
+  EXPECT_NE(load_error(j).find("target.nodes[0].name: 'p:x'"), std::string::npos);
+  // A node's output by index still loads.
+  j = one_rule();
+  j["rules"][0]["target"]["nodes"][1]["inputs"] = {"px:0"};
+  EXPECT_EQ(load_error(j), "no error");
+  EXPECT_EQ(rule_ref("px:12").output, 12);
+  EXPECT_THROW(rule_ref("px:"), InputError);
+}
+
 TEST(Rules, MatchAndApplyPreserveTheOutputShape) {
   const RuleSet set = rules_from_json(one_rule());
   Graph g;

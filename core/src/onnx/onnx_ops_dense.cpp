@@ -65,6 +65,16 @@ Ints ints_or(const ::onnx::NodeProto& node, const std::string& name, Ints fallba
   return attr_ints(node, name).value_or(std::move(fallback));
 }
 
+// A per-spatial-dim attribute of a 2-D Conv or pooling node (kernel_shape, strides, dilations): two
+// positive entries, or the node is refused (the padding and output sizes divide by them).
+Ints spatial_pair(const ::onnx::NodeProto& node, const std::string& name, Ints fallback) {
+  const Ints v = ints_or(node, name, std::move(fallback));
+  if (v.size() != 2 || v[0] < 1 || v[1] < 1)
+    unsupported_use(node, fmt::format("{} {} must be two positive numbers (a 2-D operator)", name,
+                                      format_dims(v)));
+  return v;
+}
+
 // The padding of a Conv or pooling node, plus that of a zero Pad folded into it.
 Ints node_padding(const ImportContext& ctx, const ::onnx::NodeProto& node, const Ints& input_sizes,
                   const Ints& kernel, const Ints& strides, const Ints& dilations) {
@@ -178,12 +188,10 @@ void map_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   const TensorRef x = require_rank4(ctx, node);
   const Ints sizes = ctx.sizes(x);
   const Ints spatial{sizes[2], sizes[3]};
-  const auto kernel_attr = attr_ints(node, "kernel_shape");
-  if (!kernel_attr || kernel_attr->size() != 2)
-    unsupported_use(node, "kernel_shape must have 2 entries");
-  const Ints kernel = *kernel_attr;
-  const Ints strides = ints_or(node, "strides", {1, 1});
-  const Ints dilations = ints_or(node, "dilations", {1, 1});
+  if (!attr_ints(node, "kernel_shape")) unsupported_use(node, "kernel_shape is missing");
+  const Ints kernel = spatial_pair(node, "kernel_shape", {});
+  const Ints strides = spatial_pair(node, "strides", {1, 1});
+  const Ints dilations = spatial_pair(node, "dilations", {1, 1});
   if (dilations != Ints{1, 1}) unsupported_use(node, "dilated pooling is not supported");
   Ints padding = node_padding(ctx, node, sizes, kernel, strides, dilations);
   if (attr_int(node, "ceil_mode", 0) != 0) {
@@ -349,9 +357,9 @@ TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& node,
   const Ints wdims = ctx.dims(w);
   if (wdims.size() != 4)
     unsupported_use(node, fmt::format("weight shape {} is not 4-D", format_dims(wdims)));
-  const Ints kernel = ints_or(node, "kernel_shape", {wdims[2], wdims[3]});
-  const Ints strides = ints_or(node, "strides", {1, 1});
-  const Ints dilations = ints_or(node, "dilations", {1, 1});
+  const Ints kernel = spatial_pair(node, "kernel_shape", {wdims[2], wdims[3]});
+  const Ints strides = spatial_pair(node, "strides", {1, 1});
+  const Ints dilations = spatial_pair(node, "dilations", {1, 1});
   const Ints padding = node_padding(ctx, node, sizes, kernel, strides, dilations);
   const std::int64_t out_channels = wdims[0];
   std::vector<TensorRef> inputs{x, ctx.tensor(w)};

@@ -9,12 +9,6 @@
 namespace unity {
 namespace {
 
-std::pair<std::string, int> split_ref(const std::string& ref) {
-  const auto colon = ref.find(':');
-  if (colon == std::string::npos) return {ref, 0};
-  return {ref.substr(0, colon), std::stoi(ref.substr(colon + 1))};
-}
-
 std::optional<AttrValue> literal_attr(const nlohmann::json& j) {
   if (j.is_number_integer()) return j.get<std::int64_t>();
   if (j.is_number_float()) return j.get<double>();
@@ -41,7 +35,7 @@ bool rewrite(Graph& g, const Match& match, const std::map<std::string, std::int6
   // operator being parallelised), so "fc1.px" reads as "fc1's partitioned input".
   const std::string anchor = graph.node(match.nodes.at(rule.source.nodes.back().name)).op.name;
   auto resolve = [&](const std::string& ref) -> TensorRef {
-    const auto [name, index] = split_ref(ref);
+    const auto [name, index] = rule_ref(ref);
     if (auto it = created.find(name); it != created.end()) return {it->second, index};
     return match.inputs.at(name);
   };
@@ -116,7 +110,7 @@ bool rewrite(Graph& g, const Match& match, const std::map<std::string, std::int6
   }
   std::vector<std::pair<TensorRef, TensorRef>> handovers;
   for (std::size_t i = 0; i < rule.source.outputs.size(); ++i) {
-    const auto [src_name, src_index] = split_ref(rule.source.outputs[i]);
+    const auto [src_name, src_index] = rule_ref(rule.source.outputs[i]);
     const TensorRef from{match.nodes.at(src_name), src_index};
     const TensorRef to = resolve(rule.target.outputs[i]);
     if (g.shape(from) != g.shape(to)) return undo();

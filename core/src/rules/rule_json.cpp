@@ -30,7 +30,24 @@ std::vector<std::string> string_list(const json& j, const std::string& rule,
   return out;
 }
 
-std::string base_name(const std::string& ref) { return ref.substr(0, ref.find(':')); }
+// A name a rule gives a tensor (an input, a node): ':' separates a node from its output index.
+void check_name(const std::string& name, const std::string& rule, const std::string& field) {
+  if (name.empty() || name == "*") bad(rule, field, "a name must not be empty");
+  if (name.find(':') != std::string::npos)
+    bad(rule, field, "'" + name + "': a name holds no ':' (it separates a node from its output)");
+}
+
+// The tensor `ref` names, refused unless it is a name or name:index and, with an index, a node's.
+RuleTensorRef checked_ref(const std::string& ref, const std::set<std::string>& nodes,
+                          const std::string& rule, const std::string& field) {
+  const auto parsed = parse_rule_ref(ref);
+  if (!parsed)
+    bad(rule, field,
+        "'" + ref + "' is not a tensor reference (a name, or name:index for one output)");
+  if (ref.find(':') != std::string::npos && !nodes.count(parsed->name))
+    bad(rule, field, "'" + ref + "' reads an output of '" + parsed->name + "', which is no node");
+  return *parsed;
+}
 
 RuleAttr parse_attr(const json& v, const std::vector<std::string>& params) {
   RuleAttr a;
@@ -53,6 +70,7 @@ RuleGraph parse_graph(const json& j, const std::string& rule, const std::string&
   if (!j.contains("nodes") || !j["nodes"].is_array())
     bad(rule, side + ".nodes", "missing or not a list");
   std::set<std::string> known(inputs.begin(), inputs.end());
+  std::set<std::string> nodes;     // this side's nodes so far
   std::set<std::string> repeated;  // foreach nodes
   for (std::size_t i = 0; i < j["nodes"].size(); ++i) {
     const json& n = j["nodes"][i];
@@ -60,6 +78,7 @@ RuleGraph parse_graph(const json& j, const std::string& rule, const std::string&
     RuleNode node;
     if (!n.contains("name") || !n["name"].is_string()) bad(rule, where + ".name", "missing");
     node.name = n["name"].get<std::string>();
+    check_name(node.name, rule, where + ".name");
     if (known.count(node.name)) bad(rule, where + ".name", "'" + node.name + "' is used twice");
     if (!n.contains("op") || !n["op"].is_string()) bad(rule, where + ".op", "missing");
     const auto op = op_type_from_string(n["op"].get<std::string>());
@@ -87,9 +106,10 @@ RuleGraph parse_graph(const json& j, const std::string& rule, const std::string&
         if (in != node.foreach) ++variadic_refs;
         continue;
       }
-      if (!known.count(base_name(in)))
+      const std::string name = checked_ref(in, nodes, rule, where + ".inputs").name;
+      if (!known.count(name))
         bad(rule, where + ".inputs", "'" + in + "' is neither a rule input nor an earlier node");
-      if (repeated.count(base_name(in)))
+      if (repeated.count(name))
         bad(rule, where + ".inputs", "'" + in + "' is repeated: read it as '" + in + "*'");
     }
     const auto& info = op_info(node.op);
@@ -110,14 +130,16 @@ RuleGraph parse_graph(const json& j, const std::string& rule, const std::string&
         bad(rule, where + ".copy_attrs_of", "'" + node.copy_of + "' is not a source node");
     }
     known.insert(node.name);
+    nodes.insert(node.name);
     if (!node.foreach.empty()) repeated.insert(node.name);
     g.nodes.push_back(std::move(node));
   }
   g.outputs = string_list(j.value("outputs", json::array()), rule, side + ".outputs");
   if (g.outputs.empty()) bad(rule, side + ".outputs", "a pattern needs at least one output");
   for (const auto& o : g.outputs) {
-    if (!known.count(base_name(o))) bad(rule, side + ".outputs", "'" + o + "' is not a node");
-    if (repeated.count(base_name(o)) || is_variadic_ref(o))
+    const std::string name = checked_ref(o, nodes, rule, side + ".outputs").name;
+    if (!known.count(name)) bad(rule, side + ".outputs", "'" + o + "' is not a node");
+    if (repeated.count(name) || is_variadic_ref(o))
       bad(rule, side + ".outputs", "'" + o + "' is repeated: an output is one tensor");
   }
   return g;
@@ -337,6 +359,7 @@ RuleSet rules_from_json_fields(const json& j, const std::string& origin) {
     if (!kind) bad(rule.name, "kind", "must be \"algebraic\", \"parallel\" or \"joint\"");
     rule.kind = *kind;
     rule.inputs = string_list(r.value("inputs", json::array()), rule.name, "inputs");
+    for (const auto& in : rule.inputs) check_name(in, rule.name, "inputs");
     if (std::count_if(rule.inputs.begin(), rule.inputs.end(), is_variadic_ref) > 1)
       bad(rule.name, "inputs", "at most one variadic input (ending in '*')");
     rule.parameter_domains =

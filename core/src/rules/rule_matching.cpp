@@ -8,12 +8,6 @@
 namespace unity {
 namespace {
 
-std::pair<std::string, int> split_ref(const std::string& ref) {
-  const auto colon = ref.find(':');
-  if (colon == std::string::npos) return {ref, 0};
-  return {ref.substr(0, colon), std::stoi(ref.substr(colon + 1))};
-}
-
 nlohmann::json attr_json(const AttrValue& v) {
   return std::visit([](const auto& x) { return nlohmann::json(x); }, v);
 }
@@ -24,7 +18,7 @@ class Matcher {
     for (const auto& n : r.source.nodes)
       index_[n.name] = static_cast<int>(&n - r.source.nodes.data());
     std::set<std::string> outputs;
-    for (const auto& o : r.source.outputs) outputs.insert(split_ref(o).first);
+    for (const auto& o : r.source.outputs) outputs.insert(rule_ref(o).name);
     for (const auto& n : r.source.nodes)
       if (!outputs.count(n.name)) inner_.insert(n.name);
   }
@@ -102,7 +96,7 @@ class Matcher {
     const bool was_bound = bound_variadic_;
     if (variadic) bound_variadic_ = true;
     for (std::size_t s = 0; ok && s < fixed; ++s) {
-      const auto [ref, index] = split_ref(p.inputs[s]);
+      const auto [ref, index] = rule_ref(p.inputs[s]);
       const TensorRef actual = n.inputs[s];
       if (index_.count(ref)) {
         if (actual.index != index) ok = false;

@@ -51,9 +51,7 @@ std::optional<Instance> build(const Rule& rule, const RuleTerms& terms,
     inst.inputs += fmt::format("{}{} = {}", inst.inputs.empty() ? "" : ", ", in, v.describe());
   }
   auto ref = [&](const std::string& r) -> TensorRef {
-    const auto colon = r.find(':');
-    const std::string name = r.substr(0, colon);
-    const int index = colon == std::string::npos ? 0 : std::stoi(r.substr(colon + 1));
+    const auto [name, index] = rule_ref(r);
     if (auto it = inst.source_ids.find(name); it != inst.source_ids.end())
       return {it->second, index};
     return refs.at(name);

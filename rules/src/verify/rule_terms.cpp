@@ -15,12 +15,6 @@ struct Invalid : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-std::pair<std::string, int> split_ref(const std::string& ref) {
-  const auto colon = ref.find(':');
-  if (colon == std::string::npos) return {ref, 0};
-  return {ref.substr(0, colon), std::stoi(ref.substr(colon + 1))};
-}
-
 Sort sort_of(AttrKind k) {
   switch (k) {
     case AttrKind::Real:
@@ -198,7 +192,7 @@ class Builder {
   }
 
   E resolve(const std::string& ref, RuleTerms& t, bool target) {
-    const auto [name, index] = split_ref(ref);
+    const auto [name, index] = rule_ref(ref);
     const auto& built = target ? target_built_ : built_;
     if (auto it = built.find(name); it != built.end()) return with_output(it->second, index);
     if (auto it = t.inputs.find(name); it != t.inputs.end()) return it->second;
@@ -212,9 +206,9 @@ class Builder {
     auto scan = [&](const RuleGraph& g) {
       for (const auto& m : g.nodes)
         for (const auto& in : m.inputs)
-          if (split_ref(in).first == n.name) outputs.insert(split_ref(in).second);
+          if (rule_ref(in).name == n.name) outputs.insert(rule_ref(in).output);
       for (const auto& o : g.outputs)
-        if (split_ref(o).first == n.name) outputs.insert(split_ref(o).second);
+        if (rule_ref(o).name == n.name) outputs.insert(rule_ref(o).output);
     };
     scan(target ? rule_.target : rule_.source);
     for (int o : outputs) t.nodes.push_back(with_output(node, o));

@@ -98,6 +98,17 @@ struct Rule {
 
 inline bool is_variadic_ref(const std::string& ref) { return !ref.empty() && ref.back() == '*'; }
 
+// A tensor a pattern names: a rule input or node ("name", its output 0) or one output of a node
+// ("name:index"). Names hold no ':'; the index is a non-negative decimal number.
+struct RuleTensorRef {
+  std::string name;
+  int output = 0;
+};
+// Nothing where `ref` is malformed ("w:", "w:-1", ":0", "w:1:2"); the loader refuses such a file.
+std::optional<RuleTensorRef> parse_rule_ref(std::string_view ref);
+// The same, throwing InputError naming the reference: for rules that were built without the loader.
+RuleTensorRef rule_ref(std::string_view ref);
+
 struct RuleSet {
   std::vector<Rule> rules;
   const Rule* find(const std::string& name) const;
