@@ -1,8 +1,8 @@
 // `unity rules generate|verify|axioms`: substitution generation and formal verification (paper
 // section 4). `verify` exits with 1 when any rule is not verified, so a rule file can gate a build.
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -11,9 +11,11 @@
 #include "commands.h"
 #include "table_printer.h"
 #include "unity/core/errors.h"
+#include "unity/core/json_io.h"
 #include "unity/core/rules/rule.h"
 #include "unity/rules/axiom_check.h"
 #include "unity/rules/generator.h"
+#include "unity/rules/verdict_check.h"
 #include "unity/rules/verifier.h"
 
 namespace unity::cli {
@@ -43,19 +45,12 @@ struct VerifyArgs {
   int variadic_bound = rules::VerifyOptions{}.variadic_bound;
   int threads = 2;
   bool all = false;
+  bool changed = false;
+  std::size_t sample = 0;
+  std::uint64_t sample_seed = 0;
+  bool keep = false;
+  bool narrow = false;
 };
-
-// Written next to the destination and renamed over it, so a failed run leaves no half-written file.
-void write_atomically(const std::filesystem::path& path, const std::string& text) {
-  const auto tmp = path.string() + ".tmp";
-  {
-    std::ofstream f(tmp);
-    if (!f) throw InputError(fmt::format("cannot write '{}'", path.string()));
-    f << text;
-    if (!f) throw InputError(fmt::format("cannot write '{}'", path.string()));
-  }
-  std::filesystem::rename(tmp, path);
-}
 
 void run_generate(const GenerateArgs& a) {
   if (a.max_ops < 1 || a.max_ops > 6)
@@ -76,7 +71,7 @@ void run_generate(const GenerateArgs& a) {
     if (!a.quiet && !a.json) fmt::print(stderr, "{}\n", s);
   });
   if (result.rules.rules.empty()) throw InputError("no rule was generated (is --only too narrow?)");
-  write_atomically(a.out, rules_to_json(result.rules).dump(1) + "\n");
+  write_text_file_atomic(a.out, rules_to_json(result.rules).dump(1) + "\n");
   const auto& s = result.stats;
   nlohmann::json j = {{"file", a.out},
                       {"max_ops", a.max_ops},
@@ -114,41 +109,105 @@ void run_generate(const GenerateArgs& a) {
              s.verify_seconds, s.total_seconds);
 }
 
+// Progress on stderr for long runs: a line every 10 s, none for a few quick proofs.
+rules::VerifyProgress verify_progress() {
+  const auto started = std::chrono::steady_clock::now();
+  auto last = started;
+  return
+      [started, last](const rules::RuleVerification&, std::size_t done, std::size_t total) mutable {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last < std::chrono::seconds(10) && done < total) return;
+        if (now - started < std::chrono::seconds(10)) return;
+        last = now;
+        fmt::print(stderr, "verify: {} of {} rules proved ({:.0f} s)\n", done, total,
+                   std::chrono::duration<double>(now - started).count());
+      };
+}
+
+// Rewrites each file whose rules claim more than their proofs cover, with the claims narrowed to
+// the proofs ("verified": "degrees up to 8"). A rule that is not proved at all stays as it is.
+void narrow_claims(const rules::VerdictCheckReport& report) {
+  for (std::size_t f = 0; f < report.files.size(); ++f) {
+    RuleSet narrowed = report.files[f].rules;
+    int changed = 0;
+    for (const auto& c : report.rules) {
+      if (c.file != f || !c.proof || !c.proof->claims_more) continue;
+      for (auto& r : narrowed.rules)
+        if (r.name == c.rule) {
+          r.proved = c.proof->proved;
+          r.verified = to_string(r.proved);
+          fmt::print(stderr, "narrowed '{}' to \"{}\"\n", r.name, r.verified);
+          ++changed;
+        }
+    }
+    if (changed == 0) continue;
+    write_text_file_atomic(report.files[f].file, rules_to_json(narrowed).dump(1) + "\n");
+    fmt::print(stderr, "{}: {} claims narrowed; verify the file again to keep its verdicts\n",
+               report.files[f].file.string(), changed);
+  }
+}
+
 void run_verify(const VerifyArgs& a) {
-  RuleSet all;
-  for (const auto& f : a.files)
-    for (auto& r : load_rule_file(f).rules) all.rules.push_back(std::move(r));
-  if (all.rules.empty())
+  if (a.keep && a.narrow)
+    throw InputError("--narrow changes the rules --keep would keep verdicts for: run them apart");
+  if (a.keep && a.timeout_ms > 0)
+    throw InputError(
+        "--keep keeps verdicts that depend on the rules alone: leave out --timeout-ms, whose clock "
+        "makes them depend on the machine");
+  std::vector<std::filesystem::path> files(a.files.begin(), a.files.end());
+  rules::VerdictCheckOptions o;
+  o.verify.effort = a.effort;
+  o.verify.timeout_ms = a.timeout_ms;
+  o.verify.degree_bound = a.degree_bound;
+  o.verify.variadic_bound = a.variadic_bound;
+  o.verify.threads = a.threads;
+  o.prove_all = !a.changed;
+  o.sample = a.sample;
+  o.sample_seed = a.sample_seed;
+  o.keep = a.keep;
+  o.progress = verify_progress();
+  const auto report = rules::check_kept_verdicts(files, o);
+  if (report.rules.empty())
     throw InputError(fmt::format("no rules to verify: {} holds none",
                                  a.files.size() == 1 ? a.files[0] : "none of the files"));
-  rules::VerifyOptions o;
-  o.effort = a.effort;
-  o.timeout_ms = a.timeout_ms;
-  o.degree_bound = a.degree_bound;
-  o.variadic_bound = a.variadic_bound;
-  o.threads = a.threads;
-  const auto report = rules::verify_rules(all, o);
   if (a.json) {
     fmt::print("{}\n", rules::to_json(report).dump(2));
   } else {
-    Table table({"rule", "verdict", "seconds", "detail"});
-    for (const auto& r : report.rules)
-      if (a.all || !r.ok() || r.verdict == rules::Verdict::VerifiedBounded)
-        table.add({r.rule, std::string(rules::to_string(r.verdict)),
-                   fmt::format("{:.2f}", r.seconds), r.detail});
+    Table table({"rule", "verdict", "kept verdict", "seconds", "detail"});
+    for (const auto& c : report.rules) {
+      const auto v = c.verdict();
+      if (a.all || !c.ok || v.verdict == rules::Verdict::VerifiedBounded)
+        table.add({c.rule, std::string(rules::to_string(v.verdict)),
+                   std::string(rules::to_string(c.state)),
+                   c.proof ? fmt::format("{:.2f}", c.proof->seconds) : "kept",
+                   c.ok ? v.detail : c.problem});
+    }
     table.print();
+    const auto j = rules::to_json(report);
     fmt::print(
         "{} rules: {} verified, {} verified within a bound (degrees or variadic inputs), {} "
-        "refuted, {} unknown, {} invalid ({:.1f} s)\n",
-        report.rules.size(), report.verified, report.bounded, report.refuted, report.unknown,
-        report.invalid, report.seconds);
-    for (const auto& [scope, count] : report.by_scope)
-      fmt::print("  proved for {}: {}\n", scope, count);
+        "refuted, {} unknown, {} invalid; {} proved now ({} of them a sample of current kept "
+        "verdicts, {:.1f} s), {} kept verdicts trusted\n",
+        report.rules.size(), j["verified"].get<int>(), j["verified_bounded"].get<int>(),
+        j["refuted"].get<int>(), j["unknown"].get<int>(), j["invalid"].get<int>(), report.proved,
+        report.sampled, report.seconds, report.rules.size() - report.proved);
+    for (const auto& [scope, count] : j["by_scope"].items())
+      fmt::print("  proved for {}: {}\n", scope, count.get<int>());
+    for (const auto& p : report.problems) fmt::print(stderr, "{}\n", p);
   }
+  if (a.narrow) narrow_claims(report);
   if (!report.all_ok())
-    throw InputError(fmt::format("{} of {} rules are not verified",
-                                 report.refuted + report.unknown + report.invalid,
-                                 report.rules.size()));
+    throw InputError(
+        fmt::format("{} of {} rules are not verified as their files and kept "
+                    "verdicts say{}",
+                    report.failed, report.rules.size(),
+                    report.problems.empty() ? "" : ", and kept verdicts are stale"));
+  if (a.keep) {
+    report.write_kept_verdicts();
+    for (const auto& f : report.files)
+      fmt::print(stderr, "kept {} verdicts in {}\n", f.rules.rules.size(),
+                 f.verdicts_file.string());
+  }
 }
 
 }  // namespace
@@ -180,6 +239,21 @@ void add_rules_command(CLI::App& app) {
   ver->add_option("files", v->files, "Rule files")->required()->check(CLI::ExistingFile);
   ver->add_flag("--json", v->json, "Print the report as JSON");
   ver->add_flag("--all", v->all, "List every rule, not only those that need attention");
+  ver->add_flag("--changed", v->changed,
+                "Prove only the rules whose kept verdict (rules/verdicts/FILE beside each file) "
+                "is missing or no longer matches the rule, the axioms or Z3 (and --sample more)");
+  ver->add_option("--sample", v->sample,
+                  "With --changed: also prove this many rules whose kept verdict is current, and "
+                  "fail where a proof gives another verdict");
+  ver->add_option("--sample-seed", v->sample_seed,
+                  "Which rules --sample takes (default: from the kept verdicts' content)");
+  ver->add_flag("--narrow", v->narrow,
+                "Rewrite each file whose rules claim more than their proofs cover (\"verified\": "
+                "\"degrees up to 8\" where only that is proved), in the format `rules generate` "
+                "writes");
+  ver->add_flag("--keep", v->keep,
+                "Write each file's kept verdicts (rules/verdicts/FILE) from this run; nothing is "
+                "written unless every rule is verified as its file claims");
   ver->add_option("--effort", v->effort,
                   "Z3 resource limit per proof: the same verdict on any machine (rlimit units, "
                   "a few hundred per ms; default 4,000,000)");

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 
@@ -51,8 +50,15 @@ void parallel_for(std::size_t n, int threads, F&& body) {
   for (auto& t : pool) t.join();
 }
 
+// One proof attempt in a Z3 context of its own, so that its verdict depends on the rule alone (as
+// `unity rules verify` proves it), not on the candidates another thread proved before.
+RuleVerification verify_alone(const Rule& rule, const VerifyOptions& options) {
+  spec::Prover prover;
+  return verify_with(rule, options, prover);
+}
+
 // Verifies the most general form, then less general ones until one holds.
-void verify_pending(Pending& p, const VerifyOptions& options, spec::Prover& prover) {
+void verify_pending(Pending& p, const VerifyOptions& options) {
   std::set<std::string> tried;
   for (Level level : {Level::General, Level::Symbolic, Level::LiteralDims, Level::Literal}) {
     std::optional<Rule> r =
@@ -69,7 +75,7 @@ void verify_pending(Pending& p, const VerifyOptions& options, spec::Prover& prov
       o.effort = std::min<std::uint64_t>(o.effort, 800'000);
       o.bounded_fallback = false;
     }
-    auto v = verify_with(*r, o, prover);
+    auto v = verify_alone(*r, o);
     if (std::getenv("UNITY_RULES_DEBUG"))
       std::fprintf(stderr, "[%d] %-16s %5.2fs %s | %s\n", static_cast<int>(level),
                    std::string(to_string(v.verdict)).c_str(), v.seconds, r->description.c_str(),
@@ -77,7 +83,7 @@ void verify_pending(Pending& p, const VerifyOptions& options, spec::Prover& prov
     if (v.ok()) {
       // A Concat rule that holds for two inputs usually holds for any number: keep that form.
       if (auto variadic = variadic_concat(*r)) {
-        auto vv = verify_with(*variadic, options, prover);
+        auto vv = verify_alone(*variadic, options);
         if (vv.ok()) {
           r = std::move(variadic);
           v = std::move(vv);
@@ -218,11 +224,6 @@ GenerateResult generate_rules(const GenerateOptions& options, const ProgressFunc
   ImplicationChecker implied;
   std::set<std::string> accepted_keys;
   std::vector<std::pair<Rule, RuleVerification>> accepted;
-  std::vector<std::unique_ptr<spec::Prover>> provers;
-  for (int t = 0; t < std::max(1, options.threads); ++t)
-    provers.push_back(std::make_unique<spec::Prover>());
-  std::mutex prover_lock;
-  std::vector<bool> prover_busy(provers.size(), false);
   for (std::size_t begin = 0; begin < pending.size();) {
     std::size_t end = begin;
     while (end < pending.size() && pending[end].size == pending[begin].size) ++end;
@@ -239,17 +240,8 @@ GenerateResult generate_rules(const GenerateOptions& options, const ProgressFunc
       }
       todo.push_back(k);
     }
-    parallel_for(todo.size(), options.threads, [&](std::size_t i) {
-      std::size_t mine = 0;
-      {
-        std::lock_guard<std::mutex> lock(prover_lock);
-        while (prover_busy[mine]) ++mine;
-        prover_busy[mine] = true;
-      }
-      verify_pending(pending[todo[i]], options.verify, *provers[mine]);
-      std::lock_guard<std::mutex> lock(prover_lock);
-      prover_busy[mine] = false;
-    });
+    parallel_for(todo.size(), options.threads,
+                 [&](std::size_t i) { verify_pending(pending[todo[i]], options.verify); });
     // Verified rules of this size join in order, smaller sources first and detours last: a rule
     // that those already kept (of this size or smaller) derive is dropped too, so the kept basis is
     // the one the search can use in the fewest steps.

@@ -1,6 +1,8 @@
 #include "unity/rules/verifier.h"
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -142,48 +144,47 @@ std::string_view to_string(Verdict v) {
 
 RuleVerification verify_rule(const Rule& rule, const VerifyOptions& options) {
   spec::Prover prover;
-  return verify_with(rule, options, prover);
+  RuleVerification r = verify_with(rule, options, prover);
+  // A proof that covers less than the rule claims (a claim from generation, or one the effort
+  // misses) gets a second try at four times the effort, in a fresh context again.
+  if (r.verdict == Verdict::Unknown || (r.ok() && !r.proved.includes(rule.proved))) {
+    spec::Prover fresh;
+    VerifyOptions retry = options;
+    retry.effort *= 4;
+    RuleVerification again = verify_with(rule, retry, fresh);
+    again.seconds += r.seconds;
+    if (!r.ok() || (again.ok() && again.proved.includes(r.proved))) return again;
+    r.seconds = again.seconds;
+  }
+  return r;
 }
 
-VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options) {
+VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options,
+                          const VerifyProgress& progress) {
   const auto started = Clock::now();
   VerifyReport report;
   report.rules.resize(rules.rules.size());
   const int threads =
       std::max(1, std::min<int>(options.threads, static_cast<int>(rules.rules.size())));
-  // Thread t takes rules t, t + threads, ... with one prover: Z3's search depends on what its
-  // context saw before, so with a fixed assignment and a resource limit (not a clock) the verdicts
-  // are the same on every run.
-  auto work = [&](int t) {
-    spec::Prover prover;
-    for (std::size_t i = static_cast<std::size_t>(t); i < rules.rules.size();
-         i += static_cast<std::size_t>(threads)) {
-      report.rules[i] = verify_with(rules.rules[i], options, prover);
-      // E-matching finds a proof or not depending on the instances the context already holds: a
-      // rule the shared context misses gets a second try in a fresh one, which depends on nothing
-      // else.
-      // The same for a rule whose proof here covers less than its "verified" field claims (a
-      // symbolic proof found when it was generated, in another context). The second try has four
-      // times the effort; a fresh context and a resource limit keep its verdict deterministic.
-      const bool narrower =
-          report.rules[i].ok() && !report.rules[i].proved.includes(rules.rules[i].proved);
-      if (report.rules[i].verdict == Verdict::Unknown || narrower) {
-        spec::Prover fresh;
-        VerifyOptions retry = options;
-        retry.effort *= 4;
-        auto again = verify_with(rules.rules[i], retry, fresh);
-        const RuleVerification& first = report.rules[i];
-        again.seconds += first.seconds;
-        if (!first.ok() || (again.ok() && again.proved.includes(first.proved)))
-          report.rules[i] = std::move(again);
-        else
-          report.rules[i].seconds = again.seconds;
-      }
+  // Each rule is proved in a Z3 context of its own: E-matching finds a proof or not depending on
+  // the terms and instances its context already holds, so a context shared with other rules made a
+  // verdict depend on which rules came before it (the file list, the thread count). With its own
+  // context and a resource limit (no clock), a rule's verdict depends on the rule, the axioms, the
+  // options and Z3's version alone, and the threads may take the rules in any order.
+  std::atomic<std::size_t> next{0};
+  std::mutex progress_lock;
+  std::size_t done = 0;
+  auto work = [&] {
+    for (std::size_t i = next++; i < rules.rules.size(); i = next++) {
+      report.rules[i] = verify_rule(rules.rules[i], options);
+      std::lock_guard<std::mutex> lock(progress_lock);
+      ++done;
+      if (progress) progress(report.rules[i], done, rules.rules.size());
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
   for (auto& t : pool) t.join();
   // A rule file's "verified" field is what the matcher trusts: a proof that covers less fails it.
   for (std::size_t i = 0; i < rules.rules.size(); ++i) {
@@ -191,6 +192,7 @@ VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options) {
     const ProvedScope& claimed = rules.rules[i].proved;
     if (r.ok() && !r.proved.includes(claimed)) {
       r.verdict = Verdict::Unknown;
+      r.claims_more = true;
       r.detail = fmt::format("proved for {}, but its \"verified\" field claims {}",
                              to_string(r.proved), to_string(claimed));
     }

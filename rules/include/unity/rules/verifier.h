@@ -7,6 +7,7 @@
 // a bound and each case proved: the rule is then verified "for degrees up to the bound", and the
 // report says so.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,8 +32,11 @@ std::string_view to_string(Verdict v);
 struct RuleVerification {
   std::string rule;
   Verdict verdict = Verdict::Unknown;
-  std::string detail;      // the bound, the counterexample, or why unknown/invalid
-  ProvedScope proved;      // what the proof covers (ok() only): every degree and arity, or bounds
+  std::string detail;  // the bound, the counterexample, or why unknown/invalid
+  ProvedScope proved;  // what the proof covers (ok() only): every degree and arity, or bounds
+  // The rule's "verified" field claims more than the proof covers: the verdict is unknown, and
+  // `proved` still says what the proof covers (what `unity rules verify --narrow` writes).
+  bool claims_more = false;
   int concrete_cases = 0;  // concrete instances where both sides were compared
   double seconds = 0;
   bool ok() const { return verdict == Verdict::Verified || verdict == Verdict::VerifiedBounded; }
@@ -68,7 +72,13 @@ struct VerifyReport {
   bool all_ok() const { return !rules.empty() && refuted + unknown + invalid == 0; }
 };
 
-VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options = {});
+// Called after each rule, from the thread that proved it (one call at a time), with how many of
+// the rules are done: for progress on long runs.
+using VerifyProgress =
+    std::function<void(const RuleVerification& rule, std::size_t done, std::size_t total)>;
+
+VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options = {},
+                          const VerifyProgress& progress = {});
 // One rule, from a single thread (tests).
 RuleVerification verify_rule(const Rule& rule, const VerifyOptions& options = {});
 
