@@ -2,19 +2,26 @@
 # Builds the libFuzzer targets (tests/fuzz: clang, ASan, UBSan) into build-fuzz/ (or
 # $UNITY_FUZZ_BUILD_DIR) and runs each over its seed corpus (tests/fuzz/corpus/<fuzzer>/).
 #   scripts/fuzz.sh [SECONDS]     each fuzzer for SECONDS (default 60) with a random seed
-#   scripts/fuzz.sh --ci          each fuzzer for its fixed number of runs below, seed 1 (CI)
+#   scripts/fuzz.sh --ci          each fuzzer for its fixed number of runs below (the test command)
 #   UNITY_FUZZERS_ONLY="fuzz_plan_json fuzz_rule_json" scripts/fuzz.sh 600   some of them
-# Inputs a run finds interesting go to build-fuzz/fuzz-corpus/<fuzzer>/, never into the checked-in
-# corpus; a finding is written to build-fuzz/fuzz-findings/<fuzzer>/ and fails the script. Add a
-# finding to the corpus as tests/fuzz/corpus/<fuzzer>/regression-<what>, with its fix.
+# --ci runs the same inputs every time: seed 1, a fixed count, the seeds in name order and an
+# emptied work folder, so that nothing a previous run found changes what this one tries. Three more
+# things made runs of the same inputs differ, each found by comparing two runs' inputs
+# (UNITY_FUZZ_TRACE=FILE, tests/fuzz/fuzz_contract.h): libFuzzer reads its work folder again every
+# second (-reload=0: a clock decided when a reduced input's old file ran once more); heap addresses
+# change the order of pointers, and so the branches the search takes, every run under address space
+# randomisation (setarch -R turns it off for the fuzzer); and the values compared at run time,
+# pointers and clocks among them, that libFuzzer mixes into its mutations (-use_cmp=0). Each fuzzer
+# prints the count and a digest of the inputs it ran ("fuzz inputs: N, digest D") to compare two
+# runs by (docs/testing.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${UNITY_FUZZ_BUILD_DIR:-$root/build-fuzz}
 jobs=${UNITY_JOBS:-$(nproc)}
 
-# CI's run counts, fixed so that CI is repeatable (with -seed=1): each fuzzer takes some 10-20 s on
-# a 2-core CI machine (the joint search runs a whole search per input, the loaders thousands of
-# inputs a second), all of them together about 1.5 minutes.
+# The test command's run counts: each fuzzer takes some 10-20 s on a 2-core CI machine (the joint
+# search runs a whole search per input, the loaders thousands of inputs a second), all of them
+# together about 1.5 minutes.
 declare -A ci_runs=(
   [fuzz_onnx_import]=15000
   [fuzz_model_json]=40000
@@ -44,24 +51,40 @@ for f in $fuzzers; do
   corpus=$root/tests/fuzz/corpus/$f
   work=$build/fuzz-corpus/$f
   findings=$build/fuzz-findings/$f
-  mkdir -p "$work" "$findings"
   # A leak report from LeakSanitizer is a finding too, and so is an input that runs for 2 minutes: a
   # hang, not slowness (the sanitizers slow the importer's constant folding some 40-fold, so that a
   # legitimate 4M-element fold takes seconds here, more on a loaded machine).
   args=(-timeout=120 -rss_limit_mb=2560 -artifact_prefix="$findings/" -print_final_stats=1)
   if [ "$mode" = ci ]; then
-    args+=(-seed=1 -runs="${ci_runs[$f]}")
+    rm -rf "$work" "$findings"
+    mkdir -p "$work" "$findings"
+    # libFuzzer reads a corpus folder in the file system's order, which differs between machines;
+    # a list in name order does not. It executes the seeds, then mutates what it keeps in $work.
+    find "$corpus" -type f | LC_ALL=C sort | paste -sd, - >"$findings/seeds.txt"
+    args+=(-seed=1 -runs="${ci_runs[$f]}" -reload=0 -use_cmp=0 -seed_inputs=@"$findings/seeds.txt")
+    folders=("$work")
+    what="-seed=1 -runs=${ci_runs[$f]}"
+    runner=(setarch "$(uname -m)" -R)
   else
+    mkdir -p "$work" "$findings"
     args+=(-max_total_time="$seconds")
+    # The work folder comes first: libFuzzer adds what it finds there and only reads the seeds.
+    folders=("$work" "$corpus")
+    what="-max_total_time=$seconds"
+    runner=()
   fi
-  echo "fuzz: $f ${args[*]: -1}"
+  # A machine that refuses to turn randomisation off runs the fuzzer as it is.
+  if [ ${#runner[@]} -gt 0 ] && ! "${runner[@]}" true 2>/dev/null; then
+    echo "fuzz: setarch -R is not permitted here: heap addresses may change which inputs run"
+    runner=()
+  fi
+  echo "fuzz: $f $what"
   start=$SECONDS
-  # The work folder comes first: libFuzzer adds what it finds there and only reads the seeds.
-  if ! "$build/fuzz/$f" "${args[@]}" "$work" "$corpus" >"$findings/log.txt" 2>&1; then
+  if ! "${runner[@]}" "$build/fuzz/$f" "${args[@]}" "${folders[@]}" >"$findings/log.txt" 2>&1; then
     failed+=("$f")
     tail -n 60 "$findings/log.txt"
   fi
-  grep -E '^stat::number_of_executed_units|^Done ' "$findings/log.txt" | tr '\n' ' ' || true
+  grep -E '^stat::number_of_executed_units|^fuzz inputs:' "$findings/log.txt" | tr '\n' ' ' || true
   echo "($((SECONDS - start)) s)"
 done
 

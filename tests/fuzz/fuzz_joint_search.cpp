@@ -43,6 +43,7 @@ const unity::MachineSpec& machine(int choice) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  unity::fuzz::record_input(data, size);
   static const auto rules = hand_written_rules();
   FuzzedDataProvider in(data, size);
   unity::OptimizeOptions options;

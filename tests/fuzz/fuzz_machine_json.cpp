@@ -12,6 +12,7 @@
 #include "unity/core/zoo/model_zoo.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  unity::fuzz::record_input(data, size);
   const auto j = unity::fuzz::parse_json(data, size);
   if (!j) return 0;
   std::optional<unity::MachineSpec> machine;

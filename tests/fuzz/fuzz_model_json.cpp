@@ -10,6 +10,7 @@
 #include "unity/core/zoo/model_loader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  unity::fuzz::record_input(data, size);
   static unity::fuzz::TempInputFile file(".json");
   const auto& path = file.write(data, size);
   std::optional<unity::Graph> graph;

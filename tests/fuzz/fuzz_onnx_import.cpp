@@ -10,6 +10,7 @@
 #include "unity/core/onnx/onnx_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  unity::fuzz::record_input(data, size);
   static unity::fuzz::TempInputFile file(".onnx");
   const auto& path = file.write(data, size);
   std::optional<unity::Graph> graph;

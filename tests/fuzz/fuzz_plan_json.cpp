@@ -9,6 +9,7 @@
 #include "unity/core/plan/plan.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  unity::fuzz::record_input(data, size);
   const auto j = unity::fuzz::parse_json(data, size);
   if (!j) return 0;
   std::optional<unity::Plan> plan;

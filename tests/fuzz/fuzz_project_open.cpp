@@ -45,6 +45,7 @@ void read_everything(const Project& project) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  unity::fuzz::record_input(data, size);
   static unity::fuzz::TempInputFile file(".unity");
   const auto& path = file.write(data, size);
   unity::fuzz::expect_user_errors_only(

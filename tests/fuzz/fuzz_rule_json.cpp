@@ -42,6 +42,7 @@ unity::Graph rule_target_graph() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  unity::fuzz::record_input(data, size);
   const auto j = unity::fuzz::parse_json(data, size);
   if (!j) return 0;
   std::optional<unity::RuleSet> rules;
