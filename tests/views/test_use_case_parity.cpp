@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "unity/core/cost/op_profile_key.h"
 #include "unity/core/plan/plan_optimizer.h"
 #include "unity/core/zoo/model_loader.h"
@@ -67,10 +69,10 @@ class UseCaseParityTests : public QObject {
 
     // The CLI: its default joint search, 300 candidates, no time limit (so that both searches
     // make the same steps).
-    const std::string command = std::string(UNITY_CLI_PATH) +
-                                " optimize mnist-mlp --machine summit --gpus 2 --budget 300 "
-                                "--time-limit 0 --project " +
-                                cliFile + " > /dev/null 2>&1";
+    const std::string command = fmt::format(
+        "{} optimize mnist-mlp --machine summit --gpus 2 --budget 300 --time-limit 0 --project {} "
+        "> /dev/null 2>&1",
+        UNITY_CLI_PATH, cliFile);
     QCOMPARE(std::system(command.c_str()), 0);
 
     // The explorer's search runner with the same inputs.
