@@ -209,6 +209,36 @@ TEST(OnnxImport, FilesThatAreNotOnnxNameTheFile) {
   remove_scratch(text);
 }
 
+// The malformed models the fuzzer found (tests/fuzz/corpus/fuzz_onnx_import/regression-*: a Gemm
+// whose B is not a matrix, a pooling stride of one number, ...) each end in an InputError that
+// names a node or the file, never in another exception (the CLI's "internal error").
+TEST(OnnxImport, FuzzRegressionsAreRefusedAsUserErrors) {
+  const fs::path corpus =
+      fs::path(UNITY_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / "fuzz_onnx_import";
+  int seen = 0;
+  for (const auto& entry : fs::directory_iterator(corpus)) {
+    if (entry.path().filename().string().rfind("regression-", 0) != 0) continue;
+    ++seen;
+    SCOPED_TRACE(entry.path().filename().string());
+    try {
+      import_onnx(entry.path());
+      ADD_FAILURE() << "imported";
+    } catch (const InputError& e) {
+      EXPECT_FALSE(std::string(e.what()).empty());
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not an InputError: " << e.what();
+    }
+  }
+  EXPECT_GE(seen, 5);
+}
+
+TEST(OnnxImport, GemmWhoseBIsNotAMatrixNamesTheNode) {
+  const fs::path file = fs::path(UNITY_SOURCE_DIR) / "tests" / "fuzz" / "corpus" /
+                        "fuzz_onnx_import" / "regression-gemm-b-not-2d.onnx";
+  const std::string message = input_error([&] { import_onnx(file); });
+  EXPECT_NE(message.find("Gemm's B is 2-D"), std::string::npos) << message;
+}
+
 // Runs tests/python/export_torchvision.py; returns "" on success, else why the test must skip.
 std::string export_with_torch(const std::string& model, const fs::path& output) {
   if (std::system("/usr/bin/python3 -c 'import torch, torchvision' >/dev/null 2>&1") != 0) {

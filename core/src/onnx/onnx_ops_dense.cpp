@@ -145,6 +145,9 @@ void map_gemm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   bool bias_used = false;
   TensorRef out;
   if (ctx.is_constant(b)) {
+    if (ctx.dims(b).size() != 2)
+      unsupported_use(node, fmt::format("B of shape {} is not a matrix (Gemm's B is 2-D)",
+                                        format_dims(ctx.dims(b))));
     // Our Linear weight is [in, out]; a transB=1 [out, in] initializer is imported transposed.
     const TensorRef w = trans_b ? ctx.transposed_weight(b) : ctx.tensor(b);
     const std::int64_t n = trans_b ? ctx.dims(b).at(0) : ctx.dims(b).at(1);
