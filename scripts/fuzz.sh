@@ -46,15 +46,19 @@ CC=${CC:-clang} CXX=${CXX:-clang++} cmake -S "$root" -B "$build" -G Ninja \
 cmake --build "$build" -j "$jobs"
 
 fuzzers=${UNITY_FUZZERS_ONLY:-$(printf '%s\n' "${!ci_runs[@]}" | sort)}
-failed=()
-for f in $fuzzers; do
-  corpus=$root/tests/fuzz/corpus/$f
-  work=$build/fuzz-corpus/$f
-  findings=$build/fuzz-findings/$f
+
+# Runs fuzzer $1 and writes what it reports to its findings folder (summary.txt; log.txt is
+# libFuzzer's whole output); exit status 1 on a finding.
+run_fuzzer() {
+  local f=$1
+  local corpus=$root/tests/fuzz/corpus/$f
+  local work=$build/fuzz-corpus/$f
+  local findings=$build/fuzz-findings/$f
+  local what runner folders
   # A leak report from LeakSanitizer is a finding too, and so is an input that runs for 2 minutes: a
   # hang, not slowness (the sanitizers slow the importer's constant folding some 40-fold, so that a
   # legitimate 4M-element fold takes seconds here, more on a loaded machine).
-  args=(-timeout=120 -rss_limit_mb=2560 -artifact_prefix="$findings/" -print_final_stats=1)
+  local args=(-timeout=120 -rss_limit_mb=2560 -artifact_prefix="$findings/" -print_final_stats=1)
   if [ "$mode" = ci ]; then
     rm -rf "$work" "$findings"
     mkdir -p "$work" "$findings"
@@ -73,19 +77,40 @@ for f in $fuzzers; do
     what="-max_total_time=$seconds"
     runner=()
   fi
+  local summary=$findings/summary.txt
+  echo "fuzz: $f $what" >"$summary"
   # A machine that refuses to turn randomisation off runs the fuzzer as it is.
   if [ ${#runner[@]} -gt 0 ] && ! "${runner[@]}" true 2>/dev/null; then
-    echo "fuzz: setarch -R is not permitted here: heap addresses may change which inputs run"
+    echo "fuzz: setarch -R is not permitted here: heap addresses may change which inputs run" \
+      >>"$summary"
     runner=()
   fi
-  echo "fuzz: $f $what"
-  start=$SECONDS
-  if ! "${runner[@]}" "$build/fuzz/$f" "${args[@]}" "${folders[@]}" >"$findings/log.txt" 2>&1; then
-    failed+=("$f")
-    tail -n 60 "$findings/log.txt"
+  local start=$SECONDS status=0
+  "${runner[@]}" "$build/fuzz/$f" "${args[@]}" "${folders[@]}" >"$findings/log.txt" 2>&1 || status=1
+  [ $status -eq 0 ] || tail -n 60 "$findings/log.txt" >>"$summary"
+  { grep -E '^stat::number_of_executed_units|^fuzz inputs:' "$findings/log.txt" | tr '\n' ' ' || true
+    echo "($((SECONDS - start)) s)"; } >>"$summary"
+  return $status
+}
+
+# The fuzzers run side by side, as many at a time as there are jobs: each is one process on one
+# core, and none reads another's folders, so what each runs does not depend on the others. Their
+# reports follow in name order.
+declare -A pid_of=()
+running=0
+for f in $fuzzers; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
   fi
-  grep -E '^stat::number_of_executed_units|^fuzz inputs:' "$findings/log.txt" | tr '\n' ' ' || true
-  echo "($((SECONDS - start)) s)"
+  run_fuzzer "$f" &
+  pid_of[$f]=$!
+  running=$((running + 1))
+done
+failed=()
+for f in $fuzzers; do
+  wait "${pid_of[$f]}" || failed+=("$f")
+  cat "$build/fuzz-findings/$f/summary.txt"
 done
 
 if [ ${#failed[@]} -gt 0 ]; then

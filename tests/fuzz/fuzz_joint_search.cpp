@@ -3,6 +3,7 @@
 // (or, at most, a user-facing "does not fit"), and the plan validates with a positive, finite time.
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -24,11 +25,16 @@ namespace {
 
 // The hand-written rules (rules/*.json): the paper's substitutions, few enough that a search with a
 // tiny budget still applies them. The ~1,750 generated ones would spend a run on matching alone.
+// In name order: a folder lists in an order of the file system's, and the search tries rules in
+// order, so that another checkout ran other inputs.
 std::shared_ptr<const unity::RuleSet> hand_written_rules() {
-  auto set = std::make_shared<unity::RuleSet>();
+  std::vector<std::filesystem::path> files;
   for (const auto& f : std::filesystem::directory_iterator(UNITY_RULES_DIR))
-    if (f.path().extension() == ".json")
-      for (auto& r : unity::load_rule_file(f.path()).rules) set->rules.push_back(std::move(r));
+    if (f.path().extension() == ".json") files.push_back(f.path());
+  std::sort(files.begin(), files.end());
+  auto set = std::make_shared<unity::RuleSet>();
+  for (const auto& f : files)
+    for (auto& r : unity::load_rule_file(f).rules) set->rules.push_back(std::move(r));
   return set;
 }
 
