@@ -18,6 +18,8 @@ packages=(
   libopenmpi-dev openmpi-bin libopenblas-dev
   # graph layout
   libgraphviz-dev graphviz
+  # the programs' allocator
+  libmimalloc-dev
   # GUI
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev
   # fuzzers (tests/fuzz): clang with its libFuzzer and sanitizer runtimes
