@@ -86,7 +86,9 @@ run_fuzzer() {
     runner=()
   fi
   local start=$SECONDS status=0
-  "${runner[@]}" "$build/fuzz/$f" "${args[@]}" "${folders[@]}" >"$findings/log.txt" 2>&1 || status=1
+  # In the repository's root: fuzz_joint_search reads rules/ from there.
+  (cd "$root" && "${runner[@]}" "$build/fuzz/$f" "${args[@]}" "${folders[@]}") \
+    >"$findings/log.txt" 2>&1 || status=1
   [ $status -eq 0 ] || tail -n 60 "$findings/log.txt" >>"$summary"
   { grep -E '^stat::number_of_executed_units|^fuzz inputs:' "$findings/log.txt" | tr '\n' ' ' || true
     echo "($((SECONDS - start)) s)"; } >>"$summary"

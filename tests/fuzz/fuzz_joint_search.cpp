@@ -25,11 +25,17 @@ namespace {
 
 // The hand-written rules (rules/*.json): the paper's substitutions, few enough that a search with a
 // tiny budget still applies them. The ~1,750 generated ones would spend a run on matching alone.
-// In name order: a folder lists in an order of the file system's, and the search tries rules in
-// order, so that another checkout ran other inputs.
+// Read from the working folder (scripts/fuzz.sh runs the fuzzers in the repository's root) by a
+// relative path, in name order: an absolute path, whose length differs between checkouts, or a
+// folder's own order changed which inputs a run tried.
 std::shared_ptr<const unity::RuleSet> hand_written_rules() {
+  const std::filesystem::path folder = "rules";
+  if (!std::filesystem::is_directory(folder)) {
+    std::fprintf(stderr, "fuzz_joint_search: no rules/ here: run it in the repository's root\n");
+    std::abort();
+  }
   std::vector<std::filesystem::path> files;
-  for (const auto& f : std::filesystem::directory_iterator(UNITY_RULES_DIR))
+  for (const auto& f : std::filesystem::directory_iterator(folder))
     if (f.path().extension() == ".json") files.push_back(f.path());
   std::sort(files.begin(), files.end());
   auto set = std::make_shared<unity::RuleSet>();

@@ -1,10 +1,14 @@
 #pragma once
 // The ONNX importer and the project store read files, not memory: each fuzz input is written to one
-// file per process (so parallel fuzzing jobs do not share it) and read back from there.
+// file per process (so parallel fuzzing jobs do not share it) and read back from there. The file's
+// name has the same length in every process (the process id in 10 digits): the path reaches error
+// messages, and a path of another length can take other branches in building them, so that the
+// same seed would run other inputs.
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -14,8 +18,7 @@ namespace unity::fuzz {
 class TempInputFile {
  public:
   explicit TempInputFile(const std::string& suffix)
-      : path_(std::filesystem::temp_directory_path() /
-              ("unity-fuzz-" + std::to_string(::getpid()) + suffix)) {}
+      : path_(std::filesystem::temp_directory_path() / name(suffix)) {}
   ~TempInputFile() { remove_all(); }
   TempInputFile(const TempInputFile&) = delete;
   TempInputFile& operator=(const TempInputFile&) = delete;
@@ -36,6 +39,12 @@ class TempInputFile {
   }
 
  private:
+  static std::string name(const std::string& suffix) {
+    char digits[16];
+    std::snprintf(digits, sizeof digits, "%010d", static_cast<int>(::getpid()));
+    return "unity-fuzz-" + std::string(digits) + suffix;
+  }
+
   std::filesystem::path path_;
 };
 
