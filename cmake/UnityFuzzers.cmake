@@ -14,12 +14,13 @@ endif()
 # and assertions stay on (-UNDEBUG): a broken invariant is a finding too.
 add_compile_options(-O1 -gline-tables-only -UNDEBUG)
 # File names in the program (assertions, the sanitizers' source locations, line tables) relative to
-# the source and build folders: the program's data then depends less on where the checkout lies,
+# the repository's root: the program's data then depends less on where the checkout lies,
 # and so do the heap addresses and hash seeds that follow from its layout and steer which inputs a
 # run tries. With this and paths of one length at run time, six of the seven fuzzers run the same
 # inputs in a checkout at another path; fuzz_joint_search does not yet (probably: ASan's module
 # names keep the full path, and absl seeds its hash tables from an address in the program).
-add_compile_options(-ffile-prefix-map=${PROJECT_SOURCE_DIR}/= -ffile-prefix-map=${PROJECT_BINARY_DIR}/=)
+# Reports then name files relative to the repository's root (tests/fuzz/..., core/src/...).
+add_compile_options(-ffile-prefix-map=${PROJECT_SOURCE_DIR}/= -fdebug-compilation-dir=.)
 
 set(UNITY_SANITIZE_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all
                          -fno-omit-frame-pointer)
