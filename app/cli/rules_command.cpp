@@ -183,16 +183,14 @@ void run_verify(const VerifyArgs& a) {
                    c.ok ? v.detail : c.problem});
     }
     table.print();
-    const auto j = rules::to_json(report);
+    const rules::VerdictCounts n = report.counts();
     fmt::print(
         "{} rules: {} verified, {} verified within a bound (degrees or variadic inputs), {} "
         "refuted, {} unknown, {} invalid; {} proved now ({} of them a sample of current kept "
         "verdicts, {:.1f} s), {} kept verdicts trusted\n",
-        report.rules.size(), j["verified"].get<int>(), j["verified_bounded"].get<int>(),
-        j["refuted"].get<int>(), j["unknown"].get<int>(), j["invalid"].get<int>(), report.proved,
+        report.rules.size(), n.verified, n.bounded, n.refuted, n.unknown, n.invalid, report.proved,
         report.sampled, report.seconds, report.rules.size() - report.proved);
-    for (const auto& [scope, count] : j["by_scope"].items())
-      fmt::print("  proved for {}: {}\n", scope, count.get<int>());
+    for (const auto& [scope, count] : n.by_scope) fmt::print("  proved for {}: {}\n", scope, count);
     for (const auto& p : report.problems) fmt::print(stderr, "{}\n", p);
   }
   if (a.narrow) narrow_claims(report);

@@ -106,10 +106,11 @@ std::string rule_text_hash(const Rule& rule) {
   return hex64(fnv1a64(rules_to_json(one)["rules"][0].dump()));
 }
 
-KeptVerdict kept_verdict(const Rule& rule, const RuleVerification& proof) {
+KeptVerdict kept_verdict(const std::string& rule, const std::string& rule_hash,
+                         const RuleVerification& proof) {
   KeptVerdict v;
-  v.rule = rule.name;
-  v.rule_hash = rule_text_hash(rule);
+  v.rule = rule;
+  v.rule_hash = rule_hash;
   v.verdict = proof.verdict;
   if (proof.ok()) v.proved = proof.proved;
   v.detail = proof.detail;

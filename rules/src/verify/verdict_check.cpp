@@ -85,17 +85,7 @@ std::string_view to_string(KeptState s) {
 }
 
 KeptVerdict RuleCheck::verdict() const {
-  if (proof) {
-    KeptVerdict v;
-    v.rule = rule;
-    v.rule_hash = rule_hash;
-    v.verdict = proof->verdict;
-    if (proof->ok()) v.proved = proof->proved;
-    v.detail = proof->detail;
-    v.concrete_cases = proof->concrete_cases;
-    return v;
-  }
-  return *kept;
+  return proof ? kept_verdict(rule, rule_hash, *proof) : *kept;
 }
 
 bool VerdictCheckReport::all_ok() const {
@@ -186,10 +176,21 @@ void VerdictCheckReport::write_kept_verdicts() const {
   }
 }
 
+VerdictCounts VerdictCheckReport::counts() const {
+  VerdictCounts counts;
+  for (const auto& c : rules) {
+    const KeptVerdict v = c.verdict();
+    counts.add(v.verdict, v.proved);
+  }
+  return counts;
+}
+
 nlohmann::json to_json(const VerdictCheckReport& report) {
   nlohmann::json rules = nlohmann::json::array();
+  VerdictCounts counts;
   for (const auto& c : report.rules) {
     const KeptVerdict v = c.verdict();
+    counts.add(v.verdict, v.proved);
     nlohmann::json j = {{"rule", c.rule},
                         {"file", report.files[c.file].file.string()},
                         {"verdict", std::string(to_string(v.verdict))},
@@ -203,24 +204,14 @@ nlohmann::json to_json(const VerdictCheckReport& report) {
     if (!c.ok) j["problem"] = c.problem;
     rules.push_back(std::move(j));
   }
-  std::map<std::string, int> counts, by_scope;
-  for (const auto& c : report.rules) {
-    const KeptVerdict v = c.verdict();
-    ++counts[std::string(to_string(v.verdict))];
-    if (v.ok()) ++by_scope[to_string(v.proved)];
-  }
-  return {{"rules", rules},
-          {"verified", counts["verified"]},
-          {"verified_bounded", counts["verified-bounded"]},
-          {"refuted", counts["refuted"]},
-          {"unknown", counts["unknown"]},
-          {"invalid", counts["invalid"]},
-          {"by_scope", by_scope},
-          {"problems", report.problems},
-          {"proved", report.proved},
-          {"sampled", report.sampled},
-          {"failed", report.failed},
-          {"seconds", report.seconds}};
+  nlohmann::json j = to_json(counts);
+  j["rules"] = std::move(rules);
+  j["problems"] = report.problems;
+  j["proved"] = report.proved;
+  j["sampled"] = report.sampled;
+  j["failed"] = report.failed;
+  j["seconds"] = report.seconds;
+  return j;
 }
 
 }  // namespace unity::rules

@@ -196,29 +196,38 @@ VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options,
       r.detail = fmt::format("proved for {}, but its \"verified\" field claims {}",
                              to_string(r.proved), to_string(claimed));
     }
-    if (r.ok()) ++report.by_scope[to_string(r.proved)];
-  }
-  for (const auto& r : report.rules) {
-    switch (r.verdict) {
-      case Verdict::Verified:
-        ++report.verified;
-        break;
-      case Verdict::VerifiedBounded:
-        ++report.bounded;
-        break;
-      case Verdict::Refuted:
-        ++report.refuted;
-        break;
-      case Verdict::Unknown:
-        ++report.unknown;
-        break;
-      case Verdict::Invalid:
-        ++report.invalid;
-        break;
-    }
+    report.add(r.verdict, r.proved);
   }
   report.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   return report;
+}
+
+void VerdictCounts::add(Verdict verdict, const ProvedScope& proved) {
+  switch (verdict) {
+    case Verdict::Verified:
+      ++verified;
+      break;
+    case Verdict::VerifiedBounded:
+      ++bounded;
+      break;
+    case Verdict::Refuted:
+      ++refuted;
+      break;
+    case Verdict::Unknown:
+      ++unknown;
+      break;
+    case Verdict::Invalid:
+      ++invalid;
+      break;
+  }
+  if (verdict == Verdict::Verified || verdict == Verdict::VerifiedBounded)
+    ++by_scope[to_string(proved)];
+}
+
+nlohmann::json to_json(const VerdictCounts& counts) {
+  return {{"verified", counts.verified}, {"verified_bounded", counts.bounded},
+          {"refuted", counts.refuted},   {"unknown", counts.unknown},
+          {"invalid", counts.invalid},   {"by_scope", counts.by_scope}};
 }
 
 nlohmann::json to_json(const VerifyReport& report) {
@@ -230,14 +239,10 @@ nlohmann::json to_json(const VerifyReport& report) {
                      {"proved", r.ok() ? to_json(r.proved) : nlohmann::json()},
                      {"concrete_cases", r.concrete_cases},
                      {"seconds", r.seconds}});
-  return {{"rules", rules},
-          {"verified", report.verified},
-          {"verified_bounded", report.bounded},
-          {"refuted", report.refuted},
-          {"unknown", report.unknown},
-          {"invalid", report.invalid},
-          {"by_scope", report.by_scope},
-          {"seconds", report.seconds}};
+  nlohmann::json j = to_json(static_cast<const VerdictCounts&>(report));
+  j["rules"] = std::move(rules);
+  j["seconds"] = report.seconds;
+  return j;
 }
 
 }  // namespace unity::rules

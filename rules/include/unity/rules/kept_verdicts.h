@@ -51,7 +51,9 @@ struct KeptVerdict {
   bool ok() const { return verdict == Verdict::Verified || verdict == Verdict::VerifiedBounded; }
 };
 
-KeptVerdict kept_verdict(const Rule& rule, const RuleVerification& proof);
+// The verdict to keep for the rule named `rule`, whose text hashes to `rule_hash`, from its proof.
+KeptVerdict kept_verdict(const std::string& rule, const std::string& rule_hash,
+                         const RuleVerification& proof);
 // A proof gives the kept verdict again: the same verdict, scope, detail and concrete cases.
 bool reproduces(const RuleVerification& proof, const KeptVerdict& kept);
 // "verified (all degrees and shapes; 12 concrete cases)", for reports.

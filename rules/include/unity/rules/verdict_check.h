@@ -70,6 +70,7 @@ struct VerdictCheckReport {
   int proved = 0, sampled = 0, failed = 0;
   double seconds = 0;  // proving
   bool all_ok() const;
+  VerdictCounts counts() const;  // of what the check concludes for each rule
   // Writes each file's kept verdicts from this check (after a check with `keep`): InputError, and
   // nothing written, unless every rule is verified as its file claims.
   void write_kept_verdicts() const;

@@ -63,10 +63,17 @@ struct VerifyOptions {
   int threads = 2;
 };
 
-struct VerifyReport {
-  std::vector<RuleVerification> rules;
+// Verdicts by kind, and the verified ones by what was proved ("degrees up to 8"): the totals of a
+// verification and of a check of kept verdicts (verdict_check.h).
+struct VerdictCounts {
   int verified = 0, bounded = 0, refuted = 0, unknown = 0, invalid = 0;
-  std::map<std::string, int> by_scope;  // verified rules by what was proved ("degrees up to 8")
+  std::map<std::string, int> by_scope;
+  // One rule's verdict; `proved` counts where the verdict is verified (bounded or not).
+  void add(Verdict verdict, const ProvedScope& proved);
+};
+
+struct VerifyReport : VerdictCounts {
+  std::vector<RuleVerification> rules;
   double seconds = 0;
   // Every rule verified, for at least what it claims; an empty report proves nothing and is not.
   bool all_ok() const { return !rules.empty() && refuted + unknown + invalid == 0; }
@@ -82,6 +89,8 @@ VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options = {
 // One rule, from a single thread (tests).
 RuleVerification verify_rule(const Rule& rule, const VerifyOptions& options = {});
 
+// "verified", "verified_bounded", "refuted", "unknown", "invalid" and "by_scope".
+nlohmann::json to_json(const VerdictCounts& counts);
 nlohmann::json to_json(const VerifyReport& report);
 
 }  // namespace unity::rules
