@@ -1,16 +1,15 @@
 #include "unity/rules/generator.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
-#include <thread>
 
 #include <fmt/format.h>
 
+#include "../parallel_for.h"
 #include "../verify/verify_internal.h"
 #include "candidates.h"
 #include "families.h"
@@ -37,18 +36,6 @@ struct Pending {
   std::optional<Rule> verified;
   RuleVerification verification;
 };
-
-template <typename F>
-void parallel_for(std::size_t n, int threads, F&& body) {
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < n; i = next++) body(i);
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < std::max(1, threads); ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-}
 
 // One proof attempt in a Z3 context of its own, so that its verdict depends on the rule alone (as
 // `unity rules verify` proves it), not on the candidates another thread proved before.

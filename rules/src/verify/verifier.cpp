@@ -1,12 +1,11 @@
 #include "unity/rules/verifier.h"
 
-#include <atomic>
 #include <chrono>
 #include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
+#include "../parallel_for.h"
 #include "concrete_check.h"
 #include "prover.h"
 #include "rule_terms.h"
@@ -171,21 +170,14 @@ VerifyReport verify_rules(const RuleSet& rules, const VerifyOptions& options,
   // verdict depend on which rules came before it (the file list, the thread count). With its own
   // context and a resource limit (no clock), a rule's verdict depends on the rule, the axioms, the
   // options and Z3's version alone, and the threads may take the rules in any order.
-  std::atomic<std::size_t> next{0};
   std::mutex progress_lock;
   std::size_t done = 0;
-  auto work = [&] {
-    for (std::size_t i = next++; i < rules.rules.size(); i = next++) {
-      report.rules[i] = verify_rule(rules.rules[i], options);
-      std::lock_guard<std::mutex> lock(progress_lock);
-      ++done;
-      if (progress) progress(report.rules[i], done, rules.rules.size());
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  parallel_for(rules.rules.size(), threads, [&](std::size_t i) {
+    report.rules[i] = verify_rule(rules.rules[i], options);
+    std::lock_guard<std::mutex> lock(progress_lock);
+    ++done;
+    if (progress) progress(report.rules[i], done, rules.rules.size());
+  });
   // A rule file's "verified" field is what the matcher trusts: a proof that covers less fails it.
   for (std::size_t i = 0; i < rules.rules.size(); ++i) {
     RuleVerification& r = report.rules[i];
