@@ -205,7 +205,7 @@ nlohmann::json pipeline_rows(const Plan& plan, const PipelineMeasurement& m) {
   return j;
 }
 
-void print_pipeline(const nlohmann::json& j) {
+void print_run_pipeline(const nlohmann::json& j) {
   fmt::print(
       "  pipeline    bubble {:.3f} measured, {:.3f} predicted; ran in {} ({} plan), "
       "recompute {}, ZeRO {}\n",
@@ -358,7 +358,7 @@ void run(const RunOptions& o) {
       fmt::print("  precision   the {} plan ran in float32 (the executor computes in float32)\n",
                  plan_dtype(plan.pcg));
     if (o.profile) print_profile(j["profile"]);
-    if (result.pipeline) print_pipeline(j["pipeline"]);
+    if (result.pipeline) print_run_pipeline(j["pipeline"]);
     if (o.check)
       fmt::print(
           "  check       max |diff| {:.3g} (losses {:.3g}, weights {:.3g}), max relative {:.3g} vs "

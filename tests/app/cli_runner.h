@@ -41,6 +41,9 @@ inline CliResult run_cli(const std::string& args) {
   return r;
 }
 
+// Whether `unity run` can start ranks here.
+inline bool has_mpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
+
 // A folder of its own under the temporary directory, removed with everything in it.
 struct Folder {
   std::filesystem::path path;

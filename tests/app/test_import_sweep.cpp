@@ -81,8 +81,6 @@ std::string export_model(const std::string& model) {
   return "";
 }
 
-std::string model_name(const ::testing::TestParamInfo<std::string>& p) { return p.param; }
-
 class ImportSweep : public ::testing::TestWithParam<std::string> {
  protected:
   static void TearDownTestSuite() { fs::remove_all(export_dir()); }

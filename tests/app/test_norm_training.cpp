@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path& export_dir() {
+const fs::path& norm_export_dir() {
   static const fs::path dir =
       fs::temp_directory_path() / ("unity-norms-" + std::to_string(getpid()));
   return dir;
@@ -23,27 +23,25 @@ const fs::path& export_dir() {
 
 class NormTraining : public ::testing::TestWithParam<std::string> {
  protected:
-  static void TearDownTestSuite() { fs::remove_all(export_dir()); }
+  static void TearDownTestSuite() { fs::remove_all(norm_export_dir()); }
 };
 
 TEST_P(NormTraining, DataParallelOnTwoRanksEqualsOneRank) {
   if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "/usr/bin/python3 cannot import torch";
   const std::string model = GetParam();
-  const fs::path onnx = export_dir() / (model + ".onnx");
+  const fs::path onnx = norm_export_dir() / (model + ".onnx");
   if (!fs::exists(onnx)) {
     const fs::path script = fs::path(UNITY_SOURCE_DIR) / "tests" / "python" / "export_norms.py";
     const std::string command = "/usr/bin/python3 '" + script.string() + "' '" +
-                                export_dir().string() + "' --only " + model + " >/dev/null";
+                                norm_export_dir().string() + "' --only " + model + " >/dev/null";
     ASSERT_EQ(std::system(command.c_str()), 0) << command;
   }
-  const fs::path json = export_dir() / (model + ".json");
+  const fs::path json = norm_export_dir() / (model + ".json");
   const auto imported = run_cli("import " + onnx.string() + " --batch 4 -o " + json.string());
   ASSERT_EQ(imported.exit_code, 0) << imported.err;
-  expect_trains_like_one_rank(json, export_dir() / (model + ".plan.json"));
+  expect_trains_like_one_rank(json, norm_export_dir() / (model + ".plan.json"));
 }
-
-std::string model_name(const ::testing::TestParamInfo<std::string>& p) { return p.param; }
 
 INSTANTIATE_TEST_SUITE_P(TorchExports, NormTraining,
                          ::testing::Values("groupnorm_cnn", "instancenorm_cnn", "rmsnorm_mlp",

@@ -11,6 +11,9 @@
 
 #include "cli_runner.h"
 
+// Names a test of an export by its model ("resnet18").
+inline std::string model_name(const ::testing::TestParamInfo<std::string>& p) { return p.param; }
+
 inline void expect_trains_like_one_rank(const std::filesystem::path& model_json,
                                         const std::filesystem::path& plan) {
   const auto planned =

@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 using onnx_test::data;
 using onnx_test::remove_scratch;
 
-fs::path scratch_dir() { return onnx_test::scratch_dir("unity_onnx_test_"); }
+fs::path import_scratch_dir() { return onnx_test::scratch_dir("unity_onnx_test_"); }
 
 const Node* find_node(const Graph& g, const std::string& name) {
   for (const auto& [id, node] : g.nodes()) {
@@ -197,7 +197,7 @@ TEST(OnnxImport, AsymmetricPaddingIsRejectedClearly) {
 }
 
 TEST(OnnxImport, FilesThatAreNotOnnxNameTheFile) {
-  const fs::path text = scratch_dir() / "notes.onnx";
+  const fs::path text = import_scratch_dir() / "notes.onnx";
   {
     std::ofstream out(text);
     out << "this is not a protobuf\n";
@@ -252,7 +252,7 @@ std::string export_with_torch(const std::string& model, const fs::path& output) 
 }
 
 TEST(OnnxImport, TorchvisionResNeXt50MatchesTheZoo) {
-  const fs::path file = scratch_dir() / "resnext50_32x4d.onnx";
+  const fs::path file = import_scratch_dir() / "resnext50_32x4d.onnx";
   if (const std::string why = export_with_torch("resnext50_32x4d", file); !why.empty()) {
     remove_scratch(file);
     std::cout << "skipping: " << why << "\n";
@@ -284,7 +284,7 @@ TEST(OnnxImport, TorchvisionResNeXt50MatchesTheZoo) {
 }
 
 TEST(OnnxImport, TorchTransformerEncoderImports) {
-  const fs::path file = scratch_dir() / "transformer_encoder.onnx";
+  const fs::path file = import_scratch_dir() / "transformer_encoder.onnx";
   if (const std::string why = export_with_torch("transformer_encoder", file); !why.empty()) {
     remove_scratch(file);
     std::cout << "skipping: " << why << "\n";

@@ -26,7 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::int64_t kBatch = 6;  // Summit's 6 GPUs per node
+constexpr std::int64_t kSummitBatch = 6;  // Summit's 6 GPUs per node
 
 struct Exported {
   fs::path dir;
@@ -103,7 +103,7 @@ class OnnxNormImport : public ::testing::TestWithParam<int> {
       std::cout << "skipping: " << exported_.skip << "\n";
       return std::nullopt;
     }
-    Graph g = import_onnx(exported_.dir / (name + ".onnx"), {.batch_size = kBatch});
+    Graph g = import_onnx(exported_.dir / (name + ".onnx"), {.batch_size = kSummitBatch});
     EXPECT_EQ(g.parameter_count(), exported_.torch_parameters.at(name)) << name;
     return g;
   }

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Three rules that prove in well under a second each.
-const char* kRules = R"({"format": "unity-rules", "version": 1, "rules": [
+const char* kRuleText = R"({"format": "unity-rules", "version": 1, "rules": [
  {"name": "relu_sample", "kind": "parallel", "inputs": ["x"], "parameters": ["d"],
   "source": {"nodes": [{"name": "op", "op": "Relu", "inputs": ["x"]}], "outputs": ["op"]},
   "target": {"nodes": [
@@ -56,7 +56,7 @@ class KeptVerdictsTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     file_ = dir_ / "some.json";
-    std::ofstream(file_) << kRules;
+    std::ofstream(file_) << kRuleText;
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -270,7 +270,7 @@ TEST_F(KeptVerdictsTest, ADamagedKeptVerdictFileIsAnInputErrorNamingIt) {
 // rules verified with it: the same rules with one thread or two, alone or beside others, in another
 // order, give the same verdicts and details.
 TEST(KeptVerdicts, AVerdictDoesNotDependOnTheRulesProvedBesideItOrTheThreads) {
-  const RuleSet rules = rules_from_json(nlohmann::json::parse(kRules));
+  const RuleSet rules = rules_from_json(nlohmann::json::parse(kRuleText));
   auto verdicts = [](const RuleSet& set, int threads) {
     VerifyOptions o;
     o.threads = threads;

@@ -20,12 +20,6 @@ using namespace unity::views::testing;
 
 namespace {
 
-void openFigure1(ExplorerDocument& doc) {
-  auto machine = std::make_shared<const MachineSpec>(load_machine("cpu-local", {0, 2}));
-  doc.setMachine(machine, "cpu-local", {0, 2});
-  doc.setModel(std::make_shared<const Graph>(zoo::build("mnist-mlp", 64)), "mnist-mlp");
-}
-
 NodeId named(const Graph& g, const std::string& name) {
   for (const auto& [id, n] : g.nodes())
     if (n.op.name == name) return id;

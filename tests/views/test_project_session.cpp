@@ -23,12 +23,6 @@ using namespace unity::views::testing;
 
 namespace {
 
-void openFigure1(ExplorerDocument& doc) {
-  auto machine = std::make_shared<const MachineSpec>(load_machine("cpu-local", {0, 2}));
-  doc.setMachine(machine, "cpu-local", {0, 2});
-  doc.setModel(std::make_shared<const Graph>(zoo::build("mnist-mlp", 64)), "mnist-mlp");
-}
-
 int countKind(const std::vector<SearchEvent>& events, SearchEvent::Kind kind) {
   return int(std::count_if(events.begin(), events.end(),
                            [kind](const SearchEvent& e) { return e.kind == kind; }));

@@ -22,13 +22,6 @@ using namespace unity::views::testing;
 
 namespace {
 
-// The paper's Figure 1 MLP with 64 samples in all on two CPU ranks (the core's Figure 2 test).
-void openFigure1(ExplorerDocument& doc) {
-  auto machine = std::make_shared<const MachineSpec>(load_machine("cpu-local", {0, 2}));
-  doc.setMachine(machine, "cpu-local", {0, 2});
-  doc.setModel(std::make_shared<const Graph>(zoo::build("mnist-mlp", 64)), "mnist-mlp");
-}
-
 // With the hand-written rules, so that the search runs to completion.
 OptimizeOptions joint() {
   OptimizeOptions o;

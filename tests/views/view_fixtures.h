@@ -30,6 +30,13 @@ inline void openIn(ExplorerDocument& doc, const std::string& model, const std::s
                QString::fromStdString(model));
 }
 
+// The paper's Figure 1 MLP with 64 samples in all on two CPU ranks (the core's Figure 2 test).
+inline void openFigure1(ExplorerDocument& doc) {
+  auto machine = std::make_shared<const MachineSpec>(load_machine("cpu-local", {0, 2}));
+  doc.setMachine(machine, "cpu-local", {0, 2});
+  doc.setModel(std::make_shared<const Graph>(zoo::build("mnist-mlp", 64)), "mnist-mlp");
+}
+
 // Distinct producer-tensor -> consumer pairs: the edges a fully expanded drawing has.
 inline int distinctEdges(const Graph& g) {
   std::set<std::tuple<NodeId, NodeId, int>> edges;

@@ -10,7 +10,7 @@ namespace unity::views {
 
 namespace {
 constexpr int kRefreshDelayMs = 250;
-constexpr int kMargin = 4;
+constexpr int kMinimapMargin = 4;
 }  // namespace
 
 Minimap::Minimap(GraphCanvas* canvas, QWidget* parent) : QWidget(parent), canvas_(canvas) {
@@ -47,7 +47,7 @@ void Minimap::refreshNow() {
     update();
     return;
   }
-  const QSizeF room = QSizeF(size()) - QSizeF(2 * kMargin, 2 * kMargin);
+  const QSizeF room = QSizeF(size()) - QSizeF(2 * kMinimapMargin, 2 * kMinimapMargin);
   const QSize px =
       sceneRect_.size().scaled(room, Qt::KeepAspectRatio).toSize().expandedTo(QSize(1, 1));
   QPixmap pixmap(px);

@@ -14,8 +14,6 @@ namespace unity::views {
 
 namespace {
 
-constexpr double kPaddingX = 10;
-constexpr double kPaddingY = 6;
 constexpr double kLineGap = 2;
 constexpr double kBadgeRoom = 30;  // the ×N badge in the top right corner
 constexpr double kMaxTitleWidth = 260;
@@ -51,9 +49,9 @@ class Measurer {
     return title_.elidedText(name, Qt::ElideMiddle, kMaxTitleWidth);
   }
   QSizeF size(double titleWidth, const QString& subtitle, bool badge) {
-    const double width =
-        std::max(titleWidth, subtitleWidth(subtitle)) + 2 * kPaddingX + (badge ? kBadgeRoom : 0);
-    const double height = title_.height() + kLineGap + subtitle_.height() + 2 * kPaddingY;
+    const double width = std::max(titleWidth, subtitleWidth(subtitle)) + 2 * kNodePaddingX +
+                         (badge ? kBadgeRoom : 0);
+    const double height = title_.height() + kLineGap + subtitle_.height() + 2 * kNodePaddingY;
     return {std::ceil(width), std::ceil(height)};
   }
 

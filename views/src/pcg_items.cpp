@@ -12,8 +12,6 @@ namespace unity::views {
 
 namespace {
 constexpr double kRadius = 5;
-constexpr double kPaddingX = 10;
-constexpr double kPaddingY = 6;
 constexpr double kHaloWidth = 7;
 constexpr double kTextLod = 0.35;  // below this zoom, text would be unreadable: boxes only
 
@@ -105,7 +103,7 @@ void PcgNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* optio
   const QFontMetricsF tm(titleFont_);
   painter->setPen(Qt::black);
   painter->setFont(titleFont_);
-  const QPointF titleAt(body.left() + kPaddingX, body.top() + kPaddingY);
+  const QPointF titleAt(body.left() + kNodePaddingX, body.top() + kNodePaddingY);
   painter->drawStaticText(titleAt, title_);
   painter->setFont(subtitleFont_);
   painter->setPen(QColor(0x37, 0x47, 0x4f));

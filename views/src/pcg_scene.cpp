@@ -10,7 +10,7 @@ namespace unity::views {
 
 namespace {
 constexpr int kFrameMs = 50;  // overlay animation: 20 frames a second are smooth enough for a fade
-constexpr double kMargin = 24;
+constexpr double kSceneMargin = 24;
 }  // namespace
 
 PcgScene::PcgScene(QObject* parent) : QGraphicsScene(parent), fonts_(DisplayFonts::standard()) {
@@ -52,7 +52,8 @@ void PcgScene::beginContent(const DisplayGraph& display, GraphLayoutPtr layout,
   build_ = std::make_unique<Build>(Build{display, std::move(layout), blocks, {}, {}, 0, 0, 0});
   for (const LayoutNode& n : build_->layout->nodes) build_->placed.insert(n.name, &n);
   for (const LayoutEdge& e : build_->layout->edges) build_->edgeLayout.insert(e.id, &e);
-  setSceneRect(build_->layout->bounds.adjusted(-kMargin, -kMargin, kMargin, kMargin));
+  setSceneRect(
+      build_->layout->bounds.adjusted(-kSceneMargin, -kSceneMargin, kSceneMargin, kSceneMargin));
 }
 
 bool PcgScene::buildStep(int maxItems) {

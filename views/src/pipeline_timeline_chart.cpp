@@ -22,7 +22,7 @@ namespace unity::views {
 namespace {
 constexpr double kCaptionHeight = 22;
 constexpr double kAxisHeight = 30;
-constexpr double kMargin = 8;
+constexpr double kChartMargin = 8;
 constexpr double kMinRow = 10;
 constexpr double kMaxRow = 110;
 constexpr double kStatsWidth = 170;  // per row: forward, backward and idle time, right of the plot
@@ -106,14 +106,14 @@ PipelineTimelineChart::Geometry PipelineTimelineChart::geometry(const QSizeF& si
   for (int r = 0; r < timeline_.stages; ++r)
     labelWidth = std::max(labelWidth, fm.horizontalAdvance(rowLabel(r, narrow)) + 12);
   labelWidth = std::min(labelWidth, size.width() / 3);
-  const double top = kMargin + kCaptionHeight + 4;
+  const double top = kChartMargin + kCaptionHeight + 4;
   const double available = size.height() - top - kAxisHeight;
   const int rows = std::max(1, timeline_.stages);
   g.rowHeight = std::clamp(available / rows, kMinRow, kMaxRow);
-  g.plot =
-      QRectF(kMargin + labelWidth, top,
-             std::max(10.0, size.width() - labelWidth - (narrow ? 0 : kStatsWidth) - 3 * kMargin),
-             g.rowHeight * rows);
+  g.plot = QRectF(
+      kChartMargin + labelWidth, top,
+      std::max(10.0, size.width() - labelWidth - (narrow ? 0 : kStatsWidth) - 3 * kChartMargin),
+      g.rowHeight * rows);
   g.secondsToPixels = g.plot.width() / timeScale();
   return g;
 }
@@ -155,7 +155,8 @@ void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
   // Caption, with the colour key on the right.
   p.setFont(bold);
   p.setPen(ink);
-  const QRectF captionRect(kMargin, kMargin, size.width() - 2 * kMargin, kCaptionHeight);
+  const QRectF captionRect(kChartMargin, kChartMargin, size.width() - 2 * kChartMargin,
+                           kCaptionHeight);
   const bool narrow = size.width() < kNarrow;
   const QString captionText = narrow ? tr("%1 · makespan %2 · bubble %3%")
                                            .arg(title_, formatMs(timeline_.makespan * 1e3))
@@ -198,8 +199,8 @@ void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
     p.fillRect(QRectF(row.left(), row.top(), end - row.left(), row.height()),
                QBrush(QColor(0xcf, 0xd8, 0xdc), Qt::BDiagPattern));
     p.setPen(ink);
-    const double labelWidth = g.plot.left() - kMargin - 6;
-    p.drawText(QRectF(kMargin, row.top(), labelWidth, row.height()),
+    const double labelWidth = g.plot.left() - kChartMargin - 6;
+    p.drawText(QRectF(kChartMargin, row.top(), labelWidth, row.height()),
                Qt::AlignRight | Qt::AlignVCenter,
                fm.elidedText(rowLabel(r, narrow), Qt::ElideMiddle, labelWidth));
     // Where this stage's time goes: forward, backward, or waiting (its share of the bubble).

@@ -14,8 +14,6 @@
 namespace unity {
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
 struct KeyHash {
   template <class T>
   std::size_t operator()(const std::vector<T>& k) const {

@@ -20,14 +20,6 @@ const std::set<std::string_view> kUnaryOps = {"Sqrt", "Neg",     "Reciprocal", "
                                               "Abs",  "Not",     "Exp",        "Log",   "Erf",
                                               "Relu", "Sigmoid", "Tanh"};
 
-// Appends element `index` of src to dst (same element kind).
-void copy_element(const ConstTensor& src, std::int64_t index, ConstTensor& dst) {
-  if (dst.is_integer())
-    dst.ints.push_back(src.as_int(index));
-  else
-    dst.floats.push_back(src.as_double(index));
-}
-
 ConstTensor elementwise(
     const std::vector<const ConstTensor*>& in, int result_type,
     const std::function<double(const std::vector<double>&)>& float_op,
@@ -66,6 +58,14 @@ ConstTensor elementwise(
 }
 
 }  // namespace
+
+// Appends element `index` of src to dst (same element kind).
+void copy_element(const ConstTensor& src, std::int64_t index, ConstTensor& dst) {
+  if (dst.is_integer())
+    dst.ints.push_back(src.as_int(index));
+  else
+    dst.floats.push_back(src.as_double(index));
+}
 
 [[noreturn]] void fail(const ::onnx::NodeProto& node, const std::string& what) {
   throw InputError(fmt::format("{}: {}", describe_node(node), what));

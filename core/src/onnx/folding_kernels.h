@@ -24,6 +24,8 @@ std::int64_t broadcast_index(const Index& index, const std::vector<std::int64_t>
 void for_each_index(const std::vector<std::int64_t>& dims,
                     const std::function<void(const Index&, std::int64_t)>& f);
 ConstTensor empty_like(int elem_type, std::vector<std::int64_t> dims);
+// Appends element `index` of src to dst (same element kind).
+void copy_element(const ConstTensor& src, std::int64_t index, ConstTensor& dst);
 // A tensor of `dims` whose element at each multi-index is src[source_index(index)].
 ConstTensor gather_elements(const ConstTensor& src, std::vector<std::int64_t> dims,
                             const std::function<std::int64_t(const Index&)>& source_index);

@@ -8,17 +8,6 @@
 #include "onnx/folding_kernels.h"
 
 namespace unity::onnxio::folding {
-namespace {
-
-// Appends element `index` of src to dst (same element kind).
-void copy_element(const ConstTensor& src, std::int64_t index, ConstTensor& dst) {
-  if (dst.is_integer())
-    dst.ints.push_back(src.as_int(index));
-  else
-    dst.floats.push_back(src.as_double(index));
-}
-
-}  // namespace
 
 ConstTensor fold_gather(const ::onnx::NodeProto& node, const ConstTensor& data,
                         const ConstTensor& indices) {

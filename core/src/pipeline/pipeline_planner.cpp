@@ -23,8 +23,6 @@
 namespace unity {
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
 std::vector<int> divisors(int n) {
   std::vector<int> out;
   for (int d = 1; d <= n; ++d)

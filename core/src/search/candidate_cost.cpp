@@ -9,8 +9,6 @@
 namespace unity {
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
 CandidateCost infeasible() {
   CandidateCost c;
   c.time = kInfinity;

@@ -20,8 +20,6 @@
 namespace unity {
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
 using detail::PieceGraph;
 
 // The best graph of one piece for one partitioning of the tensor it hands on.

@@ -73,7 +73,7 @@ std::uint64_t cone(const Built& b, const Graph& g, TensorRef t,
         const auto& slot = spec::attribute_slots(n.op.type)[static_cast<std::size_t>(s)];
         if (slot.default_value && *slot.default_value == value) continue;
       }
-      h = mix(h, std::hash<std::string>{}(key + "=" + to_string(value)));
+      h = mix(h, std::hash<std::string>{}(key + "=" + unity::to_string(value)));
     }
     for (const auto& in : n.inputs) h = mix(h, cone(b, g, in, memo));
     h = mix(h, static_cast<std::uint64_t>(t.index));

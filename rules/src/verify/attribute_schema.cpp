@@ -6,7 +6,7 @@ namespace unity::rules::spec {
 namespace {
 
 using K = AttrKind;
-const std::vector<std::string> kActivations = {"none", "relu", "gelu", "sigmoid", "tanh"};
+const std::vector<std::string> kActivationNames = {"none", "relu", "gelu", "sigmoid", "tanh"};
 
 AttrSlot i(std::string n) { return {std::move(n), K::Int, {}, std::nullopt, ""}; }
 AttrSlot i(std::string n, std::int64_t def) {
@@ -26,7 +26,7 @@ AttrSlot e(std::string n, std::vector<std::string> values, std::optional<std::st
 
 std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   std::map<OpType, std::vector<AttrSlot>> m;
-  const auto act = e("activation", kActivations, "none");
+  const auto act = e("activation", kActivationNames, "none");
   m[OpType::Linear] = {i("out_features"), act};
   AttrSlot pool_stride = l("stride");
   pool_stride.default_from = "kernel";

@@ -14,8 +14,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool has_mpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
-
 const std::string kRun =
     "run gpt-tiny --ranks 4 --mode expert --tp 1 --pp 2 --micro-batches 4 --check --json "
     "--iterations 4";

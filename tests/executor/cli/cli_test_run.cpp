@@ -24,8 +24,6 @@ struct Scratch {
   fs::path path;
 };
 
-bool has_mpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
-
 }  // namespace
 
 TEST(RunCli, OneRankJsonHasTheDesignFields) {

@@ -17,6 +17,11 @@
 
 namespace unity::views {
 
+// Room between a node's box and its text: the layout sizes boxes with it (pcg_display.cpp) and the
+// painter places the text with it (pcg_items.cpp).
+inline constexpr double kNodePaddingX = 10;
+inline constexpr double kNodePaddingY = 6;
+
 struct DisplayOptions {
   bool showSources = true;  // weights, inputs, and the parallel operators applied only to them
   QSet<QString> collapsed;  // names of blocks drawn as one node

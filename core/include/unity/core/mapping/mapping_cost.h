@@ -7,6 +7,7 @@
 // reads them: data is loaded, and weights live, where the reading task runs, so their only costs
 // are the backward synchronisation of replicated weights (Replicate's backward is the gradient sum,
 // paper 3.3) and the optimizer update, both charged to the reading operator.
+#include <limits>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -16,6 +17,9 @@
 #include "unity/core/pcg/graph.h"
 
 namespace unity {
+
+// The time of a plan that cannot run (a view that does not fit, an operator no device takes).
+inline constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 struct CostBreakdown {
   double compute = 0;        // seconds of forward + backward computation (and weight updates)
