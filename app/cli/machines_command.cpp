@@ -18,6 +18,12 @@ std::string gb_per_s(double bytes_per_s) { return fmt::format("{:.4g} GB/s", byt
 std::string micros(double seconds) { return fmt::format("{:.3g} us", seconds * 1e6); }
 
 bool several_islands(const MachineSpec& m) { return m.islands_per_node() > 1; }
+bool several_pods(const MachineSpec& m) {
+  return m.nodes_per_pod > 0 && m.nodes_per_pod < m.max_nodes;
+}
+std::string fp8(const DeviceSpec& d) {
+  return d.peak_flops_fp8 > 0 ? tflops(d.peak_flops_fp8) : "-";
+}
 
 std::string islands(const MachineSpec& m) {
   return several_islands(m) ? fmt::format("{} x {}", m.islands_per_node(), m.island_size()) : "1";
@@ -26,14 +32,17 @@ std::string islands(const MachineSpec& m) {
 void print_table(const std::vector<MachineSpec>& machines) {
   // The device name goes last: the table left-aligns only the first and the last column.
   Table table({"machine", "max nodes", "devices/node", "islands", "fp32 TFLOP/s", "fp16 TFLOP/s",
-               "memory", "memory BW", "intra-island", "inter-island", "inter-node", "device"});
+               "fp8 TFLOP/s", "memory", "memory BW", "intra-island", "inter-island", "inter-node",
+               "inter-pod", "device"});
   for (const MachineSpec& m : machines) {
     const DeviceSpec& d = m.device(0);
     table.add({m.name, std::to_string(m.max_nodes), std::to_string(m.devices_per_node), islands(m),
-               tflops(d.peak_flops_fp32), tflops(d.peak_flops_fp16), human_bytes(d.memory_bytes),
-               gb_per_s(d.memory_bandwidth), gb_per_s(m.intra_island.bandwidth),
+               tflops(d.peak_flops_fp32), tflops(d.peak_flops_fp16), fp8(d),
+               human_bytes(d.memory_bytes), gb_per_s(d.memory_bandwidth),
+               gb_per_s(m.intra_island.bandwidth),
                several_islands(m) ? gb_per_s(m.inter_island.bandwidth) : "-",
-               gb_per_s(m.inter_node.bandwidth), d.name});
+               gb_per_s(m.inter_node.bandwidth),
+               several_pods(m) ? gb_per_s(m.inter_pod.bandwidth) : "-", d.name});
   }
   table.print();
 }
@@ -43,20 +52,27 @@ void print_detail(const MachineSpec& m) {
   fmt::print("{}: {}\n", m.name, m.description);
   fmt::print("  nodes         {} of {} ({} {} in use)\n", m.num_nodes, m.max_nodes, m.num_devices(),
              noun);
+  if (several_pods(m))
+    fmt::print("  pods          {} nodes each ({} {}), {} pods in all\n", m.nodes_per_pod,
+               m.nodes_per_pod * m.devices_per_node, noun, m.max_nodes / m.nodes_per_pod);
   fmt::print("  per node      {} {}, {}\n", m.devices_per_node, noun,
              several_islands(m)
                  ? fmt::format("{} islands of {}", m.islands_per_node(), m.island_size())
                  : std::string("one island"));
   for (const DeviceSpec& d : m.device_types)
-    fmt::print("  device        {} ({}): {} TFLOP/s fp32, {} TFLOP/s fp16, {}, {}\n", d.name,
-               d.kind, tflops(d.peak_flops_fp32), tflops(d.peak_flops_fp16),
-               gb_per_s(d.memory_bandwidth), human_bytes(d.memory_bytes));
+    fmt::print(
+        "  device        {} ({}): {} TFLOP/s fp32, {} TFLOP/s fp16, {} TFLOP/s bf16, {}, {}, {}\n",
+        d.name, d.kind, tflops(d.peak_flops_fp32), tflops(d.peak_flops_fp16),
+        tflops(d.peak_flops(DataType::BFloat16)),
+        d.peak_flops_fp8 > 0 ? tflops(d.peak_flops_fp8) + " TFLOP/s fp8" : "no fp8",
+        gb_per_s(d.memory_bandwidth), human_bytes(d.memory_bytes));
   auto link = [](const char* what, const LinkSpec& l) {
     fmt::print("  {:<13} {}: {}, {}\n", what, l.name, gb_per_s(l.bandwidth), micros(l.latency));
   };
   link("intra-island", m.intra_island);
   if (several_islands(m)) link("inter-island", m.inter_island);
   link("inter-node", m.inter_node);
+  if (several_pods(m)) link("inter-pod", m.inter_pod);
   if (!m.source.empty()) fmt::print("  source        {}\n", m.source);
 }
 

@@ -65,7 +65,7 @@ struct RunOptions {
   int threads = 1;
   double timeout = 60;
   std::int64_t batch = 0;
-  zoo::TransformerResize resize;  // --layers --hidden --heads --seq --vocab
+  zoo::TransformerResize resize;  // --layers --hidden --heads --seq --vocab --ffn --kv-heads
   double scale = 1.0;
   std::string mode = "data-parallel";
   std::string machine;  // a MODEL's machine (default cpu-local); a plan's re-costing machine
@@ -450,8 +450,8 @@ void add_run_command(CLI::App& app) {
   cmd->callback([o, cmd] {
     for (const char* flag :
          {"--scale", "--batch", "--mode", "--save-plan", "--layers", "--hidden", "--heads", "--seq",
-          "--vocab", "--loss", "--tp", "--pp", "--micro-batches", "--interleave", "--recompute",
-          "--zero", "--sequence-parallel"})
+          "--vocab", "--ffn", "--kv-heads", "--loss", "--tp", "--pp", "--micro-batches",
+          "--interleave", "--recompute", "--zero", "--sequence-parallel"})
       o->model_flags.push_back({flag, cmd->count(flag) > 0});
     run(*o);
   });

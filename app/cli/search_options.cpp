@@ -87,7 +87,9 @@ void add_resize_options(CLI::App* cmd, zoo::TransformerResize& r) {
         {&r.hidden, "--hidden", "Hidden size (the feed-forward width follows it)"},
         {&r.heads, "--heads", "Attention heads"},
         {&r.seq, "--seq", "Sequence length"},
-        {&r.vocab, "--vocab", "Vocabulary size"}})
+        {&r.vocab, "--vocab", "Vocabulary size"},
+        {&r.ffn, "--ffn", "Feed-forward width (instead of the one that follows --hidden)"},
+        {&r.kv_heads, "--kv-heads", "Key/value heads (grouped-query attention)"}})
     cmd->add_option(flag, *value, std::string(what) + " of a gpt or llama family model")
         ->check(CLI::PositiveNumber)
         ->group("Model size");

@@ -16,14 +16,30 @@ TEST(MachinesCli, JsonListsThePresets) {
   const auto rows = nlohmann::json::parse(r.out);
   std::set<std::string> names;
   for (const auto& row : rows) names.insert(row.at("name").get<std::string>());
-  EXPECT_EQ(names, (std::set<std::string>{"summit", "dgx-a100", "selene", "dgx-h100", "pcie-4gpu",
-                                          "cpu-local"}));
-  for (const auto& row : rows)
+  EXPECT_EQ(names, (std::set<std::string>{"summit", "dgx-a100", "selene", "dgx-h100", "dgx-h200",
+                                          "dgx-b200", "gb200-nvl72", "pcie-4gpu", "cpu-local"}));
+  for (const auto& row : rows) {
     if (row["name"] == "summit") {
       EXPECT_EQ(row["max_nodes"], 4608);
       EXPECT_EQ(row["devices_per_node"], 6);
       EXPECT_EQ(row["devices_per_island"], 3);
+      EXPECT_FALSE(row.contains("nodes_per_pod"));
     }
+    if (row["name"] == "dgx-h100") {
+      EXPECT_EQ(row["nodes_per_pod"], 384);
+      EXPECT_NEAR(row["inter_pod"]["bandwidth"].get<double>(), 50e9 / 7, 1e3);
+      EXPECT_EQ(row["device_types"][0]["peak_flops_fp8"], 1979e12);
+    }
+  }
+}
+
+// One machine in detail names its pods and the link between them.
+TEST(MachinesCli, DetailShowsPodsAndFp8) {
+  const auto r = run_cli("machines dgx-h100 --gpus 16384");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* text : {"2048 of 3072", "16384 GPUs in use", "384 nodes each (3072 GPUs), 8 pods",
+                           "1979 TFLOP/s fp8", "inter-pod", "7.143 GB/s"})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
 }
 
 TEST(MachinesCli, TableShowsDevicesAndLinks) {

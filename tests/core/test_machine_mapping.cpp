@@ -262,3 +262,16 @@ TEST(MachineMapping, ACacheSharedBetweenGraphsGivesEachItsOwnEstimate) {
   }
   EXPECT_GE(reused, 20);  // the graphs really shared parts
 }
+
+// A collective between pods of the Llama 3 cluster (dgx-h100) runs at the oversubscribed layer's
+// 50/7 GB/s per GPU, one inside a pod at the NIC's 50 GB/s. By hand, 1 GB over 2 GPUs, a ring of
+// one step each way: bytes / bandwidth + 2 latencies.
+TEST(CostModel, AnAllReduceAcrossPodsPaysTheOversubscribedLayer) {
+  const CostModel model(load_machine("dgx-h100", {.nodes = 3072}));
+  EXPECT_NEAR(model.allreduce_time({0, 8}, 1e9), 1e9 / 50e9 + 2 * 3e-6, 1e-9);
+  EXPECT_NEAR(model.allreduce_time({0, 3072}, 1e9), 0.14 + 2 * 5e-6, 1e-8);
+  // One GPU in each of the 8 pods: 2 x 7 ring steps of an eighth of the bytes each.
+  std::vector<int> one_per_pod;
+  for (int pod = 0; pod < 8; ++pod) one_per_pod.push_back(pod * 3072);
+  EXPECT_NEAR(model.allreduce_time(one_per_pod, 1e9), 14 * (0.14 / 8 + 5e-6), 1e-8);
+}

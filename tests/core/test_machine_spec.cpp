@@ -35,8 +35,8 @@ void expect_same(const MachineSpec& a, const MachineSpec& b) {
 
 TEST(MachinePresets, ListsThePresetsInOrder) {
   EXPECT_EQ(machine_preset_names(),
-            (std::vector<std::string>{"summit", "dgx-a100", "selene", "dgx-h100", "pcie-4gpu",
-                                      "cpu-local"}));
+            (std::vector<std::string>{"summit", "dgx-a100", "selene", "dgx-h100", "dgx-h200",
+                                      "dgx-b200", "gb200-nvl72", "pcie-4gpu", "cpu-local"}));
 }
 
 TEST(MachinePresets, EveryPresetLoadsValidatesAndRoundTrips) {
@@ -65,6 +65,50 @@ TEST(MachinePresets, SummitFiguresMatchThePaper) {
   EXPECT_EQ(m.device(0).memory_bytes, std::int64_t{16} << 30);
   EXPECT_GT(m.intra_island.bandwidth, m.inter_island.bandwidth);
   EXPECT_GT(m.inter_island.bandwidth, m.inter_node.bandwidth);
+}
+
+// The clusters of 2026, each figure from its datasheet (docs/machines.md): dense peaks per dtype,
+// memory, and the NVLink domain.
+TEST(MachinePresets, CurrentClustersCarryTheirDatasheetFigures) {
+  const MachineSpec h100 = load_machine("dgx-h100");
+  EXPECT_EQ(h100.max_nodes * h100.devices_per_node, 24576);  // the Llama 3 cluster
+  EXPECT_DOUBLE_EQ(h100.device(0).peak_flops(DataType::BFloat16), 989e12);
+  EXPECT_DOUBLE_EQ(h100.device(0).peak_flops_fp8, 1979e12);
+
+  const MachineSpec h200 = load_machine("dgx-h200");
+  EXPECT_EQ(h200.device(0).memory_bytes, 141'000'000'000);
+  EXPECT_DOUBLE_EQ(h200.device(0).memory_bandwidth, 4.8e12);
+  EXPECT_DOUBLE_EQ(h200.device(0).peak_flops(DataType::BFloat16), 989e12);
+
+  const MachineSpec b200 = load_machine("dgx-b200");
+  EXPECT_DOUBLE_EQ(b200.device(0).peak_flops(DataType::BFloat16), 2.25e15);
+  EXPECT_DOUBLE_EQ(b200.device(0).peak_flops_fp8, 4.5e15);
+  EXPECT_DOUBLE_EQ(b200.intra_island.bandwidth, 900e9);
+
+  // One NVLink domain of 72 GPUs: any two GPUs of a rack talk over NVLink, racks over the NICs.
+  const MachineSpec nvl72 = load_machine("gb200-nvl72", {.nodes = 2});
+  EXPECT_EQ(nvl72.devices_per_node, 72);
+  EXPECT_EQ(&nvl72.link(0, 71), &nvl72.intra_island);
+  EXPECT_EQ(&nvl72.link(0, 72), &nvl72.inter_node);
+  EXPECT_EQ(load_machine("gb200-nvl72", {.devices = 36}).num_devices(), 36);
+}
+
+// Pods of nodes: full bisection bandwidth inside a pod, the oversubscribed layer between pods.
+TEST(MachineSpec, PodsOfTheLlama3Cluster) {
+  const MachineSpec all = load_machine("dgx-h100", {.nodes = 3072});
+  EXPECT_EQ(all.num_devices(), 24576);
+  EXPECT_EQ(all.nodes_per_pod * all.devices_per_node, 3072);
+  EXPECT_EQ(all.pod_of(3071), 0);
+  EXPECT_EQ(all.pod_of(3072), 1);
+  EXPECT_EQ(&all.link(0, 8), &all.inter_node);     // another node of the pod
+  EXPECT_EQ(&all.link(0, 3071), &all.inter_node);  // the pod's last GPU
+  EXPECT_EQ(&all.link(0, 3072), &all.inter_pod);   // the next pod's first
+  EXPECT_EQ(&all.link(24575, 0), &all.inter_pod);
+  // 1:7 oversubscription: a seventh of the NIC's 50 GB/s between pods.
+  EXPECT_NEAR(all.inter_pod.bandwidth, 50e9 / 7, 1e3);
+  // A sub-cluster within one pod never pays for the top layer.
+  const MachineSpec one_pod = load_machine("dgx-h100", {.nodes = 384});
+  for (int d : {8, 100, 3071}) EXPECT_EQ(&one_pod.link(0, d), &one_pod.inter_node);
 }
 
 TEST(MachineSpec, SummitTopology) {
@@ -160,7 +204,7 @@ TEST(MachineSelection, ErrorsNameTheFlag) {
   EXPECT_NE(disagree.find("--nodes 3"), std::string::npos) << disagree;
   EXPECT_NE(error_of([] { load_machine("summit", {.nodes = 2, .devices = 4}); }), "no error");
   EXPECT_NE(error_of([] { load_machine("pcie-4gpu", {.nodes = 2}); }), "no error");
-  EXPECT_NE(error_of([] { load_machine("dgx-h100", {.devices = 33 * 8}); }), "no error");
+  EXPECT_NE(error_of([] { load_machine("dgx-h100", {.devices = 3073 * 8}); }), "no error");
   EXPECT_NE(error_of([] { load_machine("summit", {.nodes = -1}); }), "no error");
 
   const std::string unknown = error_of([] { load_machine("no-such-machine"); });
@@ -246,6 +290,32 @@ TEST(MachineJson, OptionalFieldsDefault) {
   EXPECT_EQ(m.num_nodes, 1);
   EXPECT_DOUBLE_EQ(m.device(0).compute_efficiency, DeviceSpec{}.compute_efficiency);
   EXPECT_EQ(m.inter_island.name, m.intra_island.name);
+  // No pods: the whole cluster is one, and inter_pod is never asked for.
+  EXPECT_EQ(m.nodes_per_pod, 0);
+  EXPECT_EQ(m.pod_of(m.num_devices() - 1), 0);
+  EXPECT_DOUBLE_EQ(m.device(0).peak_flops_fp8, 0);
+}
+
+TEST(MachineJson, PodsNeedTheirLinkAndDivideTheCluster) {
+  auto message = [](const json& j) { return error_of([&] { machine_from_json(j); }); };
+  json j = summit_json();  // 4,608 nodes
+  j["nodes_per_pod"] = 512;
+  EXPECT_EQ(message(j), "machine 'summit': missing field 'inter_pod'");
+  j["inter_pod"] = {{"name", "spine"}, {"bandwidth", 2e9}, {"latency", 5e-6}};
+  const MachineSpec m = machine_from_json(j);
+  EXPECT_EQ(m.nodes_per_pod, 512);
+  EXPECT_DOUBLE_EQ(m.inter_pod.bandwidth, 2e9);
+  expect_same(m, machine_from_json(machine_to_json(m)));
+  j["nodes_per_pod"] = 500;
+  EXPECT_EQ(message(j), "machine 'summit': nodes_per_pod 500 must divide max_nodes 4608");
+  j["nodes_per_pod"] = -1;
+  EXPECT_NE(message(j).find("nodes_per_pod must not be negative"), std::string::npos);
+  j["nodes_per_pod"] = 512;
+  j["inter_pod"]["bandwidth"] = 0;
+  EXPECT_EQ(message(j), "machine 'summit': inter_pod.bandwidth must be positive, got 0");
+  j["inter_pod"]["bandwidth"] = 2e9;
+  j["device_types"][0]["peak_flops_fp8"] = -1;
+  EXPECT_NE(message(j).find("device_types[0].peak_flops_fp8"), std::string::npos);
 }
 
 TEST(MachineJson, LoadsAMachineFile) {

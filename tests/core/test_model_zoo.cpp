@@ -251,7 +251,8 @@ TEST(ModelZoo, DecoderFamiliesAreListed) {
   for (const char* name : {"gpt-1.7b", "gpt-3.6b", "gpt-7.5b", "gpt-18b", "gpt-39b", "gpt-76b",
                            "gpt-145b", "gpt-310b", "gpt-530b", "gpt-1t", "gpt-tiny"})
     EXPECT_EQ(family[name], "gpt") << name;
-  for (const char* name : {"llama-7b", "llama-13b", "llama-70b", "llama-tiny"})
+  for (const char* name : {"llama-7b", "llama-13b", "llama-70b", "llama-tiny", "llama3-8b",
+                           "llama3-70b", "llama3-405b"})
     EXPECT_EQ(family[name], "llama") << name;
   // Megatron-LM's P = 12 l h^2 (1 + 13 / (12 h) + (V + s) / (12 l h)) less the attention's 4h
   // biases a layer (our attention has none, as the zoo's BERT), plus the final norm (2h) and our
@@ -286,6 +287,52 @@ TEST(ModelZoo, FamilyMembersResize) {
   zoo::TransformerResize bad;
   bad.heads = 7;  // does not divide 2304
   EXPECT_THROW(zoo::build("gpt-1.7b", 2, bad), InputError);
+}
+
+// The published shapes whose FFN does not follow the hidden size, and grouped-query attention in
+// either family: --ffn and --kv-heads.
+TEST(ModelZoo, FamilyMembersTakeTheirFfnAndKeyValueHeads) {
+  zoo::TransformerResize r;
+  r.layers = 2;
+  r.hidden = 128;
+  r.heads = 8;
+  r.seq = 16;
+  r.vocab = 100;
+  r.ffn = 300;
+  r.kv_heads = 2;
+  // gpt: per layer w_q, w_o h^2 each, w_k, w_v h x h/4 each, fc1 and fc2 h x 300 with biases 300
+  // and h, two LayerNorms 4h.
+  const std::int64_t h = 128, kv = 128 / 8 * 2;
+  const Graph g = zoo::build("gpt-1.7b", 2, r);
+  EXPECT_NO_THROW(g.validate());
+  EXPECT_EQ(g.parameter_count(), 2 * (2 * h * h + 2 * h * kv + 2 * h * 300 + 300 + h + 4 * h) +
+                                     (100 + 16) * h + 2 * h + 100 * h);
+  EXPECT_NE(g.name.find("ffn=300"), std::string::npos) << g.name;
+  // llama: SwiGLU's three h x ffn projections, no biases, two RMSNorms 2h.
+  const Graph l = zoo::build("llama-7b", 2, r);
+  EXPECT_EQ(l.parameter_count(),
+            2 * (2 * h * h + 2 * h * kv + 3 * h * 300 + 2 * h) + 100 * h + h + 100 * h);
+
+  zoo::TransformerResize bad = r;
+  bad.kv_heads = 3;  // does not divide 8 heads
+  EXPECT_THROW(
+      {
+        try {
+          zoo::build("llama-7b", 2, bad);
+        } catch (const InputError& e) {
+          EXPECT_STREQ(e.what(), "--kv-heads 3: must divide the 8 attention heads");
+          throw;
+        }
+      },
+      InputError);
+}
+
+// Llama 3's published shapes (Meta, "The Llama 3 Herd of Models", Table 3) and parameter counts
+// (the released checkpoints: 8,030,261,248; 70,553,706,496; 405,853,388,800).
+TEST(ModelZoo, Llama3MembersHaveThePublishedParameterCounts) {
+  EXPECT_EQ(zoo::build("llama3-8b", 1).parameter_count(), 8'030'261'248);
+  EXPECT_EQ(zoo::build("llama3-70b", 1).parameter_count(), 70'553'706'496);
+  EXPECT_EQ(zoo::build("llama3-405b", 1).parameter_count(), 405'853'388'800);
 }
 
 }  // namespace

@@ -72,6 +72,29 @@ class TopologyViewTests : public QObject {
     QVERIFY(d.networkSwitch.isEmpty());
   }
 
+  // A GB200 NVL72 rack: 72 GPUs on one NVLink switch, drawn in rows of 12 whose ports run down the
+  // gaps between devices, not across them.
+  void wrapsAWideNvlinkDomainIntoRows() {
+    const MachineSpec rack = load_machine("gb200-nvl72", {});
+    const TopologyLayout t = layOutTopology(rack);
+    QCOMPARE(t.devices.size(), 72);
+    std::set<double> rowTops;
+    for (const TopologyDevice& d : t.devices) {
+      rowTops.insert(d.rect.top());
+      QVERIFY(t.islands[0].rect.contains(d.rect));
+      for (const TopologyDevice& e : t.devices)
+        if (e.index != d.index) QVERIFY(!d.rect.intersects(e.rect));
+    }
+    QCOMPARE(rowTops.size(), size_t(6));
+    const QRectF sw = t.islandSwitches.value(0);
+    QVERIFY(sw.top() > t.devices.last().rect.bottom());
+    QCOMPARE(countLinks(t, TopologyLink::Kind::IntraIsland), 72);
+    for (const TopologyLink& l : t.links)
+      for (const TopologyDevice& d : t.devices)
+        if (l.a != d.index)  // a port may touch its own device only
+          QVERIFY(!l.path.intersects(d.rect.adjusted(1, 1, -1, -1)));
+  }
+
   void heatMapIsThePlansMemoryAndLoad() {
     ExplorerDocument doc;
     openIn(doc, "mnist-mlp", "summit", {0, 2});

@@ -22,6 +22,8 @@ constexpr double kSwitchH = 40;
 constexpr double kSwitchGap = 60;
 constexpr double kArcRise = 16;
 constexpr int kPairwiseUpTo = 3;  // larger islands are drawn with a switch (NVSwitch, PCIe)
+constexpr int kWrapAbove = 16;    // a switched island of more devices is drawn in rows of
+constexpr int kDevicesPerRow = 12;
 }  // namespace
 
 std::set<int> TopologyLayout::route(const MachineSpec& m, int a, int b) const {
@@ -64,8 +66,13 @@ TopologyLayout layOutTopology(const MachineSpec& m, double aspect) {
   const int perIsland = m.island_size();
   const int islandsPerNode = m.islands_per_node();
   const bool switched = perIsland > kPairwiseUpTo;
-  const double islandW = perIsland * kDeviceW + (perIsland - 1) * kDeviceGap + 2 * kIslandPad;
-  const double islandH = kIslandHeader + kDeviceH + 2 * kIslandPad + (switched ? 34 : kArcRise);
+  // A wide NVLink domain (GB200 NVL72: 72 GPUs on one switch) wraps into rows, each device's port
+  // running down the gap at its right to the switch below, so that no port crosses a device.
+  const int perRow = switched && perIsland > kWrapAbove ? kDevicesPerRow : perIsland;
+  const int rows = (perIsland + perRow - 1) / perRow;
+  const double islandW = perRow * kDeviceW + (perRow - 1) * kDeviceGap + 2 * kIslandPad;
+  const double islandH = kIslandHeader + rows * kDeviceH + (rows - 1) * kDeviceGap +
+                         2 * kIslandPad + (switched ? 34 : kArcRise);
   const double nodeW = islandsPerNode * islandW + (islandsPerNode - 1) * kIslandGap + 2 * kNodePad;
   const double nodeH = kNodeHeader + islandH + 2 * kNodePad;
   // As many node columns as make the drawing's shape closest to the room it is shown in.
@@ -115,13 +122,15 @@ TopologyLayout layOutTopology(const MachineSpec& m, double aspect) {
       for (int k = 0; k < perIsland; ++k) {
         const int d = n * m.devices_per_node + i * perIsland + k;
         if (d >= m.num_devices()) break;
-        t.devices.append({d, n, island,
-                          QRectF(islandRect.left() + kIslandPad + k * (kDeviceW + kDeviceGap),
-                                 deviceTop, kDeviceW, kDeviceH)});
+        t.devices.append(
+            {d, n, island,
+             QRectF(islandRect.left() + kIslandPad + (k % perRow) * (kDeviceW + kDeviceGap),
+                    deviceTop + (k / perRow) * (kDeviceH + kDeviceGap), kDeviceW, kDeviceH)});
         members.append(d);
       }
       if (switched) {
-        const QRectF sw(islandRect.left() + kIslandPad, deviceTop + kDeviceH + 12,
+        const QRectF sw(islandRect.left() + kIslandPad,
+                        deviceTop + rows * kDeviceH + (rows - 1) * kDeviceGap + 12,
                         islandW - 2 * kIslandPad, 10);
         t.islandSwitches.append(sw);
         for (int d : members) {
@@ -129,8 +138,15 @@ TopologyLayout layOutTopology(const MachineSpec& m, double aspect) {
           port.kind = TopologyLink::Kind::IntraIsland;
           port.a = d;
           const QRectF r = t.devices[d].rect;
-          port.path.moveTo(r.center().x(), r.bottom());
-          port.path.lineTo(r.center().x(), sw.top());
+          if (rows == 1) {
+            port.path.moveTo(r.center().x(), r.bottom());
+            port.path.lineTo(r.center().x(), sw.top());
+          } else {
+            const double gapX = r.right() + kDeviceGap / 2;
+            port.path.moveTo(r.right(), r.center().y());
+            port.path.lineTo(gapX, r.center().y());
+            port.path.lineTo(gapX, sw.top());
+          }
           t.links.append(port);
         }
       } else {

@@ -103,14 +103,15 @@ class Parser {
   DeviceSpec device(const json& j, const std::string& path) const {
     check_object(j, path,
                  {"name", "kind", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16",
-                  "memory_bandwidth", "memory_bytes", "compute_efficiency", "memory_efficiency",
-                  "launch_latency"});
+                  "peak_flops_fp8", "memory_bandwidth", "memory_bytes", "compute_efficiency",
+                  "memory_efficiency", "launch_latency"});
     DeviceSpec d;
     d.name = text(j, path, "name", true);
     d.kind = text(j, path, "kind", false, d.kind);
     d.peak_flops_fp32 = number(j, path, "peak_flops_fp32", true);
     d.peak_flops_fp16 = number(j, path, "peak_flops_fp16", true);
     d.peak_flops_bf16 = number(j, path, "peak_flops_bf16", false, 0.0);
+    d.peak_flops_fp8 = number(j, path, "peak_flops_fp8", false, 0.0);
     d.memory_bandwidth = number(j, path, "memory_bandwidth", true);
     d.memory_bytes = integer(j, path, "memory_bytes", true);
     d.compute_efficiency = number(j, path, "compute_efficiency", false, d.compute_efficiency);
@@ -182,6 +183,10 @@ void validate_machine(const MachineSpec& m) {
   if (m.devices_per_island > 0 && m.devices_per_node % m.devices_per_island != 0)
     c.fail(fmt::format("devices_per_island {} must divide devices_per_node {}",
                        m.devices_per_island, m.devices_per_node));
+  if (m.nodes_per_pod < 0)
+    c.fail(fmt::format("nodes_per_pod must not be negative, got {}", m.nodes_per_pod));
+  if (m.nodes_per_pod > 0 && m.max_nodes % m.nodes_per_pod != 0)
+    c.fail(fmt::format("nodes_per_pod {} must divide max_nodes {}", m.nodes_per_pod, m.max_nodes));
   if (m.device_types.empty()) c.fail("device_types must list at least one device");
   for (std::size_t i = 0; i < m.device_types.size(); ++i) {
     const DeviceSpec& d = m.device_types[i];
@@ -192,6 +197,7 @@ void validate_machine(const MachineSpec& m) {
     c.positive(f + ".peak_flops_fp32", d.peak_flops_fp32);
     c.positive(f + ".peak_flops_fp16", d.peak_flops_fp16);
     c.non_negative(f + ".peak_flops_bf16", d.peak_flops_bf16);
+    c.non_negative(f + ".peak_flops_fp8", d.peak_flops_fp8);
     c.positive(f + ".memory_bandwidth", d.memory_bandwidth);
     if (d.memory_bytes <= 0)
       c.fail(fmt::format("{}.memory_bytes must be positive, got {}", f, d.memory_bytes));
@@ -213,6 +219,7 @@ void validate_machine(const MachineSpec& m) {
   c.link("intra_island", m.intra_island);
   c.link("inter_island", m.inter_island);
   c.link("inter_node", m.inter_node);
+  if (m.nodes_per_pod > 0 && m.nodes_per_pod < m.max_nodes) c.link("inter_pod", m.inter_pod);
 }
 
 MachineSpec machine_from_json(const json& j) {
@@ -221,10 +228,10 @@ MachineSpec machine_from_json(const json& j) {
   if (j.is_object() && j.contains("name") && j["name"].is_string())
     name = j["name"].get<std::string>();
   const Parser p(name);
-  p.check_object(
-      j, "",
-      {"name", "description", "num_nodes", "max_nodes", "devices_per_node", "devices_per_island",
-       "device_types", "node_device_type", "intra_island", "inter_island", "inter_node"});
+  p.check_object(j, "",
+                 {"name", "description", "num_nodes", "max_nodes", "devices_per_node",
+                  "devices_per_island", "nodes_per_pod", "device_types", "node_device_type",
+                  "intra_island", "inter_island", "inter_node", "inter_pod"});
   MachineSpec m;
   m.name = p.text(j, "", "name", true);
   m.description = p.text(j, "", "description", false);
@@ -233,6 +240,7 @@ MachineSpec machine_from_json(const json& j) {
   m.num_nodes = p.small_integer(j, "", "num_nodes", false, 1);
   m.devices_per_node = p.small_integer(j, "", "devices_per_node", true);
   m.devices_per_island = p.small_integer(j, "", "devices_per_island", false, 0);
+  m.nodes_per_pod = p.small_integer(j, "", "nodes_per_pod", false, 0);
 
   const json* types = p.find(j, "", "device_types", true);
   if (!types->is_array() || types->empty())
@@ -257,6 +265,12 @@ MachineSpec machine_from_json(const json& j) {
   else
     m.inter_island = m.intra_island;
   m.inter_node = p.link(*p.find(j, "", "inter_node", true), "inter_node");
+  // Likewise the inter-pod link, only used by a cluster of several pods.
+  const bool several_pods = m.nodes_per_pod > 0 && m.nodes_per_pod < m.max_nodes;
+  if (const json* inter = p.find(j, "", "inter_pod", several_pods))
+    m.inter_pod = p.link(*inter, "inter_pod");
+  else
+    m.inter_pod = m.inter_node;
   validate_machine(m);
   return m;
 }
@@ -269,6 +283,7 @@ json machine_to_json(const MachineSpec& m) {
                      {"peak_flops_fp32", d.peak_flops_fp32},
                      {"peak_flops_fp16", d.peak_flops_fp16},
                      {"peak_flops_bf16", d.peak_flops_bf16},
+                     {"peak_flops_fp8", d.peak_flops_fp8},
                      {"memory_bandwidth", d.memory_bandwidth},
                      {"memory_bytes", d.memory_bytes},
                      {"compute_efficiency", d.compute_efficiency},
@@ -285,6 +300,10 @@ json machine_to_json(const MachineSpec& m) {
             {"intra_island", link_to_json(m.intra_island)},
             {"inter_island", link_to_json(m.inter_island)},
             {"inter_node", link_to_json(m.inter_node)}};
+  if (m.nodes_per_pod > 0) {
+    j["nodes_per_pod"] = m.nodes_per_pod;
+    j["inter_pod"] = link_to_json(m.inter_pod);
+  }
   if (!m.node_device_type.empty()) j["node_device_type"] = m.node_device_type;
   return j;
 }

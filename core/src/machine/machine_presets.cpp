@@ -16,8 +16,9 @@ namespace unity {
 namespace {
 
 // The order `unity machines` lists them in: the paper's machine first. Other embedded files follow.
-constexpr std::string_view kPresetOrder[] = {"summit",   "dgx-a100",  "selene",
-                                             "dgx-h100", "pcie-4gpu", "cpu-local"};
+constexpr std::string_view kPresetOrder[] = {"summit",      "dgx-a100",  "selene",
+                                             "dgx-h100",    "dgx-h200",  "dgx-b200",
+                                             "gb200-nvl72", "pcie-4gpu", "cpu-local"};
 constexpr int kCpuLocalMaxRanks = 256;
 constexpr std::int64_t kFallbackRam = std::int64_t{16} << 30;
 

@@ -50,6 +50,7 @@ const DeviceSpec& MachineSpec::device(int d) const {
 const LinkSpec& MachineSpec::link(int a, int b) const {
   check_device(*this, a);
   check_device(*this, b);
+  if (pod_of(a) != pod_of(b)) return inter_pod;
   if (node_of(a) != node_of(b)) return inter_node;
   if (island_of(a) != island_of(b)) return inter_island;
   // Also a == b: callers should not cost a copy to itself, and the fastest link is the safe answer.

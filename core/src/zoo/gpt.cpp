@@ -16,11 +16,8 @@ namespace {
 TensorRef decoder_block(GraphBuilder& b, TensorRef x, const TransformerSizes& z,
                         const std::string& n) {
   TensorRef a = b.layer_norm(x, n + ".attention_norm");
-  const std::int64_t e = z.hidden;
-  a = b.op(OpType::MultiHeadAttention, {{"num_heads", z.heads}, {"causal", std::int64_t{1}}},
-           {a, a, a, b.weight(n + ".attention.w_q", {e, e}), b.weight(n + ".attention.w_k", {e, e}),
-            b.weight(n + ".attention.w_v", {e, e}), b.weight(n + ".attention.w_o", {e, e})},
-           n + ".attention");
+  a = b.multi_head_attention(a, a, a, z.heads, n + ".attention",
+                             {.kv_heads = z.kv_heads, .causal = true});
   x = b.add(x, a, n + ".attention.add");
   TensorRef h = b.layer_norm(x, n + ".mlp_norm");
   h = b.linear(h, z.ffn, n + ".mlp.fc1");

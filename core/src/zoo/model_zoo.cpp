@@ -29,6 +29,9 @@ struct FamilyMember {
 
 constexpr std::int64_t kGptVocab = 51200, kGptSeq = 2048;      // Megatron-LM Table 1
 constexpr std::int64_t kLlamaVocab = 32000, kLlamaSeq = 4096;  // Llama 2 (Touvron et al. 2023)
+// Llama 3 (Meta, "The Llama 3 Herd of Models", 2024, Table 3): a 128K-token vocabulary, and the
+// 8,192-token sequence of its pre-training (before the long-context stage).
+constexpr std::int64_t kLlama3Vocab = 128256, kLlama3Seq = 8192;
 
 TransformerSizes gpt(std::int64_t layers, std::int64_t hidden, std::int64_t heads) {
   return {layers, hidden, heads, heads, 4 * hidden, kGptSeq, kGptVocab};
@@ -51,6 +54,9 @@ const std::vector<FamilyMember>& family_members() {
       {"llama-13b", "llama", {40, 5120, 40, 40, 13824, kLlamaSeq, kLlamaVocab}, 1, "Llama 2"},
       {"llama-70b", "llama", {80, 8192, 64, 8, 28672, kLlamaSeq, kLlamaVocab}, 1, "Llama 2"},
       {"llama-tiny", "llama", {2, 64, 4, 2, 176, 32, 256}, 4, "a small member for tests"},
+      {"llama3-8b", "llama", {32, 4096, 32, 8, 14336, kLlama3Seq, kLlama3Vocab}, 1, "Llama 3"},
+      {"llama3-70b", "llama", {80, 8192, 64, 8, 28672, kLlama3Seq, kLlama3Vocab}, 1, "Llama 3"},
+      {"llama3-405b", "llama", {126, 16384, 128, 8, 53248, kLlama3Seq, kLlama3Vocab}, 1, "Llama 3"},
   };
   return kMembers;
 }
@@ -78,7 +84,9 @@ std::string resize_suffix(const TransformerResize& r) {
                             {r.hidden, "hidden"},
                             {r.heads, "heads"},
                             {r.seq, "seq"},
-                            {r.vocab, "vocab"}})
+                            {r.vocab, "vocab"},
+                            {r.ffn, "ffn"},
+                            {r.kv_heads, "kv_heads"}})
     if (value) parts.push_back(fmt::format("{}={}", key, value));
   return fmt::format("[{}]", fmt::join(parts, ","));
 }
@@ -109,15 +117,22 @@ TransformerSizes resized(const FamilyMember& m, const TransformerResize& r) {
   }
   if (r.seq) z.seq = r.seq;
   if (r.vocab) z.vocab = r.vocab;
+  if (r.ffn) z.ffn = r.ffn;
+  if (r.kv_heads) z.kv_heads = r.kv_heads;
   for (auto [value, flag] : {std::pair{z.layers, "--layers"},
                              {z.hidden, "--hidden"},
                              {z.heads, "--heads"},
                              {z.seq, "--seq"},
-                             {z.vocab, "--vocab"}})
+                             {z.vocab, "--vocab"},
+                             {z.ffn, "--ffn"},
+                             {z.kv_heads, "--kv-heads"}})
     if (value <= 0) throw InputError(fmt::format("{} {}: must be positive", flag, value));
   if (z.hidden % z.heads != 0)
     throw InputError(
         fmt::format("--hidden {} is not divisible by {} attention heads", z.hidden, z.heads));
+  if (z.heads % z.kv_heads != 0)
+    throw InputError(
+        fmt::format("--kv-heads {}: must divide the {} attention heads", z.kv_heads, z.heads));
   return z;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // The machine a plan runs on (paper 3.2, 6.1): nodes of devices, devices grouped in islands that
 // share fast links inside a node (Summit: two NVLink islands of 3 V100s per node, X-Bus between
-// them), and a network between nodes. Figures are published peaks; each preset says where they come
-// from.
+// them), a network between nodes, and pods of nodes with full bisection bandwidth inside and an
+// oversubscribed layer between them (Meta's Llama 3 cluster: pods of 3,072 GPUs, 1:7 above).
+// Figures are published peaks; each preset says where they come from.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ struct DeviceSpec {
   double peak_flops_fp32 = 0;       // FLOP/s
   double peak_flops_fp16 = 0;       // FLOP/s (tensor cores where the device has them)
   double peak_flops_bf16 = 0;       // FLOP/s; 0: the fp16 figure (most tensor cores run both)
+  double peak_flops_fp8 = 0;        // FLOP/s of fp8 tensor cores; 0: the device has none
   double memory_bandwidth = 0;      // bytes/s
   std::int64_t memory_bytes = 0;    // capacity
   double compute_efficiency = 0.6;  // fraction of peak FLOP/s that dense kernels reach
@@ -43,14 +45,17 @@ struct MachineSpec {
   int max_nodes = 1;   // nodes the preset's cluster has in all
   int devices_per_node = 1;
   int devices_per_island = 0;            // 0: the whole node is one island
+  int nodes_per_pod = 0;                 // 0: every node is in one pod (a non-blocking fabric)
   std::vector<DeviceSpec> device_types;  // at least one
   std::vector<int> node_device_type;     // per node, an index into device_types; empty: all type 0
   LinkSpec intra_island;
   LinkSpec inter_island;
   LinkSpec inter_node;
+  LinkSpec inter_pod;  // between nodes of different pods: what one device gets across the top layer
 
   int num_devices() const { return num_nodes * devices_per_node; }
   int node_of(int device) const { return device / devices_per_node; }
+  int pod_of(int device) const { return nodes_per_pod > 0 ? node_of(device) / nodes_per_pod : 0; }
   int island_of(int device) const;  // global island index
   int island_size() const;          // the whole node when devices_per_island is 0
   int islands_per_node() const;

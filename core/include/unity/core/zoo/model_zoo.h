@@ -22,7 +22,9 @@ struct ModelInfo {
 // the member's ratio for llama), and llama keeps its ratio of query to key/value heads.
 struct TransformerResize {
   std::int64_t layers = 0, hidden = 0, heads = 0, seq = 0, vocab = 0;
-  bool empty() const { return !layers && !hidden && !heads && !seq && !vocab; }
+  std::int64_t ffn = 0;       // the feed-forward width; 0: it follows the hidden size
+  std::int64_t kv_heads = 0;  // key/value heads; 0: as many groups as the member's
+  bool empty() const { return !layers && !hidden && !heads && !seq && !vocab && !ffn && !kv_heads; }
 };
 
 const std::vector<ModelInfo>& models();
