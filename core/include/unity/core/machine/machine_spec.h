@@ -77,7 +77,8 @@ nlohmann::json machine_to_json(const MachineSpec& m);
 // capacities, non-negative latencies, islands that divide a node, num_nodes <= max_nodes, ...
 void validate_machine(const MachineSpec& m);
 
-// Preset names: summit, dgx-a100, dgx-h100, pcie-4gpu, cpu-local.
+// Preset names, the paper's machine first: summit, dgx-a100, selene, dgx-h100, dgx-h200, dgx-b200,
+// gb200-nvl72, pcie-4gpu, cpu-local.
 std::vector<std::string> machine_preset_names();
 // A preset or a machine .json file, cut down to the selection: --nodes N takes N whole nodes,
 // --gpus N takes N devices (within one node when N fits, else whole nodes). Default: one node (a
