@@ -18,9 +18,6 @@ std::string gb_per_s(double bytes_per_s) { return fmt::format("{:.4g} GB/s", byt
 std::string micros(double seconds) { return fmt::format("{:.3g} us", seconds * 1e6); }
 
 bool several_islands(const MachineSpec& m) { return m.islands_per_node() > 1; }
-bool several_pods(const MachineSpec& m) {
-  return m.nodes_per_pod > 0 && m.nodes_per_pod < m.max_nodes;
-}
 std::string fp8(const DeviceSpec& d) {
   return d.peak_flops_fp8 > 0 ? tflops(d.peak_flops_fp8) : "-";
 }
@@ -42,7 +39,7 @@ void print_table(const std::vector<MachineSpec>& machines) {
                gb_per_s(m.intra_island.bandwidth),
                several_islands(m) ? gb_per_s(m.inter_island.bandwidth) : "-",
                gb_per_s(m.inter_node.bandwidth),
-               several_pods(m) ? gb_per_s(m.inter_pod.bandwidth) : "-", d.name});
+               m.pods() > 1 ? gb_per_s(m.inter_pod.bandwidth) : "-", d.name});
   }
   table.print();
 }
@@ -52,9 +49,9 @@ void print_detail(const MachineSpec& m) {
   fmt::print("{}: {}\n", m.name, m.description);
   fmt::print("  nodes         {} of {} ({} {} in use)\n", m.num_nodes, m.max_nodes, m.num_devices(),
              noun);
-  if (several_pods(m))
+  if (m.pods() > 1)
     fmt::print("  pods          {} nodes each ({} {}), {} pods in all\n", m.nodes_per_pod,
-               m.nodes_per_pod * m.devices_per_node, noun, m.max_nodes / m.nodes_per_pod);
+               m.nodes_per_pod * m.devices_per_node, noun, m.pods());
   fmt::print("  per node      {} {}, {}\n", m.devices_per_node, noun,
              several_islands(m)
                  ? fmt::format("{} islands of {}", m.islands_per_node(), m.island_size())
@@ -72,7 +69,7 @@ void print_detail(const MachineSpec& m) {
   link("intra-island", m.intra_island);
   if (several_islands(m)) link("inter-island", m.inter_island);
   link("inter-node", m.inter_node);
-  if (several_pods(m)) link("inter-pod", m.inter_pod);
+  if (m.pods() > 1) link("inter-pod", m.inter_pod);
   if (!m.source.empty()) fmt::print("  source        {}\n", m.source);
 }
 

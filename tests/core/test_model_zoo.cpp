@@ -292,14 +292,8 @@ TEST(ModelZoo, FamilyMembersResize) {
 // The published shapes whose FFN does not follow the hidden size, and grouped-query attention in
 // either family: --ffn and --kv-heads.
 TEST(ModelZoo, FamilyMembersTakeTheirFfnAndKeyValueHeads) {
-  zoo::TransformerResize r;
-  r.layers = 2;
-  r.hidden = 128;
-  r.heads = 8;
-  r.seq = 16;
-  r.vocab = 100;
-  r.ffn = 300;
-  r.kv_heads = 2;
+  const zoo::TransformerResize r{
+      .layers = 2, .hidden = 128, .heads = 8, .seq = 16, .vocab = 100, .ffn = 300, .kv_heads = 2};
   // gpt: per layer w_q, w_o h^2 each, w_k, w_v h x h/4 each, fc1 and fc2 h x 300 with biases 300
   // and h, two LayerNorms 4h.
   const std::int64_t h = 128, kv = 128 / 8 * 2;

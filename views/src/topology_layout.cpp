@@ -71,8 +71,8 @@ TopologyLayout layOutTopology(const MachineSpec& m, double aspect) {
   const int perRow = switched && perIsland > kWrapAbove ? kDevicesPerRow : perIsland;
   const int rows = (perIsland + perRow - 1) / perRow;
   const double islandW = perRow * kDeviceW + (perRow - 1) * kDeviceGap + 2 * kIslandPad;
-  const double islandH = kIslandHeader + rows * kDeviceH + (rows - 1) * kDeviceGap +
-                         2 * kIslandPad + (switched ? 34 : kArcRise);
+  const double devicesH = rows * kDeviceH + (rows - 1) * kDeviceGap;
+  const double islandH = kIslandHeader + devicesH + 2 * kIslandPad + (switched ? 34 : kArcRise);
   const double nodeW = islandsPerNode * islandW + (islandsPerNode - 1) * kIslandGap + 2 * kNodePad;
   const double nodeH = kNodeHeader + islandH + 2 * kNodePad;
   // As many node columns as make the drawing's shape closest to the room it is shown in.
@@ -129,8 +129,7 @@ TopologyLayout layOutTopology(const MachineSpec& m, double aspect) {
         members.append(d);
       }
       if (switched) {
-        const QRectF sw(islandRect.left() + kIslandPad,
-                        deviceTop + rows * kDeviceH + (rows - 1) * kDeviceGap + 12,
+        const QRectF sw(islandRect.left() + kIslandPad, deviceTop + devicesH + 12,
                         islandW - 2 * kIslandPad, 10);
         t.islandSwitches.append(sw);
         for (int d : members) {

@@ -219,7 +219,7 @@ void validate_machine(const MachineSpec& m) {
   c.link("intra_island", m.intra_island);
   c.link("inter_island", m.inter_island);
   c.link("inter_node", m.inter_node);
-  if (m.nodes_per_pod > 0 && m.nodes_per_pod < m.max_nodes) c.link("inter_pod", m.inter_pod);
+  if (m.pods() > 1) c.link("inter_pod", m.inter_pod);
 }
 
 MachineSpec machine_from_json(const json& j) {
@@ -266,8 +266,7 @@ MachineSpec machine_from_json(const json& j) {
     m.inter_island = m.intra_island;
   m.inter_node = p.link(*p.find(j, "", "inter_node", true), "inter_node");
   // Likewise the inter-pod link, only used by a cluster of several pods.
-  const bool several_pods = m.nodes_per_pod > 0 && m.nodes_per_pod < m.max_nodes;
-  if (const json* inter = p.find(j, "", "inter_pod", several_pods))
+  if (const json* inter = p.find(j, "", "inter_pod", m.pods() > 1))
     m.inter_pod = p.link(*inter, "inter_pod");
   else
     m.inter_pod = m.inter_node;

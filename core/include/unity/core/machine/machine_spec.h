@@ -56,6 +56,8 @@ struct MachineSpec {
   int num_devices() const { return num_nodes * devices_per_node; }
   int node_of(int device) const { return device / devices_per_node; }
   int pod_of(int device) const { return nodes_per_pod > 0 ? node_of(device) / nodes_per_pod : 0; }
+  // Pods of the whole cluster (max_nodes); inter_pod is used, and required, only when above 1.
+  int pods() const { return nodes_per_pod > 0 ? max_nodes / nodes_per_pod : 1; }
   int island_of(int device) const;  // global island index
   int island_size() const;          // the whole node when devices_per_island is 0
   int islands_per_node() const;
