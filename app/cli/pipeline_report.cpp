@@ -24,6 +24,9 @@ void print_pipeline(const PipelinePlan& p, bool costs) {
              p.micro_batches, p.micro_batch_size, 100 * p.bubble_fraction, p.bubble_time * 1e3);
   fmt::print("savers      recomputation {}, ZeRO stage {}, sequence parallelism {}\n",
              to_string(p.recompute), p.zero_stage, p.sequence_parallel ? "on" : "off");
+  fmt::print("overlap     data-parallel reduce and gather {}; tensor-parallel collectives {}\n",
+             p.overlap_grad_reduce ? "behind the backward and forward passes" : "after the flush",
+             p.tp_comm_overlap ? "pipelined with their GEMMs" : "between the GEMMs");
   fmt::print("time        pipeline {:.3f} ms, gradient sync {:.3f} ms, optimizer step {:.3f} ms\n",
              p.pipeline_time * 1e3, p.sync_time * 1e3, p.update_time * 1e3);
   fmt::print(

@@ -448,10 +448,27 @@ void add_run_command(CLI::App& app) {
                   "Testing: make a rank fail, KIND@RANK:ITERATION (die, hang, error)")
       ->group("");
   cmd->callback([o, cmd] {
-    for (const char* flag :
-         {"--scale", "--batch", "--mode", "--save-plan", "--layers", "--hidden", "--heads", "--seq",
-          "--vocab", "--ffn", "--kv-heads", "--loss", "--tp", "--pp", "--micro-batches",
-          "--interleave", "--recompute", "--zero", "--sequence-parallel"})
+    for (const char* flag : {"--scale",
+                             "--batch",
+                             "--mode",
+                             "--save-plan",
+                             "--layers",
+                             "--hidden",
+                             "--heads",
+                             "--seq",
+                             "--vocab",
+                             "--ffn",
+                             "--kv-heads",
+                             "--loss",
+                             "--tp",
+                             "--pp",
+                             "--micro-batches",
+                             "--interleave",
+                             "--recompute",
+                             "--zero",
+                             "--sequence-parallel",
+                             "--overlap-grad-reduce",
+                             "--tp-comm-overlap"})
       o->model_flags.push_back({flag, cmd->count(flag) > 0});
     run(*o);
   });

@@ -132,6 +132,15 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
   cmd->add_flag("--sequence-parallel", l.sequence_parallel,
                 "Split what tensor parallelism leaves whole along the sequence")
       ->group(group);
+  cmd->add_flag("--overlap-grad-reduce", l.overlap_grad_reduce,
+                "Reduce data-parallel gradients behind the backward pass and gather ZeRO's "
+                "weights behind the forward (Megatron-Core's --overlap-grad-reduce "
+                "--overlap-param-gather; the joint search overlaps by itself)")
+      ->group(group);
+  cmd->add_flag("--tp-comm-overlap", l.tp_comm_overlap,
+                "Pipeline tensor-parallel collectives with their GEMMs (Megatron-Core's "
+                "--tp-comm-overlap; needs --sequence-parallel; the joint search chooses it)")
+      ->group(group);
 }
 
 LayoutRequest LayoutOptions::layout() const {
@@ -143,6 +152,8 @@ LayoutRequest LayoutOptions::layout() const {
   if (!recompute.empty()) r.recompute = recompute_from_string(recompute);
   r.zero_stage = zero;
   if (sequence_parallel) r.sequence_parallel = true;
+  if (overlap_grad_reduce) r.overlap_grad_reduce = true;
+  if (tp_comm_overlap) r.tp_comm_overlap = true;
   return r;
 }
 

@@ -38,6 +38,8 @@ struct LayoutOptions {
   int tp = 0, pp = 0, micro_batches = 0, interleave = 0, zero = -1;
   std::string recompute;
   bool sequence_parallel = false;
+  bool overlap_grad_reduce = false;
+  bool tp_comm_overlap = false;
   LayoutRequest layout() const;
 };
 void add_layout_options(CLI::App* cmd, LayoutOptions& l);

@@ -12,7 +12,7 @@
 #include "unity/core/strategies/data_parallel.h"
 #include "unity/core/zoo/transformer_models.h"
 
-namespace unity {
+namespace unity::llama_family_test {
 namespace {
 
 constexpr std::int64_t kBatch = 2, kSeq = 8, kHidden = 64, kHeads = 8, kKvHeads = 2;
@@ -302,4 +302,4 @@ TEST(Llama, RejectsHeadsThatDoNotDivide) {
 }
 
 }  // namespace
-}  // namespace unity
+}  // namespace unity::llama_family_test

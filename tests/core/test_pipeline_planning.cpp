@@ -55,7 +55,8 @@ TEST(PipelineMemory, BytesPerParameterWithZero) {
   EXPECT_DOUBLE_EQ(z3.total(), 2e9);  // 16 bytes over 8 copies
   // fp32 Adam keeps no master copy: 4 + 4 + 8.
   EXPECT_DOUBLE_EQ(parameter_memory(p, DataType::Float32, Optimizer::Adam, 0, 1).total(), 16e9);
-  EXPECT_DOUBLE_EQ(parameter_memory(p, DataType::BFloat16, Optimizer::SGD, 0, 1).total(), 8e9);
+  // bf16 keeps fp32 gradients (gradient_bytes): 2 + 4 + 4 (master).
+  EXPECT_DOUBLE_EQ(parameter_memory(p, DataType::BFloat16, Optimizer::SGD, 0, 1).total(), 10e9);
 }
 
 TEST(SegmentChain, GptTinyIsCutAfterEveryResidualAdd) {
@@ -165,6 +166,40 @@ TEST(PipelinePlan, StagesHoldMegatronsEqualLayerCounts) {
   EXPECT_GT(p.rank_memory.front().activations, p.rank_memory.back().activations);
   EXPECT_TRUE(plan.summary.fits_in_memory);
   EXPECT_NEAR(p.bubble_fraction, 3.0 / (p.micro_batches * p.interleave), 0.02);
+}
+
+// Layers that do not divide the chunks: one fewer in the chunks at the ends, first and last
+// alternately, inwards (Megatron-Core's --decoder-first/last-pipeline-num-layers), so 10 layers on
+// 4 stages are 2, 3, 3, 2 and 9 layers on 4 stages 2, 2, 3, 2.
+TEST(PipelinePlan, LayersThatDoNotDivideTheStagesAreFewerAtTheEnds) {
+  for (const auto& [layers, counts] :
+       {std::pair{10, std::vector<int>{2, 3, 3, 2}}, std::pair{9, std::vector<int>{2, 2, 3, 2}}}) {
+    LayoutRequest r;
+    r.tensor_parallel = 1;
+    r.pipeline_stages = 4;
+    r.interleave = 1;
+    const Graph model = load_model_for_devices("gpt-tiny", 8, 16, {.layers = layers});
+    OptimizeOptions o;
+    o.mode = "expert";
+    o.layout = r;
+    const Plan plan = optimize_plan(model, load_machine("dgx-a100", {0, 8}), o);
+    ASSERT_TRUE(plan.pipeline);
+    std::vector<int> held;
+    for (const auto& c : plan.pipeline->chunks) held.push_back(c.last_layer - c.first_layer + 1);
+    EXPECT_EQ(held, counts) << layers << " layers";
+    EXPECT_EQ(plan.pipeline->chunks.back().last_node, "loss");
+  }
+  // More chunks than layers cannot be cut.
+  LayoutRequest r;
+  r.tensor_parallel = 1;
+  r.pipeline_stages = 4;
+  r.interleave = 2;
+  OptimizeOptions o;
+  o.mode = "expert";
+  o.layout = r;
+  EXPECT_THROW(optimize_plan(load_model_for_devices("gpt-tiny", 8, 16, {.layers = 6}),
+                             load_machine("dgx-a100", {0, 8}), o),
+               InputError);
 }
 
 TEST(PipelinePlan, RequestsThatCannotBeMetAreInputErrors) {

@@ -39,6 +39,22 @@ int optimizer_state_copies(Optimizer o) {
   }
 }
 
+double gradient_bytes(DataType weight_dtype) {
+  return weight_dtype == DataType::BFloat16 ? 4.0 : static_cast<double>(size_of(weight_dtype));
+}
+
+double gemm_wave_efficiency(double m, double n, double count, int sms) {
+  if (sms <= 0 || m <= 0 || n <= 0 || count <= 0) return 1;
+  double best = 0;
+  for (const auto& [tm, tn] :
+       {std::pair{128.0, 256.0}, std::pair{256.0, 128.0}, std::pair{128.0, 128.0}}) {
+    const double tiles = std::ceil(m / tm) * std::ceil(n / tn) * count;
+    const double waves = std::ceil(tiles / sms);
+    best = std::max(best, m * n * count / (waves * sms * tm * tn));
+  }
+  return best;
+}
+
 CostModel::CostModel(const MachineSpec& machine, Optimizer optimizer,
                      std::shared_ptr<const ProfileSource> profiles)
     : machine_(machine), optimizer_(optimizer), profiles_(std::move(profiles)) {}
@@ -46,11 +62,19 @@ CostModel::CostModel(const MachineSpec& machine, Optimizer optimizer,
 OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec& device) const {
   if (profiles_)
     if (auto measured = profiles_->lookup(graph, node, device)) return *measured;
-  const TaskWork w = task_work(graph, node);
+  const TaskWork w = task_work(graph, node, device.fused_attention);
   if (w.flops == 0 && w.bytes == 0 && w.serial_bytes == 0) return {};
   const Node& n = graph.node(node);
   const double peak = device.peak_flops(n.outputs.empty() ? DataType::Float32 : n.outputs[0].dtype);
-  const double compute = w.flops / (peak * device.compute_efficiency);
+  double compute = w.flops / (peak * device.compute_efficiency);
+  // A product whose last wave of tiles leaves SMs idle takes as long as whole waves.
+  if (device.sm_count > 0)
+    for (int i = 0; i < w.gemm_count; ++i) {
+      const GemmShape& g = w.gemms[static_cast<std::size_t>(i)];
+      const double efficiency = gemm_wave_efficiency(g.m, g.n, g.count, device.sm_count);
+      if (efficiency > 0)
+        compute += g.flops / (peak * device.compute_efficiency) * (1 / efficiency - 1);
+    }
   const double memory = w.bytes / (device.memory_bandwidth * device.memory_efficiency);
   const double serial = w.serial_bytes / (device.memory_bandwidth * device.memory_efficiency);
   const double forward = std::max(compute, memory) + serial + device.launch_latency;

@@ -2,6 +2,8 @@
 // operators with weights compute two products (input and weight gradients), hence a ratio of 2.
 #include "unity/core/cost/cost_model.h"
 
+#include <algorithm>
+
 namespace unity {
 namespace {
 
@@ -17,7 +19,7 @@ double inputs_bytes(const Graph& g, const Node& n) {
 
 }  // namespace
 
-TaskWork task_work(const Graph& g, NodeId id) {
+TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
   const Node& n = g.node(id);
   TaskWork w;
   if (is_source_op(n.op.type) || n.outputs.empty()) return {0, 0, 0};
@@ -38,6 +40,16 @@ TaskWork task_work(const Graph& g, NodeId id) {
       const auto& k = a.dims.back();
       w.flops = 2.0 * out_elems * static_cast<double>(k.size / k.degree);
       w.backward_ratio = 2;
+      // Rows x columns of the product; a batched product's leading dims are its count.
+      const double n_out = static_cast<double>(out.dims.back().size / out.dims.back().degree);
+      double rows = out_elems / std::max(1.0, n_out), count = 1;
+      if (n.op.type == OpType::BatchMatMul && out.dims.size() >= 3) {
+        const auto& r = out.dims[out.dims.size() - 2];
+        const double m_out = static_cast<double>(r.size / r.degree);
+        count = rows / std::max(1.0, m_out);
+        rows = m_out;
+      }
+      w.add_gemm(rows, n_out, count, w.flops);
       break;
     }
     case OpType::Conv2D: {
@@ -49,6 +61,11 @@ TaskWork task_work(const Graph& g, NodeId id) {
                                      : static_cast<double>(x.dims[1].size / groups);
       w.flops = 2.0 * out_elems * cin * static_cast<double>(wt.dims[2].size * wt.dims[3].size);
       w.backward_ratio = 2;
+      if (groups == 1) {
+        // An implicit GEMM: output pixels x output channels.
+        const double cout = static_cast<double>(out.dims[1].size / out.dims[1].degree);
+        w.add_gemm(out_elems / std::max(1.0, cout), cout, 1, w.flops);
+      }
       break;
     }
     case OpType::Pool2D: {
@@ -73,14 +90,37 @@ TaskWork task_work(const Graph& g, NodeId id) {
                              static_cast<double>(heads);
       const double projections =
           2.0 * batch * (sq * e * e_part + 2 * sk * e * kv_part + sq * e_part * e);
-      // A causal mask changes nothing here: like Megatron-LM's FLOP formula, the full score
-      // matrix is counted. Rotary embeddings rotate each query and key element (x cos + x' sin).
-      const double attention = 2.0 * 2.0 * batch * sq * sk * e_part;
+      // Rotary embeddings rotate each query and key element (x cos + x' sin).
       const double rotary =
           n.op.attrs.get_int("rotary", 0) != 0 ? 3.0 * batch * (sq * e_part + sk * kv_part) : 0.0;
+      // The two batched products: scores q k^T and context p v.
+      const double attention = 2.0 * 2.0 * batch * sq * sk * e_part;
+      w.add_gemm(batch * sq, e_part, 1, 2.0 * batch * sq * e * e_part);
+      w.add_gemm(batch * sk, kv_part, 2, 2.0 * 2 * batch * sk * e * kv_part);
+      w.add_gemm(batch * sq, e, 1, 2.0 * batch * sq * e_part * e);
+      if (fused_kernels && n.op.attrs.get_int("fused", 0) != 0) {
+        // One kernel (FlashAttention, Dao et al. 2022): the scores stay in on-chip memory, a causal
+        // mask skips the blocks above the diagonal (half the products, as a token attends to the
+        // ones before it), and the backward pass recomputes the scores from q and k: five products
+        // (s, dv, dp, dq, dk) against the forward's two.
+        const bool causal = n.op.attrs.get_int("causal", 0) != 0;
+        const double run = causal && sq == sk ? attention / 2 : attention;
+        w.skipped_flops = attention - run;
+        w.flops = projections + run + rotary;
+        w.backward_ratio = (2.0 * (projections + rotary) + 2.5 * run) / w.flops;
+        break;
+      }
+      // Unfused, like Megatron-LM's FLOP formula, a causal mask changes nothing: the full score
+      // matrix is computed. The scores [b, heads, sq, sk] are written by the first product, read
+      // and written by the softmax and read by the second: four passes between the two
+      // compute-bound products.
       w.flops = projections + attention + rotary;
-      // The scores [b, heads, sq, sk] are written by the first product, read and written by the
-      // softmax and read by the second: four passes between the two compute-bound products.
+      {
+        // Per head: scores [sq, sk] over the head size, context [sq, head size] over sk.
+        const double head_part = static_cast<double>(heads) * e_part / e;
+        w.add_gemm(sq, sk, batch * head_part, attention / 2);
+        w.add_gemm(sq, e / static_cast<double>(heads), batch * head_part, attention / 2);
+      }
       w.serial_bytes = 4.0 * batch * sq * sk * (e_part / e) *
                        static_cast<double>(n.op.attrs.get_int("num_heads")) *
                        static_cast<double>(size_of(q.dtype));

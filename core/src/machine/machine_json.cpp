@@ -63,6 +63,14 @@ class Parser {
     return v->get<std::string>();
   }
 
+  bool boolean(const json& j, const std::string& path, std::string_view key, bool fallback) const {
+    const json* v = find(j, path, key, false);
+    if (!v) return fallback;
+    if (!v->is_boolean())
+      fail(fmt::format("{} must be true or false, got {}", join(path, key), v->dump()));
+    return v->get<bool>();
+  }
+
   double number(const json& j, const std::string& path, std::string_view key, bool required,
                 double fallback = 0) const {
     const json* v = find(j, path, key, required);
@@ -104,7 +112,7 @@ class Parser {
     check_object(j, path,
                  {"name", "kind", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16",
                   "peak_flops_fp8", "memory_bandwidth", "memory_bytes", "compute_efficiency",
-                  "memory_efficiency", "launch_latency"});
+                  "memory_efficiency", "launch_latency", "sm_count", "fused_attention"});
     DeviceSpec d;
     d.name = text(j, path, "name", true);
     d.kind = text(j, path, "kind", false, d.kind);
@@ -117,6 +125,8 @@ class Parser {
     d.compute_efficiency = number(j, path, "compute_efficiency", false, d.compute_efficiency);
     d.memory_efficiency = number(j, path, "memory_efficiency", false, d.memory_efficiency);
     d.launch_latency = number(j, path, "launch_latency", false, d.launch_latency);
+    d.sm_count = small_integer(j, path, "sm_count", false, 0);
+    d.fused_attention = boolean(j, path, "fused_attention", false);
     return d;
   }
 
@@ -204,6 +214,8 @@ void validate_machine(const MachineSpec& m) {
     c.fraction(f + ".compute_efficiency", d.compute_efficiency);
     c.fraction(f + ".memory_efficiency", d.memory_efficiency);
     c.non_negative(f + ".launch_latency", d.launch_latency);
+    if (d.sm_count < 0)
+      c.fail(fmt::format("{}.sm_count must not be negative, got {}", f, d.sm_count));
   }
   // Per node of the whole cluster, so that any sub-cluster keeps its nodes' types.
   if (!m.node_device_type.empty() &&
@@ -287,7 +299,9 @@ json machine_to_json(const MachineSpec& m) {
                      {"memory_bytes", d.memory_bytes},
                      {"compute_efficiency", d.compute_efficiency},
                      {"memory_efficiency", d.memory_efficiency},
-                     {"launch_latency", d.launch_latency}});
+                     {"launch_latency", d.launch_latency},
+                     {"sm_count", d.sm_count},
+                     {"fused_attention", d.fused_attention}});
   json j = {{"name", m.name},
             {"description", m.description},
             {"source", m.source},

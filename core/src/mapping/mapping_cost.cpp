@@ -255,12 +255,15 @@ double MappingCost::memory_upper_bound() const {
 void MappingCost::add_node_memory(NodeId id, const MachineView& view,
                                   std::vector<double>& mem) const {
   const Node& n = graph_.node(id);
-  // Per byte of a weight: itself, its gradient and the optimizer's fp32 state, plus an fp32 master
-  // copy when it is a mixed-precision (2-byte) weight: fp32 2 + k, fp16 (2 + 2 + 4 + 4k) / 2.
+  // Per byte of a weight: itself, its gradient (fp32 for bf16, gradient_bytes) and the
+  // optimizer's fp32 state, plus an fp32 master copy when it is a mixed-precision (2-byte) weight:
+  // fp32 2 + k, fp16 (2 + 2 + 4 + 4k) / 2, bf16 (2 + 4 + 4 + 4k) / 2.
   auto weight_copies = [&](const ParallelTensorShape& w) {
     const double size = static_cast<double>(size_of(w.dtype));
     const double master = size < 4 ? 4.0 : 0.0;
-    return (2 * size + master + 4.0 * optimizer_state_copies(model_.optimizer())) / size;
+    return (size + gradient_bytes(w.dtype) + master +
+            4.0 * optimizer_state_copies(model_.optimizer())) /
+           size;
   };
   const int tasks = view.num_tasks();
   auto add = [&](int t, double bytes) {

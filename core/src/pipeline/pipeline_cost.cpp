@@ -34,9 +34,62 @@ MemoryBreakdown parameter_memory(double parameters, DataType dtype, Optimizer op
   const double state = 4.0 * optimizer_state_copies(optimizer);
   const double shards = std::max(1, data_parallel);
   m.weights = parameters * size / (zero >= 3 ? shards : 1);
-  m.gradients = parameters * size / (zero >= 2 ? shards : 1);
+  m.gradients = parameters * gradient_bytes(dtype) / (zero >= 2 ? shards : 1);
   m.optimizer = parameters * (master + state) / (zero >= 1 ? shards : 1);
   return m;
+}
+
+double overlapped_pass(double compute, double communication, int splits, int comm_sms, int sms) {
+  if (communication <= 0) return compute;
+  const double exposed =
+      std::max(communication / std::max(1, splits), communication - std::max(0.0, compute));
+  const double hidden = communication - exposed;
+  const double slowdown =
+      sms > comm_sms && comm_sms > 0 ? static_cast<double>(comm_sms) / (sms - comm_sms) : 0.0;
+  return compute + exposed + hidden * slowdown;
+}
+
+DataSync data_parallel_sync(const DataSyncInput& in,
+                            const std::function<double(double)>& allreduce_time) {
+  DataSync out;
+  const int k = std::max(1, in.data_parallel);
+  if (k == 1 || in.parameters <= 0) return out;
+  const double grads = in.parameters * in.gradient_bytes;
+  const double weights = in.parameters * in.weight_bytes;
+  const double reduce_scatter = allreduce_time(grads) / 2;
+  const double gather = allreduce_time(weights) / 2;
+  const double bucket = std::max(40e6, 1e6 * k);
+  const double last_bucket = std::min(1.0, bucket / in.parameters);
+  // What of `seconds` of communication a pass of `window` seconds leaves exposed.
+  auto exposed = [&](double seconds, double window) {
+    return in.overlap ? std::max(seconds * last_bucket, seconds - window) : seconds;
+  };
+  const double m = std::max(1, in.micro_batches);
+  const double per_copy = k - 1.0;  // a ring's bytes: (k - 1) / k of the buffer from each copy
+  switch (in.zero) {
+    case 0:
+      out.total = 2 * reduce_scatter;
+      out.exposed = exposed(out.total, in.backward);
+      out.bytes = 2 * per_copy * grads;
+      break;
+    case 1:
+      out.total = reduce_scatter + gather;
+      out.exposed = exposed(reduce_scatter, in.backward) + exposed(gather, in.forward);
+      out.bytes = per_copy * (grads + weights);
+      break;
+    case 2:
+      out.total = m * reduce_scatter + gather;
+      out.exposed = m * exposed(reduce_scatter, in.backward) + exposed(gather, in.forward);
+      out.bytes = per_copy * (m * grads + weights);
+      break;
+    default:
+      out.total = m * (2 * gather + reduce_scatter);
+      out.exposed =
+          m * (exposed(gather, in.forward) + exposed(gather + reduce_scatter, in.backward));
+      out.bytes = per_copy * m * (2 * weights + grads);
+      break;
+  }
+  return out;
 }
 
 }  // namespace unity

@@ -23,6 +23,23 @@
 namespace unity {
 namespace {
 
+// Where each of `count` chunks' layers end (exclusive), as Megatron-LM cuts `layers` layers: the
+// same number in each, and where they do not divide, one layer fewer in the chunks at the ends,
+// alternately first and last, inwards (Megatron-Core's --decoder-first/last-pipeline-num-layers;
+// Llama 3 405B's 126 layers on 16 stages: 7, 8 x 14, 7). The first and last chunk also hold the
+// embedding and the head, so they are the ones to lighten.
+std::vector<int> chunk_layer_ends(int layers, int count) {
+  const int per = (layers + count - 1) / count;
+  std::vector<int> sizes(static_cast<std::size_t>(count), per);
+  int fewer = per * count - layers;
+  for (int i = 0; fewer > 0 && i < count; ++i, --fewer)
+    sizes[static_cast<std::size_t>(i % 2 == 0 ? i / 2 : count - 1 - i / 2)] -= 1;
+  std::vector<int> ends;
+  int end = 0;
+  for (int s : sizes) ends.push_back(end += s);
+  return ends;
+}
+
 std::vector<int> divisors(int n) {
   std::vector<int> out;
   for (int d = 1; d <= n; ++d)
@@ -37,7 +54,13 @@ struct Layout {
   Recompute recompute = Recompute::None;
   int zero = 0;
   bool sp = false;
+  bool overlap = false;     // data-parallel reduce (and ZeRO-1's gather) behind compute
+  bool tp_overlap = false;  // tensor-parallel collectives pipelined with the GEMMs
 };
+
+// Transformer Engine's pipelined reduce-scatter overlap (pipeline_cost.h, overlapped_pass).
+constexpr int kTpOverlapSplits = 4;
+constexpr int kTpOverlapSms = 16;
 
 // A segment kind planned on the devices of one stage replica.
 struct KindPlan {
@@ -203,12 +226,24 @@ class Planner {
     } else {
       zeros = {0};
     }
+    // Overlapping the data-parallel communication with compute never costs time in this model,
+    // so the joint search takes it; Megatron-LM's published layouts (SC'21) did not overlap.
+    const bool overlap = r.overlap_grad_reduce ? *r.overlap_grad_reduce : joint;
     std::vector<bool> sps;
     if (r.sequence_parallel)
       sps = {*r.sequence_parallel && tp > 1};
     else
       sps = joint && tp > 1 && transformer_ ? std::vector<bool>{false, true}
                                             : std::vector<bool>{false};
+    // Overlapping tensor-parallel collectives with GEMMs pipelines the sequence-parallel
+    // all-gathers and reduce-scatters (Megatron-Core requires --sequence-parallel for it), on
+    // devices whose SMs it can share.
+    const bool can_overlap_tp = tp > 1 && machine_.device(0).sm_count > kTpOverlapSms;
+    if (r.tp_comm_overlap && *r.tp_comm_overlap && tp > 1 &&
+        !(r.sequence_parallel && *r.sequence_parallel))
+      throw InputError(
+          "--tp-comm-overlap needs --sequence-parallel (the overlap pipelines the "
+          "sequence-parallel all-gathers and reduce-scatters with their GEMMs)");
     for (int m : ms) {
       std::vector<int> vs;
       if (r.interleave) {
@@ -227,18 +262,25 @@ class Planner {
           continue;
         }
         if (pp * v > segments) continue;
-        // Megatron-LM gives each chunk the same number of layers.
-        if (!joint && chain_.layers % (pp * v) != 0) {
+        // Megatron-LM gives each chunk the same number of layers, or one fewer to the chunks at
+        // the ends where they do not divide (chunk_layer_ends); every chunk needs a layer.
+        if (!joint && chain_.layers < pp * v) {
           if (r.pipeline_stages && r.interleave)
-            throw InputError(
-                fmt::format("--pp {} --interleave {}: {} layers do not split evenly "
-                            "into {} chunks",
-                            pp, v, chain_.layers, pp * v));
+            throw InputError(fmt::format("--pp {} --interleave {}: {} layers do not fill {} chunks",
+                                         pp, v, chain_.layers, pp * v));
           continue;
         }
         for (Recompute rc : recomputes)
           for (int z : zeros)
-            for (bool sp : sps) out.push_back({tp, pp, dp, m, v, per_replica / m, rc, z, sp});
+            for (bool sp : sps) {
+              std::vector<bool> tpos{false};
+              if (r.tp_comm_overlap)
+                tpos = {*r.tp_comm_overlap && sp && can_overlap_tp};
+              else if (joint && sp && can_overlap_tp)
+                tpos = {false, true};
+              for (bool tpo : tpos)
+                out.push_back({tp, pp, dp, m, v, per_replica / m, rc, z, sp, overlap, tpo});
+            }
       }
     }
   }
@@ -336,7 +378,9 @@ class Planner {
     }
     double core = 0;
     for (const auto& [id, n] : serial.nodes())
-      if (n.op.type == OpType::MultiHeadAttention) {
+      // What selective recomputation runs again; a fused kernel's backward recomputes anyway.
+      if (n.op.type == OpType::MultiHeadAttention &&
+          !(machine_.device(0).fused_attention && n.op.attrs.get_int("fused", 0) != 0)) {
         const auto& q = serial.shape(n.inputs[0]);
         const double s = double(q.dims[1].size), e = double(q.dims[2].size);
         core += 4.0 * double(q.dims[0].size) * s * s * e;
@@ -344,16 +388,16 @@ class Planner {
     return flops_.emplace(key, std::make_pair(dense_forward_flops(serial), core)).first->second;
   }
 
-  // Contiguous chunks of segments: Megatron-LM's equal layer counts, or balanced by time.
+  // Contiguous chunks of segments: Megatron-LM's layer counts, or balanced by time.
   std::vector<std::pair<int, int>> chunks(const std::vector<double>& t, int count) const {
     const int n = static_cast<int>(t.size());
     std::vector<std::pair<int, int>> out;
     if (!options_.joint) {
-      const int per = std::max(1, chain_.layers / count);
+      const std::vector<int> ends = chunk_layer_ends(chain_.layers, count);
       int first = 0;
       for (int c = 0; c < count; ++c) {
         int last = first;
-        while (last + 1 < n && (c + 1 == count || layer_of_[last + 1] < (c + 1) * per)) ++last;
+        while (last + 1 < n && (c + 1 == count || layer_of_[last + 1] < ends[c])) ++last;
         if (c + 1 == count) last = n - 1;
         out.emplace_back(first, last);
         first = last + 1;
@@ -424,9 +468,11 @@ class Planner {
     p.recompute = l.recompute;
     p.zero_stage = l.zero;
     p.sequence_parallel = l.sp;
+    p.overlap_grad_reduce = l.overlap;
+    p.tp_comm_overlap = l.tp_overlap;
     p.dtype = dtype_;
     const int n = static_cast<int>(chain_.segments.size());
-    std::vector<double> time(n), saved(n), work(n, 0.0), forward(n), backward(n);
+    std::vector<double> time(n), saved(n), work(n, 0.0), forward(n), backward(n), comm(n);
     double bytes = 0;  // per micro-batch, inside the replicas
     double recompute_flops = 0, flops = 0;
     std::vector<const SegmentProfile*> prof(n);
@@ -448,6 +494,19 @@ class Planner {
       const double sp_share = s.whole_activations * sp_left;
       forward[j] = s.forward - s.whole_forward * sp_left;
       backward[j] = s.backward - s.whole_backward * sp_left;
+      comm[j] = s.communication;
+      if (l.tp_overlap) {
+        // Each pass's collectives (half the segment's) pipelined with its compute.
+        const double half = s.communication / 2;
+        const int sms = machine_.device(0).sm_count;
+        const double f =
+            overlapped_pass(forward[j] - half, half, kTpOverlapSplits, kTpOverlapSms, sms);
+        const double b =
+            overlapped_pass(backward[j] - half, half, kTpOverlapSplits, kTpOverlapSms, sms);
+        comm[j] = (f - (forward[j] - half)) + (b - (backward[j] - half));
+        forward[j] = f;
+        backward[j] = b;
+      }
       if (block_[j] && l.recompute == Recompute::Full) {
         extra = forward[j];
         keep = s.input_bytes / (l.sp ? l.tp : 1);
@@ -466,7 +525,8 @@ class Planner {
     }
     const auto parts = chunks(time, l.pp * l.v);
     std::vector<double> rank_time(l.pp, 0.0), rank_params(l.pp, 0.0), rank_saved(l.pp, 0.0),
-        rank_comm(l.pp, 0.0), rank_workspace(l.pp, 0.0), rank_segment_params(l.pp, 0.0);
+        rank_comm(l.pp, 0.0), rank_workspace(l.pp, 0.0), rank_segment_params(l.pp, 0.0),
+        rank_forward(l.pp, 0.0), rank_backward(l.pp, 0.0);
     double p2p_bytes = 0;
     for (int c = 0; c < static_cast<int>(parts.size()); ++c) {
       const auto [first, last] = parts[c];
@@ -486,8 +546,7 @@ class Planner {
         sp.parameters += s.parameters;
         rank_saved[rank] += saved[j];
         rank_comm[rank] +=
-            s.communication +
-            (l.recompute == Recompute::Full && block_[j] ? s.communication / 2 : 0.0);
+            comm[j] + (l.recompute == Recompute::Full && block_[j] ? comm[j] / 2 : 0.0);
         rank_segment_params[rank] = std::max(rank_segment_params[rank], s.parameters);
         if (l.recompute == Recompute::Full && block_[j])
           rank_workspace[rank] = std::max(rank_workspace[rank], s.activations);
@@ -502,6 +561,8 @@ class Planner {
         if (boundary == last + 1) p2p_bytes += 2 * act;
       }
       rank_time[rank] += sp.forward + sp.backward + sp.p2p;
+      rank_forward[rank] += sp.forward;
+      rank_backward[rank] += sp.backward;
       rank_comm[rank] += sp.p2p;
       rank_params[rank] += sp.parameters;
       p.chunks.push_back(std::move(sp));
@@ -510,20 +571,27 @@ class Planner {
     p.pipeline_time = pt.time;
     p.bubble_time = pt.bubble;
     p.bubble_fraction = pt.bubble_fraction;
-    // Once an iteration: the data-parallel gradient synchronisation of every rank's weights (ZeRO
-    // 2 reduce-scatters every micro-batch's gradients, ZeRO 3 also all-gathers the weights twice
-    // a micro-batch), then the optimizer step on each device's share.
+    // Once an iteration: the data-parallel gradient synchronisation of every rank's weights, then
+    // the optimizer step on each device's share.
     const double size = static_cast<double>(size_of(dtype_));
     const auto& dev = machine_.device(0);
     double sync_bytes = 0;
     for (int r = 0; r < l.pp; ++r) {
       std::vector<int> group;
       for (int k = 0; k < l.dp; ++k) group.push_back(device(l, r, k, 0));
-      const double grads = rank_params[r] * size;
-      const double ar = costs_.allreduce_time(group, grads);
-      const double factor = l.zero == 2 ? (l.m + 1) / 2.0 : l.zero == 3 ? 1.5 * l.m : 1.0;
-      p.sync_time = std::max(p.sync_time, factor * ar);
-      sync_bytes += factor * CostModel::allreduce_bytes(l.dp, grads) * l.tp;
+      const DataSync sync =
+          data_parallel_sync({.parameters = rank_params[r],
+                              .gradient_bytes = gradient_bytes(dtype_),
+                              .weight_bytes = size,
+                              .zero = l.zero,
+                              .micro_batches = l.m,
+                              .overlap = l.overlap,
+                              .forward = rank_forward[r],
+                              .backward = rank_backward[r],
+                              .data_parallel = l.dp},
+                             [&](double buffer) { return costs_.allreduce_time(group, buffer); });
+      p.sync_time = std::max(p.sync_time, sync.exposed);
+      sync_bytes += sync.bytes * l.tp;
       const double shard = l.zero >= 1 ? rank_params[r] / l.dp : rank_params[r];
       p.update_time = std::max(p.update_time, costs_.update_time(shard * 4.0, dev));
       MemoryBreakdown mem =

@@ -42,9 +42,16 @@ bool backward_reads_inputs(OpType t) {
   }
 }
 
+// A fused attention that runs as one kernel: the operator says so and the device has the kernel.
+bool fused_attention(const Node& n, const DeviceSpec& device) {
+  return device.fused_attention && n.op.attrs.get_int("fused", 0) != 0;
+}
+
 // Bytes one attention task keeps besides its output, as the backward pass needs them: q, k, v and
-// the context (4 x [b, s, e/d]) and, when `scores`, the softmax probabilities [b, heads/d, s, s].
-double attention_internal_bytes(const Graph& g, const Node& n, bool scores) {
+// the context (4 x [b, s, e/d]) and, when `scores`, the softmax probabilities [b, heads/d, s, s],
+// or, for a fused kernel, which recomputes them, the softmax's log-sum-exp [b, heads/d, s] in fp32.
+double attention_internal_bytes(const Graph& g, const Node& n, bool scores,
+                                const DeviceSpec& device) {
   const auto& q = g.shape(n.inputs.at(0));
   const auto& k = g.shape(n.inputs.at(1));
   const int d = g.shape(n.inputs.at(3)).dims.at(1).degree;
@@ -53,12 +60,15 @@ double attention_internal_bytes(const Graph& g, const Node& n, bool scores) {
   const double e = static_cast<double>(q.dims[2].size) / d;
   const double heads = static_cast<double>(n.op.attrs.get_int("num_heads")) / d;
   const double size = static_cast<double>(size_of(q.dtype));
+  if (scores && fused_attention(n, device)) return b * heads * sq * 4.0;
   return (scores ? b * heads * sq * sk : 4.0 * b * sq * e) * size;
 }
 
 // The share of an attention task's forward time spent on scores and softmax: the fraction of its
-// FLOPs in the two batched products (4 b s^2 e against 8 b s e^2 for the projections).
-double attention_core_share(const Graph& g, const Node& n) {
+// FLOPs in the two batched products (4 b s^2 e against 8 b s e^2 for the projections). What
+// selective recomputation runs again; a fused kernel's backward recomputes the scores already.
+double attention_core_share(const Graph& g, const Node& n, const DeviceSpec& device) {
+  if (fused_attention(n, device)) return 0;
   const auto& q = g.shape(n.inputs.at(0));
   const double s = static_cast<double>(q.dims[1].size), e = static_cast<double>(q.dims[2].size);
   return 4.0 * s * e / (4.0 * s * e + 8.0 * e * e);
@@ -70,7 +80,8 @@ double dense_forward_flops(const Graph& graph) {
   double flops = 0;
   for (const auto& [id, n] : graph.nodes()) {
     if (!is_dense(n.op.type)) continue;
-    flops += task_work(graph, id).flops;
+    const TaskWork w = task_work(graph, id);
+    flops += w.flops + w.skipped_flops;
   }
   return flops;
 }
@@ -81,12 +92,15 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
   if (!cost.mapping.feasible) return p;
   p.feasible = true;
   const auto& mapping = cost.mapping;
+  // A stage replica's devices are of one type (its nodes are).
+  const DeviceSpec& device = model.machine().device(0);
   double forward = 0, backward = 0, core = 0;
   for (const auto& op : mapping.per_op) {
     forward += op.forward;
     backward += op.backward;
     const Node& n = plan.node(op.node);
-    if (n.op.type == OpType::MultiHeadAttention) core += op.forward * attention_core_share(plan, n);
+    if (n.op.type == OpType::MultiHeadAttention)
+      core += op.forward * attention_core_share(plan, n, device);
     const auto& out = n.outputs.at(0);
     // Token-wise operators left whole (a dense operator's whole-sized output is partial sums).
     if (is_compute_op(n.op.type) && !is_dense(n.op.type) &&
@@ -132,8 +146,8 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
         if (shape.piece_elements() == shape.num_elements()) whole[dev] += bytes;
       }
       if (n.op.type == OpType::MultiHeadAttention) {
-        const double probabilities = attention_internal_bytes(plan, n, true);
-        acts[dev] += attention_internal_bytes(plan, n, false) + probabilities;
+        const double probabilities = attention_internal_bytes(plan, n, true, device);
+        acts[dev] += attention_internal_bytes(plan, n, false, device) + probabilities;
         internals[dev] += probabilities;
       }
     }

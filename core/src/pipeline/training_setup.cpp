@@ -35,6 +35,8 @@ std::string LayoutRequest::describe() const {
   if (recompute) parts.push_back(fmt::format("--recompute {}", to_string(*recompute)));
   if (zero_stage >= 0) parts.push_back(fmt::format("--zero {}", zero_stage));
   if (sequence_parallel && *sequence_parallel) parts.emplace_back("--sequence-parallel");
+  if (overlap_grad_reduce && *overlap_grad_reduce) parts.emplace_back("--overlap-grad-reduce");
+  if (tp_comm_overlap && *tp_comm_overlap) parts.emplace_back("--tp-comm-overlap");
   return fmt::format("{}", fmt::join(parts, " "));
 }
 

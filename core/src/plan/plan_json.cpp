@@ -95,6 +95,8 @@ PipelinePlan pipeline_from_json(const json& j) {
     p.recompute = recompute_from_string(j.at("recompute").get<std::string>());
     p.zero_stage = json_integer<int>(j.at("zero_stage"), "plan: pipeline.zero_stage");
     p.sequence_parallel = j.at("sequence_parallel").get<bool>();
+    p.overlap_grad_reduce = j.value("overlap_grad_reduce", false);
+    p.tp_comm_overlap = j.value("tp_comm_overlap", false);
     p.dtype = data_type_from_string(j.at("dtype").get<std::string>());
     p.iteration_time = j.at("iteration_time_ms").get<double>() / 1e3;
     p.pipeline_time = j.value("pipeline_ms", 0.0) / 1e3;
@@ -177,6 +179,8 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"recompute", to_string(p.recompute)},
           {"zero_stage", p.zero_stage},
           {"sequence_parallel", p.sequence_parallel},
+          {"overlap_grad_reduce", p.overlap_grad_reduce},
+          {"tp_comm_overlap", p.tp_comm_overlap},
           {"dtype", to_string(p.dtype)},
           {"iteration_time_ms", p.iteration_time * 1e3},
           {"pipeline_ms", p.pipeline_time * 1e3},

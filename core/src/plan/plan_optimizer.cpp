@@ -123,6 +123,8 @@ std::string describe_layout(const PipelinePlan& p) {
     text += fmt::format(", {} recomputation", to_string(p.recompute));
   if (p.zero_stage > 0) text += fmt::format(", ZeRO-{}", p.zero_stage);
   if (p.sequence_parallel) text += ", sequence-parallel";
+  if (p.overlap_grad_reduce && p.data_parallel > 1) text += ", overlapped data-parallel reduce";
+  if (p.tp_comm_overlap) text += ", tensor-parallel communication overlapped";
   return text;
 }
 
@@ -158,6 +160,17 @@ class PlanSearch {
       best.cost = cost_candidate(best.graph, costs_);
       s.candidates_evaluated = 1;
     } else if (kind == SearchMode::Expert) {
+      if (!options_.pins.empty()) {
+        rules_ = rules_for(options_);
+        pins_ = locations(options_.pins, rules_, "--pin");
+        for (const auto& pin : pins_)
+          if (rules_.find(pin.rule)->kind != RuleKind::Algebraic)
+            throw InputError(fmt::format(
+                "--pin {}: --mode expert lays out its own parallelism and applies algebraic "
+                "rules only (such as fuse_attention); search with it in --mode joint",
+                pin.rule));
+        s.pinned = options_.pins;
+      }
       best = options_.layout.empty() ? expert() : pipelined(false);
     } else {
       rules_ = rules_for(options_);
@@ -329,6 +342,12 @@ class PlanSearch {
   // A pipeline layout: Megatron-LM's tensor parallelism in each stage (expert), or each segment
   // kind searched jointly on its stage replica (joint), with the rest of the layout searched.
   Outcome pipelined(bool joint) {
+    // Pipeline layouts cut the model with its algebraic pins applied (a pinned fusion is in
+    // every stage); parallel pins are the whole-graph search's.
+    std::vector<AppliedSubstitution> pinned_applied;
+    const Graph model = pins_.empty() ? model_
+                                      : pinned(model_, RuleKind::Algebraic,
+                                               useful_degrees(machine_), pinned_applied);
     PipelineOptions po;
     po.joint = joint;
     po.request = options_.layout;
@@ -340,7 +359,7 @@ class PlanSearch {
     po.cancel = options_.cancel;
     po.deadline = deadline_;
     po.profiles = options_.profiles;
-    auto p = plan_pipeline(model_, machine_, po);
+    auto p = plan_pipeline(model, machine_, po);
     if (!p)
       throw InputError(fmt::format("no pipeline layout of '{}' (batch {}) on {} devices{}{}",
                                    model_.name, model_.batch_size, machine_.num_devices(),
@@ -348,7 +367,9 @@ class PlanSearch {
                                    options_.layout.describe()));
     const std::string origin =
         fmt::format("{}: {}", joint ? "layout search" : "megatron", describe_layout(*p));
-    return pipeline_outcome(model_, std::move(*p), machine_, origin);
+    Outcome o = pipeline_outcome(model, std::move(*p), machine_, origin);
+    o.applied.insert(o.applied.begin(), pinned_applied.begin(), pinned_applied.end());
+    return o;
   }
 
   // Pipeline layouts are offered to models with a chain of segments on more than one device
@@ -479,11 +500,16 @@ class PlanSearch {
     // Megatron-LM's layouts with pipeline stages, for transformers.
     if (model_.count(OpType::MultiHeadAttention) > 0) keep_pipelined(best, false);
     if (!whole_graph()) return best;
-    for (auto& strategy : expert_strategies(model_, machine_)) {
+    std::vector<AppliedSubstitution> pinned_applied;
+    const Graph model = pins_.empty() ? model_
+                                      : pinned(model_, RuleKind::Algebraic,
+                                               useful_degrees(machine_), pinned_applied);
+    for (auto& strategy : expert_strategies(model, machine_)) {
       Outcome o;
       o.graph = std::move(strategy.graph);
       o.origin = "expert: " + strategy.name;
-      o.applied = std::move(strategy.applied);
+      o.applied = pinned_applied;
+      o.applied.insert(o.applied.end(), strategy.applied.begin(), strategy.applied.end());
       o.cost = cost_candidate(o.graph, costs_);
       ++candidates_;
       if (better(o.cost, best.cost)) best = std::move(o);

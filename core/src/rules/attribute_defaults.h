@@ -15,7 +15,9 @@ inline std::optional<AttrValue> attribute_default(const std::string& name) {
   if (name == "keepdims") return AttrValue{std::int64_t{1}};
   if (name == "normalized_dims") return AttrValue{std::int64_t{1}};
   // MultiHeadAttention's rotary embeddings and causal mask, LayerNorm's RMS form: off unless set.
-  if (name == "rotary" || name == "causal" || name == "rms") return AttrValue{std::int64_t{0}};
+  // fused: the scores through memory unless a rule fused the kernel.
+  if (name == "rotary" || name == "causal" || name == "rms" || name == "fused")
+    return AttrValue{std::int64_t{0}};
   return std::nullopt;
 }
 

@@ -84,7 +84,8 @@ Shapes infer_matmul(const Operator& op, const Shapes& in, bool require_batched) 
 // q [N, Sq, E], k and v [N, Sk, E], w_q/w_o [E, E], w_k/w_v [E, kv * E / heads] (grouped-query
 // attention: "num_kv_heads" = kv, default num_heads; each key/value head serves heads / kv query
 // heads). Heads are partitioned through the weights: w_q/w_k/w_v split their output dim, w_o its
-// input dim, which leaves partial sums in the output. "rotary" and "causal" (0/1) change no shape.
+// input dim, which leaves partial sums in the output. "rotary", "causal" and "fused" (0/1: one
+// kernel that never writes the scores to memory, FlashAttention-style) change no shape.
 Shapes infer_attention(const Operator& op, const Shapes& in) {
   const std::int64_t heads = op.attrs.get_int("num_heads");
   expect_positive(heads, "num_heads");
@@ -92,7 +93,7 @@ Shapes infer_attention(const Operator& op, const Shapes& in) {
   expect_positive(kv_heads, "num_kv_heads");
   if (heads % kv_heads != 0)
     fail("num_heads {} is not a multiple of num_kv_heads {}", heads, kv_heads);
-  for (const char* flag : {"rotary", "causal"}) {
+  for (const char* flag : {"rotary", "causal", "fused"}) {
     const std::int64_t v = op.attrs.get_int(flag, 0);
     if (v != 0 && v != 1) fail("attribute '{}' must be 0 or 1, got {}", flag, v);
   }

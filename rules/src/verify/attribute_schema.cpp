@@ -41,7 +41,7 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
                        l("padding", {0, 0})};
   m[OpType::BatchNorm] = {r("epsilon", 1e-5), act};
   m[OpType::LayerNorm] = {i("normalized_dims", 1), r("epsilon", 1e-5)};
-  m[OpType::MultiHeadAttention] = {i("num_heads")};
+  m[OpType::MultiHeadAttention] = {i("num_heads"), i("fused", 0)};
   m[OpType::Embedding] = {i("num_entries"), i("embedding_dim")};
   m[OpType::EmbeddingBag] = {i("num_entries"), i("embedding_dim"),
                              e("aggregate", {"sum", "mean"}, "sum")};

@@ -1,7 +1,8 @@
 // How each compute operator parallelises (the parallelisation properties of paper section 4): along
 // which dims a Partition, Combine, Pipeline or Batch passes through it, which inputs must then be
-// replicated, which dims leave partial sums for a Reduce, and which operators commute with Replicate
-// and Reduce. Guards name the dims by rank so that one axiom holds for inputs of every rank.
+// replicated, which dims leave partial sums for a Reduce, and which operators commute with
+// Replicate and Reduce. Guards name the dims by rank so that one axiom holds for inputs of every
+// rank.
 #include <functional>
 
 #include <fmt/format.h>
@@ -18,7 +19,8 @@ using DimOp = std::function<E(const E&, const E&, const E&)>;
 struct Ctx {
   Theory& th;
   void add(std::string name, M mode, E lhs, E rhs, E guard = E()) {
-    th.axioms.push_back({std::move(name), mode, std::move(lhs), std::move(rhs), std::move(guard), E()});
+    th.axioms.push_back(
+        {std::move(name), mode, std::move(lhs), std::move(rhs), std::move(guard), E()});
   }
 };
 
@@ -34,8 +36,8 @@ E app_attrs(O op, const std::vector<E>& args, std::map<std::string, E>& attrs, i
 }
 
 void unary_axioms(Ctx& c) {
-  for (O op : {O::Relu, O::Gelu, O::Sigmoid, O::Tanh, O::Exp, O::Sqrt, O::Erf, O::Identity, O::ScalarAdd,
-               O::ScalarMul, O::Pow, O::Dropout, O::Softmax, O::Pool2D}) {
+  for (O op : {O::Relu, O::Gelu, O::Sigmoid, O::Tanh, O::Exp, O::Sqrt, O::Erf, O::Identity,
+               O::ScalarAdd, O::ScalarMul, O::Pow, O::Dropout, O::Softmax, O::Pool2D}) {
     const std::string n(to_string(op));
     std::map<std::string, E> attrs;
     auto u = [&](const E& arg) { return app_attrs(op, {arg}, attrs); };
@@ -51,8 +53,8 @@ void unary_axioms(Ctx& c) {
     c.add(n + "_replicate", M::Both, u(R(d, x)), R(d, u(x)));
     const bool linear = op == O::Identity || op == O::ScalarMul;
     if (linear || op == O::Pool2D) {
-      // Linear operators sum partial results like whole ones (average pooling is linear; max pooling
-      // reads no partial sums, so for it these never apply).
+      // Linear operators sum partial results like whole ones (average pooling is linear; max
+      // pooling reads no partial sums, so for it these never apply).
       const E avg = op == O::Pool2D ? E(attrs.at("pool") == 1) : E();
       c.add(n + "_reduce", M::Both, u(Red(d, x)), Red(d, u(x)), avg);
       c.add(n + "_allreduce", M::Both, u(AR(d, x)), AR(d, u(x)), avg);
@@ -75,7 +77,8 @@ void binary_axioms(Ctx& c) {
     for (const auto& [fn, f] : dim_ops()) {
       c.add(n + "_" + fn, M::Forward, bop(f(k, d, x), f(k2, d, y)), f(to_out(x), d, out), aligned);
       // Back only where both operands have the dim with one size (no broadcasting there).
-      c.add(n + "_" + fn + "_back", M::Forward, f(k, d, out), bop(f(to_in(x), d, x), f(to_in(y), d, y)),
+      c.add(n + "_" + fn + "_back", M::Forward, f(k, d, out),
+            bop(f(to_in(x), d, x), f(to_in(y), d, y)),
             ilit(0) <= norm(k, rank(out)) && ilit(0) <= to_in(x) && ilit(0) <= to_in(y) &&
                 size(x, to_in(x)) == size(y, to_in(y)));
       // Degrees are layout: where both sides are defined they hold the same values, whatever the
@@ -83,22 +86,28 @@ void binary_axioms(Ctx& c) {
       if (fn == "partition" || fn == "combine")
         c.add(n + "_" + fn + "_defined", M::Joint, bop(f(k, d, x), f(k, d, y)), f(k, d, out));
     }
-    // A split of a dim the other operand broadcasts along (it lacks it, or has size 1 there) needs one
-    // copy of that operand per piece; micro-batches need none.
+    // A split of a dim the other operand broadcasts along (it lacks it, or has size 1 there) needs
+    // one copy of that operand per piece; micro-batches need none.
     auto broadcast = [&](const E& me, const E& other) {
       const E nk = norm(k, rank(me));
       const E jo = nk - rank(me) + rank(other);
       return ilit(0) <= nk && nk < rank(me) && (jo < 0 || size(other, jo) == 1);
     };
     const E broadcast_x = broadcast(x, y), broadcast_y = broadcast(y, x);
-    c.add(n + "_partition_broadcast_right", M::Forward, bop(P(k, d, x), R(d, y)), P(k, d, bop(x, y)), broadcast_x);
-    c.add(n + "_partition_broadcast_left", M::Forward, bop(R(d, x), P(k, d, y)), P(k, d, bop(x, y)), broadcast_y);
-    c.add(n + "_combine_broadcast_right", M::Forward, bop(C(k, d, x), y), C(k, d, bop(x, R(d, y))), broadcast_x);
-    c.add(n + "_combine_broadcast_left", M::Forward, bop(x, C(k, d, y)), C(k, d, bop(R(d, x), y)), broadcast_y);
+    c.add(n + "_partition_broadcast_right", M::Forward, bop(P(k, d, x), R(d, y)),
+          P(k, d, bop(x, y)), broadcast_x);
+    c.add(n + "_partition_broadcast_left", M::Forward, bop(R(d, x), P(k, d, y)), P(k, d, bop(x, y)),
+          broadcast_y);
+    c.add(n + "_combine_broadcast_right", M::Forward, bop(C(k, d, x), y), C(k, d, bop(x, R(d, y))),
+          broadcast_x);
+    c.add(n + "_combine_broadcast_left", M::Forward, bop(x, C(k, d, y)), C(k, d, bop(R(d, x), y)),
+          broadcast_y);
     for (const auto& [fn, f] : dim_ops()) {
       if (fn != "pipeline" && fn != "batch") continue;
-      c.add(n + "_" + fn + "_broadcast_right", M::Forward, bop(f(k, d, x), y), f(k, d, bop(x, y)), broadcast_x);
-      c.add(n + "_" + fn + "_broadcast_left", M::Forward, bop(x, f(k, d, y)), f(k, d, bop(x, y)), broadcast_y);
+      c.add(n + "_" + fn + "_broadcast_right", M::Forward, bop(f(k, d, x), y), f(k, d, bop(x, y)),
+            broadcast_x);
+      c.add(n + "_" + fn + "_broadcast_left", M::Forward, bop(x, f(k, d, y)), f(k, d, bop(x, y)),
+            broadcast_y);
     }
     c.add(n + "_replicate", M::Joint, bop(R(d, x), R(d, y)), R(d, bop(x, y)));
     if (op == O::Add || op == O::Sub) {
@@ -128,32 +137,36 @@ void dense_axioms(Ctx& c) {
     const std::string n = arity == 2 ? "linear" : "linear_bias";
     std::map<std::string, E> attrs;
     auto lin = [&](const E& xx, const E& ww, const E& bb) {
-      return app_attrs(O::Linear, arity == 2 ? std::vector<E>{xx, ww} : std::vector<E>{xx, ww, bb}, attrs);
+      return app_attrs(O::Linear, arity == 2 ? std::vector<E>{xx, ww} : std::vector<E>{xx, ww, bb},
+                       attrs);
     };
     lin(x, w, b);
     // A bias splits like the output columns; without a bias its guard is void.
     const E bias_dim = arity == 3 ? is_dim(kb, b, 0) : blit(true);
     auto bias = [&](const E& e) { return arity == 3 ? e : b; };
     const E sample = ilit(0) <= norm(k, rank(x)) && norm(k, rank(x)) < rank(x) - 1;
-    c.add(n + "_sample_partition", M::Both, lin(P(k, d, x), R(d, w), R(d, b)), P(k, d, lin(x, w, b)), sample);
-    c.add(n + "_sample_combine", M::Both, lin(C(k, d, x), w, b), C(k, d, lin(x, R(d, w), R(d, b))), sample);
-    c.add(n + "_sample_pipeline", M::Both, lin(Pipe(k, d, x), w, b), Pipe(k, d, lin(x, w, b)), sample);
+    c.add(n + "_sample_partition", M::Both, lin(P(k, d, x), R(d, w), R(d, b)),
+          P(k, d, lin(x, w, b)), sample);
+    c.add(n + "_sample_combine", M::Both, lin(C(k, d, x), w, b), C(k, d, lin(x, R(d, w), R(d, b))),
+          sample);
+    c.add(n + "_sample_pipeline", M::Both, lin(Pipe(k, d, x), w, b), Pipe(k, d, lin(x, w, b)),
+          sample);
     c.add(n + "_sample_batch", M::Both, lin(Bat(k, d, x), w, b), Bat(k, d, lin(x, w, b)), sample);
     c.add(n + "_output_partition", M::Forward, lin(R(d, x), P(kw, d, w), bias(P(kb, d, b))),
           P(last_of(x), d, lin(x, w, b)), is_dim(kw, w, 1) && bias_dim);
-    c.add(n + "_output_partition_back", M::Forward, P(k, d, lin(x, w, b)), lin(R(d, x), P(1, d, w), bias(P(0, d, b))),
-          is_dim(k, x, last_of(x)));
+    c.add(n + "_output_partition_back", M::Forward, P(k, d, lin(x, w, b)),
+          lin(R(d, x), P(1, d, w), bias(P(0, d, b))), is_dim(k, x, last_of(x)));
     c.add(n + "_output_combine", M::Forward, lin(x, C(kw, d, w), bias(C(kb, d, b))),
           C(last_of(x), d, lin(R(d, x), w, b)), is_dim(kw, w, 1) && bias_dim);
-    c.add(n + "_output_combine_back", M::Forward, C(k, d, lin(R(d, x), w, b)), lin(x, C(1, d, w), bias(C(0, d, b))),
-          is_dim(k, x, last_of(x)));
+    c.add(n + "_output_combine_back", M::Forward, C(k, d, lin(R(d, x), w, b)),
+          lin(x, C(1, d, w), bias(C(0, d, b))), is_dim(k, x, last_of(x)));
     const E none = attrs.at("activation") == 0;
-    c.add(n + "_reduction_partition", M::Forward, Red(d, lin(P(kx, d, x), P(kw, d, w), R(d, b))), lin(x, w, b),
-          none && is_dim(kx, x, last_of(x)) && is_dim(kw, w, 0));
-    c.add(n + "_reduction_combine", M::Forward, lin(C(kx, d, x), C(kw, d, w), b), Red(d, lin(x, w, R(d, b))),
-          none && is_dim(kx, x, last_of(x)) && is_dim(kw, w, 0));
-    c.add(n + "_reduction_combine_back", M::Forward, Red(d, lin(x, w, R(d, b))), lin(C(last_of(x), d, x), C(0, d, w), b),
-          none);
+    c.add(n + "_reduction_partition", M::Forward, Red(d, lin(P(kx, d, x), P(kw, d, w), R(d, b))),
+          lin(x, w, b), none && is_dim(kx, x, last_of(x)) && is_dim(kw, w, 0));
+    c.add(n + "_reduction_combine", M::Forward, lin(C(kx, d, x), C(kw, d, w), b),
+          Red(d, lin(x, w, R(d, b))), none && is_dim(kx, x, last_of(x)) && is_dim(kw, w, 0));
+    c.add(n + "_reduction_combine_back", M::Forward, Red(d, lin(x, w, R(d, b))),
+          lin(C(last_of(x), d, x), C(0, d, w), b), none);
   }
   const E ky = ivar("ky");
   for (O op : {O::MatMul, O::BatchMatMul}) {
@@ -169,19 +182,23 @@ void dense_axioms(Ctx& c) {
     c.add(n + "_batch_partition", M::Both, mm(P(k, d, x), P(k, d, y)), P(k, d, mm(x, y)), batch);
     c.add(n + "_batch_combine", M::Both, mm(C(k, d, x), C(k, d, y)), C(k, d, mm(x, y)), batch);
     if (op == O::MatMul)
-      c.add(n + "_rows_pipeline", M::Both, mm(Pipe(k, d, x), y), Pipe(k, d, mm(x, y)), rows && rank(y) == 2);
-    c.add(n + "_columns_partition", M::Forward, mm(R(d, x), P(ky, d, y)), P(last_of(x), d, mm(x, y)),
-          is_dim(ky, y, last_of(y)));
-    c.add(n + "_columns_partition_back", M::Forward, P(k, d, mm(x, y)), mm(R(d, x), P(last_of(y), d, y)),
-          is_dim(k, x, last_of(x)));
+      c.add(n + "_rows_pipeline", M::Both, mm(Pipe(k, d, x), y), Pipe(k, d, mm(x, y)),
+            rows && rank(y) == 2);
+    c.add(n + "_columns_partition", M::Forward, mm(R(d, x), P(ky, d, y)),
+          P(last_of(x), d, mm(x, y)), is_dim(ky, y, last_of(y)));
+    c.add(n + "_columns_partition_back", M::Forward, P(k, d, mm(x, y)),
+          mm(R(d, x), P(last_of(y), d, y)), is_dim(k, x, last_of(x)));
     c.add(n + "_columns_combine", M::Forward, mm(x, C(ky, d, y)), C(last_of(x), d, mm(R(d, x), y)),
           is_dim(ky, y, last_of(y)));
-    c.add(n + "_columns_combine_back", M::Forward, C(k, d, mm(R(d, x), y)), mm(x, C(last_of(y), d, y)),
-          is_dim(k, x, last_of(x)));
+    c.add(n + "_columns_combine_back", M::Forward, C(k, d, mm(R(d, x), y)),
+          mm(x, C(last_of(y), d, y)), is_dim(k, x, last_of(x)));
     const E reduction = is_dim(kx, x, last_of(x)) && is_dim(ky, y, rank(y) - 2);
-    c.add(n + "_reduction_partition", M::Forward, Red(d, mm(P(kx, d, x), P(ky, d, y))), mm(x, y), reduction);
-    c.add(n + "_reduction_combine", M::Forward, mm(C(kx, d, x), C(ky, d, y)), Red(d, mm(x, y)), reduction);
-    c.add(n + "_reduction_combine_back", M::Forward, Red(d, mm(x, y)), mm(C(last_of(x), d, x), C(rank(y) - 2, d, y)));
+    c.add(n + "_reduction_partition", M::Forward, Red(d, mm(P(kx, d, x), P(ky, d, y))), mm(x, y),
+          reduction);
+    c.add(n + "_reduction_combine", M::Forward, mm(C(kx, d, x), C(ky, d, y)), Red(d, mm(x, y)),
+          reduction);
+    c.add(n + "_reduction_combine_back", M::Forward, Red(d, mm(x, y)),
+          mm(C(last_of(x), d, x), C(rank(y) - 2, d, y)));
   }
 }
 
@@ -191,64 +208,77 @@ void conv_axioms(Ctx& c) {
     const std::string n = arity == 2 ? "conv2d" : "conv2d_bias";
     std::map<std::string, E> attrs;
     auto conv = [&](const E& xx, const E& ww, const E& bb) {
-      return app_attrs(O::Conv2D, arity == 2 ? std::vector<E>{xx, ww} : std::vector<E>{xx, ww, bb}, attrs);
+      return app_attrs(O::Conv2D, arity == 2 ? std::vector<E>{xx, ww} : std::vector<E>{xx, ww, bb},
+                       attrs);
     };
     conv(x, w, b);
     const E bias_dim = arity == 3 ? is_dim(kb, b, 0) : blit(true);
     auto bias = [&](const E& e) { return arity == 3 ? e : b; };
     const E dense = attrs.at("groups") == 1;
     const E sample = is_dim(k, x, 0);
-    c.add(n + "_sample_partition", M::Both, conv(P(k, d, x), R(d, w), R(d, b)), P(k, d, conv(x, w, b)), sample);
-    c.add(n + "_sample_combine", M::Both, conv(C(k, d, x), w, b), C(k, d, conv(x, R(d, w), R(d, b))), sample);
-    // A spatial split exchanges halos: the output is the same, but an output split need not come from
-    // an input split of the same degree, so one direction only.
-    c.add(n + "_spatial_partition", M::Forward, conv(P(k, d, x), R(d, w), R(d, b)), P(k, d, conv(x, w, b)),
-          is_dim(k, x, 2) || is_dim(k, x, 3));
-    c.add(n + "_output_partition", M::Forward, conv(R(d, x), P(kw, d, w), bias(P(kb, d, b))), P(1, d, conv(x, w, b)),
-          dense && is_dim(kw, w, 0) && bias_dim);
-    c.add(n + "_output_partition_back", M::Forward, P(k, d, conv(x, w, b)), conv(R(d, x), P(0, d, w), bias(P(0, d, b))),
-          dense && is_dim(k, x, 1));
-    c.add(n + "_output_combine", M::Forward, conv(x, C(kw, d, w), bias(C(kb, d, b))), C(1, d, conv(R(d, x), w, b)),
-          dense && is_dim(kw, w, 0) && bias_dim);
-    c.add(n + "_output_combine_back", M::Forward, C(k, d, conv(R(d, x), w, b)), conv(x, C(0, d, w), bias(C(0, d, b))),
-          dense && is_dim(k, x, 1));
-    c.add(n + "_channel_reduction", M::Forward, Red(d, conv(P(k, d, x), P(kw, d, w), R(d, b))), conv(x, w, b),
+    c.add(n + "_sample_partition", M::Both, conv(P(k, d, x), R(d, w), R(d, b)),
+          P(k, d, conv(x, w, b)), sample);
+    c.add(n + "_sample_combine", M::Both, conv(C(k, d, x), w, b),
+          C(k, d, conv(x, R(d, w), R(d, b))), sample);
+    // A spatial split exchanges halos: the output is the same, but an output split need not come
+    // from an input split of the same degree, so one direction only.
+    c.add(n + "_spatial_partition", M::Forward, conv(P(k, d, x), R(d, w), R(d, b)),
+          P(k, d, conv(x, w, b)), is_dim(k, x, 2) || is_dim(k, x, 3));
+    c.add(n + "_output_partition", M::Forward, conv(R(d, x), P(kw, d, w), bias(P(kb, d, b))),
+          P(1, d, conv(x, w, b)), dense && is_dim(kw, w, 0) && bias_dim);
+    c.add(n + "_output_partition_back", M::Forward, P(k, d, conv(x, w, b)),
+          conv(R(d, x), P(0, d, w), bias(P(0, d, b))), dense && is_dim(k, x, 1));
+    c.add(n + "_output_combine", M::Forward, conv(x, C(kw, d, w), bias(C(kb, d, b))),
+          C(1, d, conv(R(d, x), w, b)), dense && is_dim(kw, w, 0) && bias_dim);
+    c.add(n + "_output_combine_back", M::Forward, C(k, d, conv(R(d, x), w, b)),
+          conv(x, C(0, d, w), bias(C(0, d, b))), dense && is_dim(k, x, 1));
+    c.add(n + "_channel_reduction", M::Forward, Red(d, conv(P(k, d, x), P(kw, d, w), R(d, b))),
+          conv(x, w, b),
           dense && attrs.at("activation") == 0 && is_dim(k, x, 1) && is_dim(kw, w, 1));
-    c.add(n + "_channel_combine", M::Forward, conv(C(k, d, x), C(kw, d, w), b), Red(d, conv(x, w, R(d, b))),
+    c.add(n + "_channel_combine", M::Forward, conv(C(k, d, x), C(kw, d, w), b),
+          Red(d, conv(x, w, R(d, b))),
           dense && attrs.at("activation") == 0 && is_dim(k, x, 1) && is_dim(kw, w, 1));
-    c.add(n + "_group_partition", M::Forward, conv(P(k, d, x), P(kw, d, w), bias(P(kb, d, b))), P(1, d, conv(x, w, b)),
+    c.add(n + "_group_partition", M::Forward, conv(P(k, d, x), P(kw, d, w), bias(P(kb, d, b))),
+          P(1, d, conv(x, w, b)),
           attrs.at("groups") != 1 && is_dim(k, x, 1) && is_dim(kw, w, 0) && bias_dim);
   }
 }
 
 void normalization_axioms(Ctx& c) {
   std::map<std::string, E> attrs;
-  auto bn = [&](const E& xx, const E& s, const E& bb) { return app_attrs(O::BatchNorm, {xx, s, bb}, attrs); };
+  auto bn = [&](const E& xx, const E& s, const E& bb) {
+    return app_attrs(O::BatchNorm, {xx, s, bb}, attrs);
+  };
   const E ks = ivar("ks"), kb = ivar("kb");
   const E channels = is_dim(k, x, 1) && is_dim(ks, w, 0) && is_dim(kb, b, 0);
-  // Channels split freely; a sample split changes the statistics (no SyncBN), so there is no such axiom.
-  c.add("batchnorm_channel_partition", M::Forward, bn(P(k, d, x), P(ks, d, w), P(kb, d, b)), P(1, d, bn(x, w, b)),
-        channels);
-  c.add("batchnorm_channel_partition_back", M::Forward, P(k, d, bn(x, w, b)), bn(P(1, d, x), P(0, d, w), P(0, d, b)),
-        is_dim(k, x, 1));
-  c.add("batchnorm_channel_combine", M::Forward, bn(C(k, d, x), C(ks, d, w), C(kb, d, b)), C(1, d, bn(x, w, b)),
-        channels);
-  c.add("batchnorm_channel_combine_back", M::Forward, C(k, d, bn(x, w, b)), bn(C(1, d, x), C(0, d, w), C(0, d, b)),
-        is_dim(k, x, 1));
+  // Channels split freely; a sample split changes the statistics (no SyncBN), so there is no such
+  // axiom.
+  c.add("batchnorm_channel_partition", M::Forward, bn(P(k, d, x), P(ks, d, w), P(kb, d, b)),
+        P(1, d, bn(x, w, b)), channels);
+  c.add("batchnorm_channel_partition_back", M::Forward, P(k, d, bn(x, w, b)),
+        bn(P(1, d, x), P(0, d, w), P(0, d, b)), is_dim(k, x, 1));
+  c.add("batchnorm_channel_combine", M::Forward, bn(C(k, d, x), C(ks, d, w), C(kb, d, b)),
+        C(1, d, bn(x, w, b)), channels);
+  c.add("batchnorm_channel_combine_back", M::Forward, C(k, d, bn(x, w, b)),
+        bn(C(1, d, x), C(0, d, w), C(0, d, b)), is_dim(k, x, 1));
   c.add("batchnorm_replicate", M::Both, bn(R(d, x), R(d, w), R(d, b)), R(d, bn(x, w, b)));
   for (int arity : {1, 3}) {
     const std::string n = arity == 1 ? "layernorm" : "layernorm_affine";
     std::map<std::string, E> la;
     auto ln = [&](const E& xx, const E& g, const E& bb) {
-      return app_attrs(O::LayerNorm, arity == 1 ? std::vector<E>{xx} : std::vector<E>{xx, g, bb}, la);
+      return app_attrs(O::LayerNorm, arity == 1 ? std::vector<E>{xx} : std::vector<E>{xx, g, bb},
+                       la);
     };
     ln(x, w, b);
-    const E leading = ilit(0) <= norm(k, rank(x)) && norm(k, rank(x)) < rank(x) - la.at("normalized_dims");
+    const E leading =
+        ilit(0) <= norm(k, rank(x)) && norm(k, rank(x)) < rank(x) - la.at("normalized_dims");
     for (const auto& [fn, f] : dim_ops()) {
       if (fn == "combine")
-        c.add(n + "_combine", M::Both, ln(C(k, d, x), w, b), C(k, d, ln(x, R(d, w), R(d, b))), leading);
+        c.add(n + "_combine", M::Both, ln(C(k, d, x), w, b), C(k, d, ln(x, R(d, w), R(d, b))),
+              leading);
       else if (fn == "partition")
-        c.add(n + "_partition", M::Both, ln(P(k, d, x), R(d, w), R(d, b)), P(k, d, ln(x, w, b)), leading);
+        c.add(n + "_partition", M::Both, ln(P(k, d, x), R(d, w), R(d, b)), P(k, d, ln(x, w, b)),
+              leading);
       else
         c.add(n + "_" + fn, M::Both, ln(f(k, d, x), w, b), f(k, d, ln(x, w, b)), leading);
     }
@@ -268,12 +298,16 @@ void embedding_axioms(Ctx& c) {
     const E out_last = op == O::Embedding ? rank(x) : ilit(1);
     c.add(n + "_sample_partition", M::Both, emb(P(k, d, x), R(d, w)), P(k, d, emb(x, w)), sample);
     c.add(n + "_sample_combine", M::Both, emb(C(k, d, x), w), C(k, d, emb(x, R(d, w))), sample);
-    c.add(n + "_column_partition", M::Forward, emb(R(d, x), P(kw, d, w)), P(out_last, d, emb(x, w)), is_dim(kw, w, 1));
+    c.add(n + "_column_partition", M::Forward, emb(R(d, x), P(kw, d, w)), P(out_last, d, emb(x, w)),
+          is_dim(kw, w, 1));
     c.add(n + "_column_partition_back", M::Forward, P(k, d, emb(x, w)), emb(R(d, x), P(1, d, w)),
           norm(k, out_last + 1) == out_last);
-    c.add(n + "_column_combine", M::Forward, emb(x, C(kw, d, w)), C(out_last, d, emb(R(d, x), w)), is_dim(kw, w, 1));
-    c.add(n + "_row_reduction", M::Forward, Red(d, emb(R(d, x), P(kw, d, w))), emb(x, w), is_dim(kw, w, 0));
-    c.add(n + "_row_combine", M::Forward, emb(x, C(kw, d, w)), Red(d, emb(R(d, x), w)), is_dim(kw, w, 0));
+    c.add(n + "_column_combine", M::Forward, emb(x, C(kw, d, w)), C(out_last, d, emb(R(d, x), w)),
+          is_dim(kw, w, 1));
+    c.add(n + "_row_reduction", M::Forward, Red(d, emb(R(d, x), P(kw, d, w))), emb(x, w),
+          is_dim(kw, w, 0));
+    c.add(n + "_row_combine", M::Forward, emb(x, C(kw, d, w)), Red(d, emb(R(d, x), w)),
+          is_dim(kw, w, 0));
     c.add(n + "_row_combine_back", M::Forward, Red(d, emb(R(d, x), w)), emb(x, C(0, d, w)));
   }
   // A bag is an embedding of each index followed by a sum (or mean) over the bag dim.
@@ -282,7 +316,8 @@ void embedding_axioms(Ctx& c) {
     const E emb = app(O::Embedding, attrs, {x, w});
     attrs["aggregate"] = ilit(agg);
     const E bag = app(O::EmbeddingBag, attrs, {x, w});
-    const E reduced = app(agg == 0 ? O::ReduceSum : O::ReduceMean, {{"axes", llit({1})}, {"keepdims", ilit(0)}}, {emb});
+    const E reduced = app(agg == 0 ? O::ReduceSum : O::ReduceMean,
+                          {{"axes", llit({1})}, {"keepdims", ilit(0)}}, {emb});
     c.add(agg == 0 ? "embedding_bag_sum" : "embedding_bag_mean", M::Forward, bag, reduced);
   }
 }
@@ -309,6 +344,14 @@ void attention_axioms(Ctx& c) {
   }
   c.add("attention_sample_partition", M::Forward, mha(sample), P(0, d, mha(in)), sample_guard);
   c.add("attention_head_reduction", M::Forward, Red(d, mha(heads)), mha(in), heads_guard);
+  // A fused kernel (the scores never leave the chip) computes the same function as the unfused
+  // one: only where the scores live differs.
+  auto with_kernel = [&](int fused) {
+    auto a = attrs;
+    a["fused"] = ilit(fused);
+    return app(O::MultiHeadAttention, a, in);
+  };
+  c.add("attention_fused_kernel", M::Forward, with_kernel(1), with_kernel(0));
 }
 
 // Concat, Split, Transpose, Reshape, Flatten, ReduceSum/Mean and the losses.
@@ -328,7 +371,8 @@ void layout_axioms(Ctx& c) {
     for (const auto& [fn, f] : dim_ops())
       c.add(n + "_" + fn, M::Both, cat(args([&, f = f](const E& t) { return f(k, d, t); })),
             f(k, d, cat(args([](const E& t) { return t; }))), other);
-    for (const auto& [rn, r] : std::vector<std::pair<std::string, std::function<E(const E&, const E&)>>>{
+    for (const auto& [rn, r] :
+         std::vector<std::pair<std::string, std::function<E(const E&, const E&)>>>{
              {"replicate", R}, {"reduce", Red}, {"allreduce", AR}})
       c.add(n + "_" + rn, M::Both, cat(args([&, r = r](const E& t) { return r(d, t); })),
             r(d, cat(args([](const E& t) { return t; }))));
@@ -339,7 +383,8 @@ void layout_axioms(Ctx& c) {
     auto sp = [&](const E& t) { return app_attrs(O::Split, {t}, attrs, out); };
     sp(x);
     const E other = norm(k, rank(x)) != norm(attrs.at("axis"), rank(x)) || d == 1;
-    for (const auto& [fn, f] : dim_ops()) c.add(n + "_" + fn, M::Both, sp(f(k, d, x)), f(k, d, sp(x)), other);
+    for (const auto& [fn, f] : dim_ops())
+      c.add(n + "_" + fn, M::Both, sp(f(k, d, x)), f(k, d, sp(x)), other);
     c.add(n + "_replicate", M::Both, sp(R(d, x)), R(d, sp(x)));
     c.add(n + "_reduce", M::Both, sp(Red(d, x)), Red(d, sp(x)));
   }
@@ -349,7 +394,8 @@ void layout_axioms(Ctx& c) {
     tr(x);
     const E perm = attrs.at("perm");
     for (const auto& [fn, f] : dim_ops())
-      c.add("transpose_" + fn, M::Forward, tr(f(k, d, x)), f(perm_pos(perm, norm(k, rank(x))), d, tr(x)));
+      c.add("transpose_" + fn, M::Forward, tr(f(k, d, x)),
+            f(perm_pos(perm, norm(k, rank(x))), d, tr(x)));
     c.add("transpose_replicate", M::Both, tr(R(d, x)), R(d, tr(x)));
     c.add("transpose_reduce", M::Both, tr(Red(d, x)), Red(d, tr(x)));
   }
@@ -361,7 +407,8 @@ void layout_axioms(Ctx& c) {
     const E lead = op == O::Flatten ? attrs.at("axis") >= 1 : blit(true);
     for (const auto& [fn, f] : dim_ops()) {
       if (fn == "pipeline" || fn == "batch") continue;
-      c.add(n + "_leading_" + fn, M::Forward, rs(f(k, d, x)), f(0, d, rs(x)), lead && is_dim(k, x, 0));
+      c.add(n + "_leading_" + fn, M::Forward, rs(f(k, d, x)), f(0, d, rs(x)),
+            lead && is_dim(k, x, 0));
     }
     if (op == O::Flatten)
       c.add("flatten_inner_partition", M::Forward, rs(P(attrs.at("axis"), d, x)), P(1, d, rs(x)),
@@ -384,7 +431,8 @@ void layout_axioms(Ctx& c) {
       c.add(n + "_kept_" + fn, M::Forward, red(f(k, d, x)), f(out_dim, d, red(x)), kept);
     // The new blocks are the innermost partial sums only when k is the last reduced axis.
     c.add(n + "_reduced_partition", M::Forward, Red(d, red(P(k, d, x))), red(x),
-          literal && ilit(0) <= nk && contains(axes, nk) && count_below(axes, nk) == list_len(axes) - 1);
+          literal && ilit(0) <= nk && contains(axes, nk) &&
+              count_below(axes, nk) == list_len(axes) - 1);
     // Replicas of the input stay outer to the new partial sums: equal only without new ones.
     c.add(n + "_replicate", M::Both, red(R(d, x)), R(d, red(x)), replica(red(x)) == replica(x));
     c.add(n + "_reduce", M::Joint, red(Red(d, x)), Red(d, red(x)), replica(red(x)) == replica(x));
@@ -394,11 +442,13 @@ void layout_axioms(Ctx& c) {
     auto sce = [&](const E& l, const E& t) { return app(O::SoftmaxCrossEntropy, {}, {l, t}); };
     const E sample = ilit(0) <= norm(k, rank(x)) && norm(k, rank(x)) < rank(x) - 1 && k >= 0;
     for (const auto& [fn, f] : dim_ops())
-      c.add("cross_entropy_" + fn, M::Both, sce(f(k, d, x), f(k, d, y)), f(k, d, sce(x, y)), sample);
+      c.add("cross_entropy_" + fn, M::Both, sce(f(k, d, x), f(k, d, y)), f(k, d, sce(x, y)),
+            sample);
     c.add("cross_entropy_replicate", M::Both, sce(R(d, x), R(d, y)), R(d, sce(x, y)));
     auto mse = [&](const E& p, const E& t) { return app(O::MSELoss, {}, {p, t}); };
     for (const auto& [fn, f] : dim_ops())
-      c.add("mse_" + fn, M::Forward, mse(f(k, d, x), f(k, d, y)), f(0, d, mse(x, y)), is_dim(k, x, 0));
+      c.add("mse_" + fn, M::Forward, mse(f(k, d, x), f(k, d, y)), f(0, d, mse(x, y)),
+            is_dim(k, x, 0));
     c.add("mse_replicate", M::Both, mse(R(d, x), R(d, y)), R(d, mse(x, y)));
   }
 }

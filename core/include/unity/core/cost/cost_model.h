@@ -3,6 +3,7 @@
 // time from its FLOPs and bytes against the device's peaks (roofline with efficiency factors, plus
 // a launch latency), collectives costed on the topology using the slowest link inside the device
 // group, and measured profiles overriding the analytic times where a project has them.
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,19 @@ std::string_view to_string(Optimizer o);
 Optimizer optimizer_from_string(std::string_view name);  // throws InputError
 int optimizer_state_copies(Optimizer o);                 // extra weight-sized tensors kept
 
+// Bytes of one weight's gradient as training frameworks keep and reduce it: bf16 weights
+// accumulate and all-reduce their gradients in fp32 (Megatron-LM turns
+// accumulate_allreduce_grads_in_fp32 on for --bf16; Llama 3's FSDP keeps fp32 gradients), fp16
+// and fp32 weights in their own dtype.
+double gradient_bytes(DataType weight_dtype);
+
+// One matrix product inside a task: `count` independent m x n outputs (a batched product's batch)
+// and its FLOPs, which tile and wave quantization apply to.
+struct GemmShape {
+  double m = 0, n = 0, count = 1;
+  double flops = 0;
+};
+
 // Work of one task of an operator (one piece of its output), forward pass.
 struct TaskWork {
   double flops = 0;
@@ -26,8 +40,27 @@ struct TaskWork {
   // Bytes of memory-bound kernels that run between the compute-bound ones of a fused operator
   // (attention's scores through the softmax), so they add to its time instead of hiding under it.
   double serial_bytes = 0;
+  // FLOPs a fused causal attention kernel skips (the score blocks its mask hides), which FLOP
+  // counts such as Megatron-LM's still count: `flops` is what runs.
+  double skipped_flops = 0;
+  // The matrix products among `flops` (a projection's, a convolution's as an implicit GEMM).
+  std::array<GemmShape, 6> gemms{};
+  int gemm_count = 0;
+  void add_gemm(double m, double n, double count, double flops) {
+    if (gemm_count < static_cast<int>(gemms.size())) gemms[gemm_count++] = {m, n, count, flops};
+  }
 };
-TaskWork task_work(const Graph& graph, NodeId node);
+// `fused_kernels`: the device runs a fused attention operator as one kernel
+// (DeviceSpec::fused_attention); else as the unfused kernels.
+TaskWork task_work(const Graph& graph, NodeId node, bool fused_kernels = true);
+
+// Of a device's large-GEMM throughput, what a product of `count` m x n outputs reaches once its
+// output tiles run in waves over `sms` streaming multiprocessors, each wave as long as a full one:
+// useful outputs / (waves x sms x tile) (NVIDIA, "Matrix Multiplication Background User's Guide",
+// tile and wave quantization), for the tile of 256 x 128, 128 x 256 or 128 x 128 (the large tiles
+// cuBLAS and CUTLASS use on Ampere and Hopper) that wastes least, as the library's heuristic picks.
+// 1 when sms is 0.
+double gemm_wave_efficiency(double m, double n, double count, int sms);
 
 struct OpTimes {
   double forward = 0;   // seconds, one task

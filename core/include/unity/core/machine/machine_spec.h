@@ -26,6 +26,14 @@ struct DeviceSpec {
   double compute_efficiency = 0.6;  // fraction of peak FLOP/s that dense kernels reach
   double memory_efficiency = 0.8;   // fraction of peak bandwidth that memory-bound kernels reach
   double launch_latency = 5e-6;     // seconds per kernel launch
+  // Streaming multiprocessors: a GEMM runs in waves of output tiles over them, and a last wave
+  // that leaves SMs idle costs a whole wave (cost_model.h, gemm_wave_efficiency). 0: no such
+  // quantization (CPUs, or a device whose count is not known).
+  int sm_count = 0;
+  // Runs attention as one fused kernel (FlashAttention-2 and cuDNN's fused attention, which
+  // Megatron-Core and PyTorch use, need Ampere or newer). Without it a fused attention operator
+  // runs the unfused kernels and costs as they do.
+  bool fused_attention = false;
 
   // The peak for arithmetic in `dtype` (fp16 and bf16 fall back to the figures they share).
   double peak_flops(DataType dtype) const;

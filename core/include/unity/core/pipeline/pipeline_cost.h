@@ -3,6 +3,7 @@
 // Narayanan et al. SC'21, sections 2.2 and 3), and the memory of one device by kind (ZeRO,
 // Rajbhandari et al. SC'20, section 3.1, for the bytes per parameter of mixed-precision Adam).
 // Pure arithmetic, so that a schedule's bubble and a device's bytes can be checked by hand.
+#include <functional>
 #include <vector>
 
 #include "unity/core/cost/cost_model.h"
@@ -33,7 +34,7 @@ double in_flight_micro_batches(int rank, int stages, int micro_batches, int inte
 // What one device holds, by kind (bytes).
 struct MemoryBreakdown {
   double weights = 0;      // in the compute dtype
-  double gradients = 0;    // in the compute dtype
+  double gradients = 0;    // in the compute dtype; fp32 for bf16 (gradient_bytes)
   double optimizer = 0;    // fp32 master weights (mixed precision) and the optimizer's state
   double activations = 0;  // kept for the backward pass, for every micro-batch in flight
   double workspace = 0;    // transient: a recomputed block's activations, ZeRO-3's gathered layer
@@ -43,8 +44,49 @@ struct MemoryBreakdown {
 // Bytes for `parameters` weights held on a device in `dtype`, with `optimizer`, sharded by ZeRO
 // stage `zero` (1: optimizer state, 2: and gradients, 3: and weights) over `data_parallel` copies.
 // Mixed precision (a 2-byte dtype) keeps fp32 master weights with the optimizer state: Adam in
-// fp16 is 2 + 2 + 12 = 16 bytes a parameter (ZeRO's K = 12).
+// fp16 is 2 + 2 + 12 = 16 bytes a parameter (ZeRO's K = 12); in bf16, whose gradients are fp32
+// (gradient_bytes), 2 + 4 + 12 = 18.
 MemoryBreakdown parameter_memory(double parameters, DataType dtype, Optimizer optimizer, int zero,
                                  int data_parallel);
+
+// The data-parallel synchronisation of one pipeline rank's weights over its copies, once an
+// iteration (Megatron-Core's distributed data parallelism):
+// - ZeRO 0 all-reduces the gradients; ZeRO 1 reduce-scatters them and all-gathers the updated
+//   weights (the distributed optimizer); ZeRO 2 reduce-scatters every micro-batch's gradients;
+//   ZeRO 3 also gathers the weights before each micro-batch's forward and backward pass.
+// - With `overlap`, gradients are reduced bucket by bucket while the last micro-batch's backward
+//   pass runs (--overlap-grad-reduce) and the weights gathered while the first forward runs
+//   (--overlap-param-gather): only what outlasts that pass is exposed, and never less than the
+//   last bucket's share. Buckets hold max(40M, 1M x copies) parameters (Megatron-Core's default).
+// A reduce-scatter or an all-gather takes half an all-reduce of the same buffer.
+struct DataSyncInput {
+  double parameters = 0;      // weight elements of one device
+  double gradient_bytes = 2;  // per element, as reduced (gradient_bytes())
+  double weight_bytes = 2;    // per element, as gathered
+  int zero = 0;
+  int micro_batches = 1;
+  bool overlap = false;
+  double forward = 0;   // seconds of one micro-batch's forward pass on the rank
+  double backward = 0;  // and of its backward pass
+  int data_parallel = 1;
+};
+struct DataSync {
+  double exposed = 0;  // seconds added to the iteration
+  double total = 0;    // seconds of communication, hidden or not
+  double bytes = 0;    // bytes the copies send in all
+};
+// One pass of a segment whose tensor-parallel collectives (`communication` seconds) are pipelined
+// with its `compute` (Transformer Engine's userbuffers, Megatron-Core's --tp-comm-overlap): the
+// GEMM and its collective are cut into `splits` pieces, so one piece's communication stays exposed
+// and so does whatever outlasts the compute; while the rest runs hidden, its kernels hold
+// `comm_sms` of the device's `sms` streaming multiprocessors, which the compute loses. TE's
+// defaults: reduce-scatters pipelined in 4 splits on 16 SMs, all-gathers exchanged in a ring of
+// tp splits on 1 SM (transformer_engine/pytorch/module/base.py, initialize_ub); the planner uses
+// the reduce-scatter's, the costlier.
+double overlapped_pass(double compute, double communication, int splits, int comm_sms, int sms);
+
+// `allreduce_time(bytes)`: an all-reduce of `bytes` on every device of the data-parallel group.
+DataSync data_parallel_sync(const DataSyncInput& in,
+                            const std::function<double(double)>& allreduce_time);
 
 }  // namespace unity

@@ -74,6 +74,8 @@ struct PipelinePlan {
   Recompute recompute = Recompute::None;
   int zero_stage = 0;
   bool sequence_parallel = false;
+  bool overlap_grad_reduce = false;  // data-parallel communication behind compute
+  bool tp_comm_overlap = false;      // tensor-parallel collectives pipelined with the GEMMs
   DataType dtype = DataType::Float32;
 
   std::vector<StagePlan> chunks;             // pipeline_stages x interleave, in model order
@@ -84,7 +86,8 @@ struct PipelinePlan {
   double bubble_fraction = 0;
   double compute_time = 0;         // the busiest rank's compute over the iteration
   double communication_time = 0;   // its collectives, point-to-point and gradient synchronisation
-  double sync_time = 0;            // data-parallel gradient synchronisation (ZeRO traffic included)
+  double sync_time = 0;            // data-parallel gradient synchronisation (ZeRO traffic
+                                   // included) left exposed
   double update_time = 0;          // optimizer step
   double communication_bytes = 0;  // bytes all devices send per iteration
   double peak_memory = 0;          // bytes, the fullest device

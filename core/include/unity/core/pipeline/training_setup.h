@@ -25,9 +25,15 @@ struct LayoutRequest {
   std::optional<Recompute> recompute;     // --recompute
   int zero_stage = -1;                    // --zero 0..3 (-1: searched)
   std::optional<bool> sequence_parallel;  // --sequence-parallel
+  // --overlap-grad-reduce: the data-parallel reduce behind the backward pass, ZeRO's gather behind
+  // the forward (unset: the joint search overlaps, Megatron-LM's SC'21 layouts do not)
+  std::optional<bool> overlap_grad_reduce;
+  // --tp-comm-overlap: tensor-parallel collectives pipelined with the GEMMs next to them
+  // (Transformer Engine's userbuffers; needs sequence parallelism). Unset: searched in joint mode.
+  std::optional<bool> tp_comm_overlap;
   bool empty() const {
     return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
-           zero_stage < 0 && !sequence_parallel;
+           zero_stage < 0 && !sequence_parallel && !overlap_grad_reduce && !tp_comm_overlap;
   }
   // "--tp 8 --pp 8 --micro-batches 96": what was fixed, for messages.
   std::string describe() const;
