@@ -369,6 +369,14 @@ def attention():
         [node("sm", "Softmax", ["x"], {"axis": "$a"})], ["sm"],
         [part("px", "x", "k"), node("sm2", "Softmax", ["px"], copy="sm"), comb("out", "sm2", "k")],
         ["out"], ["d", dim_of("x")], [c("not_equal", "k", "$a")]))
+    # A kernel choice: the same function, the scores kept on chip (docs/cost-model.md).
+    ins = ["q", "k", "v"] + weights
+    out.append(rule(
+        "fuse_attention", "algebraic",
+        "Attention as one fused kernel (FlashAttention): the scores stay on chip, the backward "
+        "pass recomputes them, a causal mask skips the blocks it hides", ins,
+        [node("mha", "MultiHeadAttention", ins, {"fused": 0})], ["mha"],
+        [node("fused", "MultiHeadAttention", ins, {"fused": 1}, copy="mha")], ["fused"]))
     return out
 
 

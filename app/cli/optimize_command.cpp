@@ -9,6 +9,7 @@
 #include "search_options.h"
 #include "table_printer.h"
 #include "unity/core/json_io.h"
+#include "unity/core/plan/memory_verdict.h"
 #include "unity/core/plan/plan_optimizer.h"
 #include "unity/core/plan/search_mode.h"
 #include "unity/use_cases/calibrate.h"
@@ -74,7 +75,7 @@ void add_optimize_command(CLI::App& app) {
                human_bytes(static_cast<std::int64_t>(s.communication_bytes)));
     fmt::print("  peak memory    {} per device ({})\n",
                human_bytes(static_cast<std::int64_t>(s.peak_memory_bytes)),
-               s.fits_in_memory ? "fits" : "DOES NOT FIT");
+               plan_memory_verdict(s.peak_memory_bytes, s.fits_in_memory, plan.machine).describe());
     fmt::print("  operators      {} compute, {} parallel\n", s.operators, s.parallel_operators);
     fmt::print("  search         {:.3f} s, {} candidates{}\n", s.search_seconds,
                s.candidates_evaluated, s.search_status.empty() ? "" : " (" + s.search_status + ")");

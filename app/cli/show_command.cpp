@@ -15,6 +15,7 @@
 #include "unity/core/json_io.h"
 #include "unity/core/pcg/dot_export.h"
 #include "unity/core/pipeline/pipeline_schedule.h"
+#include "unity/core/plan/memory_verdict.h"
 #include "unity/core/plan/plan.h"
 #include "unity/core/zoo/model_loader.h"
 #include "unity/projects/op_profiles.h"
@@ -77,7 +78,7 @@ void print_plan(const Plan& plan, bool costs) {
              human_bytes(static_cast<std::int64_t>(s.communication_bytes)));
   fmt::print("memory      {} peak per device ({})\n\n",
              human_bytes(static_cast<std::int64_t>(s.peak_memory_bytes)),
-             s.fits_in_memory ? "fits" : "does not fit");
+             plan_memory_verdict(s.peak_memory_bytes, s.fits_in_memory, plan.machine).describe());
   if (plan.pipeline) {
     print_pipeline(*plan.pipeline, costs);
     return;

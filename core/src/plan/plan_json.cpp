@@ -218,6 +218,8 @@ json summary_to_json(const PlanSummary& s) {
       {"communication_bytes", bytes_to_json(s.communication_bytes)},
       {"peak_memory_bytes", bytes_to_json(s.peak_memory_bytes)},
       {"fits_in_memory", s.fits_in_memory},
+      {"memory_verdict", s.memory_verdict},
+      {"memory_margin_bytes", bytes_to_json(s.memory_margin_bytes)},
       {"search_seconds", s.search_seconds},
       {"candidates_evaluated", s.candidates_evaluated},
       {"substitutions_applied", applied_to_json(s.substitutions_applied)},
@@ -290,6 +292,9 @@ Plan plan_from_json_fields(const json& j) {
   p.summary.communication_bytes = s.value("communication_bytes", 0.0);
   p.summary.peak_memory_bytes = s.value("peak_memory_bytes", 0.0);
   p.summary.fits_in_memory = s.value("fits_in_memory", false);
+  p.summary.memory_verdict =
+      s.value("memory_verdict", std::string(p.summary.fits_in_memory ? "fits" : "does-not-fit"));
+  p.summary.memory_margin_bytes = s.value("memory_margin_bytes", 0.0);
   p.summary.dtype = s.value("dtype", "float32");
   p.summary.pipeline_stages = json_integer_or(s, "pipeline_stages", 1, "plan: summary");
   p.summary.micro_batches = json_integer_or(s, "micro_batches", 1, "plan: summary");

@@ -12,6 +12,7 @@
 #include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/pipeline/pipeline_planner.h"
 #include "unity/core/pipeline/segment_profile.h"
+#include "unity/core/plan/memory_verdict.h"
 #include "unity/core/plan/search_mode.h"
 #include "unity/core/search/candidate_cost.h"
 #include "unity/core/search/hierarchical_search.h"
@@ -213,6 +214,10 @@ class PlanSearch {
     s.communication_bytes = plan.mapping.cost.bytes;
     s.peak_memory_bytes = plan.mapping.peak_memory;
     s.fits_in_memory = plan.mapping.fits_in_memory;
+    const MemoryVerdict memory =
+        plan_memory_verdict(s.peak_memory_bytes, s.fits_in_memory, machine_);
+    s.memory_verdict = to_string(memory.fit);
+    s.memory_margin_bytes = memory.margin;
     s.search_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     s.mapping_subproblems = plan.mapping.subproblems;

@@ -27,6 +27,10 @@ struct PlanSummary {
   double communication_bytes = 0;
   double peak_memory_bytes = 0;
   bool fits_in_memory = false;
+  // memory_verdict.h: "fits", "tight" or "does-not-fit", and the smallest device's capacity minus
+  // the peak (negative: over)
+  std::string memory_verdict = "does-not-fit";
+  double memory_margin_bytes = 0;
   double search_seconds = 0;
   std::int64_t candidates_evaluated = 0;
   std::vector<AppliedSubstitution> substitutions_applied;

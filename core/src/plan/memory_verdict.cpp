@@ -1,0 +1,60 @@
+#include "unity/core/plan/memory_verdict.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/search/candidate_cost.h"
+
+namespace unity {
+namespace {
+
+std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / double(1 << 30)); }
+
+}  // namespace
+
+std::string_view to_string(MemoryFit f) {
+  switch (f) {
+    case MemoryFit::Fits:
+      return "fits";
+    case MemoryFit::Tight:
+      return "tight";
+    default:
+      return "does-not-fit";
+  }
+}
+
+MemoryVerdict memory_verdict(double peak_bytes, double capacity_bytes) {
+  MemoryVerdict v;
+  v.capacity = capacity_bytes;
+  v.margin = capacity_bytes - peak_bytes;
+  if (!std::isfinite(peak_bytes) || v.margin < 0)
+    v.fit = MemoryFit::DoesNotFit;
+  else if (v.margin < kTightMemoryShare * capacity_bytes)
+    v.fit = MemoryFit::Tight;
+  else
+    v.fit = MemoryFit::Fits;
+  return v;
+}
+
+MemoryVerdict plan_memory_verdict(double peak_bytes, bool fits, const MachineSpec& machine) {
+  MemoryVerdict v = memory_verdict(peak_bytes, smallest_device_memory(machine));
+  if (!fits) v.fit = MemoryFit::DoesNotFit;
+  return v;
+}
+
+std::string MemoryVerdict::describe() const {
+  switch (fit) {
+    case MemoryFit::Fits:
+      return fmt::format("fits, {} to spare", gib(margin));
+    case MemoryFit::Tight:
+      return fmt::format("tight: {} to spare of {}", gib(margin), gib(capacity));
+    default:
+      return std::isfinite(margin)
+                 ? fmt::format("does not fit: {} over {}", gib(-margin), gib(capacity))
+                 : std::string("does not fit");
+  }
+}
+
+}  // namespace unity
