@@ -57,23 +57,27 @@ inline Graph model_of(const DenseRun& run) {
   return g;
 }
 
-// The published layout: `unity optimize --mode expert --tp T --pp P --zero 1
-// --overlap-grad-reduce --tp-comm-overlap --sequence-parallel --recompute none --pin
-// fuse_attention` (no sequence parallelism, so no TP overlap, at TP 1).
-inline OptimizeOptions layout_of(const DenseRun& run) {
+// A published TP x PP layout on the stack of these runs: `unity optimize --mode expert --tp T
+// --pp P --zero 1 --overlap-grad-reduce --tp-comm-overlap --sequence-parallel --recompute none
+// --pin fuse_attention` (no sequence parallelism, so no TP overlap, at TP 1).
+inline OptimizeOptions megatron_core_layout(int tp, int pp) {
   OptimizeOptions o;
   o.mode = "expert";
-  o.layout.tensor_parallel = run.tp;
-  o.layout.pipeline_stages = run.pp;
+  o.layout.tensor_parallel = tp;
+  o.layout.pipeline_stages = pp;
   o.layout.zero_stage = 1;
   o.layout.overlap_grad_reduce = true;
   o.layout.recompute = Recompute::None;
-  if (run.tp > 1) {
+  if (tp > 1) {
     o.layout.sequence_parallel = true;
     o.layout.tp_comm_overlap = true;
   }
   o.pins = {"fuse_attention"};
   return o;
+}
+
+inline OptimizeOptions layout_of(const DenseRun& run) {
+  return megatron_core_layout(run.tp, run.pp);
 }
 
 }  // namespace unity::h100

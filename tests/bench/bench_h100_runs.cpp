@@ -56,17 +56,7 @@ int main() {
   for (auto [gpus, published] : {std::pair{8192, 430.0}, std::pair{16384, 400.0}}) {
     const MachineSpec machine = load_machine("dgx-h100", {0, gpus});
     const Graph model = load_model_for_devices("llama3-405b", gpus, 2048);
-    OptimizeOptions o;
-    o.mode = "expert";
-    o.layout.tensor_parallel = 8;
-    o.layout.pipeline_stages = 16;
-    o.layout.zero_stage = 1;
-    o.layout.overlap_grad_reduce = true;
-    o.layout.recompute = Recompute::None;
-    o.layout.sequence_parallel = true;
-    o.layout.tp_comm_overlap = true;
-    o.pins = {"fuse_attention"};
-    const Plan plan = optimize_plan(model, machine, o);
+    const Plan plan = optimize_plan(model, machine, h100::megatron_core_layout(8, 16));
     fmt::print("| {} | 8 | 16 | {} | {} | {:.1f} | {} | {} | {:.1f}{} |\n", gpus, gpus / 128,
                published, plan.summary.tflops_per_device,
                error(plan.summary.tflops_per_device, published), layout(*plan.pipeline),
