@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "legend.h"
+#include "unity/core/plan/memory_verdict.h"
 #include "unity/views/display_format.h"
 #include "unity/views/explorer_document.h"
 #include "unity/views/graph_view.h"
@@ -163,14 +164,23 @@ QString PcgView::headline() const {
   const QString rewriteText = applied.isEmpty()
                                   ? QString()
                                   : tr("<br>Rewrites: %1").arg(applied.join(QStringLiteral(", ")));
+  // Fits, tight or not, with the margin (memory_verdict.h); orange and red draw the eye.
+  const MemoryVerdict memory =
+      plan_memory_verdict(s.peak_memory_bytes, s.fits_in_memory, plan->machine);
+  const QString verdict = QString::fromStdString(memory.describe());
+  const QString memoryText =
+      memory.fit == MemoryFit::Fits
+          ? tr(" (%1)").arg(verdict)
+          : tr(" <span style='color:%1'><b>(%2)</b></span>")
+                .arg(memory.fit == MemoryFit::Tight ? QStringLiteral("#ef6c00")
+                                                    : QStringLiteral("#d32f2f"),
+                     verdict);
   return tr("<b>%1</b> per iteration (compute %2, communication %3) · %4 sent · peak memory %5 per "
             "device%6 · "
             "%7 compute + %8 parallel operators on %9 devices")
              .arg(formatMs(s.iteration_time_ms), formatMs(s.compute_ms),
                   formatMs(s.communication_ms), formatBytes(s.communication_bytes),
-                  formatBytes(s.peak_memory_bytes),
-                  s.fits_in_memory ? QString()
-                                   : tr(" <span style='color:#d32f2f'><b>does not fit</b></span>"))
+                  formatBytes(s.peak_memory_bytes), memoryText)
              .arg(s.operators)
              .arg(s.parallel_operators)
              .arg(s.devices) +
