@@ -8,6 +8,7 @@
 #include "project_option.h"
 #include "search_options.h"
 #include "table_printer.h"
+#include "unity/core/cost/published_accuracy.h"
 #include "unity/core/json_io.h"
 #include "unity/core/plan/memory_verdict.h"
 #include "unity/core/plan/plan_optimizer.h"
@@ -64,6 +65,13 @@ void add_optimize_command(CLI::App& app) {
     const auto& s = plan.summary;
     if (opt->json) {
       auto j = summary_to_json(s);
+      if (const auto checked = published_accuracy(machine))
+        j["published_accuracy"] = {{"family", checked->family},
+                                   {"runs", checked->runs},
+                                   {"rows", checked->rows},
+                                   {"within_10_percent", checked->within_10_percent},
+                                   {"lowest_error", checked->lowest_error},
+                                   {"highest_error", checked->highest_error}};
       if (!opt->project.empty()) j["project"] = recorded.to_json();
       fmt::print("{}\n", j.dump(2));
       return;
@@ -81,6 +89,8 @@ void add_optimize_command(CLI::App& app) {
                s.candidates_evaluated, s.search_status.empty() ? "" : " (" + s.search_status + ")");
     if (!s.origin.empty()) fmt::print("  plan           {}\n", s.origin);
     print_cost_sources(s, machine);
+    if (const auto checked = published_accuracy(machine))
+      fmt::print("  checked        {}\n", checked->describe());
     if (plan.pipeline) {
       fmt::print("\n");
       print_pipeline(*plan.pipeline, false);

@@ -10,25 +10,25 @@
 namespace unity::zoo {
 namespace {
 
-struct Entry {
+struct ScaledBuilder {
   const char* name;
   void (*build)(GraphBuilder&, std::int64_t, double);
 };
 
-const Entry kEntries[] = {{"mnist-mlp", detail::build_mnist_mlp},
-                          {"mlp", detail::build_mlp},
-                          {"resnext50", detail::build_resnext50},
-                          {"dlrm", detail::build_dlrm},
-                          {"xdl", detail::build_xdl},
-                          {"bert-large", detail::build_bert_large},
-                          {"candle-uno", detail::build_candle_uno}};
+const ScaledBuilder kScaledBuilders[] = {{"mnist-mlp", detail::build_mnist_mlp},
+                                         {"mlp", detail::build_mlp},
+                                         {"resnext50", detail::build_resnext50},
+                                         {"dlrm", detail::build_dlrm},
+                                         {"xdl", detail::build_xdl},
+                                         {"bert-large", detail::build_bert_large},
+                                         {"candle-uno", detail::build_candle_uno}};
 
 }  // namespace
 
 const std::vector<std::string>& scalable_models() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n;
-    for (const auto& e : kEntries) n.emplace_back(e.name);
+    for (const auto& e : kScaledBuilders) n.emplace_back(e.name);
     return n;
   }();
   return names;
@@ -37,8 +37,8 @@ const std::vector<std::string>& scalable_models() {
 Graph build_scaled(const std::string& name, std::int64_t batch, double scale) {
   if (!(scale > 0.0 && scale <= 1.0))
     throw InputError(fmt::format("--scale {}: must be in (0, 1]", scale));
-  const Entry* entry = nullptr;
-  for (const auto& e : kEntries)
+  const ScaledBuilder* entry = nullptr;
+  for (const auto& e : kScaledBuilders)
     if (name == e.name) entry = &e;
   if (!entry)
     throw InputError(fmt::format("'{}' cannot be scaled; --scale works for: {}", name,

@@ -1,0 +1,34 @@
+#pragma once
+// How far the cost model's predictions have been from published training runs on a device
+// family (docs/accuracy.md): what `unity optimize` states beside a plan, so that a user knows how
+// much its kind of prediction has been checked. The rows' tests recompute each record from the
+// runs (tests/core/test_h100_dense_runs.cpp, test_megatron_table1.cpp): a record that no longer
+// holds fails them.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "unity/core/machine/machine_spec.h"
+
+namespace unity {
+
+struct PublishedAccuracy {
+  std::string_view family;  // "H100", matched in the device's name
+  std::string_view runs;    // which published runs
+  int rows = 0;
+  int within_10_percent = 0;
+  double lowest_error = 0;   // predicted / published - 1, the lowest row
+  double highest_error = 0;  // and the highest
+  // "H100: 7 of 9 published runs within 10% (-4.8% to +38.2%; Megatron-LM weak scaling, ...)"
+  std::string describe() const;
+};
+
+// The record of the machine's first device type's family; nullopt where no published run of that
+// family has been compared with.
+std::optional<PublishedAccuracy> published_accuracy(const MachineSpec& machine);
+
+// Every record, for the tests and the docs.
+const PublishedAccuracy& h100_published_accuracy();
+const PublishedAccuracy& a100_published_accuracy();
+
+}  // namespace unity
