@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "legend.h"
+#include "unity/core/cost/published_accuracy.h"
 #include "unity/core/plan/memory_verdict.h"
 #include "unity/views/display_format.h"
 #include "unity/views/explorer_document.h"
@@ -161,6 +162,10 @@ QString PcgView::headline() const {
                           "Memory views show its stages.")
                            .arg(pipelineLayoutText(*plan->pipeline))
                      : QString();
+  // How far this kind of prediction has been from published runs (published_accuracy.h).
+  const auto checked = published_accuracy(plan->machine);
+  const QString checkedText =
+      checked ? tr("<br>Checked: %1").arg(QString::fromStdString(checked->describe())) : QString();
   const QString rewriteText = applied.isEmpty()
                                   ? QString()
                                   : tr("<br>Rewrites: %1").arg(applied.join(QStringLiteral(", ")));
@@ -184,7 +189,7 @@ QString PcgView::headline() const {
              .arg(s.operators)
              .arg(s.parallel_operators)
              .arg(s.devices) +
-         rewriteText + pipelineText;
+         checkedText + rewriteText + pipelineText;
 }
 
 void PcgView::updateProperties() {
