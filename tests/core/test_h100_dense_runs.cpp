@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "../error_spread.h"
 #include "../h100_dense_runs.h"
-#include "unity/core/cost/published_accuracy.h"
 
 namespace unity::h100_test {
 namespace {
@@ -61,21 +61,15 @@ namespace unity::h100_test {
 
 // What `unity optimize` states for H100 plans (published_accuracy.h) holds over every row.
 TEST(PublishedAccuracyRecord, H100HoldsOverEveryRow) {
-  int within = 0;
-  double lowest = 1e9, highest = -1e9;
+  published_runs::ErrorSpread spread;
   for (const auto& run : h100::kMegatronWeakScaling) {
     const Plan plan =
         optimize_plan(h100::model_of(run), h100::nonblocking_h100(run.gpus), h100::layout_of(run));
-    const double error = plan.summary.tflops_per_device / run.published - 1;
-    within += std::abs(error) <= 0.10;
-    lowest = std::min(lowest, error);
-    highest = std::max(highest, error);
+    spread.add(plan.summary.tflops_per_device, run.published);
   }
   const PublishedAccuracy& record = h100_published_accuracy();
   EXPECT_EQ(record.rows, 9);
-  EXPECT_EQ(record.within_10_percent, within);
-  EXPECT_NEAR(record.lowest_error, lowest, 0.0005);
-  EXPECT_NEAR(record.highest_error, highest, 0.0005);
+  published_runs::expect_record_holds(record, spread);
   const auto stated = published_accuracy(h100::nonblocking_h100(8));
   ASSERT_TRUE(stated);
   EXPECT_EQ(stated->family, "H100");

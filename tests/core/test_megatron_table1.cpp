@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "../error_spread.h"
 #include "../megatron_table1.h"
-#include "unity/core/cost/published_accuracy.h"
 #include "unity/core/machine/machine_spec.h"
 #include "unity/core/plan/plan_optimizer.h"
 
@@ -59,21 +59,15 @@ INSTANTIATE_TEST_SUITE_P(Selene, MegatronTable1, ::testing::ValuesIn(megatron::k
 
 // What `unity optimize` states for A100 plans (published_accuracy.h) holds over every row.
 TEST(PublishedAccuracyRecord, A100HoldsOverEveryRow) {
-  int within = 0;
-  double lowest = 1e9, highest = -1e9;
+  unity::published_runs::ErrorSpread spread;
   for (const Row& row : megatron::kTable1) {
     const Plan plan =
         optimize_plan(load_model_for_devices(row.model, row.gpus, row.batch),
                       load_machine("selene", {0, row.gpus}), megatron::layout_of(row));
-    const double error = plan.summary.tflops_per_device / row.published - 1;
-    within += std::abs(error) <= 0.10;
-    lowest = std::min(lowest, error);
-    highest = std::max(highest, error);
+    spread.add(plan.summary.tflops_per_device, row.published);
   }
   const PublishedAccuracy& record = a100_published_accuracy();
   EXPECT_EQ(record.rows, 10);
-  EXPECT_EQ(record.within_10_percent, within);
-  EXPECT_NEAR(record.lowest_error, lowest, 0.0005);
-  EXPECT_NEAR(record.highest_error, highest, 0.0005);
+  unity::published_runs::expect_record_holds(record, spread);
   EXPECT_EQ(published_accuracy(load_machine("selene"))->family, "A100");
 }

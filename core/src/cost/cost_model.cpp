@@ -72,8 +72,7 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
     for (int i = 0; i < w.gemm_count; ++i) {
       const GemmShape& g = w.gemms[static_cast<std::size_t>(i)];
       const double efficiency = gemm_wave_efficiency(g.m, g.n, g.count, device.sm_count);
-      if (efficiency > 0)
-        compute += g.flops / (peak * device.compute_efficiency) * (1 / efficiency - 1);
+      compute += g.flops / (peak * device.compute_efficiency) * (1 / efficiency - 1);
     }
   const double memory = w.bytes / (device.memory_bandwidth * device.memory_efficiency);
   const double serial = w.serial_bytes / (device.memory_bandwidth * device.memory_efficiency);

@@ -19,6 +19,11 @@ double inputs_bytes(const Graph& g, const Node& n) {
 
 }  // namespace
 
+bool runs_fused_attention(const Node& n, const DeviceSpec& device) {
+  return n.op.type == OpType::MultiHeadAttention && device.fused_attention &&
+         n.op.attrs.get_int("fused", 0) != 0;
+}
+
 TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
   const Node& n = g.node(id);
   TaskWork w;

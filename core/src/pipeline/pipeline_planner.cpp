@@ -379,8 +379,7 @@ class Planner {
     double core = 0;
     for (const auto& [id, n] : serial.nodes())
       // What selective recomputation runs again; a fused kernel's backward recomputes anyway.
-      if (n.op.type == OpType::MultiHeadAttention &&
-          !(machine_.device(0).fused_attention && n.op.attrs.get_int("fused", 0) != 0)) {
+      if (n.op.type == OpType::MultiHeadAttention && !runs_fused_attention(n, machine_.device(0))) {
         const auto& q = serial.shape(n.inputs[0]);
         const double s = double(q.dims[1].size), e = double(q.dims[2].size);
         core += 4.0 * double(q.dims[0].size) * s * s * e;

@@ -42,11 +42,6 @@ bool backward_reads_inputs(OpType t) {
   }
 }
 
-// A fused attention that runs as one kernel: the operator says so and the device has the kernel.
-bool fused_attention(const Node& n, const DeviceSpec& device) {
-  return device.fused_attention && n.op.attrs.get_int("fused", 0) != 0;
-}
-
 // Bytes one attention task keeps besides its output, as the backward pass needs them: q, k, v and
 // the context (4 x [b, s, e/d]) and, when `scores`, the softmax probabilities [b, heads/d, s, s],
 // or, for a fused kernel, which recomputes them, the softmax's log-sum-exp [b, heads/d, s] in fp32.
@@ -60,7 +55,7 @@ double attention_internal_bytes(const Graph& g, const Node& n, bool scores,
   const double e = static_cast<double>(q.dims[2].size) / d;
   const double heads = static_cast<double>(n.op.attrs.get_int("num_heads")) / d;
   const double size = static_cast<double>(size_of(q.dtype));
-  if (scores && fused_attention(n, device)) return b * heads * sq * 4.0;
+  if (scores && runs_fused_attention(n, device)) return b * heads * sq * 4.0;
   return (scores ? b * heads * sq * sk : 4.0 * b * sq * e) * size;
 }
 
@@ -68,7 +63,7 @@ double attention_internal_bytes(const Graph& g, const Node& n, bool scores,
 // FLOPs in the two batched products (4 b s^2 e against 8 b s e^2 for the projections). What
 // selective recomputation runs again; a fused kernel's backward recomputes the scores already.
 double attention_core_share(const Graph& g, const Node& n, const DeviceSpec& device) {
-  if (fused_attention(n, device)) return 0;
+  if (runs_fused_attention(n, device)) return 0;
   const auto& q = g.shape(n.inputs.at(0));
   const double s = static_cast<double>(q.dims[1].size), e = static_cast<double>(q.dims[2].size);
   return 4.0 * s * e / (4.0 * s * e + 8.0 * e * e);

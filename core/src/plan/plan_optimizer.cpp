@@ -257,6 +257,12 @@ class PlanSearch {
     return out;
   }
 
+  // The model as expert and pipeline layouts lay it out: with its algebraic pins applied (a pinned
+  // fusion is in every stage); parallel pins are the whole-graph search's.
+  Graph algebraically_pinned_model(std::vector<AppliedSubstitution>& applied) const {
+    return pinned(model_, RuleKind::Algebraic, useful_degrees(machine_), applied);
+  }
+
   // One hierarchical search (graph splitting over substitution selection over the mapping DP).
   // `budget_share`: of OptimizeOptions::budget, what each of its substitution searches may cost.
   Outcome search(const Graph& start, const CostModel& costs, std::optional<RuleKind> kind,
@@ -347,12 +353,8 @@ class PlanSearch {
   // A pipeline layout: Megatron-LM's tensor parallelism in each stage (expert), or each segment
   // kind searched jointly on its stage replica (joint), with the rest of the layout searched.
   Outcome pipelined(bool joint) {
-    // Pipeline layouts cut the model with its algebraic pins applied (a pinned fusion is in
-    // every stage); parallel pins are the whole-graph search's.
     std::vector<AppliedSubstitution> pinned_applied;
-    const Graph model = pins_.empty() ? model_
-                                      : pinned(model_, RuleKind::Algebraic,
-                                               useful_degrees(machine_), pinned_applied);
+    const Graph model = algebraically_pinned_model(pinned_applied);
     PipelineOptions po;
     po.joint = joint;
     po.request = options_.layout;
@@ -506,9 +508,7 @@ class PlanSearch {
     if (model_.count(OpType::MultiHeadAttention) > 0) keep_pipelined(best, false);
     if (!whole_graph()) return best;
     std::vector<AppliedSubstitution> pinned_applied;
-    const Graph model = pins_.empty() ? model_
-                                      : pinned(model_, RuleKind::Algebraic,
-                                               useful_degrees(machine_), pinned_applied);
+    const Graph model = algebraically_pinned_model(pinned_applied);
     for (auto& strategy : expert_strategies(model, machine_)) {
       Outcome o;
       o.graph = std::move(strategy.graph);

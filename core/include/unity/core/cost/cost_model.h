@@ -54,6 +54,10 @@ struct TaskWork {
 // (DeviceSpec::fused_attention); else as the unfused kernels.
 TaskWork task_work(const Graph& graph, NodeId node, bool fused_kernels = true);
 
+// Whether `n` runs as one fused attention kernel on `device`: a rule fused it and the device has
+// the kernel.
+bool runs_fused_attention(const Node& n, const DeviceSpec& device);
+
 // Of a device's large-GEMM throughput, what a product of `count` m x n outputs reaches once its
 // output tiles run in waves over `sms` streaming multiprocessors, each wave as long as a full one:
 // useful outputs / (waves x sms x tile) (NVIDIA, "Matrix Multiplication Background User's Guide",
