@@ -228,6 +228,31 @@ def dense():
                     f"Linear, {op}, Linear tensor-parallel as a pair (Megatron-LM MLP block): output "
                     "features split in the first, input features in the second, one sum at the end",
                     ins, src, ["l2"], tgt, ["out"], ["d"]))
+    # The gated MLP of Llama-style models (SwiGLU: down(silu(gate(x)) * up(x)), SiLU written as
+    # x * sigmoid(x)), tensor-parallel as Megatron-LM runs it: the gate and up projections split
+    # their output features alike, so the SiLU and the product stay on each device's slice, the
+    # down projection splits its input features, and one sum ends the block.
+    out.append(rule(
+        "mlp_swiglu_tensor_parallel", "parallel",
+        "Gated MLP (SwiGLU: gate and up Linear, SiLU as x * Sigmoid(x), product, down Linear) "
+        "tensor-parallel as Megatron-LM's: gate and up split their output features, down its "
+        "input features, one sum at the end",
+        ["x", "wg", "wu", "wd"],
+        [node("g", "Linear", ["x", "wg"], {"activation": "none"}),
+         node("s", "Sigmoid", ["g"]),
+         node("a", "Mul", ["g", "s"]),
+         node("u", "Linear", ["x", "wu"], {"activation": "none"}),
+         node("h", "Mul", ["a", "u"]),
+         node("o", "Linear", ["h", "wd"], {"activation": "none"})], ["o"],
+        [repl("rx", "x"), part("pwg", "wg", 1), part("pwu", "wu", 1),
+         node("tg", "Linear", ["rx", "pwg"], copy="g"),
+         node("ts", "Sigmoid", ["tg"], copy="s"),
+         node("ta", "Mul", ["tg", "ts"], copy="a"),
+         node("tu", "Linear", ["rx", "pwu"], copy="u"),
+         node("th", "Mul", ["ta", "tu"], copy="h"),
+         part("pwd", "wd", 0),
+         node("to", "Linear", ["th", "pwd"], copy="o"),
+         red("out", "to")], ["out"], ["d"]))
     # MatMul and BatchMatMul: a [B..., m, k] x b [k, n] (shared) or [B..., k, n] (batched).
     for op in ("MatMul", "BatchMatMul"):
         low = op.lower()

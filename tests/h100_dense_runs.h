@@ -80,4 +80,55 @@ inline OptimizeOptions layout_of(const DenseRun& run) {
   return megatron_core_layout(run.tp, run.pp);
 }
 
+// Llama 3 405B's pre-training (section 2 of the reference, the Llama 3 paper's Table 4), the rows
+// without context parallelism: 2,048 sequences of 8,192 tokens on dgx-h100 (the Llama 3 cluster
+// itself: pods of 3,072 GPUs, 1:7 above).
+struct Llama3Run {
+  int gpus;
+  double published;  // TFLOP/s per GPU
+};
+inline constexpr Llama3Run kLlama3Pretraining[] = {{8192, 430.0}, {16384, 400.0}};
+
+// The published layout: TP 8, PP 16; FSDP that shards gradients and optimizer state and keeps the
+// weights gathered between the passes, which holds and sends what ZeRO 2 does (fp32 gradients
+// reduce-scattered every micro-batch, behind the next one's compute); no recomputation; the
+// devices ordered TP, PP, DP inner to outer. Interleaving and micro-batches are not published:
+// the planner chooses them. Not published either, and taken as in Megatron-Core's stack above:
+// sequence parallelism (without it, or recomputation, 8K-token micro-batches do not fit) and the
+// tensor-parallel overlap.
+inline OptimizeOptions llama3_layout() {
+  OptimizeOptions o = megatron_core_layout(8, 16);
+  o.layout.zero_stage = 2;
+  o.layout.device_order = DeviceOrder::DataParallelOutermost;
+  return o;
+}
+
+inline Graph llama3_model(const Llama3Run& run) {
+  return load_model_for_devices("llama3-405b", run.gpus, 2048);
+}
+
+inline MachineSpec llama3_cluster(const Llama3Run& run) {
+  return load_machine("dgx-h100", {0, run.gpus});
+}
+
+// Megatron-LM's FP8 run of Llama 3 70B (section 3 of the reference, examples/llama, Megatron-Core
+// 0.12), the one without context parallelism: 64 H100s, 128 sequences of 8,192 tokens in
+// micro-batches of one, TP 4, PP 8, 5 virtual stages, FP8 GEMMs (Transformer Engine).
+inline constexpr double kFp8Llama70bPublished = 780.0;  // TFLOP/s per GPU
+
+// Its layout on Megatron-Core's stack (as megatron_core_layout); recomputation is not published
+// and none is taken, as for the weak-scaling runs.
+inline OptimizeOptions fp8_llama70b_layout() {
+  OptimizeOptions o = megatron_core_layout(4, 8);
+  o.layout.interleave = 5;
+  o.layout.micro_batches = 64;
+  return o;
+}
+
+inline Graph fp8_llama70b_model() {
+  Graph g = load_model_for_devices("llama3-70b", 64, 128);
+  set_fp8_gemms(g);
+  return g;
+}
+
 }  // namespace unity::h100

@@ -61,8 +61,11 @@ void add_model_options(CLI::App* cmd, ModelOptions& m) {
                   "`unity run --scale` does")
       ->check(CLI::Range(1e-9, 1.0))
       ->group("Model size");
-  cmd->add_option("--dtype", m.dtype, "Compute dtype of the model (default: the model's own)")
-      ->check(CLI::IsMember({"float32", "float16", "bfloat16"}))
+  cmd->add_option("--dtype", m.dtype,
+                  "Compute dtype of the model: float32, float16, bfloat16, or fp8 (GEMMs in fp8 "
+                  "with per-tensor scaling, the rest bf16, as Transformer Engine trains; default: "
+                  "the model's own)")
+      ->check(CLI::IsMember({"float32", "float16", "bfloat16", "fp8"}))
       ->group("Model size");
   add_loss_option(cmd, m.loss);
 }
@@ -107,7 +110,7 @@ Graph ModelOptions::load(const std::string& spec, int devices, bool training) co
   std::string note;
   Graph g = use_cases::build_run_model(request, &note);
   if (!note.empty()) fmt::print(stderr, "note: {}\n", note);
-  if (!dtype.empty()) set_compute_dtype(g, data_type_from_string(dtype));
+  if (!dtype.empty()) apply_dtype_name(g, dtype);
   return g;
 }
 
@@ -141,6 +144,12 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
                 "Pipeline tensor-parallel collectives with their GEMMs (Megatron-Core's "
                 "--tp-comm-overlap; needs --sequence-parallel; the joint search chooses it)")
       ->group(group);
+  cmd->add_option("--device-order", l.device_order,
+                  "Device order, inner to outer: tp-dp-pp (the pipeline outermost, Megatron-LM's) "
+                  "or tp-pp-dp (the data-parallel copies outermost, Llama 3's); searched on "
+                  "machines with pods")
+      ->check(CLI::IsMember({"tp-dp-pp", "tp-pp-dp"}))
+      ->group(group);
 }
 
 LayoutRequest LayoutOptions::layout() const {
@@ -154,6 +163,7 @@ LayoutRequest LayoutOptions::layout() const {
   if (sequence_parallel) r.sequence_parallel = true;
   if (overlap_grad_reduce) r.overlap_grad_reduce = true;
   if (tp_comm_overlap) r.tp_comm_overlap = true;
+  if (!device_order.empty()) r.device_order = device_order_from_string(device_order);
   return r;
 }
 

@@ -40,6 +40,7 @@ struct LayoutOptions {
   bool sequence_parallel = false;
   bool overlap_grad_reduce = false;
   bool tp_comm_overlap = false;
+  std::string device_order;
   LayoutRequest layout() const;
 };
 void add_layout_options(CLI::App* cmd, LayoutOptions& l);

@@ -19,6 +19,9 @@ std::string layout(const PipelinePlan& l) {
   text += fmt::format(" {}", to_string(l.recompute));
   if (l.zero_stage) text += fmt::format(" zero{}", l.zero_stage);
   if (l.sequence_parallel) text += " sp";
+  if (l.tp_comm_overlap) text += " tpo";
+  if (l.device_order != DeviceOrder::PipelineOutermost)
+    text += " " + std::string(to_string(l.device_order));
   return text;
 }
 
@@ -53,14 +56,24 @@ int main() {
   fmt::print(
       "| GPUs | TP | PP | DP | published TFLOP/s | predicted | error | layout | peak GiB |\n");
   fmt::print("|---:|---:|---:|---:|---:|---:|---:|---|---:|\n");
-  for (auto [gpus, published] : {std::pair{8192, 430.0}, std::pair{16384, 400.0}}) {
-    const MachineSpec machine = load_machine("dgx-h100", {0, gpus});
-    const Graph model = load_model_for_devices("llama3-405b", gpus, 2048);
-    const Plan plan = optimize_plan(model, machine, h100::megatron_core_layout(8, 16));
-    fmt::print("| {} | 8 | 16 | {} | {} | {:.1f} | {} | {} | {:.1f}{} |\n", gpus, gpus / 128,
-               published, plan.summary.tflops_per_device,
-               error(plan.summary.tflops_per_device, published), layout(*plan.pipeline),
+  for (const auto& run : h100::kLlama3Pretraining) {
+    const Plan plan =
+        optimize_plan(h100::llama3_model(run), h100::llama3_cluster(run), h100::llama3_layout());
+    fmt::print("| {} | 8 | 16 | {} | {} | {:.1f} | {} | {} | {:.1f}{} |\n", run.gpus,
+               run.gpus / 128, run.published, plan.summary.tflops_per_device,
+               error(plan.summary.tflops_per_device, run.published), layout(*plan.pipeline),
                plan.summary.peak_memory_bytes / double(1 << 30),
                plan.summary.fits_in_memory ? "" : " (does not fit)");
   }
+
+  const Plan fp8 = optimize_plan(h100::fp8_llama70b_model(), load_machine("dgx-h100", {0, 64}),
+                                 h100::fp8_llama70b_layout());
+  fmt::print(
+      "\nLlama 3 70B in FP8 (Megatron-LM examples/llama), dgx-h100, 128 x 8,192 tokens\n\n"
+      "| GPUs | TP | PP | VP | published TFLOP/s | predicted | error | layout | peak GiB |\n"
+      "|---:|---:|---:|---:|---:|---:|---:|---|---:|\n"
+      "| 64 | 4 | 8 | 5 | {} | {:.1f} | {} | {} | {:.1f} |\n",
+      h100::kFp8Llama70bPublished, fp8.summary.tflops_per_device,
+      error(fp8.summary.tflops_per_device, h100::kFp8Llama70bPublished), layout(*fp8.pipeline),
+      fp8.summary.peak_memory_bytes / double(1 << 30));
 }

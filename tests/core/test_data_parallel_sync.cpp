@@ -61,6 +61,16 @@ TEST(DataParallelSync, OverlapHidesWhatThePassCovers) {
   // The same bytes sent either way.
   EXPECT_DOUBLE_EQ(data_parallel_sync(rank(1, true), one_gb_per_s).bytes,
                    data_parallel_sync(rank(1, false), one_gb_per_s).bytes);
+  // ZeRO 2: each micro-batch's 0.2 s reduce-scatter but the last hides behind the next one's
+  // 0.25 s of forward and backward; the last outlasts its own 0.15 s backward by 0.05 s, less than
+  // its last bucket's 0.08 s; the gather leaves 0.04 s. Without overlap all 4 x 0.2 s + 0.1 s stay.
+  EXPECT_DOUBLE_EQ(data_parallel_sync(rank(2, true), one_gb_per_s).exposed, 0.08 + 0.04);
+  EXPECT_DOUBLE_EQ(data_parallel_sync(rank(2, false), one_gb_per_s).exposed, 4 * 0.2 + 0.1);
+  // A reduce-scatter longer than a micro-batch's work leaves the difference for each of the rest.
+  DataSyncInput slow = rank(2, true);
+  slow.forward = 0.05;
+  slow.backward = 0.1;
+  EXPECT_DOUBLE_EQ(data_parallel_sync(slow, one_gb_per_s).exposed, 3 * 0.05 + 0.1 + 0.05);
   // One copy: nothing to synchronise.
   DataSyncInput alone = rank(1, true);
   alone.data_parallel = 1;

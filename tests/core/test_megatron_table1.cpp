@@ -19,7 +19,7 @@ using Row = megatron::Table1Row;
 
 class MegatronTable1 : public ::testing::TestWithParam<Row> {};
 
-std::string name(const ::testing::TestParamInfo<Row>& info) {
+std::string table1_row_name(const ::testing::TestParamInfo<Row>& info) {
   std::string n = info.param.model;
   for (char& c : n)
     if (c == '-' || c == '.') c = '_';
@@ -55,7 +55,8 @@ TEST_P(MegatronTable1, ExpertLayoutWithinFifteenPercentAndJointAtLeastAsFast) {
   EXPECT_LT(plan.summary.tflops_per_device, 312.0) << plan.summary.origin;
 }
 
-INSTANTIATE_TEST_SUITE_P(Selene, MegatronTable1, ::testing::ValuesIn(megatron::kTable1), name);
+INSTANTIATE_TEST_SUITE_P(Selene, MegatronTable1, ::testing::ValuesIn(megatron::kTable1),
+                         table1_row_name);
 
 // What `unity optimize` states for A100 plans (published_accuracy.h) holds over every row.
 TEST(PublishedAccuracyRecord, A100HoldsOverEveryRow) {

@@ -66,16 +66,23 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
   if (w.flops == 0 && w.bytes == 0 && w.serial_bytes == 0) return {};
   const Node& n = graph.node(node);
   const double peak = device.peak_flops(n.outputs.empty() ? DataType::Float32 : n.outputs[0].dtype);
-  double compute = w.flops / (peak * device.compute_efficiency);
+  // FP8 GEMMs at the device's fp8 peak, with their casts as kernels of their own.
+  const bool fp8 = w.fp8_flops > 0 && device.peak_flops_fp8 > 0;
+  const double fp8_peak = fp8 ? device.peak_flops_fp8 : peak;
+  const double fp8_flops = fp8 ? w.fp8_flops : 0.0;
+  double compute = (w.flops - fp8_flops) / (peak * device.compute_efficiency) +
+                   fp8_flops / (fp8_peak * device.compute_efficiency);
   // A product whose last wave of tiles leaves SMs idle takes as long as whole waves.
   if (device.sm_count > 0)
     for (int i = 0; i < w.gemm_count; ++i) {
       const GemmShape& g = w.gemms[static_cast<std::size_t>(i)];
       const double efficiency = gemm_wave_efficiency(g.m, g.n, g.count, device.sm_count);
-      compute += g.flops / (peak * device.compute_efficiency) * (1 / efficiency - 1);
+      const double rate = (fp8 && g.fp8 ? fp8_peak : peak) * device.compute_efficiency;
+      compute += g.flops / rate * (1 / efficiency - 1);
     }
   const double memory = w.bytes / (device.memory_bandwidth * device.memory_efficiency);
-  const double serial = w.serial_bytes / (device.memory_bandwidth * device.memory_efficiency);
+  const double serial = (w.serial_bytes + (fp8 ? w.fp8_cast_bytes : 0.0)) /
+                        (device.memory_bandwidth * device.memory_efficiency);
   const double forward = std::max(compute, memory) + serial + device.launch_latency;
   return {forward, forward * w.backward_ratio};
 }
@@ -123,12 +130,23 @@ double CostModel::allreduce_time(const std::vector<int>& group, double bytes) co
   // A ring visits the devices in order; its slowest hop bounds every step.
   std::vector<int> order = group;
   std::sort(order.begin(), order.end());
+  // A collective runs on every group of its kind at once (each pipeline rank's data-parallel
+  // group, each replica's tensor-parallel group), so a pod's uplinks, oversubscribed so that each
+  // of its devices gets inter_pod.bandwidth when all send across, are shared by the rings that
+  // leave it: one hop per group, and a group with g devices in the pod shares the pod with
+  // pod_size / g groups. Its crossing hop gets g x inter_pod.bandwidth, up to a device's own link.
+  std::map<int, int> in_pod;
+  if (machine_.pods() > 1)
+    for (int d : order) ++in_pod[machine_.pod_of(d)];
   double bandwidth = 0, latency = 0;
   for (int i = 0; i < k; ++i) {
     const int a = order[i], b = order[(i + 1) % k];
     if (a == b) continue;
     const auto& link = machine_.link(a, b);
-    bandwidth = bandwidth == 0 ? link.bandwidth : std::min(bandwidth, link.bandwidth);
+    double hop = link.bandwidth;
+    if (machine_.pods() > 1 && machine_.pod_of(a) != machine_.pod_of(b))
+      hop = std::min(machine_.inter_node.bandwidth, in_pod[machine_.pod_of(a)] * link.bandwidth);
+    bandwidth = bandwidth == 0 ? hop : std::min(bandwidth, hop);
     latency = std::max(latency, link.latency);
   }
   if (bandwidth == 0) return 0;

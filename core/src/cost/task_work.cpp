@@ -1,6 +1,7 @@
 // FLOPs and bytes of one task (one output piece) of each operator, forward pass. Backward passes of
 // operators with weights compute two products (input and weight gradients), hence a ratio of 2.
 #include "unity/core/cost/cost_model.h"
+#include "unity/core/pcg/compute_dtype.h"
 
 #include <algorithm>
 
@@ -55,6 +56,11 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
         rows = m_out;
       }
       w.add_gemm(rows, n_out, count, w.flops);
+      if (n.op.type == OpType::Linear && has_fp8_gemms(n)) {
+        w.fp8_flops = w.flops;
+        w.gemms[static_cast<std::size_t>(w.gemm_count - 1)].fp8 = true;
+        w.fp8_cast_bytes = 4.0 * piece_elems(a);
+      }
       break;
     }
     case OpType::Conv2D: {
@@ -103,6 +109,12 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       w.add_gemm(batch * sq, e_part, 1, 2.0 * batch * sq * e * e_part);
       w.add_gemm(batch * sk, kv_part, 2, 2.0 * 2 * batch * sk * e * kv_part);
       w.add_gemm(batch * sq, e, 1, 2.0 * batch * sq * e_part * e);
+      if (has_fp8_gemms(n)) {
+        // The projections in fp8 (the input and the context cast); the scores stay bf16.
+        w.fp8_flops = projections;
+        for (int i = 0; i < w.gemm_count; ++i) w.gemms[static_cast<std::size_t>(i)].fp8 = true;
+        w.fp8_cast_bytes = 4.0 * batch * (sq * e + sq * e_part);
+      }
       if (fused_kernels && n.op.attrs.get_int("fused", 0) != 0) {
         // One kernel (FlashAttention, Dao et al. 2022): the scores stay in on-chip memory, a causal
         // mask skips the blocks above the diagonal (half the products, as a token attends to the

@@ -109,10 +109,11 @@ class Parser {
   }
 
   DeviceSpec device(const json& j, const std::string& path) const {
-    check_object(j, path,
-                 {"name", "kind", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16",
-                  "peak_flops_fp8", "memory_bandwidth", "memory_bytes", "compute_efficiency",
-                  "memory_efficiency", "launch_latency", "sm_count", "fused_attention"});
+    check_object(
+        j, path,
+        {"name", "kind", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16", "peak_flops_fp8",
+         "memory_bandwidth", "memory_bytes", "compute_efficiency", "memory_efficiency",
+         "launch_latency", "sm_count", "fused_attention", "fused_elementwise"});
     DeviceSpec d;
     d.name = text(j, path, "name", true);
     d.kind = text(j, path, "kind", false, d.kind);
@@ -127,6 +128,7 @@ class Parser {
     d.launch_latency = number(j, path, "launch_latency", false, d.launch_latency);
     d.sm_count = small_integer(j, path, "sm_count", false, 0);
     d.fused_attention = boolean(j, path, "fused_attention", false);
+    d.fused_elementwise = boolean(j, path, "fused_elementwise", false);
     return d;
   }
 
@@ -301,7 +303,8 @@ json machine_to_json(const MachineSpec& m) {
                      {"memory_efficiency", d.memory_efficiency},
                      {"launch_latency", d.launch_latency},
                      {"sm_count", d.sm_count},
-                     {"fused_attention", d.fused_attention}});
+                     {"fused_attention", d.fused_attention},
+                     {"fused_elementwise", d.fused_elementwise}});
   json j = {{"name", m.name},
             {"description", m.description},
             {"source", m.source},

@@ -1,5 +1,6 @@
 #include "unity/core/pcg/compute_dtype.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace unity {
@@ -23,6 +24,28 @@ void set_compute_dtype(Graph& graph, DataType dtype) {
     changed = true;
   }
   if (changed) graph.infer_shapes();
+}
+
+void set_fp8_gemms(Graph& graph) {
+  set_compute_dtype(graph, DataType::BFloat16);
+  for (const auto& [id, n] : graph.nodes())
+    if (n.op.type == OpType::Linear || n.op.type == OpType::MultiHeadAttention)
+      graph.mutable_node(id).op.attrs.set("fp8", std::int64_t{1});
+}
+
+bool has_fp8_gemms(const Node& node) { return node.op.attrs.get_int("fp8", 0) != 0; }
+
+bool has_fp8_gemms(const Graph& graph) {
+  return std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                     [](const auto& entry) { return has_fp8_gemms(entry.second); });
+}
+
+void apply_dtype_name(Graph& graph, const std::string& name) {
+  if (name == "fp8" || name == "float8") {
+    set_fp8_gemms(graph);
+    return;
+  }
+  set_compute_dtype(graph, data_type_from_string(name));
 }
 
 }  // namespace unity

@@ -79,7 +79,9 @@ DataSync data_parallel_sync(const DataSyncInput& in,
       break;
     case 2:
       out.total = m * reduce_scatter + gather;
-      out.exposed = m * exposed(reduce_scatter, in.backward) + exposed(gather, in.forward);
+      out.exposed = (m - 1) * (in.overlap ? std::max(0.0, reduce_scatter - in.forward - in.backward)
+                                          : reduce_scatter) +
+                    exposed(reduce_scatter, in.backward) + exposed(gather, in.forward);
       out.bytes = per_copy * (m * grads + weights);
       break;
     default:
@@ -89,6 +91,9 @@ DataSync data_parallel_sync(const DataSyncInput& in,
       out.bytes = per_copy * m * (2 * weights + grads);
       break;
   }
+  // The compute that hides the rest runs on the SMs the collectives leave it.
+  if (in.sms > in.comm_sms && in.comm_sms > 0)
+    out.exposed += (out.total - out.exposed) * in.comm_sms / (in.sms - in.comm_sms);
   return out;
 }
 

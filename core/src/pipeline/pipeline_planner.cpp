@@ -56,11 +56,20 @@ struct Layout {
   bool sp = false;
   bool overlap = false;     // data-parallel reduce (and ZeRO-1's gather) behind compute
   bool tp_overlap = false;  // tensor-parallel collectives pipelined with the GEMMs
+  DeviceOrder order = DeviceOrder::PipelineOutermost;
+  // The joint search's segment plans, or Megatron-LM's (which the layout search also weighs: the
+  // segment search ranks one mapping and leaves the weights' synchronisation out, which a plan
+  // that keeps whole weights on each device pays once per iteration).
+  bool megatron_segments = false;
 };
 
 // Transformer Engine's pipelined reduce-scatter overlap (pipeline_cost.h, overlapped_pass).
 constexpr int kTpOverlapSplits = 4;
 constexpr int kTpOverlapSms = 16;
+// SMs that NCCL's data-parallel collectives hold while they overlap compute: one thread block per
+// channel, and as many channels as Transformer Engine gives its overlap (NCCL_MAX_NCHANNELS caps
+// them on a real run).
+constexpr int kNcclSms = 16;
 
 // A segment kind planned on the devices of one stage replica.
 struct KindPlan {
@@ -95,20 +104,25 @@ class Planner {
   std::optional<PipelinePlan> run() {
     const auto layouts = enumerate();
     std::optional<PipelinePlan> best;
+    bool megatron_segments = false;
     for (const Layout& l : layouts) {
       if (options_.cancel && options_.cancel->load()) break;
       if (best && options_.deadline && std::chrono::steady_clock::now() >= *options_.deadline)
         break;
       PipelinePlan p = evaluate(l);
       ++evaluated_;
-      if (!best || key(p) < key(*best)) best = std::move(p);
+      if (!best || key(p) < key(*best)) {
+        best = std::move(p);
+        megatron_segments = l.megatron_segments;
+      }
     }
     if (!best || !std::isfinite(best->iteration_time)) return std::nullopt;
     best->layouts_evaluated = evaluated_;
     best->candidates_evaluated = candidates_;
     // What each kind's replica plan is, for the layout chosen.
     for (int k = 0; k < chain_.kinds(); ++k) {
-      const KindPlan& kp = kind_plan(k, best->tensor_parallel, best->micro_batch_size);
+      const KindPlan& kp =
+          kind_plan(k, best->tensor_parallel, best->micro_batch_size, megatron_segments);
       best->segment_plans.push_back(fmt::format(
           "segments like '{}': {}", first_name(chain_.representative[k]), kp.description));
       best->applied.insert(best->applied.end(), kp.applied.begin(), kp.applied.end());
@@ -219,10 +233,13 @@ class Planner {
     if (r.zero_stage >= 0) {
       // Asked for, ZeRO 2 and 3 combine with pipelines too: every micro-batch then
       // reduce-scatters its gradients (and ZeRO 3 all-gathers the weights for every pass), which
-      // the cost counts; the search itself keeps to 0 and 1 with pipelines, as DeepSpeed does.
+      // the cost counts.
       zeros = {r.zero_stage};
     } else if (joint) {
-      zeros = pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3};
+      // With pipelines the search goes up to ZeRO 2, which Llama 3's FSDP ran with its pipeline
+      // (each micro-batch's gradients reduced behind the next one's compute); ZeRO 3 would gather
+      // the weights for every pass of every micro-batch.
+      zeros = pp > 1 ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1, 2, 3};
     } else {
       zeros = {0};
     }
@@ -244,6 +261,15 @@ class Planner {
       throw InputError(
           "--tp-comm-overlap needs --sequence-parallel (the overlap pipelines the "
           "sequence-parallel all-gathers and reduce-scatters with their GEMMs)");
+    // The joint search's segment plans, and in joint mode Megatron-LM's beside them.
+    const std::vector<bool> segment_plans =
+        joint && tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false};
+    // The order of the devices matters where links differ above the node: on a machine of pods.
+    std::vector<DeviceOrder> orders{DeviceOrder::PipelineOutermost};
+    if (r.device_order)
+      orders = {*r.device_order};
+    else if (machine_.pod_of(machine_.num_devices() - 1) > 0 && pp > 1 && dp > 1)
+      orders.push_back(DeviceOrder::DataParallelOutermost);
     for (int m : ms) {
       std::vector<int> vs;
       if (r.interleave) {
@@ -279,7 +305,10 @@ class Planner {
               else if (joint && sp && can_overlap_tp)
                 tpos = {false, true};
               for (bool tpo : tpos)
-                out.push_back({tp, pp, dp, m, v, per_replica / m, rc, z, sp, overlap, tpo});
+                for (DeviceOrder order : orders)
+                  for (bool megatron : segment_plans)
+                    out.push_back({tp, pp, dp, m, v, per_replica / m, rc, z, sp, overlap, tpo,
+                                   order, megatron});
             }
       }
     }
@@ -294,10 +323,40 @@ class Planner {
     return *replica_costs_.emplace(tp, std::move(model)).first->second;
   }
 
+  // Whether the joint search's rules, less the vetoed ones, hold an applied substitution.
+  bool rule_allowed(const AppliedSubstitution& a) const {
+    const RuleSet& rules = options_.rules ? *options_.rules : default_rules();
+    if (!rules.find(a.rule)) return false;
+    return std::none_of(options_.vetoes.begin(), options_.vetoes.end(),
+                        [&](const RuleLocation& v) { return v.covers(a.rule, a.nodes); });
+  }
+
   // The plan of segment kind `kind` on `tp` devices, made for micro-batches of `b` samples.
-  KindPlan make_kind_plan(int kind, int tp, std::int64_t b) {
+  KindPlan make_kind_plan(int kind, int tp, std::int64_t b, bool megatron_only) {
     const Segment& s = chain_.segments[chain_.representative[kind]];
     const Graph serial = segment_graph(model_, s, b);
+    if (options_.joint && megatron_only) {
+      // Megatron-LM's split of the segment with the algebraic rewrites the joint search chose
+      // for it (a fused attention kernel, say).
+      const RuleSet& rules = options_.rules ? *options_.rules : default_rules();
+      std::vector<AppliedSubstitution> applied;
+      Graph rewritten = serial;
+      for (const auto& a : kind_plan(kind, tp, b, false).applied) {
+        const Rule* rule = rules.find(a.rule);
+        if (!rule || rule->kind != RuleKind::Algebraic) continue;
+        if (std::any_of(applied.begin(), applied.end(),
+                        [&](const AppliedSubstitution& done) { return done.rule == a.rule; }))
+          continue;
+        rewritten = apply_everywhere(rewritten, *rule, {a.rule, ""}, {1}, applied);
+      }
+      ExpertStrategy megatron = megatron_tensor_parallel(rewritten, tp);
+      // Only where the search's rules, less the vetoed ones, can make it.
+      if (!std::all_of(megatron.applied.begin(), megatron.applied.end(),
+                       [&](const AppliedSubstitution& a) { return rule_allowed(a); }))
+        return kind_plan(kind, tp, b, false);
+      applied.insert(applied.end(), megatron.applied.begin(), megatron.applied.end());
+      return KindPlan{std::move(megatron.graph), b, megatron.name, std::move(applied)};
+    }
     ExpertStrategy megatron = megatron_tensor_parallel(serial, tp);
     KindPlan kp{std::move(megatron.graph), b, megatron.name, std::move(megatron.applied)};
     if (!options_.joint) return kp;
@@ -314,12 +373,8 @@ class Planner {
     ho.seed_degrees = ho.search.degrees;
     const RuleSet& rules = options_.rules ? *options_.rules : default_rules();
     // Megatron-LM's plan seeds the search where the search's rules can make it.
-    const auto allowed = [&](const AppliedSubstitution& a) {
-      if (!rules.find(a.rule)) return false;
-      return std::none_of(options_.vetoes.begin(), options_.vetoes.end(),
-                          [&](const RuleLocation& v) { return v.covers(a.rule, a.nodes); });
-    };
-    if (std::all_of(kp.applied.begin(), kp.applied.end(), allowed))
+    if (std::all_of(kp.applied.begin(), kp.applied.end(),
+                    [&](const AppliedSubstitution& a) { return rule_allowed(a); }))
       ho.whole_graph_starts.push_back(kp.plan);
     HierarchicalResult r = hierarchical_search(serial, rules, costs, ho);
     candidates_ += r.candidates_evaluated;
@@ -335,31 +390,32 @@ class Planner {
     return kp;
   }
 
-  const KindPlan& kind_plan(int kind, int tp, std::int64_t b) {
-    const auto key = std::make_tuple(kind, tp, b);
+  const KindPlan& kind_plan(int kind, int tp, std::int64_t b, bool megatron_only) {
+    const auto key = std::make_tuple(kind, tp, b, megatron_only);
     if (auto it = exact_.find(key); it != exact_.end()) return it->second;
     // Planned once per kind and replica size, at the first micro-batch size asked for; other
     // sizes take the same plan with the batch changed, where its degrees divide them.
-    const auto base_key = std::make_pair(kind, tp);
+    const auto base_key = std::make_tuple(kind, tp, megatron_only);
     auto base = base_.find(base_key);
-    if (base == base_.end()) base = base_.emplace(base_key, make_kind_plan(kind, tp, b)).first;
+    if (base == base_.end())
+      base = base_.emplace(base_key, make_kind_plan(kind, tp, b, megatron_only)).first;
     KindPlan kp;
     try {
       kp = base->second;
       if (kp.batch != b) kp.plan = rebatch(kp.plan, kp.batch, b);
       kp.batch = b;
     } catch (const ShapeError&) {
-      kp = make_kind_plan(kind, tp, b);
+      kp = make_kind_plan(kind, tp, b, megatron_only);
     }
     return exact_.emplace(key, std::move(kp)).first->second;
   }
 
-  const SegmentProfile& profile(int kind, int tp, std::int64_t b) {
-    const auto key = std::make_tuple(kind, tp, b);
+  const SegmentProfile& profile(int kind, int tp, std::int64_t b, bool megatron_only) {
+    const auto key = std::make_tuple(kind, tp, b, megatron_only);
     if (auto it = profiles_.find(key); it != profiles_.end()) return it->second;
     SegmentProfile p;  // infeasible unless the segment can be planned at this micro-batch size
     try {
-      p = profile_segment(kind_plan(kind, tp, b).plan, replica_costs(tp));
+      p = profile_segment(kind_plan(kind, tp, b, megatron_only).plan, replica_costs(tp));
     } catch (const ShapeError&) {
       // A micro-batch size the model's shapes do not take (a Reshape holding the batch).
     }
@@ -441,11 +497,12 @@ class Planner {
   }
 
   int device(const Layout& l, int rank, int copy, int index) const {
-    return rank * l.dp * l.tp + copy * l.tp + index;
+    return PipelineGrid{l.tp, l.pp, l.dp, l.order}.device(rank, copy, index);
   }
 
   // Sending one activation of `bytes` from pipeline rank a to rank b: each of the replica's devices
-  // sends 1/tp of it to its peer and the receivers all-gather it (Megatron-LM's scatter/gather).
+  // sends 1/tp of it to its peer and the receivers all-gather it (Megatron-LM's scatter/gather);
+  // with sequence parallelism the activation is split along the sequence already and stays so.
   double p2p_time(const Layout& l, int a, int b, double bytes) const {
     std::vector<Transfer> moves;
     std::vector<int> replica;
@@ -453,7 +510,8 @@ class Planner {
       moves.push_back({device(l, a, 0, j), device(l, b, 0, j), bytes / l.tp});
       replica.push_back(device(l, b, 0, j));
     }
-    return costs_.transfers_time(moves) + costs_.allreduce_time(replica, bytes) / 2;
+    const double gather = l.sp ? 0.0 : costs_.allreduce_time(replica, bytes) / 2;
+    return costs_.transfers_time(moves) + gather;
   }
 
   PipelinePlan evaluate(const Layout& l) {
@@ -469,6 +527,7 @@ class Planner {
     p.sequence_parallel = l.sp;
     p.overlap_grad_reduce = l.overlap;
     p.tp_comm_overlap = l.tp_overlap;
+    p.device_order = l.order;
     p.dtype = dtype_;
     const int n = static_cast<int>(chain_.segments.size());
     std::vector<double> time(n), saved(n), work(n, 0.0), forward(n), backward(n), comm(n);
@@ -477,7 +536,7 @@ class Planner {
     std::vector<const SegmentProfile*> prof(n);
     for (int j = 0; j < n; ++j) {
       const int kind = chain_.segments[j].kind;
-      const SegmentProfile& s = profile(kind, l.tp, l.b);
+      const SegmentProfile& s = profile(kind, l.tp, l.b, l.megatron_segments);
       prof[j] = &s;
       if (!s.feasible) {
         p.iteration_time = kInfinity;
@@ -525,8 +584,8 @@ class Planner {
     const auto parts = chunks(time, l.pp * l.v);
     std::vector<double> rank_time(l.pp, 0.0), rank_params(l.pp, 0.0), rank_saved(l.pp, 0.0),
         rank_comm(l.pp, 0.0), rank_workspace(l.pp, 0.0), rank_segment_params(l.pp, 0.0),
-        rank_forward(l.pp, 0.0), rank_backward(l.pp, 0.0);
-    double p2p_bytes = 0;
+        rank_forward(l.pp, 0.0), rank_backward(l.pp, 0.0), rank_fp8_params(l.pp, 0.0);
+    double p2p_bytes = 0, fill_p2p = 0;
     for (int c = 0; c < static_cast<int>(parts.size()); ++c) {
       const auto [first, last] = parts[c];
       const int rank = c % l.pp;
@@ -543,6 +602,7 @@ class Planner {
         sp.forward += forward[j];
         sp.backward += backward[j] + work[j];
         sp.parameters += s.parameters;
+        rank_fp8_params[rank] += s.fp8_parameters;
         rank_saved[rank] += saved[j];
         rank_comm[rank] +=
             comm[j] + (l.recompute == Recompute::Full && block_[j] ? comm[j] / 2 : 0.0);
@@ -556,20 +616,35 @@ class Planner {
         const double act = prof[boundary]->input_bytes;
         const int other = boundary == first ? (c + l.pp * l.v - 1) % l.pp : (c + 1) % l.pp;
         if (other == rank) continue;
-        sp.p2p += 2 * p2p_time(l, rank, other, act);
-        if (boundary == last + 1) p2p_bytes += 2 * act;
+        const double hop = p2p_time(l, rank, other, act);
+        sp.p2p += 2 * hop;
+        if (boundary == last + 1) {
+          p2p_bytes += 2 * act;
+          // The warm-up's first forward and the cool-down's last backward cross every boundary
+          // of the first pass in turn, with nothing to hide behind.
+          if (c < l.pp - 1) fill_p2p += 2 * hop;
+        }
       }
-      rank_time[rank] += sp.forward + sp.backward + sp.p2p;
+      // Megatron-Core's interleaved schedule sends while it computes (--overlap-p2p-communication,
+      // on by default in the stack that overlaps the data-parallel reduce): a chunk's sends cost
+      // only what outlasts its compute. Plain 1F1B, and SC'21's interleaved schedule, wait for
+      // each send before the next pass.
+      const bool overlap_p2p = l.v > 1 && l.overlap;
+      const double exposed_p2p =
+          overlap_p2p ? std::max(0.0, sp.p2p - sp.forward - sp.backward) : sp.p2p;
+      rank_time[rank] += sp.forward + sp.backward + exposed_p2p;
       rank_forward[rank] += sp.forward;
       rank_backward[rank] += sp.backward;
-      rank_comm[rank] += sp.p2p;
+      rank_comm[rank] += exposed_p2p;
       rank_params[rank] += sp.parameters;
       p.chunks.push_back(std::move(sp));
     }
     const PipelineTime pt = pipeline_time(rank_time, l.m, l.v);
-    p.pipeline_time = pt.time;
-    p.bubble_time = pt.bubble;
-    p.bubble_fraction = pt.bubble_fraction;
+    const double fill = l.v > 1 && l.overlap ? fill_p2p : 0.0;
+    p.pipeline_time = pt.time + fill;
+    p.bubble_time = pt.bubble + fill;
+    const double ideal = pt.time - pt.bubble;
+    p.bubble_fraction = ideal > 0 ? p.bubble_time / ideal : 0.0;
     // Once an iteration: the data-parallel gradient synchronisation of every rank's weights, then
     // the optimizer step on each device's share.
     const double size = static_cast<double>(size_of(dtype_));
@@ -587,7 +662,9 @@ class Planner {
                               .overlap = l.overlap,
                               .forward = rank_forward[r],
                               .backward = rank_backward[r],
-                              .data_parallel = l.dp},
+                              .data_parallel = l.dp,
+                              .sms = dev.sm_count,
+                              .comm_sms = kNcclSms},
                              [&](double buffer) { return costs_.allreduce_time(group, buffer); });
       p.sync_time = std::max(p.sync_time, sync.exposed);
       sync_bytes += sync.bytes * l.tp;
@@ -596,6 +673,9 @@ class Planner {
       MemoryBreakdown mem =
           parameter_memory(rank_params[r], dtype_, options_.optimizer, l.zero, l.dp);
       mem.activations = in_flight_micro_batches(r, l.pp, l.m, l.v) * rank_saved[r];
+      // FP8 training keeps each fp8 GEMM's weight cast to fp8 and transposed beside the bf16
+      // one (Transformer Engine's cached fp8 weights): 2 more bytes a parameter.
+      if (dev.peak_flops_fp8 > 0) mem.weights += 2.0 * rank_fp8_params[r];
       mem.workspace = rank_workspace[r] + (l.zero == 3 ? 2 * rank_segment_params[r] * size : 0.0);
       p.peak_memory = std::max(p.peak_memory, mem.total());
       p.rank_memory.push_back(mem);
@@ -626,9 +706,9 @@ class Planner {
   double memory_ = 0;
   bool transformer_ = false;
   std::map<int, std::unique_ptr<CostModel>> replica_costs_;
-  std::map<std::pair<int, int>, KindPlan> base_;
-  std::map<std::tuple<int, int, std::int64_t>, KindPlan> exact_;
-  std::map<std::tuple<int, int, std::int64_t>, SegmentProfile> profiles_;
+  std::map<std::tuple<int, int, bool>, KindPlan> base_;
+  std::map<std::tuple<int, int, std::int64_t, bool>, KindPlan> exact_;
+  std::map<std::tuple<int, int, std::int64_t, bool>, SegmentProfile> profiles_;
   std::map<std::pair<int, std::int64_t>, std::pair<double, double>> flops_;
   std::int64_t evaluated_ = 0, candidates_ = 0;
 };

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "unity/core/mapping/mapping_cost.h"
+#include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/search/candidate_cost.h"
 
 namespace unity {
@@ -53,10 +54,51 @@ double attention_internal_bytes(const Graph& g, const Node& n, bool scores,
   const double b = static_cast<double>(q.dims[0].size / q.dims[0].degree);
   const double sq = static_cast<double>(q.dims[1].size), sk = static_cast<double>(k.dims[1].size);
   const double e = static_cast<double>(q.dims[2].size) / d;
-  const double heads = static_cast<double>(n.op.attrs.get_int("num_heads")) / d;
+  const auto all_heads = n.op.attrs.get_int("num_heads");
+  const double heads = static_cast<double>(all_heads) / d;
   const double size = static_cast<double>(size_of(q.dtype));
   if (scores && runs_fused_attention(n, device)) return b * heads * sq * 4.0;
-  return (scores ? b * heads * sq * sk : 4.0 * b * sq * e) * size;
+  if (scores) return b * heads * sq * sk * size;
+  // Grouped-query attention: keys and values have num_kv_heads heads.
+  const double kv_share =
+      static_cast<double>(n.op.attrs.get_int("num_kv_heads", all_heads)) / all_heads;
+  return (2.0 * b * sq * e + 2.0 * b * sk * e * kv_share) * size;
+}
+
+bool is_pointwise(OpType t) {
+  return (is_elementwise_unary(t) && t != OpType::Dropout) || is_elementwise_binary(t);
+}
+
+// The element-wise results a fused kernel recomputes in the backward pass instead of keeping
+// (DeviceSpec::fused_elementwise): those of a deterministic element-wise operator read only by
+// element-wise operators, whose own inputs the backward pass has (kept, or recomputed in turn).
+// SwiGLU's sigmoid and SiLU are; the product the down projection reads is not: a GEMM's backward
+// reads its input as it was kept.
+std::set<TensorRef> recomputed_elementwise(const Graph& g) {
+  std::set<TensorRef> recomputed;
+  auto available = [&](TensorRef t) {
+    if (recomputed.count(t)) return true;
+    for (const Use& u : g.uses(t))
+      if (backward_reads_inputs(g.node(u.node).op.type)) return true;
+    return false;
+  };
+  for (NodeId id : g.topological_order()) {
+    const Node& n = g.node(id);
+    if (!is_pointwise(n.op.type) || n.outputs.size() != 1 || !is_floating(n.outputs[0].dtype))
+      continue;
+    const auto uses = g.uses(n.output());
+    if (uses.empty()) continue;
+    const bool pointwise_readers = std::all_of(uses.begin(), uses.end(), [&](const Use& u) {
+      return is_pointwise(g.node(u.node).op.type);
+    });
+    if (!pointwise_readers) continue;
+    const bool inputs_at_hand = std::all_of(n.inputs.begin(), n.inputs.end(), [&](TensorRef in) {
+      const OpType producer = g.node(in.node).op.type;
+      return producer == OpType::Weight || !is_floating(g.shape(in).dtype) || available(in);
+    });
+    if (inputs_at_hand) recomputed.insert(n.output());
+  }
+  return recomputed;
 }
 
 // The share of an attention task's forward time spent on scores and softmax: the fraction of its
@@ -116,8 +158,11 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
 
   const int devices = model.machine().num_devices();
   std::vector<double> params(devices, 0.0), acts(devices, 0.0), whole(devices, 0.0),
-      internals(devices, 0.0);
+      internals(devices, 0.0), fp8_params(devices, 0.0);
+  const bool fp8_device = device.peak_flops_fp8 > 0;
   const PlacementGraph placement(plan);
+  const std::set<TensorRef> recomputed =
+      device.fused_elementwise ? recomputed_elementwise(plan) : std::set<TensorRef>{};
   std::set<std::pair<TensorRef, int>> kept;  // (tensor, device) counted once
   for (const auto& [id, view] : mapping.views) {
     const Node& n = plan.node(id);
@@ -131,12 +176,21 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
         const auto& shape = plan.shape(in);
         if (weight) {
           params[dev] += static_cast<double>(shape.piece_elements());
+          if (has_fp8_gemms(n)) fp8_params[dev] += static_cast<double>(shape.piece_elements());
           continue;
         }
         // An activation the backward pass reads: kept on the device that reads it.
         if (!backward_reads_inputs(n.op.type) || !is_floating(shape.dtype)) continue;
-        if (!kept.insert({in, dev}).second) continue;
-        const double bytes = static_cast<double>(shape.piece_bytes());
+        if (recomputed.count(in)) continue;
+        // Copies of one tensor replicated for several readers (the gate and up projections'
+        // input) are one tensor kept: frameworks run them as one GEMM on one saved input.
+        TensorRef source = in;
+        while (plan.node(source.node).op.type == OpType::Replicate)
+          source = plan.node(source.node).inputs.at(0);
+        if (!kept.insert({source, dev}).second) continue;
+        // An fp8 GEMM keeps its input as it cast it, in fp8, for the weight gradient.
+        const double bytes = static_cast<double>(shape.piece_bytes()) /
+                             (fp8_device && has_fp8_gemms(n) && size_of(shape.dtype) == 2 ? 2 : 1);
         acts[dev] += bytes;
         if (shape.piece_elements() == shape.num_elements()) whole[dev] += bytes;
       }
@@ -151,7 +205,9 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
   p.activations = acts[busiest];
   p.whole_activations = whole[busiest];
   p.attention_internals = internals[busiest];
-  p.parameters = *std::max_element(params.begin(), params.end());
+  const auto fullest = std::max_element(params.begin(), params.end()) - params.begin();
+  p.parameters = params[fullest];
+  p.fp8_parameters = fp8_params[fullest];
   for (const auto& [id, n] : plan.nodes()) {
     if (n.op.type != OpType::Input || n.outputs.empty()) continue;
     // The activation entering the segment is the floating input read by a placed operator.

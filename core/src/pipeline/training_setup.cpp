@@ -37,6 +37,7 @@ std::string LayoutRequest::describe() const {
   if (sequence_parallel && *sequence_parallel) parts.emplace_back("--sequence-parallel");
   if (overlap_grad_reduce && *overlap_grad_reduce) parts.emplace_back("--overlap-grad-reduce");
   if (tp_comm_overlap && *tp_comm_overlap) parts.emplace_back("--tp-comm-overlap");
+  if (device_order) parts.push_back(fmt::format("--device-order {}", to_string(*device_order)));
   return fmt::format("{}", fmt::join(parts, " "));
 }
 

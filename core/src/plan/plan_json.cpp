@@ -97,6 +97,7 @@ PipelinePlan pipeline_from_json(const json& j) {
     p.sequence_parallel = j.at("sequence_parallel").get<bool>();
     p.overlap_grad_reduce = j.value("overlap_grad_reduce", false);
     p.tp_comm_overlap = j.value("tp_comm_overlap", false);
+    p.device_order = device_order_from_string(j.value("device_order", "tp-dp-pp"));
     p.dtype = data_type_from_string(j.at("dtype").get<std::string>());
     p.iteration_time = j.at("iteration_time_ms").get<double>() / 1e3;
     p.pipeline_time = j.value("pipeline_ms", 0.0) / 1e3;
@@ -181,6 +182,7 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"sequence_parallel", p.sequence_parallel},
           {"overlap_grad_reduce", p.overlap_grad_reduce},
           {"tp_comm_overlap", p.tp_comm_overlap},
+          {"device_order", to_string(p.device_order)},
           {"dtype", to_string(p.dtype)},
           {"iteration_time_ms", p.iteration_time * 1e3},
           {"pipeline_ms", p.pipeline_time * 1e3},

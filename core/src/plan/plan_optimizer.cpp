@@ -126,6 +126,8 @@ std::string describe_layout(const PipelinePlan& p) {
   if (p.sequence_parallel) text += ", sequence-parallel";
   if (p.overlap_grad_reduce && p.data_parallel > 1) text += ", overlapped data-parallel reduce";
   if (p.tp_comm_overlap) text += ", tensor-parallel communication overlapped";
+  if (p.device_order != DeviceOrder::PipelineOutermost)
+    text += fmt::format(", devices {}", to_string(p.device_order));
   return text;
 }
 
@@ -226,7 +228,10 @@ class PlanSearch {
       if (is_parallel_op(n.op.type)) ++s.parallel_operators;
     }
     count_cost_sources(plan, options_.profiles.get());
-    s.dtype = to_string(compute_dtype(model_));
+    // fp8 where the GEMMs run so: a device without an fp8 peak runs them in bf16.
+    s.dtype = has_fp8_gemms(model_) && machine_.device(0).peak_flops_fp8 > 0
+                  ? "fp8"
+                  : std::string(to_string(compute_dtype(model_)));
     if (const auto& p = plan.pipeline) {
       s.pipeline_stages = p->pipeline_stages;
       s.micro_batches = p->micro_batches;

@@ -16,7 +16,8 @@ inline std::optional<AttrValue> attribute_default(const std::string& name) {
   if (name == "normalized_dims") return AttrValue{std::int64_t{1}};
   // MultiHeadAttention's rotary embeddings and causal mask, LayerNorm's RMS form: off unless set.
   // fused: the scores through memory unless a rule fused the kernel.
-  if (name == "rotary" || name == "causal" || name == "rms" || name == "fused")
+  // fp8: the operator's GEMMs in bf16 unless the model trains in fp8 (set_fp8_gemms).
+  if (name == "rotary" || name == "causal" || name == "rms" || name == "fused" || name == "fp8")
     return AttrValue{std::int64_t{0}};
   return std::nullopt;
 }

@@ -36,7 +36,9 @@ Graph apply_rules(Graph g, const RuleSet& rules, const std::vector<std::string>&
 
 // The rules that make Megatron-LM's attention and MLP blocks tensor-parallel.
 std::vector<std::string> megatron_block_rules() {
-  std::vector<std::string> names = {"self_attention_head_parallel", "attention_head_parallel"};
+  // The gated MLP first: its down projection would otherwise match a plain block's second Linear.
+  std::vector<std::string> names = {"self_attention_head_parallel", "attention_head_parallel",
+                                    "mlp_swiglu_tensor_parallel"};
   for (const char* act : {"relu", "gelu", "sigmoid", "tanh"})
     for (const char* fused : {"", "_fused"})
       for (const char* bias : {"", "_bias"})

@@ -77,7 +77,7 @@ struct PipelineRank {
   std::vector<int> copy_group;              // world ranks of this device's place in every copy
 
   // World rank of replica device `t` of copy `c` of stage `s`.
-  int world_rank(int s, int c, int t = 0) const { return (s * copies + c) * tp + t; }
+  int world_rank(int s, int c, int t = 0) const { return plan->grid().device(s, c, t); }
   // The engine that runs micro-batch `mb` of piece `p` of local chunk `j`.
   Engine& engine(int j, int p, int mb) {
     auto& piece = local[j].pieces[p];

@@ -43,9 +43,8 @@ void check_pipeline_run(const Plan& plan, int ranks) {
 Graph pipeline_model(const Plan& plan) { return executed_graph(plan.pcg); }
 
 PipelinePosition pipeline_position(const PipelinePlan& p, int rank) {
-  const int replica = std::max(1, p.tensor_parallel);
-  const int per_stage = replica * std::max(1, p.data_parallel);
-  return {rank / per_stage, (rank % per_stage) / replica};
+  const GridPosition at = p.grid().position(rank);
+  return {at.stage, at.copy};
 }
 
 namespace {

@@ -30,6 +30,7 @@ double gradient_bytes(DataType weight_dtype);
 struct GemmShape {
   double m = 0, n = 0, count = 1;
   double flops = 0;
+  bool fp8 = false;  // runs at the fp8 peak where the device has one
 };
 
 // Work of one task of an operator (one piece of its output), forward pass.
@@ -46,6 +47,13 @@ struct TaskWork {
   // The matrix products among `flops` (a projection's, a convolution's as an implicit GEMM).
   std::array<GemmShape, 6> gemms{};
   int gemm_count = 0;
+  // FP8 training (set_fp8_gemms): of `flops`, the GEMMs that take fp8 inputs, and the bytes the
+  // casts to fp8 move around them (Transformer Engine's fused cast-and-transpose reads each bf16
+  // GEMM input once and writes it in fp8 and transposed in fp8, for the backward's weight
+  // gradient: 4 bytes an element, its own kernel beside the GEMM). Used where the device has an
+  // fp8 peak; elsewhere the operator runs as in bf16.
+  double fp8_flops = 0;
+  double fp8_cast_bytes = 0;
   void add_gemm(double m, double n, double count, double flops) {
     if (gemm_count < static_cast<int>(gemms.size())) gemms[gemm_count++] = {m, n, count, flops};
   }

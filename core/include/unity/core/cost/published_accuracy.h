@@ -19,7 +19,7 @@ struct PublishedAccuracy {
   int within_10_percent = 0;
   double lowest_error = 0;   // predicted / published - 1, the lowest row
   double highest_error = 0;  // and the highest
-  // "H100: 7 of 9 published runs within 10% (-4.8% to +38.2%; Megatron-LM weak scaling, ...)"
+  // "H100: 10 of 12 published runs within 10% (-0.6% to +27.4%; Megatron-LM weak scaling, ...)"
   std::string describe() const;
 };
 

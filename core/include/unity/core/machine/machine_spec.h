@@ -34,6 +34,11 @@ struct DeviceSpec {
   // Megatron-Core and PyTorch use, need Ampere or newer). Without it a fused attention operator
   // runs the unfused kernels and costs as they do.
   bool fused_attention = false;
+  // Fuses chains of element-wise operators into kernels whose backward pass recomputes what the
+  // chain made from the inputs it keeps (Megatron-Core's fused SwiGLU and bias-GeLU,
+  // torch.compile's partitioner): an element-wise result read only by element-wise operators is not
+  // kept.
+  bool fused_elementwise = false;
 
   // The peak for arithmetic in `dtype` (fp16 and bf16 fall back to the figures they share).
   double peak_flops(DataType dtype) const;

@@ -12,4 +12,17 @@ DataType compute_dtype(const Graph& graph);
 // activation follows.
 void set_compute_dtype(Graph& graph, DataType dtype);
 
+// FP8 training as Transformer Engine runs it (Micikevicius et al., "FP8 Formats for Deep
+// Learning", 2022): the GEMMs of every Linear and of each attention's projections take fp8 inputs
+// with per-tensor scales and accumulate in fp32; everything else, and the activations and weights
+// between operators, stays bf16 (with fp32 master weights). The graph computes in bf16 and each of
+// those operators carries `fp8` = 1.
+void set_fp8_gemms(Graph& graph);
+// Whether the operator's GEMMs run in fp8 (set_fp8_gemms marked it).
+bool has_fp8_gemms(const Node& node);
+// Whether any operator of the graph does.
+bool has_fp8_gemms(const Graph& graph);
+// The names --dtype takes: every DataType's floating name, and "fp8" (set_fp8_gemms).
+void apply_dtype_name(Graph& graph, const std::string& name);
+
 }  // namespace unity

@@ -58,6 +58,9 @@ MemoryBreakdown parameter_memory(double parameters, DataType dtype, Optimizer op
 //   pass runs (--overlap-grad-reduce) and the weights gathered while the first forward runs
 //   (--overlap-param-gather): only what outlasts that pass is exposed, and never less than the
 //   last bucket's share. Buckets hold max(40M, 1M x copies) parameters (Megatron-Core's default).
+//   ZeRO 2's reduce of each micro-batch but the last runs while the rank computes the next one
+//   (its forward and backward passes, as FSDP's reduce-scatter stream does); the last one's hides
+//   behind its own backward only.
 // A reduce-scatter or an all-gather takes half an all-reduce of the same buffer.
 struct DataSyncInput {
   double parameters = 0;      // weight elements of one device
@@ -69,9 +72,13 @@ struct DataSyncInput {
   double forward = 0;   // seconds of one micro-batch's forward pass on the rank
   double backward = 0;  // and of its backward pass
   int data_parallel = 1;
+  // What hidden communication costs the compute beside it: the collective's kernels hold
+  // `comm_sms` of the device's `sms` streaming multiprocessors while they run (0: nothing).
+  int sms = 0;
+  int comm_sms = 0;
 };
 struct DataSync {
-  double exposed = 0;  // seconds added to the iteration
+  double exposed = 0;  // seconds added to the iteration (with the compute the hidden part slowed)
   double total = 0;    // seconds of communication, hidden or not
   double bytes = 0;    // bytes the copies send in all
 };

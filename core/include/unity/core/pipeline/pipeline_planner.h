@@ -19,6 +19,7 @@
 #include "unity/core/machine/machine_spec.h"
 #include "unity/core/mapping/machine_view.h"
 #include "unity/core/pcg/graph.h"
+#include "unity/core/pipeline/device_order.h"
 #include "unity/core/pipeline/pipeline_cost.h"
 #include "unity/core/pipeline/training_setup.h"
 #include "unity/core/rules/rule.h"
@@ -76,7 +77,12 @@ struct PipelinePlan {
   bool sequence_parallel = false;
   bool overlap_grad_reduce = false;  // data-parallel communication behind compute
   bool tp_comm_overlap = false;      // tensor-parallel collectives pipelined with the GEMMs
+  DeviceOrder device_order = DeviceOrder::PipelineOutermost;
   DataType dtype = DataType::Float32;
+
+  PipelineGrid grid() const {
+    return {tensor_parallel, pipeline_stages, data_parallel, device_order};
+  }
 
   std::vector<StagePlan> chunks;             // pipeline_stages x interleave, in model order
   std::vector<MemoryBreakdown> rank_memory;  // per pipeline rank, one device

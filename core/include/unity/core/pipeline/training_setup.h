@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "unity/core/pipeline/device_order.h"
+
 namespace unity {
 
 enum class Recompute {
@@ -31,9 +33,13 @@ struct LayoutRequest {
   // --tp-comm-overlap: tensor-parallel collectives pipelined with the GEMMs next to them
   // (Transformer Engine's userbuffers; needs sequence parallelism). Unset: searched in joint mode.
   std::optional<bool> tp_comm_overlap;
+  // --device-order: which of the pipeline and the data-parallel copies is outermost
+  // (device_order.h). Unset: searched where the machine has pods, else the pipeline outermost.
+  std::optional<DeviceOrder> device_order;
   bool empty() const {
     return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
-           zero_stage < 0 && !sequence_parallel && !overlap_grad_reduce && !tp_comm_overlap;
+           zero_stage < 0 && !sequence_parallel && !overlap_grad_reduce && !tp_comm_overlap &&
+           !device_order;
   }
   // "--tp 8 --pp 8 --micro-batches 96": what was fixed, for messages.
   std::string describe() const;

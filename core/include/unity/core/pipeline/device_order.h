@@ -1,0 +1,31 @@
+#pragma once
+// Where a pipelined plan's devices sit among the machine's, which numbers them node by node and pod
+// by pod. Tensor parallelism is innermost: a stage replica's devices are adjacent, on one node's
+// fast links. Above it the order is a choice with a cost. Megatron-LM and torchtitan put the
+// data-parallel copies next and the pipeline outermost ("tp-dp-pp", inner to outer): a stage's
+// copies are neighbours and its sends travel far. Llama 3 put the pipeline next and the copies
+// outermost ("tp-pp-dp"): a replica's sends stay inside its pod and the data-parallel collectives,
+// which overlap with compute, cross the pods.
+#include <string_view>
+
+namespace unity {
+
+enum class DeviceOrder { PipelineOutermost, DataParallelOutermost };
+std::string_view to_string(DeviceOrder order);                // "tp-dp-pp", "tp-pp-dp"
+DeviceOrder device_order_from_string(std::string_view name);  // throws InputError
+
+struct GridPosition {
+  int stage = 0;  // pipeline rank
+  int copy = 0;   // data-parallel copy
+  int index = 0;  // device of the stage replica
+};
+
+struct PipelineGrid {
+  int tp = 1, pp = 1, dp = 1;
+  DeviceOrder order = DeviceOrder::PipelineOutermost;
+
+  int device(int stage, int copy, int index) const;
+  GridPosition position(int device) const;
+};
+
+}  // namespace unity
