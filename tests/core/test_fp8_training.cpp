@@ -4,6 +4,7 @@
 // fp8 peak running the same operator as in bf16.
 #include <gtest/gtest.h>
 
+#include "../one_device_machine.h"
 #include "unity/core/cost/cost_model.h"
 #include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/pcg/graph_builder.h"
@@ -46,13 +47,7 @@ MachineSpec device(double fp8_peak) {
   d.launch_latency = 0;
   d.memory_bytes = std::int64_t{1} << 34;
   d.fused_elementwise = true;
-  MachineSpec m;
-  m.name = "one";
-  m.num_nodes = 1;
-  m.max_nodes = 1;
-  m.devices_per_node = 1;
-  m.device_types = {d};
-  return m;
+  return testing_machines::one_device_machine(d);
 }
 
 const double kFlops = 2.0 * kTokens * kIn * kOut;                           // 268,435,456

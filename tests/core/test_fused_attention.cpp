@@ -4,6 +4,7 @@
 // backward keeps is the softmax's log-sum-exp instead of the probabilities. Every figure by hand.
 #include <gtest/gtest.h>
 
+#include "../one_device_machine.h"
 #include "unity/core/cost/cost_model.h"
 #include "unity/core/errors.h"
 #include "unity/core/pcg/graph_builder.h"
@@ -75,12 +76,7 @@ TEST(FusedAttention, TimeOnADeviceByHand) {
   d.launch_latency = 0;
   d.memory_bytes = std::int64_t{1} << 30;
   d.fused_attention = true;
-  MachineSpec m;
-  m.name = "one";
-  m.num_nodes = 1;
-  m.devices_per_node = 1;
-  m.device_types = {d};
-  const CostModel model(m);
+  const CostModel model(testing_machines::one_device_machine(d));
   const Attention unfused = attention(true, false);
   const Attention fused = attention(true, true);
   // Unfused, forward: max(2,097,152 FLOPs / 0.5 TFLOP/s, bytes / 1 TB/s) + 524,288 score bytes /
