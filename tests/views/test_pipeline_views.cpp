@@ -5,6 +5,8 @@
 // stage, and plans without a pipeline get messages, not crashes. Geometry and counts, never pixels.
 #include <QCheckBox>
 #include <QComboBox>
+#include <QImage>
+#include <QPainter>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -56,6 +58,10 @@ std::shared_ptr<executor::PipelineMeasurement> handMadeMeasurement(const Pipelin
   for (TimelineBox& b : m->timeline.boxes) {
     b.start *= 1.3;
     b.end *= 1.3;
+  }
+  for (CommBox& c : m->timeline.comm) {
+    c.start *= 1.3;
+    c.end *= 1.3;
   }
   m->timeline.makespan *= 1.3;
   for (const MemoryBreakdown& r : p.rank_memory) {
@@ -159,6 +165,70 @@ class PipelineViewsTests : public QObject {
     QVERIFY(chart.caption().contains("2 chunks"));
   }
 
+  // Under each stage's row, a thinner lane of its communication: every box in its stage's lane,
+  // below the compute boxes; the gradient sync and the optimizer step after the flush, so that the
+  // axis spans the plan's whole iteration; hidden and exposed parts in different colours.
+  void communicationLanesRunUnderTheirStages() {
+    ExplorerDocument doc;
+    const auto plan = tinyPipelinedPlan(doc);
+    const PipelinePlan& p = *plan->pipeline;
+    QVERIFY(p.sync_time > 0);
+    QVERIFY(p.update_time > 0);
+    PipelineTimelineChart chart;
+    chart.setTimeline(predicted_timeline(p), "Predicted");
+    const PipelineTimeline& t = chart.timeline();
+    QVERIFY(!t.comm.empty());
+    QVERIFY(std::abs(chart.timeScale() - p.iteration_time) <= 1e-9 * p.iteration_time);
+    QVERIFY(chart.caption().contains("iteration"));
+    const QSizeF size(1200, 400);
+    const QList<QRectF> rows = chart.rowRects(size);
+    const QList<QRectF> boxes = chart.boxRects(size);
+    const QList<QRectF> comms = chart.commRects(size);
+    QCOMPARE(comms.size(), int(t.comm.size()));
+    for (int i = 0; i < comms.size(); ++i) {
+      const CommBox& c = t.comm[size_t(i)];
+      const QRectF lane = chart.laneRect(size, c.rank);
+      QVERIFY(lane.height() > 0 && lane.height() < rows[c.rank].height() / 2);
+      QVERIFY(lane.adjusted(-0.5, -0.5, 0.5, 0.5).contains(comms[i]));
+      QVERIFY(rows[c.rank].adjusted(-0.5, 0, 0.5, 0).contains(comms[i]));
+      QVERIFY(comms[i].right() <= rows[c.rank].right() + 0.5);  // on the axis
+    }
+    for (int i = 0; i < boxes.size(); ++i) {
+      const int rank = t.boxes[size_t(i)].rank;
+      QVERIFY(boxes[i].bottom() <= chart.laneRect(size, rank).top() + 0.5);
+    }
+    // The exposed gradient sync and the optimizer step lie after the flush.
+    int after = 0;
+    for (const CommBox& c : t.comm)
+      if (c.kind != kCommP2p && c.exposed) {
+        QVERIFY(c.start >= t.makespan - 1e-12);
+        ++after;
+      }
+    QCOMPARE(after, 2 * p.pipeline_stages);
+    // The picture: the lane's exposed parts are painted in a strong colour, hidden ones light.
+    QImage image(size.toSize(), QImage::Format_ARGB32);
+    QPainter painter(&image);
+    chart.paintChart(painter, size);
+    painter.end();
+    for (int i = 0; i < comms.size(); ++i) {
+      const CommBox& c = t.comm[size_t(i)];
+      if (c.kind != kCommGradientSync || comms[i].width() < 4) continue;
+      const QColor px = image.pixelColor(comms[i].center().toPoint() + QPoint(0, 1));
+      if (c.exposed)
+        QVERIFY2(px.lightness() < 120, qPrintable(px.name()));
+      else
+        QVERIFY2(px.lightness() > 150, qPrintable(px.name()));
+    }
+    // A measured timeline without communication keeps its rows whole.
+    PipelineTimeline measured = t;
+    measured.comm.clear();
+    measured.measured = true;
+    chart.setTimeline(measured, "Measured");
+    QVERIFY(chart.laneRect(size, 0).isEmpty());
+    QCOMPARE(chart.timeScale(), measured.makespan);
+    QCOMPARE(chart.boxRects(size).first().height(), chart.rowRects(size).first().height() - 3);
+  }
+
   void measuredTimelineAppearsWithAMeasurement() {
     ExplorerDocument doc;
     const auto plan = tinyPipelinedPlan(doc);
@@ -179,7 +249,7 @@ class PipelineViewsTests : public QObject {
     QVERIFY(view.measuredChart()->caption().startsWith("Measured"));
     // One time scale: the slower measured iteration spans more of the same axis.
     QCOMPARE(view.predictedChart()->timeScale(), view.measuredChart()->timeScale());
-    QCOMPARE(view.measuredChart()->timeScale(), m->timeline.makespan);
+    QCOMPARE(view.measuredChart()->timeScale(), m->timeline.end());
     const QSizeF size(1000, 300);
     QVERIFY(view.measuredChart()->boxRects(size).last().right() >
             view.predictedChart()->boxRects(size).last().right());
@@ -306,9 +376,14 @@ class PipelineViewsTests : public QObject {
     QFile trace(dir.filePath("t.json"));
     QVERIFY(trace.open(QIODevice::ReadOnly));
     const nlohmann::json j = nlohmann::json::parse(trace.readAll().toStdString());
-    int complete = 0;
-    for (const auto& e : j.at("traceEvents")) complete += e.value("ph", "") == "X" ? 1 : 0;
+    // A complete event per pass on the stages' threads, one per communication box on theirs.
+    int complete = 0, comm = 0;
+    const int stages = chart.timeline().stages;
+    for (const auto& e : j.at("traceEvents"))
+      if (e.value("ph", "") == "X") (e.at("tid").get<int>() < stages ? complete : comm) += 1;
     QCOMPARE(complete, chart.boxCount());
+    QCOMPARE(comm, int(chart.timeline().comm.size()));
+    QVERIFY(comm > 0);
   }
 
   void runViewShowsPredictedAndMeasuredPipelines() {
@@ -327,7 +402,9 @@ class PipelineViewsTests : public QObject {
     panel->setMeasurement(m);
     QCOMPARE(panel->measuredChart()->boxCount(), 2 * 4 * 2);
     QCOMPARE(panel->memoryChart()->bars().size(), 4);
-    QCOMPARE(panel->predictedChart()->timeScale(), m->timeline.makespan);
+    // One scale for both: the longer of the two whole iterations (communication lanes included).
+    QCOMPARE(panel->predictedChart()->timeScale(),
+             std::max(m->timeline.end(), panel->predictedChart()->timeline().end()));
     // A plan without a pipeline hides the panel.
     doc.setPlan("data-parallel", makePlan(*doc.model(), *doc.machine(), "data-parallel"));
     view.setPlanMode("data-parallel");
@@ -382,9 +459,9 @@ class PipelineViewsTests : public QObject {
     QTRY_COMPARE(view.rightPipeline()->predictedChart()->boxCount(), 2 * 8 * 2);
     QCOMPARE(view.leftPipeline()->memoryChart()->bars().size(), 2);
     QCOMPARE(view.rightPipeline()->memoryChart()->bars().size(), 2);
-    // One time scale: the longer iteration's.
-    const double longest = std::max(view.leftPipeline()->predictedChart()->timeline().makespan,
-                                    view.rightPipeline()->predictedChart()->timeline().makespan);
+    // One time scale: the longer iteration's, its gradient sync and optimizer step included.
+    const double longest = std::max(view.leftPipeline()->predictedChart()->timeline().end(),
+                                    view.rightPipeline()->predictedChart()->timeline().end());
     QTRY_COMPARE(view.leftPipeline()->predictedChart()->timeScale(), longest);
     QCOMPARE(view.rightPipeline()->predictedChart()->timeScale(), longest);
     // Against a plan without a pipeline: its PCG comes back on that side.

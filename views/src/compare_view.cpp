@@ -330,7 +330,7 @@ void CompareView::shareTimeScale() {
   PipelineTimelineChart* r = rightPipeline_->predictedChart();
   const bool both = leftPipeline_->showsPipeline() && rightPipeline_->showsPipeline() &&
                     l->hasTimeline() && r->hasTimeline();
-  const double scale = both ? std::max(l->timeline().makespan, r->timeline().makespan) : 0;
+  const double scale = both ? std::max(l->timeline().end(), r->timeline().end()) : 0;
   l->setTimeScale(scale);
   r->setTimeScale(scale);
 }

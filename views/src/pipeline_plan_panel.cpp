@@ -105,7 +105,7 @@ void PipelinePlanPanel::refresh() {
   else
     measured_->clear(tr("Measured: the timeline of the last iteration appears after a run."));
   const double scale =
-      measured ? std::max(measurement_->timeline.makespan, predicted_->timeline().makespan) : 0;
+      measured ? std::max(measurement_->timeline.end(), predicted_->timeline().end()) : 0;
   predicted_->setTimeScale(scale);
   measured_->setTimeScale(scale);
   memory_->setBreakdown(

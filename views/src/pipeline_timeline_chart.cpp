@@ -28,6 +28,24 @@ constexpr double kMaxRow = 110;
 constexpr double kStatsWidth = 170;  // per row: forward, backward and idle time, right of the plot
 constexpr double kNarrow = 900;      // narrower pictures (the compare view's halves): fewer words
 
+// The communication lane: light where compute hides it, strong where the stage waits for it (a
+// purple apart from the passes' blue and orange), and the optimizer step in blue-grey.
+const QColor kCommHidden(0xe1, 0xbe, 0xe7);
+const QColor kCommExposed(0x7b, 0x1f, 0xa2);
+const QColor kOptimizerStep(0x54, 0x6e, 0x7a);
+constexpr double kLaneShare = 0.34;  // of a stage's band, under its compute row
+
+QColor commColor(const CommBox& c) {
+  if (c.kind == kCommOptimizerStep) return kOptimizerStep;
+  return c.exposed ? kCommExposed : kCommHidden;
+}
+
+QString commLabel(const CommBox& c) {
+  if (c.kind == kCommGradientSync) return QObject::tr("grad sync");
+  if (c.kind == kCommOptimizerStep) return QObject::tr("optimizer");
+  return QString::fromStdString(c.kind);
+}
+
 QString tickText(double ms, double step) {
   const int decimals = step >= 1 ? 0 : int(std::ceil(-std::log10(step)));
   return QString::number(ms, 'f', std::clamp(decimals, 0, 4));
@@ -64,7 +82,7 @@ void PipelineTimelineChart::setTimeScale(double seconds) {
 }
 
 double PipelineTimelineChart::timeScale() const {
-  return scale_ > 0 ? scale_ : std::max(timeline_.makespan, 1e-12);
+  return scale_ > 0 ? scale_ : std::max(timeline_.end(), 1e-12);
 }
 
 QString PipelineTimelineChart::caption() const {
@@ -72,8 +90,10 @@ QString PipelineTimelineChart::caption() const {
   const PipelineTimeline& t = timeline_;
   QString shape = tr("%1 stages × %2 micro-batches").arg(t.stages).arg(t.micro_batches);
   if (t.interleave > 1) shape += tr(" × %1 chunks").arg(t.interleave);
-  return tr("%1 · makespan %2 · bubble %3% · %4")
-      .arg(title_, formatMs(t.makespan * 1e3))
+  const QString iteration =
+      t.end() > t.makespan ? tr("iteration %1 · ").arg(formatMs(t.end() * 1e3)) : QString();
+  return tr("%1 · %2makespan %3 · bubble %4% · %5")
+      .arg(title_, iteration, formatMs(t.makespan * 1e3))
       .arg(t.bubble_fraction * 100, 0, 'f', 1)
       .arg(shape);
 }
@@ -98,6 +118,31 @@ QString PipelineTimelineChart::rowLabel(int rank, bool brief) const {
   return tr("stage %1 · %2").arg(rank).arg(label);
 }
 
+QString PipelineTimelineChart::captionText(const QSizeF& size) const {
+  if (size.width() >= kNarrow) return caption();
+  return tr("%1 · makespan %2 · bubble %3%")
+      .arg(title_, formatMs(timeline_.makespan * 1e3))
+      .arg(timeline_.bubble_fraction * 100, 0, 'f', 1);
+}
+
+double PipelineTimelineChart::keyWidth() const {
+  const QFontMetricsF fm(font());
+  double w = fm.horizontalAdvance(tr("idle (bubble)") + tr("backward") + tr("forward")) + 3 * 32;
+  if (!timeline_.comm.empty())
+    w += fm.horizontalAdvance(tr("comm (exposed)") + tr("comm (hidden)") + tr("optimizer step")) +
+         3 * 32;
+  return w;
+}
+
+bool PipelineTimelineChart::keyOnOwnLine(const QSizeF& size) const {
+  // The communication lanes' colours need saying: under the caption when it leaves no room.
+  if (timeline_.comm.empty()) return false;
+  QFont bold = font();
+  bold.setBold(true);
+  const double caption = QFontMetricsF(bold).horizontalAdvance(captionText(size));
+  return caption + 16 + keyWidth() > size.width() - 2 * kChartMargin;
+}
+
 PipelineTimelineChart::Geometry PipelineTimelineChart::geometry(const QSizeF& size) const {
   Geometry g;
   double labelWidth = 60;
@@ -106,10 +151,12 @@ PipelineTimelineChart::Geometry PipelineTimelineChart::geometry(const QSizeF& si
   for (int r = 0; r < timeline_.stages; ++r)
     labelWidth = std::max(labelWidth, fm.horizontalAdvance(rowLabel(r, narrow)) + 12);
   labelWidth = std::min(labelWidth, size.width() / 3);
-  const double top = kChartMargin + kCaptionHeight + 4;
+  const double top = kChartMargin + kCaptionHeight * (keyOnOwnLine(size) ? 2 : 1) + 4;
   const double available = size.height() - top - kAxisHeight;
   const int rows = std::max(1, timeline_.stages);
-  g.rowHeight = std::clamp(available / rows, kMinRow, kMaxRow);
+  const bool lanes = !timeline_.comm.empty();
+  g.rowHeight = std::clamp(available / rows, lanes ? 1.5 * kMinRow : kMinRow, kMaxRow);
+  g.computeHeight = lanes ? g.rowHeight * (1 - kLaneShare) : g.rowHeight;
   g.plot = QRectF(
       kChartMargin + labelWidth, top,
       std::max(10.0, size.width() - labelWidth - (narrow ? 0 : kStatsWidth) - 3 * kChartMargin),
@@ -127,6 +174,27 @@ QList<QRectF> PipelineTimelineChart::rowRects(const QSizeF& size) const {
   return out;
 }
 
+QRectF PipelineTimelineChart::laneRect(const QSizeF& size, int rank) const {
+  if (!has_ || timeline_.comm.empty()) return {};
+  const Geometry g = geometry(size);
+  const double top = g.plot.top() + rank * g.rowHeight + g.computeHeight;
+  return QRectF(g.plot.left(), top, g.plot.width(), g.rowHeight - g.computeHeight);
+}
+
+QList<QRectF> PipelineTimelineChart::commRects(const QSizeF& size) const {
+  QList<QRectF> out;
+  if (!has_) return out;
+  const Geometry g = geometry(size);
+  out.reserve(qsizetype(timeline_.comm.size()));
+  for (const CommBox& c : timeline_.comm) {
+    const double x0 = g.plot.left() + c.start * g.secondsToPixels;
+    const double x1 = g.plot.left() + c.end * g.secondsToPixels;
+    const double y = g.plot.top() + c.rank * g.rowHeight + g.computeHeight;
+    out.append(QRectF(x0, y + 0.5, std::max(0.5, x1 - x0), g.rowHeight - g.computeHeight - 2));
+  }
+  return out;
+}
+
 QList<QRectF> PipelineTimelineChart::boxRects(const QSizeF& size) const {
   QList<QRectF> out;
   if (!has_) return out;
@@ -136,7 +204,7 @@ QList<QRectF> PipelineTimelineChart::boxRects(const QSizeF& size) const {
     const double x0 = g.plot.left() + b.start * g.secondsToPixels;
     const double x1 = g.plot.left() + b.end * g.secondsToPixels;
     const double y = g.plot.top() + b.rank * g.rowHeight;
-    out.append(QRectF(x0, y + 1.5, std::max(0.5, x1 - x0), g.rowHeight - 3));
+    out.append(QRectF(x0, y + 1.5, std::max(0.5, x1 - x0), g.computeHeight - 3));
   }
   return out;
 }
@@ -158,22 +226,21 @@ void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
   const QRectF captionRect(kChartMargin, kChartMargin, size.width() - 2 * kChartMargin,
                            kCaptionHeight);
   const bool narrow = size.width() < kNarrow;
-  const QString captionText = narrow ? tr("%1 · makespan %2 · bubble %3%")
-                                           .arg(title_, formatMs(timeline_.makespan * 1e3))
-                                           .arg(timeline_.bubble_fraction * 100, 0, 'f', 1)
-                                     : caption();
-  p.drawText(captionRect, Qt::AlignLeft | Qt::AlignVCenter, captionText);
-  const double captionWidth = QFontMetricsF(bold).horizontalAdvance(captionText);
+  const QString caption = captionText(size);
+  p.drawText(captionRect, Qt::AlignLeft | Qt::AlignVCenter, caption);
+  const double captionWidth = QFontMetricsF(bold).horizontalAdvance(caption);
   p.setFont(font());
   const QFontMetricsF fm(font());
-  double x = captionRect.right();
+  const bool ownLine = keyOnOwnLine(size);
+  const QRectF keyRect = captionRect.translated(0, ownLine ? kCaptionHeight : 0);
+  double x = keyRect.right();
   const auto key = [&](const QColor& fill, const QBrush& brush, const QString& text) {
     x -= fm.horizontalAdvance(text);
     p.setPen(ink);
-    p.drawText(QRectF(x, captionRect.top(), fm.horizontalAdvance(text) + 2, kCaptionHeight),
+    p.drawText(QRectF(x, keyRect.top(), fm.horizontalAdvance(text) + 2, kCaptionHeight),
                Qt::AlignLeft | Qt::AlignVCenter, text);
     x -= 18;
-    const QRectF chip(x, captionRect.center().y() - 6, 14, 12);
+    const QRectF chip(x, keyRect.center().y() - 6, 14, 12);
     p.fillRect(chip, Qt::white);
     p.setPen(QPen(fill.darker(150), 1));
     p.setBrush(brush);
@@ -181,9 +248,14 @@ void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
     x -= 14;
   };
   // The colour key, where the caption leaves room for it.
-  const double keyWidth =
-      fm.horizontalAdvance(tr("idle (bubble)") + tr("backward") + tr("forward")) + 3 * 32;
-  if (captionRect.left() + captionWidth + 16 + keyWidth <= captionRect.right()) {
+  const bool lanes = !timeline_.comm.empty();
+  if ((ownLine ? keyRect.left() : keyRect.left() + captionWidth + 16) + keyWidth() <=
+      keyRect.right()) {
+    if (lanes) {
+      key(kOptimizerStep, kOptimizerStep, tr("optimizer step"));
+      key(kCommExposed, kCommExposed, tr("comm (exposed)"));
+      key(kCommHidden, kCommHidden, tr("comm (hidden)"));
+    }
     key(QColor(0xb0, 0xbe, 0xc5), QBrush(QColor(0xb0, 0xbe, 0xc5), Qt::BDiagPattern),
         tr("idle (bubble)"));
     key(backwardColor(0), backwardColor(0), tr("backward"));
@@ -196,28 +268,39 @@ void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
     p.fillRect(row, r % 2 ? QColor(0xfa, 0xfa, 0xfa) : QColor(0xf3, 0xf5, 0xf6));
     const double end =
         std::min(row.right(), g.plot.left() + timeline_.makespan * g.secondsToPixels);
-    p.fillRect(QRectF(row.left(), row.top(), end - row.left(), row.height()),
+    p.fillRect(QRectF(row.left(), row.top(), end - row.left(), g.computeHeight),
                QBrush(QColor(0xcf, 0xd8, 0xdc), Qt::BDiagPattern));
+    if (lanes) {  // the lane: plain, a hairline apart from the compute row
+      const QRectF lane(row.left(), row.top() + g.computeHeight, row.width(),
+                        g.rowHeight - g.computeHeight);
+      p.fillRect(lane, QColor(0xff, 0xff, 0xff));
+      p.setPen(QPen(QColor(0xe0, 0xe4, 0xe6), 1));
+      p.drawLine(lane.topLeft(), lane.topRight());
+    }
     p.setPen(ink);
     const double labelWidth = g.plot.left() - kChartMargin - 6;
     p.drawText(QRectF(kChartMargin, row.top(), labelWidth, row.height()),
                Qt::AlignRight | Qt::AlignVCenter,
                fm.elidedText(rowLabel(r, narrow), Qt::ElideMiddle, labelWidth));
-    // Where this stage's time goes: forward, backward, or waiting (its share of the bubble).
-    double forward = 0, backward = 0;
+    // Where this stage's time goes: forward, backward, waiting for its communication, or waiting
+    // for the other stages (its share of the bubble).
+    double forward = 0, backward = 0, waitP2p = 0, waitSync = 0;
     for (const TimelineBox& b : timeline_.boxes)
       if (b.rank == r) (b.backward ? backward : forward) += b.end - b.start;
-    const double idle = std::max(0.0, timeline_.makespan - forward - backward);
+    for (const CommBox& c : timeline_.comm)
+      if (c.rank == r && c.exposed && c.kind != kCommOptimizerStep)
+        (c.end <= timeline_.makespan + 1e-12 ? waitP2p : waitSync) += c.end - c.start;
+    const double idle = std::max(0.0, timeline_.makespan - forward - backward - waitP2p);
     const QString idleText =
         tr("idle %1 (%2%)")
             .arg(formatMs(idle * 1e3))
             .arg(timeline_.makespan > 0 ? qRound(100 * idle / timeline_.makespan) : 0);
-    const QString workText =
-        tr("fwd %1 · bwd %2").arg(formatMs(forward * 1e3), formatMs(backward * 1e3));
+    QString workText = tr("fwd %1 · bwd %2").arg(formatMs(forward * 1e3), formatMs(backward * 1e3));
+    if (lanes) workText += tr("\ncomm exposed %1").arg(formatMs((waitP2p + waitSync) * 1e3));
     const QRectF stats(g.plot.right() + 8, row.top(), kStatsWidth, row.height());
     if (narrow) {
       // no room: the caption's bubble says it
-    } else if (row.height() >= 2 * fm.height() + 2) {
+    } else if (row.height() >= (lanes ? 3 : 2) * fm.height() + 2) {
       p.drawText(stats, Qt::AlignLeft | Qt::AlignVCenter, workText + QLatin1Char('\n') + idleText);
     } else {
       p.drawText(stats, Qt::AlignLeft | Qt::AlignVCenter, idleText);
@@ -247,6 +330,28 @@ void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
       p.drawText(r, Qt::AlignCenter, number);
     }
   }
+  // The communication lanes: hidden parts first, so that the exposed ones stay on top.
+  const QList<QRectF> comms = commRects(size);
+  QFont tiny = font();
+  tiny.setPixelSize(std::clamp(int((g.rowHeight - g.computeHeight) * 0.7), 7, 11));
+  p.setFont(tiny);
+  const QFontMetricsF tfm(tiny);
+  p.save();
+  p.setClipRect(g.plot.adjusted(0, 0, 1, 0));  // a scale shorter than the iteration cuts it
+  for (int pass = 0; pass < 2; ++pass)
+    for (qsizetype i = 0; i < comms.size(); ++i) {
+      const CommBox& c = timeline_.comm[size_t(i)];
+      if (c.exposed != (pass == 1)) continue;
+      const QColor fill = commColor(c);
+      p.fillRect(comms[i], fill);
+      const QString label = commLabel(c);
+      if (c.kind != kCommP2p && comms[i].width() >= tfm.horizontalAdvance(label) + 4 &&
+          comms[i].height() >= tfm.height() - 2) {
+        p.setPen(c.exposed ? Qt::white : ink);
+        p.drawText(comms[i], Qt::AlignCenter, label);
+      }
+    }
+  p.restore();
   p.setFont(font());
   // Frame and the time axis in ms.
   p.setPen(QPen(QColor(0x90, 0xa4, 0xae), 1));
@@ -264,10 +369,19 @@ void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
   }
   p.drawText(QRectF(g.plot.left(), g.plot.bottom() + 16, g.plot.width(), 14),
              Qt::AlignHCenter | Qt::AlignTop,
-             tr("time in the iteration (ms); numbers: micro-batch"));
-  // The makespan, when another chart's scale leaves room after it.
-  if (scale_ > timeline_.makespan * 1.001) {
+             lanes ? tr("time in the iteration (ms); numbers: micro-batch; under each stage: its "
+                        "communication")
+                   : tr("time in the iteration (ms); numbers: micro-batch"));
+  // The flush, where the gradient synchronisation and the optimizer step follow it.
+  const double iteration = timeline_.end();
+  if (iteration > timeline_.makespan * 1.001) {
     const double mx = g.plot.left() + timeline_.makespan * g.secondsToPixels;
+    p.setPen(QPen(QColor(0x78, 0x90, 0x9c), 1, Qt::DotLine));
+    p.drawLine(QPointF(mx, g.plot.top()), QPointF(mx, g.plot.bottom()));
+  }
+  // The iteration's end, when another chart's scale leaves room after it.
+  if (scale_ > iteration * 1.001) {
+    const double mx = g.plot.left() + iteration * g.secondsToPixels;
     p.setPen(QPen(QColor(0xd3, 0x2f, 0x2f), 1.2, Qt::DashLine));
     p.drawLine(QPointF(mx, g.plot.top()), QPointF(mx, g.plot.bottom()));
   }

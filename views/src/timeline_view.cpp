@@ -142,7 +142,8 @@ void TimelineView::showMeasurement() {
   measured_->setTimeline(m->timeline, tr("Measured"));
   measured_->show();
   // One scale for both, so that a longer measured iteration looks longer.
-  const double scale = std::max(m->timeline.makespan, predicted_->timeline().makespan);
+  // The whole iteration: the gradient synchronisation and the optimizer step after the flush.
+  const double scale = std::max(m->timeline.end(), predicted_->timeline().end());
   predicted_->setTimeScale(scale);
   measured_->setTimeScale(scale);
 }

@@ -667,6 +667,8 @@ class Planner {
                               .comm_sms = kNcclSms},
                              [&](double buffer) { return costs_.allreduce_time(group, buffer); });
       p.sync_time = std::max(p.sync_time, sync.exposed);
+      p.rank_sync_total.push_back(sync.total);
+      p.rank_sync_exposed.push_back(sync.exposed);
       sync_bytes += sync.bytes * l.tp;
       const double shard = l.zero >= 1 ? rank_params[r] / l.dp : rank_params[r];
       p.update_time = std::max(p.update_time, costs_.update_time(shard * 4.0, dev));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -52,6 +53,12 @@ double PipelineTimeline::busy(int rank) const {
   double t = 0;
   for (const auto& b : boxes)
     if (b.rank == rank) t += b.end - b.start;
+  return t;
+}
+
+double PipelineTimeline::end() const {
+  double t = makespan;
+  for (const auto& c : comm) t = std::max(t, c.end);
   return t;
 }
 
@@ -158,15 +165,57 @@ std::vector<std::string> stage_labels(const PipelinePlan& plan) {
 
 PipelineTimeline predicted_timeline(const PipelinePlan& plan) {
   const int p = plan.pipeline_stages, v = plan.interleave;
-  std::vector<double> forward(static_cast<std::size_t>(p * v), 0.0), backward = forward;
+  const std::size_t chunks = static_cast<std::size_t>(p * v);
+  std::vector<double> forward(chunks, 0.0), backward = forward, hidden = forward;
+  // Megatron-Core's interleaved schedule overlaps the sends with compute where the planner says so
+  // (pipeline_planner.cpp): a chunk's sends then cost only what outlasts its compute.
+  const bool overlap_p2p = v > 1 && plan.overlap_grad_reduce;
   // plan.chunks are in model order; chunk i runs on pipeline rank i mod p.
-  for (std::size_t i = 0; i < plan.chunks.size() && i < forward.size(); ++i) {
+  for (std::size_t i = 0; i < plan.chunks.size() && i < chunks; ++i) {
     const StagePlan& c = plan.chunks[i];
-    forward[i] = c.forward + c.p2p / 2;
-    backward[i] = c.backward + c.p2p / 2;
+    const double exposed = overlap_p2p ? std::max(0.0, c.p2p - c.forward - c.backward) : c.p2p;
+    forward[i] = c.forward + exposed / 2;
+    backward[i] = c.backward + exposed / 2;
+    hidden[i] = (c.p2p - exposed) / 2;  // per pass
   }
   PipelineTimeline t = simulate_pipeline(forward, backward, p, plan.micro_batches, v);
   t.stage_labels = stage_labels(plan);
+  // Each pass: its compute, then the sends it waits for; the hidden ones beside the compute. The
+  // bubble fraction stays the schedule's, whose work counts the exposed sends (pipeline_time()).
+  std::vector<double> last_backward(static_cast<std::size_t>(p), 0.0);
+  for (TimelineBox& b : t.boxes) {
+    const std::size_t c = static_cast<std::size_t>(b.chunk);
+    if (c >= plan.chunks.size()) continue;
+    const double compute = b.backward ? plan.chunks[c].backward : plan.chunks[c].forward;
+    const double pass_end = b.end;
+    b.end = std::min(pass_end, b.start + compute);
+    if (hidden[c] > 0)
+      t.comm.push_back({b.rank, kCommP2p, b.start, b.start + std::min(hidden[c], compute), false});
+    if (pass_end - b.end > 1e-15) t.comm.push_back({b.rank, kCommP2p, b.end, pass_end, true});
+    if (b.backward)
+      last_backward[static_cast<std::size_t>(b.rank)] =
+          std::max(last_backward[static_cast<std::size_t>(b.rank)], b.end);
+  }
+  // Once an iteration, per rank: the gradient synchronisation, its hidden part behind the last
+  // backward passes and its exposed part after the flush, then the optimizer step once the slowest
+  // rank's synchronisation is done. Plans without per-rank figures: all of sync_time exposed.
+  const double sync_end = t.makespan + plan.sync_time;
+  for (int r = 0; r < p; ++r) {
+    const std::size_t i = static_cast<std::size_t>(r);
+    const double exposed =
+        i < plan.rank_sync_exposed.size() ? plan.rank_sync_exposed[i] : plan.sync_time;
+    const double total = i < plan.rank_sync_total.size() ? plan.rank_sync_total[i] : exposed;
+    const double behind = std::min(std::max(0.0, total - exposed), last_backward[i]);
+    if (behind > 0)
+      t.comm.push_back({r, kCommGradientSync, last_backward[i] - behind, last_backward[i], false});
+    if (exposed > 0)
+      t.comm.push_back({r, kCommGradientSync, t.makespan, t.makespan + exposed, true});
+    if (plan.update_time > 0)
+      t.comm.push_back({r, kCommOptimizerStep, sync_end, sync_end + plan.update_time, true});
+  }
+  std::stable_sort(t.comm.begin(), t.comm.end(), [](const CommBox& a, const CommBox& b) {
+    return std::tie(a.rank, a.start) < std::tie(b.rank, b.start);
+  });
   return t;
 }
 
@@ -179,6 +228,13 @@ nlohmann::json timeline_to_json(const PipelineTimeline& t) {
                      {"pass", b.backward ? "backward" : "forward"},
                      {"start_ms", b.start * 1e3},
                      {"end_ms", b.end * 1e3}});
+  nlohmann::json comm = nlohmann::json::array();
+  for (const auto& c : t.comm)
+    comm.push_back({{"stage", c.rank},
+                    {"kind", c.kind},
+                    {"start_ms", c.start * 1e3},
+                    {"end_ms", c.end * 1e3},
+                    {"exposed", c.exposed}});
   return {{"stages", t.stages},
           {"micro_batches", t.micro_batches},
           {"interleave", t.interleave},
@@ -186,7 +242,8 @@ nlohmann::json timeline_to_json(const PipelineTimeline& t) {
           {"makespan_ms", t.makespan * 1e3},
           {"bubble_fraction", t.bubble_fraction},
           {"measured", t.measured},
-          {"boxes", boxes}};
+          {"boxes", boxes},
+          {"comm", comm}};
 }
 
 PipelineTimeline timeline_from_json(const nlohmann::json& j) {
@@ -211,6 +268,18 @@ PipelineTimeline timeline_from_json(const nlohmann::json& j) {
         throw InputError(fmt::format("timeline box of stage {} is invalid", x.rank));
       t.boxes.push_back(x);
     }
+    if (j.contains("comm"))  // optional: older timelines and measured ones have none
+      for (const auto& c : j.at("comm")) {
+        CommBox x;
+        x.rank = c.at("stage").get<int>();
+        x.kind = c.at("kind").get<std::string>();
+        x.start = c.at("start_ms").get<double>() / 1e3;
+        x.end = c.at("end_ms").get<double>() / 1e3;
+        x.exposed = c.value("exposed", true);
+        if (x.rank < 0 || x.rank >= t.stages || x.end < x.start)
+          throw InputError(fmt::format("timeline communication of stage {} is invalid", x.rank));
+        t.comm.push_back(std::move(x));
+      }
     return t;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(std::string("pipeline timeline: ") + e.what());
@@ -231,7 +300,24 @@ nlohmann::json chrome_trace(const PipelineTimeline& t, const std::string& title)
                       {"ph", "M"},
                       {"pid", 0},
                       {"tid", r},
-                      {"args", {{"sort_index", r}}}});
+                      {"args", {{"sort_index", 2 * r}}}});
+  }
+  // Each rank's communication on a thread of its own, sorted under the rank's compute.
+  std::vector<bool> talks(static_cast<std::size_t>(std::max(t.stages, 0)), false);
+  for (const auto& c : t.comm)
+    if (c.rank >= 0 && c.rank < t.stages) talks[static_cast<std::size_t>(c.rank)] = true;
+  for (int r = 0; r < t.stages; ++r) {
+    if (!talks[static_cast<std::size_t>(r)]) continue;
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", t.stages + r},
+                      {"args", {{"name", fmt::format("rank {} communication", r)}}}});
+    events.push_back({{"name", "thread_sort_index"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", t.stages + r},
+                      {"args", {{"sort_index", 2 * r + 1}}}});
   }
   for (const auto& b : t.boxes)
     events.push_back({{"name", fmt::format("{}{}", b.backward ? 'B' : 'F', b.micro_batch)},
@@ -243,6 +329,27 @@ nlohmann::json chrome_trace(const PipelineTimeline& t, const std::string& title)
                       {"dur", (b.end - b.start) * 1e6},
                       {"cname", b.backward ? "thread_state_iowait" : "thread_state_running"},
                       {"args", {{"micro_batch", b.micro_batch}, {"model_chunk", b.chunk}}}});
+  for (const auto& c : t.comm) {
+    if (c.rank < 0 || c.rank >= t.stages) continue;
+    const bool step = c.kind == kCommOptimizerStep;
+    events.push_back({{"name", c.kind},
+                      {"cat", step ? "optimizer" : "communication"},
+                      {"ph", "X"},
+                      {"pid", 0},
+                      {"tid", t.stages + c.rank},
+                      {"ts", c.start * 1e6},
+                      {"dur", (c.end - c.start) * 1e6},
+                      {"cname", step        ? "generic_work"
+                                : c.exposed ? "terrible"
+                                            : "good"},
+                      {"args", {{"exposed", c.exposed}}}});
+  }
+  events.push_back({{"name", "iteration end"},
+                    {"ph", "i"},
+                    {"s", "p"},
+                    {"pid", 0},
+                    {"tid", 0},
+                    {"ts", t.end() * 1e6}});
   return {{"traceEvents", events},
           {"displayTimeUnit", "ms"},
           {"otherData",
@@ -251,6 +358,8 @@ nlohmann::json chrome_trace(const PipelineTimeline& t, const std::string& title)
             {"micro_batches", t.micro_batches},
             {"interleave", t.interleave},
             {"bubble_fraction", t.bubble_fraction},
+            {"makespan_ms", t.makespan * 1e3},
+            {"iteration_ms", t.end() * 1e3},
             {"measured", t.measured}}}};
 }
 

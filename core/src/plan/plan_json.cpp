@@ -127,6 +127,11 @@ PipelinePlan pipeline_from_json(const json& j) {
       p.chunks.push_back(std::move(sp));
     }
     for (const json& m : j.at("memory_per_rank")) p.rank_memory.push_back(memory_from_json(m));
+    if (j.contains("gradient_sync_per_rank"))  // optional: plans written before it lack it
+      for (const json& s : j.at("gradient_sync_per_rank")) {
+        p.rank_sync_total.push_back(s.at("total_ms").get<double>() / 1e3);
+        p.rank_sync_exposed.push_back(s.at("exposed_ms").get<double>() / 1e3);
+      }
     p.segment_plans = j.value("segment_plans", std::vector<std::string>{});
     if (j.contains("kind_plans"))
       for (const json& k : j.at("kind_plans")) {
@@ -165,6 +170,10 @@ json pipeline_to_json(const PipelinePlan& p) {
                       {"parameters", static_cast<std::int64_t>(c.parameters)}});
   json memory = json::array();
   for (const auto& m : p.rank_memory) memory.push_back(memory_to_json(m));
+  json sync = json::array();
+  for (std::size_t r = 0; r < p.rank_sync_total.size() && r < p.rank_sync_exposed.size(); ++r)
+    sync.push_back(
+        {{"total_ms", p.rank_sync_total[r] * 1e3}, {"exposed_ms", p.rank_sync_exposed[r] * 1e3}});
   json kinds = json::array();
   for (const auto& k : p.kind_plans) {
     json views = json::object();
@@ -190,6 +199,7 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"bubble_fraction", p.bubble_fraction},
           {"gradient_sync_ms", p.sync_time * 1e3},
           {"optimizer_step_ms", p.update_time * 1e3},
+          {"gradient_sync_per_rank", sync},
           {"peak_memory_bytes", bytes_to_json(p.peak_memory)},
           {"fits_in_memory", p.fits},
           {"model_flops_per_iteration", p.model_flops},

@@ -2,7 +2,10 @@
 // A pipeline timeline as a Gantt chart: one row per pipeline stage (labelled with its layers), one
 // box per forward or backward pass of a micro-batch (forward blue, backward orange, the
 // micro-batch's number inside when it fits), the bubbles left empty (hatched), a time axis in ms
-// and a caption with the makespan and the bubble fraction. It draws what core's
+// over the whole iteration and a caption with the makespan and the bubble fraction. Under each
+// stage's row, a thinner lane of its communication: point-to-point sends and the gradient
+// synchronisation, light where compute hides them and strong where the stage waits for them, and
+// the optimizer step that ends the iteration. It draws what core's
 // pipeline_schedule.h computes (predicted from a plan) or what a run measured; it computes
 // nothing itself. Painted directly: thousands of boxes are cheap to paint and costly as items.
 //
@@ -35,14 +38,17 @@ class PipelineTimelineChart : public QWidget {
   // "Predicted · makespan 16.37 s · bubble 4.3% · 8 stages × 32 micro-batches × 5 chunks"
   QString caption() const;
 
-  // Seconds the time axis spans (0: the timeline's own makespan). Two charts shown one above the
-  // other share a scale so that their boxes compare.
+  // Seconds the time axis spans (0: the timeline's own iteration, end()). Two charts shown one
+  // above the other share a scale so that their boxes compare.
   void setTimeScale(double seconds);
   double timeScale() const;
 
   // Where each box (in timeline().boxes order) and each row are drawn in a picture of `size`.
   QList<QRectF> boxRects(const QSizeF& size) const;
-  QList<QRectF> rowRects(const QSizeF& size) const;
+  QList<QRectF> rowRects(const QSizeF& size) const;  // a stage's compute row and its lane
+  // Where each communication box (in timeline().comm order) is drawn: in its stage's lane.
+  QList<QRectF> commRects(const QSizeF& size) const;
+  QRectF laneRect(const QSizeF& size, int rank) const;  // empty without communication
   // Paints the chart into `size` (the widget, the PNG and SVG exports).
   void paintChart(QPainter& painter, const QSizeF& size) const;
 
@@ -60,12 +66,16 @@ class PipelineTimelineChart : public QWidget {
 
  private:
   struct Geometry {
-    QRectF plot;  // where the rows are
-    double rowHeight = 0;
+    QRectF plot;               // where the rows are
+    double rowHeight = 0;      // a stage's band: its compute row and its communication lane
+    double computeHeight = 0;  // of which the compute row (all of it without communication)
     double secondsToPixels = 0;
   };
   Geometry geometry(const QSizeF& size) const;
   QString rowLabel(int rank, bool brief = false) const;
+  QString captionText(const QSizeF& size) const;  // brief in narrow pictures
+  double keyWidth() const;                        // the colour key's, in the widget's font
+  bool keyOnOwnLine(const QSizeF& size) const;    // under the caption (room for the lanes')
 
   PipelineTimeline timeline_;
   QString title_;

@@ -100,6 +100,11 @@ struct PipelinePlan {
   bool fits = false;
   double model_flops = 0;  // per iteration, Megatron-LM's count (recomputation included)
   double tflops_per_device = 0;
+  // Per pipeline rank, its data-parallel synchronisation (pipeline_cost.h's DataSync): seconds
+  // of communication in all, and of those the seconds added to the iteration (sync_time is the
+  // largest). What the timeline draws; empty in plans written before them.
+  std::vector<double> rank_sync_total;
+  std::vector<double> rank_sync_exposed;
   std::vector<std::string> segment_plans;    // per segment kind: how its replica is planned
   std::vector<SegmentKindPlan> kind_plans;   // per segment kind: the replica's PCG and views
   std::vector<AppliedSubstitution> applied;  // per segment kind's plan, the rules applied

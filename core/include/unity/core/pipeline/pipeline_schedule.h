@@ -3,7 +3,9 @@
 // interleaved form, Narayanan et al. SC'21 section 2.2), and the timeline that order gives: one box
 // per forward or backward pass of a model chunk and micro-batch. The executor runs exactly this
 // order; the explorer draws the timeline, predicted from a plan or measured by a run, and exports
-// it as a Chrome trace.
+// it as a Chrome trace. Beside the passes, a predicted timeline holds each rank's communication
+// (point-to-point sends, the data-parallel gradient synchronisation, the optimizer step), each part
+// hidden behind compute or exposed, so that what the communication adds to the iteration shows.
 #include <string>
 #include <vector>
 
@@ -38,17 +40,34 @@ struct TimelineBox {
   double start = 0, end = 0;  // seconds from the iteration's first forward
 };
 
+// One stretch of a pipeline rank's communication (or the optimizer step that ends the iteration).
+// `exposed`: the rank waits for it (it adds to the iteration); else it runs behind compute.
+struct CommBox {
+  int rank = 0;               // pipeline rank (stage)
+  std::string kind;           // kCommP2p, kCommGradientSync, kCommOptimizerStep
+  double start = 0, end = 0;  // seconds from the iteration's first forward
+  bool exposed = true;
+  bool operator==(const CommBox&) const = default;
+};
+inline constexpr const char* kCommP2p = "p2p";
+inline constexpr const char* kCommGradientSync = "gradient sync";
+inline constexpr const char* kCommOptimizerStep = "optimizer step";
+
 struct PipelineTimeline {
   int stages = 1;
   int micro_batches = 1;
   int interleave = 1;
   std::vector<std::string> stage_labels;  // per pipeline rank: "layers 0-11" (may be empty)
-  std::vector<TimelineBox> boxes;
-  double makespan = 0;         // seconds from the first forward to the last backward
-  double bubble_fraction = 0;  // (makespan - busiest rank's work) / busiest rank's work
-  bool measured = false;       // from a run (else predicted by the cost model)
+  std::vector<TimelineBox> boxes;  // compute only (a predicted pass's exposed sends: a CommBox)
+  std::vector<CommBox> comm;       // per rank, in time order (a measured timeline may have none)
+  double makespan = 0;             // seconds from the first forward to the last backward
+  double bubble_fraction = 0;      // (makespan - busiest rank's work) / busiest rank's work
+  bool measured = false;           // from a run (else predicted by the cost model)
 
   double busy(int rank) const;  // seconds rank `rank` computes
+  // Seconds from the first forward to the end of the iteration: the makespan, or the end of the
+  // last communication box (the optimizer step) after it.
+  double end() const;
 };
 
 // Runs the schedule of every rank with each model chunk's forward and backward seconds per
@@ -62,8 +81,15 @@ PipelineTimeline simulate_pipeline(const std::vector<double>& chunk_forward,
 // layers of all its chunks merged where they touch).
 std::vector<std::string> stage_labels(const PipelinePlan& plan);
 
-// The timeline a pipelined plan predicts (each chunk's point-to-point time split between its
-// forward and backward passes, as the plan's iteration time counts it).
+// The timeline a pipelined plan predicts, as the plan's iteration time counts it:
+// - each chunk's point-to-point time split between its forward and backward passes; the part the
+//   plan leaves exposed follows the pass's compute box as an exposed "p2p" box (the rank waits),
+//   the part it hides (Megatron-Core's overlapped interleaved sends) overlaps the compute;
+// - after each rank's last backward, the data-parallel gradient synchronisation: its hidden part
+//   (behind the last backward passes) ending with them, its exposed part after the makespan;
+// - the optimizer step once every rank's synchronisation is done (the gradient norm is reduced
+//   over all ranks first), so that the timeline's end() is makespan + sync_time + update_time: the
+//   plan's iteration_time wherever the simulated schedule gives the plan's pipeline_time.
 PipelineTimeline predicted_timeline(const PipelinePlan& plan);
 
 // Bubble fraction of a timeline's boxes, as pipeline_time() defines it.
@@ -73,7 +99,10 @@ nlohmann::json timeline_to_json(const PipelineTimeline& t);
 PipelineTimeline timeline_from_json(const nlohmann::json& j);  // throws InputError
 
 // The Chrome trace event format (chrome://tracing, Perfetto): one process, one thread per pipeline
-// rank, a complete event ("ph": "X") per box, times in microseconds.
+// rank (tid: the rank) with a complete event ("ph": "X") per box and, where the timeline has
+// communication, a thread "rank N communication" sorted under it (tid: stages + rank) with one
+// complete event per CommBox (name: its kind; args: exposed), plus an instant event ("ph": "i")
+// at the iteration's end; times in microseconds.
 nlohmann::json chrome_trace(const PipelineTimeline& t, const std::string& title);
 
 }  // namespace unity
