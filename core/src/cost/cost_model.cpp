@@ -67,7 +67,7 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
   const Node& n = graph.node(node);
   const double peak = device.peak_flops(n.outputs.empty() ? DataType::Float32 : n.outputs[0].dtype);
   // FP8 GEMMs at the device's fp8 peak, with their casts as kernels of their own.
-  const bool fp8 = w.fp8_flops > 0 && device.peak_flops_fp8 > 0;
+  const bool fp8 = runs_fp8_gemms(n, device);
   const double fp8_peak = fp8 ? device.peak_flops_fp8 : peak;
   const double fp8_flops = fp8 ? w.fp8_flops : 0.0;
   double compute = (w.flops - fp8_flops) / (peak * device.compute_efficiency) +

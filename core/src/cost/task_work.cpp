@@ -25,6 +25,10 @@ bool runs_fused_attention(const Node& n, const DeviceSpec& device) {
          n.op.attrs.get_int("fused", 0) != 0;
 }
 
+bool runs_fp8_gemms(const Node& n, const DeviceSpec& device) {
+  return device.peak_flops_fp8 > 0 && has_fp8_gemms(n);
+}
+
 TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
   const Node& n = g.node(id);
   TaskWork w;

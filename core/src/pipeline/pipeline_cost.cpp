@@ -49,6 +49,14 @@ double overlapped_pass(double compute, double communication, int splits, int com
   return compute + exposed + hidden * slowdown;
 }
 
+bool sends_overlap_compute(int interleave, bool overlapped_stack) {
+  return interleave > 1 && overlapped_stack;
+}
+
+double exposed_sends(double sends, double compute, bool overlapped) {
+  return overlapped ? std::max(0.0, sends - compute) : sends;
+}
+
 DataSync data_parallel_sync(const DataSyncInput& in,
                             const std::function<double(double)>& allreduce_time) {
   DataSync out;

@@ -323,10 +323,12 @@ class Planner {
     return *replica_costs_.emplace(tp, std::move(model)).first->second;
   }
 
+  // The joint search's rules.
+  const RuleSet& rules() const { return options_.rules ? *options_.rules : default_rules(); }
+
   // Whether the joint search's rules, less the vetoed ones, hold an applied substitution.
   bool rule_allowed(const AppliedSubstitution& a) const {
-    const RuleSet& rules = options_.rules ? *options_.rules : default_rules();
-    if (!rules.find(a.rule)) return false;
+    if (!rules().find(a.rule)) return false;
     return std::none_of(options_.vetoes.begin(), options_.vetoes.end(),
                         [&](const RuleLocation& v) { return v.covers(a.rule, a.nodes); });
   }
@@ -338,11 +340,10 @@ class Planner {
     if (options_.joint && megatron_only) {
       // Megatron-LM's split of the segment with the algebraic rewrites the joint search chose
       // for it (a fused attention kernel, say).
-      const RuleSet& rules = options_.rules ? *options_.rules : default_rules();
       std::vector<AppliedSubstitution> applied;
       Graph rewritten = serial;
       for (const auto& a : kind_plan(kind, tp, b, false).applied) {
-        const Rule* rule = rules.find(a.rule);
+        const Rule* rule = rules().find(a.rule);
         if (!rule || rule->kind != RuleKind::Algebraic) continue;
         if (std::any_of(applied.begin(), applied.end(),
                         [&](const AppliedSubstitution& done) { return done.rule == a.rule; }))
@@ -371,12 +372,11 @@ class Planner {
     ho.search.deadline = options_.deadline;
     ho.split = false;
     ho.seed_degrees = ho.search.degrees;
-    const RuleSet& rules = options_.rules ? *options_.rules : default_rules();
     // Megatron-LM's plan seeds the search where the search's rules can make it.
     if (std::all_of(kp.applied.begin(), kp.applied.end(),
                     [&](const AppliedSubstitution& a) { return rule_allowed(a); }))
       ho.whole_graph_starts.push_back(kp.plan);
-    HierarchicalResult r = hierarchical_search(serial, rules, costs, ho);
+    HierarchicalResult r = hierarchical_search(serial, rules(), costs, ho);
     candidates_ += r.candidates_evaluated;
     if (r.best.size() == 0) {
       if (ho.whole_graph_starts.empty()) kp = KindPlan{serial, b, "serial", {}};
@@ -586,6 +586,7 @@ class Planner {
         rank_comm(l.pp, 0.0), rank_workspace(l.pp, 0.0), rank_segment_params(l.pp, 0.0),
         rank_forward(l.pp, 0.0), rank_backward(l.pp, 0.0), rank_fp8_params(l.pp, 0.0);
     double p2p_bytes = 0, fill_p2p = 0;
+    const bool overlap_p2p = sends_overlap_compute(l.v, l.overlap);
     for (int c = 0; c < static_cast<int>(parts.size()); ++c) {
       const auto [first, last] = parts[c];
       const int rank = c % l.pp;
@@ -625,13 +626,7 @@ class Planner {
           if (c < l.pp - 1) fill_p2p += 2 * hop;
         }
       }
-      // Megatron-Core's interleaved schedule sends while it computes (--overlap-p2p-communication,
-      // on by default in the stack that overlaps the data-parallel reduce): a chunk's sends cost
-      // only what outlasts its compute. Plain 1F1B, and SC'21's interleaved schedule, wait for
-      // each send before the next pass.
-      const bool overlap_p2p = l.v > 1 && l.overlap;
-      const double exposed_p2p =
-          overlap_p2p ? std::max(0.0, sp.p2p - sp.forward - sp.backward) : sp.p2p;
+      const double exposed_p2p = exposed_sends(sp.p2p, sp.forward + sp.backward, overlap_p2p);
       rank_time[rank] += sp.forward + sp.backward + exposed_p2p;
       rank_forward[rank] += sp.forward;
       rank_backward[rank] += sp.backward;
@@ -640,7 +635,8 @@ class Planner {
       p.chunks.push_back(std::move(sp));
     }
     const PipelineTime pt = pipeline_time(rank_time, l.m, l.v);
-    const double fill = l.v > 1 && l.overlap ? fill_p2p : 0.0;
+    // Overlapped, the sends leave the ranks' times; the warm-up's and cool-down's stay.
+    const double fill = overlap_p2p ? fill_p2p : 0.0;
     p.pipeline_time = pt.time + fill;
     p.bubble_time = pt.bubble + fill;
     const double ideal = pt.time - pt.bubble;
@@ -677,7 +673,7 @@ class Planner {
       mem.activations = in_flight_micro_batches(r, l.pp, l.m, l.v) * rank_saved[r];
       // FP8 training keeps each fp8 GEMM's weight cast to fp8 and transposed beside the bf16
       // one (Transformer Engine's cached fp8 weights): 2 more bytes a parameter.
-      if (dev.peak_flops_fp8 > 0) mem.weights += 2.0 * rank_fp8_params[r];
+      mem.weights += 2.0 * rank_fp8_params[r];
       mem.workspace = rank_workspace[r] + (l.zero == 3 ? 2 * rank_segment_params[r] * size : 0.0);
       p.peak_memory = std::max(p.peak_memory, mem.total());
       p.rank_memory.push_back(mem);

@@ -167,13 +167,12 @@ PipelineTimeline predicted_timeline(const PipelinePlan& plan) {
   const int p = plan.pipeline_stages, v = plan.interleave;
   const std::size_t chunks = static_cast<std::size_t>(p * v);
   std::vector<double> forward(chunks, 0.0), backward = forward, hidden = forward;
-  // Megatron-Core's interleaved schedule overlaps the sends with compute where the planner says so
-  // (pipeline_planner.cpp): a chunk's sends then cost only what outlasts its compute.
-  const bool overlap_p2p = v > 1 && plan.overlap_grad_reduce;
+  // The sends behind compute where the planner put them (pipeline_cost.h).
+  const bool overlap_p2p = sends_overlap_compute(v, plan.overlap_grad_reduce);
   // plan.chunks are in model order; chunk i runs on pipeline rank i mod p.
   for (std::size_t i = 0; i < plan.chunks.size() && i < chunks; ++i) {
     const StagePlan& c = plan.chunks[i];
-    const double exposed = overlap_p2p ? std::max(0.0, c.p2p - c.forward - c.backward) : c.p2p;
+    const double exposed = exposed_sends(c.p2p, c.forward + c.backward, overlap_p2p);
     forward[i] = c.forward + exposed / 2;
     backward[i] = c.backward + exposed / 2;
     hidden[i] = (c.p2p - exposed) / 2;  // per pass

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "unity/core/mapping/mapping_cost.h"
-#include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/search/candidate_cost.h"
 
 namespace unity {
@@ -159,7 +158,6 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
   const int devices = model.machine().num_devices();
   std::vector<double> params(devices, 0.0), acts(devices, 0.0), whole(devices, 0.0),
       internals(devices, 0.0), fp8_params(devices, 0.0);
-  const bool fp8_device = device.peak_flops_fp8 > 0;
   const PlacementGraph placement(plan);
   const std::set<TensorRef> recomputed =
       device.fused_elementwise ? recomputed_elementwise(plan) : std::set<TensorRef>{};
@@ -176,7 +174,8 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
         const auto& shape = plan.shape(in);
         if (weight) {
           params[dev] += static_cast<double>(shape.piece_elements());
-          if (has_fp8_gemms(n)) fp8_params[dev] += static_cast<double>(shape.piece_elements());
+          if (runs_fp8_gemms(n, device))
+            fp8_params[dev] += static_cast<double>(shape.piece_elements());
           continue;
         }
         // An activation the backward pass reads: kept on the device that reads it.
@@ -190,7 +189,7 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
         if (!kept.insert({source, dev}).second) continue;
         // An fp8 GEMM keeps its input as it cast it, in fp8, for the weight gradient.
         const double bytes = static_cast<double>(shape.piece_bytes()) /
-                             (fp8_device && has_fp8_gemms(n) && size_of(shape.dtype) == 2 ? 2 : 1);
+                             (runs_fp8_gemms(n, device) && size_of(shape.dtype) == 2 ? 2 : 1);
         acts[dev] += bytes;
         if (shape.piece_elements() == shape.num_elements()) whole[dev] += bytes;
       }

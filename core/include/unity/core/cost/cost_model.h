@@ -66,6 +66,10 @@ TaskWork task_work(const Graph& graph, NodeId node, bool fused_kernels = true);
 // the kernel.
 bool runs_fused_attention(const Node& n, const DeviceSpec& device);
 
+// Whether `n`'s GEMMs run in fp8 on `device`: the model trains in fp8 (set_fp8_gemms) and the
+// device has an fp8 peak; elsewhere they run as in bf16.
+bool runs_fp8_gemms(const Node& n, const DeviceSpec& device);
+
 // Of a device's large-GEMM throughput, what a product of `count` m x n outputs reaches once its
 // output tiles run in waves over `sms` streaming multiprocessors, each wave as long as a full one:
 // useful outputs / (waves x sms x tile) (NVIDIA, "Matrix Multiplication Background User's Guide",

@@ -92,6 +92,14 @@ struct DataSync {
 // the reduce-scatter's, the costlier.
 double overlapped_pass(double compute, double communication, int splits, int comm_sms, int sms);
 
+// Whether a pipeline's point-to-point sends run behind its compute: Megatron-Core's interleaved
+// schedule overlaps them (--overlap-p2p-communication, on by default in the stack that overlaps
+// the data-parallel reduce); plain 1F1B, and SC'21's interleaved schedule, wait for each send.
+bool sends_overlap_compute(int interleave, bool overlapped_stack);
+// Of a chunk's `sends` seconds beside its `compute` seconds, what the iteration pays: all of them,
+// or with overlapped sends what outlasts the compute.
+double exposed_sends(double sends, double compute, bool overlapped);
+
 // `allreduce_time(bytes)`: an all-reduce of `bytes` on every device of the data-parallel group.
 DataSync data_parallel_sync(const DataSyncInput& in,
                             const std::function<double(double)>& allreduce_time);

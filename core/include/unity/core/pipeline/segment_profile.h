@@ -21,8 +21,8 @@ struct SegmentProfile {
   double communication = 0;        // of forward + backward: collectives inside the stage replica
   double bytes = 0;                // bytes the replica's devices send per micro-batch
   double parameters = 0;           // weight elements on the busiest device
-  double fp8_parameters = 0;       // of which read by fp8 GEMMs (their fp8 copies on a device
-                                   // with an fp8 peak: set_fp8_gemms)
+  double fp8_parameters = 0;       // of which read by GEMMs that run in fp8 (runs_fp8_gemms),
+                                   // whose fp8 copies the device also holds
   double activations = 0;          // bytes kept for the backward on the busiest device
   double whole_activations = 0;    // of which tensors each device holds whole (sequence
                                    // parallelism splits them over the replica)
