@@ -95,29 +95,32 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       const double sq = static_cast<double>(q.dims[1].size);
       const double sk = static_cast<double>(kv.dims[1].size);
       const double e = static_cast<double>(q.dims[2].size);
+      // The projections' widths from the weights' own sizes: w_q [E, heads x head size], w_k and
+      // w_v [E, kv heads x head size] (grouped-query attention shrinks them), this task's share of
+      // the heads a 1/degree of each. The head size need not be E / heads.
       const auto& wq = in_shape(3);
-      const double e_part = e / wq.dims[1].degree;  // this task's share of the heads
-      // Grouped-query attention: keys and values have num_kv_heads heads, so their projections
-      // (and their share here) shrink by num_kv_heads / num_heads.
+      const auto& wk = in_shape(4);
+      const int d_heads = wq.dims[1].degree;
+      const double q_part = static_cast<double>(wq.dims[1].size) / d_heads;
+      const double kv_part = static_cast<double>(wk.dims[1].size) / d_heads;
       const std::int64_t heads = n.op.attrs.get_int("num_heads");
-      const double kv_part = e_part *
-                             static_cast<double>(n.op.attrs.get_int("num_kv_heads", heads)) /
-                             static_cast<double>(heads);
+      const double heads_part = static_cast<double>(heads) / d_heads;
+      const double head_dim = static_cast<double>(wq.dims[1].size) / static_cast<double>(heads);
       const double projections =
-          2.0 * batch * (sq * e * e_part + 2 * sk * e * kv_part + sq * e_part * e);
+          2.0 * batch * (sq * e * q_part + 2 * sk * e * kv_part + sq * q_part * e);
       // Rotary embeddings rotate each query and key element (x cos + x' sin).
       const double rotary =
-          n.op.attrs.get_int("rotary", 0) != 0 ? 3.0 * batch * (sq * e_part + sk * kv_part) : 0.0;
-      // The two batched products: scores q k^T and context p v.
-      const double attention = 2.0 * 2.0 * batch * sq * sk * e_part;
-      w.add_gemm(batch * sq, e_part, 1, 2.0 * batch * sq * e * e_part);
+          n.op.attrs.get_int("rotary", 0) != 0 ? 3.0 * batch * (sq * q_part + sk * kv_part) : 0.0;
+      // The two batched products, each 2 b heads sq sk head_dim: scores q k^T and context p v.
+      const double attention = 2.0 * 2.0 * batch * sq * sk * q_part;
+      w.add_gemm(batch * sq, q_part, 1, 2.0 * batch * sq * e * q_part);
       w.add_gemm(batch * sk, kv_part, 2, 2.0 * 2 * batch * sk * e * kv_part);
-      w.add_gemm(batch * sq, e, 1, 2.0 * batch * sq * e_part * e);
+      w.add_gemm(batch * sq, e, 1, 2.0 * batch * sq * q_part * e);
       if (has_fp8_gemms(n)) {
         // The projections in fp8 (the input and the context cast); the scores stay bf16.
         w.fp8_flops = projections;
         for (int i = 0; i < w.gemm_count; ++i) w.gemms[static_cast<std::size_t>(i)].fp8 = true;
-        w.fp8_cast_bytes = 4.0 * batch * (sq * e + sq * e_part);
+        w.fp8_cast_bytes = 4.0 * batch * (sq * e + sq * q_part);
       }
       if (fused_kernels && n.op.attrs.get_int("fused", 0) != 0) {
         // One kernel (FlashAttention, Dao et al. 2022): the scores stay in on-chip memory, a causal
@@ -136,15 +139,10 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       // and written by the softmax and read by the second: four passes between the two
       // compute-bound products.
       w.flops = projections + attention + rotary;
-      {
-        // Per head: scores [sq, sk] over the head size, context [sq, head size] over sk.
-        const double head_part = static_cast<double>(heads) * e_part / e;
-        w.add_gemm(sq, sk, batch * head_part, attention / 2);
-        w.add_gemm(sq, e / static_cast<double>(heads), batch * head_part, attention / 2);
-      }
-      w.serial_bytes = 4.0 * batch * sq * sk * (e_part / e) *
-                       static_cast<double>(n.op.attrs.get_int("num_heads")) *
-                       static_cast<double>(size_of(q.dtype));
+      // Per head: scores [sq, sk] over the head size, context [sq, head size] over sk.
+      w.add_gemm(sq, sk, batch * heads_part, attention / 2);
+      w.add_gemm(sq, head_dim, batch * heads_part, attention / 2);
+      w.serial_bytes = 4.0 * batch * sq * sk * heads_part * static_cast<double>(size_of(q.dtype));
       w.backward_ratio = 2;
       break;
     }

@@ -133,16 +133,27 @@ TensorRef GraphBuilder::multi_head_attention(TensorRef q, TensorRef k, TensorRef
   const std::int64_t e = shape(q).dims.at(2).size;
   Attributes a{{"num_heads", heads}};
   // Attributes at their defaults are left out, so a plain attention hashes as it always did.
-  std::int64_t e_kv = e;
+  const bool implied_head_dim = heads > 0 && e % heads == 0;
+  std::int64_t head_dim = implied_head_dim ? e / heads : 0;
+  if (options.head_dim > 0) {
+    if (!implied_head_dim || options.head_dim != head_dim) a.set("head_dim", options.head_dim);
+    head_dim = options.head_dim;
+  }
+  std::int64_t kv_heads = heads;
   if (options.kv_heads > 0 && options.kv_heads != heads) {
     a.set("num_kv_heads", options.kv_heads);
-    if (heads > 0) e_kv = e / heads * options.kv_heads;
+    kv_heads = options.kv_heads;
   }
   if (options.rotary) a.set("rotary", std::int64_t{1});
   if (options.causal) a.set("causal", std::int64_t{1});
+  // Sizes that make no model (no head size, heads not positive) are left to shape inference,
+  // which names the problem.
+  const bool sized = head_dim > 0 && heads > 0 && kv_heads > 0;
+  const std::int64_t q_width = sized ? heads * head_dim : e;
+  const std::int64_t kv_width = sized ? kv_heads * head_dim : e;
   return op(OpType::MultiHeadAttention, std::move(a),
-            {q, k, v, weight(name + ".w_q", {e, e}), weight(name + ".w_k", {e, e_kv}),
-             weight(name + ".w_v", {e, e_kv}), weight(name + ".w_o", {e, e})},
+            {q, k, v, weight(name + ".w_q", {e, q_width}), weight(name + ".w_k", {e, kv_width}),
+             weight(name + ".w_v", {e, kv_width}), weight(name + ".w_o", {q_width, e})},
             name);
 }
 

@@ -436,9 +436,11 @@ class Planner {
     for (const auto& [id, n] : serial.nodes())
       // What selective recomputation runs again; a fused kernel's backward recomputes anyway.
       if (n.op.type == OpType::MultiHeadAttention && !runs_fused_attention(n, machine_.device(0))) {
+        // 2 b sq sk heads x head size each for the scores and the context (w_q's width).
         const auto& q = serial.shape(n.inputs[0]);
-        const double s = double(q.dims[1].size), e = double(q.dims[2].size);
-        core += 4.0 * double(q.dims[0].size) * s * s * e;
+        const double sk = double(serial.shape(n.inputs[1]).dims[1].size);
+        const double width = double(serial.shape(n.inputs[3]).dims[1].size);
+        core += 4.0 * double(q.dims[0].size) * double(q.dims[1].size) * sk * width;
       }
     return flops_.emplace(key, std::make_pair(dense_forward_flops(serial), core)).first->second;
   }

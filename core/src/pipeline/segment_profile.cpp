@@ -42,26 +42,27 @@ bool backward_reads_inputs(OpType t) {
   }
 }
 
-// Bytes one attention task keeps besides its output, as the backward pass needs them: q, k, v and
-// the context (4 x [b, s, e/d]) and, when `scores`, the softmax probabilities [b, heads/d, s, s],
-// or, for a fused kernel, which recomputes them, the softmax's log-sum-exp [b, heads/d, s] in fp32.
+// Bytes one attention task keeps besides its output, as the backward pass needs them: q and the
+// context ([b, sq, heads x head size / d] each), k and v ([b, sk, kv heads x head size / d] each),
+// their widths those of the weights w_q and w_k, and, when `scores`, the softmax probabilities
+// [b, heads/d, sq, sk] or, for a fused kernel, which recomputes them, the softmax's log-sum-exp
+// [b, heads/d, sq] in fp32.
 double attention_internal_bytes(const Graph& g, const Node& n, bool scores,
                                 const DeviceSpec& device) {
   const auto& q = g.shape(n.inputs.at(0));
   const auto& k = g.shape(n.inputs.at(1));
-  const int d = g.shape(n.inputs.at(3)).dims.at(1).degree;
+  const auto& wq = g.shape(n.inputs.at(3));
+  const auto& wk = g.shape(n.inputs.at(4));
+  const int d = wq.dims.at(1).degree;
   const double b = static_cast<double>(q.dims[0].size / q.dims[0].degree);
   const double sq = static_cast<double>(q.dims[1].size), sk = static_cast<double>(k.dims[1].size);
-  const double e = static_cast<double>(q.dims[2].size) / d;
-  const auto all_heads = n.op.attrs.get_int("num_heads");
-  const double heads = static_cast<double>(all_heads) / d;
+  const double heads = static_cast<double>(n.op.attrs.get_int("num_heads")) / d;
   const double size = static_cast<double>(size_of(q.dtype));
   if (scores && runs_fused_attention(n, device)) return b * heads * sq * 4.0;
   if (scores) return b * heads * sq * sk * size;
-  // Grouped-query attention: keys and values have num_kv_heads heads.
-  const double kv_share =
-      static_cast<double>(n.op.attrs.get_int("num_kv_heads", all_heads)) / all_heads;
-  return (2.0 * b * sq * e + 2.0 * b * sk * e * kv_share) * size;
+  const double q_width = static_cast<double>(wq.dims[1].size) / d;
+  const double kv_width = static_cast<double>(wk.dims[1].size) / d;
+  return (2.0 * b * sq * q_width + 2.0 * b * sk * kv_width) * size;
 }
 
 bool is_pointwise(OpType t) {
@@ -101,13 +102,18 @@ std::set<TensorRef> recomputed_elementwise(const Graph& g) {
 }
 
 // The share of an attention task's forward time spent on scores and softmax: the fraction of its
-// FLOPs in the two batched products (4 b s^2 e against 8 b s e^2 for the projections). What
-// selective recomputation runs again; a fused kernel's backward recomputes the scores already.
+// FLOPs in the two batched products (4 b sq sk heads x head size against the projections' 2 b E
+// (2 sq heads x head size + 2 sk kv heads x head size)). What selective recomputation runs again;
+// a fused kernel's backward recomputes the scores already.
 double attention_core_share(const Graph& g, const Node& n, const DeviceSpec& device) {
   if (runs_fused_attention(n, device)) return 0;
   const auto& q = g.shape(n.inputs.at(0));
-  const double s = static_cast<double>(q.dims[1].size), e = static_cast<double>(q.dims[2].size);
-  return 4.0 * s * e / (4.0 * s * e + 8.0 * e * e);
+  const double sq = static_cast<double>(q.dims[1].size), e = static_cast<double>(q.dims[2].size);
+  const double sk = static_cast<double>(g.shape(n.inputs.at(1)).dims[1].size);
+  const double q_width = static_cast<double>(g.shape(n.inputs.at(3)).dims[1].size);
+  const double kv_width = static_cast<double>(g.shape(n.inputs.at(4)).dims[1].size);
+  const double core = 4.0 * sq * sk * q_width;
+  return core / (core + 4.0 * e * (sq * q_width + sk * kv_width));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "unity/core/pcg/operator.h"
+#include "unity/core/shapes/parallel_tensor_shape.h"
 
 namespace unity::detail {
 
@@ -26,10 +27,26 @@ inline std::optional<AttrValue> attribute_default(const std::string& name) {
 // leaves one out matches only its default, so a rule written without it never rewrites such a node.
 inline bool pattern_must_name(const std::string& name) { return name == "pieces"; }
 
-inline void drop_default_attributes(Operator& op) {
+// An attention's head_dim defaults to its embedding size (the query's last dim) over num_heads,
+// where that divides: a default that depends on the operator's input, not only on the name.
+inline std::optional<AttrValue> attribute_default(const Operator& op, const std::string& name,
+                                                  const ParallelTensorShape* query) {
+  if (op.type == OpType::MultiHeadAttention && name == "head_dim") {
+    const auto heads = op.attrs.items().find("num_heads");
+    if (!query || query->rank() != 3 || heads == op.attrs.items().end()) return std::nullopt;
+    const auto* h = std::get_if<std::int64_t>(&heads->second);
+    const std::int64_t e = query->dims[2].size;
+    if (!h || *h <= 0 || e % *h != 0) return std::nullopt;
+    return AttrValue{e / *h};
+  }
+  return attribute_default(name);
+}
+
+// `query`: the operator's first input, where an attribute's default depends on it (head_dim).
+inline void drop_default_attributes(Operator& op, const ParallelTensorShape* query = nullptr) {
   std::vector<std::string> defaults;
   for (const auto& [key, value] : op.attrs.items())
-    if (auto d = attribute_default(key); d && *d == value) defaults.push_back(key);
+    if (auto d = attribute_default(op, key, query); d && *d == value) defaults.push_back(key);
   // An attention's num_kv_heads defaults to its num_heads (no grouped-query attention).
   if (op.type == OpType::MultiHeadAttention && op.attrs.has("num_kv_heads") &&
       op.attrs.has("num_heads") &&

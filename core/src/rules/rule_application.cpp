@@ -84,8 +84,8 @@ bool rewrite(Graph& g, const Match& match, const std::map<std::string, std::int6
               break;
           }
         }
-        detail::drop_default_attributes(op);
         std::vector<TensorRef> inputs = node_inputs(t, element);
+        detail::drop_default_attributes(op, inputs.empty() ? nullptr : &g.shape(inputs[0]));
         // Dims are stored non-negative (as the zoo and the importer do), so that patterns comparing
         // dims see one spelling.
         if ((is_parallel_op(op.type) || op.type == OpType::Concat || op.type == OpType::Softmax) &&

@@ -37,7 +37,8 @@ class Matcher {
       if (n.op.attrs.has(key))
         value = n.op.attrs.items().at(key);
       else
-        value = detail::attribute_default(key);
+        value = detail::attribute_default(n.op, key,
+                                          n.inputs.empty() ? nullptr : &g_.shape(n.inputs[0]));
       if (!value) return false;
       if (a.kind == RuleAttr::Kind::Literal) {
         if (attr_json(*value) != a.literal) return false;

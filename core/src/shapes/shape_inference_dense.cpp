@@ -81,11 +81,13 @@ Shapes infer_matmul(const Operator& op, const Shapes& in, bool require_batched) 
   return {y};
 }
 
-// q [N, Sq, E], k and v [N, Sk, E], w_q/w_o [E, E], w_k/w_v [E, kv * E / heads] (grouped-query
-// attention: "num_kv_heads" = kv, default num_heads; each key/value head serves heads / kv query
-// heads). Heads are partitioned through the weights: w_q/w_k/w_v split their output dim, w_o its
-// input dim, which leaves partial sums in the output. "rotary", "causal" and "fused" (0/1: one
-// kernel that never writes the scores to memory, FlashAttention-style) change no shape.
+// q [N, Sq, E], k and v [N, Sk, E]; with H = "num_heads", G = "num_kv_heads" (grouped-query
+// attention, default H: each key/value head serves H / G query heads) and D = "head_dim" (each
+// head's size, default E / H, which then must divide): w_q [E, H * D], w_k/w_v [E, G * D], w_o
+// [H * D, E]. The output is [N, Sq, E] whatever D is. Heads are partitioned through the weights:
+// w_q/w_k/w_v split their output dim, w_o its input dim, which leaves partial sums in the output.
+// "rotary", "causal" and "fused" (0/1: one kernel that never writes the scores to memory,
+// FlashAttention-style) change no shape.
 Shapes infer_attention(const Operator& op, const Shapes& in) {
   const std::int64_t heads = op.attrs.get_int("num_heads");
   expect_positive(heads, "num_heads");
@@ -104,19 +106,35 @@ Shapes infer_attention(const Operator& op, const Shapes& in) {
   }
   const auto& q = in[0];
   const std::int64_t e = q.dims[2].size;
-  if (e % heads != 0) fail("embedding size {} is not divisible by num_heads {}", e, heads);
+  std::int64_t head_dim = 0;
+  if (op.attrs.has("head_dim")) {
+    head_dim = op.attrs.get_int("head_dim");
+    expect_positive(head_dim, "head_dim");
+  } else if (e % heads != 0) {
+    fail("embedding size {} is not divisible by num_heads {} (set head_dim for another head size)",
+         e, heads);
+  } else {
+    head_dim = e / heads;
+  }
+  if (op.attrs.get_int("rotary", 0) != 0 && head_dim % 2 != 0)
+    fail("rotary embeddings rotate pairs of each head's elements: head size {} must be even",
+         head_dim);
   if (in[1].sizes() != in[2].sizes())
     fail("key {} and value {} differ", in[1].to_string(), in[2].to_string());
   if (in[1].dims[0].size != q.dims[0].size || in[1].dims[2].size != e)
     fail("key {} does not match query {}", in[1].to_string(), q.to_string());
 
-  const char* wnames[] = {"input 3 (w_q)", "input 4 (w_k)", "input 5 (w_v)", "input 6 (w_o)"};
-  const std::int64_t e_kv = e / heads * kv_heads;
-  for (int i = 3; i < 7; ++i) {
-    expect_rank(in[i], 2, wnames[i - 3]);
+  const char* wnames[] = {
+      "input 3 (w_q [E, num_heads x head_dim])", "input 4 (w_k [E, num_kv_heads x head_dim])",
+      "input 5 (w_v [E, num_kv_heads x head_dim])", "input 6 (w_o [num_heads x head_dim, E])"};
+  const std::int64_t q_width = heads * head_dim, kv_width = kv_heads * head_dim;
+  for (int i = 3; i < 7; ++i) expect_rank(in[i], 2, wnames[i - 3]);
+  for (int i = 3; i < 6; ++i) {
     expect_size(in[i], 0, e, wnames[i - 3]);
-    expect_size(in[i], 1, i == 4 || i == 5 ? e_kv : e, wnames[i - 3]);
+    expect_size(in[i], 1, i == 3 ? q_width : kv_width, wnames[i - 3]);
   }
+  expect_size(in[6], 0, q_width, wnames[3]);
+  expect_size(in[6], 1, e, wnames[3]);
   const int d_heads = in[3].dims[1].degree;
   const int d_n = q.dims[0].degree;
   if (heads % d_heads != 0) fail("head degree {} does not divide num_heads {}", d_heads, heads);

@@ -1,7 +1,8 @@
 // GPT decoders as Megatron-LM trains them (Narayanan et al., SC'21, Table 1; the shapes are in
 // shared/reference/megatron-lm-table1.md): learned token and position embeddings, pre-LayerNorm
-// blocks of causal self-attention and a GeLU MLP of 4 x hidden, a final LayerNorm, and a head over
-// the vocabulary trained with softmax cross-entropy on every token.
+// blocks of causal self-attention (heads of hidden / heads unless the sizes give head_dim) and a
+// GeLU MLP of 4 x hidden, a final LayerNorm, and a head over the vocabulary trained with softmax
+// cross-entropy on every token.
 //
 // The head reads its own [hidden, vocab] table. Megatron-LM ties it to the token embedding; with
 // pipeline stages the first and the last stage each keep a copy of that table (and all-reduce its
@@ -17,7 +18,7 @@ TensorRef decoder_block(GraphBuilder& b, TensorRef x, const TransformerSizes& z,
                         const std::string& n) {
   TensorRef a = b.layer_norm(x, n + ".attention_norm");
   a = b.multi_head_attention(a, a, a, z.heads, n + ".attention",
-                             {.kv_heads = z.kv_heads, .causal = true});
+                             {.kv_heads = z.kv_heads, .head_dim = z.head_dim, .causal = true});
   x = b.add(x, a, n + ".attention.add");
   TensorRef h = b.layer_norm(x, n + ".mlp_norm");
   h = b.linear(h, z.ffn, n + ".mlp.fc1");

@@ -2,9 +2,11 @@
 // - Token embedding [vocab, hidden]; no position embedding: the attention rotates its queries and
 //   keys (rotary position embeddings).
 // - Each layer: x + Attention(RMSNorm(x)) with rotary embeddings, a causal mask and grouped-query
-//   attention (kv_heads key/value heads, w_k and w_v [hidden, hidden / heads * kv_heads]), then
-//   x + down(silu(gate(h)) * up(h)) with h = RMSNorm(x) (SwiGLU: gate and up [hidden, ffn], down
-//   [ffn, hidden]). No biases anywhere. SiLU is Sigmoid and Mul nodes (x * sigmoid(x)).
+//   attention (kv_heads key/value heads; heads of head_dim, hidden / heads unless given: w_q
+//   [hidden, heads * head_dim], w_k and w_v [hidden, kv_heads * head_dim], w_o [heads * head_dim,
+//   hidden]), then x + down(silu(gate(h)) * up(h)) with h = RMSNorm(x) (SwiGLU: gate and up
+//   [hidden, ffn], down [ffn, hidden]). No biases anywhere. SiLU is Sigmoid and Mul nodes
+//   (x * sigmoid(x)).
 // - A final RMSNorm and an untied LM head [hidden, vocab] without bias, trained with softmax
 //   cross-entropy on every token ([N, S, vocab] logits, [N, S] labels).
 // Parameters: llama-7b 6,738,415,616 and llama-70b 68,976,648,192, as Meta publishes. Dropout is
@@ -19,8 +21,9 @@ namespace {
 TensorRef decoder_layer(GraphBuilder& b, TensorRef x, const TransformerSizes& z,
                         const std::string& n) {
   TensorRef h = b.rms_norm(x, n + ".attention_norm");
-  h = b.multi_head_attention(h, h, h, z.heads, n + ".attention",
-                             {.kv_heads = z.kv_heads, .rotary = true, .causal = true});
+  h = b.multi_head_attention(
+      h, h, h, z.heads, n + ".attention",
+      {.kv_heads = z.kv_heads, .head_dim = z.head_dim, .rotary = true, .causal = true});
   x = b.add(x, h, n + ".attention.add");
   h = b.rms_norm(x, n + ".ffn_norm");
   TensorRef gate = b.linear(h, z.ffn, n + ".ffn.gate", /*bias=*/false);

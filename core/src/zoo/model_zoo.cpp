@@ -68,7 +68,8 @@ DataType family_dtype(const std::string& family) {
 
 std::string describe(const FamilyMember& m) {
   const auto& z = m.shape;
-  const std::string kv = z.kv_heads == z.heads ? "" : fmt::format(" ({} key/value)", z.kv_heads);
+  std::string kv = z.kv_heads == z.heads ? "" : fmt::format(" ({} key/value)", z.kv_heads);
+  if (z.head_dim > 0) kv += fmt::format(" of size {}", z.head_dim);
   return fmt::format(
       "{} ({}): {} layers, hidden {}, {} heads{}, ffn {}, sequence {}, vocabulary "
       "{}, {}; batch {} per device",
@@ -86,7 +87,8 @@ std::string resize_suffix(const TransformerResize& r) {
                             {r.seq, "seq"},
                             {r.vocab, "vocab"},
                             {r.ffn, "ffn"},
-                            {r.kv_heads, "kv_heads"}})
+                            {r.kv_heads, "kv_heads"},
+                            {r.head_dim, "head_dim"}})
     if (value) parts.push_back(fmt::format("{}={}", key, value));
   return fmt::format("[{}]", fmt::join(parts, ","));
 }
@@ -119,6 +121,10 @@ TransformerSizes resized(const FamilyMember& m, const TransformerResize& r) {
   if (r.vocab) z.vocab = r.vocab;
   if (r.ffn) z.ffn = r.ffn;
   if (r.kv_heads) z.kv_heads = r.kv_heads;
+  // --head-dim sets the head size apart from the hidden size, as real models do (Qwen3-0.6B:
+  // hidden 1024, 16 heads of 128); without it a member's heads are hidden / heads wide, which
+  // follows --hidden and --heads.
+  if (r.head_dim) z.head_dim = r.head_dim;
   for (auto [value, flag] : {std::pair{z.layers, "--layers"},
                              {z.hidden, "--hidden"},
                              {z.heads, "--heads"},
@@ -127,9 +133,16 @@ TransformerSizes resized(const FamilyMember& m, const TransformerResize& r) {
                              {z.ffn, "--ffn"},
                              {z.kv_heads, "--kv-heads"}})
     if (value <= 0) throw InputError(fmt::format("{} {}: must be positive", flag, value));
-  if (z.hidden % z.heads != 0)
-    throw InputError(
-        fmt::format("--hidden {} is not divisible by {} attention heads", z.hidden, z.heads));
+  if (z.head_dim < 0) throw InputError(fmt::format("--head-dim {}: must be positive", z.head_dim));
+  if (z.head_dim % 2 != 0 && m.family == std::string("llama"))
+    throw InputError(fmt::format(
+        "--head-dim {}: must be even (llama's rotary embeddings rotate pairs of a head's elements)",
+        z.head_dim));
+  if (z.head_dim == 0 && z.hidden % z.heads != 0)
+    throw InputError(fmt::format(
+        "--hidden {} is not divisible by {} attention heads (--head-dim sets the head size "
+        "apart from the hidden size)",
+        z.hidden, z.heads));
   if (z.heads % z.kv_heads != 0)
     throw InputError(
         fmt::format("--kv-heads {}: must divide the {} attention heads", z.kv_heads, z.heads));

@@ -16,6 +16,7 @@ Activation activation_from_string(std::string_view name);  // throws ShapeError 
 // MultiHeadAttention's optional attributes; the defaults add none, so the node is the plain one.
 struct AttentionOptions {
   std::int64_t kv_heads = 0;  // grouped-query attention: key/value heads (0: as many as heads)
+  std::int64_t head_dim = 0;  // each head's size (0: the embedding size over the heads)
   bool rotary = false;        // rotary position embeddings on the queries and keys
   bool causal = false;        // each position attends to itself and earlier positions only
 };
@@ -54,7 +55,8 @@ class GraphBuilder {
   TensorRef layer_norm(TensorRef x, const std::string& name);  // over the last dim, with gamma/beta
   // LayerNorm with "rms" = 1 over the last dim: x / sqrt(mean(x^2) + eps) * gamma (no beta).
   TensorRef rms_norm(TensorRef x, const std::string& name);
-  // w_q, w_o [E, E]; w_k, w_v [E, E / heads * kv_heads].
+  // With head size D (options.head_dim, else E / heads) and G = kv_heads: w_q [E, heads * D],
+  // w_k, w_v [E, G * D], w_o [heads * D, E]; the output is [N, S, E] like q.
   TensorRef multi_head_attention(TensorRef q, TensorRef k, TensorRef v, std::int64_t heads,
                                  const std::string& name, const AttentionOptions& options = {});
   TensorRef embedding(TensorRef indices, std::int64_t entries, std::int64_t dim,

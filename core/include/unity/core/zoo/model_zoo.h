@@ -24,7 +24,10 @@ struct TransformerResize {
   std::int64_t layers = 0, hidden = 0, heads = 0, seq = 0, vocab = 0;
   std::int64_t ffn = 0;       // the feed-forward width; 0: it follows the hidden size
   std::int64_t kv_heads = 0;  // key/value heads; 0: as many groups as the member's
-  bool empty() const { return !layers && !hidden && !heads && !seq && !vocab && !ffn && !kv_heads; }
+  std::int64_t head_dim = 0;  // each attention head's size; 0: the member's (hidden / heads)
+  bool empty() const {
+    return !layers && !hidden && !heads && !seq && !vocab && !ffn && !kv_heads && !head_dim;
+  }
 };
 
 const std::vector<ModelInfo>& models();
@@ -33,7 +36,7 @@ bool has_model(const std::string& name);
 // listing the known ones.
 Graph build(const std::string& name, std::int64_t batch = 0);
 // Throws InputError when `resize` is not empty and the model is not of a family, or when the new
-// sizes do not make a model (heads must divide the hidden size).
+// sizes do not make a model (heads must divide the hidden size unless head_dim is given).
 Graph build(const std::string& name, std::int64_t batch, const TransformerResize& resize);
 
 }  // namespace unity::zoo

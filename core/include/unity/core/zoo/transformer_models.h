@@ -9,14 +9,15 @@
 namespace unity::zoo {
 
 // The sizes that define a decoder of the gpt and llama families (what `--layers --hidden --heads
-// --seq --vocab` change).
+// --seq --vocab --ffn --kv-heads --head-dim` change).
 struct TransformerSizes {
   std::int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab;
+  std::int64_t head_dim = 0;  // each attention head's size; 0: hidden / heads
 };
 
 // Llama-2 (core/src/zoo/llama.cpp): a graph named "llama" with batch `batch`, every float tensor
-// in `dtype`. Throws ShapeError when the sizes do not make a model (heads must divide hidden,
-// kv_heads must divide heads).
+// in `dtype`. Throws ShapeError when the sizes do not make a model (heads must divide hidden
+// unless head_dim is given, kv_heads must divide heads).
 Graph build_llama(std::int64_t batch, const TransformerSizes& sizes,
                   DataType dtype = DataType::Float32);
 
