@@ -239,6 +239,25 @@ TEST(GradientCheck, MultiHeadAttention) {
   });
 }
 
+// Heads of their own size: 2 heads of 6 on E = 8 (q, k, v and the context 12 wide), and 3 heads
+// of 4 on an E of 8 that 3 does not divide.
+TEST(GradientCheck, MultiHeadAttentionWithItsOwnHeadSize) {
+  check_gradients([](GraphBuilder& b) {
+    TensorRef q = b.weight("q", {2, 3, 8});
+    TensorRef kv = b.weight("kv", {2, 4, 8});
+    AttentionOptions options;
+    options.head_dim = 6;
+    return b.multi_head_attention(q, kv, kv, 2, "mha", options);
+  });
+  check_gradients([](GraphBuilder& b) {
+    TensorRef x = b.weight("x", {2, 4, 8});
+    AttentionOptions options;
+    options.head_dim = 4;
+    options.causal = true;
+    return b.multi_head_attention(x, x, x, 3, "mha", options);
+  });
+}
+
 TEST(GradientCheck, Embeddings) {
   check_gradients([](GraphBuilder& b) {
     TensorRef idx = b.op(OpType::Input,

@@ -19,9 +19,7 @@ using testing::expect_matches;
 using testing::relative_difference;
 
 // gpt-tiny (fp16; the executor runs it in fp32) planned in Megatron-LM's layout.
-Plan pipelined_plan(int devices, LayoutRequest layout, std::int64_t layers = 0) {
-  zoo::TransformerResize resize;
-  if (layers > 0) resize.layers = layers;
+Plan pipelined_plan(int devices, LayoutRequest layout, const zoo::TransformerResize& resize = {}) {
   const Graph model = load_model_for_devices("gpt-tiny", devices, 0, resize);
   OptimizeOptions o;
   o.mode = "expert";
@@ -203,7 +201,7 @@ TEST(PipelineTraining, ZeroShardsTheOptimizerAndTrainsTheSame) {
 
 TEST(PipelineTraining, InterleavedScheduleEqualsOneRank) {
   // 4 layers in 4 chunks, 2 per stage.
-  const Plan plan = pipelined_plan(2, layout(2, 4, Recompute::Full, 0, 2), 4);
+  const Plan plan = pipelined_plan(2, layout(2, 4, Recompute::Full, 0, 2), {.layers = 4});
   EXPECT_EQ(plan.pipeline->interleave, 2);
   const auto o = options("adam", 3);
   const TrainingResult run = train_pipeline_on_threads(plan, o);
@@ -266,6 +264,30 @@ TEST(PipelineTraining, TensorParallelStagesEqualOneRank) {
   const auto adam = options("adam", 3);
   const TrainingResult run3 = train_pipeline_on_threads(second, adam);
   expect_matches(run3, train_one_rank(second, adam), kAdamTolerance);
+}
+
+// Heads of their own size (--head-dim 32 on gpt-tiny: 4 heads of 32 on hidden 64, w_q [64, 128]
+// and w_o [128, 64]) split by Megatron-LM's tensor parallelism in two stages train as one rank.
+TEST(PipelineTraining, HeadsOfTheirOwnSizeSplitByTensorParallelismEqualOneRank) {
+  LayoutRequest tp2 = layout(2, 4);
+  tp2.tensor_parallel = 2;
+  const Plan plan = pipelined_plan(4, tp2, {.head_dim = 32});
+  ASSERT_EQ(plan.pipeline->tensor_parallel, 2);
+  const Graph model = pipeline_model(plan);
+  int attentions = 0;
+  for (const auto& [id, n] : model.nodes()) {
+    if (n.op.type != OpType::MultiHeadAttention) continue;
+    ++attentions;
+    EXPECT_EQ(n.op.attrs.get_int("head_dim"), 32);
+    EXPECT_EQ(model.shape(n.inputs[3]).sizes(), (std::vector<std::int64_t>{64, 128}));
+  }
+  EXPECT_EQ(attentions, 2);
+  const auto o = options("sgd", 3);
+  const TrainingResult run = train_pipeline_on_threads(plan, o);
+  const TrainingResult ref = train_one_rank(plan, o);
+  expect_matches(run, ref, 1e-5);
+  EXPECT_LT(max_relative(run, ref), 1e-5);
+  EXPECT_EQ(ref.weights.at("layers.0.attention.w_q").values.size(), 64u * 128u);
 }
 
 TEST(PipelineTraining, PositionOfARank) {

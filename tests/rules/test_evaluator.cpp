@@ -111,3 +111,30 @@ TEST(Evaluator, FingerprintsIgnoreRoundingButNotDegrees) {
   const auto p = run(op(OpType::Partition, {{"dim", std::int64_t{0}}, {"degree", std::int64_t{2}}}), {&b});
   EXPECT_NE(fingerprint(p), fingerprint(b));
 }
+
+// Heads of their own size (2 heads of 2 on E = 2: w_q, w_k, w_v [2, 4], w_o [4, 2]). With one key
+// the softmax is 1, so each head's context is its slice of v w_v: [1, 2] and [2, 1], which w_o's
+// rows scale to [1, 20] and [200, 1000]. A head split leaves exactly these as partial sums.
+TEST(Evaluator, AttentionWithItsOwnHeadSizeSplitsByHeads) {
+  const auto x = ParallelValue::serial(tensor({1, 1, 2}, {1, 2}));
+  const auto wqk = ParallelValue::serial(tensor({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}));
+  const auto wv = ParallelValue::serial(tensor({2, 4}, {1, 0, 0, 1, 0, 1, 1, 0}));
+  const auto wo = ParallelValue::serial(tensor({4, 2}, {1, 0, 0, 10, 100, 0, 0, 1000}));
+  const Operator mha = op(OpType::MultiHeadAttention,
+                          {{"num_heads", std::int64_t{2}}, {"head_dim", std::int64_t{2}}});
+  const auto whole = run(mha, {&x, &x, &x, &wqk, &wqk, &wv, &wo});
+  EXPECT_EQ(whole.data[0].data, (std::vector<double>{201, 1020}));
+  auto split = [](std::int64_t dim) {
+    return op(OpType::Partition, {{"dim", dim}, {"degree", std::int64_t{2}}});
+  };
+  const auto rx = run(op(OpType::Replicate, {{"degree", std::int64_t{2}}}), {&x});
+  const auto pq = run(split(1), {&wqk});
+  const auto pv = run(split(1), {&wv});
+  const auto po = run(split(0), {&wo});
+  const auto partial = run(mha, {&rx, &rx, &rx, &pq, &pq, &pv, &po});
+  ASSERT_EQ(partial.shape.replica, 2);
+  EXPECT_EQ(partial.data[0].data, (std::vector<double>{1, 20}));
+  EXPECT_EQ(partial.data[1].data, (std::vector<double>{200, 1000}));
+  const auto sum = run(op(OpType::Reduce, {{"degree", std::int64_t{2}}}), {&partial});
+  EXPECT_EQ(sum.data[0].data, whole.data[0].data);
+}

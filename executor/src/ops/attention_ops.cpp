@@ -1,6 +1,8 @@
 // MultiHeadAttention from GEMMs, a softmax and head transposes. A task with a head partition
 // projects with its columns of w_q, w_k, w_v, attends with its heads and multiplies by its rows of
-// w_o: its output is a partial sum over heads, completed by the Reduce that follows.
+// w_o: its output is a partial sum over heads, completed by the Reduce that follows. The heads are
+// "head_dim" wide (default E / heads): q, k, v and the context are heads x head_dim, which need
+// not be E.
 // With "causal" = 1, query i attends to keys j <= i only: an additive mask (0, or -inf above the
 // diagonal) is added to the scores before the softmax. The masked probabilities are then exactly 0,
 // so the softmax backward gives their scores no gradient and the backward pass needs no change.
@@ -38,7 +40,9 @@ enum Buf {
 class AttentionRunner final : public OpRunner {
  public:
   explicit AttentionRunner(const Node& n)
-      : heads_(n.op.attrs.get_int("num_heads")), causal_(n.op.attrs.get_int("causal", 0) != 0) {}
+      : heads_(n.op.attrs.get_int("num_heads")),
+        head_dim_(n.op.attrs.get_int("head_dim", 0)),
+        causal_(n.op.attrs.get_int("causal", 0) != 0) {}
 
   void prepare(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
     for (auto& t : tasks) {
@@ -129,8 +133,8 @@ class AttentionRunner final : public OpRunner {
     d.sq = t.in[0]->shape[1];
     d.sk = t.in[1]->shape[1];
     d.e = t.in[0]->shape[2];
-    d.el = t.in[3]->shape[1];
-    d.dh = d.e / heads_;
+    d.el = t.in[3]->shape[1];  // this task's heads x the head size
+    d.dh = head_dim_ > 0 ? head_dim_ : d.e / heads_;
     d.hl = d.el / d.dh;
     return d;
   }
@@ -156,6 +160,7 @@ class AttentionRunner final : public OpRunner {
   }
 
   i64 heads_;
+  i64 head_dim_;  // 0: the embedding size over the heads
   bool causal_;
 };
 

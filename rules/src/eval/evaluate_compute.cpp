@@ -160,7 +160,8 @@ DenseTensor dense_partial(const OpContext& c, int q) {
           op.attrs.get_int("causal", 0) != 0)
         undefined("the evaluator has no grouped-query, rotary or causal attention");
       const int d_heads = c.in[3]->shape.dims[1].degree;
-      return kernels::attention(in, heads, block(heads, d_heads, q));
+      const std::int64_t head_dim = c.in[3]->shape.dims[1].size / heads;  // w_q [E, heads x D]
+      return kernels::attention(in, heads, head_dim, block(heads, d_heads, q));
     }
     default: {
       const auto& rows = c.in[1]->shape.dims[0];

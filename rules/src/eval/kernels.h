@@ -45,9 +45,10 @@ DenseTensor layer_norm(const DenseTensor& x, int dims, const DenseTensor* gamma,
                        const DenseTensor* beta, double epsilon);
 
 // Multi-head attention restricted to the heads in `heads` (their contribution to the output
-// projection, a partial sum over head blocks).
+// projection, a partial sum over head blocks). Each head is `head_dim` wide: w_q, w_k, w_v
+// [E, num_heads x head_dim], w_o [num_heads x head_dim, E].
 DenseTensor attention(const std::vector<const DenseTensor*>& in, std::int64_t num_heads,
-                      Range heads);
+                      std::int64_t head_dim, Range heads);
 
 // Looks up rows in `rows` only (other indices contribute zeros: a row-sharded table's partial sum).
 DenseTensor embedding(const DenseTensor& indices, const DenseTensor& table, Range rows);

@@ -135,9 +135,10 @@ DenseTensor layer_norm(const DenseTensor& x, int dims, const DenseTensor* gamma,
   return out;
 }
 
-DenseTensor attention(const std::vector<const DenseTensor*>& in, std::int64_t num_heads, Range heads) {
+DenseTensor attention(const std::vector<const DenseTensor*>& in, std::int64_t num_heads,
+                      std::int64_t head_dim, Range heads) {
   const DenseTensor &q = *in[0], &k = *in[1], &v = *in[2];
-  const std::int64_t E = q.sizes[2], dh = E / num_heads;
+  const std::int64_t E = q.sizes[2], dh = head_dim, W = num_heads * head_dim;
   const DenseTensor Q = matmul(q, *in[3], {0, E});
   const DenseTensor K = matmul(k, *in[4], {0, E});
   const DenseTensor V = matmul(v, *in[5], {0, E});
@@ -153,7 +154,7 @@ DenseTensor attention(const std::vector<const DenseTensor*>& in, std::int64_t nu
         for (std::int64_t j = 0; j < Sk; ++j) {
           double s = 0;
           for (std::int64_t e = 0; e < dh; ++e)
-            s += Q.data[(n * Sq + i) * E + h * dh + e] * K.data[(n * Sk + j) * E + h * dh + e];
+            s += Q.data[(n * Sq + i) * W + h * dh + e] * K.data[(n * Sk + j) * W + h * dh + e];
           p[j] = s / std::sqrt(static_cast<double>(dh));
           m = std::max(m, p[j]);
         }
@@ -161,7 +162,8 @@ DenseTensor attention(const std::vector<const DenseTensor*>& in, std::int64_t nu
         for (auto& x : p) sum += (x = std::exp(x - m));
         for (std::int64_t e = 0; e < dh; ++e) {
           double s = 0;
-          for (std::int64_t j = 0; j < Sk; ++j) s += p[j] / sum * V.data[(n * Sk + j) * E + h * dh + e];
+          for (std::int64_t j = 0; j < Sk; ++j)
+            s += p[j] / sum * V.data[(n * Sk + j) * W + h * dh + e];
           head[e] = s;
         }
         for (std::int64_t o = 0; o < E; ++o) {
