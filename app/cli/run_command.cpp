@@ -65,7 +65,7 @@ struct RunOptions {
   int threads = 1;
   double timeout = 60;
   std::int64_t batch = 0;
-  zoo::TransformerResize resize;  // --layers --hidden --heads --seq --vocab --ffn --kv-heads
+  zoo::TransformerResize resize;  // --layers ... --ffn --kv-heads --head-dim
   double scale = 1.0;
   std::string mode = "data-parallel";
   std::string machine;  // a MODEL's machine (default cpu-local); a plan's re-costing machine
@@ -459,6 +459,7 @@ void add_run_command(CLI::App& app) {
                              "--vocab",
                              "--ffn",
                              "--kv-heads",
+                             "--head-dim",
                              "--loss",
                              "--tp",
                              "--pp",

@@ -1,5 +1,6 @@
 #include "search_options.h"
 
+#include <string>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -13,6 +14,19 @@ namespace unity::cli {
 namespace {
 
 constexpr double kDefaultTimeLimitSeconds = 40;
+
+// A size flag's value: a positive whole number, said plainly (CLI::PositiveNumber prints the
+// largest double as the range's end).
+const CLI::Validator kPositiveSize(
+    [](std::string& value) -> std::string {
+      try {
+        std::size_t used = 0;
+        if (std::stoll(value, &used) > 0 && used == value.size()) return "";
+      } catch (const std::exception&) {
+      }
+      return "must be a positive whole number, got " + value;
+    },
+    "POSITIVE");
 
 }  // namespace
 
@@ -92,9 +106,12 @@ void add_resize_options(CLI::App* cmd, zoo::TransformerResize& r) {
         {&r.seq, "--seq", "Sequence length"},
         {&r.vocab, "--vocab", "Vocabulary size"},
         {&r.ffn, "--ffn", "Feed-forward width (instead of the one that follows --hidden)"},
-        {&r.kv_heads, "--kv-heads", "Key/value heads (grouped-query attention)"}})
+        {&r.kv_heads, "--kv-heads", "Key/value heads (grouped-query attention)"},
+        {&r.head_dim, "--head-dim",
+         "Attention head size (instead of hidden / heads; q and the context are heads x this "
+         "wide)"}})
     cmd->add_option(flag, *value, std::string(what) + " of a gpt or llama family model")
-        ->check(CLI::PositiveNumber)
+        ->check(kPositiveSize)
         ->group("Model size");
 }
 

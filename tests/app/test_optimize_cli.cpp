@@ -58,3 +58,30 @@ TEST(OptimizeCli, MemoryVerdictAndBadInput) {
   auto no_machine = run_cli("optimize mnist-mlp");
   EXPECT_EQ(no_machine.exit_code, 1);
 }
+
+// --head-dim beside --ffn and --kv-heads: heads of their own size plan, and a bad size exits 1
+// with a message.
+TEST(OptimizeCli, HeadDimResizesTheAttentionAndABadOneExitsOne) {
+  auto wide = run_cli("optimize llama-tiny --machine cpu-local --gpus 2 --head-dim 32 --json");
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  auto plain = run_cli("optimize llama-tiny --machine cpu-local --gpus 2 --json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto w = nlohmann::json::parse(wide.out);
+  const auto p = nlohmann::json::parse(plain.out);
+  EXPECT_NE(w["model"].get<std::string>().find("head_dim=32"), std::string::npos) << w["model"];
+  // Heads of 32 instead of 16: more FLOPs in Megatron-LM's count.
+  EXPECT_GT(w["model_flops_per_iteration"].get<double>(),
+            p["model_flops_per_iteration"].get<double>());
+
+  auto odd = run_cli("optimize llama-tiny --machine cpu-local --gpus 2 --head-dim 33");
+  EXPECT_EQ(odd.exit_code, 1);
+  EXPECT_NE(odd.err.find("--head-dim 33: must be even"), std::string::npos) << odd.err;
+  auto negative = run_cli("optimize llama-tiny --machine cpu-local --gpus 2 --head-dim -8");
+  EXPECT_EQ(negative.exit_code, 1);
+  EXPECT_NE(negative.err.find("--head-dim: must be a positive whole number, got -8"),
+            std::string::npos)
+      << negative.err;
+  auto not_family = run_cli("optimize mnist-mlp --machine cpu-local --gpus 2 --head-dim 32");
+  EXPECT_EQ(not_family.exit_code, 1);
+  EXPECT_FALSE(not_family.err.empty());
+}

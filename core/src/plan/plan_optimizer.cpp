@@ -569,8 +569,8 @@ Graph load_model_for_devices(const std::string& spec, int devices, std::int64_t 
   }
   if (!resize.empty())
     throw InputError(
-        fmt::format("--layers, --hidden, --heads, --seq and --vocab resize the gpt and "
-                    "llama families of the zoo, not '{}'",
+        fmt::format("--layers, --hidden, --heads, --seq, --vocab, --ffn, --kv-heads and --head-dim "
+                    "resize the gpt and llama families of the zoo, not '{}'",
                     spec));
   return batch > 0 ? load_model(spec, batch) : load_model(spec);
 }

@@ -237,8 +237,8 @@ Graph build(const std::string& name, std::int64_t batch, const TransformerResize
   }
   if (!resize.empty())
     throw InputError(
-        fmt::format("--layers, --hidden, --heads, --seq and --vocab resize the gpt "
-                    "and llama families; '{}' is not one of them",
+        fmt::format("--layers, --hidden, --heads, --seq, --vocab, --ffn, --kv-heads and --head-dim "
+                    "resize the gpt and llama families; '{}' is not one of them",
                     name));
   Graph graph;
   graph.name = entry->info.name;
