@@ -157,6 +157,20 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       w.backward_ratio = 1;
       break;
     }
+    case OpType::SoftmaxCrossEntropy:
+      w.flops = 8.0 * piece_elems(in_shape(0));
+      w.backward_ratio = 2;
+      if (size_of(in_shape(0).dtype) == 2) {
+        // Half-precision logits: Megatron-LM's (vocabulary-parallel) cross-entropy and
+        // torchtitan's make them fp32 and pass over them apart (docs/cost-model.md): forward the
+        // cast (2 read, 4 written), the max (4), subtracting it (8), exp (8), the sum (4) and the
+        // softmax kept for the backward (8): 38 bytes an element; backward the gradient scaled in
+        // place (8) and cast back for the head's GEMM (6): 14.
+        const double elems = piece_elems(in_shape(0));
+        w.bytes = w.bytes - piece_bytes(in_shape(0)) + kCrossEntropyForwardBytes * elems;
+        w.backward_ratio = kCrossEntropyBackwardBytes / kCrossEntropyForwardBytes;
+      }
+      break;
     case OpType::LayerNorm:
       if (n.op.attrs.get_int("rms", 0) != 0) {
         // RMSNorm: square, sum, scale by the reciprocal root and by gamma; no mean, no beta.
@@ -167,7 +181,6 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       [[fallthrough]];
     case OpType::BatchNorm:
     case OpType::Softmax:
-    case OpType::SoftmaxCrossEntropy:
     case OpType::MSELoss:
       w.flops = 8.0 * piece_elems(in_shape(0));
       w.backward_ratio = 2;

@@ -63,6 +63,10 @@ SegmentChain segment_chain(const Graph& model) {
     for (auto it = producers_alive.begin(); it != producers_alive.end();)
       it = last_use[*it] <= i ? producers_alive.erase(it) : std::next(it);
     if (i + 1 == n || live != 1) continue;
+    // A loss stays with the operator whose output it reads: a head split over the vocabulary
+    // feeds a vocabulary-parallel cross-entropy without gathering its logits.
+    const OpType next = model.node(order[i + 1]).op.type;
+    if (next == OpType::SoftmaxCrossEntropy || next == OpType::MSELoss) continue;
     // One producer is live: a cut if a single one of its outputs is read later.
     const int p = *producers_alive.begin();
     std::set<int> outputs;

@@ -194,8 +194,10 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
           source = plan.node(source.node).inputs.at(0);
         if (!kept.insert({source, dev}).second) continue;
         // An fp8 GEMM keeps its input as it cast it, in fp8, for the weight gradient.
-        const double bytes = static_cast<double>(shape.piece_bytes()) /
-                             (runs_fp8_gemms(n, device) && size_of(shape.dtype) == 2 ? 2 : 1);
+        double bytes = static_cast<double>(shape.piece_bytes()) /
+                       (runs_fp8_gemms(n, device) && size_of(shape.dtype) == 2 ? 2 : 1);
+        // A cross-entropy over half logits keeps its fp32 softmax for the backward, not them.
+        if (n.op.type == OpType::SoftmaxCrossEntropy && size_of(shape.dtype) == 2) bytes *= 2;
         acts[dev] += bytes;
         if (shape.piece_elements() == shape.num_elements()) whole[dev] += bytes;
       }

@@ -18,14 +18,19 @@ inline std::optional<AttrValue> attribute_default(const std::string& name) {
   // MultiHeadAttention's rotary embeddings and causal mask, LayerNorm's RMS form: off unless set.
   // fused: the scores through memory unless a rule fused the kernel.
   // fp8: the operator's GEMMs in bf16 unless the model trains in fp8 (set_fp8_gemms).
-  if (name == "rotary" || name == "causal" || name == "rms" || name == "fused" || name == "fp8")
+  // vocab_parallel: a cross-entropy reads every class on one device unless a rule split them.
+  if (name == "rotary" || name == "causal" || name == "rms" || name == "fused" || name == "fp8" ||
+      name == "vocab_parallel")
     return AttrValue{std::int64_t{0}};
   return std::nullopt;
 }
 
-// Attributes that change which inputs an operator's tasks read (Concat's pieces): a pattern that
-// leaves one out matches only its default, so a rule written without it never rewrites such a node.
-inline bool pattern_must_name(const std::string& name) { return name == "pieces"; }
+// Attributes that change which inputs an operator's tasks read (Concat's pieces, a cross-entropy's
+// split classes): a pattern that leaves one out matches only its default, so a rule written
+// without it never rewrites such a node.
+inline bool pattern_must_name(const std::string& name) {
+  return name == "pieces" || name == "vocab_parallel";
+}
 
 // An attention's head_dim defaults to its embedding size (the query's last dim) over num_heads,
 // where that divides: a default that depends on the operator's input, not only on the name.

@@ -39,7 +39,10 @@ Shapes infer_reduce(const Operator& op, const Shapes& in) {
   return {y};
 }
 
-Shapes infer_cross_entropy(const Shapes& in) {
+// With `vocab_parallel` (Megatron-LM's vocabulary-parallel cross-entropy) the classes may be split:
+// each block's device exchanges per-token maxima and sums with the others and keeps a share of the
+// loss, so the output holds one partial loss per block (replica degree), which a Reduce sums.
+Shapes infer_cross_entropy(const Operator& op, const Shapes& in) {
   const auto& logits = in[0];
   const auto& labels = in[1];
   expect_min_rank(logits, 2, "input 0 (logits)");
@@ -51,8 +54,12 @@ Shapes infer_cross_entropy(const Shapes& in) {
     if (labels.dims[d] != logits.dims[d])
       fail("labels {} do not match the leading dims of logits {}", labels.to_string(),
            logits.to_string());
-  expect_degree(logits, r - 1, 1, "input 0 (logits)", "softmax needs every class on one device");
-  expect_replica(labels, logits.replica, "input 1 (labels)", "read once per logits copy");
+  const int classes = logits.dims[r - 1].degree;
+  if (op.attrs.get_int("vocab_parallel", 0) == 0)
+    expect_degree(logits, r - 1, 1, "input 0 (logits)",
+                  "softmax needs every class on one device (unless vocab_parallel)");
+  expect_replica(labels, logits.replica * classes, "input 1 (labels)",
+                 "read once per logits copy and block of classes");
   ParallelTensorShape y = labels;
   y.dtype = logits.dtype;
   return {y};
@@ -80,7 +87,7 @@ Shapes infer_reduction(const Operator& op, const Shapes& in) {
     case OpType::Softmax:
       return infer_softmax(op, in);
     case OpType::SoftmaxCrossEntropy:
-      return infer_cross_entropy(in);
+      return infer_cross_entropy(op, in);
     case OpType::MSELoss:
       return infer_mse(in);
     default:

@@ -116,10 +116,13 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
       if (n.op.attrs.get_string("pool") == "max")
         require_all_copies(g, n, in, "max pooling is not linear");
       return {in[0]};
+    case OpType::SoftmaxCrossEntropy:
+      // Split classes (vocab_parallel): one share of the loss per block, summed by a Reduce.
+      require_all_copies(g, n, in, "it is not linear");
+      return {in[0].with_inner({g.shape(n.inputs[0]).dims.back().degree, true})};
     case OpType::BatchNorm:
     case OpType::LayerNorm:
     case OpType::Softmax:
-    case OpType::SoftmaxCrossEntropy:
     case OpType::MSELoss:
       require_all_copies(g, n, in, "it is not linear");
       return {in[0]};

@@ -320,6 +320,8 @@ void reduce_dims(Ctx& c) {
   c.add(0, r, c.piece.replica / partial_count);
 }
 
+// Every class of the task's rows. With the classes split (vocab_parallel) the task's replica is
+// a block's share of the loss: it reads its logits copy whole, gathering the other blocks.
 void cross_entropy(Ctx& c) {
   const auto& logits = c.in(0);
   Region lr = whole(logits);
@@ -327,7 +329,7 @@ void cross_entropy(Ctx& c) {
     lr.begin[d] = c.region.begin[d];
     lr.end[d] = c.region.end[d];
   }
-  c.add(0, lr, c.piece.replica);
+  c.add(0, lr, c.piece.replica / logits.dims.back().degree);
   c.add(1, c.region, c.piece.replica);
 }
 

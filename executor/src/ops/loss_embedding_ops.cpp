@@ -8,8 +8,13 @@
 namespace unity::executor::detail {
 namespace {
 
+// With the classes split over `blocks` tasks (vocab_parallel), each task gathers its rows' logits
+// and keeps an equal share of the loss, 1 / blocks of it: the Reduce after it sums the shares,
+// and each task's gradient is its share's.
 class CrossEntropyRunner final : public OpRunner {
  public:
+  explicit CrossEntropyRunner(const Graph& g, const Node& n)
+      : blocks_(g.shape(n.inputs.at(0)).dims.back().degree) {}
   void forward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
     for (auto& t : tasks) {
       const i64 classes = t.in[0]->shape.back();
@@ -18,6 +23,7 @@ class CrossEntropyRunner final : public OpRunner {
                                              classes))
         throw InputError(fmt::format("{}: a label lies outside [0, {})",
                                      ctx.program.graph.describe(ctx.node.id), classes));
+      if (blocks_ > 1) ctx.backend.scale(1.0f / static_cast<float>(blocks_), t.out[0]->f(), rows);
     }
   }
   void backward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
@@ -25,10 +31,17 @@ class CrossEntropyRunner final : public OpRunner {
       if (!t.in[0]->grad || !t.out[0]->grad) continue;
       const i64 classes = t.in[0]->shape.back();
       const i64 rows = t.in[0]->elements() / classes;
+      // The share's gradient: the loss gradient scaled for the call, then restored.
+      const float share = 1.0f / static_cast<float>(blocks_);
+      if (blocks_ > 1) ctx.backend.scale(share, t.out[0]->grad, rows);
       ctx.backend.softmax_cross_entropy_backward(t.in[0]->f(), t.in[1]->ints(), t.out[0]->grad,
                                                  t.in[0]->grad, rows, classes);
+      if (blocks_ > 1) ctx.backend.scale(static_cast<float>(blocks_), t.out[0]->grad, rows);
     }
   }
+
+ private:
+  int blocks_ = 1;
 };
 
 class MseRunner final : public OpRunner {
@@ -90,8 +103,8 @@ class EmbeddingRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_loss_runner(const Graph&, const Node& n) {
-  if (n.op.type == OpType::SoftmaxCrossEntropy) return std::make_unique<CrossEntropyRunner>();
+std::unique_ptr<OpRunner> make_loss_runner(const Graph& g, const Node& n) {
+  if (n.op.type == OpType::SoftmaxCrossEntropy) return std::make_unique<CrossEntropyRunner>(g, n);
   return std::make_unique<MseRunner>();
 }
 

@@ -1,7 +1,8 @@
 // Compute operators on parallel values: which replicas they may read, and what each output replica
 // holds. Operators with a split reduction dimension (Linear, MatMul, BatchMatMul, Conv2D, attention
-// heads, embedding rows, ReduceSum/Mean) leave one partial sum per block of that dimension; the bias of
-// a split Linear or Conv2D is added by the first block only, so the partial sums add up to the whole.
+// heads, embedding rows, ReduceSum/Mean) leave one partial sum per block of that dimension; the
+// bias of a split Linear or Conv2D is added by the first block only, so the partial sums add up to
+// the whole.
 #include <algorithm>
 #include <numeric>
 
@@ -55,7 +56,8 @@ void require_copies(const OpContext& c, const char* why) {
                 to_string(c.op.type), why);
 }
 
-// Product of the degrees of the output dims operand `slot` is broadcast over (as the core counts it).
+// Product of the degrees of the output dims operand `slot` is broadcast over (as the core counts
+// it).
 int broadcast_degree(const ParallelTensorShape& a, const ParallelTensorShape& b) {
   const int r = std::max(a.rank(), b.rank());
   int k = 1;
@@ -74,9 +76,10 @@ ReplicaLayout binary_layout(const OpContext& c) {
     const int k = broadcast_degree(c.in[slot]->shape, c.in[1 - slot]->shape);
     const auto split = c.in[slot]->layout.split_inner(k);
     if (!split || split->second.has_partial())
-      undefined("input {} is broadcast to {} partitions, so its innermost {} replicas must be copies; "
-                "they are {}",
-                slot, k, k, c.in[slot]->layout.to_string());
+      undefined(
+          "input {} is broadcast to {} partitions, so its innermost {} replicas must be copies; "
+          "they are {}",
+          slot, k, k, c.in[slot]->layout.to_string());
     outer[slot] = split->first;
   }
   const ReplicaLayout &a = outer[0], &b = outer[1];
@@ -84,7 +87,8 @@ ReplicaLayout binary_layout(const OpContext& c) {
   switch (c.op.type) {
     case OpType::Add:
     case OpType::Sub:
-      if (a != b) undefined("adds partial sums split differently ({} and {})", a.to_string(), b.to_string());
+      if (a != b)
+        undefined("adds partial sums split differently ({} and {})", a.to_string(), b.to_string());
       return a;
     case OpType::Mul:
       if (a.has_partial() && b.has_partial()) undefined("multiplies two partial sums");
@@ -94,6 +98,9 @@ ReplicaLayout binary_layout(const OpContext& c) {
       return a;
   }
 }
+
+// The blocks a vocabulary-parallel cross-entropy splits its classes into (1 when whole).
+int vocab_blocks(const OpContext& c) { return c.in[0]->shape.dims.back().degree; }
 
 std::string activation_of(const Operator& op) { return op.attrs.get_string("activation", "none"); }
 
@@ -124,8 +131,8 @@ DenseTensor dense_partial(const OpContext& c, int q) {
     case OpType::Linear: {
       const auto& xs = c.in[0]->shape;
       const auto& k = xs.dims[xs.rank() - 1];
-      auto y = kernels::matmul(x.rank() == 1 ? kernels::reshape(x, {1, x.sizes[0]}) : x, c.piece(1, 0),
-                               block(k.size, k.degree, q));
+      auto y = kernels::matmul(x.rank() == 1 ? kernels::reshape(x, {1, x.sizes[0]}) : x,
+                               c.piece(1, 0), block(k.size, k.degree, q));
       if (x.rank() == 1) y = kernels::reshape(y, {y.sizes[1]});
       if (c.in.size() == 3 && q == 0) y = kernels::binary(OpType::Add, y, c.piece(2, 0));
       return activate(op, y);
@@ -167,7 +174,8 @@ DenseTensor dense_partial(const OpContext& c, int q) {
       const auto& rows = c.in[1]->shape.dims[0];
       const Range r = block(rows.size, rows.degree, q);
       if (op.type == OpType::Embedding) return kernels::embedding(x, c.piece(1, 0), r);
-      return kernels::embedding_bag(x, c.piece(1, 0), op.attrs.get_string("aggregate", "sum") == "mean", r);
+      return kernels::embedding_bag(x, c.piece(1, 0),
+                                    op.attrs.get_string("aggregate", "sum") == "mean", r);
     }
   }
 }
@@ -179,8 +187,8 @@ std::vector<int> normalized_axes(const Operator& op, int rank) {
   return axes;
 }
 
-// Output replica j*extra+q of a reduction: replica j of the input summed over block q of the reduced
-// axes (row-major over the reduced axes, the first one outermost).
+// Output replica j*extra+q of a reduction: replica j of the input summed over block q of the
+// reduced axes (row-major over the reduced axes, the first one outermost).
 std::vector<DenseTensor> reduce_replicas(const OpContext& c) {
   const auto& xs = c.in[0]->shape;
   const auto axes = normalized_axes(c.op, xs.rank());
@@ -208,7 +216,8 @@ DenseTensor passthrough(const OpContext& c, int j) {
   const auto& x = c.piece(0, j);
   switch (op.type) {
     case OpType::Softmax:
-      return kernels::softmax(x, c.in[0]->shape.axis(static_cast<int>(op.attrs.get_int("axis", -1))));
+      return kernels::softmax(x,
+                              c.in[0]->shape.axis(static_cast<int>(op.attrs.get_int("axis", -1))));
     case OpType::Reshape:
     case OpType::Flatten:
       return kernels::reshape(x, c.out_shapes[0].sizes());
@@ -236,14 +245,14 @@ DenseTensor passthrough(const OpContext& c, int j) {
       if (op.attrs.get_int("rms", 0) != 0) undefined("the evaluator has no RMSNorm (rms = 1)");
       const bool affine = c.in.size() == 3;
       return kernels::layer_norm(x, dims, affine ? &c.piece(1, j) : nullptr,
-                                 affine ? &c.piece(2, j) : nullptr, op.attrs.get_double("epsilon", 1e-5));
+                                 affine ? &c.piece(2, j) : nullptr,
+                                 op.attrs.get_double("epsilon", 1e-5));
     }
-    case OpType::SoftmaxCrossEntropy:
-      return kernels::softmax_cross_entropy(x, c.piece(1, j));
     case OpType::MSELoss:
       return kernels::mse_loss(x, c.piece(1, j));
     default: {
-      const bool scalar = op.type == OpType::ScalarAdd || op.type == OpType::ScalarMul || op.type == OpType::Pow;
+      const bool scalar =
+          op.type == OpType::ScalarAdd || op.type == OpType::ScalarMul || op.type == OpType::Pow;
       return kernels::map_unary(op.type, x, scalar ? op.attrs.get_double("scalar") : 0.0,
                                 op.attrs.get_double("rate", 0.0));
     }
@@ -264,11 +273,13 @@ std::vector<ReplicaLayout> output_layouts(const OpContext& c) {
   }
   if (is_elementwise_binary(op.type)) return {binary_layout(c)};
   if (!reads_partials(op)) require_copies(c, "is not linear");
+  if (op.type == OpType::SoftmaxCrossEntropy)
+    return {c.in[0]->layout.with_inner({vocab_blocks(c), true})};
   if (op.type == OpType::Concat)
     for (std::size_t i = 1; i < c.in.size(); ++i)
       if (c.in[i]->layout != c.in[0]->layout)
-        undefined("concatenates inputs whose replicas differ ({} and {})", c.in[0]->layout.to_string(),
-                  c.in[i]->layout.to_string());
+        undefined("concatenates inputs whose replicas differ ({} and {})",
+                  c.in[0]->layout.to_string(), c.in[i]->layout.to_string());
   if (op.type == OpType::ReduceSum || op.type == OpType::ReduceMean)
     return {c.in[0]->layout.with_inner({out.replica / c.in[0]->shape.replica, true})};
   return std::vector<ReplicaLayout>(c.out_shapes.size(), c.in[0]->layout);
@@ -283,6 +294,18 @@ std::vector<std::vector<DenseTensor>> compute_replicas(const OpContext& c) {
     return {parts};
   }
   if (op.type == OpType::ReduceSum || op.type == OpType::ReduceMean) return {reduce_replicas(c)};
+  if (op.type == OpType::SoftmaxCrossEntropy) {
+    // Each block of the classes holds an equal share of the loss (its sum is the loss; the
+    // shares a real kernel keeps differ, their sum does not).
+    const int blocks = vocab_blocks(c);
+    std::vector<DenseTensor> parts;
+    for (int j = 0; j < out.replica; ++j) {
+      DenseTensor loss = kernels::softmax_cross_entropy(c.piece(0, j / blocks), c.piece(1, j));
+      for (double& v : loss.data) v /= blocks;
+      parts.push_back(std::move(loss));
+    }
+    return {parts};
+  }
   if (is_elementwise_binary(op.type)) {
     const int ka = broadcast_degree(c.in[0]->shape, c.in[1]->shape);
     const int kb = broadcast_degree(c.in[1]->shape, c.in[0]->shape);

@@ -58,6 +58,10 @@ struct TaskWork {
     if (gemm_count < static_cast<int>(gemms.size())) gemms[gemm_count++] = {m, n, count, flops};
   }
 };
+// Bytes a cross-entropy over half-precision logits moves per logit, forward and backward, as the
+// frameworks run it in fp32 (task_work; docs/cost-model.md).
+inline constexpr double kCrossEntropyForwardBytes = 38;
+inline constexpr double kCrossEntropyBackwardBytes = 14;
 // `fused_kernels`: the device runs a fused attention operator as one kernel
 // (DeviceSpec::fused_attention); else as the unfused kernels.
 TaskWork task_work(const Graph& graph, NodeId node, bool fused_kernels = true);

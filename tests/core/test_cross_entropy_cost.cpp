@@ -1,0 +1,99 @@
+// The cross-entropy as the frameworks run it, by hand: half-precision logits made fp32 and passed
+// over apart (38 bytes a logit forward, 14 backward), the fp32 softmax kept for the backward
+// instead of the logits; and the operator's vocabulary-parallel form (split classes, one partial
+// loss per block).
+#include <gtest/gtest.h>
+
+#include "../one_device_machine.h"
+#include "unity/core/cost/cost_model.h"
+#include "unity/core/errors.h"
+#include "unity/core/pcg/compute_dtype.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/pipeline/segment_profile.h"
+#include "unity/core/shapes/shape_inference.h"
+
+namespace unity::cross_entropy_cost_test {
+namespace {
+
+constexpr std::int64_t kTokens = 1024, kClasses = 4096;
+constexpr double kLogits = static_cast<double>(kTokens * kClasses);  // 4,194,304
+
+struct Loss {
+  Graph g;
+  NodeId node = 0;
+};
+
+Loss loss_over(DataType logits_dtype) {
+  Loss l;
+  GraphBuilder b(l.g);
+  const TensorRef x = b.input("logits", {kTokens, kClasses}, logits_dtype);
+  const TensorRef y = b.input("labels", {kTokens}, DataType::Int64);
+  l.node = b.softmax_cross_entropy(x, y, "loss").node;
+  return l;
+}
+
+// 1 TB/s with no efficiency loss or launch latency, a fast compute peak: memory decides.
+MachineSpec device() {
+  DeviceSpec d;
+  d.name = "gpu";
+  d.peak_flops_fp32 = 1e15;
+  d.peak_flops_fp16 = 1e15;
+  d.memory_bandwidth = 1e12;
+  d.compute_efficiency = 1.0;
+  d.memory_efficiency = 1.0;
+  d.launch_latency = 0;
+  d.memory_bytes = std::int64_t{1} << 34;
+  return testing_machines::one_device_machine(d);
+}
+
+// Labels read (8 bytes a token) and the loss written (its dtype follows the logits').
+double other_bytes(DataType logits) { return kTokens * (8.0 + size_of(logits)); }
+
+}  // namespace
+
+TEST(CrossEntropyCost, HalfLogitsAreMadeFp32AndPassedOverApart) {
+  const Loss half = loss_over(DataType::BFloat16);
+  const TaskWork w = task_work(half.g, half.node);
+  // The cast (2 read, 4 written), max (4), minus max (8), exp (8), sum (4), softmax (8).
+  EXPECT_DOUBLE_EQ(w.bytes, 38.0 * kLogits + other_bytes(DataType::BFloat16));
+  const MachineSpec m = device();
+  const OpTimes t = CostModel(m).task_times(half.g, half.node, m.device(0));
+  // 159,393,792 bytes at 1 TB/s: 159.39 us; the backward scales in place (8) and casts back (6).
+  EXPECT_NEAR(t.forward, 159.393792e-6, 1e-12);
+  EXPECT_NEAR(t.backward, t.forward * 14.0 / 38.0, 1e-12);
+  EXPECT_NEAR(t.backward, 58.72e-6, 0.01e-6);
+}
+
+TEST(CrossEntropyCost, Fp32LogitsKeepTheFusedKernel) {
+  // The paper's world: one pass over fp32 logits, a backward of twice the forward.
+  const Loss full = loss_over(DataType::Float32);
+  const TaskWork w = task_work(full.g, full.node);
+  EXPECT_DOUBLE_EQ(w.bytes, 4.0 * kLogits + other_bytes(DataType::Float32));
+  EXPECT_DOUBLE_EQ(w.backward_ratio, 2.0);
+}
+
+TEST(CrossEntropyCost, KeepsTheFp32SoftmaxNotTheHalfLogits) {
+  const MachineSpec m = device();
+  const CostModel model(m);
+  const SegmentProfile half = profile_segment(loss_over(DataType::BFloat16).g, model);
+  const SegmentProfile full = profile_segment(loss_over(DataType::Float32).g, model);
+  EXPECT_DOUBLE_EQ(half.activations, 4.0 * kLogits);  // 16 MiB, not the logits' 8
+  EXPECT_DOUBLE_EQ(full.activations, 4.0 * kLogits);
+}
+
+TEST(CrossEntropyCost, SplitClassesNeedTheVocabularyParallelForm) {
+  ParallelTensorShape logits = ParallelTensorShape::serial({kTokens, kClasses}, DataType::BFloat16);
+  logits.dims[1].degree = 4;
+  ParallelTensorShape labels = ParallelTensorShape::serial({kTokens}, DataType::Int64);
+  labels.replica = 4;
+  Operator plain{OpType::SoftmaxCrossEntropy, {}, "loss"};
+  EXPECT_THROW(infer_output_shapes(plain, {logits, labels}), ShapeError);
+  Operator split = plain;
+  split.attrs.set("vocab_parallel", std::int64_t{1});
+  const auto out = infer_output_shapes(split, {logits, labels});
+  // One share of the loss per block of classes, which a Reduce sums.
+  EXPECT_EQ(out.at(0).replica, 4);
+  EXPECT_EQ(out.at(0).dims.at(0).size, kTokens);
+}
+
+}  // namespace unity::cross_entropy_cost_test
