@@ -460,6 +460,7 @@ void add_run_command(CLI::App& app) {
                              "--ffn",
                              "--kv-heads",
                              "--head-dim",
+                             "--tie-embeddings",
                              "--loss",
                              "--tp",
                              "--pp",

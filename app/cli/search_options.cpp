@@ -113,6 +113,10 @@ void add_resize_options(CLI::App* cmd, zoo::TransformerResize& r) {
     cmd->add_option(flag, *value, std::string(what) + " of a gpt or llama family model")
         ->check(kPositiveSize)
         ->group("Model size");
+  cmd->add_flag("--tie-embeddings", r.tie_embeddings,
+                "The head reads the token embedding's table (Megatron-LM's default, Hugging "
+                "Face's tie_word_embeddings) in a gpt or llama family model")
+      ->group("Model size");
 }
 
 Graph ModelOptions::load(const std::string& spec, int devices, bool training) const {

@@ -20,7 +20,8 @@ Graph build_run_model(const RunModel& r, std::string* loss_note) {
   if (!r.resize.empty() && r.scale != 1.0)
     throw InputError(
         "--scale shrinks the paper's models and --layers --hidden --heads --seq --vocab --ffn "
-        "--kv-heads --head-dim resize the gpt and llama families: give one or the other");
+        "--kv-heads --head-dim --tie-embeddings resize the gpt and llama families: give one or "
+        "the other");
   Graph model;
   if (!r.resize.empty()) {
     model = load_model_for_devices(r.target, r.devices, r.batch, r.resize);  // no family: throws

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "unity/core/pcg/tied_weights.h"
 #include "unity/core/shapes/concat_pieces.h"
 
 namespace unity {
@@ -41,6 +42,19 @@ bool aliases_input(OpType t) {
 MappingCost::MappingCost(const Graph& graph, const CostModel& model)
     : graph_(graph), model_(model), placement_(graph) {
   for (NodeId id : placement_.placed()) extents_[id] = task_extents(graph.node(id).outputs.at(0));
+  // A tied table whose two readers hold the same pieces (both whole, or both split alike) is one
+  // tensor on each device: its copy adds no memory, update or synchronisation of its own.
+  auto piece_read = [&](NodeId weight) -> std::int64_t {
+    for (NodeId id : placement_.placed())
+      for (const auto& in : graph.node(id).inputs)
+        if (!placement_.is_placed(in.node) && placement_.source_root(in.node) == weight)
+          return graph.shape(in).piece_elements();
+    return -1;
+  };
+  for (NodeId w : tied_copies(graph)) {
+    const std::int64_t piece = piece_read(w);
+    if (piece > 0 && piece == piece_read(*tied_partner(graph, w))) shared_tied_.insert(w);
+  }
 }
 
 CostBreakdown MappingCost::node_cost(NodeId id, const MachineView& view) const {
@@ -60,6 +74,7 @@ CostBreakdown MappingCost::node_cost(NodeId id, const MachineView& view) const {
   for (const auto& in : n.inputs) {
     if (placement_.is_placed(in.node)) continue;
     if (graph_.node(placement_.source_root(in.node)).op.type != OpType::Weight) continue;
+    if (shared_tied_.count(placement_.source_root(in.node))) continue;
     const auto& w = graph_.shape(in);
     const double piece = static_cast<double>(w.piece_bytes());
     double update = 0;
@@ -275,6 +290,7 @@ void MappingCost::add_node_memory(NodeId id, const MachineView& view,
       for (int t = 0; t < tasks; ++t) add(t, static_cast<double>(o.piece_bytes()));
   for (const auto& in : n.inputs) {
     if (placement_.is_placed(in.node)) continue;
+    if (shared_tied_.count(placement_.source_root(in.node))) continue;
     const bool weight = graph_.node(placement_.source_root(in.node)).op.type == OpType::Weight;
     const double piece = static_cast<double>(graph_.shape(in).piece_bytes());
     const double copies = weight ? weight_copies(graph_.shape(in)) : 1.0;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
+#include "unity/core/pcg/tied_weights.h"
 #include "unity/core/shapes/shape_inference.h"
 
 namespace unity {
@@ -217,17 +218,20 @@ std::int64_t Graph::count(OpType type) const {
                        [type](const auto& kv) { return kv.second.op.type == type; });
 }
 
+// A tied weight's table is its partner's (tied_weights.h): counted once.
 std::int64_t Graph::parameter_count() const {
+  const std::set<NodeId> tied = tied_copies(*this);
   std::int64_t n = 0;
   for (const auto& [id, node] : nodes_)
-    if (node.op.type == OpType::Weight) n += node.outputs.at(0).num_elements();
+    if (node.op.type == OpType::Weight && !tied.count(id)) n += node.outputs.at(0).num_elements();
   return n;
 }
 
 std::int64_t Graph::weight_bytes() const {
+  const std::set<NodeId> tied = tied_copies(*this);
   std::int64_t n = 0;
   for (const auto& [id, node] : nodes_)
-    if (node.op.type == OpType::Weight) n += node.outputs.at(0).bytes();
+    if (node.op.type == OpType::Weight && !tied.count(id)) n += node.outputs.at(0).bytes();
   return n;
 }
 

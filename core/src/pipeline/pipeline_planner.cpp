@@ -13,6 +13,7 @@
 #include "unity/core/mapping/machine_mapping.h"
 #include "unity/core/mapping/mapping_cost.h"
 #include "unity/core/pcg/compute_dtype.h"
+#include "unity/core/pcg/tied_weights.h"
 #include "unity/core/pipeline/layer_segments.h"
 #include "unity/core/pipeline/segment_profile.h"
 #include "unity/core/search/candidate_cost.h"
@@ -96,6 +97,7 @@ class Planner {
       layer_of_.push_back(std::max(0, next > s.layer ? s.layer : s.layer - 1));
       block_.push_back(repeated[static_cast<std::size_t>(s.kind)]);
     }
+    find_tied_weights();
     // Sequence parallelism splits token-wise operators along a sequence: a transformer's.
     transformer_ = model.count(OpType::MultiHeadAttention) > 0;
     memory_ = smallest_device_memory(machine);
@@ -636,6 +638,7 @@ class Planner {
       rank_params[rank] += sp.parameters;
       p.chunks.push_back(std::move(sp));
     }
+    const double tied_sync = tie_weights(l, parts, rank_params);
     const PipelineTime pt = pipeline_time(rank_time, l.m, l.v);
     // Overlapped, the sends leave the ranks' times; the warm-up's and cool-down's stay.
     const double fill = overlap_p2p ? fill_p2p : 0.0;
@@ -681,6 +684,7 @@ class Planner {
       p.rank_memory.push_back(mem);
     }
     p.fits = p.peak_memory <= memory_;
+    p.sync_time += tied_sync;
     p.iteration_time = p.pipeline_time + p.sync_time + p.update_time;
     const int busiest =
         static_cast<int>(std::max_element(rank_time.begin(), rank_time.end()) - rank_time.begin());
@@ -695,10 +699,56 @@ class Planner {
     return p;
   }
 
+  // A tied weight and its partner (tied_weights.h): the segments that read them, and the table's
+  // elements.
+  struct TiedPair {
+    int segment = 0, partner_segment = 0;
+    double elements = 0;
+  };
+
+  void find_tied_weights() {
+    std::map<NodeId, int> segment_of;
+    for (int j = 0; j < static_cast<int>(chain_.segments.size()); ++j)
+      for (NodeId id : chain_.segments[j].nodes)
+        for (const auto& in : model_.node(id).inputs) segment_of.emplace(in.node, j);
+    for (NodeId w : tied_copies(model_)) {
+      const auto partner = tied_partner(model_, w);
+      const auto a = segment_of.find(w), b = segment_of.find(*partner);
+      if (a == segment_of.end() || b == segment_of.end()) continue;
+      tied_.push_back(
+          {a->second, b->second, static_cast<double>(model_.node(w).outputs.at(0).num_elements())});
+    }
+  }
+
+  // Tied tables held by one rank are one tensor there (a rank's parameters count it once); held
+  // by two, each keeps a copy, and the copies' gradients are all-reduced between the two after
+  // the backward pass, before the data-parallel synchronisation finishes (Megatron-LM's embedding
+  // group): the slowest such all-reduce.
+  double tie_weights(const Layout& l, const std::vector<std::pair<int, int>>& parts,
+                     std::vector<double>& rank_params) const {
+    if (tied_.empty()) return 0;
+    std::vector<int> rank_of(chain_.segments.size(), 0);
+    for (int c = 0; c < static_cast<int>(parts.size()); ++c)
+      for (int j = parts[c].first; j <= parts[c].second; ++j) rank_of[j] = c % l.pp;
+    double exposed = 0;
+    for (const TiedPair& t : tied_) {
+      const int a = rank_of[t.segment], b = rank_of[t.partner_segment];
+      const double per_device = t.elements / l.tp;
+      if (a == b) {
+        rank_params[a] -= per_device;
+        continue;
+      }
+      exposed = std::max(exposed, costs_.allreduce_time({device(l, a, 0, 0), device(l, b, 0, 0)},
+                                                        per_device * gradient_bytes(dtype_)));
+    }
+    return exposed;
+  }
+
   const Graph& model_;
   const MachineSpec& machine_;
   const PipelineOptions& options_;
   const SegmentChain chain_;
+  std::vector<TiedPair> tied_;
   const CostModel costs_;
   const DataType dtype_;
   std::vector<int> layer_of_;  // per segment: the layer it belongs to

@@ -568,10 +568,11 @@ Graph load_model_for_devices(const std::string& spec, int devices, std::int64_t 
       if (m.name == spec) return zoo::build(spec, m.default_batch * devices, resize);
   }
   if (!resize.empty())
-    throw InputError(
-        fmt::format("--layers, --hidden, --heads, --seq, --vocab, --ffn, --kv-heads and --head-dim "
-                    "resize the gpt and llama families of the zoo, not '{}'",
-                    spec));
+    throw InputError(fmt::format(
+        "--layers, --hidden, --heads, --seq, --vocab, --ffn, --kv-heads, --head-dim and "
+        "--tie-embeddings "
+        "resize the gpt and llama families of the zoo, not '{}'",
+        spec));
   return batch > 0 ? load_model(spec, batch) : load_model(spec);
 }
 

@@ -39,6 +39,7 @@ void build_gpt(GraphBuilder& b, std::int64_t batch, const TransformerSizes& z) {
     x = decoder_block(b, x, z, "layers." + std::to_string(i));
   x = b.layer_norm(x, "final_norm");
   TensorRef logits = b.linear(x, z.vocab, "head", /*bias=*/false);
+  if (z.tied) tie_head(b.graph(), logits, "embed.token.weight");
   b.softmax_cross_entropy(logits, labels, "loss");
 }
 

@@ -46,6 +46,7 @@ void build_llama(GraphBuilder& b, std::int64_t batch, const TransformerSizes& z,
     x = decoder_layer(b, x, z, "layers." + std::to_string(i));
   x = b.rms_norm(x, "norm");
   TensorRef logits = b.linear(x, z.vocab, "lm_head", /*bias=*/false);
+  if (z.tied) tie_head(b.graph(), logits, "embed.weight");
   b.softmax_cross_entropy(logits, labels, "loss");
   b.set_weight_dtype(previous);
 }

@@ -90,6 +90,7 @@ std::string resize_suffix(const TransformerResize& r) {
                             {r.kv_heads, "kv_heads"},
                             {r.head_dim, "head_dim"}})
     if (value) parts.push_back(fmt::format("{}={}", key, value));
+  if (r.tie_embeddings) parts.push_back("tied");
   return fmt::format("[{}]", fmt::join(parts, ","));
 }
 
@@ -125,6 +126,7 @@ TransformerSizes resized(const FamilyMember& m, const TransformerResize& r) {
   // hidden 1024, 16 heads of 128); without it a member's heads are hidden / heads wide, which
   // follows --hidden and --heads.
   if (r.head_dim) z.head_dim = r.head_dim;
+  if (r.tie_embeddings) z.tied = true;
   for (auto [value, flag] : {std::pair{z.layers, "--layers"},
                              {z.hidden, "--hidden"},
                              {z.heads, "--heads"},
@@ -236,10 +238,11 @@ Graph build(const std::string& name, std::int64_t batch, const TransformerResize
     throw InputError("unknown model '" + name + "'; the zoo has: " + known);
   }
   if (!resize.empty())
-    throw InputError(
-        fmt::format("--layers, --hidden, --heads, --seq, --vocab, --ffn, --kv-heads and --head-dim "
-                    "resize the gpt and llama families; '{}' is not one of them",
-                    name));
+    throw InputError(fmt::format(
+        "--layers, --hidden, --heads, --seq, --vocab, --ffn, --kv-heads, --head-dim and "
+        "--tie-embeddings "
+        "resize the gpt and llama families; '{}' is not one of them",
+        name));
   Graph graph;
   graph.name = entry->info.name;
   graph.batch_size = batch > 0 ? batch : entry->info.default_batch;

@@ -2,9 +2,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "unity/core/pcg/tied_weights.h"
 #include "zoo/zoo_models.h"
 
 namespace unity::zoo::detail {
+
+void tie_head(Graph& g, TensorRef logits, const std::string& embedding) {
+  tie_weight(g, g.node(logits.node).inputs.at(1).node, embedding);
+}
 
 TensorRef dense_stack(GraphBuilder& b, TensorRef x, const std::vector<std::int64_t>& widths,
                       const std::string& prefix, bool bias, bool relu_after_last) {

@@ -26,6 +26,9 @@ void build_gpt(GraphBuilder& b, std::int64_t batch, const TransformerSizes& shap
 void build_llama(GraphBuilder& b, std::int64_t batch, const TransformerSizes& shape,
                  DataType dtype);
 
+// Ties the head that produced `logits` (a Linear) to the token embedding's table `embedding`.
+void tie_head(Graph& g, TensorRef logits, const std::string& embedding);
+
 // Linear layers of the given widths, "prefix.i", each followed by a separate Relu node
 // ("prefix.i.relu") except the last one when relu_after_last is false. Relu stays its own node, as
 // in an ONNX export, so that fusing it into the Linear is a decision the search makes (paper 2).

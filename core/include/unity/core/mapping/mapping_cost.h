@@ -9,6 +9,7 @@
 // paper 3.3) and the optimizer update, both charged to the reading operator.
 #include <limits>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -94,6 +95,7 @@ class MappingCost {
   const CostModel& model_;
   PlacementGraph placement_;
   std::unordered_map<NodeId, std::vector<int>> extents_;
+  std::set<NodeId> shared_tied_;  // tied weights stored by their partner on every device
 };
 
 }  // namespace unity

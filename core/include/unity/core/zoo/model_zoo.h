@@ -22,11 +22,13 @@ struct ModelInfo {
 // the member's ratio for llama), and llama keeps its ratio of query to key/value heads.
 struct TransformerResize {
   std::int64_t layers = 0, hidden = 0, heads = 0, seq = 0, vocab = 0;
-  std::int64_t ffn = 0;       // the feed-forward width; 0: it follows the hidden size
-  std::int64_t kv_heads = 0;  // key/value heads; 0: as many groups as the member's
-  std::int64_t head_dim = 0;  // each attention head's size; 0: the member's (hidden / heads)
+  std::int64_t ffn = 0;         // the feed-forward width; 0: it follows the hidden size
+  std::int64_t kv_heads = 0;    // key/value heads; 0: as many groups as the member's
+  std::int64_t head_dim = 0;    // each attention head's size; 0: the member's (hidden / heads)
+  bool tie_embeddings = false;  // the head reads the token embedding's table (tied_weights.h)
   bool empty() const {
-    return !layers && !hidden && !heads && !seq && !vocab && !ffn && !kv_heads && !head_dim;
+    return !layers && !hidden && !heads && !seq && !vocab && !ffn && !kv_heads && !head_dim &&
+           !tie_embeddings;
   }
 };
 

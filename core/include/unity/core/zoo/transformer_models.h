@@ -13,6 +13,7 @@ namespace unity::zoo {
 struct TransformerSizes {
   std::int64_t layers, hidden, heads, kv_heads, ffn, seq, vocab;
   std::int64_t head_dim = 0;  // each attention head's size; 0: hidden / heads
+  bool tied = false;          // the head reads the token embedding's table (tied_weights.h)
 };
 
 // Llama-2 (core/src/zoo/llama.cpp): a graph named "llama" with batch `batch`, every float tensor
