@@ -402,6 +402,17 @@ def attention():
         "pass recomputes them, a causal mask skips the blocks it hides", ins,
         [node("mha", "MultiHeadAttention", ins, {"fused": 0})], ["mha"],
         [node("fused", "MultiHeadAttention", ins, {"fused": 1}, copy="mha")], ["fused"]))
+    # Megatron-LM's loss over a column-parallel head: no device gathers the logits.
+    out.append(rule(
+        "cross_entropy_vocab_parallel", "parallel",
+        "Vocabulary-parallel cross-entropy (Megatron): split the classes of the logits, each "
+        "device's loss is a partial sum over its classes, the labels are read whole",
+        ["logits", "labels"],
+        [node("loss", "SoftmaxCrossEntropy", ["logits", "labels"], {"vocab_parallel": 0})],
+        ["loss"],
+        [part("pl", "logits", -1), repl("ry", "labels"),
+         node("loss2", "SoftmaxCrossEntropy", ["pl", "ry"], {"vocab_parallel": 1}),
+         red("out", "loss2")], ["out"], ["d"]))
     return out
 
 

@@ -11,6 +11,8 @@
 #include "unity/core/pcg/graph_builder.h"
 #include "unity/core/pipeline/segment_profile.h"
 #include "unity/core/shapes/shape_inference.h"
+#include "unity/core/strategies/expert_strategies.h"
+#include "unity/core/zoo/model_zoo.h"
 
 namespace unity::cross_entropy_cost_test {
 namespace {
@@ -34,16 +36,7 @@ Loss loss_over(DataType logits_dtype) {
 
 // 1 TB/s with no efficiency loss or launch latency, a fast compute peak: memory decides.
 MachineSpec device() {
-  DeviceSpec d;
-  d.name = "gpu";
-  d.peak_flops_fp32 = 1e15;
-  d.peak_flops_fp16 = 1e15;
-  d.memory_bandwidth = 1e12;
-  d.compute_efficiency = 1.0;
-  d.memory_efficiency = 1.0;
-  d.launch_latency = 0;
-  d.memory_bytes = std::int64_t{1} << 34;
-  return testing_machines::one_device_machine(d);
+  return testing_machines::one_device_machine(testing_machines::ideal_device(1e15, 1e12));
 }
 
 // Labels read (8 bytes a token) and the loss written (its dtype follows the logits').
@@ -94,6 +87,41 @@ TEST(CrossEntropyCost, SplitClassesNeedTheVocabularyParallelForm) {
   // One share of the loss per block of classes, which a Reduce sums.
   EXPECT_EQ(out.at(0).replica, 4);
   EXPECT_EQ(out.at(0).dims.at(0).size, kTokens);
+}
+
+// Megatron-LM's head: the Linear split over the vocabulary feeds the vocabulary-parallel loss
+// directly (the rule cross_entropy_vocab_parallel, then the Combine and Partition between them
+// cancelled), so no device gathers the [tokens, vocabulary] logits.
+TEST(CrossEntropyCost, MegatronsHeadFeedsTheLossWithoutGatheringItsLogits) {
+  const Graph serial = zoo::build("gpt-tiny", 4);
+  const ExpertStrategy tp = megatron_tensor_parallel(serial, 2);
+  int losses = 0;
+  for (const auto& [id, n] : tp.graph.nodes()) {
+    if (n.op.type != OpType::SoftmaxCrossEntropy) continue;
+    ++losses;
+    ASSERT_TRUE(n.op.attrs.has("vocab_parallel"));
+    EXPECT_EQ(n.op.attrs.get_int("vocab_parallel"), 1);
+    const auto& logits = tp.graph.shape(n.inputs.at(0));
+    EXPECT_EQ(logits.dims.back().degree, 2);
+    EXPECT_EQ(tp.graph.node(n.inputs.at(0).node).op.type, OpType::Linear);
+    // The loss's shares are summed by a Reduce (of one float a token), nothing else reads them.
+    const auto uses = tp.graph.uses(id);
+    ASSERT_EQ(uses.size(), 1u);
+    EXPECT_EQ(tp.graph.node(uses.front().node).op.type, OpType::Reduce);
+  }
+  EXPECT_EQ(losses, 1);
+  std::int64_t vocab = 0;
+  for (const auto& [id, n] : serial.nodes())
+    if (n.op.type == OpType::SoftmaxCrossEntropy)
+      vocab = serial.shape(n.inputs.at(0)).dims.back().size;
+  ASSERT_GT(vocab, 0);
+  for (const auto& [id, n] : tp.graph.nodes()) {
+    if (n.op.type == OpType::Combine)
+      EXPECT_NE(n.outputs.at(0).dims.back().size, vocab) << n.op.name << " gathers the logits";
+  }
+  bool applied = false;
+  for (const auto& a : tp.applied) applied |= a.rule == "cross_entropy_vocab_parallel";
+  EXPECT_TRUE(applied);
 }
 
 }  // namespace unity::cross_entropy_cost_test

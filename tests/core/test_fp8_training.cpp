@@ -36,16 +36,9 @@ OneLinear linear(bool fp8) {
 // 1 TFLOP/s in bf16, 2 in fp8 (0 for none), 1 TB/s, no efficiency losses, no launch latency, no
 // wave quantization.
 MachineSpec device(double fp8_peak) {
-  DeviceSpec d;
-  d.name = "gpu";
+  DeviceSpec d = testing_machines::ideal_device(1e12, 1e12);
   d.peak_flops_fp32 = 0.5e12;
-  d.peak_flops_fp16 = 1e12;
   d.peak_flops_fp8 = fp8_peak;
-  d.memory_bandwidth = 1e12;
-  d.compute_efficiency = 1.0;
-  d.memory_efficiency = 1.0;
-  d.launch_latency = 0;
-  d.memory_bytes = std::int64_t{1} << 34;
   d.fused_elementwise = true;
   return testing_machines::one_device_machine(d);
 }

@@ -67,14 +67,8 @@ TEST(FusedAttention, CausalKernelRunsHalfTheScoresAndNoneThroughMemory) {
 }
 
 TEST(FusedAttention, TimeOnADeviceByHand) {
-  DeviceSpec d;
-  d.peak_flops_fp32 = 1e12;
-  d.peak_flops_fp16 = 1e12;
-  d.memory_bandwidth = 1e12;
+  DeviceSpec d = testing_machines::ideal_device(1e12, 1e12);
   d.compute_efficiency = 0.5;
-  d.memory_efficiency = 1.0;
-  d.launch_latency = 0;
-  d.memory_bytes = std::int64_t{1} << 30;
   d.fused_attention = true;
   const CostModel model(testing_machines::one_device_machine(d));
   const Attention unfused = attention(true, false);

@@ -2,6 +2,7 @@
 // a last wave that leaves SMs idle costs a whole one. Figures by hand.
 #include <gtest/gtest.h>
 
+#include "../one_device_machine.h"
 #include "unity/core/cost/cost_model.h"
 #include "unity/core/machine/machine_spec.h"
 #include "unity/core/pcg/graph_builder.h"
@@ -30,17 +31,9 @@ TEST(GemmWaves, ALinearPaysForItsLastWave) {
   GraphBuilder b(g);
   TensorRef x = b.input("x", {2048, 2048});
   TensorRef y = b.linear(x, 2048, "fc", false);
-  DeviceSpec d;
-  d.peak_flops_fp32 = 1e12;
-  d.peak_flops_fp16 = 1e12;
-  d.memory_bandwidth = 1e15;  // compute-bound
-  d.memory_bytes = std::int64_t{1} << 30;
+  DeviceSpec d = testing_machines::ideal_device(1e12, 1e15);  // compute-bound
   d.compute_efficiency = 0.5;
-  d.launch_latency = 0;
-  MachineSpec m;
-  m.name = "one";
-  m.devices_per_node = 1;
-  m.device_types = {d};
+  MachineSpec m = testing_machines::one_device_machine(d);
   const CostModel flat(m);
   const double flops = 2.0 * 2048 * 2048 * 2048;
   EXPECT_NEAR(flat.task_times(g, y.node, d).forward, flops / 0.5e12, 1e-12);

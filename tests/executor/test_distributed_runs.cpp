@@ -2,9 +2,11 @@
 // ten iterations; losses and every weight equal the one-rank reference within 1e-4 (relative).
 #include "../hand_written_rules.h"
 #include "distributed_support.h"
+#include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/pcg/graph_builder.h"
 #include "unity/core/plan/plan_optimizer.h"
 #include "unity/core/strategies/data_parallel.h"
+#include "unity/core/strategies/expert_strategies.h"
 #include "unity/core/zoo/model_zoo.h"
 #include "unity/core/zoo/scaled_zoo.h"
 #include "unity/executor/run_files.h"
@@ -148,6 +150,21 @@ TEST_F(Distributed, ReducedBertJointAndXdlExpertPlansOnTwoRanks) {
   expect_run_matches_reference(write_plan(dir, "bert", bert), 2, 0.01);
   expect_run_matches_reference(
       write_plan(dir, "xdl", optimized(zoo::build_scaled("xdl", 32, 1.0 / 512), 2, "expert")), 2);
+}
+
+// Megatron-LM's tensor parallelism of gpt-tiny on 2 ranks: heads and FFN split, the head's Linear
+// split over the vocabulary feeding the vocabulary-parallel loss (each rank's share of the loss
+// over its classes, summed): losses and weights equal the one-rank run's.
+TEST_F(Distributed, MegatronGptTinyWithTheVocabularyParallelLossOnTwoRanks) {
+  Graph serial = zoo::build("gpt-tiny", 4);
+  set_compute_dtype(serial, DataType::Float32);  // the CPU ranks train in fp32
+  const ExpertStrategy tp = megatron_tensor_parallel(serial, 2);
+  bool vocab_parallel = false;
+  for (const auto& [id, n] : tp.graph.nodes())
+    vocab_parallel |= n.op.type == OpType::SoftmaxCrossEntropy &&
+                      n.op.attrs.has("vocab_parallel") && n.op.attrs.get_int("vocab_parallel") == 1;
+  ASSERT_TRUE(vocab_parallel) << tp.name;
+  expect_run_matches_reference(write_plan(dir, "megatron", tp.graph, 2), 2, 0.01);
 }
 
 // The paper's Figure 2 plans of mnist-mlp on 2 cpu-local ranks, in the paper's setting (the

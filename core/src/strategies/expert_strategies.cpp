@@ -229,12 +229,14 @@ ExpertStrategy megatron_tensor_parallel(const Graph& serial, int tp) {
   const NodeId original_below = serial.next_id();
   Graph g = apply_rules(serial, rules, megatron_block_rules(), tp, applied);
   // The head's Linear split over the vocabulary (column-parallel), the embedding table over its
-  // rows; the operators the block rules rewrote are not matched again.
-  g = apply_rules(
-      std::move(g), rules,
-      {"linear_output_parallel", "linear_bias_output_parallel", "embedding_row_parallel"}, tp,
-      applied, original_below);
-  g = apply_rules(std::move(g), rules, {"reduce_replicate_allreduce"}, tp, applied);
+  // rows, the loss over the same classes so the logits are never gathered; the operators the
+  // block rules rewrote are not matched again.
+  g = apply_rules(std::move(g), rules,
+                  {"linear_output_parallel", "linear_bias_output_parallel",
+                   "embedding_row_parallel", "cross_entropy_vocab_parallel"},
+                  tp, applied, original_below);
+  g = apply_rules(std::move(g), rules, {"cancel_combine_partition", "reduce_replicate_allreduce"},
+                  tp, applied);
   g.validate();
   return {applied.empty() ? std::string("serial") : fmt::format("megatron tp{}", tp), std::move(g),
           std::move(applied)};

@@ -52,6 +52,10 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   AttrSlot pieces = i("pieces", 1);
   pieces.closed = true;
   m[OpType::Concat] = {i("axis"), pieces};
+  // Closed like pieces: a rule that does not name it means the whole-vocabulary loss.
+  AttrSlot vocab_parallel = i("vocab_parallel", 0);
+  vocab_parallel.closed = true;
+  m[OpType::SoftmaxCrossEntropy] = {vocab_parallel};
   m[OpType::Split] = {i("axis"), l("sizes")};
   m[OpType::Reshape] = {l("shape")};
   m[OpType::Flatten] = {i("axis", 1)};

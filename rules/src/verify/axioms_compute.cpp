@@ -445,6 +445,13 @@ void layout_axioms(Ctx& c) {
       c.add("cross_entropy_" + fn, M::Both, sce(f(k, d, x), f(k, d, y)), f(k, d, sce(x, y)),
             sample);
     c.add("cross_entropy_replicate", M::Both, sce(R(d, x), R(d, y)), R(d, sce(x, y)));
+    // Megatron-LM's vocabulary-parallel loss: each block of classes gives a partial loss whose
+    // sum over the blocks is the whole-vocabulary loss (its max and sum are all-reduced inside).
+    // Instantiated on the split form only (both ways, every whole-vocabulary loss spawned split
+    // ones). The split dim is a variable bound by the guard: a pattern holds no arithmetic.
+    c.add("cross_entropy_vocab_parallel", M::Forward,
+          Red(d, app(O::SoftmaxCrossEntropy, {{"vocab_parallel", ilit(1)}}, {P(k, d, x), R(d, y)})),
+          sce(x, y), is_dim(k, x, last_of(x)));
     auto mse = [&](const E& p, const E& t) { return app(O::MSELoss, {}, {p, t}); };
     for (const auto& [fn, f] : dim_ops())
       c.add("mse_" + fn, M::Forward, mse(f(k, d, x), f(k, d, y)), f(0, d, mse(x, y)),
