@@ -17,6 +17,7 @@
 #include "unity/core/json_io.h"
 #include "unity/core/plan/plan.h"
 #include "unity/executor/backends.h"
+#include "unity/executor/blas_core.h"
 #include "unity/executor/calibration.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/compute_precision.h"
@@ -203,6 +204,7 @@ int run(const Options& o, MpiSession& mpi) {
                               {"iterations", o.iterations},
                               {"warmup", o.warmup},
                               {"measured_iteration_ms", median(result.iteration_ms)}};
+      if (o.backend == "cpu") extra["blas_core"] = openblas_core();
       if (!o.result.empty()) write_run_result(o.result, result, extra, o.weights);
       if (o.json) {
         extra["losses"] = result.losses;

@@ -17,6 +17,7 @@
 
 #include "child_process.h"
 #include "unity/core/json_io.h"
+#include "unity/executor/blas_core.h"
 #include "unity/executor/run_files.h"
 
 namespace unity::executor {
@@ -196,6 +197,8 @@ std::vector<std::string> mpirun_command(const LaunchOptions& o, const std::strin
     c.insert(c.end(), {"--mca", "btl_vader_single_copy_mechanism", "none"});
   for (const char* var : {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"})
     c.insert(c.end(), {"-x", fmt::format("{}={}", var, o.threads)});
+  if (const auto core = openblas_core_override())
+    c.insert(c.end(), {"-x", "OPENBLAS_CORETYPE=" + *core});
   c.insert(c.end(), o.mpirun_args.begin(), o.mpirun_args.end());
   if (o.calibrate) {
     c.insert(c.end(),

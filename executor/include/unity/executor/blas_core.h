@@ -1,0 +1,20 @@
+#pragma once
+// OpenBLAS chooses its kernels by the CPU models it knows. On a CPU newer than its table (Debian
+// 12's 0.3.21 on an Emerald Rapids, family 6 model 207) it falls back to Prescott's SSE3 kernels:
+// one core then runs a 512^3 sgemm at 5.3 GFLOP/s where the AVX-512 kernels reach 29.5 on the
+// same core. The kernels are chosen when the library loads, so the ranks are started with
+// OPENBLAS_CORETYPE naming the kernels the CPU's instruction sets do run.
+#include <optional>
+#include <string>
+
+namespace unity::executor {
+
+// The OPENBLAS_CORETYPE to start ranks with: a core whose kernels this CPU runs where OpenBLAS,
+// loaded in this process, chose a core from before AVX; nothing where its choice stands (a
+// user's OPENBLAS_CORETYPE always does).
+std::optional<std::string> openblas_core_override();
+
+// The core name OpenBLAS chose in this process ("SkylakeX", "Prescott", ...).
+std::string openblas_core();
+
+}  // namespace unity::executor

@@ -1,0 +1,41 @@
+#include "unity/executor/blas_core.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdlib>
+#include <string_view>
+
+extern "C" char* openblas_get_corename(void);
+
+namespace unity::executor {
+
+std::string openblas_core() {
+  const char* name = openblas_get_corename();
+  return name ? name : "";
+}
+
+std::optional<std::string> openblas_core_override() {
+  if (const char* set = std::getenv("OPENBLAS_CORETYPE"); set && *set) return std::nullopt;
+  std::string chosen = openblas_core();
+  std::transform(chosen.begin(), chosen.end(), chosen.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // OpenBLAS's x86 cores without AVX kernels: what it falls back to on a model it does not know.
+  static constexpr std::array<std::string_view, 11> kBeforeAvx{
+      "katmai", "coppermine", "northwood",  "prescott", "banias", "atom",
+      "core2",  "penryn",     "dunnington", "nehalem",  "unknown"};
+  if (std::find(kBeforeAvx.begin(), kBeforeAvx.end(), chosen) == kBeforeAvx.end())
+    return std::nullopt;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  // __builtin_cpu_supports also checks that the OS saves the wide registers.
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512cd"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+  if (__builtin_cpu_supports("avx")) return "Sandybridge";
+#endif
+  return std::nullopt;
+}
+
+}  // namespace unity::executor
