@@ -278,6 +278,7 @@ void read_moe(HfConfig& c, const Fields& f, Family family) {
       m.shared_experts = f.count_or("n_shared_experts", 0);
       m.dense_layers_first = f.count_or("first_k_dense_replace", 0);
       m.layer_step = f.size_or("moe_layer_freq", 1);
+      m.step_from_one = false;
       m.score_correction = f.text_or("topk_method", "noaux_tc") == "noaux_tc";
       break;
     default:
@@ -402,7 +403,7 @@ void check_sizes(const HfConfig& c, const Fields& f) {
 bool MoeConfig::is_moe_layer(std::int64_t i) const {
   if (i < dense_layers_first) return false;
   if (std::find(dense_layers.begin(), dense_layers.end(), i) != dense_layers.end()) return false;
-  return (i + 1) % layer_step == 0;
+  return (step_from_one ? i + 1 : i) % layer_step == 0;
 }
 
 const std::vector<std::string>& supported_architectures() {
@@ -424,15 +425,6 @@ const std::vector<std::string>& dense_architectures() {
     return n;
   }();
   return names;
-}
-
-bool is_hf_config(const std::string& spec) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path path(spec);
-  if (fs::is_directory(path, ec)) return fs::exists(path / "config.json", ec);
-  const std::string name = path.filename().string();
-  return name.size() >= 11 && name.compare(name.size() - 11, 11, "config.json") == 0;
 }
 
 HfConfig parse_hf_config(const json& config, const std::string& source, const std::string& name) {

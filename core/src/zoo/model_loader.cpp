@@ -22,11 +22,12 @@ void refuse_resize(const zoo::TransformerResize& resize, const std::string& spec
         spec));
 }
 
-// A .json that is a Hugging Face config rather than a Unity model or plan: it names an
-// architecture or a model type and holds no graph.
-bool is_hf_json(const nlohmann::json& j) {
-  return j.is_object() && (j.contains("architectures") || j.contains("model_type")) &&
-         !j.contains("nodes") && !j.contains("format");
+// A .json that is a Hugging Face config rather than a Unity model or plan: it holds no graph, and
+// it is named config.json or names an architecture or a model type.
+bool is_hf_json(const nlohmann::json& j, const std::filesystem::path& path) {
+  if (!j.is_object() || j.contains("nodes") || j.contains("format")) return false;
+  return path.filename() == "config.json" || j.contains("architectures") ||
+         j.contains("model_type");
 }
 
 Graph build_hf(const hf::HfConfig& config, std::int64_t batch, const zoo::TransformerResize& resize,
@@ -44,8 +45,7 @@ Graph load_model(const std::string& spec, std::int64_t batch, const zoo::Transfo
                  int devices) {
   namespace fs = std::filesystem;
   const fs::path path(spec);
-  if (hf::is_hf_config(spec) || fs::is_directory(path))
-    return build_hf(hf::read_hf_config(path), batch, resize, devices);
+  if (fs::is_directory(path)) return build_hf(hf::read_hf_config(path), batch, resize, devices);
   const auto ext = path.extension().string();
   if (ext == ".onnx") {
     refuse_resize(resize, spec);
@@ -55,8 +55,7 @@ Graph load_model(const std::string& spec, std::int64_t batch, const zoo::Transfo
   }
   if (ext == ".json") {
     const auto j = read_json_file(path);
-    if (is_hf_json(j))
-      return build_hf(hf::parse_hf_config(j, spec, path.stem().string()), batch, resize, devices);
+    if (is_hf_json(j, path)) return build_hf(hf::read_hf_config(path), batch, resize, devices);
     refuse_resize(resize, spec);
     // A plan file holds its PCG: commands that read models can read plans. ("format" is compared,
     // not read with value(), which throws json's type_error where it is not a string.)

@@ -25,6 +25,7 @@ struct MoeConfig {
                                            // intermediate_size)
   std::int64_t dense_layers_first = 0;     // first_k_dense_replace: leading layers with a dense MLP
   std::int64_t layer_step = 1;             // decoder_sparse_step / moe_layer_freq: every n-th layer
+  bool step_from_one = true;               // Qwen counts (i + 1) % step, DeepSeek i % step
   std::vector<std::int64_t> dense_layers;  // mlp_only_layers (Qwen3-MoE)
   bool expert_bias = false;                // biases on the experts and the router (gpt-oss)
   bool score_correction = false;           // a per-expert bias of the router's scores (DeepSeek-V3)
@@ -72,10 +73,6 @@ struct HfConfig {
 // The architectures this reader knows (dense first, then mixture-of-experts), for messages.
 const std::vector<std::string>& supported_architectures();
 const std::vector<std::string>& dense_architectures();
-
-// Whether `spec` names a Hugging Face config: a folder holding config.json, a file named
-// config.json, or a .json file whose object has "architectures" or "model_type".
-bool is_hf_config(const std::string& spec);
 
 // Reads a config.json (or the config.json of a folder). Throws InputError naming the file and the
 // field for malformed JSON, an architecture it does not know (listing those it does), a missing
