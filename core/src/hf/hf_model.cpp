@@ -12,6 +12,7 @@
 #include "unity/core/hf/hf_model.h"
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
