@@ -33,7 +33,9 @@ void add_compare_command(CLI::App& app) {
   };
   auto opt = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("compare", "Plan a model with several search modes, side by side");
-  cmd->add_option("model", opt->model, "Zoo model name, .onnx or model .json")->required();
+  cmd->add_option("model", opt->model,
+                  "Zoo model name, .onnx, model .json or Hugging Face config.json (or its folder)")
+      ->required();
   add_machine_options(cmd, opt->machine);
   cmd->add_option("--modes", opt->modes, "Modes to compare, in this order")
       ->delimiter(',')

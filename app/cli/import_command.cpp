@@ -20,7 +20,9 @@ void add_import_command(CLI::App& app) {
   auto opt = std::make_shared<Options>();
   auto* cmd =
       app.add_subcommand("import", "Import an ONNX model (e.g. a PyTorch export) as model JSON");
-  cmd->add_option("model", opt->input, "The .onnx file (or a zoo name or model .json)")->required();
+  cmd->add_option("model", opt->input,
+                  "The .onnx file (or a zoo name, model .json or Hugging Face config.json)")
+      ->required();
   cmd->add_option("-o,--output", opt->output, "Where to write the model JSON")->required();
   cmd->add_option("--batch", opt->batch, "Batch size for a symbolic batch dimension")
       ->check(CLI::PositiveNumber);

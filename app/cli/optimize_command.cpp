@@ -35,7 +35,9 @@ void add_optimize_command(CLI::App& app) {
   // for).
   opt->optimize.mode = "joint";
   auto* cmd = app.add_subcommand("optimize", "Find a training plan for a model on a machine");
-  cmd->add_option("model", opt->model, "Zoo model name, .onnx or model .json")->required();
+  cmd->add_option("model", opt->model,
+                  "Zoo model name, .onnx, model .json or Hugging Face config.json (or its folder)")
+      ->required();
   add_machine_options(cmd, opt->machine);
   cmd->add_option("--mode", opt->optimize.mode, "Search mode")
       ->check(CLI::IsMember(search_mode_names()))

@@ -110,7 +110,11 @@ void add_resize_options(CLI::App* cmd, zoo::TransformerResize& r) {
         {&r.head_dim, "--head-dim",
          "Attention head size (instead of hidden / heads; q and the context are heads x this "
          "wide)"}})
-    cmd->add_option(flag, *value, std::string(what) + " of a gpt or llama family model")
+    cmd->add_option(flag, *value,
+                    std::string(what) + " of a gpt or llama family model" +
+                        (value == &r.seq || value == &r.layers
+                             ? " or a Hugging Face config (default: the config's)"
+                             : ""))
         ->check(kPositiveSize)
         ->group("Model size");
   cmd->add_flag("--tie-embeddings", r.tie_embeddings,

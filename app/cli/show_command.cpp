@@ -133,9 +133,11 @@ void add_show_command(CLI::App& app) {
     std::string project;
   };
   auto opt = std::make_shared<Options>();
-  auto* cmd =
-      app.add_subcommand("show", "Summarise a model (zoo name, .onnx or .json) and draw it");
-  cmd->add_option("model", opt->model, "Zoo model name, .onnx or model .json")->required();
+  auto* cmd = app.add_subcommand(
+      "show", "Summarise a model (zoo name, .onnx, .json or Hugging Face config.json) and draw it");
+  cmd->add_option("model", opt->model,
+                  "Zoo model name, .onnx, model .json or Hugging Face config.json (or its folder)")
+      ->required();
   cmd->add_option("--dot", opt->dot, "Write the PCG as Graphviz DOT");
   cmd->add_option("--svg", opt->svg, "Write the PCG laid out by Graphviz dot as SVG");
   cmd->add_flag("--json", opt->json, "Print the summary as JSON");

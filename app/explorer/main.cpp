@@ -76,7 +76,8 @@ int main(int argc, char** argv) {
   parser.addVersionOption();
   parser.addPositionalArgument(
       QStringLiteral("MODEL"),
-      QStringLiteral("A zoo model name, an .onnx file, a model .json file or a project .unity."),
+      QStringLiteral("A zoo model name, an .onnx file, a model .json file, a Hugging Face "
+                     "config.json or a project .unity."),
       QStringLiteral("[MODEL]"));
   const QCommandLineOption modelOption(
       QStringLiteral("model"), QStringLiteral("Model to open (as MODEL)."), QStringLiteral("M"));

@@ -549,7 +549,8 @@ void MainWindow::openModelDialog() {
   const QString path = QFileDialog::getOpenFileName(
       this, tr("Open Model"),
       rememberSettings_ ? settings.value(kLastDirKey).toString() : QString(),
-      tr("Models (*.onnx *.json);;ONNX models (*.onnx);;Unity model JSON (*.json);;All files (*)"));
+      tr("Models (*.onnx *.json);;ONNX models (*.onnx);;Unity model JSON (*.json);;"
+         "Hugging Face config (config.json);;All files (*)"));
   if (path.isEmpty()) {
     machineBar_->showModel(document_->modelSpec());
     return;

@@ -567,13 +567,9 @@ Graph load_model_for_devices(const std::string& spec, int devices, std::int64_t 
     for (const auto& m : zoo::models())
       if (m.name == spec) return zoo::build(spec, m.default_batch * devices, resize);
   }
-  if (!resize.empty())
-    throw InputError(fmt::format(
-        "--layers, --hidden, --heads, --seq, --vocab, --ffn, --kv-heads, --head-dim and "
-        "--tie-embeddings "
-        "resize the gpt and llama families of the zoo, not '{}'",
-        spec));
-  return batch > 0 ? load_model(spec, batch) : load_model(spec);
+  // A Hugging Face config: one sequence per device unless `batch` says; other model files refuse
+  // a resize.
+  return load_model(spec, batch, resize, devices);
 }
 
 std::string resolved_optimizer(const Graph& model, const OptimizeOptions& options) {

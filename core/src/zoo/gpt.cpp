@@ -19,6 +19,8 @@ TensorRef decoder_block(GraphBuilder& b, TensorRef x, const TransformerSizes& z,
   TensorRef a = b.layer_norm(x, n + ".attention_norm");
   a = b.multi_head_attention(a, a, a, z.heads, n + ".attention",
                              {.kv_heads = z.kv_heads, .head_dim = z.head_dim, .causal = true});
+  if (z.attention_bias)  // GPT-2's c_proj bias: MultiHeadAttention's projections have none
+    a = b.add(a, b.weight(n + ".attention.bias", {z.hidden}), n + ".attention.bias_add");
   x = b.add(x, a, n + ".attention.add");
   TensorRef h = b.layer_norm(x, n + ".mlp_norm");
   h = b.linear(h, z.ffn, n + ".mlp.fc1");
@@ -34,7 +36,10 @@ void build_gpt(GraphBuilder& b, std::int64_t batch, const TransformerSizes& z) {
   TensorRef positions = b.input("position_ids", {batch, z.seq}, DataType::Int64);
   TensorRef labels = b.input("labels", {batch, z.seq}, DataType::Int64);
   TensorRef x = b.embedding(ids, z.vocab, z.hidden, "embed.token");
-  x = b.add(x, b.embedding(positions, z.seq, z.hidden, "embed.position"), "embed.add");
+  // The table has a row per position the model was trained for (GPT-2's n_positions); the zoo's
+  // members have as many as their sequence.
+  const std::int64_t rows = z.positions > 0 ? z.positions : z.seq;
+  x = b.add(x, b.embedding(positions, rows, z.hidden, "embed.position"), "embed.add");
   for (std::int64_t i = 0; i < z.layers; ++i)
     x = decoder_block(b, x, z, "layers." + std::to_string(i));
   x = b.layer_norm(x, "final_norm");

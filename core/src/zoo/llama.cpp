@@ -11,6 +11,9 @@
 //   cross-entropy on every token ([N, S, vocab] logits, [N, S] labels).
 // Parameters: llama-7b 6,738,415,616 and llama-70b 68,976,648,192, as Meta publishes. Dropout is
 // left out, as in the rest of the zoo (Llama-2 trains without it anyway).
+// The Hugging Face families built here (core/src/hf/hf_model.cpp) vary it through
+// TransformerSizes: LayerNorm, a plain or GELU MLP with biases and a parallel residual (GPT-NeoX),
+// GeGLU and a norm after the attention and the MLP (Gemma 2 and 3), a bias after the attention.
 #include "unity/core/zoo/transformer_models.h"
 #include "zoo/zoo_models.h"
 
@@ -18,19 +21,48 @@ namespace unity::zoo {
 namespace detail {
 namespace {
 
-TensorRef decoder_layer(GraphBuilder& b, TensorRef x, const TransformerSizes& z,
-                        const std::string& n) {
-  TensorRef h = b.rms_norm(x, n + ".attention_norm");
+TensorRef norm(GraphBuilder& b, TensorRef x, const TransformerSizes& z, const std::string& n) {
+  return z.layer_norm ? b.layer_norm(x, n) : b.rms_norm(x, n);
+}
+
+// The attention's output projection has no bias of its own in MultiHeadAttention: it is an Add of
+// a [hidden] weight after it.
+TensorRef attention(GraphBuilder& b, TensorRef h, const TransformerSizes& z, const std::string& n) {
   h = b.multi_head_attention(
       h, h, h, z.heads, n + ".attention",
       {.kv_heads = z.kv_heads, .head_dim = z.head_dim, .rotary = true, .causal = true});
-  x = b.add(x, h, n + ".attention.add");
-  h = b.rms_norm(x, n + ".ffn_norm");
-  TensorRef gate = b.linear(h, z.ffn, n + ".ffn.gate", /*bias=*/false);
-  gate = b.mul(gate, b.sigmoid(gate, n + ".ffn.sigmoid"), n + ".ffn.silu");
-  TensorRef up = b.linear(h, z.ffn, n + ".ffn.up", /*bias=*/false);
+  if (z.attention_bias)
+    h = b.add(h, b.weight(n + ".attention.bias", {z.hidden}), n + ".attention.bias_add");
+  return h;
+}
+
+TensorRef mlp(GraphBuilder& b, TensorRef h, const TransformerSizes& z, const std::string& n) {
+  const auto activation = [&](TensorRef t, const std::string& prefix) {
+    return z.gelu ? b.gelu(t, prefix + ".gelu")
+                  : b.mul(t, b.sigmoid(t, prefix + ".sigmoid"), prefix + ".silu");
+  };
+  if (!z.gated_mlp) {
+    h = activation(b.linear(h, z.ffn, n + ".ffn.up", z.mlp_bias), n + ".ffn");
+    return b.linear(h, z.hidden, n + ".ffn.down", z.mlp_bias);
+  }
+  TensorRef gate = activation(b.linear(h, z.ffn, n + ".ffn.gate", z.mlp_bias), n + ".ffn");
+  TensorRef up = b.linear(h, z.ffn, n + ".ffn.up", z.mlp_bias);
   h = b.mul(gate, up, n + ".ffn.mul");
-  h = b.linear(h, z.hidden, n + ".ffn.down", /*bias=*/false);
+  return b.linear(h, z.hidden, n + ".ffn.down", z.mlp_bias);
+}
+
+TensorRef decoder_layer(GraphBuilder& b, TensorRef x, const TransformerSizes& z,
+                        const std::string& n) {
+  if (z.parallel_residual) {  // both branches read x: x + attn(norm(x)) + mlp(norm'(x))
+    TensorRef a = attention(b, norm(b, x, z, n + ".attention_norm"), z, n);
+    TensorRef m = mlp(b, norm(b, x, z, n + ".ffn_norm"), z, n);
+    return b.add(b.add(x, a, n + ".attention.add"), m, n + ".ffn.add");
+  }
+  TensorRef h = attention(b, norm(b, x, z, n + ".attention_norm"), z, n);
+  if (z.sandwich_norms) h = norm(b, h, z, n + ".post_attention_norm");
+  x = b.add(x, h, n + ".attention.add");
+  h = mlp(b, norm(b, x, z, n + ".ffn_norm"), z, n);
+  if (z.sandwich_norms) h = norm(b, h, z, n + ".post_ffn_norm");
   return b.add(x, h, n + ".ffn.add");
 }
 
@@ -44,7 +76,7 @@ void build_llama(GraphBuilder& b, std::int64_t batch, const TransformerSizes& z,
   TensorRef x = b.embedding(ids, z.vocab, z.hidden, "embed");
   for (std::int64_t i = 0; i < z.layers; ++i)
     x = decoder_layer(b, x, z, "layers." + std::to_string(i));
-  x = b.rms_norm(x, "norm");
+  x = norm(b, x, z, "norm");
   TensorRef logits = b.linear(x, z.vocab, "lm_head", /*bias=*/false);
   if (z.tied) tie_head(b.graph(), logits, "embed.weight");
   b.softmax_cross_entropy(logits, labels, "loss");

@@ -1,27 +1,62 @@
 #include "unity/core/zoo/model_loader.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
+#include "unity/core/hf/hf_model.h"
 #include "unity/core/json_io.h"
 #include "unity/core/onnx/onnx_import.h"
-#include "unity/core/zoo/model_zoo.h"
 
 namespace unity {
+namespace {
+
+void refuse_resize(const zoo::TransformerResize& resize, const std::string& spec) {
+  if (!resize.empty())
+    throw InputError(fmt::format(
+        "--layers, --hidden, --heads, --seq, --vocab, --ffn, --kv-heads, --head-dim and "
+        "--tie-embeddings "
+        "resize the gpt and llama families of the zoo, not '{}'",
+        spec));
+}
+
+// A .json that is a Hugging Face config rather than a Unity model or plan: it holds no graph, and
+// it is named config.json or names an architecture or a model type.
+bool is_hf_json(const nlohmann::json& j, const std::filesystem::path& path) {
+  if (!j.is_object() || j.contains("nodes") || j.contains("format")) return false;
+  return path.filename() == "config.json" || j.contains("architectures") ||
+         j.contains("model_type");
+}
+
+Graph build_hf(const hf::HfConfig& config, std::int64_t batch, const zoo::TransformerResize& resize,
+               int devices) {
+  return hf::build_hf_model(config, batch > 0 ? batch : std::max(devices, 1), resize);
+}
+
+}  // namespace
 
 Graph load_model(const std::string& spec, std::int64_t batch) {
+  return load_model(spec, batch, {}, 1);
+}
+
+Graph load_model(const std::string& spec, std::int64_t batch, const zoo::TransformerResize& resize,
+                 int devices) {
   namespace fs = std::filesystem;
   const fs::path path(spec);
+  if (fs::is_directory(path)) return build_hf(hf::read_hf_config(path), batch, resize, devices);
   const auto ext = path.extension().string();
   if (ext == ".onnx") {
+    refuse_resize(resize, spec);
     OnnxImportOptions options;
     options.batch_size = batch;
     return import_onnx(path, options);
   }
   if (ext == ".json") {
     const auto j = read_json_file(path);
+    if (is_hf_json(j, path)) return build_hf(hf::read_hf_config(path), batch, resize, devices);
+    refuse_resize(resize, spec);
     // A plan file holds its PCG: commands that read models can read plans. ("format" is compared,
     // not read with value(), which throws json's type_error where it is not a string.)
     Graph g =
@@ -33,12 +68,15 @@ Graph load_model(const std::string& spec, std::int64_t batch) {
           "'{}' was built with batch {}; a JSON model cannot be re-batched", spec, g.batch_size));
     return g;
   }
-  if (zoo::has_model(spec)) return zoo::build(spec, batch);
+  if (zoo::has_model(spec)) return zoo::build(spec, batch, resize);
   if (fs::exists(path))
-    throw InputError(fmt::format("'{}': unknown model file type (expected .onnx or .json)", spec));
+    throw InputError(fmt::format(
+        "'{}': unknown model file type (expected .onnx, .json or a Hugging Face config.json)",
+        spec));
   std::string names;
   for (const auto& m : zoo::models()) names += (names.empty() ? "" : ", ") + m.name;
-  throw InputError(fmt::format("'{}' is neither a model file nor a zoo model ({})", spec, names));
+  throw InputError(fmt::format(
+      "'{}' is neither a model file, a Hugging Face config nor a zoo model ({})", spec, names));
 }
 
 }  // namespace unity

@@ -56,8 +56,10 @@ std::string resolved_optimizer(const Graph& model, const OptimizeOptions& option
 
 // Loads MODEL for a machine of `devices` devices: zoo models are built with the paper's per-device
 // batch times the device count (global batch); model files keep their batch as the global batch.
-// `batch` > 0 overrides both (the CLI's --batch).
-// `resize` changes a gpt or llama family member's sizes (InputError for other models).
+// A Hugging Face config (hf/hf_config.h) gets one sequence per device. `batch` > 0 overrides all
+// of these (the CLI's --batch).
+// `resize` changes a gpt or llama family member's sizes, and a config's --seq and --layers
+// (InputError for other models and flags).
 Graph load_model_for_devices(const std::string& spec, int devices, std::int64_t batch = 0,
                              const zoo::TransformerResize& resize = {});
 

@@ -1,12 +1,19 @@
 #pragma once
-// Resolves a MODEL argument of the CLI: a zoo name, a .onnx file or a model .json file.
+// Resolves a MODEL argument of the CLI: a zoo name, a .onnx file, a model .json file, or a
+// Hugging Face config.json (the file, or a folder holding it: hf/hf_config.h).
 #include <cstdint>
 #include <string>
 
 #include "unity/core/pcg/graph.h"
+#include "unity/core/zoo/model_zoo.h"
 
 namespace unity {
 
 Graph load_model(const std::string& spec, std::int64_t batch = 0);
+
+// The same with the family size flags (`resize`, InputError for a model that takes none) and the
+// devices a Hugging Face config's default batch (one sequence per device) is multiplied by.
+Graph load_model(const std::string& spec, std::int64_t batch, const zoo::TransformerResize& resize,
+                 int devices);
 
 }  // namespace unity

@@ -1,0 +1,490 @@
+// Reading a Hugging Face config.json: each architecture's fields as the transformers library's
+// config class names them (GPT-2's n_embd/n_layer/n_head/n_inner/n_positions, GPT-NeoX's
+// rotary_pct and use_parallel_residual, DeepSeek's n_routed_experts, ...), with the class's
+// default where a field is left out or null, and a message naming the file, the architecture and
+// the field where a value makes no model.
+#include "unity/core/hf/hf_config.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+#include "unity/core/json_io.h"
+
+namespace unity::hf {
+namespace {
+
+using nlohmann::json;
+
+enum class Family {
+  Llama,
+  Mistral,
+  Qwen2,
+  Qwen3,
+  Gemma2,
+  Gemma3,
+  Phi3,
+  Gpt2,
+  NeoX,
+  Mixtral,
+  Qwen3Moe,
+  DeepseekV3,
+  GptOss
+};
+
+struct Architecture {
+  const char* name;
+  const char* model_type;
+  Family family;
+  bool tied;  // the config class's default for tie_word_embeddings
+};
+
+constexpr Architecture kArchitectures[] = {
+    {"LlamaForCausalLM", "llama", Family::Llama, false},
+    {"MistralForCausalLM", "mistral", Family::Mistral, false},
+    {"Qwen2ForCausalLM", "qwen2", Family::Qwen2, false},
+    {"Qwen3ForCausalLM", "qwen3", Family::Qwen3, false},
+    {"Gemma2ForCausalLM", "gemma2", Family::Gemma2, true},
+    {"Gemma3ForCausalLM", "gemma3_text", Family::Gemma3, true},
+    {"Phi3ForCausalLM", "phi3", Family::Phi3, false},
+    {"GPT2LMHeadModel", "gpt2", Family::Gpt2, true},
+    {"GPTNeoXForCausalLM", "gpt_neox", Family::NeoX, false},
+    {"MixtralForCausalLM", "mixtral", Family::Mixtral, false},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", Family::Qwen3Moe, false},
+    {"DeepseekV3ForCausalLM", "deepseek_v3", Family::DeepseekV3, false},
+    {"GptOssForCausalLM", "gpt_oss", Family::GptOss, false},
+};
+
+// Gemma 3's multimodal checkpoints (gemma-3-4b/12b/27b) wrap the language model's config in
+// "text_config" and leave out what Gemma3TextConfig defaults.
+constexpr const char* kGemma3Wrapper = "Gemma3ForConditionalGeneration";
+const json& gemma3_text_defaults() {
+  static const json defaults = {{"vocab_size", 262208},
+                                {"hidden_size", 2304},
+                                {"intermediate_size", 9216},
+                                {"num_hidden_layers", 26},
+                                {"num_attention_heads", 8},
+                                {"num_key_value_heads", 4},
+                                {"head_dim", 256},
+                                {"hidden_activation", "gelu_pytorch_tanh"},
+                                {"max_position_embeddings", 131072},
+                                {"rope_theta", 1000000.0},
+                                {"sliding_window", 4096},
+                                {"sliding_window_pattern", 6},
+                                {"tie_word_embeddings", true},
+                                {"model_type", "gemma3_text"}};
+  return defaults;
+}
+
+// One config's fields, read with the names of the file and the architecture for messages.
+class Fields {
+ public:
+  Fields(const json& j, std::string source, std::string arch)
+      : j_(j), source_(std::move(source)), arch_(std::move(arch)) {}
+
+  bool has(const char* key) const { return j_.contains(key) && !j_[key].is_null(); }
+  const json& at(const char* key) const { return j_[key]; }
+
+  [[noreturn]] void fail(const char* key, const std::string& problem) const {
+    throw InputError(fmt::format("'{}': {} field '{}' {}", source_, arch_, key, problem));
+  }
+
+  // A whole number >= minimum; nullopt where the field is absent or null.
+  std::optional<std::int64_t> whole(const char* key, std::int64_t minimum) const {
+    if (!has(key)) return std::nullopt;
+    const json& v = j_[key];
+    std::int64_t n = 0;
+    if (v.is_number_integer()) {
+      n = v.get<std::int64_t>();
+    } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
+               v.get<double>() == std::floor(v.get<double>()) && std::abs(v.get<double>()) < 1e15) {
+      n = static_cast<std::int64_t>(v.get<double>());
+    } else {
+      fail(key, fmt::format("must be a whole number, got {}", v.dump()));
+    }
+    if (n < minimum)
+      fail(key, fmt::format("must be {}, got {}",
+                            minimum > 0 ? "a positive whole number" : "zero or more", n));
+    return n;
+  }
+  std::int64_t size(const char* key) const {
+    if (auto v = whole(key, 1)) return *v;
+    fail(key, "is missing (a size every " + arch_ + " config gives)");
+  }
+  std::int64_t size_or(const char* key, std::int64_t fallback) const {
+    return whole(key, 1).value_or(fallback);
+  }
+  std::int64_t count_or(const char* key, std::int64_t fallback) const {
+    return whole(key, 0).value_or(fallback);
+  }
+  // The first of `keys` present (GPT-2's n_embd or hidden_size).
+  std::int64_t size_of(std::initializer_list<const char*> keys) const {
+    for (const char* k : keys)
+      if (has(k)) return size(k);
+    fail(*keys.begin(), "is missing (a size every " + arch_ + " config gives)");
+  }
+  bool flag_or(const char* key, bool fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_[key].is_boolean())
+      fail(key, fmt::format("must be true or false, got {}", j_[key].dump()));
+    return j_[key].get<bool>();
+  }
+  double number_or(const char* key, double fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_[key].is_number()) fail(key, fmt::format("must be a number, got {}", j_[key].dump()));
+    return j_[key].get<double>();
+  }
+  std::string text_or(const char* key, const std::string& fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_[key].is_string()) fail(key, fmt::format("must be a string, got {}", j_[key].dump()));
+    return j_[key].get<std::string>();
+  }
+
+ private:
+  const json& j_;
+  std::string source_, arch_;
+};
+
+// The mixture-of-experts architectures are read (and refused when built) until Unity has MoE
+// layers.
+std::string supported_list() {
+  return fmt::format("{} (the last four are read, not yet built: mixture-of-experts)",
+                     fmt::join(supported_architectures(), ", "));
+}
+
+// The supported architecture a config names: the first of "architectures" this reader knows, else
+// its model_type's.
+const Architecture& find_architecture(const json& j, const std::string& source) {
+  if (j.contains("architectures") && !j["architectures"].is_null()) {
+    const json& list = j["architectures"];
+    if (!list.is_array() || list.empty())
+      throw InputError(
+          fmt::format("'{}': 'architectures' must be a list of names, got {}; "
+                      "supported architectures: {}",
+                      source, list.dump(), supported_list()));
+    std::vector<std::string> named;
+    for (const json& entry : list) {
+      if (!entry.is_string())
+        throw InputError(
+            fmt::format("'{}': 'architectures' holds {}, not a name", source, entry.dump()));
+      named.push_back(entry.get<std::string>());
+      for (const auto& a : kArchitectures)
+        if (named.back() == a.name) return a;
+    }
+    throw InputError(
+        fmt::format("'{}': architecture {} is not supported; supported "
+                    "architectures: {}",
+                    source, fmt::join(named, ", "), supported_list()));
+  }
+  if (j.contains("model_type") && j["model_type"].is_string()) {
+    const auto type = j["model_type"].get<std::string>();
+    for (const auto& a : kArchitectures)
+      if (type == a.model_type) return a;
+    throw InputError(
+        fmt::format("'{}': model_type '{}' is not supported; supported "
+                    "architectures: {}",
+                    source, type, supported_list()));
+  }
+  throw InputError(
+      fmt::format("'{}' has neither 'architectures' nor 'model_type', so it is not a "
+                  "Hugging Face config; supported architectures: {}",
+                  source, supported_list()));
+}
+
+// Layers that attend within a sliding window, from "layer_types" where the config lists them.
+std::optional<std::int64_t> sliding_from_layer_types(const Fields& f, std::int64_t layers) {
+  if (!f.has("layer_types")) return std::nullopt;
+  const json& types = f.at("layer_types");
+  if (!types.is_array()) f.fail("layer_types", "must be a list of attention kinds");
+  if (static_cast<std::int64_t>(types.size()) != layers)
+    f.fail("layer_types",
+           fmt::format("lists {} layers; num_hidden_layers is {}", types.size(), layers));
+  std::int64_t n = 0;
+  for (const json& t : types) {
+    if (!t.is_string()) f.fail("layer_types", fmt::format("holds {}, not a name", t.dump()));
+    if (t.get<std::string>() == "sliding_attention") ++n;
+  }
+  return n;
+}
+
+void read_sliding_window(HfConfig& c, const Fields& f, Family family) {
+  const std::int64_t window = f.count_or("sliding_window", 0);
+  std::int64_t layers = 0;
+  switch (family) {
+    case Family::Qwen2:
+    case Family::Qwen3:
+    case Family::Qwen3Moe:
+      // Qwen2Config: a window only with use_sliding_window, on the layers from
+      // max_window_layers on.
+      if (f.flag_or("use_sliding_window", false))
+        layers = std::max<std::int64_t>(0, c.layers - f.count_or("max_window_layers", c.layers));
+      break;
+    case Family::Gemma2:  // every other layer, the first one included
+      layers = (c.layers + 1) / 2;
+      break;
+    case Family::Gemma3: {  // all but every sliding_window_pattern-th layer
+      const std::int64_t pattern = f.size_or("sliding_window_pattern", 6);
+      layers = c.layers - c.layers / pattern;
+      break;
+    }
+    default:
+      layers = c.layers;
+  }
+  if (auto listed = sliding_from_layer_types(f, c.layers)) layers = *listed;
+  if (window > 0 && layers > 0) {
+    c.sliding_window = window;
+    c.sliding_layers = layers;
+  }
+}
+
+void read_moe(HfConfig& c, const Fields& f, Family family) {
+  MoeConfig m;
+  switch (family) {
+    case Family::Mixtral:
+      m.experts = f.size("num_local_experts");
+      m.experts_per_token = f.size("num_experts_per_tok");
+      m.expert_ffn = c.ffn;
+      break;
+    case Family::GptOss:
+      m.experts = f.size("num_local_experts");
+      m.experts_per_token = f.has("num_experts_per_tok") ? f.size("num_experts_per_tok")
+                                                         : f.size("experts_per_token");
+      m.expert_ffn = c.ffn;
+      m.expert_bias = true;
+      break;
+    case Family::Qwen3Moe:
+      m.experts = f.size("num_experts");
+      m.experts_per_token = f.size("num_experts_per_tok");
+      m.expert_ffn = f.size("moe_intermediate_size");
+      m.layer_step = f.size_or("decoder_sparse_step", 1);
+      if (f.has("mlp_only_layers")) {
+        const json& list = f.at("mlp_only_layers");
+        if (!list.is_array()) f.fail("mlp_only_layers", "must be a list of layer numbers");
+        for (const json& i : list) {
+          if (!i.is_number_integer() || i.get<std::int64_t>() < 0 ||
+              i.get<std::int64_t>() >= c.layers)
+            f.fail("mlp_only_layers",
+                   fmt::format("holds {}, not a layer number below {}", i.dump(), c.layers));
+          m.dense_layers.push_back(i.get<std::int64_t>());
+        }
+      }
+      break;
+    case Family::DeepseekV3:
+      m.experts = f.size("n_routed_experts");
+      m.experts_per_token = f.size("num_experts_per_tok");
+      m.expert_ffn = f.size("moe_intermediate_size");
+      m.shared_experts = f.count_or("n_shared_experts", 0);
+      m.dense_layers_first = f.count_or("first_k_dense_replace", 0);
+      m.layer_step = f.size_or("moe_layer_freq", 1);
+      m.step_from_one = false;
+      m.score_correction = f.text_or("topk_method", "noaux_tc") == "noaux_tc";
+      break;
+    default:
+      return;
+  }
+  if (m.experts_per_token > m.experts)
+    f.fail("num_experts_per_tok",
+           fmt::format("is {}, more than the {} experts", m.experts_per_token, m.experts));
+  if (m.dense_layers_first > c.layers)
+    f.fail("first_k_dense_replace",
+           fmt::format("is {}, more than the {} layers", m.dense_layers_first, c.layers));
+  c.moe = m;
+}
+
+void read_mla(HfConfig& c, const Fields& f) {
+  MlaConfig m;
+  m.q_lora_rank = f.count_or("q_lora_rank", 0);
+  m.kv_lora_rank = f.size("kv_lora_rank");
+  m.qk_nope_head_dim = f.size("qk_nope_head_dim");
+  m.qk_rope_head_dim = f.size("qk_rope_head_dim");
+  m.v_head_dim = f.size("v_head_dim");
+  c.mla = m;
+}
+
+// GPT-2's own names (GPT2Config: n_embd, n_layer, n_head, n_inner, n_positions).
+void read_gpt2(HfConfig& c, const Fields& f) {
+  c.hidden = f.size_of({"n_embd", "hidden_size"});
+  c.layers = f.size_of({"n_layer", "num_hidden_layers"});
+  c.heads = f.size_of({"n_head", "num_attention_heads"});
+  c.kv_heads = c.heads;
+  c.ffn = f.size_or("n_inner", 4 * c.hidden);
+  c.max_positions =
+      f.has("n_positions") ? f.size("n_positions") : f.size_or("max_position_embeddings", 1024);
+  c.vocab = f.size("vocab_size");
+  c.qkv_bias = c.out_bias = c.mlp_bias = true;
+  c.layer_norm = true;
+  c.gated_mlp = false;
+  c.learned_positions = true;
+  c.activation = f.text_or("activation_function", "gelu_new");
+}
+
+void read_decoder(HfConfig& c, const Fields& f, Family family) {
+  c.hidden = f.size("hidden_size");
+  c.layers = f.size("num_hidden_layers");
+  c.heads = f.size("num_attention_heads");
+  c.kv_heads = f.size_or("num_key_value_heads", c.heads);
+  const bool gemma = family == Family::Gemma2 || family == Family::Gemma3;
+  c.head_dim = f.count_or("head_dim", gemma ? 256 : 0);
+  if (c.head_dim == 0 && f.has("head_dim"))
+    f.fail("head_dim", "must be a positive whole number, got 0");
+  c.ffn = f.size("intermediate_size");
+  c.vocab = f.size("vocab_size");
+  c.max_positions = f.count_or("max_position_embeddings", 0);
+  c.activation =
+      f.text_or("hidden_activation", f.text_or("hidden_act", gemma ? "gelu_pytorch_tanh" : "silu"));
+  c.rope_theta = f.number_or("rope_theta", f.number_or("rotary_emb_base", 10000.0));
+  c.rotary_fraction = f.number_or("partial_rotary_factor", 1.0);
+  const bool bias = f.flag_or("attention_bias", family == Family::NeoX || family == Family::GptOss);
+  c.qkv_bias = c.out_bias = bias;
+  c.mlp_bias = f.flag_or("mlp_bias", false);
+  switch (family) {
+    case Family::Qwen2:  // Qwen2Attention: biases on q, k and v, none on o
+      c.qkv_bias = true;
+      c.out_bias = false;
+      break;
+    case Family::Qwen3:
+    case Family::Qwen3Moe:
+      c.qk_norm = true;
+      break;
+    case Family::Gemma2:
+      c.sandwich_norms = true;
+      break;
+    case Family::Gemma3:
+      c.sandwich_norms = c.qk_norm = true;
+      break;
+    case Family::NeoX:
+      c.layer_norm = true;
+      c.gated_mlp = false;
+      c.mlp_bias = true;
+      c.parallel_residual = f.flag_or("use_parallel_residual", true);
+      c.rotary_fraction = f.number_or("rotary_pct", 0.25);
+      c.activation = f.text_or("hidden_act", "gelu");
+      break;
+    case Family::GptOss:
+      c.attention_sinks = true;
+      break;
+    case Family::DeepseekV3:
+      read_mla(c, f);
+      break;
+    default:
+      break;
+  }
+  if (f.has("rope_scaling")) {
+    const json& s = f.at("rope_scaling");
+    if (!s.is_object()) f.fail("rope_scaling", fmt::format("must be an object, got {}", s.dump()));
+    c.rope_scaling = s.value("rope_type", s.value("type", std::string("unnamed")));
+  }
+  if (!(c.rotary_fraction > 0 && c.rotary_fraction <= 1))
+    f.fail(family == Family::NeoX ? "rotary_pct" : "partial_rotary_factor",
+           fmt::format("must be in (0, 1], got {}", c.rotary_fraction));
+}
+
+void check_sizes(const HfConfig& c, const Fields& f) {
+  if (c.head_dim == 0 && c.hidden % c.heads != 0)
+    f.fail("num_attention_heads", fmt::format("is {}, which does not divide hidden_size {}, and "
+                                              "the config gives no head_dim",
+                                              c.heads, c.hidden));
+  if (c.heads % c.kv_heads != 0)
+    f.fail("num_key_value_heads",
+           fmt::format("is {}, which does not divide the {} attention heads", c.kv_heads, c.heads));
+  // Rotary embeddings turn pairs of a head's elements.
+  const auto rotated = static_cast<std::int64_t>(
+      std::llround(static_cast<double>(c.head_size()) * c.rotary_fraction));
+  if (!c.learned_positions && !c.mla && rotated % 2 != 0)
+    f.fail("head_dim", fmt::format("gives heads of {} of which {} are rotated: rotary embeddings "
+                                   "turn pairs, so that must be even",
+                                   c.head_size(), rotated));
+}
+
+}  // namespace
+
+bool MoeConfig::is_moe_layer(std::int64_t i) const {
+  if (i < dense_layers_first) return false;
+  if (std::find(dense_layers.begin(), dense_layers.end(), i) != dense_layers.end()) return false;
+  return (step_from_one ? i + 1 : i) % layer_step == 0;
+}
+
+const std::vector<std::string>& supported_architectures() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& a : kArchitectures) n.emplace_back(a.name);
+    return n;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& dense_architectures() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& a : kArchitectures)
+      if (a.family != Family::Mixtral && a.family != Family::Qwen3Moe &&
+          a.family != Family::DeepseekV3 && a.family != Family::GptOss)
+        n.emplace_back(a.name);
+    return n;
+  }();
+  return names;
+}
+
+HfConfig parse_hf_config(const json& config, const std::string& source, const std::string& name) {
+  if (!config.is_object())
+    throw InputError(fmt::format("'{}' holds {} where a Hugging Face config holds an object",
+                                 source, config.type_name()));
+  json merged;
+  const json* j = &config;
+  if (config.contains("architectures") && config["architectures"].is_array() &&
+      std::find(config["architectures"].begin(), config["architectures"].end(), kGemma3Wrapper) !=
+          config["architectures"].end()) {
+    // The language model of a multimodal Gemma 3: its text_config over Gemma3TextConfig's
+    // defaults. The vision tower (SigLIP) is left out.
+    if (!config.contains("text_config") || !config["text_config"].is_object())
+      throw InputError(
+          fmt::format("'{}': {} config has no 'text_config' object", source, kGemma3Wrapper));
+    merged = gemma3_text_defaults();
+    merged.update(config["text_config"]);
+    merged["architectures"] = {"Gemma3ForCausalLM"};
+    for (const char* key : {"torch_dtype", "dtype"})
+      if (!merged.contains(key) && config.contains(key)) merged[key] = config[key];
+    j = &merged;
+  }
+  const Architecture& arch = find_architecture(*j, source);
+  const Fields f(*j, source, arch.name);
+  HfConfig c;
+  c.architecture = arch.name;
+  c.model_type = f.text_or("model_type", arch.model_type);
+  c.name = name.empty() ? arch.name : name;
+  if (arch.family == Family::Gpt2)
+    read_gpt2(c, f);
+  else
+    read_decoder(c, f, arch.family);
+  c.tied = f.flag_or("tie_word_embeddings", arch.tied);
+  c.dtype = f.text_or("torch_dtype", f.text_or("dtype", ""));
+  if (!c.dtype.empty() && c.dtype != "bfloat16" && c.dtype != "float16" && c.dtype != "float32")
+    f.fail(f.has("torch_dtype") ? "torch_dtype" : "dtype",
+           fmt::format("is '{}'; Unity reads bfloat16, float16 or float32", c.dtype));
+  check_sizes(c, f);
+  read_sliding_window(c, f, arch.family);
+  read_moe(c, f, arch.family);
+  return c;
+}
+
+HfConfig read_hf_config(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path file = path;
+  if (fs::is_directory(path, ec)) {
+    file = path / "config.json";
+    if (!fs::exists(file, ec))
+      throw InputError(fmt::format("'{}' is a folder without a config.json", path.string()));
+  }
+  // The model's name is its folder's (models/hf/Llama-3.1-8B/config.json: "Llama-3.1-8B").
+  std::string name = file.stem().string();
+  if (file.filename() == "config.json") {
+    const fs::path folder = fs::absolute(file, ec).parent_path();
+    name = folder.filename().string();
+  }
+  return parse_hf_config(read_json_file(file), file.string(), name);
+}
+
+}  // namespace unity::hf

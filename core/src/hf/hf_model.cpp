@@ -1,0 +1,117 @@
+// A Hugging Face config's decoder through the zoo's builders: GPT-2 through the gpt family's
+// (learned positions, LayerNorm, a GELU MLP with biases, tied), the others through the llama
+// family's with the variations their modeling code has (GPT-NeoX's LayerNorm, plain MLP and
+// parallel residual; Gemma's GeGLU and the norms after the attention and the MLP).
+//
+// What MultiHeadAttention cannot hold is left out and counted apart (hf::parameter_count has it):
+// the biases of the q, k and v projections (Qwen2, GPT-2, GPT-NeoX: 0.002% to 0.03% of their
+// parameters), the q/k norms (Qwen3, Gemma 3), partial rotary embeddings (the rotation is a small
+// element-wise cost) and sliding-window attention (every layer attends over the whole sequence,
+// which overstates the attention's cost of a window's layers at sequences beyond the window).
+// Gemma's scaled embedding and logit soft-capping are element-wise and left out.
+#include "unity/core/hf/hf_model.h"
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+#include "unity/core/pcg/compute_dtype.h"
+#include "unity/core/pcg/data_type.h"
+#include "zoo/zoo_models.h"
+
+namespace unity::hf {
+namespace {
+
+std::string describe_moe(const HfConfig& c) {
+  const MoeConfig& m = *c.moe;
+  std::string shared =
+      m.shared_experts > 0 ? fmt::format(", {} shared", m.shared_experts) : std::string();
+  return fmt::format("{} experts, {} per token{}", m.experts, m.experts_per_token, shared);
+}
+
+// The family size flags a config takes (--seq, --layers) and those it refuses, naming the field
+// to change instead.
+void refuse_resizes(const HfConfig& c, const zoo::TransformerResize& r) {
+  for (auto [value, flag, field] : {std::tuple{r.hidden, "--hidden", "hidden_size"},
+                                    {r.heads, "--heads", "num_attention_heads"},
+                                    {r.vocab, "--vocab", "vocab_size"},
+                                    {r.ffn, "--ffn", "intermediate_size"},
+                                    {r.kv_heads, "--kv-heads", "num_key_value_heads"},
+                                    {r.head_dim, "--head-dim", "head_dim"}})
+    if (value)
+      throw InputError(
+          fmt::format("{} resizes a zoo model; '{}' is a Hugging Face config: change "
+                      "its {} instead (--seq and --layers apply to a config)",
+                      flag, c.name, field));
+  if (r.tie_embeddings)
+    throw InputError(
+        fmt::format("--tie-embeddings ties a zoo model's head; '{}' is a Hugging Face "
+                    "config: set its tie_word_embeddings instead",
+                    c.name));
+}
+
+bool gelu_activation(const HfConfig& c) {
+  if (c.activation == "silu" || c.activation == "swish") return false;
+  if (c.activation.rfind("gelu", 0) == 0) return true;  // gelu, gelu_new, gelu_pytorch_tanh
+  throw InputError(
+      fmt::format("'{}': {} activation '{}' is not one Unity builds (silu, gelu and "
+                  "its tanh forms)",
+                  c.name, c.architecture, c.activation));
+}
+
+DataType config_dtype(const HfConfig& c) {
+  if (c.dtype == "float32") return DataType::Float32;
+  if (c.dtype == "float16") return DataType::Float16;
+  return DataType::BFloat16;  // as named, or what a config without one trains in today
+}
+
+}  // namespace
+
+Graph build_hf_model(const HfConfig& c, std::int64_t batch, const zoo::TransformerResize& r) {
+  if (c.moe)
+    throw InputError(fmt::format(
+        "'{}' is a {} with mixture-of-experts layers ({}): Unity has no MoE layers yet, so it "
+        "reads this config but builds no graph; the architectures it builds are: {}",
+        c.name, c.architecture, describe_moe(c), fmt::join(dense_architectures(), ", ")));
+  refuse_resizes(c, r);
+  const std::int64_t seq = r.seq > 0 ? r.seq : c.max_positions;
+  if (seq <= 0)
+    throw InputError(
+        fmt::format("'{}' gives no max_position_embeddings: say the sequence length "
+                    "with --seq",
+                    c.name));
+  if (c.learned_positions && seq > c.max_positions)
+    throw InputError(fmt::format("--seq {}: '{}' has learned positions for {} tokens (n_positions)",
+                                 seq, c.name, c.max_positions));
+  zoo::TransformerSizes z{
+      r.layers > 0 ? r.layers : c.layers, c.hidden, c.heads, c.kv_heads, c.ffn, seq, c.vocab};
+  z.head_dim = c.head_dim;
+  z.tied = c.tied;
+  z.positions = c.learned_positions ? c.max_positions : 0;
+  z.attention_bias = c.out_bias;
+  z.layer_norm = c.layer_norm;
+  z.gated_mlp = c.gated_mlp;
+  z.gelu = gelu_activation(c);
+  z.mlp_bias = c.mlp_bias;
+  z.parallel_residual = c.parallel_residual;
+  z.sandwich_norms = c.sandwich_norms;
+
+  std::vector<std::string> changed;
+  if (r.seq > 0) changed.push_back(fmt::format("seq={}", r.seq));
+  if (r.layers > 0) changed.push_back(fmt::format("layers={}", r.layers));
+  Graph graph;
+  graph.name = changed.empty() ? c.name : fmt::format("{}[{}]", c.name, fmt::join(changed, ","));
+  graph.batch_size = batch;
+  GraphBuilder builder(graph);
+  if (c.learned_positions)
+    zoo::detail::build_gpt(builder, batch, z);
+  else
+    zoo::detail::build_llama(builder, batch, z, DataType::Float32);
+  set_compute_dtype(graph, config_dtype(c));
+  return graph;
+}
+
+}  // namespace unity::hf

@@ -1,0 +1,374 @@
+// Hugging Face config.json files as models: the published configs in models/hf/ read into their
+// sizes, counted to their published parameter counts and built into graphs that hold them; the
+// mixture-of-experts ones read and refused; malformed, contradictory and unknown configs refused
+// with the field and the supported architectures named.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "unity/core/errors.h"
+#include "unity/core/hf/hf_config.h"
+#include "unity/core/hf/hf_model.h"
+#include "unity/core/pcg/compute_dtype.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/zoo/model_loader.h"
+
+namespace unity::hf_config_test {
+namespace {
+
+namespace fs = std::filesystem;
+using hf::HfConfig;
+using nlohmann::json;
+
+std::string published_config(const std::string& name) {
+  return std::string(UNITY_SOURCE_DIR) + "/models/hf/" + name + "/config.json";
+}
+
+// Each published config with the parameter count its model card (or paper) publishes and the
+// count of its transformers class, computed module by module by hand (embeddings + layers x
+// (attention + MLP + norms) + final norm + untied head).
+struct Published {
+  const char* name;
+  double published;      // what the source says
+  std::int64_t exact;    // the transformers class's count
+  std::int64_t missing;  // what the graph leaves out: q/k/v biases and q/k norms
+  const char* source;
+  // Half a unit of the published figure's last digit where it is rounded more coarsely than 0.1%
+  // (30.5B), else 0.
+  double rounding = 0;
+};
+
+// Within 0.1% of the published figure, or within its rounding.
+void expect_published(std::int64_t count, const Published& p) {
+  EXPECT_LE(std::abs(static_cast<double>(count) - p.published),
+            std::max(0.001 * p.published, p.rounding))
+      << p.name << ": " << count << " against " << p.published << " (" << p.source << ")";
+}
+
+const Published kDense[] = {
+    // Hugging Face's safetensors count on the model page (8,030,261,248).
+    {"Llama-3.1-8B", 8030261248.0, 8030261248, 0, "meta-llama/Llama-3.1-8B model page"},
+    {"Llama-3.1-70B", 70553706496.0, 70553706496, 0, "meta-llama/Llama-3.1-70B model page"},
+    // Mistral AI's release: 7.24B; the model page's safetensors count 7,241,732,096.
+    {"Mistral-7B-v0.1", 7241732096.0, 7241732096, 0, "mistralai/Mistral-7B-v0.1 model page"},
+    // Model card: "Number of Parameters: 7.61B" (non-embedding 6.53B). Biases on q, k and v:
+    // 28 x (3584 + 2 x 512).
+    {"Qwen2.5-7B", 7.61e9, 7615616512, 28 * (3584 + 2 * 512), "Qwen/Qwen2.5-7B model card"},
+    // Model page 8.19B (the card rounds to 8.2B; non-embedding 6.95B). q/k norms: 36 x 2 x 128.
+    {"Qwen3-8B", 8.19e9, 8190735360, 36 * 2 * 128, "Qwen/Qwen3-8B model page and card"},
+    // Model page: 9.24B (Gemma 2 report, Table 1: 8,324M non-embedding + 918M embedding).
+    {"gemma-2-9b", 9.24e9, 9241705984, 0, "google/gemma-2-9b model page"},
+    // Gemma 3 report, Table 1: 12B has 10,759M non-embedding and 1,012M embedding parameters
+    // (the latter with the vision projection, which Gemma3ForCausalLM has not). q/k norms: 48 x
+    // 2 x 256.
+    {"gemma-3-12b", 11771e6, 11766034176, 48 * 2 * 256, "Gemma 3 Technical Report, Table 1"},
+    // Model card: 3.8B; the model page's safetensors count 3,821,079,552.
+    {"Phi-3-mini-4k-instruct", 3821079552.0, 3821079552, 0, "microsoft/Phi-3-mini-4k-instruct"},
+    // GPT-2 small: 124M (Radford et al. 2019 report 117M with a smaller count; Hugging Face's
+    // gpt2 holds 124,439,808). c_attn's bias: 12 x 3 x 768.
+    {"gpt2", 124439808.0, 124439808, 12 * 3 * 768, "openai-community/gpt2 model page"},
+    // Pythia paper (Biderman et al. 2023), Table 1: 1,011,781,632 total parameters.
+    {"pythia-1b", 1011781632.0, 1011781632, 16 * 3 * 2048, "Pythia, Table 1"},
+    // GPT-NeoX-20B paper (Black et al. 2022), Table 1: 20,554,567,680 parameters.
+    {"gpt-neox-20b", 20554567680.0, 20554567680, 44 * 3 * 6144, "GPT-NeoX-20B, Table 1"},
+};
+
+const Published kMoe[] = {
+    // Mixtral of Experts (Jiang et al. 2024): 47B total (the model page: 46.7B).
+    {"Mixtral-8x7B-v0.1", 46.7e9, 46702792704, 0, "mistralai/Mixtral-8x7B-v0.1 model page"},
+    // Model card: 30.5B total, 3.3B activated (29.9B non-embedding): rounded to 0.1B, so within
+    // its rounding rather than 0.1%.
+    {"Qwen3-30B-A3B", 30.5e9, 30532122624, 0, "Qwen/Qwen3-30B-A3B model card", 0.05e9},
+    // DeepSeek-V3 Technical Report: 671B total (685B on the model page with the 14B
+    // multi-token-prediction module, which is not counted here).
+    {"DeepSeek-V3", 671e9, 671026419200, 0, "DeepSeek-V3 Technical Report"},
+    // gpt-oss model card (OpenAI 2025), Table 1: 20.91B total parameters.
+    {"gpt-oss-20b", 20.91e9, 20914757184, 0, "gpt-oss-120b & gpt-oss-20b Model Card, Table 1"},
+};
+
+TEST(HfConfig, DenseConfigsCountAndBuildThePublishedParameters) {
+  for (const auto& p : kDense) {
+    SCOPED_TRACE(p.name);
+    const HfConfig c = hf::read_hf_config(published_config(p.name));
+    EXPECT_EQ(c.name, p.name);
+    EXPECT_FALSE(c.moe);
+    EXPECT_EQ(hf::parameter_count(c), p.exact) << p.source;
+    expect_published(p.exact, p);
+    zoo::TransformerResize short_sequence;
+    short_sequence.seq = 64;  // the parameters do not depend on it (GPT-2's table has 1024 rows)
+    const Graph g = hf::build_hf_model(c, 1, short_sequence);
+    EXPECT_EQ(g.parameter_count(), p.exact - p.missing);
+    expect_published(g.parameter_count(), p);
+  }
+}
+
+TEST(HfConfig, MixtureOfExpertsConfigsAreReadCountedAndRefused) {
+  for (const auto& p : kMoe) {
+    SCOPED_TRACE(p.name);
+    const HfConfig c = hf::read_hf_config(published_config(p.name));
+    ASSERT_TRUE(c.moe);
+    EXPECT_EQ(hf::parameter_count(c), p.exact) << p.source;
+    expect_published(p.exact, p);
+    try {
+      hf::build_hf_model(c, 1);
+      ADD_FAILURE() << "built a graph for " << p.name;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("mixture-of-experts"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("LlamaForCausalLM"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(HfConfig, ReadsEachFamilysOwnFields) {
+  const HfConfig qwen3 = hf::read_hf_config(published_config("Qwen3-8B"));
+  EXPECT_EQ(qwen3.head_dim, 128);
+  EXPECT_TRUE(qwen3.qk_norm);
+  EXPECT_EQ(qwen3.sliding_window, 0);  // use_sliding_window is false
+  EXPECT_EQ(qwen3.max_positions, 40960);
+
+  const HfConfig qwen2 = hf::read_hf_config(published_config("Qwen2.5-7B"));
+  EXPECT_TRUE(qwen2.qkv_bias);
+  EXPECT_FALSE(qwen2.out_bias);
+
+  const HfConfig llama = hf::read_hf_config(published_config("Llama-3.1-8B"));
+  EXPECT_EQ(llama.kv_heads, 8);
+  EXPECT_EQ(llama.rope_scaling, "llama3");
+  EXPECT_EQ(llama.rope_theta, 500000.0);
+  EXPECT_EQ(llama.dtype, "bfloat16");
+  EXPECT_FALSE(llama.tied);
+
+  const HfConfig mistral = hf::read_hf_config(published_config("Mistral-7B-v0.1"));
+  EXPECT_EQ(mistral.sliding_window, 4096);
+  EXPECT_EQ(mistral.sliding_layers, 32);
+
+  const HfConfig gemma2 = hf::read_hf_config(published_config("gemma-2-9b"));
+  EXPECT_TRUE(gemma2.tied);  // Gemma2Config's default: the config does not say
+  EXPECT_TRUE(gemma2.sandwich_norms);
+  EXPECT_EQ(gemma2.activation, "gelu_pytorch_tanh");
+  EXPECT_EQ(gemma2.sliding_layers, 21);  // every other layer of 42
+
+  const HfConfig gemma3 = hf::read_hf_config(published_config("gemma-3-12b"));
+  EXPECT_EQ(gemma3.head_dim, 256);
+  EXPECT_EQ(gemma3.sliding_window, 1024);
+  EXPECT_EQ(gemma3.sliding_layers, 40);  // 5 of every 6 of 48
+  EXPECT_EQ(gemma3.rope_scaling, "linear");
+
+  const HfConfig gpt2 = hf::read_hf_config(published_config("gpt2"));
+  EXPECT_EQ(gpt2.hidden, 768);
+  EXPECT_EQ(gpt2.layers, 12);
+  EXPECT_EQ(gpt2.ffn, 4 * 768);  // n_inner is null
+  EXPECT_EQ(gpt2.max_positions, 1024);
+  EXPECT_TRUE(gpt2.learned_positions && gpt2.layer_norm && gpt2.tied && !gpt2.gated_mlp);
+
+  const HfConfig neox = hf::read_hf_config(published_config("pythia-1b"));
+  EXPECT_TRUE(neox.parallel_residual && neox.layer_norm && !neox.tied);
+  EXPECT_DOUBLE_EQ(neox.rotary_fraction, 0.25);
+  EXPECT_EQ(neox.dtype, "float16");
+
+  const HfConfig deepseek = hf::read_hf_config(published_config("DeepSeek-V3"));
+  ASSERT_TRUE(deepseek.moe && deepseek.mla);
+  EXPECT_EQ(deepseek.moe->experts, 256);
+  EXPECT_EQ(deepseek.moe->experts_per_token, 8);
+  EXPECT_EQ(deepseek.moe->shared_experts, 1);
+  EXPECT_EQ(deepseek.moe->dense_layers_first, 3);
+  EXPECT_EQ(deepseek.moe->expert_ffn, 2048);
+  EXPECT_EQ(deepseek.mla->kv_lora_rank, 512);
+  EXPECT_EQ(deepseek.rope_scaling, "yarn");
+
+  const HfConfig oss = hf::read_hf_config(published_config("gpt-oss-20b"));
+  ASSERT_TRUE(oss.moe);
+  EXPECT_EQ(oss.moe->experts, 32);
+  EXPECT_EQ(oss.moe->experts_per_token, 4);
+  EXPECT_EQ(oss.sliding_window, 128);
+  EXPECT_EQ(oss.sliding_layers, 12);  // layer_types alternates
+
+  const HfConfig qwen_moe = hf::read_hf_config(published_config("Qwen3-30B-A3B"));
+  ASSERT_TRUE(qwen_moe.moe);
+  EXPECT_EQ(qwen_moe.moe->experts, 128);
+  EXPECT_EQ(qwen_moe.moe->expert_ffn, 768);
+}
+
+TEST(HfConfig, TheSequenceIsTheConfigsUnlessGiven) {
+  const HfConfig c = hf::read_hf_config(published_config("pythia-1b"));
+  const Graph whole = hf::build_hf_model(c, 2);
+  EXPECT_EQ(whole.name, "pythia-1b");
+  EXPECT_EQ(whole.batch_size, 2);
+  const auto input_sizes = [](const Graph& g) {
+    for (const auto& [id, n] : g.nodes())
+      if (n.op.name == "input_ids") return n.outputs.at(0).sizes();
+    return std::vector<std::int64_t>{};
+  };
+  EXPECT_EQ(input_sizes(whole), (std::vector<std::int64_t>{2, 2048}));
+  EXPECT_EQ(compute_dtype(whole), DataType::Float16);  // torch_dtype
+
+  zoo::TransformerResize r;
+  r.seq = 512;
+  r.layers = 2;
+  const Graph resized = hf::build_hf_model(c, 2, r);
+  EXPECT_EQ(resized.name, "pythia-1b[seq=512,layers=2]");
+  EXPECT_EQ(input_sizes(resized), (std::vector<std::int64_t>{2, 512}));
+
+  zoo::TransformerResize wider;
+  wider.hidden = 4096;
+  try {
+    hf::build_hf_model(c, 2, wider);
+    ADD_FAILURE() << "--hidden applied to a config";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("hidden_size"), std::string::npos) << e.what();
+  }
+  // GPT-2's positions are a table: no sequence beyond it.
+  zoo::TransformerResize longer;
+  longer.seq = 2048;
+  EXPECT_THROW(hf::build_hf_model(hf::read_hf_config(published_config("gpt2")), 1, longer),
+               InputError);
+}
+
+TEST(HfConfig, LoadsAsAModelFromTheFileOrItsFolder) {
+  const std::string folder = std::string(UNITY_SOURCE_DIR) + "/models/hf/gpt2";
+  zoo::TransformerResize r;
+  r.seq = 128;
+  const Graph from_file = load_model(folder + "/config.json", 4, r, 1);
+  const Graph from_folder = load_model(folder, 4, r, 1);
+  EXPECT_EQ(from_file.structural_hash(), from_folder.structural_hash());
+  EXPECT_EQ(from_file.batch_size, 4);
+  // One sequence per device by default, as the llama family's members.
+  EXPECT_EQ(load_model_for_devices(folder, 8, 0, r).batch_size, 8);
+  EXPECT_EQ(load_model(folder).batch_size, 1);
+}
+
+// A small config written for the tests: a Llama of 2 layers.
+json tiny_llama() {
+  return {{"architectures", {"LlamaForCausalLM"}},
+          {"hidden_size", 64},
+          {"intermediate_size", 176},
+          {"num_attention_heads", 4},
+          {"num_key_value_heads", 2},
+          {"num_hidden_layers", 2},
+          {"vocab_size", 256},
+          {"max_position_embeddings", 32},
+          {"torch_dtype", "bfloat16"}};
+}
+
+std::string error_of(const json& config) {
+  try {
+    hf::parse_hf_config(config, "tiny/config.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(HfConfig, ATinyLlamaIsTheZoosLlamaTiny) {
+  const HfConfig c = hf::parse_hf_config(tiny_llama(), "tiny/config.json", "tiny");
+  const Graph g = hf::build_hf_model(c, 4);
+  // llama-tiny: 2 layers, hidden 64, 4 heads (2 KV), ffn 176, sequence 32, vocabulary 256.
+  const Graph zoo_model = load_model("llama-tiny", 4);
+  EXPECT_EQ(g.structural_hash(), zoo_model.structural_hash());
+  EXPECT_EQ(g.parameter_count(), hf::parameter_count(c));
+}
+
+TEST(HfConfig, RefusesWhatMakesNoModelNamingTheField) {
+  json unknown = tiny_llama();
+  unknown["architectures"] = {"FalconForCausalLM"};
+  std::string e = error_of(unknown);
+  EXPECT_NE(e.find("FalconForCausalLM"), std::string::npos) << e;
+  EXPECT_NE(e.find("GPTNeoXForCausalLM"), std::string::npos) << e;  // the supported list
+
+  json missing = tiny_llama();
+  missing.erase("hidden_size");
+  e = error_of(missing);
+  EXPECT_NE(e.find("'hidden_size' is missing"), std::string::npos) << e;
+
+  json indivisible = tiny_llama();
+  indivisible["num_attention_heads"] = 6;
+  indivisible["num_key_value_heads"] = 6;
+  e = error_of(indivisible);
+  EXPECT_NE(e.find("num_attention_heads"), std::string::npos) << e;
+  EXPECT_NE(e.find("head_dim"), std::string::npos) << e;
+  indivisible["head_dim"] = 16;  // a head size of its own makes it a model
+  EXPECT_EQ(error_of(indivisible), "no error");
+
+  json kv = tiny_llama();
+  kv["num_key_value_heads"] = 3;
+  e = error_of(kv);
+  EXPECT_NE(e.find("num_key_value_heads"), std::string::npos) << e;
+
+  json negative = tiny_llama();
+  negative["intermediate_size"] = -176;
+  e = error_of(negative);
+  EXPECT_NE(e.find("intermediate_size"), std::string::npos) << e;
+  EXPECT_NE(e.find("positive"), std::string::npos) << e;
+
+  json fractional = tiny_llama();
+  fractional["num_hidden_layers"] = 2.5;
+  EXPECT_NE(error_of(fractional).find("num_hidden_layers"), std::string::npos);
+
+  json text = tiny_llama();
+  text["vocab_size"] = "256";
+  EXPECT_NE(error_of(text).find("vocab_size"), std::string::npos);
+
+  json dtype = tiny_llama();
+  dtype["torch_dtype"] = "int8";
+  EXPECT_NE(error_of(dtype).find("torch_dtype"), std::string::npos);
+
+  json types = tiny_llama();
+  types["sliding_window"] = 16;
+  types["layer_types"] = {"sliding_attention"};
+  EXPECT_NE(error_of(types).find("layer_types"), std::string::npos);
+
+  json experts = tiny_llama();
+  experts["architectures"] = {"MixtralForCausalLM"};
+  experts["num_local_experts"] = 2;
+  experts["num_experts_per_tok"] = 4;
+  EXPECT_NE(error_of(experts).find("num_experts_per_tok"), std::string::npos);
+
+  EXPECT_NE(error_of(json::array()).find("object"), std::string::npos);
+  EXPECT_NE(error_of(json{{"hidden_size", 64}}).find("architectures"), std::string::npos);
+}
+
+TEST(HfConfig, MalformedAndMissingFilesAreInputErrors) {
+  const fs::path dir = fs::temp_directory_path() / ("unity_hf_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string text = tiny_llama().dump();
+  {
+    std::ofstream(dir / "config.json") << text.substr(0, text.size() / 2);  // truncated
+  }
+  EXPECT_THROW(hf::read_hf_config(dir), InputError);
+  EXPECT_THROW(load_model((dir / "config.json").string()), InputError);
+  fs::remove(dir / "config.json");
+  EXPECT_THROW(load_model(dir.string()), InputError);  // a folder without config.json
+  // A .json of another name is a config when it names an architecture.
+  { std::ofstream(dir / "tiny.json") << text; }
+  EXPECT_EQ(load_model((dir / "tiny.json").string()).name, "tiny");
+  fs::remove_all(dir);
+}
+
+TEST(HfConfig, Gemma3sMultimodalConfigGivesItsLanguageModel) {
+  // google/gemma-3-12b-pt's config.json names only what differs from Gemma3TextConfig's defaults.
+  const json wrapper = {{"architectures", {"Gemma3ForConditionalGeneration"}},
+                        {"model_type", "gemma3"},
+                        {"torch_dtype", "bfloat16"},
+                        {"text_config",
+                         {{"hidden_size", 3840},
+                          {"intermediate_size", 15360},
+                          {"model_type", "gemma3_text"},
+                          {"num_attention_heads", 16},
+                          {"num_hidden_layers", 48},
+                          {"num_key_value_heads", 8},
+                          {"rope_scaling", {{"factor", 8.0}, {"rope_type", "linear"}}},
+                          {"sliding_window", 1024}}},
+                        {"vision_config", {{"hidden_size", 1152}}}};
+  const HfConfig c = hf::parse_hf_config(wrapper, "gemma-3-12b-pt/config.json");
+  EXPECT_EQ(c.architecture, "Gemma3ForCausalLM");
+  EXPECT_EQ(hf::parameter_count(c), 11766034176);
+  EXPECT_EQ(c.dtype, "bfloat16");
+}
+
+}  // namespace
+}  // namespace unity::hf_config_test
