@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "unity/core/cost/op_profile_key.h"
 #include "unity/core/errors.h"
 
 namespace unity {
@@ -84,7 +85,28 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
   const double serial = (w.serial_bytes + (fp8 ? w.fp8_cast_bytes : 0.0)) /
                         (device.memory_bandwidth * device.memory_efficiency);
   const double forward = std::max(compute, memory) + serial + device.launch_latency;
-  return {forward, forward * w.backward_ratio};
+  return {forward, forward * backward_ratio(graph, node, w, device)};
+}
+
+double CostModel::backward_ratio(const Graph& graph, NodeId node, const TaskWork& w,
+                                 const DeviceSpec& device) {
+  if (!device.skips_data_gradients) return w.backward_ratio;
+  const Node& n = graph.node(node);
+  switch (n.op.type) {
+    case OpType::Linear:
+    case OpType::MatMul:
+    case OpType::BatchMatMul:
+    case OpType::Conv2D: {
+      // One product per operand whose gradient is computed: the input's (x) and the weight's (or
+      // the second operand's); a bias's gradient is a sum, not a product.
+      int products = 0;
+      for (std::size_t i = 0; i < std::min<std::size_t>(2, n.inputs.size()); ++i)
+        if (needs_gradient(graph, n.inputs[i])) ++products;
+      return w.backward_ratio * products / 2.0;
+    }
+    default:
+      return w.backward_ratio;
+  }
 }
 
 double CostModel::update_time(double weight_bytes, const DeviceSpec& device) const {

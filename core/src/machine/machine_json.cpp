@@ -109,11 +109,11 @@ class Parser {
   }
 
   DeviceSpec device(const json& j, const std::string& path) const {
-    check_object(
-        j, path,
-        {"name", "kind", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16", "peak_flops_fp8",
-         "memory_bandwidth", "memory_bytes", "compute_efficiency", "memory_efficiency",
-         "launch_latency", "sm_count", "fused_attention", "fused_elementwise"});
+    check_object(j, path,
+                 {"name", "kind", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16",
+                  "peak_flops_fp8", "memory_bandwidth", "memory_bytes", "compute_efficiency",
+                  "memory_efficiency", "launch_latency", "sm_count", "fused_attention",
+                  "fused_elementwise", "skips_data_gradients"});
     DeviceSpec d;
     d.name = text(j, path, "name", true);
     d.kind = text(j, path, "kind", false, d.kind);
@@ -129,6 +129,7 @@ class Parser {
     d.sm_count = small_integer(j, path, "sm_count", false, 0);
     d.fused_attention = boolean(j, path, "fused_attention", false);
     d.fused_elementwise = boolean(j, path, "fused_elementwise", false);
+    d.skips_data_gradients = boolean(j, path, "skips_data_gradients", false);
     return d;
   }
 
@@ -304,7 +305,8 @@ json machine_to_json(const MachineSpec& m) {
                      {"launch_latency", d.launch_latency},
                      {"sm_count", d.sm_count},
                      {"fused_attention", d.fused_attention},
-                     {"fused_elementwise", d.fused_elementwise}});
+                     {"fused_elementwise", d.fused_elementwise},
+                     {"skips_data_gradients", d.skips_data_gradients}});
   json j = {{"name", m.name},
             {"description", m.description},
             {"source", m.source},

@@ -264,6 +264,9 @@ MachineSpec calibrated_machine(const Calibration& c) {
     d.compute_efficiency = 1.0;
     d.memory_efficiency = 1.0;
     d.launch_latency = c.launch_latency;
+    // Measured on Unity's executor, which computes no gradient for the data (a first layer's
+    // backward is its weight gradient alone).
+    d.skips_data_gradients = true;
   }
   if (c.links_measured) {
     m.intra_island.name = "MPI (measured)";

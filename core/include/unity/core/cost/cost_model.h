@@ -111,6 +111,10 @@ class CostModel {
   bool counts_weight_updates() const { return counts_weight_updates_; }
 
   OpTimes task_times(const Graph& graph, NodeId node, const DeviceSpec& device) const;
+  // Backward work / forward work of a task: the task's own ratio, less the products of operands
+  // that need no gradient where the device skips them (DeviceSpec::skips_data_gradients).
+  static double backward_ratio(const Graph& graph, NodeId node, const TaskWork& w,
+                               const DeviceSpec& device);
   // Time to apply the optimizer to `bytes` of weights on one device (memory bound).
   double update_time(double weight_bytes, const DeviceSpec& device) const;
   // Point-to-point transfers that run at the same time: each destination receives its bytes over

@@ -39,6 +39,13 @@ struct DeviceSpec {
   // torch.compile's partitioner): an element-wise result read only by element-wise operators is not
   // kept.
   bool fused_elementwise = false;
+  // The backward pass of a product (Linear, MatMul, BatchMatMul, Conv2D) computes the gradient of
+  // each input only where that input needs one (needs_gradient): a first layer, which reads the
+  // data, computes its weight gradient alone, half a hidden layer's backward. Unity's executor
+  // does, and machines measured on it (cpu-local's probed and calibrated figures) say so. Off (the
+  // presets', which the published comparisons were made with), every product's backward costs two
+  // products.
+  bool skips_data_gradients = false;
 
   // The peak for arithmetic in `dtype` (fp16 and bf16 fall back to the figures they share).
   double peak_flops(DataType dtype) const;
