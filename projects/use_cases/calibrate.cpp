@@ -22,12 +22,14 @@ executor::Calibration measure_machine(const CalibrateRequest& r) {
     auto comm = executor::make_local_communicator();
     executor::CalibrationOptions co;
     co.seconds = r.seconds;
+    co.quick = r.quick;
     return executor::calibrate(*backend, *comm, co);
   }
   executor::LaunchOptions l;
   l.ranks = r.ranks;
   l.calibrate = true;
   l.calibration_seconds = r.seconds;
+  l.calibration_quick = r.quick;
   l.mpirun = r.mpirun;
   return executor::calibration_from_json(executor::launch_run(l).result.at("calibration"));
 }

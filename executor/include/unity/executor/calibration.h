@@ -20,7 +20,7 @@ struct Calibration {
   std::string backend = "cpu";
   int ranks = 1;
   double gemm_flops = 0;       // FLOP/s of one rank running GEMMs of training-sized layers
-  double solo_gemm_flops = 0;  // the same with the other ranks idle
+  double solo_gemm_flops = 0;  // the same with the other ranks idle (quick: not measured, equal)
   // How much slower one rank computes when every rank computes at once (measured operator profiles,
   // taken by one process alone, are scaled by it).
   double slowdown() const {
@@ -36,6 +36,10 @@ struct Calibration {
 
 struct CalibrationOptions {
   double seconds = 0.25;  // per measurement (each repeats until this long, then takes the median)
+  // The quick probe cpu-local's first plan on a machine runs (use_cases/cpu_probe.h): the same
+  // measurements, less of them: GEMMs at three training-sized shapes, not four, with every rank at
+  // once and not also alone (slowdown() is then 1), and all-reduces at three sizes, not six.
+  bool quick = false;
 };
 
 // Collective: every rank calls it; every rank gets the same result (the slowest rank's figures).

@@ -17,6 +17,7 @@ struct CalibrateRequest {
   int ranks = 1;          // ranks measured at once (the rank count plans will use)
   double seconds = 0.25;  // per measurement
   std::string mpirun;     // more than one rank: the mpirun to use (empty: $UNITY_MPIRUN or PATH)
+  bool quick = false;     // executor::CalibrationOptions::quick (the probe of cpu_probe.h)
 };
 
 // Measures (one rank in this process, more through mpirun); throws RunError when a run fails.
