@@ -1,0 +1,83 @@
+// A first plan for cpu-local on a computer that was never calibrated: `unity optimize` probes the
+// computer (projects/include/unity/use_cases/cpu_probe.h) into an empty cache folder, and the
+// plans it makes for mnist-mlp (joint) and gpt-tiny (a pipelined layout) on 2 ranks predict
+// their measured iteration within 25% (issue 29). Each plan is run three times, 20 iterations
+// after 3 of warm-up, and the median of the runs' medians is compared. With the nominal figures
+// instead, this machine's mnist-mlp was predicted at 8.56 ms for a run of 0.93 ms.
+//
+// The test measures this machine, so it runs alone (RUN_SERIAL); work outside the test suite
+// on the same cores still changes what it measures.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json json_of(const CliResult& r) {
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct Checked {
+  double predicted = 0, measured = 0;
+};
+
+Checked predict_and_run(const Folder& dir, const std::string& env, const std::string& model,
+                        const std::string& flags) {
+  Checked out;
+  const std::string plan = dir / (model + ".json");
+  const auto planned =
+      json_of(run_cli(fmt::format("optimize {} --machine cpu-local --gpus 2 {} --json --out {}",
+                                  model, flags, plan),
+                      env));
+  EXPECT_EQ(planned["cpu_figures"].value("kind", ""), "probed") << planned.dump();
+  out.predicted = planned.value("iteration_time_ms", 0.0);
+  std::vector<double> runs;
+  for (int i = 0; i < 3; ++i) {
+    const auto run =
+        json_of(run_cli(fmt::format("run {} --iterations 20 --warmup 3 --json", plan), env));
+    runs.push_back(run.value("measured_iteration_ms", 0.0));
+    EXPECT_DOUBLE_EQ(run.value("predicted_iteration_ms", 0.0), out.predicted);
+  }
+  out.measured = median(runs);
+  fmt::print("{} {}: predicted {:.3f} ms, measured {:.3f} ms (runs {:.3f}), {:+.1f}%\n", model,
+             flags, out.predicted, out.measured, fmt::join(runs, ", "),
+             100.0 * (out.predicted - out.measured) / std::max(1e-9, out.measured));
+  return out;
+}
+
+TEST(CpuProbeAccuracy, FirstPlansOnTwoRanksPredictTheirRunsWithin25Percent) {
+  if (!has_mpirun()) GTEST_SKIP() << "no mpirun: two ranks cannot run here";
+  Folder dir("cpu_probe_accuracy");
+  const std::string cache = dir / "cache";
+  const std::string env = "XDG_CACHE_HOME=" + cache + " UNITY_CPU_LOCAL=probe";
+  for (const auto& [model, flags] : std::vector<std::pair<std::string, std::string>>{
+           {"mnist-mlp", ""}, {"gpt-tiny", "--mode expert --pp 2"}}) {
+    const Checked c = predict_and_run(dir, env, model, flags);
+    ASSERT_GT(c.measured, 0);
+    EXPECT_LE(std::abs(c.predicted - c.measured), 0.25 * c.measured)
+        << model << ": predicted " << c.predicted << " ms, measured " << c.measured << " ms";
+  }
+  // The probe was kept for the next plan: one file for this computer and 2 ranks.
+  int kept = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(cache) / "unity"))
+    kept += e.path().extension() == ".json";
+  EXPECT_EQ(kept, 1);
+}
+
+}  // namespace
