@@ -54,6 +54,9 @@ struct TaskWork {
   // fp8 peak; elsewhere the operator runs as in bf16.
   double fp8_flops = 0;
   double fp8_cast_bytes = 0;
+  // Values of a transcendental function the task evaluates (exp, tanh, erf), which cost
+  // DeviceSpec::transcendental_seconds each beside the task's memory traffic.
+  double transcendentals = 0;
   void add_gemm(double m, double n, double count, double flops) {
     if (gemm_count < static_cast<int>(gemms.size())) gemms[gemm_count++] = {m, n, count, flops};
   }
@@ -96,6 +99,10 @@ struct Transfer {
   int dst = 0;
   double bytes = 0;
 };
+
+// The FLOP/s one product of `flops` reaches on `device`: interpolated on log FLOPs between its
+// measured gemm_rates (the end points' beyond them); without any, peak fp32 x compute_efficiency.
+double gemm_rate(const DeviceSpec& device, double flops);
 
 class CostModel {
  public:
