@@ -226,7 +226,8 @@ MachineSpec probed_cpu_local(const CpuProbe& probe, const MachineSelection& sele
   const executor::Calibration& c = probe.calibration;
   const MachineSpec measured = executor::calibrated_machine(c);
   MachineSpec m = load_machine("cpu-local", selection);
-  // Ranks beyond the measured ones (more than the cores) take turns on the cores.
+  // Ranks beyond the measured ones (more than the cores) take turns on the cores: rates shrink
+  // and times per operator and per GELU value grow by the share a rank gets.
   const double share = std::min(1.0, static_cast<double>(probe.ranks) / m.num_devices());
   const DeviceSpec& rate = measured.device_types.at(0);
   for (DeviceSpec& d : m.device_types) {
@@ -236,7 +237,7 @@ MachineSpec probed_cpu_local(const CpuProbe& probe, const MachineSelection& sele
     d.memory_bandwidth = rate.memory_bandwidth * share;
     d.compute_efficiency = rate.compute_efficiency;
     d.memory_efficiency = rate.memory_efficiency;
-    d.launch_latency = rate.launch_latency;
+    d.launch_latency = rate.launch_latency / share;
     d.skips_data_gradients = rate.skips_data_gradients;
     d.transcendental_seconds = rate.transcendental_seconds / share;
     d.gemm_rates = rate.gemm_rates;

@@ -57,7 +57,8 @@ CpuProbe cpu_probe(int ranks);
 
 // cpu-local with `selection` and the probe's figures, its source saying "measured on this machine
 // DATE". With more ranks than the probe measured (than cores), each rank gets probe.ranks / ranks
-// of the measured compute, memory bandwidth and link bandwidth.
+// of the measured compute, memory bandwidth and link bandwidth, and its times per operator and per
+// transcendental value grow by as much.
 MachineSpec probed_cpu_local(const CpuProbe& probe, const MachineSelection& selection);
 
 // UNITY_CPU_LOCAL: "nominal" keeps the shipped figures; unset, empty or "probe": this computer's.
