@@ -37,9 +37,10 @@ double wall_seconds() {
 
 // `quick` (the probe of use_cases/cpu_probe.h): no more ranks than cores, one BLAS thread each, so
 // no rank waits for a time slice of its own peers. It times 2 ms batches in the CPU time of the
-// rank's thread and keeps the fastest: what else runs on the machine at that moment (a compiler,
-// another virtual machine on the host) is left out as far as it can be, where a median of wall
-// times kept a probe taken beside a compiler at half speed for every later plan.
+// rank's thread: the time other processes held its core (a compiler beside the first plan) is
+// left out, where wall time kept a probe taken beside a compiler at half speed for every later
+// plan; what slows the core while it runs (a busy sibling, shared caches) stays in, as a run
+// sees it.
 constexpr double kQuickBatchSeconds = 0.002;
 
 template <typename F>
@@ -63,9 +64,8 @@ double measure(Communicator& comm, DeviceBackend& be, double seconds, bool quick
     times.push_back((now() - t0) / per_batch);
     if (times.size() >= 1000) break;
   }
-  const double mine = quick ? *std::min_element(times.begin(), times.end()) : median(times);
   double slowest = 0;
-  for (double t : comm.all_gather_host({mine})) slowest = std::max(slowest, t);
+  for (double t : comm.all_gather_host({median(times)})) slowest = std::max(slowest, t);
   return slowest;
 }
 

@@ -43,8 +43,8 @@ struct CalibrationOptions {
   // The quick probe cpu-local's first plan on a machine runs (use_cases/cpu_probe.h): the same
   // measurements, less of them: GEMMs at five shapes, not six, with every rank at once and not
   // also alone (slowdown() is then 1), and all-reduces at three sizes, not six. GEMMs, streaming
-  // and GELU keep the fastest 2 ms batch of each rank's thread CPU time, not the median of 20 ms
-  // batches of wall time (no more ranks than cores: what else runs on the machine is left out).
+  // and GELU are the median of 2 ms batches of each rank's thread CPU time, not of 20 ms batches
+  // of wall time (no more ranks than cores: time other processes hold the cores is left out).
   bool quick = false;
 };
 
