@@ -2,8 +2,8 @@
 // computer (projects/include/unity/use_cases/cpu_probe.h) into an empty cache folder, and the
 // plans it makes for mnist-mlp (joint) and gpt-tiny (a pipelined layout) on 2 ranks predict
 // their measured iteration within 25% (issue 29). Each plan is run three times, 20 iterations
-// after 3 of warm-up, and the median of the runs' medians is compared. With the nominal figures
-// instead, this machine's mnist-mlp was predicted at 8.56 ms for a run of 0.93 ms.
+// after 3 of warm-up, and the median of the runs' medians is compared. (With the nominal figures
+// instead, the issue's machine predicted mnist-mlp at 8.56 ms for a run of 0.93 ms.)
 //
 // The test measures this machine, so it runs alone (RUN_SERIAL); work outside the test suite
 // on the same cores still changes what it measures (a rules verification beside it made these
