@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "unity/use_cases/calibrate.h"
+#include "unity/use_cases/cpu_probe.h"
 
 namespace unity::cli {
 
@@ -44,11 +45,15 @@ void print_cost_sources(const PlanSummary& s, const MachineSpec& machine) {
   else
     fmt::print("  costs          {} operator{} measured, {} analytic\n", s.measured_operators,
                s.measured_operators == 1 ? "" : "s", s.analytic_operators);
-  if (use_cases::is_uncalibrated_cpu(machine))
-    fmt::print(
-        "  uncalibrated   cpu-local's nominal per-core figures, not this computer's: "
-        "`unity calibrate --ranks {} --project P` measures them\n",
-        machine.num_devices());
+  // Which figures cpu-local was costed with: this computer's probed ones, the nominal ones, or
+  // `unity calibrate`'s.
+  const std::string figures = use_cases::describe_cpu_figures(machine);
+  if (!figures.empty())
+    fmt::print("  figures        {}{}\n", figures,
+               use_cases::cpu_figures_of(machine) == use_cases::CpuFigures::Calibrated
+                   ? std::string()
+                   : fmt::format("; `unity calibrate --ranks {} --project P` measures more",
+                                 machine.num_devices()));
 }
 
 }  // namespace unity::cli

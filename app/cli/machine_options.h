@@ -27,8 +27,8 @@ MachineSpec resolve_machine(const MachineOptions& o);
 // (`unity calibrate --project`), and a note on stderr that says so.
 MachineSpec project_machine(const std::optional<projects::Project>& project,
                             const MachineOptions& o);
-// "  costs          12 operators measured, 3 analytic" and, for cpu-local's nominal figures, a
-// note that the prediction is uncalibrated.
+// "  costs          12 operators measured, 3 analytic" and, for cpu-local, which figures it was
+// costed with (probed on this machine at DATE, nominal, or calibrated).
 void print_cost_sources(const PlanSummary& s, const MachineSpec& machine);
 
 }  // namespace unity::cli

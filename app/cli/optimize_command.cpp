@@ -14,6 +14,7 @@
 #include "unity/core/plan/plan_optimizer.h"
 #include "unity/core/plan/search_mode.h"
 #include "unity/use_cases/calibrate.h"
+#include "unity/use_cases/cpu_probe.h"
 #include "unity/use_cases/optimize_and_record.h"
 
 namespace unity::cli {
@@ -75,6 +76,12 @@ void add_optimize_command(CLI::App& app) {
                                    {"lowest_error", checked->lowest_error},
                                    {"highest_error", checked->highest_error}};
       if (!opt->project.empty()) j["project"] = recorded.to_json();
+      // cpu-local: which figures it was costed with.
+      if (const auto figures = use_cases::cpu_figures_of(machine)) {
+        const char* kinds[] = {"nominal", "probed", "calibrated"};
+        j["cpu_figures"] = {{"kind", kinds[static_cast<int>(*figures)]},
+                            {"source", use_cases::describe_cpu_figures(machine)}};
+      }
       fmt::print("{}\n", j.dump(2));
       return;
     }

@@ -139,10 +139,11 @@ Plan plan_model(const RunOptions& o, int ranks, projects::Project* project) {
   return plan;
 }
 
-// The plan's mapping costed on another machine with the same number of devices, with measured
-// operator profiles where there are some (measuring the operators they lack, then keeping them).
+// The plan's mapping costed on another machine with the same number of devices (cpu-local: this
+// computer's figures, as plans get them), with measured operator profiles where there are some
+// (measuring the operators they lack, then keeping them).
 double recost(const Plan& plan, const std::string& machine_spec, const std::string& profiles_file) {
-  const MachineSpec m = load_machine(machine_spec, {0, plan.summary.devices});
+  const MachineSpec m = use_cases::machine_for(nullptr, machine_spec, {0, plan.summary.devices});
   const auto [profiles, file] = measured_profiles(machine_spec, profiles_file);
   const double ms =
       predicted_iteration_ms(plan.pcg, plan.mapping.views, m, plan.summary.optimizer, profiles);

@@ -30,6 +30,8 @@
 #include "unity/core/plan/plan.h"
 #include "unity/core/plan/plan_optimizer.h"
 #include "unity/core/zoo/model_zoo.h"
+#include "unity/use_cases/calibrate.h"
+#include "unity/use_cases/cpu_probe.h"
 #include "unity/views/compare_view.h"
 #include "unity/views/display_format.h"
 #include "unity/views/explorer_document.h"
@@ -387,8 +389,9 @@ bool MainWindow::loadMachine(const QString& spec, const MachineSelection& select
                              QString* error) {
   std::shared_ptr<const MachineSpec> machine;
   try {
+    // cpu-local with this computer's figures (probed once and kept), as `unity optimize` plans.
     machine = std::make_shared<const MachineSpec>(
-        load_machine(QFile::encodeName(spec).toStdString(), selection));
+        use_cases::machine_for(nullptr, QFile::encodeName(spec).toStdString(), selection));
   } catch (const InputError& e) {
     if (error) *error = errorText(e, true);
     return false;
@@ -399,7 +402,9 @@ bool MainWindow::loadMachine(const QString& spec, const MachineSelection& select
   document_->setMachine(machine, spec, selection);
   machineBar_->showMachine(spec, *machine, selection);
   machineLabel_->setText(tr("Machine: %1").arg(document_->machineDescription()));
-  machineLabel_->setToolTip(QString::fromStdString(machine->description));
+  const std::string figures = use_cases::describe_cpu_figures(*machine);
+  machineLabel_->setToolTip(QString::fromStdString(
+      figures.empty() ? machine->description : machine->description + "\n" + figures));
   return true;
 }
 

@@ -52,6 +52,7 @@ struct Options {
   bool calibrate = false;
   bool profile = false;
   double calibration_seconds = 0.25;
+  bool calibration_quick = false;
 };
 
 struct Fault {
@@ -91,6 +92,7 @@ int run_calibration(const Options& o, MpiSession& mpi) {
       worker::emit_event({{"event", "started"}, {"ranks", mpi.size()}, {"backend", o.backend}});
     CalibrationOptions c;
     c.seconds = o.calibration_seconds;
+    c.quick = o.calibration_quick;
     const Calibration result = calibrate(*device, *comm, c);
     if (rank == 0) {
       const nlohmann::json j = {{"calibration", calibration_to_json(result)}};
@@ -235,6 +237,8 @@ int main(int argc, char** argv) {
   app.add_option("--calibration-seconds", o.calibration_seconds,
                  "Seconds per calibration measurement")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--calibration-quick", o.calibration_quick,
+               "The quick probe: fewer GEMM shapes and all-reduce sizes, no rank alone");
   app.add_option("--backend", o.backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--iterations", o.iterations, "Measured training iterations")
       ->check(CLI::PositiveNumber);

@@ -8,6 +8,7 @@
 #include "unity/executor/launcher.h"
 #include "unity/executor/op_profiles.h"
 #include "unity/projects/op_profiles.h"
+#include "unity/use_cases/cpu_probe.h"
 
 namespace unity::use_cases {
 namespace {
@@ -22,12 +23,14 @@ executor::Calibration measure_machine(const CalibrateRequest& r) {
     auto comm = executor::make_local_communicator();
     executor::CalibrationOptions co;
     co.seconds = r.seconds;
+    co.quick = r.quick;
     return executor::calibrate(*backend, *comm, co);
   }
   executor::LaunchOptions l;
   l.ranks = r.ranks;
   l.calibrate = true;
   l.calibration_seconds = r.seconds;
+  l.calibration_quick = r.quick;
   l.mpirun = r.mpirun;
   return executor::calibration_from_json(executor::launch_run(l).result.at("calibration"));
 }
@@ -53,15 +56,25 @@ MachineSpec machine_for(const projects::Project* project, const std::string& spe
                         const MachineSelection& selection, bool* calibrated) {
   MachineSpec machine = load_machine(spec, selection);
   if (calibrated) *calibrated = false;
-  if (!project || spec != "cpu-local") return machine;
-  const std::string name = calibrated_name(machine.num_devices());
-  const auto machines = project->machines();
-  for (auto it = machines.rbegin(); it != machines.rend(); ++it)
-    if (it->name == name && it->devices == machine.num_devices()) {
-      if (calibrated) *calibrated = true;
-      return project->load_machine(it->id);
-    }
-  return machine;
+  if (spec != "cpu-local") return machine;
+  if (project) {
+    const std::string name = calibrated_name(machine.num_devices());
+    const auto machines = project->machines();
+    for (auto it = machines.rbegin(); it != machines.rend(); ++it)
+      if (it->name == name && it->devices == machine.num_devices()) {
+        if (calibrated) *calibrated = true;
+        return project->load_machine(it->id);
+      }
+  }
+  // This computer's figures, measured once and kept (cpu_probe.h), unless nominal ones are asked
+  // for. A probe that cannot run (no mpirun for two ranks) leaves the nominal figures, saying why.
+  if (cpu_local_nominal_requested()) return machine;
+  try {
+    return probed_cpu_local(cpu_probe(machine.num_devices()), selection);
+  } catch (const std::exception& e) {
+    machine.source = failed_probe_source(e.what());
+    return machine;
+  }
 }
 
 CpuPrediction predict_on_this_cpu(const Plan& plan, const projects::Project* project) {
@@ -77,9 +90,8 @@ CpuPrediction predict_on_this_cpu(const Plan& plan, const projects::Project* pro
   }
   out.ms = executor::predicted_iteration_ms(plan.pcg, plan.mapping.views, cpu,
                                             plan.summary.optimizer, profiles);
+  out.figures = describe_cpu_figures(cpu);
   return out;
 }
-
-bool is_uncalibrated_cpu(const MachineSpec& machine) { return machine.name == "cpu-local"; }
 
 }  // namespace unity::use_cases

@@ -22,15 +22,19 @@ inline std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
-inline CliResult run_cli(const std::string& args) {
+// `env`: variables set for the command (VAR=value ...). By default cpu-local keeps its nominal
+// figures, so that what a test checks does not depend on this computer and no test probes it
+// (projects/include/unity/use_cases/cpu_probe.h); a test of the probe passes its own.
+inline CliResult run_cli(const std::string& args,
+                         const std::string& env = "UNITY_CPU_LOCAL=nominal") {
   static int counter = 0;
   const auto dir = std::filesystem::temp_directory_path();
   const auto out =
       dir / ("unity_cli_out_" + std::to_string(::getpid()) + "_" + std::to_string(counter));
   const auto err =
       dir / ("unity_cli_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  const std::string cmd =
-      std::string(UNITY_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
+  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(UNITY_CLI_PATH) +
+                          " " + args + " >" + out.string() + " 2>" + err.string();
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

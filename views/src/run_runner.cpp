@@ -198,6 +198,7 @@ bool RunRunner::start(std::shared_ptr<const Plan> plan, const RunSettings& setti
       out.predictedCpuMs = cpu.ms;
       out.cpuCalibrated = cpu.calibrated;
       out.cpuProfiles = cpu.profiles;
+      out.cpuFigures = QString::fromStdString(cpu.figures);
     } catch (const std::exception&) {
       out.predictedCpuMs = 0;  // a plan whose operators cpu-local cannot cost: no CPU prediction
     }

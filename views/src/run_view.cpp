@@ -508,8 +508,8 @@ void RunView::showResult() {
                                 .arg(o.cpuProfiles > 0
                                          ? tr(", %1 measured operator times").arg(o.cpuProfiles)
                                          : QString())
-                          : tr("[uncalibrated: cpu-local's nominal figures; <i>unity calibrate "
-                               "--project</i> measures this computer]"));
+                          : tr("[%1; <i>unity calibrate --project</i> measures more]")
+                                .arg(o.cpuFigures.toHtmlEscaped()));
   parts << tr("<b>predicted on %1</b> %2")
                .arg(QString::fromStdString(plan->summary.machine).toHtmlEscaped(),
                     formatMs(o.predictedMs));

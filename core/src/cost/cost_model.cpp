@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "unity/core/cost/op_profile_key.h"
 #include "unity/core/errors.h"
 
 namespace unity {
@@ -55,6 +56,18 @@ double gemm_wave_efficiency(double m, double n, double count, int sms) {
   return best;
 }
 
+double gemm_rate(const DeviceSpec& device, double flops) {
+  const auto& r = device.gemm_rates;
+  if (r.empty()) return device.peak_flops_fp32 * device.compute_efficiency;
+  if (flops <= r.front().first) return r.front().second;
+  if (flops >= r.back().first) return r.back().second;
+  std::size_t i = 1;
+  while (r[i].first < flops) ++i;
+  const double x0 = std::log(r[i - 1].first), x1 = std::log(r[i].first);
+  const double t = x1 > x0 ? (std::log(flops) - x0) / (x1 - x0) : 1.0;
+  return r[i - 1].second + t * (r[i].second - r[i - 1].second);
+}
+
 CostModel::CostModel(const MachineSpec& machine, Optimizer optimizer,
                      std::shared_ptr<const ProfileSource> profiles)
     : machine_(machine), optimizer_(optimizer), profiles_(std::move(profiles)) {}
@@ -63,7 +76,7 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
   if (profiles_)
     if (auto measured = profiles_->lookup(graph, node, device)) return *measured;
   const TaskWork w = task_work(graph, node, device.fused_attention);
-  if (w.flops == 0 && w.bytes == 0 && w.serial_bytes == 0) return {};
+  if (w.flops == 0 && w.bytes == 0 && w.serial_bytes == 0 && w.transcendentals == 0) return {};
   const Node& n = graph.node(node);
   const double peak = device.peak_flops(n.outputs.empty() ? DataType::Float32 : n.outputs[0].dtype);
   // FP8 GEMMs at the device's fp8 peak, with their casts as kernels of their own.
@@ -80,11 +93,42 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
       const double rate = (fp8 && g.fp8 ? fp8_peak : peak) * device.compute_efficiency;
       compute += g.flops / rate * (1 / efficiency - 1);
     }
+  // Measured rates by size (a CPU's): each product at its own rate instead of the peak's.
+  if (!device.gemm_rates.empty() && !fp8)
+    for (int i = 0; i < w.gemm_count; ++i) {
+      const GemmShape& g = w.gemms[static_cast<std::size_t>(i)];
+      const double per_product = g.flops / std::max(1.0, g.count);
+      compute +=
+          g.flops / gemm_rate(device, per_product) - g.flops / (peak * device.compute_efficiency);
+    }
   const double memory = w.bytes / (device.memory_bandwidth * device.memory_efficiency);
   const double serial = (w.serial_bytes + (fp8 ? w.fp8_cast_bytes : 0.0)) /
                         (device.memory_bandwidth * device.memory_efficiency);
-  const double forward = std::max(compute, memory) + serial + device.launch_latency;
-  return {forward, forward * w.backward_ratio};
+  const double transcendental = w.transcendentals * device.transcendental_seconds;
+  const double forward =
+      std::max(compute, memory) + serial + transcendental + device.launch_latency;
+  return {forward, forward * backward_ratio(graph, node, w, device)};
+}
+
+double CostModel::backward_ratio(const Graph& graph, NodeId node, const TaskWork& w,
+                                 const DeviceSpec& device) {
+  if (!device.skips_data_gradients) return w.backward_ratio;
+  const Node& n = graph.node(node);
+  switch (n.op.type) {
+    case OpType::Linear:
+    case OpType::MatMul:
+    case OpType::BatchMatMul:
+    case OpType::Conv2D: {
+      // One product per operand whose gradient is computed: the input's (x) and the weight's (or
+      // the second operand's); a bias's gradient is a sum, not a product.
+      int products = 0;
+      for (std::size_t i = 0; i < std::min<std::size_t>(2, n.inputs.size()); ++i)
+        if (needs_gradient(graph, n.inputs[i])) ++products;
+      return w.backward_ratio * products / 2.0;
+    }
+    default:
+      return w.backward_ratio;
+  }
 }
 
 double CostModel::update_time(double weight_bytes, const DeviceSpec& device) const {

@@ -60,6 +60,11 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
         rows = m_out;
       }
       w.add_gemm(rows, n_out, count, w.flops);
+      // A fused activation evaluated per output element (fuse_linear_relu's relu is not).
+      if (n.op.type == OpType::Linear) {
+        const std::string act = n.op.attrs.get_string("activation", "");
+        if (act == "gelu" || act == "sigmoid" || act == "tanh") w.transcendentals = out_elems;
+      }
       if (n.op.type == OpType::Linear && has_fp8_gemms(n)) {
         w.fp8_flops = w.flops;
         w.gemms[static_cast<std::size_t>(w.gemm_count - 1)].fp8 = true;
@@ -139,6 +144,8 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       // and written by the softmax and read by the second: four passes between the two
       // compute-bound products.
       w.flops = projections + attention + rotary;
+      // The softmax's exp over the scores [b, heads, sq, sk] of this task's heads.
+      w.transcendentals = batch * sq * sk * heads_part;
       // Per head: scores [sq, sk] over the head size, context [sq, head size] over sk.
       w.add_gemm(sq, sk, batch * heads_part, attention / 2);
       w.add_gemm(sq, head_dim, batch * heads_part, attention / 2);
@@ -160,6 +167,9 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
     case OpType::SoftmaxCrossEntropy:
       w.flops = 8.0 * piece_elems(in_shape(0));
       w.backward_ratio = 2;
+      // An exp per logit (the backward's ratio counts them again: it recomputes the
+      // probabilities from the logits).
+      w.transcendentals = piece_elems(in_shape(0));
       if (size_of(in_shape(0).dtype) == 2) {
         // Half-precision logits: Megatron-LM's (vocabulary-parallel) cross-entropy and
         // torchtitan's make them fp32 and pass over them apart (docs/cost-model.md): forward the
@@ -184,6 +194,8 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
     case OpType::MSELoss:
       w.flops = 8.0 * piece_elems(in_shape(0));
       w.backward_ratio = 2;
+      // An exp per element.
+      if (n.op.type == OpType::Softmax) w.transcendentals = piece_elems(in_shape(0));
       break;
     case OpType::Reshape:
     case OpType::Flatten:
@@ -196,6 +208,15 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       // A task copies its inputs into its piece: with `pieces`, only the inputs of its block.
       w.flops = out_elems;
       w.bytes = 2 * out_bytes;
+      break;
+    case OpType::Gelu:
+    case OpType::Sigmoid:
+    case OpType::Tanh:
+    case OpType::Exp:
+    case OpType::Erf:
+      // Element-wise with a transcendental function per element, forward and backward alike.
+      w.flops = out_elems;
+      w.transcendentals = out_elems;
       break;
     default:
       // Element-wise, splits, reductions and parallel operators' local work.

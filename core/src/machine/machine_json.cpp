@@ -1,5 +1,6 @@
 // The machine file format (docs/machines.md): parsing with messages that name the field, and the
 // checks every machine must pass however it was made.
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <limits>
@@ -113,7 +114,8 @@ class Parser {
         j, path,
         {"name", "kind", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16", "peak_flops_fp8",
          "memory_bandwidth", "memory_bytes", "compute_efficiency", "memory_efficiency",
-         "launch_latency", "sm_count", "fused_attention", "fused_elementwise"});
+         "launch_latency", "sm_count", "fused_attention", "fused_elementwise",
+         "skips_data_gradients", "transcendental_seconds", "gemm_rates"});
     DeviceSpec d;
     d.name = text(j, path, "name", true);
     d.kind = text(j, path, "kind", false, d.kind);
@@ -129,6 +131,20 @@ class Parser {
     d.sm_count = small_integer(j, path, "sm_count", false, 0);
     d.fused_attention = boolean(j, path, "fused_attention", false);
     d.fused_elementwise = boolean(j, path, "fused_elementwise", false);
+    d.skips_data_gradients = boolean(j, path, "skips_data_gradients", false);
+    d.transcendental_seconds = number(j, path, "transcendental_seconds", false, 0.0);
+    if (const json* rates = find(j, path, "gemm_rates", false)) {
+      const std::string field = join(path, "gemm_rates");
+      if (!rates->is_array()) fail(fmt::format("{} must be an array of [flops, rate]", field));
+      for (const auto& point : *rates) {
+        if (!point.is_array() || point.size() != 2 || !point[0].is_number() ||
+            !point[1].is_number() || point[0].get<double>() <= 0 || point[1].get<double>() <= 0)
+          fail(fmt::format("{}: each point is [FLOPs of a product, FLOP/s], both positive, got {}",
+                           field, point.dump()));
+        d.gemm_rates.push_back({point[0].get<double>(), point[1].get<double>()});
+      }
+      std::sort(d.gemm_rates.begin(), d.gemm_rates.end());
+    }
     return d;
   }
 
@@ -216,6 +232,7 @@ void validate_machine(const MachineSpec& m) {
     c.fraction(f + ".compute_efficiency", d.compute_efficiency);
     c.fraction(f + ".memory_efficiency", d.memory_efficiency);
     c.non_negative(f + ".launch_latency", d.launch_latency);
+    c.non_negative(f + ".transcendental_seconds", d.transcendental_seconds);
     if (d.sm_count < 0)
       c.fail(fmt::format("{}.sm_count must not be negative, got {}", f, d.sm_count));
   }
@@ -304,7 +321,10 @@ json machine_to_json(const MachineSpec& m) {
                      {"launch_latency", d.launch_latency},
                      {"sm_count", d.sm_count},
                      {"fused_attention", d.fused_attention},
-                     {"fused_elementwise", d.fused_elementwise}});
+                     {"fused_elementwise", d.fused_elementwise},
+                     {"skips_data_gradients", d.skips_data_gradients},
+                     {"transcendental_seconds", d.transcendental_seconds},
+                     {"gemm_rates", d.gemm_rates}});
   json j = {{"name", m.name},
             {"description", m.description},
             {"source", m.source},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 
 #include <fmt/format.h>
 
@@ -23,24 +24,44 @@ using clock_type = std::chrono::steady_clock;
 // undisturbed and its median would hide the sharing that a training run does see.
 constexpr double kBatchSeconds = 0.02;
 
+// Seconds this thread has run on a core.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+double wall_seconds() {
+  return std::chrono::duration<double>(clock_type::now().time_since_epoch()).count();
+}
+
+// `quick` (the probe of use_cases/cpu_probe.h): no more ranks than cores, one BLAS thread each, so
+// no rank waits for a time slice of its own peers. It times 2 ms batches in the CPU time of the
+// rank's thread: the time other processes held its core (a compiler beside the first plan) is
+// left out, where wall time kept a probe taken beside a compiler at half speed for every later
+// plan; what slows the core while it runs (a busy sibling, shared caches) stays in, as a run
+// sees it.
+constexpr double kQuickBatchSeconds = 0.002;
+
 template <typename F>
-double measure(Communicator& comm, DeviceBackend& be, double seconds, F f) {
+double measure(Communicator& comm, DeviceBackend& be, double seconds, bool quick, F f) {
+  double (*now)() = quick ? thread_cpu_seconds : wall_seconds;
   f();  // warm caches and allocations
   be.synchronize();
-  const auto t_first = clock_type::now();
+  const double t_first = now();
   f();
   be.synchronize();
-  const double first = std::chrono::duration<double>(clock_type::now() - t_first).count();
-  const int per_batch =
-      std::clamp(static_cast<int>(kBatchSeconds / std::max(first, 1e-7)), 1, 100000);
+  const double first = now() - t_first;
+  const double batch = quick ? kQuickBatchSeconds : kBatchSeconds;
+  const int per_batch = std::clamp(static_cast<int>(batch / std::max(first, 1e-7)), 1, 100000);
   std::vector<double> times;
   const auto start = clock_type::now();
   while (times.size() < 3 ||
          std::chrono::duration<double>(clock_type::now() - start).count() < seconds) {
-    const auto t0 = clock_type::now();
+    const double t0 = now();
     for (int i = 0; i < per_batch; ++i) f();
     be.synchronize();
-    times.push_back(std::chrono::duration<double>(clock_type::now() - t0).count() / per_batch);
+    times.push_back((now() - t0) / per_batch);
     if (times.size() >= 1000) break;
   }
   double slowest = 0;
@@ -101,9 +122,16 @@ Calibration calibrate(DeviceBackend& be, Communicator& comm, const CalibrationOp
   const double s = options.seconds;
 
   // GEMMs of a training step's Linear layers (forward, and the two backward products), at the sizes
-  // the CPU runs use: the median rate over the shapes.
-  const std::vector<std::array<i64, 3>> shapes = {
-      {64, 784, 512}, {64, 1024, 1024}, {256, 1024, 1024}, {64, 512, 10}};
+  // the CPU runs use: the median rate over the shapes. Quick: without the largest, which takes
+  // most of the time (1.6 GFLOP a step).
+  std::vector<std::array<i64, 3>> shapes = {{64, 784, 512}, {64, 1024, 1024}, {64, 512, 10}};
+  if (!options.quick) shapes.insert(shapes.begin() + 2, {256, 1024, 1024});
+  // The rate by size (Calibration::gemm_rates): these and two small products (a 64-wide
+  // transformer's), not in the median; the thin 64 x 512 x 10 is not on the ladder (its rate is
+  // its shape's, not its size's).
+  const std::size_t in_median = shapes.size();
+  shapes.push_back({32, 64, 64});
+  shapes.push_back({64, 256, 256});
   std::vector<double> rates, solo_rates;
   for (const auto& [m, k, n] : shapes) {
     auto buffer = [&](i64 count, float value) {
@@ -116,17 +144,19 @@ Calibration calibrate(DeviceBackend& be, Communicator& comm, const CalibrationOp
     float* y = buffer(m * n, 0.0f);
     float* da = buffer(m * k, 0.0f);
     float* dw = buffer(k * n, 0.0f);
-    const double t = measure(comm, be, s, [&] {
+    const double t = measure(comm, be, s, options.quick, [&] {
       be.gemm(false, false, m, n, k, 1.0f, a, k, w, n, 0.0f, y, n);  // y = x w
       be.gemm(false, true, m, k, n, 1.0f, y, n, w, n, 0.0f, da, k);  // dx = dy w^T
       be.gemm(true, false, k, n, m, 1.0f, a, k, y, n, 0.0f, dw, n);  // dw = x^T dy
     });
     const double rate = 6.0 * static_cast<double>(m * k * n) / t;
-    rates.push_back(rate);
     c.details.push_back({fmt::format("gemm_{}x{}x{}_flops", m, k, n), rate});
-    // Rank 0 alone, the others waiting.
-    double solo = 0;
-    if (comm.rank() == 0) {
+    if (n > 10) c.gemm_rates.push_back({2.0 * static_cast<double>(m * k * n), rate});
+    const bool median_shape = rates.size() < in_median;
+    if (median_shape) rates.push_back(rate);
+    // Rank 0 alone, the others waiting (quick: not measured).
+    double solo = rate;
+    if (median_shape && !options.quick && comm.rank() == 0) {
       std::vector<double> times;
       const auto start = clock_type::now();
       while (times.size() < 3 ||
@@ -140,12 +170,15 @@ Calibration calibrate(DeviceBackend& be, Communicator& comm, const CalibrationOp
       }
       solo = 6.0 * static_cast<double>(m * k * n) / median(times);
     }
-    solo = comm.all_gather_host({solo})[0];
-    solo_rates.push_back(solo);
-    c.details.push_back({fmt::format("gemm_{}x{}x{}_flops_alone", m, k, n), solo});
+    if (median_shape && !options.quick) {
+      solo = comm.all_gather_host({solo})[0];
+      c.details.push_back({fmt::format("gemm_{}x{}x{}_flops_alone", m, k, n), solo});
+    }
+    if (median_shape) solo_rates.push_back(solo);
     for (float* p : {a, w, y, da, dw}) be.release(p);
   }
   c.gemm_flops = median(rates);
+  std::sort(c.gemm_rates.begin(), c.gemm_rates.end());
   c.solo_gemm_flops = comm.size() > 1 ? median(solo_rates) : c.gemm_flops;
 
   // Streaming: y += x over 2 x 64 MiB, far beyond the caches (read x, read and write y).
@@ -153,9 +186,24 @@ Calibration calibrate(DeviceBackend& be, Communicator& comm, const CalibrationOp
     const i64 n = i64{16} << 20;
     float* x = static_cast<float*>(be.allocate(static_cast<std::size_t>(n) * 4));
     float* y = static_cast<float*>(be.allocate(static_cast<std::size_t>(n) * 4));
-    const double t = measure(comm, be, s, [&] { be.axpy(1.0f, x, y, n); });
+    const double t = measure(comm, be, s, options.quick, [&] { be.axpy(1.0f, x, y, n); });
     c.memory_bandwidth = 12.0 * static_cast<double>(n) / t;
     c.details.push_back({"stream_bytes_per_second", c.memory_bandwidth});
+    be.release(x);
+    be.release(y);
+  }
+
+  // A transcendental function per element (GELU's erf), on 64 KiB that stay in cache: what
+  // element-wise operators such as GELU, sigmoid and softmax cost beyond their memory traffic.
+  {
+    const i64 n = i64{1} << 14;
+    float* x = static_cast<float*>(be.allocate(static_cast<std::size_t>(n) * 4));
+    float* y = static_cast<float*>(be.allocate(static_cast<std::size_t>(n) * 4));
+    be.fill(x, 0.5f, n);
+    const double t =
+        measure(comm, be, s, options.quick, [&] { be.unary(UnaryKind::Gelu, 0.0f, x, y, n); });
+    c.transcendental_seconds = t / static_cast<double>(n);
+    c.details.push_back({"gelu_seconds_per_element", c.transcendental_seconds});
     be.release(x);
     be.release(y);
   }
@@ -192,7 +240,8 @@ Calibration calibrate(DeviceBackend& be, Communicator& comm, const CalibrationOp
     c.link_latency = t_small / steps;
     c.details.push_back({"allreduce_4_bytes_seconds", t_small});
     std::vector<double> bandwidths;
-    for (i64 count = i64{1} << 16; count <= largest; count *= 2) {
+    // Quick: 256 KiB, 1 MiB and 4 MiB.
+    for (i64 count = i64{1} << 16; count <= largest; count *= options.quick ? 4 : 2) {
       int next = 0;
       const double t = measure_collective(comm, be, s / 2, [&] {
         comm.all_reduce(all, buffers[next], count);
@@ -219,6 +268,8 @@ nlohmann::json calibration_to_json(const Calibration& c) {
           {"slowdown", c.slowdown()},
           {"memory_bandwidth", c.memory_bandwidth},
           {"launch_latency", c.launch_latency},
+          {"transcendental_seconds", c.transcendental_seconds},
+          {"gemm_rates", c.gemm_rates},
           {"links_measured", c.links_measured},
           {"link_bandwidth", c.link_bandwidth},
           {"link_latency", c.link_latency},
@@ -234,6 +285,9 @@ Calibration calibration_from_json(const nlohmann::json& j) {
     c.solo_gemm_flops = j.at("solo_gemm_flops").get<double>();
     c.memory_bandwidth = j.at("memory_bandwidth").get<double>();
     c.launch_latency = j.at("launch_latency").get<double>();
+    c.transcendental_seconds = j.value("transcendental_seconds", 0.0);  // older files: none
+    if (j.contains("gemm_rates"))
+      c.gemm_rates = j.at("gemm_rates").get<std::vector<std::pair<double, double>>>();
     c.links_measured = j.at("links_measured").get<bool>();
     c.link_bandwidth = j.at("link_bandwidth").get<double>();
     c.link_latency = j.at("link_latency").get<double>();
@@ -264,6 +318,11 @@ MachineSpec calibrated_machine(const Calibration& c) {
     d.compute_efficiency = 1.0;
     d.memory_efficiency = 1.0;
     d.launch_latency = c.launch_latency;
+    // Measured on Unity's executor, which computes no gradient for the data (a first layer's
+    // backward is its weight gradient alone).
+    d.skips_data_gradients = true;
+    d.transcendental_seconds = c.transcendental_seconds;
+    d.gemm_rates = c.gemm_rates;
   }
   if (c.links_measured) {
     m.intra_island.name = "MPI (measured)";

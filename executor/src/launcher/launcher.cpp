@@ -206,6 +206,7 @@ std::vector<std::string> mpirun_command(const LaunchOptions& o, const std::strin
               fmt::format("{}", o.calibration_seconds), "--backend", o.backend, "--threads",
               std::to_string(o.threads), "--timeout", fmt::format("{}", o.timeout_seconds),
               "--events", "--result", (workdir / "result.json").string()});
+    if (o.calibration_quick) c.push_back("--calibration-quick");
     return c;
   }
   c.insert(c.end(), {worker, fs::absolute(o.plan).string(), "--backend", o.backend, "--iterations",

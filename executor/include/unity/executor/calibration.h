@@ -20,7 +20,7 @@ struct Calibration {
   std::string backend = "cpu";
   int ranks = 1;
   double gemm_flops = 0;       // FLOP/s of one rank running GEMMs of training-sized layers
-  double solo_gemm_flops = 0;  // the same with the other ranks idle
+  double solo_gemm_flops = 0;  // the same with the other ranks idle (quick: not measured, equal)
   // How much slower one rank computes when every rank computes at once (measured operator profiles,
   // taken by one process alone, are scaled by it).
   double slowdown() const {
@@ -28,6 +28,10 @@ struct Calibration {
   }
   double memory_bandwidth = 0;  // bytes/s of one rank streaming through memory
   double launch_latency = 0;    // seconds the executor spends per operator task beyond its kernel
+  double transcendental_seconds = 0;  // seconds per GELU value (an erf), in cache
+  // (FLOPs of one product, FLOP/s) of a training step's GEMMs at sizes from 0.26 to 134 MFLOP (537
+  // with the full measurement), ascending: DeviceSpec::gemm_rates.
+  std::vector<std::pair<double, double>> gemm_rates;
   bool links_measured = false;
   double link_bandwidth = 0;  // bytes/s between two ranks, as all-reduces see it
   double link_latency = 0;    // seconds per message step
@@ -36,6 +40,12 @@ struct Calibration {
 
 struct CalibrationOptions {
   double seconds = 0.25;  // per measurement (each repeats until this long, then takes the median)
+  // The quick probe cpu-local's first plan on a machine runs (use_cases/cpu_probe.h): the same
+  // measurements, less of them: GEMMs at five shapes, not six, with every rank at once and not
+  // also alone (slowdown() is then 1), and all-reduces at three sizes, not six. GEMMs, streaming
+  // and GELU are the median of 2 ms batches of each rank's thread CPU time, not of 20 ms batches
+  // of wall time (no more ranks than cores: time other processes hold the cores is left out).
+  bool quick = false;
 };
 
 // Collective: every rank calls it; every rank gets the same result (the slowest rank's figures).

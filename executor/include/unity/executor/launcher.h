@@ -42,6 +42,7 @@ struct LaunchOptions {
   // Instead of training: measure the machine (`unity calibrate`); the plan is not used.
   bool calibrate = false;
   double calibration_seconds = 0.25;
+  bool calibration_quick = false;  // CalibrationOptions::quick
 };
 
 struct LaunchResult {

@@ -17,6 +17,7 @@ struct CalibrateRequest {
   int ranks = 1;          // ranks measured at once (the rank count plans will use)
   double seconds = 0.25;  // per measurement
   std::string mpirun;     // more than one rank: the mpirun to use (empty: $UNITY_MPIRUN or PATH)
+  bool quick = false;     // executor::CalibrationOptions::quick (the probe of cpu_probe.h)
 };
 
 // Measures (one rank in this process, more through mpirun); throws RunError when a run fails.
@@ -30,23 +31,23 @@ MachineSpec calibrated_machine_of(const executor::Calibration& calibration);
 std::int64_t record_calibration(projects::Project& project, const MachineSpec& calibrated);
 
 // The machine a plan for `spec` with `selection` is made and costed on: with a project that holds
-// a calibrated cpu-local for the same number of ranks, that one (the latest recorded), else
-// load_machine(spec, selection). `calibrated` (if given) says which it was.
+// a calibrated cpu-local for the same number of ranks, that one (the latest recorded); else for
+// cpu-local this computer's probed figures (cpu_probe.h; the nominal ones with
+// UNITY_CPU_LOCAL=nominal); else load_machine(spec, selection). `calibrated` (if given) says
+// whether it was the project's. describe_cpu_figures says which figures a cpu-local carries.
 MachineSpec machine_for(const projects::Project* project, const std::string& spec,
                         const MachineSelection& selection, bool* calibrated = nullptr);
 
 // A plan's mapping costed on this computer's CPU ranks (one per device): on the project's
-// calibrated cpu-local and with its measured operator times where it has them, else on cpu-local's
-// nominal figures. 0 for a pipelined plan (its own timeline is what a run is compared with).
+// calibrated cpu-local and with its measured operator times where it has them, else on cpu-local
+// with this computer's probed figures (or the nominal ones, machine_for). 0 for a pipelined plan
+// (its own timeline is what a run is compared with).
 struct CpuPrediction {
   double ms = 0;
-  bool calibrated = false;   // the project's measured machine, not the nominal figures
+  bool calibrated = false;   // the project's measured machine
   std::size_t profiles = 0;  // measured operator times the project holds
+  std::string figures;       // describe_cpu_figures of the machine it was costed on
 };
 CpuPrediction predict_on_this_cpu(const Plan& plan, const projects::Project* project);
-
-// Whether a machine rests on nominal figures that nobody measured on this computer: cpu-local as
-// shipped (its per-core figures are a typical x86 core's, not this one's).
-bool is_uncalibrated_cpu(const MachineSpec& machine);
 
 }  // namespace unity::use_cases

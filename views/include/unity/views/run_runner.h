@@ -64,10 +64,12 @@ struct RunOutcome {
   std::shared_ptr<const executor::PipelineMeasurement> pipeline;
   // A profiled run: each operator's measured forward and backward time (the slowest rank's).
   std::vector<executor::OperatorProfile> profile;
-  // The CPU prediction rests on the project's calibrated machine (else cpu-local's nominal
-  // figures), and this many measured operator times were there to use.
+  // The CPU prediction rests on the project's calibrated machine (else cpu-local with this
+  // computer's probed figures, or the nominal ones), and this many measured operator times were
+  // there to use; cpuFigures says which figures (use_cases::describe_cpu_figures).
   bool cpuCalibrated = false;
   std::size_t cpuProfiles = 0;
+  QString cpuFigures;
 };
 
 class RunRunner : public QObject {

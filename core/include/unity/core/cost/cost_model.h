@@ -54,6 +54,9 @@ struct TaskWork {
   // fp8 peak; elsewhere the operator runs as in bf16.
   double fp8_flops = 0;
   double fp8_cast_bytes = 0;
+  // Values of a transcendental function the task evaluates (exp, tanh, erf), which cost
+  // DeviceSpec::transcendental_seconds each beside the task's memory traffic.
+  double transcendentals = 0;
   void add_gemm(double m, double n, double count, double flops) {
     if (gemm_count < static_cast<int>(gemms.size())) gemms[gemm_count++] = {m, n, count, flops};
   }
@@ -101,6 +104,10 @@ struct Transfer {
   double bytes = 0;
 };
 
+// The FLOP/s one product of `flops` reaches on `device`: interpolated on log FLOPs between its
+// measured gemm_rates (the end points' beyond them); without any, peak fp32 x compute_efficiency.
+double gemm_rate(const DeviceSpec& device, double flops);
+
 class CostModel {
  public:
   CostModel(const MachineSpec& machine, Optimizer optimizer = Optimizer::SGD,
@@ -115,6 +122,10 @@ class CostModel {
   bool counts_weight_updates() const { return counts_weight_updates_; }
 
   OpTimes task_times(const Graph& graph, NodeId node, const DeviceSpec& device) const;
+  // Backward work / forward work of a task: the task's own ratio, less the products of operands
+  // that need no gradient where the device skips them (DeviceSpec::skips_data_gradients).
+  static double backward_ratio(const Graph& graph, NodeId node, const TaskWork& w,
+                               const DeviceSpec& device);
   // Time to apply the optimizer to `bytes` of weights on one device (memory bound).
   double update_time(double weight_bytes, const DeviceSpec& device) const;
   // Point-to-point transfers that run at the same time: each destination receives its bytes over

@@ -39,6 +39,26 @@ struct DeviceSpec {
   // torch.compile's partitioner): an element-wise result read only by element-wise operators is not
   // kept.
   bool fused_elementwise = false;
+  // The backward pass of a product (Linear, MatMul, BatchMatMul, Conv2D) computes the gradient of
+  // each input only where that input needs one (needs_gradient): a first layer, which reads the
+  // data, computes its weight gradient alone, half a hidden layer's backward. Unity's executor
+  // does, and machines measured on it (cpu-local's probed and calibrated figures) say so. Off (the
+  // presets', which the published comparisons were made with), every product's backward costs two
+  // products.
+  bool skips_data_gradients = false;
+  // Seconds one core of the device spends on one value of a transcendental function (exp, tanh,
+  // erf: GELU, sigmoid, softmax, the loss's softmax, attention's scores), beside the element's
+  // memory traffic: a CPU evaluates them one element at a time in tens of cycles, so GELU over a
+  // small activation costs more than its bytes. Measured by cpu-local's probe and `unity
+  // calibrate`; 0 (the presets'): free, as on GPUs, whose special function units keep up with
+  // memory.
+  double transcendental_seconds = 0;
+  // Measured GEMM rates by size: (FLOPs of one product, FLOP/s reached), ascending. A product's
+  // rate is interpolated on log FLOPs between them (the end points' beyond), in place of peak x
+  // compute_efficiency: OpenBLAS reaches less on a transformer's 32 x 64 x 64 products than on
+  // a 64 x 784 x 512 layer. Measured by cpu-local's probe and `unity calibrate`; empty (the
+  // presets'): every product at peak x compute_efficiency.
+  std::vector<std::pair<double, double>> gemm_rates;
 
   // The peak for arithmetic in `dtype` (fp16 and bf16 fall back to the figures they share).
   double peak_flops(DataType dtype) const;

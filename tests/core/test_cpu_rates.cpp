@@ -1,0 +1,83 @@
+// Two device figures cpu-local's probe measures (DeviceSpec::gemm_rates and
+// transcendental_seconds), by hand on a device the test describes: a product runs at the rate
+// measured for its size, interpolated on log FLOPs; an element-wise operator with a
+// transcendental function pays for each value beside its bytes. Devices without them (every
+// preset) cost as before.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "../one_device_machine.h"
+#include "unity/core/cost/cost_model.h"
+#include "unity/core/errors.h"
+#include "unity/core/pcg/graph_builder.h"
+
+namespace unity {
+namespace {
+
+DeviceSpec cpu() {
+  DeviceSpec d;
+  d.name = "core";
+  d.kind = "cpu";
+  d.peak_flops_fp32 = d.peak_flops_fp16 = 20e9;
+  d.memory_bandwidth = 1e15;  // compute-bound: the FLOPs decide
+  d.memory_bytes = std::int64_t{1} << 30;
+  d.compute_efficiency = d.memory_efficiency = 1;
+  d.launch_latency = 0;
+  return d;
+}
+
+TEST(CpuRates, AProductRunsAtTheRateMeasuredForItsSize) {
+  DeviceSpec d = cpu();
+  d.gemm_rates = {{1e6, 10e9}, {1e8, 30e9}};
+  EXPECT_DOUBLE_EQ(gemm_rate(d, 1e5), 10e9);      // below the ladder: its first rate
+  EXPECT_DOUBLE_EQ(gemm_rate(d, 1e9), 30e9);      // above: its last
+  EXPECT_NEAR(gemm_rate(d, 1e7), 20e9, 1);        // halfway on log FLOPs
+  EXPECT_DOUBLE_EQ(gemm_rate(cpu(), 1e7), 20e9);  // none measured: the peak's
+
+  // A 32 x 64 -> 64 Linear: 262,144 FLOP in one product, at 10 GFLOP/s: 26.2144 us.
+  Graph g;
+  GraphBuilder b(g);
+  const NodeId fc = b.linear(b.input("x", {32, 64}), 64, "fc", /*bias=*/false).node;
+  const OpTimes t = CostModel(testing_machines::one_device_machine(d)).task_times(g, fc, d);
+  EXPECT_NEAR(t.forward, 262144.0 / 10e9, 1e-12);
+  const OpTimes peak =
+      CostModel(testing_machines::one_device_machine(cpu())).task_times(g, fc, cpu());
+  EXPECT_NEAR(peak.forward, 262144.0 / 20e9, 1e-12);
+}
+
+TEST(CpuRates, GeluPaysForEachTranscendentalValue) {
+  DeviceSpec d = cpu();
+  d.transcendental_seconds = 5e-9;
+  Graph g;
+  GraphBuilder b(g);
+  const TensorRef x = b.weight("x", {32, 256});
+  const NodeId gelu = b.op(OpType::Gelu, {}, {x}, "gelu").node;
+  const NodeId relu = b.op(OpType::Relu, {}, {x}, "relu").node;
+  const CostModel model(testing_machines::one_device_machine(d));
+  // 8,192 values at 5 ns: 40.96 us, beside 8,192 FLOP at 20 GFLOP/s (0.41 us).
+  EXPECT_NEAR(model.task_times(g, gelu, d).forward, 8192 * 5e-9 + 8192 / 20e9, 1e-12);
+  EXPECT_NEAR(model.task_times(g, relu, d).forward, 8192 / 20e9, 1e-12);
+  // Without the figure (every preset): the element-wise roofline alone.
+  EXPECT_NEAR(
+      CostModel(testing_machines::one_device_machine(cpu())).task_times(g, gelu, cpu()).forward,
+      8192 / 20e9, 1e-12);
+}
+
+TEST(CpuRates, MachineFilesKeepBothFigures) {
+  DeviceSpec d = cpu();
+  d.gemm_rates = {{1e6, 10e9}, {1e8, 30e9}};
+  d.transcendental_seconds = 5e-9;
+  MachineSpec m = testing_machines::one_device_machine(d);
+  m.intra_island = m.inter_island = m.inter_node = {"link", 1e9, 1e-6};
+  const DeviceSpec back = machine_from_json(machine_to_json(m)).device_types.at(0);
+  EXPECT_EQ(back.gemm_rates, d.gemm_rates);
+  EXPECT_DOUBLE_EQ(back.transcendental_seconds, 5e-9);
+  nlohmann::json j = machine_to_json(m);
+  j["device_types"][0]["gemm_rates"] = {{1e6, -1.0}};
+  EXPECT_THROW(machine_from_json(j), InputError);
+  EXPECT_TRUE(load_machine("cpu-local").device_types.at(0).gemm_rates.empty());
+}
+
+}  // namespace
+}  // namespace unity
