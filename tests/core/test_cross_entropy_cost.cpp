@@ -116,8 +116,8 @@ TEST(CrossEntropyCost, MegatronsHeadFeedsTheLossWithoutGatheringItsLogits) {
       vocab = serial.shape(n.inputs.at(0)).dims.back().size;
   ASSERT_GT(vocab, 0);
   for (const auto& [id, n] : tp.graph.nodes()) {
-    if (n.op.type == OpType::Combine)
-      EXPECT_NE(n.outputs.at(0).dims.back().size, vocab) << n.op.name << " gathers the logits";
+    if (n.op.type != OpType::Combine) continue;
+    EXPECT_NE(n.outputs.at(0).dims.back().size, vocab) << n.op.name << " gathers the logits";
   }
   bool applied = false;
   for (const auto& a : tp.applied) applied |= a.rule == "cross_entropy_vocab_parallel";
