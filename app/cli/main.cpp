@@ -7,9 +7,11 @@
 
 #include "commands.h"
 #include "unity/core/errors.h"
+#include "unity/executor/blas_core.h"
 #include "version_info.h"
 
 int main(int argc, char** argv) {
+  unity::executor::reexec_with_openblas_core(argv);
   CLI::App app{"Unity: joint algebraic and parallelisation optimisation of DNN training (OSDI'22)",
                "unity"};
   app.require_subcommand(1);

@@ -23,6 +23,7 @@
 #include "main_window.h"
 #include "unity/core/machine/machine_spec.h"
 #include "unity/core/pipeline/training_setup.h"
+#include "unity/executor/blas_core.h"
 #include "unity/views/explorer_document.h"
 
 namespace {
@@ -63,6 +64,7 @@ bool waitUntilSettled(const unity::explorer::MainWindow& window, int timeoutMs) 
 }  // namespace
 
 int main(int argc, char** argv) {
+  unity::executor::reexec_with_openblas_core(argv);
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("Unity"));
   QApplication::setApplicationName(QStringLiteral("unity-explorer"));

@@ -197,8 +197,11 @@ std::vector<std::string> mpirun_command(const LaunchOptions& o, const std::strin
     c.insert(c.end(), {"--mca", "btl_vader_single_copy_mechanism", "none"});
   for (const char* var : {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"})
     c.insert(c.end(), {"-x", fmt::format("{}={}", var, o.threads)});
+  // Ranks on other nodes get the kernels chosen here too (mpirun passes the variable on).
   if (const auto core = openblas_core_override())
     c.insert(c.end(), {"-x", "OPENBLAS_CORETYPE=" + *core});
+  else if (const char* set = std::getenv("OPENBLAS_CORETYPE"); set && *set)
+    c.insert(c.end(), {"-x", "OPENBLAS_CORETYPE"});
   c.insert(c.end(), o.mpirun_args.begin(), o.mpirun_args.end());
   if (o.calibrate) {
     c.insert(c.end(),

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include <unistd.h>
+
 extern "C" char* openblas_get_corename(void);
 
 namespace unity::executor {
@@ -36,6 +38,14 @@ std::optional<std::string> openblas_core_override() {
   if (__builtin_cpu_supports("avx")) return "Sandybridge";
 #endif
   return std::nullopt;
+}
+
+void reexec_with_openblas_core(char** argv) {
+  const auto core = openblas_core_override();
+  if (!core || setenv("OPENBLAS_CORETYPE", core->c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // Not executed again (no /proc): this process keeps OpenBLAS's choice; its children take the
+  // variable set above.
 }
 
 }  // namespace unity::executor
