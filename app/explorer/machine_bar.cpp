@@ -1,6 +1,7 @@
 #include "machine_bar.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -70,7 +71,13 @@ void MachineBar::showModel(const QString& spec) {
   updating_ = true;
   int i = model_->findData(spec);
   if (i < 0) {
-    model_->insertItem(model_->count() - 1, QFileInfo(spec).fileName(), spec);
+    // A Hugging Face config is named by its folder: every one is config.json.
+    const QFileInfo file(spec);
+    const QString label = file.fileName() == QLatin1String("config.json")
+                              ? file.dir().dirName() + QLatin1String("/config.json")
+                          : file.isDir() ? QDir(spec).dirName() + QLatin1Char('/')
+                                         : file.fileName();
+    model_->insertItem(model_->count() - 1, label, spec);
     model_->setItemData(model_->count() - 2, spec, Qt::ToolTipRole);
     i = model_->count() - 2;
   }
