@@ -38,7 +38,7 @@ TEST(HfConfigCli, ShowReadsTheFileOrItsFolder) {
 
 TEST(HfConfigCli, OptimizePlansASmallConfig) {
   auto r =
-      run_cli("optimize " + test_config("tiny-llama") + " --machine cpu-local --gpus 2 --json");
+      run_cli("optimize " + test_config("tiny-llama") + " --machine dgx-h100 --gpus 2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["model"], "tiny-llama");

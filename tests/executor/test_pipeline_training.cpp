@@ -140,7 +140,7 @@ TEST(PipelineTraining, OneFOneBOverTwoStagesAndTwoCopiesEqualsOneRank) {
   ASSERT_TRUE(run.pipeline.has_value());
   const PipelineMeasurement& m = *run.pipeline;
   EXPECT_EQ(m.compute_dtype, "float32");
-  EXPECT_EQ(m.plan_dtype, "float16");
+  EXPECT_EQ(m.plan_dtype, "float32");  // gpt-tiny is float16; a plan for CPU ranks is float32
   EXPECT_EQ(m.recompute, "full");
   ASSERT_EQ(m.stages.size(), 2u);
   // One box per forward and backward of every micro-batch on every stage.

@@ -136,7 +136,8 @@ bool better(const CandidateCost& a, const CandidateCost& b) { return a.key() < b
 class PlanSearch {
  public:
   PlanSearch(const Graph& model, const MachineSpec& machine, const OptimizeOptions& options)
-      : model_(model),
+      : cpu_model_(float32_for_cpu_ranks(model, machine)),
+        model_(cpu_model_ ? *cpu_model_ : model),
         machine_(machine),
         options_(options),
         optimizer_(resolved_optimizer(model, options)),
@@ -530,6 +531,19 @@ class PlanSearch {
     return best;
   }
 
+  // Unity's CPU backend computes every float tensor in float32: a half-precision model is planned
+  // for CPU ranks as it runs there, its memory, traffic and messages those of float32 tensors.
+  static std::optional<Graph> float32_for_cpu_ranks(const Graph& model,
+                                                    const MachineSpec& machine) {
+    if (size_of(compute_dtype(model)) >= 4 || has_fp8_gemms(model)) return std::nullopt;
+    for (const auto& d : machine.device_types)
+      if (d.kind != "cpu") return std::nullopt;
+    Graph g = model;
+    set_compute_dtype(g, DataType::Float32);
+    return g;
+  }
+
+  const std::optional<Graph> cpu_model_;
   const Graph& model_;
   const MachineSpec& machine_;
   const OptimizeOptions& options_;
