@@ -93,7 +93,7 @@ Derivation launch_spec_of(const Plan& plan) {
   s.dtype = dtype_name(plan.summary.dtype);
   s.optimizer = plan.summary.optimizer;
   s.iteration_ms = plan.summary.iteration_time_ms;
-  s.origin = plan.summary.origin;
+  s.origin = plan.summary.origin.empty() ? plan.summary.mode : plan.summary.origin;
   s.global_batch = plan.pcg.batch_size;
   if (const auto& p = plan.pipeline) {
     s.tp = p->tensor_parallel;

@@ -33,7 +33,9 @@ const Node* weight_input(const Graph& g, const Node& n, std::size_t slot) {
 
 }  // namespace
 
-std::optional<ModelShape> model_shape_of(const Graph& g, std::string* why) {
+namespace {
+
+std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
   const auto fail = [&](const std::string& reason) -> std::optional<ModelShape> {
     if (why) *why = reason;
     return std::nullopt;
@@ -84,6 +86,8 @@ std::optional<ModelShape> model_shape_of(const Graph& g, std::string* why) {
   s.seq = size_at(g, first.inputs[0], 1);
   s.heads = first.op.attrs.get_int("num_heads");
   s.kv_heads = first.op.attrs.get_int("num_kv_heads", s.heads);
+  if (s.heads <= 0 || s.kv_heads <= 0 || s.hidden <= 0 || s.seq <= 0)
+    return fail("its attention has no heads or no width");
   s.head_dim = first.op.attrs.get_int("head_dim", s.heads > 0 ? s.hidden / s.heads : 0);
   s.rotary = first.op.attrs.get_int("rotary", 0) != 0;
   for (const Node* a : attention) {
@@ -172,6 +176,18 @@ std::optional<ModelShape> model_shape_of(const Graph& g, std::string* why) {
   s.attention_bias = attention_biases == s.layers;
   s.tied = !tied_copies(g).empty();
   return s;
+}
+
+}  // namespace
+
+std::optional<ModelShape> model_shape_of(const Graph& g, std::string* why) {
+  // Called on every model optimize plans: a graph it cannot read is no decoder, never an error.
+  try {
+    return read_shape(g, why);
+  } catch (const std::exception& e) {
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
 }
 
 void add_hf_details(ModelShape& s, const hf::HfConfig& c) {
