@@ -15,5 +15,6 @@ void add_run_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_project_command(CLI::App& app);
 void add_rules_command(CLI::App& app);
+void add_export_command(CLI::App& app);
 
 }  // namespace unity::cli

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   unity::cli::add_calibrate_command(app);
   unity::cli::add_project_command(app);
   unity::cli::add_rules_command(app);
+  unity::cli::add_export_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

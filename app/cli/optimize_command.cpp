@@ -13,6 +13,7 @@
 #include "unity/core/plan/memory_verdict.h"
 #include "unity/core/plan/plan_optimizer.h"
 #include "unity/core/plan/search_mode.h"
+#include "unity/core/zoo/model_loader.h"
 #include "unity/use_cases/calibrate.h"
 #include "unity/use_cases/cpu_probe.h"
 #include "unity/use_cases/optimize_and_record.h"
@@ -61,9 +62,13 @@ void add_optimize_command(CLI::App& app) {
     if (opt->progress) options.observer = &progress;
     // --project: the model, machine, search steps and plan, in the project.
     use_cases::ProjectRecord recorded;
-    const Plan plan = project ? use_cases::optimize_and_record(*project, model, opt->model, machine,
-                                                               options, recorded)
-                              : optimize_plan(model, machine, options);
+    Plan plan = project ? use_cases::optimize_and_record(*project, model, opt->model, machine,
+                                                         options, recorded)
+                        : optimize_plan(model, machine, options);
+    // What only a Hugging Face config says (rope, q/k/v biases, ...), for `unity export`.
+    if (plan.summary.model_shape)
+      if (const auto config = hf_config_of(opt->model))
+        add_hf_details(*plan.summary.model_shape, *config);
     if (!opt->out.empty()) write_text_file_atomic(opt->out, plan_to_json(plan).dump(1) + "\n");
     const auto& s = plan.summary;
     if (opt->json) {

@@ -218,7 +218,7 @@ bool is_plan_json(const json& j) {
 }
 
 json summary_to_json(const PlanSummary& s) {
-  return {
+  json j = {
       {"model", s.model},
       {"machine", s.machine},
       {"devices", s.devices},
@@ -253,6 +253,8 @@ json summary_to_json(const PlanSummary& s) {
       {"zero_stage", s.zero_stage},
       {"model_flops_per_iteration", s.model_flops_per_iteration},
       {"tflops_per_device", s.tflops_per_device}};
+  if (s.model_shape) j["model_shape"] = model_shape_to_json(*s.model_shape);
+  return j;
 }
 
 json plan_to_json(const Plan& plan) {
@@ -316,6 +318,7 @@ Plan plan_from_json_fields(const json& j) {
   p.summary.model_flops_per_iteration = s.value("model_flops_per_iteration", 0.0);
   p.summary.tflops_per_device = s.value("tflops_per_device", 0.0);
   p.summary.origin = s.value("origin", "");
+  if (s.contains("model_shape")) p.summary.model_shape = model_shape_from_json(s["model_shape"]);
   if (s.contains("cost_sources") && s["cost_sources"].is_object()) {
     const json& c = s["cost_sources"];
     p.summary.measured_operators = json_integer_or(c, "measured", 0, "plan: summary.cost_sources");

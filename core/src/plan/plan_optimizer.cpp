@@ -207,6 +207,7 @@ class PlanSearch {
     s.searches = searches_;
 
     s.model = model_.name;
+    s.model_shape = model_shape_of(model_);
     s.machine = machine_.name;
     s.devices = machine_.num_devices();
     s.mode = mode;

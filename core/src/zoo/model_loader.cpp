@@ -37,6 +37,15 @@ Graph build_hf(const hf::HfConfig& config, std::int64_t batch, const zoo::Transf
 
 }  // namespace
 
+std::optional<hf::HfConfig> hf_config_of(const std::string& spec) {
+  namespace fs = std::filesystem;
+  const fs::path path(spec);
+  if (fs::is_directory(path)) return hf::read_hf_config(path);
+  if (path.extension() != ".json" || !fs::is_regular_file(path)) return std::nullopt;
+  if (!is_hf_json(read_json_file(path), path)) return std::nullopt;
+  return hf::read_hf_config(path);
+}
+
 Graph load_model(const std::string& spec, std::int64_t batch) {
   return load_model(spec, batch, {}, 1);
 }

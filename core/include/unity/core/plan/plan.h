@@ -11,6 +11,7 @@
 #include "unity/core/mapping/machine_mapping.h"
 #include "unity/core/pcg/graph.h"
 #include "unity/core/pipeline/pipeline_planner.h"
+#include "unity/core/plan/model_shape.h"
 #include "unity/core/search/substitution_search.h"
 
 namespace unity {
@@ -60,6 +61,9 @@ struct PlanSummary {
   int zero_stage = 0;
   double model_flops_per_iteration = 0;
   double tflops_per_device = 0;
+  // A decoder-only transformer's shape (model_shape.h), what `unity export` writes a launch from;
+  // none for other models and in plans written before it.
+  std::optional<ModelShape> model_shape;
 };
 
 struct Plan {

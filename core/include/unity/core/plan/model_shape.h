@@ -1,0 +1,61 @@
+#pragma once
+// The shape of a decoder-only transformer as a training framework's launch names it (layers,
+// hidden size, heads, KV heads, head size, FFN width, vocabulary, sequence, tied head) and the
+// family choices that tell one framework's model apart from another's (norm, gated MLP,
+// activation, biases, rotary or learned positions). Read off a serial PCG by its structure, not
+// by its names; `unity optimize` records it in the plan's summary ("model_shape"), where a plan
+// whose PCG the search rewrote can no longer show it, and adds what only a Hugging Face config
+// says (rope theta, q/k/v biases, q/k norms, sliding window).
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "unity/core/pcg/graph.h"
+
+namespace unity {
+
+namespace hf {
+struct HfConfig;
+}
+
+struct ModelShape {
+  std::int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
+  std::int64_t seq = 0;
+  std::int64_t positions = 0;      // rows of a learned position table (0: none)
+  bool tied = false;               // the head reads the token embedding's table
+  bool rotary = false;             // rotary position embeddings
+  bool rms_norm = false;           // RMSNorm (else LayerNorm with a bias)
+  bool gated_mlp = false;          // down(act(gate(h)) * up(h)) (else down(act(up(h))))
+  std::string activation;          // "gelu" or "silu"
+  bool mlp_bias = false;           // biases on the MLP's linear layers
+  bool attention_bias = false;     // a bias after the attention's output projection
+  bool parallel_residual = false;  // x + attn(norm(x)) + mlp(norm'(x)) (GPT-NeoX)
+  bool sandwich_norms = false;     // norms after the attention and the MLP too (Gemma 2, 3)
+  // What a Hugging Face config says beyond the graph (hf_config.h); empty where the model is not
+  // one.
+  std::string hf_architecture;  // "LlamaForCausalLM", ...
+  std::string hf_name;          // the config's folder, "Llama-3.1-8B"
+  double rope_theta = 0;        // 0: not given
+  std::string rope_scaling;     // "llama3", "yarn", ... ("": none)
+  bool qkv_bias = false;
+  bool qk_norm = false;
+  std::int64_t sliding_window = 0;
+  std::int64_t max_positions = 0;  // max_position_embeddings (0: not given)
+
+  std::int64_t kv_channels() const { return head_dim > 0 ? head_dim : hidden / heads; }
+};
+
+// The decoder `serial` is (its layers of causal self-attention with one MLP each, a token
+// embedding and a head over the vocabulary), or nullopt with `why` saying what it lacks.
+std::optional<ModelShape> model_shape_of(const Graph& serial, std::string* why = nullptr);
+
+// Adds what only the config holds (architecture, rope, q/k/v biases, q/k norms, window).
+void add_hf_details(ModelShape& shape, const hf::HfConfig& config);
+
+nlohmann::json model_shape_to_json(const ModelShape& shape);
+// Throws InputError naming the field.
+ModelShape model_shape_from_json(const nlohmann::json& j);
+
+}  // namespace unity

@@ -1,0 +1,185 @@
+// A DeepSpeed config JSON (keys: DeepSpeed's deepspeed/runtime constants, ZeRO and activation
+// checkpointing configs at 0.16.5-pre, 38327e07). With TP or PP > 1 the model parallelism is
+// Megatron-DeepSpeed's (flags: its megatron/arguments.py at f4157bea), so the file is a shell
+// script that writes the JSON and starts Megatron-DeepSpeed's pretrain_gpt.py with it.
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "unity/core/launch/launch_writers.h"
+
+namespace unity::launch {
+namespace {
+
+using nlohmann::json;
+
+bool model_parallel(const LaunchSpec& s) { return s.tp > 1 || s.pp > 1; }
+
+// The config, and each leaf key's dotted name.
+json deepspeed_config(const LaunchSpec& s, std::vector<std::pair<NameList, std::string>>& names) {
+  json j = json::object();
+  const auto set = [&](const std::string& section, const std::string& key, json value) {
+    if (section.empty()) {
+      j[key] = std::move(value);
+      names.emplace_back(NameList::DeepSpeed, key);
+    } else {
+      j[section][key] = std::move(value);
+      names.emplace_back(NameList::DeepSpeed, section + "." + key);
+    }
+  };
+  set("", "train_batch_size", s.global_batch);
+  set("", "train_micro_batch_size_per_gpu", s.micro_batch_size);
+  set("", "gradient_accumulation_steps", s.micro_batches);
+  if (s.dtype == "bf16") set("bf16", "enabled", true);
+  if (s.dtype == "fp16") set("fp16", "enabled", true);
+  set("zero_optimization", "stage", s.zero_stage);
+  if (s.zero_stage > 0) set("zero_optimization", "overlap_comm", s.overlap_grad_reduce);
+  if (s.recompute == Recompute::Full) {
+    set("activation_checkpointing", "partition_activations", false);
+    set("activation_checkpointing", "contiguous_memory_optimization", false);
+    set("activation_checkpointing", "number_checkpoints", s.model.layers);
+  }
+  return j;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
+  std::vector<std::string> out;
+  if (s.dtype == "fp8") out.push_back("DeepSpeed has no fp8 training (bf16, fp16 or fp32)");
+  if (s.pp > 1 && s.zero_stage >= 2)
+    out.push_back(fmt::format(
+        "DeepSpeed's pipeline engine refuses ZeRO-{} (ZeRO-2 and ZeRO-3 are incompatible with "
+        "pipeline parallelism)",
+        s.zero_stage));
+  if (s.interleave > 1)
+    out.push_back("DeepSpeed's pipeline engine has no interleaved schedule (virtual stages)");
+  const std::vector<int> stages = s.stage_layers();
+  if (s.pp > 1 &&
+      std::adjacent_find(stages.begin(), stages.end(), std::not_equal_to<>()) != stages.end())
+    out.push_back(fmt::format(
+        "DeepSpeed's pipeline gives every stage as many layers; the plan's stages hold [{}]",
+        fmt::join(stages, ", ")));
+  if (s.global_batch != s.micro_batch_size * s.dp * s.micro_batches)
+    out.push_back(fmt::format(
+        "train_batch_size = micro-batch x gradient accumulation x DP: {} != {} x {} x {}",
+        s.global_batch, s.micro_batch_size, s.micro_batches, s.dp));
+  if (!model_parallel(s)) {
+    if (s.recompute == Recompute::Selective)
+      out.push_back(
+          "DeepSpeed's activation checkpointing recomputes whole layers, not the "
+          "attention alone (selective recomputation is Megatron's)");
+    return out;
+  }
+  // Megatron-DeepSpeed's model.
+  const ModelShape& m = s.model;
+  if (s.tp_comm_overlap)
+    out.push_back("Megatron-DeepSpeed has no tensor-parallel communication overlap");
+  if (m.parallel_residual || m.sandwich_norms || m.qk_norm || m.qkv_bias)
+    out.push_back(
+        "Megatron-DeepSpeed's GPT has no parallel residual, extra norms or q/k/v "
+        "biases");
+  if (m.gated_mlp != (m.activation == "silu"))
+    out.push_back(fmt::format("Megatron-DeepSpeed's MLP is GELU or SwiGLU, not a {} {} MLP",
+                              m.gated_mlp ? "gated" : "plain", m.activation));
+  if (!m.rope_scaling.empty())
+    out.push_back(fmt::format("Megatron-DeepSpeed has no rope scaling ('{}')", m.rope_scaling));
+  if (m.sliding_window > 0 && m.sliding_window < m.seq)
+    out.push_back("Megatron-DeepSpeed has no sliding-window attention");
+  if (m.heads % s.tp != 0 || m.kv_heads % s.tp != 0)
+    out.push_back(fmt::format("TP {} does not divide the {} heads and {} KV heads", s.tp, m.heads,
+                              m.kv_heads));
+  return out;
+}
+
+}  // namespace detail
+
+LaunchFile write_deepspeed(const LaunchSpec& s) {
+  LaunchFile f;
+  const json config = deepspeed_config(s, f.names);
+  const std::string header =
+      fmt::format("Unity's plan for {} on {} ({} GPUs): {}; predicted {:.1f} ms per iteration ({})",
+                  s.model_name, s.machine, s.devices, s.describe(), s.iteration_ms, s.origin);
+  if (!model_parallel(s)) {
+    // JSON has no comments: the plan is said beside it (the CLI prints the notes).
+    f.notes.push_back("DeepSpeed config of " + header);
+    f.text = config.dump(2) + "\n";
+    return f;
+  }
+  const ModelShape& m = s.model;
+  detail::ArgList args{NameList::MegatronDeepSpeed, {}, {}};
+  const auto num = [](auto v) { return fmt::format("{}", v); };
+  args.add("--num-layers", num(m.layers));
+  args.add("--hidden-size", num(m.hidden));
+  args.add("--num-attention-heads", num(m.heads));
+  if (m.kv_heads != m.heads) args.add("--num-key-value-heads", num(m.kv_heads));
+  if (m.kv_channels() * m.heads != m.hidden) args.add("--kv-channels", num(m.kv_channels()));
+  args.add("--ffn-hidden-size", num(m.ffn));
+  args.add("--seq-length", num(m.seq));
+  args.add("--max-position-embeddings",
+           num(m.positions > 0 ? m.positions : std::max(m.max_positions, m.seq)));
+  if (m.rotary) {
+    args.add("--use-rotary-position-embeddings");
+    args.add("--no-position-embedding");
+    if (m.rope_theta > 0)
+      args.add("--rotary-position-embeddings-theta", num(static_cast<std::int64_t>(m.rope_theta)));
+  }
+  args.add("--normalization", m.rms_norm ? "rmsnorm" : "layernorm");
+  if (m.gated_mlp) args.add("--swiglu");
+  if (!m.mlp_bias) args.add("--disable-bias-linear");
+  if (!m.tied) args.add("--untie-embeddings-and-output-weights");
+  args.add("--make-vocab-size-divisible-by", num(detail::vocab_divisor(m.vocab, s.tp)));
+  args.add("--attention-dropout", "0.0");
+  args.add("--hidden-dropout", "0.0");
+  args.add("--tensor-model-parallel-size", num(s.tp));
+  args.add("--pipeline-model-parallel-size", num(s.pp));
+  if (s.pp == 1) args.add("--no-pipeline-parallel");
+  if (s.sequence_parallel && s.tp > 1) args.add("--sequence-parallel");
+  args.add("--micro-batch-size", num(s.micro_batch_size));
+  args.add("--global-batch-size", num(s.global_batch));
+  if (s.recompute == Recompute::Full) {
+    args.add("--checkpoint-activations");
+    args.add("--deepspeed-activation-checkpointing");
+  } else if (s.recompute == Recompute::Selective) {
+    args.add("--recompute-granularity", "selective");
+  }
+  if (s.dtype == "bf16") args.add("--bf16");
+  if (s.dtype == "fp16") args.add("--fp16");
+  args.add("--optimizer", s.optimizer == "adam" ? "adam" : "sgd");
+  args.add("--deepspeed");
+  args.add("--deepspeed_config", "\"${DS_CONFIG:-ds_config.json}\"");
+  args.add("--zero-stage", num(s.zero_stage));
+  args.add("--data-path", "\"${DATA_PATH}\"");
+  if (!m.hf_architecture.empty()) {
+    args.add("--tokenizer-type", "HFTokenizer");
+    args.add("--tokenizer-model", "\"${TOKENIZER_MODEL}\"");
+  } else {
+    args.add("--tokenizer-type", "GPT2BPETokenizer");
+    args.add("--vocab-file", "\"${VOCAB_FILE}\"");
+    args.add("--merge-file", "\"${MERGE_FILE}\"");
+  }
+  args.add("--train-iters", "\"${TRAIN_ITERS:-1000}\"");
+  args.add("--lr", "\"${LR:-3.0e-4}\"");
+  f.text = fmt::format(
+      "#!/usr/bin/env bash\n"
+      "# Megatron-DeepSpeed launch of {}\n"
+      "# Config keys from DeepSpeed 0.16.5-pre (38327e07), flags from Megatron-DeepSpeed "
+      "(f4157bea).\n"
+      "# Set DATA_PATH and the tokenizer's files, then run this from Megatron-DeepSpeed's "
+      "folder on every node.\n"
+      "set -euo pipefail\n"
+      "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+      "DS_CONFIG=\"${{DS_CONFIG:-ds_config.json}}\"\n"
+      "cat > \"$DS_CONFIG\" <<'JSON'\n{}\nJSON\n\nARGS=(\n",
+      header, config.dump(2));
+  for (const auto& line : args.lines) f.text += "  " + line + "\n";
+  f.text += ")\n\n" + detail::torchrun_lines(s, "pretrain_gpt.py", {"ARGS"});
+  f.names.insert(f.names.end(), args.names.begin(), args.names.end());
+  return f;
+}
+
+}  // namespace unity::launch

@@ -1,0 +1,157 @@
+// The export use case (export_launch.h): derive the launch, check the framework can run it,
+// write it; with --nearest, re-plan the layouts nearest the plan with Megatron-LM's expert mode
+// until one the framework can run turns up.
+#include "unity/core/launch/export_launch.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+#include "unity/core/pcg/compute_dtype.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "zoo/zoo_models.h"
+
+namespace unity::launch {
+namespace {
+
+std::string reasons_text(const std::vector<std::string>& reasons) {
+  return fmt::format("{}", fmt::join(reasons, "; "));
+}
+
+// The layouts to try, nearest first: the plan's own knobs, then with what the framework cannot
+// run changed, then its TP and PP alone (interleaving searched, then none), then Megatron-LM's
+// best layout of the model.
+std::vector<LayoutRequest> nearby_layouts(const Plan& plan, Framework framework) {
+  LayoutRequest own;
+  if (const auto& p = plan.pipeline) {
+    own.tensor_parallel = p->tensor_parallel;
+    own.pipeline_stages = p->pipeline_stages;
+    own.micro_batches = p->micro_batches;
+    own.interleave = p->interleave;
+    own.recompute = p->recompute;
+    own.zero_stage = p->zero_stage;
+    own.sequence_parallel = p->sequence_parallel;
+    own.overlap_grad_reduce = p->overlap_grad_reduce;
+    own.tp_comm_overlap = p->tp_comm_overlap;
+    own.device_order = p->device_order;
+  }
+  // What each framework's limits change in a request (Megatron-LM: as many virtual stages as
+  // divide each stage's layers; DeepSpeed: no interleaving, ZeRO-1 at most with stages, no TP
+  // overlap).
+  const auto shape = plan_model_shape(plan);
+  const auto fit = [&](LayoutRequest r) {
+    if (framework == Framework::Megatron && shape && r.interleave > 1 && r.pipeline_stages > 0) {
+      const std::int64_t per_stage =
+          shape->layers % r.pipeline_stages == 0 ? shape->layers / r.pipeline_stages : 1;
+      while (r.interleave > 1 && per_stage % r.interleave != 0) --r.interleave;
+    }
+    if (framework == Framework::DeepSpeed) {
+      r.interleave = 1;
+      if (r.pipeline_stages != 1 && r.zero_stage > 1) r.zero_stage = 1;
+      r.tp_comm_overlap = false;
+    }
+    return r;
+  };
+  LayoutRequest grid;
+  grid.tensor_parallel = own.tensor_parallel;
+  grid.pipeline_stages = own.pipeline_stages;
+  LayoutRequest plain = grid;  // the grid without interleaving, which every framework runs
+  plain.interleave = plain.pipeline_stages > 0 ? 1 : 0;
+  std::vector<LayoutRequest> out{own, fit(own), fit(grid), plain, fit(LayoutRequest{})};
+  // Expert mode needs a layout to lay out; an empty request is its own search over them.
+  std::vector<LayoutRequest> unique;
+  for (const auto& r : out)
+    if (std::none_of(unique.begin(), unique.end(),
+                     [&](const LayoutRequest& u) { return u.describe() == r.describe(); }))
+      unique.push_back(r);
+  return unique;
+}
+
+}  // namespace
+
+std::optional<Graph> serial_model_of(const Plan& plan) {
+  if (plan.pipeline) return plan.pcg;
+  const auto& shape = plan.summary.model_shape;
+  if (!shape || plan.pcg.batch_size <= 0) return std::nullopt;
+  const ModelShape& m = *shape;
+  zoo::TransformerSizes z{m.layers, m.hidden, m.heads, m.kv_heads, m.ffn, m.seq, m.vocab};
+  z.head_dim = m.head_dim * m.heads == m.hidden ? 0 : m.head_dim;
+  z.tied = m.tied;
+  z.positions = m.positions;
+  z.attention_bias = m.attention_bias;
+  z.layer_norm = !m.rms_norm;
+  z.gated_mlp = m.gated_mlp;
+  z.gelu = m.activation == "gelu";
+  z.mlp_bias = m.mlp_bias;
+  z.parallel_residual = m.parallel_residual;
+  z.sandwich_norms = m.sandwich_norms;
+  Graph g;
+  g.name = plan.summary.model;
+  g.batch_size = plan.pcg.batch_size;
+  GraphBuilder b(g);
+  if (m.positions > 0)
+    zoo::detail::build_gpt(b, g.batch_size, z);
+  else
+    zoo::detail::build_llama(b, g.batch_size, z, DataType::Float32);
+  set_compute_dtype(g, compute_dtype(plan.pcg));
+  if (has_fp8_gemms(plan.pcg)) set_fp8_gemms(g);
+  return g;
+}
+
+ExportResult export_launch(const Plan& plan, const ExportRequest& request) {
+  const Framework framework = request.framework;
+  Derivation d = launch_spec_of(plan);
+  std::vector<std::string> refused = d.inexpressible;
+  if (d.spec) refused = cannot_run(*d.spec, framework);
+  if (refused.empty()) {
+    ExportResult out;
+    out.file = write_launch(*d.spec, framework);
+    out.spec = std::move(*d.spec);
+    return out;
+  }
+  const std::string what =
+      fmt::format("{} cannot run this plan: {}", display_name(framework), reasons_text(refused));
+  if (!request.nearest)
+    throw InputError(what +
+                     " (nothing written; --nearest looks for the nearest layout it can run)");
+  const auto serial = serial_model_of(plan);
+  if (!serial || !plan_model_shape(plan))
+    throw InputError(what +
+                     " (nothing written; --nearest has no layout to offer: the model is "
+                     "not a decoder-only transformer)");
+  std::vector<std::string> tried;
+  for (const LayoutRequest& layout : nearby_layouts(plan, framework)) {
+    OptimizeOptions options;
+    options.mode = "expert";
+    options.optimizer = plan.summary.optimizer;
+    options.layout = layout;
+    Plan nearest;
+    try {
+      nearest = optimize_plan(*serial, plan.machine, options);
+    } catch (const InputError& e) {
+      tried.push_back(
+          fmt::format("{}: {}", layout.empty() ? "expert" : layout.describe(), e.what()));
+      continue;
+    }
+    nearest.summary.model_shape = plan_model_shape(plan);
+    Derivation nd = launch_spec_of(nearest);
+    std::vector<std::string> why = nd.inexpressible;
+    if (nd.spec) why = cannot_run(*nd.spec, framework);
+    if (!why.empty()) {
+      tried.push_back(
+          fmt::format("{}: {}", layout.empty() ? "expert" : layout.describe(), reasons_text(why)));
+      continue;
+    }
+    ExportResult out;
+    out.file = write_launch(*nd.spec, framework);
+    out.spec = std::move(*nd.spec);
+    out.refused = std::move(refused);
+    out.nearest = std::move(nearest);
+    return out;
+  }
+  throw InputError(fmt::format("{} (nothing written; no nearby layout runs either: {})", what,
+                               reasons_text(tried)));
+}
+
+}  // namespace unity::launch

@@ -1,0 +1,214 @@
+// Megatron-LM's pretrain_gpt.py as a shell script (flag names: Megatron-LM core_v0.15.0's
+// megatron/training/arguments.py), and the layout rules its argument checks and model builders
+// enforce (validate_args, ColumnParallelLinear's divisions), checked before anything is written.
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "unity/core/launch/launch_writers.h"
+
+namespace unity::launch {
+namespace {
+
+// Megatron-LM's ranks in order tp-dp-pp; Unity's other order is its --use-tp-pp-dp-mapping.
+std::string order_name(DeviceOrder o) {
+  return o == DeviceOrder::PipelineOutermost ? "tp-dp-pp" : "tp-pp-dp";
+}
+
+}  // namespace
+
+std::vector<std::string> megatron_layout_violations(const LaunchSpec& s) {
+  std::vector<std::string> out;
+  const ModelShape& m = s.model;
+  if (m.heads % s.tp != 0)
+    out.push_back(
+        fmt::format("rule 'TP divides the attention heads': {} heads on TP {}", m.heads, s.tp));
+  if (m.kv_heads % s.tp != 0)
+    out.push_back(fmt::format("rule 'TP divides the KV heads (query groups)': {} KV heads on TP {}",
+                              m.kv_heads, s.tp));
+  if (m.ffn % s.tp != 0)
+    out.push_back(fmt::format("rule 'TP divides the FFN width': {} on TP {}", m.ffn, s.tp));
+  const std::vector<int> stages = s.stage_layers();
+  if (s.interleave > 1) {
+    if (s.pp < 2)
+      out.push_back(
+          fmt::format("rule 'virtual stages need PP > 1': v{} on PP {}", s.interleave, s.pp));
+    if (std::adjacent_find(s.chunk_layers.begin(), s.chunk_layers.end(), std::not_equal_to<>()) !=
+            s.chunk_layers.end() ||
+        stages.front() % s.interleave != 0)
+      out.push_back(fmt::format(
+          "rule 'virtual stages divide the layers per stage': stages of [{}] layers in {} "
+          "virtual stages each (chunks of [{}])",
+          fmt::join(stages, ", "), s.interleave, fmt::join(s.chunk_layers, ", ")));
+  } else if (s.pp > 2 && std::adjacent_find(stages.begin() + 1, stages.end() - 1,
+                                            std::not_equal_to<>()) != stages.end() - 1) {
+    out.push_back(fmt::format(
+        "rule 'PP cuts the layers evenly, only the first and last stage may hold fewer': stages "
+        "of [{}] layers",
+        fmt::join(stages, ", ")));
+  }
+  if (s.global_batch != s.micro_batch_size * s.dp * s.micro_batches)
+    out.push_back(
+        fmt::format("rule 'global batch = micro-batch x DP x accumulation': {} != {} x {} x {}",
+                    s.global_batch, s.micro_batch_size, s.dp, s.micro_batches));
+  if (s.tp_comm_overlap && !s.sequence_parallel)
+    out.push_back("rule 'TP communication overlap needs sequence parallelism'");
+  return out;
+}
+
+namespace detail {
+
+std::vector<std::string> megatron_cannot_run(const LaunchSpec& s) {
+  std::vector<std::string> out;
+  const ModelShape& m = s.model;
+  if (m.parallel_residual)
+    out.push_back("pretrain_gpt.py's layers have no parallel residual (GPT-NeoX's)");
+  if (m.sandwich_norms)
+    out.push_back(
+        "pretrain_gpt.py's layers have no norms after the attention and the MLP "
+        "(Gemma's)");
+  if (m.gated_mlp && m.activation != "silu")
+    out.push_back(fmt::format("pretrain_gpt.py gates its MLP with SiLU only (--swiglu), not {}",
+                              m.activation));
+  if (!m.gated_mlp && m.activation != "gelu")
+    out.push_back(fmt::format("pretrain_gpt.py's plain MLP is GELU's, not {}", m.activation));
+  if (m.attention_bias && !m.mlp_bias)
+    out.push_back(
+        "Megatron-LM biases every linear layer or none (--disable-bias-linear), not "
+        "the attention's alone");
+  if (!m.rope_scaling.empty() && m.rope_scaling != "llama3")
+    out.push_back(fmt::format("rope scaling '{}' (Megatron-LM's --use-rope-scaling is Llama 3's)",
+                              m.rope_scaling));
+  if (m.sliding_window > 0 && m.sliding_window < m.seq)
+    out.push_back(
+        fmt::format("sliding-window attention ({} tokens) that Unity's plan costs as "
+                    "full attention",
+                    m.sliding_window));
+  for (auto& v : megatron_layout_violations(s)) out.push_back(std::move(v));
+  return out;
+}
+
+}  // namespace detail
+
+LaunchFile write_megatron(const LaunchSpec& s) {
+  using detail::ArgList;
+  const ModelShape& m = s.model;
+  ArgList model{NameList::Megatron, {}, {}}, parallel{NameList::Megatron, {}, {}},
+      batch{NameList::Megatron, {}, {}}, recompute{NameList::Megatron, {}, {}},
+      precision{NameList::Megatron, {}, {}}, data{NameList::Megatron, {}, {}};
+  const auto num = [](auto v) { return fmt::format("{}", v); };
+  model.add("--num-layers", num(m.layers));
+  model.add("--hidden-size", num(m.hidden));
+  model.add("--num-attention-heads", num(m.heads));
+  if (m.kv_heads != m.heads) {
+    model.add("--group-query-attention");
+    model.add("--num-query-groups", num(m.kv_heads));
+  }
+  if (m.kv_channels() * m.heads != m.hidden) model.add("--kv-channels", num(m.kv_channels()));
+  model.add("--ffn-hidden-size", num(m.ffn));
+  model.add("--seq-length", num(m.seq));
+  model.add("--max-position-embeddings",
+            num(m.positions > 0 ? m.positions : std::max(m.max_positions, m.seq)));
+  if (m.rotary) {
+    model.add("--position-embedding-type", "rope");
+    if (m.rope_theta > 0) model.add("--rotary-base", num(static_cast<std::int64_t>(m.rope_theta)));
+    if (m.rope_scaling == "llama3") model.add("--use-rope-scaling");
+  } else {
+    model.add("--position-embedding-type", "learned_absolute");
+  }
+  model.add("--normalization", m.rms_norm ? "RMSNorm" : "LayerNorm");
+  if (m.gated_mlp) model.add("--swiglu");
+  if (!m.mlp_bias) model.add("--disable-bias-linear");
+  if (m.qkv_bias) model.add("--add-qkv-bias");
+  if (m.qk_norm) model.add("--qk-layernorm");
+  if (!m.tied) model.add("--untie-embeddings-and-output-weights");
+  model.add("--make-vocab-size-divisible-by", num(detail::vocab_divisor(m.vocab, s.tp)));
+  model.add("--attention-dropout", "0.0");
+  model.add("--hidden-dropout", "0.0");
+
+  parallel.add("--tensor-model-parallel-size", num(s.tp));
+  parallel.add("--pipeline-model-parallel-size", num(s.pp));
+  const std::vector<int> stages = s.stage_layers();
+  if (s.interleave > 1) {
+    parallel.add("--num-layers-per-virtual-pipeline-stage", num(s.chunk_layers.front()));
+  } else if (s.pp > 1 && (stages.front() != stages[1] || stages.back() != stages[1])) {
+    parallel.add("--decoder-first-pipeline-num-layers", num(stages.front()));
+    parallel.add("--decoder-last-pipeline-num-layers", num(stages.back()));
+  }
+  if (s.sequence_parallel && s.tp > 1) parallel.add("--sequence-parallel");
+  if (s.tp_comm_overlap) parallel.add("--tp-comm-overlap");
+  if (s.device_order == DeviceOrder::DataParallelOutermost) parallel.add("--use-tp-pp-dp-mapping");
+  if (s.zero_stage == 1) {
+    parallel.add("--use-distributed-optimizer");
+  } else if (s.zero_stage >= 2) {
+    parallel.add("--use-megatron-fsdp");
+    parallel.add("--data-parallel-sharding-strategy",
+                 s.zero_stage == 2 ? "optim_grads" : "optim_grads_params");
+    parallel.add("--ckpt-format", "fsdp_dtensor");
+  }
+  if (s.overlap_grad_reduce && s.dp > 1) {
+    parallel.add("--overlap-grad-reduce");
+    if (s.zero_stage >= 1) parallel.add("--overlap-param-gather");
+  }
+
+  batch.add("--micro-batch-size", num(s.micro_batch_size));
+  batch.add("--global-batch-size", num(s.global_batch));
+
+  if (s.recompute == Recompute::Full) {
+    recompute.add("--recompute-granularity", "full");
+    recompute.add("--recompute-method", "uniform");
+    recompute.add("--recompute-num-layers", "1");
+  } else if (s.recompute == Recompute::Selective) {
+    recompute.add("--recompute-granularity", "selective");
+  }
+
+  if (s.dtype == "bf16" || s.dtype == "fp8") precision.add("--bf16");
+  if (s.dtype == "fp16") precision.add("--fp16");
+  if (s.dtype == "fp8") precision.add("--fp8-format", "hybrid");
+
+  data.add("--data-path", "\"${DATA_PATH}\"");
+  if (!m.hf_architecture.empty()) {
+    data.add("--tokenizer-type", "HuggingFaceTokenizer");
+    data.add("--tokenizer-model", "\"${TOKENIZER_MODEL}\"");
+  } else {
+    data.add("--tokenizer-type", "GPT2BPETokenizer");
+    data.add("--vocab-file", "\"${VOCAB_FILE}\"");
+    data.add("--merge-file", "\"${MERGE_FILE}\"");
+  }
+  data.add("--optimizer", s.optimizer == "adam" ? "adam" : "sgd");
+  data.add("--train-iters", "\"${TRAIN_ITERS:-1000}\"");
+  data.add("--lr", "\"${LR:-3.0e-4}\"");
+
+  LaunchFile f;
+  f.text = fmt::format(
+      "#!/usr/bin/env bash\n"
+      "# Megatron-LM launch of Unity's plan for {} on {} ({} GPUs, ranks {}):\n"
+      "#   {}\n"
+      "#   predicted {:.1f} ms per iteration ({})\n"
+      "# Flag names from Megatron-LM core_v0.15.0. Set DATA_PATH and the tokenizer's files ({}),\n"
+      "# then run this from Megatron-LM's folder on every node.\n"
+      "set -euo pipefail\n"
+      "export CUDA_DEVICE_MAX_CONNECTIONS=1\n",
+      s.model_name, s.machine, s.devices, order_name(s.device_order), s.describe(), s.iteration_ms,
+      s.origin, m.hf_architecture.empty() ? "VOCAB_FILE, MERGE_FILE" : "TOKENIZER_MODEL");
+  if (s.model.vocab % (detail::vocab_divisor(m.vocab, s.tp) * s.tp) != 0)
+    f.notes.push_back(
+        fmt::format("Megatron-LM pads the vocabulary to a multiple of TP {}: {} rows become more",
+                    s.tp, m.vocab));
+  const std::pair<const char*, const ArgList*> arrays[] = {
+      {"MODEL_ARGS", &model},         {"PARALLEL_ARGS", &parallel},   {"BATCH_ARGS", &batch},
+      {"RECOMPUTE_ARGS", &recompute}, {"PRECISION_ARGS", &precision}, {"TRAINING_ARGS", &data}};
+  std::vector<std::string> used;
+  for (const auto& [name, args] : arrays) {
+    f.text += fmt::format("\n{}=(\n", name);
+    for (const auto& line : args->lines) f.text += "  " + line + "\n";
+    f.text += ")\n";
+    f.names.insert(f.names.end(), args->names.begin(), args->names.end());
+    used.push_back(name);
+  }
+  f.text += "\n" + detail::torchrun_lines(s, "pretrain_gpt.py", used);
+  return f;
+}
+
+}  // namespace unity::launch

@@ -1,0 +1,371 @@
+// Launch files from plans (core/src/launch): Megatron-LM's Table 1 layouts export to the published
+// runs' flags, a small plan's torchtitan TOML and DeepSpeed config are what the plan says field by
+// field, every name written is its framework's, Megatron-LM's layout rules are named when broken,
+// and what no framework runs is refused (or, with nearest, replaced by the nearest layout).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "../megatron_table1.h"
+#include "launch_test_helpers.h"
+#include "unity/core/errors.h"
+#include "unity/core/launch/export_launch.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/zoo/transformer_models.h"
+
+using namespace unity;
+using namespace unity::launch;
+using launch_test::expect_known_names;
+using launch_test::script_args;
+using launch_test::toml_keys;
+
+namespace {
+
+// torchtitan's llama3 "debugmodel" flavor: dim 256, 6 layers, 16 heads, FFN 768, vocabulary 2048.
+Graph debug_llama(std::int64_t batch, std::int64_t seq = 128) {
+  return zoo::build_llama(batch, {6, 256, 16, 16, 768, seq, 2048}, DataType::BFloat16);
+}
+
+// Megatron-LM's layout with these fixed (0: searched).
+LayoutRequest grid(int tp, int pp, int micro_batches = 0, int interleave = 0) {
+  LayoutRequest r;
+  r.tensor_parallel = tp;
+  r.pipeline_stages = pp;
+  r.micro_batches = micro_batches;
+  r.interleave = interleave;
+  return r;
+}
+
+Plan expert_plan(const Graph& model, int gpus, LayoutRequest layout) {
+  OptimizeOptions o;
+  o.mode = "expert";
+  o.layout = layout;
+  return optimize_plan(model, load_machine("dgx-a100", {0, gpus}), o);
+}
+
+// Through the plan file, as `unity export` reads it.
+Plan round_trip(const Plan& p) { return plan_from_json(plan_to_json(p)); }
+
+LaunchFile exported(const Plan& p, Framework f) {
+  return export_launch(round_trip(p), {f, false}).file;
+}
+
+using Row = megatron::Table1Row;
+class Table1Export : public ::testing::TestWithParam<Row> {};
+
+std::string row_name(const ::testing::TestParamInfo<Row>& info) {
+  std::string n = info.param.model;
+  for (char& c : n)
+    if (c == '-' || c == '.') c = '_';
+  return n;
+}
+
+}  // namespace
+
+// Each published run's layout (--mode expert --tp t --pp p, as test_megatron_table1 plans it)
+// becomes pretrain_gpt.py flags with the run's TP, PP, global batch and full recomputation
+// (the SC'21 runs recompute every layer), in fp16, with the model's shape. Where the expert mode
+// chose virtual stages Megatron-LM cannot make (chunks of unequal layers: 80 layers on 8 stages
+// in 4 chunks each), the export names the rule, and --nearest writes the same run with as many
+// virtual stages as divide each stage's layers.
+TEST_P(Table1Export, MegatronFlagsAreThePublishedRun) {
+  const Row& row = GetParam();
+  const Graph model = load_model_for_devices(row.model, row.gpus, row.batch);
+  const Plan plan =
+      optimize_plan(model, load_machine("selene", {0, row.gpus}), megatron::layout_of(row));
+  ASSERT_TRUE(plan.pipeline);
+  ExportResult r;
+  try {
+    r = export_launch(round_trip(plan), {Framework::Megatron, false});
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rule 'virtual stages divide the layers per stage'"),
+              std::string::npos)
+        << e.what();
+    r = export_launch(round_trip(plan), {Framework::Megatron, true});
+    ASSERT_TRUE(r.nearest);
+    EXPECT_LT(r.spec.interleave, plan.pipeline->interleave);
+  }
+  const LaunchFile& f = r.file;
+  expect_known_names(f);
+  auto args = script_args(f.text);
+  EXPECT_EQ(args["--tensor-model-parallel-size"], std::to_string(row.tp));
+  EXPECT_EQ(args["--pipeline-model-parallel-size"], std::to_string(row.pp));
+  EXPECT_EQ(args["--global-batch-size"], std::to_string(row.batch));
+  EXPECT_EQ(args["--recompute-granularity"], "full");
+  EXPECT_EQ(args["--recompute-method"], "uniform");
+  EXPECT_EQ(args["--recompute-num-layers"], "1");
+  EXPECT_TRUE(args.count("--fp16"));
+  EXPECT_FALSE(args.count("--bf16"));
+  // The interleaved schedule where the layout uses one, its chunks as Megatron-LM sizes them.
+  const LaunchSpec& spec = r.spec;
+  const ModelShape& m = *plan.summary.model_shape;
+  if (spec.interleave > 1)
+    EXPECT_EQ(args["--num-layers-per-virtual-pipeline-stage"],
+              std::to_string(m.layers / (row.pp * spec.interleave)));
+  else
+    EXPECT_FALSE(args.count("--num-layers-per-virtual-pipeline-stage"));
+  EXPECT_EQ(args["--micro-batch-size"], std::to_string(spec.micro_batch_size));
+  EXPECT_EQ(spec.micro_batch_size * spec.micro_batches * (row.gpus / (row.tp * row.pp)), row.batch);
+  // SC'21: no distributed optimizer, no sequence parallelism, no overlap.
+  EXPECT_FALSE(args.count("--use-distributed-optimizer"));
+  EXPECT_FALSE(args.count("--sequence-parallel"));
+  EXPECT_FALSE(args.count("--overlap-grad-reduce"));
+  // GPT as Table 1 trains it.
+  EXPECT_EQ(args["--num-layers"], std::to_string(m.layers));
+  EXPECT_EQ(args["--hidden-size"], std::to_string(m.hidden));
+  EXPECT_EQ(args["--num-attention-heads"], std::to_string(m.heads));
+  EXPECT_EQ(args["--ffn-hidden-size"], std::to_string(4 * m.hidden));
+  EXPECT_EQ(args["--seq-length"], "2048");
+  EXPECT_EQ(args["--position-embedding-type"], "learned_absolute");
+  EXPECT_EQ(args["--normalization"], "LayerNorm");
+  EXPECT_FALSE(args.count("--swiglu"));
+  EXPECT_FALSE(args.count("--group-query-attention"));
+  EXPECT_TRUE(f.notes.empty()) << f.notes.front();  // 51,200 rows pad to themselves
+}
+
+INSTANTIATE_TEST_SUITE_P(Selene, Table1Export, ::testing::ValuesIn(megatron::kTable1), row_name);
+
+TEST(ModelShape, ReadOffTheZoosDecoders) {
+  const auto gpt = model_shape_of(load_model_for_devices("gpt-1.7b", 1, 8));
+  ASSERT_TRUE(gpt);
+  EXPECT_EQ(gpt->layers, 24);
+  EXPECT_EQ(gpt->hidden, 2304);
+  EXPECT_EQ(gpt->heads, 24);
+  EXPECT_EQ(gpt->kv_heads, 24);
+  EXPECT_EQ(gpt->ffn, 4 * 2304);
+  EXPECT_EQ(gpt->vocab, 51200);
+  EXPECT_EQ(gpt->seq, 2048);
+  EXPECT_EQ(gpt->positions, 2048);
+  EXPECT_FALSE(gpt->rms_norm);
+  EXPECT_FALSE(gpt->gated_mlp);
+  EXPECT_EQ(gpt->activation, "gelu");
+  EXPECT_TRUE(gpt->mlp_bias);
+  EXPECT_FALSE(gpt->tied);
+
+  const auto llama = model_shape_of(
+      zoo::build_llama(4, {4, 512, 8, 2, 1024, 64, 1000, 128, true}, DataType::BFloat16));
+  ASSERT_TRUE(llama);
+  EXPECT_EQ(llama->kv_heads, 2);
+  EXPECT_EQ(llama->head_dim, 128);
+  EXPECT_EQ(llama->kv_channels(), 128);
+  EXPECT_TRUE(llama->rotary);
+  EXPECT_TRUE(llama->rms_norm);
+  EXPECT_TRUE(llama->gated_mlp);
+  EXPECT_EQ(llama->activation, "silu");
+  EXPECT_FALSE(llama->mlp_bias);
+  EXPECT_TRUE(llama->tied);
+
+  std::string why;
+  EXPECT_FALSE(model_shape_of(load_model_for_devices("mnist-mlp", 1), &why));
+  EXPECT_NE(why.find("no self-attention"), std::string::npos) << why;
+  EXPECT_FALSE(model_shape_of(load_model_for_devices("bert-large", 1), &why));
+}
+
+// A plan file written before the summary held the model's shape exports as one that holds it.
+TEST(ModelShape, OldPlanFilesReadTheirPcg) {
+  const Plan plan = expert_plan(debug_llama(32), 8, grid(2, 2));
+  auto j = plan_to_json(plan);
+  ASSERT_TRUE(j["summary"].contains("model_shape"));
+  j["summary"].erase("model_shape");
+  const Plan old = plan_from_json(j);
+  EXPECT_FALSE(old.summary.model_shape);
+  EXPECT_EQ(export_launch(old, {Framework::Megatron, false}).file.text,
+            exported(plan, Framework::Megatron).text);
+}
+
+// torchtitan's job for a Llama plan on 8 GPUs, key by key.
+TEST(TorchtitanExport, SmallPlanFieldByField) {
+  LayoutRequest layout = grid(2, 2, 4, 1);
+  layout.recompute = Recompute::Full;
+  const Plan plan = expert_plan(debug_llama(32), 8, layout);
+  ASSERT_TRUE(plan.pipeline);
+  const LaunchFile f = exported(plan, Framework::Torchtitan);
+  expect_known_names(f);
+  auto keys = toml_keys(f.text);
+  EXPECT_EQ(keys["model.name"], "\"llama3\"");
+  EXPECT_EQ(keys["model.flavor"], "\"debugmodel\"");
+  EXPECT_EQ(keys["training.local_batch_size"], "16");  // 4 micro-batches of 4 per step
+  EXPECT_EQ(keys["training.global_batch_size"], "32");
+  EXPECT_EQ(keys["training.seq_len"], "128");
+  EXPECT_EQ(keys["training.mixed_precision_param"], "\"bfloat16\"");
+  EXPECT_EQ(keys["parallelism.tensor_parallel_degree"], "2");
+  EXPECT_EQ(keys["parallelism.pipeline_parallel_degree"], "2");
+  EXPECT_EQ(keys["parallelism.data_parallel_shard_degree"], "2");
+  EXPECT_EQ(keys["parallelism.data_parallel_replicate_degree"], "1");
+  EXPECT_EQ(keys["parallelism.pipeline_parallel_schedule"], "\"1F1B\"");
+  EXPECT_EQ(keys["parallelism.pipeline_parallel_microbatch_size"], "4");
+  EXPECT_EQ(keys["parallelism.context_parallel_degree"], "1");
+  EXPECT_EQ(keys["activation_checkpoint.mode"], "\"full\"");
+  // Megatron-LM's cut of 6 layers into 2 stages, layer by layer.
+  EXPECT_NE(f.text.find("[\"tok_embeddings\", \"layers.0\", \"layers.1\", \"layers.2\"]"),
+            std::string::npos)
+      << f.text;
+  EXPECT_NE(f.text.find("[\"layers.3\", \"layers.4\", \"layers.5\", \"norm\", \"output\"]"),
+            std::string::npos)
+      << f.text;
+  // ZeRO-0 beside TP: torchtitan's FSDP, said.
+  ASSERT_EQ(f.notes.size(), 2u);
+  EXPECT_NE(f.notes[0].find("FSDP2"), std::string::npos);
+}
+
+// DeepSpeed's config for data parallelism with ZeRO-1 and accumulation, key by key.
+TEST(DeepSpeedExport, DataParallelConfigFieldByField) {
+  LayoutRequest layout = grid(1, 1, 2);
+  layout.zero_stage = 1;
+  layout.recompute = Recompute::Full;
+  const Plan plan = expert_plan(debug_llama(32), 4, layout);
+  const LaunchFile f = exported(plan, Framework::DeepSpeed);
+  expect_known_names(f);
+  const auto j = nlohmann::json::parse(f.text);
+  EXPECT_EQ(j["train_batch_size"], 32);
+  EXPECT_EQ(j["train_micro_batch_size_per_gpu"], 4);
+  EXPECT_EQ(j["gradient_accumulation_steps"], 2);
+  EXPECT_EQ(j["bf16"]["enabled"], true);
+  EXPECT_FALSE(j.contains("fp16"));
+  EXPECT_EQ(j["zero_optimization"]["stage"], 1);
+  EXPECT_EQ(j["zero_optimization"]["overlap_comm"], false);
+  EXPECT_EQ(j["activation_checkpointing"]["number_checkpoints"], 6);
+  EXPECT_EQ(j.size(), 6u);
+}
+
+// With TP and PP, the config rides in a Megatron-DeepSpeed script.
+TEST(DeepSpeedExport, ModelParallelIsMegatronDeepSpeed) {
+  LayoutRequest layout = grid(2, 2, 4, 1);
+  layout.zero_stage = 1;
+  const Plan plan = expert_plan(debug_llama(32), 8, layout);
+  const LaunchFile f = exported(plan, Framework::DeepSpeed);
+  expect_known_names(f);
+  auto args = script_args(f.text);
+  EXPECT_EQ(args["--tensor-model-parallel-size"], "2");
+  EXPECT_EQ(args["--pipeline-model-parallel-size"], "2");
+  EXPECT_EQ(args["--zero-stage"], "1");
+  EXPECT_EQ(args["--normalization"], "rmsnorm");
+  EXPECT_TRUE(args.count("--swiglu"));
+  EXPECT_TRUE(args.count("--deepspeed"));
+  const auto open = f.text.find("<<'JSON'\n"), close = f.text.find("\nJSON\n");
+  ASSERT_NE(open, std::string::npos);
+  const auto j = nlohmann::json::parse(f.text.substr(open + 9, close - open - 9));
+  EXPECT_EQ(j["train_batch_size"], 32);
+  EXPECT_EQ(j["train_micro_batch_size_per_gpu"], 4);
+  EXPECT_EQ(j["gradient_accumulation_steps"], 4);
+}
+
+TEST(MegatronRules, EachViolationNamesItsRule) {
+  LaunchSpec s;
+  s.model = *model_shape_of(debug_llama(32));
+  s.tp = 3;
+  s.pp = 2;
+  s.dp = 1;
+  s.interleave = 2;
+  s.chunk_layers = {2, 1, 1, 2};
+  s.micro_batch_size = 4;
+  s.micro_batches = 4;
+  s.global_batch = 32;
+  s.tp_comm_overlap = true;
+  const auto v = megatron_layout_violations(s);
+  const auto has = [&](const std::string& rule) {
+    return std::any_of(v.begin(), v.end(), [&](const std::string& x) {
+      return x.find("rule '" + rule + "'") != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(has("TP divides the attention heads"));
+  EXPECT_TRUE(has("TP divides the KV heads (query groups)"));
+  EXPECT_TRUE(has("virtual stages divide the layers per stage"));
+  EXPECT_TRUE(has("global batch = micro-batch x DP x accumulation"));
+  EXPECT_TRUE(has("TP communication overlap needs sequence parallelism"));
+  EXPECT_FALSE(has("TP divides the FFN width"));  // 768 on 3
+  // The Megatron writer refuses what breaks them, naming the rule.
+  try {
+    write_launch(s, Framework::Megatron);
+    ADD_FAILURE() << "written";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("TP divides the attention heads"), std::string::npos);
+  }
+  // Uneven stages: only the first and last may hold fewer.
+  s = LaunchSpec{};
+  s.model = *model_shape_of(debug_llama(32));
+  s.pp = 4;
+  s.chunk_layers = {1, 2, 1, 2};
+  s.global_batch = 1;
+  EXPECT_EQ(megatron_layout_violations(s).size(), 1u);
+  s.chunk_layers = {1, 2, 2, 1};
+  EXPECT_TRUE(megatron_layout_violations(s).empty());
+  const auto args = script_args(write_megatron(s).text);
+  EXPECT_EQ(args.at("--decoder-first-pipeline-num-layers"), "1");
+  EXPECT_EQ(args.at("--decoder-last-pipeline-num-layers"), "1");
+}
+
+// The joint search's plan of an MLP is no framework's: refused, naming why, with or without
+// --nearest.
+TEST(ExportRefusal, JointPlanOfMnistMlp) {
+  OptimizeOptions o;
+  o.mode = "joint";
+  o.budget = 10;
+  const Plan plan = round_trip(
+      optimize_plan(load_model_for_devices("mnist-mlp", 4), load_machine("dgx-a100", {0, 4}), o));
+  for (bool nearest : {false, true})
+    for (Framework f : {Framework::Megatron, Framework::Torchtitan, Framework::DeepSpeed}) {
+      try {
+        export_launch(plan, {f, nearest});
+        ADD_FAILURE() << "exported";
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("is not a decoder-only transformer"),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+}
+
+// A layout DeepSpeed cannot run (interleaved stages): refused, and with nearest the same layout
+// without the interleaving, both costs known.
+TEST(ExportNearest, DeepSpeedGetsTheLayoutWithoutInterleaving) {
+  LayoutRequest layout = grid(2, 2, 4, 3);
+  const Plan plan = round_trip(expert_plan(debug_llama(32), 8, layout));
+  ASSERT_EQ(plan.pipeline->interleave, 3);
+  EXPECT_THROW(export_launch(plan, {Framework::DeepSpeed, false}), InputError);
+  // Megatron-LM runs it as it is.
+  const auto megatron = script_args(export_launch(plan, {Framework::Megatron, false}).file.text);
+  EXPECT_EQ(megatron.at("--num-layers-per-virtual-pipeline-stage"), "1");
+  const ExportResult r = export_launch(plan, {Framework::DeepSpeed, true});
+  ASSERT_TRUE(r.nearest);
+  EXPECT_EQ(r.spec.interleave, 1);
+  EXPECT_EQ(r.spec.tp, 2);
+  EXPECT_EQ(r.spec.pp, 2);
+  EXPECT_EQ(r.spec.micro_batches, 4);
+  EXPECT_GT(r.nearest->summary.iteration_time_ms, 0);
+  ASSERT_FALSE(r.refused.empty());
+  EXPECT_NE(r.refused[0].find("interleaved"), std::string::npos);
+}
+
+// Segments the joint search split its own way are no framework's layout; nearest re-plans them
+// as Megatron-LM splits a layer, at the plan's TP and PP.
+TEST(ExportNearest, JointSegmentPlansBecomeMegatronsSplit) {
+  const Plan expert = expert_plan(debug_llama(32), 8, grid(2, 2));
+  auto j = plan_to_json(expert);
+  for (auto& d : j["pipeline"]["segment_plans"])
+    d = d.get<std::string>().substr(0, d.get<std::string>().rfind(": ")) +
+        ": joint search, 4 substitutions";
+  const Plan joint = plan_from_json(j);
+  try {
+    export_launch(joint, {Framework::Megatron, false});
+    ADD_FAILURE() << "exported";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("split segments like"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--nearest"), std::string::npos) << e.what();
+  }
+  const ExportResult r = export_launch(joint, {Framework::Megatron, true});
+  ASSERT_TRUE(r.nearest);
+  EXPECT_EQ(r.spec.tp, 2);
+  EXPECT_EQ(r.spec.pp, 2);
+  EXPECT_NEAR(r.nearest->summary.iteration_time_ms, expert.summary.iteration_time_ms,
+              1e-6 * expert.summary.iteration_time_ms);
+}
+
+TEST(ExportNames, FrameworkNamesAreRead) {
+  EXPECT_EQ(framework_from_string("torchtitan"), Framework::Torchtitan);
+  EXPECT_THROW(framework_from_string("jax"), InputError);
+  for (auto list :
+       {NameList::Megatron, NameList::MegatronDeepSpeed, NameList::Torchtitan, NameList::DeepSpeed})
+    EXPECT_GT(accepted_names(list).size(), 50u);
+}
