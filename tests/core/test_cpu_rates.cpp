@@ -16,14 +16,9 @@ namespace unity {
 namespace {
 
 DeviceSpec cpu() {
-  DeviceSpec d;
+  DeviceSpec d = testing_machines::ideal_device(20e9, 1e15);  // compute-bound: the FLOPs decide
   d.name = "core";
   d.kind = "cpu";
-  d.peak_flops_fp32 = d.peak_flops_fp16 = 20e9;
-  d.memory_bandwidth = 1e15;  // compute-bound: the FLOPs decide
-  d.memory_bytes = std::int64_t{1} << 30;
-  d.compute_efficiency = d.memory_efficiency = 1;
-  d.launch_latency = 0;
   return d;
 }
 

@@ -28,14 +28,9 @@ TwoLayers two_layers() {
 }
 
 DeviceSpec cpu(bool skips) {
-  DeviceSpec d;
+  DeviceSpec d = testing_machines::ideal_device(10e9, 1e12);  // compute-bound: the FLOPs decide
   d.name = "core";
   d.kind = "cpu";
-  d.peak_flops_fp32 = d.peak_flops_fp16 = 10e9;
-  d.memory_bandwidth = 1e12;  // compute-bound: the FLOPs decide
-  d.memory_bytes = std::int64_t{1} << 30;
-  d.compute_efficiency = d.memory_efficiency = 1;
-  d.launch_latency = 0;
   d.skips_data_gradients = skips;
   return d;
 }
