@@ -15,6 +15,9 @@ namespace unity::executor {
 // user's OPENBLAS_CORETYPE always does).
 std::optional<std::string> openblas_core_override();
 
+// Whether `core` (an OpenBLAS core name, any case) is one of its x86 cores without AVX kernels.
+bool is_core_before_avx(std::string core);
+
 // The core name OpenBLAS chose in this process ("SkylakeX", "Prescott", ...).
 std::string openblas_core();
 

@@ -17,17 +17,19 @@ std::string openblas_core() {
   return name ? name : "";
 }
 
-std::optional<std::string> openblas_core_override() {
-  if (const char* set = std::getenv("OPENBLAS_CORETYPE"); set && *set) return std::nullopt;
-  std::string chosen = openblas_core();
-  std::transform(chosen.begin(), chosen.end(), chosen.begin(),
+bool is_core_before_avx(std::string core) {
+  std::transform(core.begin(), core.end(), core.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   // OpenBLAS's x86 cores without AVX kernels: what it falls back to on a model it does not know.
   static constexpr std::array<std::string_view, 11> kBeforeAvx{
       "katmai", "coppermine", "northwood",  "prescott", "banias", "atom",
       "core2",  "penryn",     "dunnington", "nehalem",  "unknown"};
-  if (std::find(kBeforeAvx.begin(), kBeforeAvx.end(), chosen) == kBeforeAvx.end())
-    return std::nullopt;
+  return std::find(kBeforeAvx.begin(), kBeforeAvx.end(), core) != kBeforeAvx.end();
+}
+
+std::optional<std::string> openblas_core_override() {
+  if (const char* set = std::getenv("OPENBLAS_CORETYPE"); set && *set) return std::nullopt;
+  if (!is_core_before_avx(openblas_core())) return std::nullopt;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   // __builtin_cpu_supports also checks that the OS saves the wide registers.
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
