@@ -11,12 +11,24 @@ how we keep them consistent. Run it after editing, then commit both:
 """
 import json
 import pathlib
+import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ACTIVATIONS = {"relu": "Relu", "gelu": "Gelu", "sigmoid": "Sigmoid", "tanh": "Tanh"}
-UNARY = ["Relu", "Gelu", "Sigmoid", "Tanh", "Exp", "Sqrt", "Erf", "ScalarAdd", "ScalarMul", "Pow",
-         "Dropout"]
+
+
+def unary_ops():
+    """The element-wise unary operators, in op_list.h's order: every point-wise operator (a file of
+    core/src/ops/ defining it with UNITY_POINTWISE_OPERATOR) but Identity, and Dropout."""
+    listed = re.findall(r"X\((\w+)\)", (ROOT / "core/include/unity/core/pcg/op_list.h").read_text())
+    pointwise = set()
+    for f in (ROOT / "core/src/ops").glob("*.cpp"):
+        pointwise.update(re.findall(r"UNITY_POINTWISE_OPERATOR\(\s*(\w+)\s*,", f.read_text()))
+    return [op for op in listed if (op in pointwise and op != "Identity") or op == "Dropout"]
+
+
+UNARY = unary_ops()
 BINARY = ["Add", "Sub", "Mul", "Div"]
 
 

@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "unity/core/ops/operator_definition.h"
 #include "unity/core/pcg/graph_builder.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
@@ -21,10 +22,12 @@ namespace {
 
 struct Check {
   bool positive = false;  // operands drawn from [0.5, 1.5] (Sqrt, Pow, Div)
+  // Otherwise from [low, high].
+  float low = -1.0f, high = 1.0f;
   double tolerance = 2e-2;
 };
 
-std::map<NodeId, HostTensor> random_sources(const Graph& g, unsigned seed, bool positive) {
+std::map<NodeId, HostTensor> random_sources(const Graph& g, unsigned seed, const Check& c) {
   std::mt19937 rng(seed);
   std::map<NodeId, HostTensor> out;
   for (const auto& [id, n] : g.nodes()) {
@@ -39,7 +42,8 @@ std::map<NodeId, HostTensor> random_sources(const Graph& g, unsigned seed, bool 
       std::uniform_int_distribution<std::int64_t> pick(0, n.op.attrs.get_int("range", 3) - 1);
       for (std::size_t i = 0; i < count; ++i) h.integers.push_back(pick(rng));
     } else {
-      std::uniform_real_distribution<float> u(positive ? 0.5f : -1.0f, positive ? 1.5f : 1.0f);
+      std::uniform_real_distribution<float> u(c.positive ? 0.5f : c.low,
+                                              c.positive ? 1.5f : c.high);
       for (std::size_t i = 0; i < count; ++i) h.values.push_back(u(rng));
     }
     out[id] = std::move(h);
@@ -63,7 +67,7 @@ void check_gradients(const std::function<TensorRef(GraphBuilder&)>& body, Check 
       g.node(y.node).op.type != OpType::MSELoss)
     b.mse_loss(y, b.input("target", g.shape(y).sizes()), "loss");
   const Program p = lower_plan(g, single_device_views(g), 1);
-  auto sources = random_sources(g, 7, c.positive);
+  auto sources = random_sources(g, 7, c);
   auto backend = make_cpu_backend(1);
   auto comm = make_local_communicator();
   const Gradients analytic = compute_gradients(p, sources, *backend, *comm);
@@ -298,6 +302,42 @@ TEST(GradientCheck, Unary) {
         },
         {true});
   check_gradients([](GraphBuilder& b) { return b.dropout(b.weight("x", {6, 7}), 0.3, "drop"); });
+}
+
+// Every point-wise operator of the registry, most of them on the kernel made from their core
+// definition (make_pointwise_runner), on operands where their function is defined.
+TEST(GradientCheck, EveryPointwiseOperator) {
+  int checked = 0;
+  for (const OperatorDefinition* d : operator_definitions()) {
+    if (!d->pointwise) continue;
+    Attributes attrs;
+    for (const auto& p : d->pointwise->parameters)
+      if (!p.default_value) attrs.set(std::string(p.name), 1.7);
+    const std::vector<double> params = pointwise_parameters(Operator{d->info.type, attrs, ""});
+    // The first interval, as the finite differences reach past it, on which the function is
+    // defined and smooth enough: [-1, 1], then [0.5, 1.5] (Sqrt, Log), [-0.5, 0.5] (Asin,
+    // Atanh), [1.5, 2.5] (Acosh).
+    Check c;
+    for (auto [low, high] : {std::pair{-1.0f, 1.0f}, {0.5f, 1.5f}, {-0.5f, 0.5f}, {1.5f, 2.5f}}) {
+      auto defined = [&](double x) {
+        return std::isfinite(d->pointwise->value(x, params.data())) &&
+               std::isfinite(d->pointwise->derivative(x, d->pointwise->value(x, params.data()),
+                                                      params.data()));
+      };
+      if (defined(low - 0.05) && defined(high + 0.05)) {
+        c.low = low;
+        c.high = high;
+        break;
+      }
+    }
+    check_gradients(
+        [&](GraphBuilder& b) {
+          return b.op(d->info.type, attrs, {b.weight("x", {4, 6})}, "u");
+        },
+        c);
+    ++checked;
+  }
+  EXPECT_GE(checked, 38);
 }
 
 TEST(GradientCheck, BinaryWithBroadcasting) {

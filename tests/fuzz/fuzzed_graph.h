@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "unity/core/ops/operator_definition.h"
 #include "unity/core/pcg/graph_builder.h"
 
 namespace unity::fuzz {
@@ -119,8 +121,19 @@ class FuzzedSpGraph {
         break;
     }
     --budget_;
-    constexpr OpType kUnary[] = {OpType::Relu, OpType::Tanh, OpType::Gelu, OpType::Sigmoid};
-    return b_.unary(in_.PickValueInArray(kUnary), x, name("act"));
+    // Any registered point-wise operator (those with required parameters get one).
+    static const std::vector<const OperatorDefinition*> pointwise = [] {
+      std::vector<const OperatorDefinition*> v;
+      for (const OperatorDefinition* d : operator_definitions())
+        if (d->pointwise) v.push_back(d);
+      return v;
+    }();
+    const OperatorDefinition& d =
+        *pointwise[in_.ConsumeIntegralInRange<std::size_t>(0, pointwise.size() - 1)];
+    Attributes attrs;
+    for (const auto& p : d.pointwise->parameters)
+      if (!p.default_value) attrs.set(std::string(p.name), 0.5);
+    return b_.op(d.info.type, attrs, {x}, name("act"));
   }
 
   std::string name(const char* base) { return std::string(base) + std::to_string(counter_++); }

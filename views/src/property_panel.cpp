@@ -10,6 +10,7 @@
 #include <map>
 
 #include "category_colors.h"
+#include "unity/core/ops/operator_definition.h"
 #include "unity/views/display_format.h"
 #include "unity/views/pcg_display.h"
 
@@ -111,9 +112,16 @@ void PropertyPanel::showNode(const Graph& g, NodeId id, const Plan* plan) {
 
   QTreeWidgetItem* op = section(tr("Operator"));
   add(op, tr("Type"), qs(info.name));
+  const OperatorDefinition& definition = operator_definition(n.op.type);
+  if (!definition.summary.empty()) add(op, tr("Computes"), qs(definition.summary));
   add(op, tr("Node id"), QString::number(id));
   for (const auto& [key, value] : n.op.attrs.items())
     add(op, QString::fromStdString(key), QString::fromStdString(to_string(value)));
+  // A point-wise operator's parameters that the node leaves at their defaults.
+  if (definition.pointwise)
+    for (const PointwiseParameter& p : definition.pointwise->parameters)
+      if (p.default_value && !n.op.attrs.has(std::string(p.name)))
+        add(op, qs(p.name), tr("%1 (default)").arg(*p.default_value));
 
   QTreeWidgetItem* inputs = section(tr("Inputs"));
   for (size_t i = 0; i < n.inputs.size(); ++i) {

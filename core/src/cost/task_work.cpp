@@ -1,6 +1,7 @@
 // FLOPs and bytes of one task (one output piece) of each operator, forward pass. Backward passes of
 // operators with weights compute two products (input and weight gradients), hence a ratio of 2.
 #include "unity/core/cost/cost_model.h"
+#include "unity/core/ops/operator_definition.h"
 #include "unity/core/pcg/compute_dtype.h"
 
 #include <algorithm>
@@ -209,18 +210,12 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       w.flops = out_elems;
       w.bytes = 2 * out_bytes;
       break;
-    case OpType::Gelu:
-    case OpType::Sigmoid:
-    case OpType::Tanh:
-    case OpType::Exp:
-    case OpType::Erf:
-      // Element-wise with a transcendental function per element, forward and backward alike.
-      w.flops = out_elems;
-      w.transcendentals = out_elems;
-      break;
     default:
-      // Element-wise, splits, reductions and parallel operators' local work.
+      // Element-wise, splits, reductions and parallel operators' local work; a point-wise
+      // function with a transcendental per element pays for it forward and backward alike.
       w.flops = out_elems;
+      if (const PointwiseFunction* f = pointwise_function(n.op.type); f && f->transcendental)
+        w.transcendentals = out_elems;
       break;
   }
   return w;

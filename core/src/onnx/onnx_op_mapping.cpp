@@ -13,6 +13,7 @@ const std::map<std::string, OpHandler>& handlers() {
     std::map<std::string, OpHandler> t;
     register_dense_ops(t);
     register_elementwise_ops(t);
+    register_pointwise_ops(t);
     register_layout_ops(t);
     register_recurrent_ops(t);
     register_einsum_ops(t);

@@ -27,6 +27,8 @@ TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& conv,
 using OpHandler = void (*)(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset);
 void register_dense_ops(std::map<std::string, OpHandler>& table);
 void register_elementwise_ops(std::map<std::string, OpHandler>& table);
+// Every point-wise operator definition's ONNX types (onnx_ops_pointwise.cpp).
+void register_pointwise_ops(std::map<std::string, OpHandler>& table);
 void register_layout_ops(std::map<std::string, OpHandler>& table);
 void register_recurrent_ops(std::map<std::string, OpHandler>& table);
 void register_einsum_ops(std::map<std::string, OpHandler>& table);

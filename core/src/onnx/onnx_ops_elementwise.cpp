@@ -1,4 +1,4 @@
-// Element-wise and reduction operators: activations, arithmetic with a scalar constant (our
+// Element-wise and reduction operators: arithmetic with a scalar constant (our
 // ScalarAdd/ScalarMul/Pow) or with tensors (Add/Sub/Mul/Div), Softmax, Dropout, ReduceMean/Sum and
 // Cast.
 #include <fmt/format.h>
@@ -16,19 +16,6 @@ namespace unity::onnxio {
 namespace {
 
 using Ints = std::vector<std::int64_t>;
-
-const std::map<std::string, OpType>& unary_ops() {
-  static const std::map<std::string, OpType> ops = {
-      {"Relu", OpType::Relu}, {"Sigmoid", OpType::Sigmoid}, {"Tanh", OpType::Tanh},
-      {"Erf", OpType::Erf},   {"Exp", OpType::Exp},         {"Sqrt", OpType::Sqrt},
-      {"Gelu", OpType::Gelu}};
-  return ops;
-}
-
-void map_unary(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
-  const OpType type = unary_ops().at(node.op_type());
-  ctx.bind_tensor(node.output(0), ctx.add(type, {}, {ctx.tensor(node.input(0))}, node_name(node)));
-}
 
 void map_neg(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   ctx.bind_tensor(node.output(0), ctx.add(OpType::ScalarMul, {{"scalar", -1.0}},
@@ -293,32 +280,9 @@ void map_clip(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t op
   ctx.bind_tensor(node.output(0), clip(ctx, ctx.tensor(node.input(0)), low, high, node_name(node)));
 }
 
-// HardSigmoid = Clip(alpha x + beta, 0, 1) (defaults 0.2, 0.5); HardSwish = x HardSigmoid(x) with
-// alpha 1/6 (MobileNetV3).
-TensorRef hard_sigmoid(ImportContext& ctx, TensorRef x, double alpha, double beta,
-                       const std::string& name) {
-  TensorRef t = ctx.add(OpType::ScalarMul, {{"scalar", alpha}}, {x}, name + ".scale");
-  t = ctx.add(OpType::ScalarAdd, {{"scalar", beta}}, {t}, name + ".offset");
-  return clip(ctx, t, 0.0, 1.0, name);
-}
-
-void map_hard_sigmoid(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
-  ctx.bind_tensor(node.output(0),
-                  hard_sigmoid(ctx, ctx.tensor(node.input(0)), attr_float(node, "alpha", 0.2),
-                               attr_float(node, "beta", 0.5), node_name(node)));
-}
-
-void map_hard_swish(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
-  const TensorRef x = ctx.tensor(node.input(0));
-  const std::string name = node_name(node);
-  const TensorRef gate = hard_sigmoid(ctx, x, 1.0 / 6.0, 0.5, name + ".gate");
-  ctx.bind_tensor(node.output(0), ctx.add(OpType::Mul, {}, {x, gate}, name));
-}
-
 }  // namespace
 
 void register_elementwise_ops(std::map<std::string, OpHandler>& table) {
-  for (const auto& entry : unary_ops()) table[entry.first] = map_unary;
   table["Neg"] = map_neg;
   table["Reciprocal"] = map_reciprocal;
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) table[op] = map_binary;
@@ -329,8 +293,6 @@ void register_elementwise_ops(std::map<std::string, OpHandler>& table) {
   table["ReduceSum"] = map_reduce;
   table["Cast"] = map_cast;
   table["Clip"] = map_clip;
-  table["HardSigmoid"] = map_hard_sigmoid;
-  table["HardSwish"] = map_hard_swish;
   table["Where"] = map_where;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "lowering_internal.h"
+#include "unity/core/ops/operator_definition.h"
 
 namespace unity::executor::detail {
 namespace {
@@ -65,7 +66,8 @@ ReplicaLayout binary_layout(const Graph& g, const Node& n, const std::vector<Rep
 }  // namespace
 
 bool is_linear_unary(OpType t) {
-  return t == OpType::Identity || t == OpType::ScalarMul || t == OpType::Dropout;
+  const PointwiseFunction* f = pointwise_function(t);
+  return (f && f->linear) || t == OpType::Dropout;
 }
 
 std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,

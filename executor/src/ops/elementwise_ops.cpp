@@ -1,10 +1,14 @@
 // Unary, Dropout and broadcasting binary operators.
+#include <optional>
+
 #include "op_helpers.h"
 
 namespace unity::executor::detail {
 namespace {
 
-UnaryKind unary_kind(OpType t) {
+// The point-wise operators the backends have their own kernels for (CUDA's among them); the others
+// run their core definition's function (make_pointwise_runner).
+std::optional<UnaryKind> unary_kind(OpType t) {
   switch (t) {
     case OpType::Relu:
       return UnaryKind::Relu;
@@ -26,16 +30,17 @@ UnaryKind unary_kind(OpType t) {
       return UnaryKind::ScalarMul;
     case OpType::Pow:
       return UnaryKind::Pow;
-    default:
+    case OpType::Identity:
       return UnaryKind::Identity;
+    default:
+      return std::nullopt;
   }
 }
 
 class UnaryRunner final : public OpRunner {
  public:
-  explicit UnaryRunner(const Node& n)
-      : kind_(unary_kind(n.op.type)),
-        scalar_(static_cast<float>(n.op.attrs.get_double("scalar", 0.0))) {}
+  UnaryRunner(const Node& n, UnaryKind kind)
+      : kind_(kind), scalar_(static_cast<float>(n.op.attrs.get_double("scalar", 0.0))) {}
   void forward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
     for (auto& t : tasks)
       ctx.backend.unary(kind_, scalar_, t.in[0]->f(), t.out[0]->f(), t.out[0]->elements());
@@ -172,10 +177,11 @@ class ParallelRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_elementwise_runner(const Graph&, const Node& n) {
+std::unique_ptr<OpRunner> make_elementwise_runner(const Graph& g, const Node& n) {
   if (is_elementwise_binary(n.op.type)) return std::make_unique<BinaryRunner>(n);
   if (n.op.type == OpType::Dropout) return std::make_unique<DropoutRunner>(n);
-  return std::make_unique<UnaryRunner>(n);
+  if (const auto kind = unary_kind(n.op.type)) return std::make_unique<UnaryRunner>(n, *kind);
+  return make_pointwise_runner(g, n);
 }
 
 std::unique_ptr<OpRunner> make_parallel_runner(const Graph&, const Node& n) {

@@ -65,6 +65,8 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n);
 
 // Runner factories, one per family (ops/*.cpp).
 std::unique_ptr<OpRunner> make_elementwise_runner(const Graph& g, const Node& n);
+// A point-wise operator from its core definition's function (throws LoweringError for others).
+std::unique_ptr<OpRunner> make_pointwise_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_dense_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_conv_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_norm_runner(const Graph& g, const Node& n);

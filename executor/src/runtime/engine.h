@@ -14,6 +14,10 @@
 
 namespace unity::executor::detail {
 
+// Copies (or adds, with `add`) `region` from a buffer holding `from` to a buffer holding `to`.
+void copy_region(DeviceBackend& be, const void* src, const Region& from, void* dst,
+                 const Region& to, const Region& region, int elem_size, bool add);
+
 struct SourceValues {
   const std::map<NodeId, HostTensor>* given = nullptr;  // evaluate(): real values by node
   std::uint64_t seed = 1;

@@ -13,9 +13,10 @@ std::vector<i64> relative(const Region& r, const Region& within) {
   return o;
 }
 
-// Copies (or adds) `region` from a buffer holding `from` to a buffer holding `to`.
-void box(DeviceBackend& be, const void* src, const Region& from, void* dst, const Region& to,
-         const Region& region, int elem_size, bool add) {
+}  // namespace
+
+void copy_region(DeviceBackend& be, const void* src, const Region& from, void* dst,
+                 const Region& to, const Region& region, int elem_size, bool add) {
   BoxCopy c;
   c.src = src;
   c.dst = dst;
@@ -29,8 +30,6 @@ void box(DeviceBackend& be, const void* src, const Region& from, void* dst, cons
   be.copy_box(c);
 }
 
-}  // namespace
-
 void Engine::run_exchange(const std::vector<Send>& sends, const std::vector<Receive>& receives,
                           bool add_into, int tag, bool gradients) {
   std::vector<Communicator::Message> out, in;
@@ -41,7 +40,7 @@ void Engine::run_exchange(const std::vector<Send>& sends, const std::vector<Rece
     const int es = gradients ? 4 : s.slot->elem_size;
     const std::size_t bytes = static_cast<std::size_t>(s.region.num_elements()) * es;
     if (s.staging) {
-      box(backend_, base, s.slot->region, s.staging, s.region, s.region, es, false);
+      copy_region(backend_, base, s.slot->region, s.staging, s.region, s.region, es, false);
       out.push_back({s.peer, s.staging, bytes});
     } else {
       out.push_back({s.peer, const_cast<void*>(base), bytes});
@@ -60,7 +59,7 @@ void Engine::run_exchange(const std::vector<Send>& sends, const std::vector<Rece
     if (!r.staging) continue;
     void* base = gradients ? static_cast<void*>(r.slot->grad) : r.slot->value;
     const int es = gradients ? 4 : r.slot->elem_size;
-    box(backend_, r.staging, r.region, base, r.slot->region, r.region, es, add_into);
+    copy_region(backend_, r.staging, r.region, base, r.slot->region, r.region, es, add_into);
   }
 }
 
@@ -113,8 +112,8 @@ void Engine::forward(int iteration) {
     } else {
       run_exchange(s.sends, s.receives, false, static_cast<int>(i), false);
       for (const auto& c : s.copies)
-        box(backend_, c.from->value, c.from->region, c.to->value, c.to->region, c.region,
-            c.from->elem_size, false);
+        copy_region(backend_, c.from->value, c.from->region, c.to->value, c.to->region, c.region,
+                    c.from->elem_size, false);
       StepContext ctx = context(s, iteration);
       s.runner->forward(ctx, s.tasks);
     }
@@ -168,7 +167,8 @@ void Engine::run_backward(int iteration) {
       StepContext ctx = context(s, iteration);
       s.runner->backward(ctx, s.tasks);
       for (const auto& c : s.grad_adds)
-        box(backend_, c.from->grad, c.from->region, c.to->grad, c.to->region, c.region, 4, true);
+        copy_region(backend_, c.from->grad, c.from->region, c.to->grad, c.to->region, c.region, 4,
+                    true);
       run_exchange(s.grad_sends, s.grad_receives, true, static_cast<int>(i), true);
     }
     if (profiling_) add_time(backward_s_[i], start);
@@ -193,8 +193,8 @@ void Engine::forward_collective(StepState& s) {
         Region block = g.input->region;
         block.begin[g.dim] = g.input->region.begin[g.dim] + c * step;
         block.end[g.dim] = block.begin[g.dim] + step;
-        box(backend_, g.input->value, g.input->region, static_cast<float*>(g.staging) + c * g.block,
-            block, block, 4, false);
+        copy_region(backend_, g.input->value, g.input->region,
+                    static_cast<float*>(g.staging) + c * g.block, block, block, 4, false);
       }
       send = static_cast<const float*>(g.staging);
     }
@@ -227,8 +227,8 @@ void Engine::backward_collective(StepState& s) {
       Region block = g.input->region;
       block.begin[g.dim] = g.input->region.begin[g.dim] + c * step;
       block.end[g.dim] = block.begin[g.dim] + step;
-      box(backend_, static_cast<float*>(g.staging) + c * g.block, block, g.input->grad,
-          g.input->region, block, 4, true);
+      copy_region(backend_, static_cast<float*>(g.staging) + c * g.block, block, g.input->grad,
+                  g.input->region, block, 4, true);
     }
   }
 }

@@ -11,23 +11,6 @@
 namespace unity::executor::detail {
 namespace {
 
-void box(DeviceBackend& be, const void* src, const Region& from, void* dst, const Region& to,
-         const Region& region, int elem_size, bool add) {
-  BoxCopy c;
-  c.src = src;
-  c.dst = dst;
-  c.elem_size = elem_size;
-  c.add = add;
-  c.src_shape = from.extents();
-  c.dst_shape = to.extents();
-  for (int d = 0; d < region.rank(); ++d) {
-    c.src_offset.push_back(region.begin[d] - from.begin[d]);
-    c.dst_offset.push_back(region.begin[d] - to.begin[d]);
-  }
-  c.extent = region.extents();
-  be.copy_box(c);
-}
-
 std::string weight_name(const Graph& g, NodeId id) {
   const auto& name = g.node(id).op.name;
   return name.empty() ? fmt::format("node {}", id) : name;
@@ -99,8 +82,8 @@ void Engine::synchronize_gradients(int iteration) {
     for (std::size_t c = 0; c < sync.cells.size(); ++c) {
       const Region& cell = sync.cells[c];
       for (std::size_t h = 0; h < holders[c].size(); ++h)
-        box(backend_, holders[c][h]->slot->grad, holders[c][h]->slot->region, buf + offset, cell,
-            cell, 4, h > 0);
+        copy_region(backend_, holders[c][h]->slot->grad, holders[c][h]->slot->region, buf + offset,
+                    cell, cell, 4, h > 0);
       offset += cell.num_elements();
     }
     backend_.synchronize();
@@ -109,7 +92,7 @@ void Engine::synchronize_gradients(int iteration) {
     for (std::size_t c = 0; c < sync.cells.size(); ++c) {
       const Region& cell = sync.cells[c];
       for (auto* h : holders[c])
-        box(backend_, buf + offset, cell, h->slot->grad, h->slot->region, cell, 4, false);
+        copy_region(backend_, buf + offset, cell, h->slot->grad, h->slot->region, cell, 4, false);
       offset += cell.num_elements();
     }
   }

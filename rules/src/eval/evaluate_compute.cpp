@@ -8,6 +8,7 @@
 
 #include "evaluate_internal.h"
 #include "kernels.h"
+#include "unity/core/ops/operator_definition.h"
 
 namespace unity::rules::detail {
 namespace {
@@ -31,9 +32,8 @@ bool is_dense(OpType t) {
 
 // Operators that are linear in each operand separately may read partial sums.
 bool reads_partials(const Operator& op) {
+  if (const PointwiseFunction* f = pointwise_function(op.type)) return f->linear;
   switch (op.type) {
-    case OpType::Identity:
-    case OpType::ScalarMul:
     case OpType::Concat:
     case OpType::Split:
     case OpType::Reshape:
@@ -250,12 +250,8 @@ DenseTensor passthrough(const OpContext& c, int j) {
     }
     case OpType::MSELoss:
       return kernels::mse_loss(x, c.piece(1, j));
-    default: {
-      const bool scalar =
-          op.type == OpType::ScalarAdd || op.type == OpType::ScalarMul || op.type == OpType::Pow;
-      return kernels::map_unary(op.type, x, scalar ? op.attrs.get_double("scalar") : 0.0,
-                                op.attrs.get_double("rate", 0.0));
-    }
+    default:
+      return kernels::map_unary(op, x);
   }
 }
 

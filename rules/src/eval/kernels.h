@@ -8,15 +8,16 @@
 #include <vector>
 
 #include "unity/core/pcg/op_type.h"
+#include "unity/core/pcg/operator.h"
 #include "unity/rules/dense_tensor.h"
 
 namespace unity::rules::kernels {
 
 using Range = std::pair<std::int64_t, std::int64_t>;  // [begin, end)
 
-double unary(OpType op, double x, double scalar, double rate);
 double activation(const std::string& name, double x);
-DenseTensor map_unary(OpType op, const DenseTensor& x, double scalar, double rate);
+// A point-wise operator or Dropout, element by element.
+DenseTensor map_unary(const Operator& op, const DenseTensor& x);
 // Numpy broadcasting.
 DenseTensor binary(OpType op, const DenseTensor& a, const DenseTensor& b);
 

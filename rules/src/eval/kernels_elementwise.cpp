@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "kernels.h"
+#include "unity/core/ops/operator_definition.h"
 
 namespace unity::rules::kernels {
 namespace {
@@ -32,38 +33,17 @@ double activation(const std::string& name, double x) {
   return x;
 }
 
-double unary(OpType op, double x, double scalar, double rate) {
-  switch (op) {
-    case OpType::Relu:
-      return activation("relu", x);
-    case OpType::Gelu:
-      return activation("gelu", x);
-    case OpType::Sigmoid:
-      return activation("sigmoid", x);
-    case OpType::Tanh:
-      return std::tanh(x);
-    case OpType::Exp:
-      return std::exp(x);
-    case OpType::Sqrt:
-      return x < 0 ? std::numeric_limits<double>::quiet_NaN() : std::sqrt(x);
-    case OpType::Erf:
-      return std::erf(x);
-    case OpType::ScalarAdd:
-      return x + scalar;
-    case OpType::ScalarMul:
-      return x * scalar;
-    case OpType::Pow:
-      return std::pow(x, scalar);
-    case OpType::Dropout:
-      return dropout(x, rate);
-    default:  // Identity
-      return x;
-  }
-}
-
-DenseTensor map_unary(OpType op, const DenseTensor& x, double scalar, double rate) {
+DenseTensor map_unary(const Operator& op, const DenseTensor& x) {
   DenseTensor out = x;
-  for (auto& v : out.data) v = unary(op, v, scalar, rate);
+  if (op.type == OpType::Dropout) {
+    const double rate = op.attrs.get_double("rate", 0.0);
+    for (auto& v : out.data) v = dropout(v, rate);
+    return out;
+  }
+  const PointwiseFunction* f = pointwise_function(op.type);
+  if (!f) return out;
+  const std::vector<double> params = pointwise_parameters(op);
+  for (auto& v : out.data) v = f->value(v, params.data());
   return out;
 }
 
@@ -116,8 +96,8 @@ DenseTensor softmax(const DenseTensor& x, int axis) {
   return out;
 }
 
-DenseTensor reduce(const DenseTensor& x, const std::vector<int>& axes, const std::vector<Range>& blocks,
-                   bool keepdims, bool mean) {
+DenseTensor reduce(const DenseTensor& x, const std::vector<int>& axes,
+                   const std::vector<Range>& blocks, bool keepdims, bool mean) {
   std::vector<bool> reduced(x.rank(), false);
   for (int a : axes) reduced[a] = true;
   std::vector<std::int64_t> kept_sizes;  // keepdims layout
@@ -171,7 +151,8 @@ DenseTensor mse_loss(const DenseTensor& prediction, const DenseTensor& target) {
   return out;
 }
 
-std::vector<DenseTensor> split(const DenseTensor& x, int axis, const std::vector<std::int64_t>& sizes) {
+std::vector<DenseTensor> split(const DenseTensor& x, int axis,
+                               const std::vector<std::int64_t>& sizes) {
   std::vector<DenseTensor> out;
   std::int64_t begin = 0;
   for (auto s : sizes) {

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "unity/core/ops/operator_definition.h"
+
 namespace unity::rules::spec {
 namespace {
 
@@ -67,6 +69,15 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   for (auto t : {OpType::Partition, OpType::Combine, OpType::Pipeline, OpType::Batch})
     m[t] = {i("dim"), i("degree")};
   for (auto t : {OpType::Replicate, OpType::Reduce, OpType::AllReduce}) m[t] = {i("degree")};
+  // Point-wise operators: their real parameters, as their definitions declare them.
+  for (const OperatorDefinition* d : operator_definitions()) {
+    if (!d->pointwise || m.count(d->info.type)) continue;
+    std::vector<AttrSlot> slots;
+    for (const PointwiseParameter& p : d->pointwise->parameters)
+      slots.push_back(p.default_value ? r(std::string(p.name), *p.default_value)
+                                      : r(std::string(p.name)));
+    if (!slots.empty()) m[d->info.type] = std::move(slots);
+  }
   return m;
 }
 

@@ -28,9 +28,6 @@ E smul(const E& s, const E& t) { return app(O::ScalarMul, {{"scalar", s}}, {t});
 E sadd(const E& s, const E& t) { return app(O::ScalarAdd, {{"scalar", s}}, {t}); }
 E mm(const E& l, const E& r) { return app(O::MatMul, {}, {l, r}); }
 
-const std::vector<O> kUnary = {O::Relu,      O::Gelu,      O::Sigmoid, O::Tanh,
-                               O::Exp,       O::Sqrt,      O::Erf,     O::Identity,
-                               O::ScalarAdd, O::ScalarMul, O::Pow,     O::Dropout};
 // Activation codes of the "activation" attribute and the operator each one is.
 const std::vector<std::pair<int, O>> kActivations = {
     {1, O::Relu}, {2, O::Gelu}, {3, O::Sigmoid}, {4, O::Tanh}};
@@ -113,6 +110,28 @@ void dense(Ctx& c) {
   }
 }
 
+// A unary element-wise operator commutes with data movement.
+void unary_layout_axioms(Ctx& c, O op) {
+  const E p = lvar("p"), a = ivar("a"), sz = lvar("sz");
+  auto tr = [](const E& perm, const E& t) { return app(O::Transpose, {{"perm", perm}}, {t}); };
+  auto cat = [&](const std::vector<E>& args) { return app(O::Concat, {{"axis", a}}, args); };
+  auto sp = [&](const E& t, int out) {
+    return app(O::Split, {{"axis", a}, {"sizes", sz}}, {t}, out);
+  };
+  const std::string n(to_string(op));
+  std::map<std::string, E> attrs;
+  auto u = [&](const E& t) { return with_attr_vars(op, {t}, "u_", attrs); };
+  u(x);
+  c.add(n + "_transpose", M::Both, u(tr(p, x)), tr(p, u(x)));
+  c.add(n + "_reshape", M::Both, u(app(O::Reshape, {{"shape", sz}}, {x})),
+        app(O::Reshape, {{"shape", sz}}, {u(x)}));
+  c.add(n + "_flatten", M::Both, u(app(O::Flatten, {{"axis", a}}, {x})),
+        app(O::Flatten, {{"axis", a}}, {u(x)}));
+  c.add(n + "_concat", M::Both, u(cat({x, y})), cat({u(x), u(y)}));
+  for (int out = 0; out < 2; ++out)
+    c.add(n + "_split" + std::to_string(out), M::Both, u(sp(x, out)), sp(u(x), out));
+}
+
 void layout(Ctx& c) {
   const E p = lvar("p"), q = lvar("q"), a = ivar("a"), sz = lvar("sz");
   auto tr = [](const E& perm, const E& t) { return app(O::Transpose, {{"perm", perm}}, {t}); };
@@ -140,20 +159,7 @@ void layout(Ctx& c) {
         tr(p, app(O::Concat, {{"axis", list_at(p, norm(a2, rank(x)))}}, {x, y})));
 
   // Element-wise operators commute with data movement.
-  for (O op : kUnary) {
-    const std::string n(to_string(op));
-    std::map<std::string, E> attrs;
-    auto u = [&](const E& t) { return with_attr_vars(op, {t}, "u_", attrs); };
-    u(x);
-    c.add(n + "_transpose", M::Both, u(tr(p, x)), tr(p, u(x)));
-    c.add(n + "_reshape", M::Both, u(app(O::Reshape, {{"shape", sz}}, {x})),
-          app(O::Reshape, {{"shape", sz}}, {u(x)}));
-    c.add(n + "_flatten", M::Both, u(app(O::Flatten, {{"axis", a}}, {x})),
-          app(O::Flatten, {{"axis", a}}, {u(x)}));
-    c.add(n + "_concat", M::Both, u(cat({x, y})), cat({u(x), u(y)}));
-    for (int out = 0; out < 2; ++out)
-      c.add(n + "_split" + std::to_string(out), M::Both, u(sp(x, out)), sp(u(x), out));
-  }
+  for (O op : first_theory_unary_ops()) unary_layout_axioms(c, op);
   for (O op : {O::Add, O::Sub, O::Mul, O::Div}) {
     const std::string n(to_string(op));
     c.add(n + "_transpose", M::Joint, bin(op, tr(p, x), tr(p, y)), tr(p, bin(op, x, y)),
@@ -203,6 +209,11 @@ const std::vector<Axiom>& concat_pieces_axioms() {
     return th.axioms;
   }();
   return axioms;
+}
+
+void add_unary_layout_axioms(Theory& th, OpType op) {
+  Ctx c{th};
+  unary_layout_axioms(c, op);
 }
 
 void add_algebraic_axioms(Theory& th) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "theory.h"
+#include "unity/core/ops/operator_definition.h"
 
 namespace unity::rules::spec {
 namespace {
@@ -35,31 +36,35 @@ E app_attrs(O op, const std::vector<E>& args, std::map<std::string, E>& attrs, i
   return with_attr_vars(op, args, "a_", attrs, output);
 }
 
-void unary_axioms(Ctx& c) {
-  for (O op : {O::Relu, O::Gelu, O::Sigmoid, O::Tanh, O::Exp, O::Sqrt, O::Erf, O::Identity,
-               O::ScalarAdd, O::ScalarMul, O::Pow, O::Dropout, O::Softmax, O::Pool2D}) {
-    const std::string n(to_string(op));
-    std::map<std::string, E> attrs;
-    auto u = [&](const E& arg) { return app_attrs(op, {arg}, attrs); };
-    u(x);
-    E guard;
-    if (op == O::Softmax) guard = norm(k, rank(x)) != norm(attrs.at("axis"), rank(x)) || d == 1;
-    if (op == O::Pool2D) guard = (norm(k, rank(x)) < 2) || d == 1;  // spatial splits: one way only
-    for (const auto& [fn, f] : dim_ops()) {
-      c.add(n + "_" + fn, M::Both, u(f(k, d, x)), f(k, d, u(x)), guard);
-      if (op == O::Pool2D && (fn == "partition"))
-        c.add(n + "_" + fn + "_spatial", M::Forward, u(f(k, d, x)), f(k, d, u(x)));
-    }
-    c.add(n + "_replicate", M::Both, u(R(d, x)), R(d, u(x)));
-    const bool linear = op == O::Identity || op == O::ScalarMul;
-    if (linear || op == O::Pool2D) {
-      // Linear operators sum partial results like whole ones (average pooling is linear; max
-      // pooling reads no partial sums, so for it these never apply).
-      const E avg = op == O::Pool2D ? E(attrs.at("pool") == 1) : E();
-      c.add(n + "_reduce", M::Both, u(Red(d, x)), Red(d, u(x)), avg);
-      c.add(n + "_allreduce", M::Both, u(AR(d, x)), AR(d, u(x)), avg);
-    }
+void unary_axioms(Ctx& c, O op) {
+  const std::string n(to_string(op));
+  std::map<std::string, E> attrs;
+  auto u = [&](const E& arg) { return app_attrs(op, {arg}, attrs); };
+  u(x);
+  E guard;
+  if (op == O::Softmax) guard = norm(k, rank(x)) != norm(attrs.at("axis"), rank(x)) || d == 1;
+  if (op == O::Pool2D) guard = (norm(k, rank(x)) < 2) || d == 1;  // spatial splits: one way only
+  for (const auto& [fn, f] : dim_ops()) {
+    c.add(n + "_" + fn, M::Both, u(f(k, d, x)), f(k, d, u(x)), guard);
+    if (op == O::Pool2D && (fn == "partition"))
+      c.add(n + "_" + fn + "_spatial", M::Forward, u(f(k, d, x)), f(k, d, u(x)));
   }
+  c.add(n + "_replicate", M::Both, u(R(d, x)), R(d, u(x)));
+  const PointwiseFunction* pointwise = pointwise_function(op);
+  const bool linear = pointwise && pointwise->linear;
+  if (linear || op == O::Pool2D) {
+    // Linear operators sum partial results like whole ones (average pooling is linear; max
+    // pooling reads no partial sums, so for it these never apply).
+    const E avg = op == O::Pool2D ? E(attrs.at("pool") == 1) : E();
+    c.add(n + "_reduce", M::Both, u(Red(d, x)), Red(d, u(x)), avg);
+    c.add(n + "_allreduce", M::Both, u(AR(d, x)), AR(d, u(x)), avg);
+  }
+}
+
+void unary_axioms(Ctx& c) {
+  for (O op : first_theory_unary_ops()) unary_axioms(c, op);
+  unary_axioms(c, O::Softmax);
+  unary_axioms(c, O::Pool2D);
 }
 
 void binary_axioms(Ctx& c) {
@@ -461,6 +466,11 @@ void layout_axioms(Ctx& c) {
 }
 
 }  // namespace
+
+void add_unary_compute_axioms(Theory& th, OpType op) {
+  Ctx c{th};
+  unary_axioms(c, op);
+}
 
 void add_compute_axioms(Theory& th) {
   Ctx c{th};

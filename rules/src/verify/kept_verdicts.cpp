@@ -8,6 +8,7 @@
 #include "unity/core/content_hash.h"
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
+#include "unity/core/ops/operator_definition.h"
 #include "unity/rules/z3_info.h"
 
 namespace unity::rules {
@@ -22,14 +23,23 @@ std::string axiom_text(const spec::Axiom& a) {
                      text_of(a.lhs), text_of(a.rhs), text_of(a.guard), text_of(a.trigger));
 }
 
-// Every axiom and fact the prover may assert, as text: a change to any of them changes the hash.
-std::string theory_text() {
+std::string fact_text(const spec::Fact& f) {
+  return fmt::format("fact {} {} on {} {}\n", f.name, text_of(f.holds), text_of(f.trigger),
+                     text_of(f.trigger2));
+}
+
+std::string theory_text(const spec::Theory& t) {
   std::string text;
-  const spec::Theory& t = spec::theory();
   for (const auto& a : t.axioms) text += axiom_text(a);
-  for (const auto& f : t.facts)
-    text += fmt::format("fact {} {} on {} {}\n", f.name, text_of(f.holds), text_of(f.trigger),
-                        text_of(f.trigger2));
+  for (const auto& f : t.facts) text += fact_text(f);
+  return text;
+}
+
+// Every axiom and fact every proof has, as text: a change to any of them changes the hash. The
+// axioms of an operator only the proofs of its own rules have (operator_theory) are part of those
+// rules' hashes instead (rule_text_hash), so that adding an operator proves only its rules again.
+std::string theory_text() {
+  std::string text = theory_text(spec::theory());
   for (const auto* extra : {&spec::concat_peel_axioms(), &spec::concat_pieces_axioms()})
     for (const auto& a : *extra) text += axiom_text(a);
   return text;
@@ -103,7 +113,13 @@ ProverKey prover_key(const VerifyOptions& o) {
 std::string rule_text_hash(const Rule& rule) {
   RuleSet one;
   one.rules.push_back(rule);
-  return hex64(fnv1a64(rules_to_json(one)["rules"][0].dump()));
+  std::string text = rules_to_json(one)["rules"][0].dump();
+  std::vector<bool> named(operator_definitions().size(), false);
+  for (const RuleGraph* g : {&rule.source, &rule.target})
+    for (const RuleNode& n : g->nodes) named[static_cast<std::size_t>(n.op)] = true;
+  for (std::size_t op = 0; op < named.size(); ++op)
+    if (named[op]) text += theory_text(spec::operator_theory(static_cast<OpType>(op)));
+  return hex64(fnv1a64(text));
 }
 
 KeptVerdict kept_verdict(const std::string& rule, const std::string& rule_hash,

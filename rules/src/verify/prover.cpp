@@ -67,6 +67,13 @@ ProofResult Prover::prove(const RuleTerms& t, const std::map<std::string, std::i
     for (const auto& f : encoder_.axiom_formulas({def.begin(), def.begin() + pieces}))
       solver_.add(f);
   }
+  // The axioms of the operators added since the first theory that this rule names.
+  std::vector<const E*> terms;
+  for (const auto* list : {&t.nodes, &t.source_outputs, &t.target_outputs, &t.premises})
+    for (const auto& e : *list) terms.push_back(&e);
+  for (OpType op : operators_named(terms))
+    if (const Theory& own = operator_theory(op); !own.axioms.empty() || !own.facts.empty())
+      for (const auto& f : encoder_.theory_formulas(own)) solver_.add(f);
   std::map<std::string, z3::expr> env;
   for (const auto& [name, sort] : vars)
     env.emplace(name, ctx_.constant(("r." + name).c_str(), encoder_.sort_of(sort)));

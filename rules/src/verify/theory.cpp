@@ -1,6 +1,9 @@
 #include "theory.h"
 
+#include <algorithm>
+
 #include "attribute_schema.h"
+#include "unity/core/ops/operator_definition.h"
 
 namespace unity::rules::spec {
 
@@ -37,6 +40,51 @@ E with_attr_vars(OpType op, const std::vector<E>& args, const std::string& prefi
     }
   }
   return app(op, attrs, args, output);
+}
+
+const std::vector<OpType>& first_theory_unary_ops() {
+  using O = OpType;
+  static const std::vector<O> ops = {O::Relu,      O::Gelu,      O::Sigmoid, O::Tanh,
+                                     O::Exp,       O::Sqrt,      O::Erf,     O::Identity,
+                                     O::ScalarAdd, O::ScalarMul, O::Pow,     O::Dropout};
+  return ops;
+}
+
+const Theory& operator_theory(OpType op) {
+  static const std::vector<Theory> theories = [] {
+    std::vector<Theory> all(operator_definitions().size());
+    const auto& first = first_theory_unary_ops();
+    for (const OperatorDefinition* d : operator_definitions()) {
+      const OpType t = d->info.type;
+      if (!d->pointwise || std::find(first.begin(), first.end(), t) != first.end()) continue;
+      Theory& th = all[static_cast<std::size_t>(t)];
+      add_shape_keeping_facts(th, t);
+      add_unary_compute_axioms(th, t);
+      add_unary_layout_axioms(th, t);
+    }
+    return all;
+  }();
+  return theories.at(static_cast<std::size_t>(op));
+}
+
+namespace {
+
+void collect_ops(const ExprPtr& e, std::vector<bool>& seen) {
+  if (e.get() == nullptr) return;
+  if (e->kind == Expr::Kind::Op) seen[static_cast<std::size_t>(e->op)] = true;
+  for (const auto& a : e->args) collect_ops(a, seen);
+  for (const auto& a : e->attrs) collect_ops(a, seen);
+}
+
+}  // namespace
+
+std::vector<OpType> operators_named(const std::vector<const E*>& terms) {
+  std::vector<bool> seen(operator_definitions().size(), false);
+  for (const E* t : terms) collect_ops(t->ptr(), seen);
+  std::vector<OpType> ops;
+  for (std::size_t i = 0; i < seen.size(); ++i)
+    if (seen[i]) ops.push_back(static_cast<OpType>(i));
+  return ops;
 }
 
 const Theory& theory() {

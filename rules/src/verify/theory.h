@@ -54,11 +54,26 @@ const std::vector<Axiom>& concat_peel_axioms();
 // axioms to the queries that hold such a Concat.
 const std::vector<Axiom>& concat_pieces_axioms();
 
+// The axioms and facts of a unary element-wise operator registered after the first theory (a
+// point-wise operator of core/src/ops/): its shape, its commuting with the parallel operators and
+// with data movement. They are not part of theory(): a query gets them when its rule names the
+// operator, so that adding an operator leaves every other proof as it was. Empty for the
+// operators theory() covers.
+const Theory& operator_theory(OpType op);
+// The unary element-wise operators of the first theory, whose axioms every proof has.
+const std::vector<OpType>& first_theory_unary_ops();
+// The operators whose axioms the query's terms call for (operator_theory), in enum order.
+std::vector<OpType> operators_named(const std::vector<const E*>& terms);
+
 // Pieces of the theory, one file each.
 void add_parallel_axioms(Theory& t);
 void add_compute_axioms(Theory& t);
 void add_algebraic_axioms(Theory& t);
 void add_typing_facts(Theory& t);
+// One operator's part of each piece, for operator_theory.
+void add_shape_keeping_facts(Theory& t, OpType op);
+void add_unary_compute_axioms(Theory& t, OpType op);
+void add_unary_layout_axioms(Theory& t, OpType op);
 
 // Builders shared by those files.
 E P(const E& k, const E& d, const E& x);  // Partition

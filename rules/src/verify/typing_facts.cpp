@@ -31,6 +31,19 @@ E last(const E& x) { return rank(x) - 1; }
 
 }  // namespace
 
+void add_shape_keeping_facts(Theory& th, OpType op) {
+  Facts f{th};
+  const E x = tvar("x");
+  std::map<std::string, E> attrs;
+  const E a = with_attr_vars(op, {x}, "a_", attrs);
+  E holds = rank(a) == rank(x) && replica(a) == replica(x);
+  if (op == O::Softmax)
+    holds = holds && -rank(x) <= attrs.at("axis") && attrs.at("axis") < rank(x) &&
+            degree(x, norm(attrs.at("axis"), rank(x))) == 1;
+  f.add(std::string(to_string(op)) + "_shape", a, !ok(a) || holds);
+  f.same_degrees(std::string(to_string(op)), a, x);
+}
+
 void add_typing_facts(Theory& th) {
   Facts f{th};
   const E t = tvar("t"), x = tvar("x"), y = tvar("y"), w = tvar("w"), b = tvar("b");
@@ -69,17 +82,8 @@ void add_typing_facts(Theory& th) {
   }
 
   // Operators that keep their first input's shape.
-  for (O op : {O::Relu, O::Gelu, O::Sigmoid, O::Tanh, O::Exp, O::Sqrt, O::Erf, O::Identity,
-               O::ScalarAdd, O::ScalarMul, O::Pow, O::Dropout, O::Softmax}) {
-    std::map<std::string, E> attrs;
-    const E a = with_attr_vars(op, {x}, "a_", attrs);
-    E holds = rank(a) == rank(x) && replica(a) == replica(x);
-    if (op == O::Softmax)
-      holds = holds && -rank(x) <= attrs.at("axis") && attrs.at("axis") < rank(x) &&
-              degree(x, norm(attrs.at("axis"), rank(x))) == 1;
-    f.add(std::string(to_string(op)) + "_shape", a, !ok(a) || holds);
-    f.same_degrees(std::string(to_string(op)), a, x);
-  }
+  for (O op : first_theory_unary_ops()) add_shape_keeping_facts(th, op);
+  add_shape_keeping_facts(th, O::Softmax);
   for (O op : {O::Add, O::Sub, O::Mul, O::Div}) {
     const std::string n(to_string(op));
     const E a = app(op, {}, {x, y});

@@ -164,6 +164,27 @@ def layout_ops():
     save(graph, "layout_ops.onnx")
 
 
+def activations():
+    # The activations of torch.nn between two Linear layers, each as torch exports it: most are
+    # one ONNX operator (LeakyRelu, Elu, Selu, Celu, HardSigmoid, HardSwish, Softplus, Sin),
+    # Mish is Softplus, Tanh and Mul, Softsign is Abs, Add and Div.
+    class Activations(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(8, 16)
+            self.b = nn.Linear(16, 4)
+
+        def forward(self, x):
+            h = self.a(x)
+            f = nn.functional
+            h = (f.leaky_relu(h, 0.1) + f.elu(h) + f.selu(h) + f.celu(h, 0.5) + f.hardsigmoid(h)
+                 + f.hardswish(h) + f.softplus(h) + f.mish(h) + torch.sin(h) + f.softsign(h))
+            return self.b(h)
+
+    export(Activations(), (torch.randn(4, 8),), "activations.onnx", opset=17, input_names=["x"],
+           output_names=["y"])
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     mlp()
@@ -175,3 +196,4 @@ if __name__ == "__main__":
     asymmetric_padding()
     pooling_variants()
     layout_ops()
+    activations()

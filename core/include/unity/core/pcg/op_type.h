@@ -5,63 +5,15 @@
 #include <span>
 #include <string_view>
 
+#include "unity/core/pcg/op_list.h"
+
 namespace unity {
 
-enum class OpType {
-  // sources
-  Input,
-  Weight,
-  // dense algebra
-  Linear,
-  MatMul,
-  BatchMatMul,
-  Conv2D,
-  Pool2D,
-  BatchNorm,
-  LayerNorm,
-  MultiHeadAttention,
-  Embedding,
-  EmbeddingBag,
-  // element-wise unary
-  Relu,
-  Gelu,
-  Sigmoid,
-  Tanh,
-  Exp,
-  Sqrt,
-  Erf,
-  Identity,
-  ScalarAdd,
-  ScalarMul,
-  Pow,
-  Dropout,
-  // element-wise binary (numpy broadcasting)
-  Add,
-  Sub,
-  Mul,
-  Div,
-  // data movement
-  Concat,
-  Split,
-  Reshape,
-  Flatten,
-  Transpose,
-  Expand,
-  Softmax,
-  ReduceSum,
-  ReduceMean,
-  // losses
-  SoftmaxCrossEntropy,
-  MSELoss,
-  // parallel operators (paper 3.3) and the fused form
-  Partition,
-  Combine,
-  Replicate,
-  Reduce,
-  Pipeline,
-  Batch,
-  AllReduce,
-};
+// The order is op_list.h's: sources, dense algebra, element-wise, data movement, losses, the
+// parallel operators, then operators added since (each in its own file, core/src/ops/).
+#define UNITY_ENUM_ENTRY(name) name,
+enum class OpType { UNITY_OPERATORS(UNITY_ENUM_ENTRY) };
+#undef UNITY_ENUM_ENTRY
 
 enum class OpCategory { Source, Compute, Parallel };
 
@@ -74,6 +26,7 @@ struct OpInfo {
 };
 
 const OpInfo& op_info(OpType type);
+// Every operator's info, in enum order.
 std::span<const OpInfo> all_op_infos();
 std::string_view to_string(OpType type);
 std::optional<OpType> op_type_from_string(std::string_view name);

@@ -1,0 +1,72 @@
+#pragma once
+// An operator in one place. Each operator of op_list.h has a definition: its name, category and
+// inputs, and for the families that are described by data rather than code, that data. A
+// point-wise operator (y = f(x) element by element) is entirely its function, derivative and
+// parameters: shape inference, work, which replicas it may read, the CPU kernel, the rule
+// evaluator, the verifier's axioms and the ONNX import all follow from them, so such an operator
+// is one file (core/src/ops/<name>.cpp) and one line in op_list.h. Operators without a family
+// description are handled where each concern lives (shape_inference_*.cpp, task_work.cpp, ...).
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "unity/core/pcg/op_type.h"
+#include "unity/core/pcg/operator.h"
+
+namespace unity {
+
+// A real parameter of a point-wise operator (LeakyRelu's alpha), kept as a float attribute.
+struct PointwiseParameter {
+  std::string_view name;                // the attribute's name in the PCG
+  std::optional<double> default_value;  // empty: the attribute is required
+  std::string_view onnx_name = {};      // the ONNX attribute it is imported from ("": none)
+};
+
+// y = f(x) on every element, with dy/dx for the backward pass. Both take the parameters in the
+// order they are declared. Evaluated in double by the rule evaluator and in float by the kernels.
+struct PointwiseFunction {
+  double (*value)(double x, const double* params) = nullptr;
+  // The derivative at x, given y = value(x).
+  double (*derivative)(double x, double y, const double* params) = nullptr;
+  std::vector<PointwiseParameter> parameters;
+  // Evaluates an exp, log, tanh or erf per element: the cost model charges
+  // DeviceSpec::transcendental_seconds for each.
+  bool transcendental = false;
+  // f(a + b) = f(a) + f(b): the operator may read partial sums and commutes with a Reduce.
+  bool linear = false;
+};
+
+struct OperatorDefinition {
+  OpInfo info;
+  std::optional<PointwiseFunction> pointwise;
+  // ONNX operator types imported as this operator, one node for one node (parameters from the
+  // attributes named by `onnx_name`, ONNX's defaults being the parameters' defaults).
+  std::vector<std::string_view> onnx_types;
+  // One line for docs/operators.md and the explorer's property panel.
+  std::string_view summary;
+};
+
+// Each operator's file defines its specialization.
+template <OpType T>
+const OperatorDefinition& define_operator();
+#define UNITY_DECLARE_OPERATOR(name) \
+  template <>                        \
+  const OperatorDefinition& define_operator<OpType::name>();
+UNITY_OPERATORS(UNITY_DECLARE_OPERATOR)
+#undef UNITY_DECLARE_OPERATOR
+
+const OperatorDefinition& operator_definition(OpType type);
+std::span<const OperatorDefinition* const> operator_definitions();
+
+// The point-wise function of an operator, or null.
+inline const PointwiseFunction* pointwise_function(OpType type) {
+  const auto& p = operator_definition(type).pointwise;
+  return p ? &*p : nullptr;
+}
+
+// A point-wise operator's parameters as its node sets them (defaults where it leaves them out);
+// throws ShapeError naming a required parameter that is missing.
+std::vector<double> pointwise_parameters(const Operator& op);
+
+}  // namespace unity

@@ -1,0 +1,40 @@
+// Point-wise operators from their definitions: an ONNX node of one of a definition's onnx_types
+// becomes one node of that operator, its parameters read from the ONNX attributes they name. A
+// parameter at its default is left out of the node, so that rules match it as written.
+#include "onnx/onnx_op_mapping.h"
+#include "unity/core/errors.h"
+#include "unity/core/ops/operator_definition.h"
+
+namespace unity::onnxio {
+namespace {
+
+const OperatorDefinition& definition_for(const std::string& onnx_type) {
+  for (const OperatorDefinition* d : operator_definitions())
+    for (std::string_view t : d->onnx_types)
+      if (t == onnx_type) return *d;
+  throw InputError("no operator imports ONNX " + onnx_type);  // registered only for these
+}
+
+void map_pointwise(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const OperatorDefinition& d = definition_for(node.op_type());
+  Attributes attrs;
+  for (const PointwiseParameter& p : d.pointwise->parameters) {
+    if (p.onnx_name.empty()) continue;
+    const double value = attr_float(node, std::string(p.onnx_name), p.default_value.value_or(0.0));
+    // ONNX keeps float32 attributes: its default, read back, is the default.
+    if (!p.default_value || static_cast<float>(value) != static_cast<float>(*p.default_value))
+      attrs.set(std::string(p.name), value);
+  }
+  ctx.bind_tensor(node.output(0),
+                  ctx.add(d.info.type, attrs, {ctx.tensor(node.input(0))}, node_name(node)));
+}
+
+}  // namespace
+
+void register_pointwise_ops(std::map<std::string, OpHandler>& table) {
+  for (const OperatorDefinition* d : operator_definitions())
+    if (d->pointwise)
+      for (std::string_view t : d->onnx_types) table[std::string(t)] = map_pointwise;
+}
+
+}  // namespace unity::onnxio

@@ -1,0 +1,138 @@
+// The operator registry (op_list.h, unity/core/ops/operator_definition.h): every listed operator
+// has its definition, and every point-wise operator's function, derivative, shape, work and import
+// follow from it. A point-wise operator added to the list is checked here without a new test.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "unity/core/cost/cost_model.h"
+#include "unity/core/errors.h"
+#include "unity/core/ops/operator_definition.h"
+#include "unity/core/pcg/graph_builder.h"
+#include "unity/core/shapes/shape_inference.h"
+
+using namespace unity;
+
+namespace {
+
+// A required parameter gets 1.7, as the executor's gradient checks give scalars.
+std::vector<double> test_parameters(const PointwiseFunction& f) {
+  std::vector<double> p;
+  for (const auto& param : f.parameters) p.push_back(param.default_value.value_or(1.7));
+  return p;
+}
+
+double value(OpType t, double x) {
+  const PointwiseFunction& f = *pointwise_function(t);
+  return f.value(x, test_parameters(f).data());
+}
+
+}  // namespace
+
+TEST(OperatorRegistry, EveryListedOperatorHasItsOwnDefinition) {
+  const auto defs = operator_definitions();
+  ASSERT_EQ(defs.size(), all_op_infos().size());
+  for (std::size_t i = 0; i < defs.size(); ++i) {
+    EXPECT_EQ(static_cast<std::size_t>(defs[i]->info.type), i);
+    EXPECT_EQ(op_type_from_string(defs[i]->info.name), defs[i]->info.type);
+    EXPECT_EQ(&operator_definition(defs[i]->info.type), defs[i]);
+  }
+  EXPECT_EQ(to_string(OpType::LeakyRelu), "LeakyRelu");
+  EXPECT_TRUE(is_elementwise_unary(OpType::HardSwish));
+  EXPECT_TRUE(is_elementwise_unary(OpType::Dropout));
+  EXPECT_FALSE(is_elementwise_unary(OpType::Softmax));
+  // Each ONNX type is imported by one operator.
+  std::map<std::string_view, std::string_view> importer;
+  for (const auto* d : defs)
+    for (std::string_view t : d->onnx_types)
+      EXPECT_TRUE(importer.emplace(t, d->info.name).second) << t << " imported twice";
+}
+
+TEST(PointwiseOperators, ValuesAsOnnxDefinesThem) {
+  EXPECT_DOUBLE_EQ(value(OpType::LeakyRelu, -2.0), -0.02);
+  EXPECT_DOUBLE_EQ(value(OpType::LeakyRelu, 3.0), 3.0);
+  EXPECT_NEAR(value(OpType::Elu, -1.0), std::exp(-1.0) - 1.0, 1e-15);
+  // ONNX's defaults are the float32 nearest SELU's constants.
+  const double alpha = 1.67326319217681884765625, gamma = 1.05070102214813232421875;
+  EXPECT_NEAR(value(OpType::Selu, 1.0), gamma, 1e-15);
+  EXPECT_NEAR(value(OpType::Selu, -1.0), gamma * alpha * (std::exp(-1.0) - 1), 1e-15);
+  EXPECT_NEAR(value(OpType::Softplus, 0.0), std::numbers::ln2, 1e-15);
+  EXPECT_NEAR(value(OpType::Softplus, 800.0), 800.0, 1e-9);  // no overflow
+  EXPECT_NEAR(value(OpType::Mish, 1.0), std::tanh(std::log1p(std::exp(1.0))), 1e-15);
+  EXPECT_DOUBLE_EQ(value(OpType::HardSigmoid, 1.0), 0.7);
+  EXPECT_DOUBLE_EQ(value(OpType::HardSigmoid, 10.0), 1.0);
+  EXPECT_DOUBLE_EQ(value(OpType::HardSwish, -4.0), 0.0);
+  EXPECT_NEAR(value(OpType::HardSwish, 1.0), 1.0 * (1.0 / 6.0 + 0.5), 1e-15);
+  EXPECT_DOUBLE_EQ(value(OpType::HardSwish, 4.0), 4.0);
+}
+
+// Every point-wise operator's derivative against central differences of its function, away from
+// the kinks (0 and +-3 for the hinges, 2.5 for HardSigmoid's defaults).
+TEST(PointwiseOperators, DerivativesMatchFiniteDifferences) {
+  int checked = 0;
+  for (const OperatorDefinition* d : operator_definitions()) {
+    if (!d->pointwise) continue;
+    const PointwiseFunction& f = *d->pointwise;
+    const std::vector<double> p = test_parameters(f);
+    for (double x : {-4.1, -2.9, -1.3, -0.4, 0.35, 1.2, 2.7, 5.3}) {
+      const double y = f.value(x, p.data());
+      if (!std::isfinite(y)) continue;  // outside the domain (Sqrt, Pow below 0)
+      const double h = 1e-6;
+      const double numeric = (f.value(x + h, p.data()) - f.value(x - h, p.data())) / (2 * h);
+      EXPECT_NEAR(f.derivative(x, y, p.data()), numeric, 1e-6 * std::max(1.0, std::abs(numeric)))
+          << d->info.name << " at " << x;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
+TEST(PointwiseOperators, LinearOnesAreLinear) {
+  for (const OperatorDefinition* d : operator_definitions()) {
+    if (!d->pointwise || !d->pointwise->linear) continue;
+    const PointwiseFunction& f = *d->pointwise;
+    const std::vector<double> p = test_parameters(f);
+    EXPECT_NEAR(f.value(0.3 + 1.9, p.data()), f.value(0.3, p.data()) + f.value(1.9, p.data()),
+                1e-12)
+        << d->info.name;
+  }
+  EXPECT_TRUE(pointwise_function(OpType::ScalarMul)->linear);
+  EXPECT_FALSE(pointwise_function(OpType::ScalarAdd)->linear);
+  EXPECT_FALSE(pointwise_function(OpType::LeakyRelu)->linear);
+}
+
+TEST(PointwiseOperators, ParametersComeFromAttributesOrDefaults) {
+  Operator op{OpType::Selu, {}, "selu"};
+  EXPECT_EQ(pointwise_parameters(op),
+            (std::vector<double>{1.67326319217681884765625, 1.05070102214813232421875}));
+  op.attrs.set("gamma", 2.0);
+  EXPECT_EQ(pointwise_parameters(op)[1], 2.0);
+  // A required parameter left out is named.
+  Operator scalar{OpType::ScalarMul, {}, "s"};
+  try {
+    pointwise_parameters(scalar);
+    FAIL() << "expected a ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("scalar"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PointwiseOperators, ShapeAndWorkFollowTheDefinition) {
+  Graph g;
+  GraphBuilder b(g);
+  const TensorRef x = b.input("x", {8, 16});
+  const TensorRef leaky = b.op(OpType::LeakyRelu, {{"alpha", 0.2}}, {x}, "leaky");
+  const TensorRef elu = b.op(OpType::Elu, {}, {leaky}, "elu");
+  EXPECT_EQ(g.shape(elu).sizes(), (std::vector<std::int64_t>{8, 16}));
+  // A hinge is one flop an element, no transcendental; Elu evaluates an exp per element.
+  const TaskWork lw = task_work(g, leaky.node);
+  const TaskWork ew = task_work(g, elu.node);
+  EXPECT_EQ(lw.flops, 128);
+  EXPECT_EQ(lw.transcendentals, 0);
+  EXPECT_EQ(ew.transcendentals, 128);
+  EXPECT_EQ(ew.bytes, 2 * 128 * 4);
+  // A parameter that is not a number is refused by shape inference.
+  Operator bad{OpType::LeakyRelu, {{"alpha", std::string("big")}}, "bad"};
+  EXPECT_THROW(infer_output_shapes(bad, {g.shape(x)}), ShapeError);
+}
