@@ -65,6 +65,7 @@ TEST(PointwiseOperators, ValuesAsOnnxDefinesThem) {
   EXPECT_DOUBLE_EQ(value(OpType::HardSwish, -4.0), 0.0);
   EXPECT_NEAR(value(OpType::HardSwish, 1.0), 1.0 * (1.0 / 6.0 + 0.5), 1e-15);
   EXPECT_DOUBLE_EQ(value(OpType::HardSwish, 4.0), 4.0);
+  EXPECT_DOUBLE_EQ(value(OpType::Softsign, -3.0), -0.75);
 }
 
 // Every point-wise operator's derivative against central differences of its function, away from

@@ -76,4 +76,5 @@
   X(Sign)                  \
   X(Floor)                 \
   X(Ceil)                  \
-  X(Round)
+  X(Round)                 \
+  X(Softsign)
