@@ -24,9 +24,11 @@ const std::map<std::string, OpHandler>& handlers() {
 }  // namespace
 
 bool is_supported_op(const ::onnx::NodeProto& node) {
-  if (!is_default_domain(node)) return false;
-  const std::string& op = node.op_type();
-  return op == "Identity" || handlers().count(op) != 0 || is_foldable_op(op);
+  return is_default_domain(node) && is_supported_op_type(node.op_type());
+}
+
+bool is_supported_op_type(std::string_view op) {
+  return op == "Identity" || handlers().count(std::string(op)) != 0 || is_foldable_op(op);
 }
 
 void map_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
