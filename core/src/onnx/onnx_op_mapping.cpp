@@ -42,6 +42,20 @@ void map_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t op
         break;
       }
     }
+    // Where the input's values are the output's shape (ConstantOfShape's shape, Range's bounds,
+    // Tile's repeats), computing them makes the output's size depend on the model's data.
+    const std::string& op = node.op_type();
+    for (int slot = 0; slot < node.input_size(); ++slot) {
+      const std::string& input = node.input(slot);
+      const bool sets_shape =
+          op == "ConstantOfShape" || op == "Range" || (op == "Tile" && slot == 1);
+      if (sets_shape && !input.empty() && ctx.is_tensor(input)) {
+        unsupported_use(node, fmt::format("input '{}' sets the output's shape and is computed from "
+                                          "the model's inputs: a data-dependent output shape, "
+                                          "which a static plan cannot lay out",
+                                          input));
+      }
+    }
     unsupported_use(node,
                     fmt::format("supported only on constants, but input '{}' is computed from the "
                                 "model's inputs",
