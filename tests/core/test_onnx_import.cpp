@@ -16,6 +16,7 @@
 
 #include "unity/core/errors.h"
 #include "unity/core/onnx/onnx_import.h"
+#include "unity/core/onnx/onnx_operator_scope.h"
 #include "unity/core/zoo/model_zoo.h"
 
 namespace unity {
@@ -188,6 +189,27 @@ TEST(OnnxImport, UnsupportedOperatorsAreAllListedWithANodeName) {
   EXPECT_NE(message.find("TopK (node 'topk_3'"), std::string::npos) << message;
   EXPECT_NE(message.find("NonMaxSuppression (node 'nms_1')"), std::string::npos) << message;
   EXPECT_EQ(message.find("Relu"), std::string::npos) << message;
+}
+
+// NonZero is out of Unity's scope, not merely missing: the refusal names the node, the operator and
+// the reason (core/src/onnx/onnx_operator_scope.cpp); the CLI prints it and exits with 1.
+TEST(OnnxImport, OutOfScopeOperatorsAreRefusedWithTheReason) {
+  const std::string message = input_error([] { import_onnx(data("data_dependent_op.onnx")); });
+  EXPECT_NE(message.find("NonZero (node 'nonzero_1')"), std::string::npos) << message;
+  EXPECT_NE(message.find("data-dependent"), std::string::npos) << message;
+  EXPECT_NE(message.find("static plan"), std::string::npos) << message;
+  // A missing operator (TopK) gets no such reason.
+  const std::string both = input_error([] { import_onnx(data("unsupported_ops.onnx")); });
+  const auto reasons = both.find("Out of Unity's scope: ");
+  ASSERT_NE(reasons, std::string::npos) << both;
+  EXPECT_EQ(both.find("TopK", reasons), std::string::npos) << both;
+  EXPECT_NE(both.find("NonMaxSuppression (inference-only): ", reasons), std::string::npos) << both;
+  EXPECT_EQ(onnx_operator_status("", "TopK"), OnnxOperatorStatus::Missing);
+  EXPECT_EQ(onnx_operator_status("", "Relu"), OnnxOperatorStatus::Imported);
+  EXPECT_EQ(onnx_operator_status("ai.onnx", "Loop"), OnnxOperatorStatus::OutOfScope);
+  EXPECT_EQ(onnx_operator_status("ai.onnx.ml", "TreeEnsembleClassifier"),
+            OnnxOperatorStatus::OutOfScope);
+  EXPECT_EQ(onnx_operator_status("com.example", "Relu"), OnnxOperatorStatus::Missing);
 }
 
 TEST(OnnxImport, AsymmetricPaddingIsRejectedClearly) {

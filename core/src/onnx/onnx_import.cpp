@@ -1,9 +1,9 @@
 // unity::import_onnx: reads the file, rejects it up front when it uses operators we do not know
-// (listing all of them at once), creates the inputs with static sizes, then walks the nodes in
-// file order (ONNX requires topological order): recognised patterns are emitted fused, constant
-// nodes are folded, everything else is mapped to our operators, and Graph::add infers every shape.
-// Afterwards, slices of one tensor merge into one Split and attention written out in pieces
-// becomes one MultiHeadAttention (attention_fusion.cpp).
+// (listing all of them at once, with the reason for those out of Unity's scope), creates the inputs
+// with static sizes, then walks the nodes in file order (ONNX requires topological order):
+// recognised patterns are emitted fused, constant nodes are folded, everything else is mapped to
+// our operators, and Graph::add infers every shape. Afterwards, slices of one tensor merge into one
+// Split and attention written out in pieces becomes one MultiHeadAttention (attention_fusion.cpp).
 #include "unity/core/onnx/onnx_import.h"
 
 #include <fmt/format.h>
@@ -19,6 +19,7 @@
 #include "onnx/onnx_op_mapping.h"
 #include "onnx/pattern_recognition.h"
 #include "unity/core/errors.h"
+#include "unity/core/onnx/onnx_operator_scope.h"
 
 namespace unity {
 namespace {
@@ -27,7 +28,8 @@ using namespace onnxio;
 
 void reject_unsupported_ops(const OnnxModel& model, const std::filesystem::path& path) {
   struct Unsupported {
-    std::string type;
+    std::string type;  // as the message names it: domain.Op outside the default domain
+    std::string domain, op_type;
     std::string first_node;
     int count = 0;
   };
@@ -40,19 +42,24 @@ void reject_unsupported_ops(const OnnxModel& model, const std::filesystem::path&
     auto it = std::find_if(found.begin(), found.end(),
                            [&](const Unsupported& u) { return u.type == type; });
     if (it == found.end())
-      found.push_back({type, node_name(node), 1});
+      found.push_back({type, node.domain(), node.op_type(), node_name(node), 1});
     else
       ++it->count;
   }
   if (found.empty()) return;
-  std::string list;
+  std::string list, out_of_scope;
   for (const auto& u : found) {
     if (!list.empty()) list += ", ";
     list += fmt::format("{} (node '{}'", u.type, u.first_node);
     if (u.count > 1) list += fmt::format(", and {} more", u.count - 1);
     list += ")";
+    if (const OnnxOutOfScope* scope = onnx_out_of_scope(u.domain, u.op_type)) {
+      out_of_scope += out_of_scope.empty() ? ". Out of Unity's scope: " : "; ";
+      out_of_scope += fmt::format("{} ({}): {}", u.type, scope->category, scope->reason);
+    }
   }
-  throw InputError(fmt::format("'{}': unsupported ONNX operators: {}", path.string(), list));
+  throw InputError(
+      fmt::format("'{}': unsupported ONNX operators: {}{}", path.string(), list, out_of_scope));
 }
 
 // Creates an Input node for every graph input that is not an initializer; returns the batch size.

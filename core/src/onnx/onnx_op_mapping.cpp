@@ -25,9 +25,11 @@ const std::map<std::string, OpHandler>& handlers() {
 }  // namespace
 
 bool is_supported_op(const ::onnx::NodeProto& node) {
-  if (!is_default_domain(node)) return false;
-  const std::string& op = node.op_type();
-  return op == "Identity" || handlers().count(op) != 0 || is_foldable_op(op);
+  return is_default_domain(node) && is_supported_op_type(node.op_type());
+}
+
+bool is_supported_op_type(std::string_view op) {
+  return op == "Identity" || handlers().count(std::string(op)) != 0 || is_foldable_op(op);
 }
 
 void map_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
@@ -39,6 +41,20 @@ void map_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t op
       if (!input.empty() && ctx.is_tensor(input)) {
         computed = input;
         break;
+      }
+    }
+    // Where the input's values are the output's shape (ConstantOfShape's shape, Range's bounds,
+    // Tile's repeats), computing them makes the output's size depend on the model's data.
+    const std::string& op = node.op_type();
+    for (int slot = 0; slot < node.input_size(); ++slot) {
+      const std::string& input = node.input(slot);
+      const bool sets_shape =
+          op == "ConstantOfShape" || op == "Range" || (op == "Tile" && slot == 1);
+      if (sets_shape && !input.empty() && ctx.is_tensor(input)) {
+        unsupported_use(node, fmt::format("input '{}' sets the output's shape and is computed from "
+                                          "the model's inputs: a data-dependent output shape, "
+                                          "which a static plan cannot lay out",
+                                          input));
       }
     }
     unsupported_use(node,

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "onnx/import_context.h"
@@ -13,6 +14,8 @@ namespace unity::onnxio {
 
 // True when the importer knows the operator (domain ai.onnx, mapped or foldable).
 bool is_supported_op(const ::onnx::NodeProto& node);
+// The same for an operator of the default domain, by its type.
+bool is_supported_op_type(std::string_view op_type);
 // Emits the node's operators and binds its outputs. Throws InputError naming the node when an
 // attribute or input is outside what our operators can express.
 void map_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset);

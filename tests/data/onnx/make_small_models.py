@@ -95,6 +95,20 @@ def unsupported():
     save(graph, "unsupported_ops.onnx")
 
 
+def data_dependent_op():
+    # NonZero: how many indices it returns depends on the values, so Unity refuses it as out of
+    # scope, with the reason (core/src/onnx/onnx_operator_scope.cpp).
+    nodes = [
+        helper.make_node("Relu", ["x"], ["relu_out"], name="relu_0"),
+        helper.make_node("NonZero", ["relu_out"], ["indices"], name="nonzero_1"),
+    ]
+    graph = helper.make_graph(
+        nodes, "data_dependent",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("indices", TensorProto.INT64, [2, None])])
+    save(graph, "data_dependent_op.onnx")
+
+
 def asymmetric_padding():
     # pads = [top, left, bottom, right] = [0, 0, 1, 1]: TF-style SAME padding we cannot express.
     weight = helper.make_tensor("w", TensorProto.FLOAT, [4, 3, 3, 3], [0.0] * 108)
@@ -193,6 +207,7 @@ if __name__ == "__main__":
     transformer(17)
     embedding()
     unsupported()
+    data_dependent_op()
     asymmetric_padding()
     pooling_variants()
     layout_ops()
