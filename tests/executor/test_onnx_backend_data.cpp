@@ -104,6 +104,12 @@ bool read_tensor(const fs::path& file, HostTensor& out, std::string* unread = nu
 
 using onnx_coverage::TestResult;
 
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string t = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) t += (i ? ", " : "") + std::to_string(shape[i]);
+  return t + "]";
+}
+
 struct Outcome {
   TestResult result;    // for the coverage report
   std::string failure;  // values that differ from the expected ones (empty: none)
@@ -353,6 +359,13 @@ Outcome run_test(const fs::path& dir, const fs::path& scratch) {
       o.failure = "output " + std::to_string(k) + " has " + std::to_string(have) +
                   " values, expected " + std::to_string(n);
       r.why = "wrong values";
+      return o;
+    }
+    // The shape too, where ONNX gives a tensor (a scalar may come back as [1]).
+    if (!expected.shape.empty() && got.shape != expected.shape) {
+      o.failure = "output " + std::to_string(k) + " has shape " + shape_text(got.shape) +
+                  ", expected " + shape_text(expected.shape);
+      r.why = "wrong shape";
       return o;
     }
     for (std::size_t i = 0; i < n; ++i) {

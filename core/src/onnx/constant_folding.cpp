@@ -124,8 +124,7 @@ std::optional<std::vector<ConstTensor>> fold_node(const ::onnx::NodeProto& node,
   } else if (op == "Flatten") {
     need(1);
     const auto rank = static_cast<std::int64_t>(in[0]->dims.size());
-    const auto axis =
-        static_cast<std::int64_t>(normalize_axis(attr_int(node, "axis", 1), rank + 1));
+    const auto axis = static_cast<std::int64_t>(flatten_axis(attr_int(node, "axis", 1), rank));
     const std::vector<std::int64_t> head(in[0]->dims.begin(), in[0]->dims.begin() + axis);
     out = reshaped(*in[0],
                    {product(head), in[0]->numel() / std::max<std::int64_t>(product(head), 1)});
@@ -254,6 +253,14 @@ std::vector<std::int64_t> resolve_reshape(const std::vector<std::int64_t>& input
                                  format_dims(target)));
   }
   return out;
+}
+
+int flatten_axis(std::int64_t axis, std::int64_t rank) {
+  // Flatten's axis splits the dims before it from the rest: 0 to rank, or counted back from rank.
+  const std::int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a > rank)
+    throw InputError(fmt::format("Flatten axis {} is out of range for rank {}", axis, rank));
+  return static_cast<int>(a);
 }
 
 int normalize_axis(std::int64_t axis, std::int64_t rank) {

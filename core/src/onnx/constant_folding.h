@@ -38,6 +38,8 @@ std::vector<std::int64_t> resolve_reshape(const std::vector<std::int64_t>& input
                                           const std::vector<std::int64_t>& target, bool allow_zero);
 // Axis in [0, rank) from a possibly negative ONNX axis; throws InputError when out of range.
 int normalize_axis(std::int64_t axis, std::int64_t rank);
+// Flatten's axis in [0, rank] (negative: counted back from rank); throws InputError outside.
+int flatten_axis(std::int64_t axis, std::int64_t rank);
 // Dims after ONNX Unsqueeze / Squeeze with these axes (Squeeze without axes drops every 1).
 std::vector<std::int64_t> unsqueeze_dims(const std::vector<std::int64_t>& dims,
                                          const std::vector<std::int64_t>& axes);

@@ -44,7 +44,7 @@ void map_flatten(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
   const Ints sizes = ctx.sizes(x);
   const auto rank = static_cast<std::int64_t>(sizes.size());
   // Our Flatten is ONNX's: [prod(dims before axis), prod(the rest)].
-  const int axis = normalize_axis(attr_int(node, "axis", 1), rank + 1);
+  const int axis = flatten_axis(attr_int(node, "axis", 1), rank);
   const Ints head(sizes.begin(), sizes.begin() + axis);
   const Ints tail(sizes.begin() + axis, sizes.end());
   if (Ints{product(head), product(tail)} == sizes) {
