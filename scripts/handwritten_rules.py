@@ -29,6 +29,18 @@ def unary_ops():
 
 
 UNARY = unary_ops()
+
+
+def axis_ops():
+    """The operators along one axis (UNITY_AXIS_OPERATOR in core/src/ops/), in op_list.h's order."""
+    listed = re.findall(r"X\((\w+)\)", (ROOT / "core/include/unity/core/pcg/op_list.h").read_text())
+    found = set()
+    for f in (ROOT / "core/src/ops").glob("*.cpp"):
+        found.update(re.findall(r"UNITY_AXIS_OPERATOR\(\s*(\w+)\s*,", f.read_text()))
+    return [op for op in listed if op in found]
+
+
+AXIS_OPS = axis_ops()
 BINARY = ["Add", "Sub", "Mul", "Div"]
 
 
@@ -406,6 +418,12 @@ def attention():
         [node("sm", "Softmax", ["x"], {"axis": "$a"})], ["sm"],
         [part("px", "x", "k"), node("sm2", "Softmax", ["px"], copy="sm"), comb("out", "sm2", "k")],
         ["out"], ["d", dim_of("x")], [c("not_equal", "k", "$a")]))
+    for op in AXIS_OPS:
+        out.append(rule(
+            f"{op.lower()}_partition", "parallel", f"{op}: split any dim but its axis", ["x"],
+            [node("f", op, ["x"], {"axis": "$a"})], ["f"],
+            [part("px", "x", "k"), node("f2", op, ["px"], copy="f"), comb("out", "f2", "k")],
+            ["out"], ["d", dim_of("x")], [c("not_equal", "k", "$a")]))
     # A kernel choice: the same function, the scores kept on chip (docs/cost-model.md).
     ins = ["q", "k", "v"] + weights
     out.append(rule(

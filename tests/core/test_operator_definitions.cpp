@@ -137,3 +137,54 @@ TEST(PointwiseOperators, ShapeAndWorkFollowTheDefinition) {
   Operator bad{OpType::LeakyRelu, {{"alpha", std::string("big")}}, "bad"};
   EXPECT_THROW(infer_output_shapes(bad, {g.shape(x)}), ShapeError);
 }
+
+// Every operator along an axis: its backward is the transpose of its Jacobian (central
+// differences of the forward, column by column) times a vector.
+TEST(AxisOperators, BackwardIsTheJacobianTransposeTimesTheGradient) {
+  int checked = 0;
+  for (const OperatorDefinition* d : operator_definitions()) {
+    if (!d->along_axis) continue;
+    const AxisFunction& f = *d->along_axis;
+    const std::vector<double> x = {0.3, -1.2, 2.5, 0.0, 1.1};
+    const std::vector<double> dy = {0.7, -0.4, 1.3, 0.2, -0.9};
+    const auto n = static_cast<std::int64_t>(x.size());
+    std::vector<double> y(x.size()), dx(x.size());
+    f.forward(x.data(), y.data(), n);
+    f.backward(x.data(), y.data(), dy.data(), dx.data(), n);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double h = 1e-6;
+      std::vector<double> xp = x, xm = x, yp(x.size()), ym(x.size());
+      xp[i] += h;
+      xm[i] -= h;
+      f.forward(xp.data(), yp.data(), n);
+      f.forward(xm.data(), ym.data(), n);
+      double numeric = 0;
+      for (std::size_t j = 0; j < x.size(); ++j) numeric += dy[j] * (yp[j] - ym[j]) / (2 * h);
+      EXPECT_NEAR(dx[i], numeric, 1e-6) << d->info.name << " input " << i;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 1);
+}
+
+TEST(AxisOperators, LogSoftmaxOfLargeLogitsStaysFinite) {
+  const AxisFunction& f = *axis_function(OpType::LogSoftmax);
+  const std::vector<double> x = {1000.0, 1001.0, 1002.0};
+  std::vector<double> y(3);
+  f.forward(x.data(), y.data(), 3);
+  const double lse = 1002.0 + std::log(std::exp(-2.0) + std::exp(-1.0) + 1.0);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(y[i], x[i] - lse, 1e-12);
+  // Its shape keeps the axis whole, and the work is Softmax's.
+  Graph g;
+  GraphBuilder b(g);
+  const TensorRef logits = b.input("logits", {4, 10});
+  const TensorRef ls = b.op(OpType::LogSoftmax, {{"axis", std::int64_t{1}}}, {logits}, "ls");
+  EXPECT_EQ(task_work(g, ls.node).flops, 8.0 * 40);
+  EXPECT_EQ(task_work(g, ls.node).transcendentals, 40.0);
+  ParallelTensorShape split = g.shape(logits);
+  split.dims[1].degree = 2;
+  EXPECT_THROW(infer_output_shapes(g.node(ls.node).op, {split}), ShapeError);
+  split.dims[1].degree = 1;
+  split.dims[0].degree = 2;
+  EXPECT_EQ(infer_output_shapes(g.node(ls.node).op, {split})[0], split);
+}

@@ -340,6 +340,20 @@ TEST(GradientCheck, EveryPointwiseOperator) {
   EXPECT_GE(checked, 38);
 }
 
+// Every operator along an axis, on its middle axis and on its last.
+TEST(GradientCheck, EveryAxisOperator) {
+  int checked = 0;
+  for (const OperatorDefinition* d : operator_definitions()) {
+    if (!d->along_axis) continue;
+    for (std::int64_t axis : {1, 2})
+      check_gradients([&](GraphBuilder& b) {
+        return b.op(d->info.type, {{"axis", axis}}, {b.weight("x", {2, 5, 3})}, "f");
+      });
+    ++checked;
+  }
+  EXPECT_GE(checked, 1);
+}
+
 TEST(GradientCheck, BinaryWithBroadcasting) {
   for (OpType t : {OpType::Add, OpType::Sub, OpType::Mul, OpType::Div}) {
     check_gradients(

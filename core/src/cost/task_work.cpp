@@ -211,6 +211,12 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       w.bytes = 2 * out_bytes;
       break;
     default:
+      if (const AxisFunction* f = axis_function(n.op.type)) {
+        w.flops = f->flops_per_element * piece_elems(in_shape(0));
+        w.backward_ratio = 2;
+        if (f->transcendental) w.transcendentals = piece_elems(in_shape(0));
+        break;
+      }
       // Element-wise, splits, reductions and parallel operators' local work; a point-wise
       // function with a transcendental per element pays for it forward and backward alike.
       w.flops = out_elems;

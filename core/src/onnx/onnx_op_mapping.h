@@ -30,7 +30,11 @@ TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& conv,
 using OpHandler = void (*)(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset);
 void register_dense_ops(std::map<std::string, OpHandler>& table);
 void register_elementwise_ops(std::map<std::string, OpHandler>& table);
-// Every point-wise operator definition's ONNX types (onnx_ops_pointwise.cpp).
+// Softmax, LogSoftmax, ...: one node of `type` with the node's axis (before opset 13, over the
+// dims from the axis on, flattened into one).
+void emit_along_axis(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset,
+                     OpType type);
+// Every point-wise and along-axis operator definition's ONNX types (onnx_ops_pointwise.cpp).
 void register_pointwise_ops(std::map<std::string, OpHandler>& table);
 void register_layout_ops(std::map<std::string, OpHandler>& table);
 void register_recurrent_ops(std::map<std::string, OpHandler>& table);

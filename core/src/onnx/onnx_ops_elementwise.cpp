@@ -103,22 +103,7 @@ void map_pow(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
 }
 
 void map_softmax(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
-  const TensorRef x = ctx.tensor(node.input(0));
-  const Ints sizes = ctx.sizes(x);
-  const auto rank = static_cast<std::int64_t>(sizes.size());
-  const int axis = normalize_axis(attr_int(node, "axis", opset < 13 ? 1 : -1), rank);
-  const std::string name = node_name(node);
-  if (opset >= 13 || axis == rank - 1) {
-    ctx.bind_tensor(node.output(0),
-                    ctx.add(OpType::Softmax, {{"axis", std::int64_t{axis}}}, {x}, name));
-    return;
-  }
-  // Before opset 13 Softmax normalises over all dims from `axis` on, as one flattened dim.
-  const Ints head(sizes.begin(), sizes.begin() + axis);
-  const Ints tail(sizes.begin() + axis, sizes.end());
-  const TensorRef flat = ctx.reshape(x, {product(head), product(tail)}, name + ".flatten");
-  const TensorRef soft = ctx.add(OpType::Softmax, {{"axis", std::int64_t{1}}}, {flat}, name);
-  ctx.bind_tensor(node.output(0), ctx.reshape(soft, sizes, name + ".unflatten"));
+  emit_along_axis(ctx, node, opset, OpType::Softmax);
 }
 
 void map_dropout(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
@@ -281,6 +266,25 @@ void map_clip(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t op
 }
 
 }  // namespace
+
+void emit_along_axis(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset,
+                     OpType type) {
+  const TensorRef x = ctx.tensor(node.input(0));
+  const Ints sizes = ctx.sizes(x);
+  const auto rank = static_cast<std::int64_t>(sizes.size());
+  const int axis = normalize_axis(attr_int(node, "axis", opset < 13 ? 1 : -1), rank);
+  const std::string name = node_name(node);
+  if (opset >= 13 || axis == rank - 1) {
+    ctx.bind_tensor(node.output(0), ctx.add(type, {{"axis", std::int64_t{axis}}}, {x}, name));
+    return;
+  }
+  // Before opset 13 these normalise over all dims from `axis` on, as one flattened dim.
+  const Ints head(sizes.begin(), sizes.begin() + axis);
+  const Ints tail(sizes.begin() + axis, sizes.end());
+  const TensorRef flat = ctx.reshape(x, {product(head), product(tail)}, name + ".flatten");
+  const TensorRef y = ctx.add(type, {{"axis", std::int64_t{1}}}, {flat}, name);
+  ctx.bind_tensor(node.output(0), ctx.reshape(y, sizes, name + ".unflatten"));
+}
 
 void register_elementwise_ops(std::map<std::string, OpHandler>& table) {
   table["Neg"] = map_neg;

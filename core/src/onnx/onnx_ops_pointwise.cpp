@@ -1,6 +1,7 @@
-// Point-wise operators from their definitions: an ONNX node of one of a definition's onnx_types
-// becomes one node of that operator, its parameters read from the ONNX attributes they name. A
-// parameter at its default is left out of the node, so that rules match it as written.
+// Point-wise and along-axis operators from their definitions: an ONNX node of one of a
+// definition's onnx_types becomes one node of that operator, its parameters read from the ONNX
+// attributes they name (a parameter at its default is left out of the node, so that rules match
+// it as written), or its axis.
 #include "onnx/onnx_op_mapping.h"
 #include "unity/core/errors.h"
 #include "unity/core/ops/operator_definition.h"
@@ -15,8 +16,12 @@ const OperatorDefinition& definition_for(const std::string& onnx_type) {
   throw InputError("no operator imports ONNX " + onnx_type);  // registered only for these
 }
 
-void map_pointwise(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+void map_pointwise(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
   const OperatorDefinition& d = definition_for(node.op_type());
+  if (d.along_axis) {
+    emit_along_axis(ctx, node, opset, d.info.type);
+    return;
+  }
   Attributes attrs;
   for (const PointwiseParameter& p : d.pointwise->parameters) {
     if (p.onnx_name.empty()) continue;
@@ -33,7 +38,7 @@ void map_pointwise(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64
 
 void register_pointwise_ops(std::map<std::string, OpHandler>& table) {
   for (const OperatorDefinition* d : operator_definitions())
-    if (d->pointwise)
+    if (d->pointwise || d->along_axis)
       for (std::string_view t : d->onnx_types) table[std::string(t)] = map_pointwise;
 }
 

@@ -11,12 +11,12 @@ constexpr int kAny = 1 << 20;  // variadic (Concat)
 
 }  // namespace
 
-#define UNITY_BUILTIN_OPERATOR(op, category, min_inputs, max_inputs)                  \
-  template <>                                                                         \
-  const OperatorDefinition& define_operator<OpType::op>() {                           \
-    static const OperatorDefinition d{                                                \
-        {OpType::op, #op, OpCategory::category, min_inputs, max_inputs}, {}, {}, {}}; \
-    return d;                                                                         \
+#define UNITY_BUILTIN_OPERATOR(op, category, min_inputs, max_inputs)                      \
+  template <>                                                                             \
+  const OperatorDefinition& define_operator<OpType::op>() {                               \
+    static const OperatorDefinition d{                                                    \
+        {OpType::op, #op, OpCategory::category, min_inputs, max_inputs}, {}, {}, {}, {}}; \
+    return d;                                                                             \
   }
 
 UNITY_BUILTIN_OPERATOR(Input, Source, 0, 0)

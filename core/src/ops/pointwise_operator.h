@@ -10,8 +10,11 @@ inline OperatorDefinition pointwise_operator(OpType type, std::string_view name,
                                              PointwiseFunction f,
                                              std::vector<std::string_view> onnx_types,
                                              std::string_view summary) {
-  return OperatorDefinition{
-      {type, name, OpCategory::Compute, 1, 1}, std::move(f), std::move(onnx_types), summary};
+  return OperatorDefinition{{type, name, OpCategory::Compute, 1, 1},
+                            std::move(f),
+                            std::move(onnx_types),
+                            summary,
+                            std::nullopt};
 }
 
 // Defines operator `op`'s specialization from a PointwiseFunction expression.

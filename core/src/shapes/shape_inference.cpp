@@ -1,6 +1,7 @@
 #include "unity/core/shapes/shape_inference.h"
 
 #include "shape_rules.h"
+#include "unity/core/ops/operator_definition.h"
 #include "unity/core/pcg/graph_builder.h"
 
 namespace unity {
@@ -79,6 +80,8 @@ std::vector<ParallelTensorShape> infer_output_shapes(const Operator& op,
     default:
       if (is_parallel_op(op.type))
         out = infer_parallel(op, in);
+      else if (axis_function(op.type))
+        out = infer_along_axis(op, in);
       else
         out = infer_elementwise(op, in);
   }

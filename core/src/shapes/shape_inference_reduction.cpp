@@ -9,14 +9,6 @@
 namespace unity::shape_rules {
 namespace {
 
-Shapes infer_softmax(const Operator& op, const Shapes& in) {
-  const auto& x = in[0];
-  expect_floating(x, "input 0 (x)");
-  const int axis = x.axis(static_cast<int>(op.attrs.get_int("axis", -1)));
-  expect_degree(x, axis, 1, "input 0 (x)", "softmax normalises over the whole axis");
-  return {x};
-}
-
 Shapes infer_reduce(const Operator& op, const Shapes& in) {
   const auto& x = in[0];
   const auto axes_attr = op.attrs.get_ints("axes");
@@ -82,10 +74,19 @@ Shapes infer_mse(const Shapes& in) {
 
 }  // namespace
 
+Shapes infer_along_axis(const Operator& op, const Shapes& in) {
+  const auto& x = in[0];
+  expect_floating(x, "input 0 (x)");
+  const int axis = x.axis(static_cast<int>(op.attrs.get_int("axis", -1)));
+  expect_degree(x, axis, 1, "input 0 (x)",
+                fmt::format("{} reads the whole axis", to_string(op.type)).c_str());
+  return {x};
+}
+
 Shapes infer_reduction(const Operator& op, const Shapes& in) {
   switch (op.type) {
     case OpType::Softmax:
-      return infer_softmax(op, in);
+      return infer_along_axis(op, in);
     case OpType::SoftmaxCrossEntropy:
       return infer_cross_entropy(op, in);
     case OpType::MSELoss:

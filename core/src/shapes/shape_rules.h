@@ -87,6 +87,8 @@ Shapes infer_embedding(const Operator& op, const Shapes& in);
 Shapes infer_elementwise(const Operator& op, const Shapes& in);
 Shapes infer_layout(const Operator& op, const Shapes& in);
 Shapes infer_reduction(const Operator& op, const Shapes& in);
+// Softmax and the operators with an AxisFunction: the shape of x, whose axis is whole.
+Shapes infer_along_axis(const Operator& op, const Shapes& in);
 Shapes infer_parallel(const Operator& op, const Shapes& in);
 
 }  // namespace unity::shape_rules

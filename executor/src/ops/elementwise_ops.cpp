@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "op_helpers.h"
+#include "unity/core/ops/operator_definition.h"
 
 namespace unity::executor::detail {
 namespace {
@@ -181,6 +182,7 @@ std::unique_ptr<OpRunner> make_elementwise_runner(const Graph& g, const Node& n)
   if (is_elementwise_binary(n.op.type)) return std::make_unique<BinaryRunner>(n);
   if (n.op.type == OpType::Dropout) return std::make_unique<DropoutRunner>(n);
   if (const auto kind = unary_kind(n.op.type)) return std::make_unique<UnaryRunner>(n, *kind);
+  if (axis_function(n.op.type)) return make_axis_runner(g, n);
   return make_pointwise_runner(g, n);
 }
 

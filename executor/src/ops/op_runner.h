@@ -67,6 +67,8 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_elementwise_runner(const Graph& g, const Node& n);
 // A point-wise operator from its core definition's function (throws LoweringError for others).
 std::unique_ptr<OpRunner> make_pointwise_runner(const Graph& g, const Node& n);
+// An operator along one axis from its core definition (axis_ops.cpp).
+std::unique_ptr<OpRunner> make_axis_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_dense_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_conv_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_norm_runner(const Graph& g, const Node& n);

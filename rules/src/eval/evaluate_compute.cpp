@@ -251,6 +251,9 @@ DenseTensor passthrough(const OpContext& c, int j) {
     case OpType::MSELoss:
       return kernels::mse_loss(x, c.piece(1, j));
     default:
+      if (const AxisFunction* f = axis_function(op.type))
+        return kernels::map_along_axis(
+            *f, x, c.in[0]->shape.axis(static_cast<int>(op.attrs.get_int("axis", -1))));
       return kernels::map_unary(op, x);
   }
 }

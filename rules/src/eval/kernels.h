@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "unity/core/ops/operator_definition.h"
 #include "unity/core/pcg/op_type.h"
 #include "unity/core/pcg/operator.h"
 #include "unity/rules/dense_tensor.h"
@@ -16,6 +17,8 @@ namespace unity::rules::kernels {
 using Range = std::pair<std::int64_t, std::int64_t>;  // [begin, end)
 
 double activation(const std::string& name, double x);
+// An operator's AxisFunction on every slice along `axis`.
+DenseTensor map_along_axis(const AxisFunction& f, const DenseTensor& x, int axis);
 // A point-wise operator or Dropout, element by element.
 DenseTensor map_unary(const Operator& op, const DenseTensor& x);
 // Numpy broadcasting.

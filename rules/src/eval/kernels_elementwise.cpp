@@ -96,6 +96,20 @@ DenseTensor softmax(const DenseTensor& x, int axis) {
   return out;
 }
 
+DenseTensor map_along_axis(const AxisFunction& f, const DenseTensor& x, int axis) {
+  DenseTensor out = x;
+  auto outer = x.sizes;
+  outer[axis] = 1;
+  const std::int64_t n = x.sizes[axis];
+  std::vector<double> in(static_cast<std::size_t>(n)), res(static_cast<std::size_t>(n));
+  for_each_index(outer, [&](std::vector<std::int64_t> idx) {
+    for (idx[axis] = 0; idx[axis] < n; ++idx[axis]) in[idx[axis]] = x.at(idx);
+    f.forward(in.data(), res.data(), n);
+    for (idx[axis] = 0; idx[axis] < n; ++idx[axis]) out.at(idx) = res[idx[axis]];
+  });
+  return out;
+}
+
 DenseTensor reduce(const DenseTensor& x, const std::vector<int>& axes,
                    const std::vector<Range>& blocks, bool keepdims, bool mean) {
   std::vector<bool> reduced(x.rank(), false);

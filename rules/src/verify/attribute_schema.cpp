@@ -69,8 +69,10 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   for (auto t : {OpType::Partition, OpType::Combine, OpType::Pipeline, OpType::Batch})
     m[t] = {i("dim"), i("degree")};
   for (auto t : {OpType::Replicate, OpType::Reduce, OpType::AllReduce}) m[t] = {i("degree")};
-  // Point-wise operators: their real parameters, as their definitions declare them.
+  // Point-wise operators: their real parameters, as their definitions declare them; operators
+  // along an axis: the axis.
   for (const OperatorDefinition* d : operator_definitions()) {
+    if (d->along_axis && !m.count(d->info.type)) m[d->info.type] = {i("axis", -1)};
     if (!d->pointwise || m.count(d->info.type)) continue;
     std::vector<AttrSlot> slots;
     for (const PointwiseParameter& p : d->pointwise->parameters)

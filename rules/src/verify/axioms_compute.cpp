@@ -42,7 +42,8 @@ void unary_axioms(Ctx& c, O op) {
   auto u = [&](const E& arg) { return app_attrs(op, {arg}, attrs); };
   u(x);
   E guard;
-  if (op == O::Softmax) guard = norm(k, rank(x)) != norm(attrs.at("axis"), rank(x)) || d == 1;
+  if (op == O::Softmax || axis_function(op))  // the axis is read whole: split the others
+    guard = norm(k, rank(x)) != norm(attrs.at("axis"), rank(x)) || d == 1;
   if (op == O::Pool2D) guard = (norm(k, rank(x)) < 2) || d == 1;  // spatial splits: one way only
   for (const auto& [fn, f] : dim_ops()) {
     c.add(n + "_" + fn, M::Both, u(f(k, d, x)), f(k, d, u(x)), guard);

@@ -72,8 +72,10 @@ ProofResult Prover::prove(const RuleTerms& t, const std::map<std::string, std::i
   for (const auto* list : {&t.nodes, &t.source_outputs, &t.target_outputs, &t.premises})
     for (const auto& e : *list) terms.push_back(&e);
   for (OpType op : operators_named(terms))
-    if (const Theory& own = operator_theory(op); !own.axioms.empty() || !own.facts.empty())
-      for (const auto& f : encoder_.theory_formulas(own)) solver_.add(f);
+    if (const Theory& own = operator_theory(op); !own.axioms.empty() || !own.facts.empty()) {
+      for (const auto& f : encoder_.axiom_formulas(own.axioms)) solver_.add(f);
+      for (const auto& f : encoder_.fact_formulas(own.facts)) solver_.add(f);
+    }
   std::map<std::string, z3::expr> env;
   for (const auto& [name, sort] : vars)
     env.emplace(name, ctx_.constant(("r." + name).c_str(), encoder_.sort_of(sort)));

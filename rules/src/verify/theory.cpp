@@ -56,11 +56,14 @@ const Theory& operator_theory(OpType op) {
     const auto& first = first_theory_unary_ops();
     for (const OperatorDefinition* d : operator_definitions()) {
       const OpType t = d->info.type;
-      if (!d->pointwise || std::find(first.begin(), first.end(), t) != first.end()) continue;
+      if (std::find(first.begin(), first.end(), t) != first.end()) continue;
       Theory& th = all[static_cast<std::size_t>(t)];
-      add_shape_keeping_facts(th, t);
-      add_unary_compute_axioms(th, t);
-      add_unary_layout_axioms(th, t);
+      if (d->pointwise || d->along_axis) {
+        add_shape_keeping_facts(th, t);
+        add_unary_compute_axioms(th, t);
+      }
+      // Along an axis, a transpose or reshape would move the axis: only point-wise ones commute.
+      if (d->pointwise) add_unary_layout_axioms(th, t);
     }
     return all;
   }();

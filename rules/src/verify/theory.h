@@ -54,11 +54,11 @@ const std::vector<Axiom>& concat_peel_axioms();
 // axioms to the queries that hold such a Concat.
 const std::vector<Axiom>& concat_pieces_axioms();
 
-// The axioms and facts of a unary element-wise operator registered after the first theory (a
-// point-wise operator of core/src/ops/): its shape, its commuting with the parallel operators and
-// with data movement. They are not part of theory(): a query gets them when its rule names the
-// operator, so that adding an operator leaves every other proof as it was. Empty for the
-// operators theory() covers.
+// The axioms and facts of a unary operator registered after the first theory (a point-wise or
+// along-axis operator of core/src/ops/): its shape, its commuting with the parallel operators
+// (along an axis: on the other dims) and, point-wise, with data movement. They are not part of
+// theory(): a query gets them when its rule names the operator, so that adding an operator leaves
+// every other proof as it was. Empty for the operators theory() covers.
 const Theory& operator_theory(OpType op);
 // The unary element-wise operators of the first theory, whose axioms every proof has.
 const std::vector<OpType>& first_theory_unary_ops();

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "theory.h"
+#include "unity/core/ops/operator_definition.h"
 #include "unity/core/pcg/op_type.h"
 
 namespace unity::rules::spec {
@@ -37,7 +38,7 @@ void add_shape_keeping_facts(Theory& th, OpType op) {
   std::map<std::string, E> attrs;
   const E a = with_attr_vars(op, {x}, "a_", attrs);
   E holds = rank(a) == rank(x) && replica(a) == replica(x);
-  if (op == O::Softmax)
+  if (op == O::Softmax || axis_function(op))
     holds = holds && -rank(x) <= attrs.at("axis") && attrs.at("axis") < rank(x) &&
             degree(x, norm(attrs.at("axis"), rank(x))) == 1;
   f.add(std::string(to_string(op)) + "_shape", a, !ok(a) || holds);

@@ -122,6 +122,7 @@ z3::expr Z3Encoder::encode(const ExprPtr& e, const std::map<std::string, z3::exp
     case K::BoolLit:
       return ctx_.bool_val(e->ivalue != 0);
     case K::Op: {
+      query_ops_.insert(e->op);
       // A closed slot (Concat's pieces) at its default literal leaves the function as it was.
       const auto& slots = attribute_slots(e->op);
       bool closed = false;
@@ -278,9 +279,9 @@ std::vector<z3::expr> Z3Encoder::axiom_formulas(const std::vector<Axiom>& axioms
   return out;
 }
 
-std::vector<z3::expr> Z3Encoder::theory_formulas(const Theory& theory) {
-  std::vector<z3::expr> out = axiom_formulas(theory.axioms);
-  for (const auto& f : theory.facts) {
+std::vector<z3::expr> Z3Encoder::fact_formulas(const std::vector<Fact>& facts) {
+  std::vector<z3::expr> out;
+  for (const auto& f : facts) {
     std::map<std::string, Sort> vars, all;
     collect_vars(f.trigger.ptr(), vars);
     std::vector<ExprPtr> pattern(f.trigger2 ? 2 : 1);
@@ -296,6 +297,12 @@ std::vector<z3::expr> Z3Encoder::theory_formulas(const Theory& theory) {
     out.push_back(quantified(vars, f.name, {pattern}, f.trigger.ptr(), f.holds.ptr(), nullptr,
                              Axiom::Mode::Forward, true));
   }
+  return out;
+}
+
+std::vector<z3::expr> Z3Encoder::theory_formulas(const Theory& theory) {
+  std::vector<z3::expr> out = axiom_formulas(theory.axioms);
+  for (auto& f : fact_formulas(theory.facts)) out.push_back(f);
   declare_common_operators();
   for (auto& s : new_strictness_formulas()) out.push_back(s);
   for (auto& f : query_list_facts()) out.push_back(f);
@@ -305,9 +312,16 @@ std::vector<z3::expr> Z3Encoder::theory_formulas(const Theory& theory) {
   return out;
 }
 
+bool Z3Encoder::on_demand(OpType op) {
+  const Theory& own = operator_theory(op);
+  return !own.axioms.empty() || !own.facts.empty();
+}
+
 void Z3Encoder::declare_common_operators() {
   for (const auto& info : all_op_infos()) {
-    if (is_source_op(info.type)) continue;
+    // An operator asserted on demand is declared by the queries that name it, so that adding
+    // one changes nothing in the others.
+    if (is_source_op(info.type) || on_demand(info.type)) continue;
     const int outputs = info.type == OpType::Split ? 4 : 1;
     for (int arity = info.min_inputs; arity <= std::min(info.max_inputs, 4); ++arity)
       for (int o = 0; o < outputs; ++o) op_decl(info.type, arity, o);
@@ -316,7 +330,11 @@ void Z3Encoder::declare_common_operators() {
 
 std::vector<z3::expr> Z3Encoder::query_strictness_formulas() {
   for (auto& f : new_strictness_formulas()) query_strictness_.push_back(f);
-  return query_strictness_;
+  std::vector<z3::expr> out = query_strictness_;
+  for (OpType op : query_ops_)
+    if (auto it = on_demand_strictness_.find(op); it != on_demand_strictness_.end())
+      out.insert(out.end(), it->second.begin(), it->second.end());
+  return out;
 }
 
 std::vector<z3::expr> Z3Encoder::new_strictness_formulas() {
@@ -334,7 +352,11 @@ std::vector<z3::expr> Z3Encoder::new_strictness_formulas() {
     z3::expr inputs_ok = ctx_.bool_val(true);
     for (unsigned i = f.arity() - static_cast<unsigned>(arity); i < f.arity(); ++i)
       inputs_ok = inputs_ok && ok_(args[static_cast<int>(i)]);
-    out.push_back(forall(bound, {{app}}, z3::implies(ok_(app), inputs_ok)));
+    const z3::expr strict = forall(bound, {{app}}, z3::implies(ok_(app), inputs_ok));
+    if (on_demand(op))
+      on_demand_strictness_[op].push_back(strict);  // for the queries that name the operator
+    else
+      out.push_back(strict);
   }
   pending_strictness_.clear();
   return out;

@@ -30,10 +30,13 @@ class Z3Encoder {
 
   // Quantified formulas for the theory's axioms and facts.
   std::vector<z3::expr> theory_formulas(const Theory& theory);
+  // The formulas of some facts alone (an operator's own, added inside a query's scope).
+  std::vector<z3::expr> fact_formulas(const std::vector<Fact>& facts);
   // The formulas of some axioms alone (a query's own, added inside its scope).
   std::vector<z3::expr> axiom_formulas(const std::vector<Axiom>& axioms);
   // Strictness (a defined application has defined inputs) for operator functions created since the
-  // theory was encoded: a query asserts them in its own scope.
+  // theory was encoded: a query asserts them in its own scope; those of an operator asserted on
+  // demand (operator_theory), only in the queries that name it.
   std::vector<z3::expr> query_strictness_formulas();
   // Declares the functions of every operator for the usual arities up front, so that their
   // strictness is part of the theory.
@@ -41,7 +44,10 @@ class Z3Encoder {
   // Lists met since the last begin_query() get their facts from query_list_facts(): lengths,
   // elements, membership, positions, and compositions of permutations of equal length (closed under
   // composition). Lists of the theory itself get theirs with theory_formulas().
-  void begin_query() { touched_.clear(); }
+  void begin_query() {
+    touched_.clear();
+    query_ops_.clear();
+  }
   std::vector<z3::expr> query_list_facts();
 
   int list_code(const std::vector<std::int64_t>& list);
@@ -68,6 +74,9 @@ class Z3Encoder {
 
   std::vector<std::pair<z3::func_decl, std::pair<OpType, int>>> pending_strictness_;
   std::vector<z3::expr> query_strictness_;
+  static bool on_demand(OpType op);
+  std::map<OpType, std::vector<z3::expr>> on_demand_strictness_;
+  std::set<OpType> query_ops_;  // operators the current query encodes
   bool theory_done_ = false;
   std::vector<z3::expr> facts_for(const std::set<int>& codes, const std::set<int>& known);
 

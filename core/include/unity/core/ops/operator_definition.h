@@ -6,6 +6,7 @@
 // evaluator, the verifier's axioms and the ONNX import all follow from them, so such an operator
 // is one file (core/src/ops/<name>.cpp) and one line in op_list.h. Operators without a family
 // description are handled where each concern lives (shape_inference_*.cpp, task_work.cpp, ...).
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -37,6 +38,18 @@ struct PointwiseFunction {
   bool linear = false;
 };
 
+// y = f(x) on every slice along one axis (the `axis` attribute, default -1, the last), a slice of
+// the same length out: the axis is never split (degree 1), every other dim may be. Evaluated in
+// double on the slice, by the rule evaluator and the kernels alike.
+struct AxisFunction {
+  void (*forward)(const double* x, double* y, std::int64_t n) = nullptr;
+  // dx = the Jacobian's transpose times dy, for one slice (overwrites dx).
+  void (*backward)(const double* x, const double* y, const double* dy, double* dx,
+                   std::int64_t n) = nullptr;
+  double flops_per_element = 1;  // forward; the backward is counted as twice as much
+  bool transcendental = false;   // an exp or log per element
+};
+
 struct OperatorDefinition {
   OpInfo info;
   std::optional<PointwiseFunction> pointwise;
@@ -45,6 +58,7 @@ struct OperatorDefinition {
   std::vector<std::string_view> onnx_types;
   // One line for docs/operators.md and the explorer's property panel.
   std::string_view summary;
+  std::optional<AxisFunction> along_axis;
 };
 
 // Each operator's file defines its specialization.
@@ -63,6 +77,12 @@ std::span<const OperatorDefinition* const> operator_definitions();
 inline const PointwiseFunction* pointwise_function(OpType type) {
   const auto& p = operator_definition(type).pointwise;
   return p ? &*p : nullptr;
+}
+
+// The along-axis function of an operator, or null.
+inline const AxisFunction* axis_function(OpType type) {
+  const auto& a = operator_definition(type).along_axis;
+  return a ? &*a : nullptr;
 }
 
 // A point-wise operator's parameters as its node sets them (defaults where it leaves them out);

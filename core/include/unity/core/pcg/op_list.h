@@ -77,4 +77,5 @@
   X(Floor)                 \
   X(Ceil)                  \
   X(Round)                 \
-  X(Softsign)
+  X(Softsign)              \
+  X(LogSoftmax)
