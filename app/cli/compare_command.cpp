@@ -51,10 +51,10 @@ void add_compare_command(CLI::App& app) {
     if (!opt->project.empty()) project.emplace(projects::Project::open_or_create(opt->project));
     const MachineSpec machine = project_machine(project, opt->machine);
     const Graph model = opt->model_options.load(opt->model, machine.num_devices());
-    ProgressPrinter progress;
     std::vector<PlanSummary> plans;
     std::vector<use_cases::ProjectRecord> records;
     for (const auto& mode : opt->modes) {
+      ProgressPrinter progress;  // each mode's plan has its own best
       OptimizeOptions options = opt->optimize;
       options.mode = mode;
       if (opt->progress) {

@@ -2,6 +2,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
@@ -84,4 +89,37 @@ TEST(OptimizeCli, HeadDimResizesTheAttentionAndABadOneExitsOne) {
   auto not_family = run_cli("optimize mnist-mlp --machine cpu-local --gpus 2 --head-dim 32");
   EXPECT_EQ(not_family.exit_code, 1);
   EXPECT_FALSE(not_family.err.empty());
+}
+
+// `--progress` on dlrm: the best whole plan it reports never rises (each lineage of the search
+// has its own best, and the plan takes two searches), a piece's lines (when the graph is split)
+// say they give that piece's best, and the plan is at least as fast as the last best reported.
+TEST(OptimizeCli, ProgressNeverReportsAWholePlanBestThatRises) {
+  const auto r = run_cli("optimize dlrm --machine summit --nodes 2 --progress --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::regex best_plan(R"(best plan ([0-9.]+) ms)");
+  std::vector<double> bests;
+  int searches = 0;
+  std::string last;
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("search: ", 0) != 0) continue;
+    last = line;
+    std::smatch m;
+    if (std::regex_search(line, m, best_plan)) bests.push_back(std::stod(m[1]));
+    if (line.find("search: piece ") == 0 && line.find("step") != std::string::npos) {
+      EXPECT_NE(line.find("this piece's best"), std::string::npos) << line;
+    }
+    if (line.find("| its start on one device") != std::string::npos) ++searches;
+  }
+  ASSERT_FALSE(bests.empty()) << r.err;
+  for (std::size_t i = 1; i < bests.size(); ++i)
+    EXPECT_LE(bests[i], bests[i - 1]) << "line " << i << " of:\n" << r.err;
+  // The joint search runs from the model, then from its algebraic rewrites; each names itself.
+  EXPECT_EQ(searches, 2) << r.err;
+  EXPECT_NE(r.err.find("search: joint search from the algebraic rewrites"), std::string::npos);
+  EXPECT_EQ(last.find("search: done"), 0u) << last;
+  // The plan is the best of the searches and the baselines beside them.
+  const double plan_ms = nlohmann::json::parse(r.out)["iteration_time_ms"].get<double>();
+  EXPECT_LE(plan_ms, bests.back() + 1e-3);
 }

@@ -6,6 +6,7 @@
 #include <QThread>
 #include <QTimer>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -296,9 +297,14 @@ void SearchRunner::drain(bool last) {
     s.candidates = e.candidates_evaluated;
     s.queueSize = e.queue_size;
     s.elapsed = seconds;
+    // The best so far never rises: the least of what the lineages report, per piece (a new piece
+    // starts again); the whole search's start and end say the whole plan's.
+    const bool restart = e.segment != s.segment || e.kind == SearchEvent::Kind::Started ||
+                         e.kind == SearchEvent::Kind::Finished;
     s.segment = e.segment;
     s.segments = e.segments;
-    if (e.best_ms > 0) s.bestMs = e.best_ms;
+    if (e.best_ms > 0 && (e.best_fits || e.kind == SearchEvent::Kind::Finished))
+      s.bestMs = restart || s.bestMs <= 0 ? e.best_ms : std::min(s.bestMs, e.best_ms);
     switch (e.kind) {
       case SearchEvent::Kind::Started:
         if (s.startMs == 0) s.startMs = e.best_ms;

@@ -272,10 +272,12 @@ class PlanSearch {
 
   // One hierarchical search (graph splitting over substitution selection over the mapping DP).
   // `budget_share`: of OptimizeOptions::budget, what each of its substitution searches may cost.
-  Outcome search(const Graph& start, const CostModel& costs, std::optional<RuleKind> kind,
-                 bool seed_data_parallel, double budget_share = 1.0) {
+  // `phase` names it in its events.
+  Outcome search(const std::string& phase, const Graph& start, const CostModel& costs,
+                 std::optional<RuleKind> kind, bool seed_data_parallel, double budget_share = 1.0) {
     const MachineSpec& machine = costs.machine();
     HierarchicalOptions ho;
+    ho.search.scope.phase = phase;
     ho.search.alpha = options_.alpha;
     ho.search.budget = std::max<std::int64_t>(
         8, static_cast<std::int64_t>(std::llround(options_.budget * budget_share)));
@@ -436,7 +438,8 @@ class PlanSearch {
       return best;
     }
     share_time(0.45);
-    Outcome best = search(model_, costs_, std::nullopt, true, kUnseededBudgetShare);
+    Outcome best = search("joint search from the model", model_, costs_, std::nullopt, true,
+                          kUnseededBudgetShare);
     // The first search stopping at its share of the time leaves the rest to the seeded search.
     if (status_ != "cancelled" && time_left()) {
       // Seeding: quiet (its one-device costs are not the search's), and not counted.
@@ -446,7 +449,8 @@ class PlanSearch {
       quiet_ = false;
       if (algebraic.graph.structural_hash() != model_.structural_hash()) {
         share_time(1.0);
-        Outcome seeded = search(algebraic.graph, costs_, std::nullopt, true);
+        Outcome seeded = search("joint search from the algebraic rewrites", algebraic.graph, costs_,
+                                std::nullopt, true);
         seeded.applied.insert(seeded.applied.begin(), algebraic.applied.begin(),
                               algebraic.applied.end());
         if (better(seeded.cost, best.cost)) best = std::move(seeded);
@@ -490,7 +494,8 @@ class PlanSearch {
   // TASO's phase: the model under algebraic rules only, costed on one device of the machine.
   Outcome algebraic_rewrites(double budget_share = 1.0) {
     const CostModel one(select_machine(machine_, {0, 1}), costs_.optimizer(), options_.profiles);
-    return search(model_, one, RuleKind::Algebraic, false, budget_share);
+    return search("algebraic rewrites on one device", model_, one, RuleKind::Algebraic, false,
+                  budget_share);
   }
 
   Outcome sequential() {
@@ -499,7 +504,8 @@ class PlanSearch {
     Outcome algebraic = algebraic_rewrites();
     share_time(1.0);
     // ...then FlexFlow: parallel rules only, on the algebraically optimised graph.
-    Outcome parallel = search(algebraic.graph, costs_, RuleKind::Parallel, true);
+    Outcome parallel = search("parallelization of the rewritten model", algebraic.graph, costs_,
+                              RuleKind::Parallel, true);
     keep_best_start(parallel, algebraic.graph, RuleKind::Parallel);
     parallel.applied.insert(parallel.applied.begin(), algebraic.applied.begin(),
                             algebraic.applied.end());

@@ -101,6 +101,7 @@ class Hierarchy {
     const CostModel one(select_machine(model_.machine(), {0, 1}), model_.optimizer());
     const CandidateCost initial = estimate_candidate(g_, one, nullptr, kInfinity);
     started.best_ms = started.candidate_ms = initial.time * 1e3;
+    started.best_fits = initial.fits;
     events_.emit(started);
 
     SplitPlan plan;
@@ -118,6 +119,7 @@ class Hierarchy {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const CandidateCost final_cost = price(result_.best, budget_);
     finished.best_ms = finished.candidate_ms = final_cost.time * 1e3;
+    finished.best_fits = final_cost.fits;
     events_.emit(finished);
     return std::move(result_);
   }

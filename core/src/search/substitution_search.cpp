@@ -487,6 +487,7 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
     Candidate* raw = pool.back().get();
     if (better) best = raw;
     ev.best_ms = best->cost.time * 1e3;
+    ev.best_fits = best->cost.fits;
     if (raw->cost.key() <= options.alpha * best->cost.key())
       queue.push({raw->cost.key(), raw->graph.size(), queued++, raw, nullptr});
     return raw;
@@ -495,6 +496,7 @@ SearchResult substitution_search(const Graph& start, const std::vector<Graph>& s
   admit(start, {}, nullptr);
   const std::size_t max_size = size_limit(start);
   ev.best_ms = best->cost.time * 1e3;
+  ev.best_fits = best->cost.fits;
   emit(SearchEvent::Kind::Started);
   for (const auto& s : seeds) admit(s, {}, nullptr);
 

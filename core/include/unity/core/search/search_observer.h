@@ -28,6 +28,9 @@ struct SearchEvent {
   std::map<std::string, std::int64_t> parameters;  // the rule's parameters (degrees, dims)
   double candidate_ms = 0;                         // the candidate's predicted iteration time
   double best_ms = 0;                              // best predicted iteration time so far
+  // Whether that best plan fits in memory. Plans that fit rank before those that do not, so once a
+  // best fits, best_ms only falls; before, it may rise to the first plan that fits.
+  bool best_fits = true;
   double elapsed_seconds = 0;
   std::int64_t queue_size = 0;
   std::int64_t candidates_evaluated = 0;
@@ -39,6 +42,8 @@ struct SearchEvent {
   int segment = -1;
   int segments = 0;
   std::string boundary;
+  // Which of a plan's searches this is ("joint search from the model", ...; empty: the only one).
+  std::string phase;
 };
 
 const char* to_string(SearchEvent::Kind kind);
