@@ -88,6 +88,11 @@ std::int64_t add_inputs(ImportContext& ctx, const OnnxImportOptions& options,
         sizes.push_back(dim.dim_value());
         continue;
       }
+      if (dim.has_dim_value() && dim.dim_value() == 0)
+        throw InputError(fmt::format(
+            "'{}': dimension {} of input '{}' has size 0: Unity's tensors hold at least one "
+            "element in each dimension",
+            path.string(), d, name));
       const std::string label =
           dim.has_dim_param() ? fmt::format("'{}'", dim.dim_param()) : "unknown";
       if (batch_dim >= 0) {

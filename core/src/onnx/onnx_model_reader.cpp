@@ -376,7 +376,10 @@ std::optional<std::vector<std::int64_t>> attr_ints(const ::onnx::NodeProto& node
 
 std::string node_name(const ::onnx::NodeProto& node) {
   if (!node.name().empty()) return node.name();
-  return node.output_size() > 0 ? node.output(0) : node.op_type();
+  // An output left out is an empty name (LSTM's Y when only Y_h is read): the first one given.
+  for (const auto& out : node.output())
+    if (!out.empty()) return out;
+  return node.op_type();
 }
 
 std::string describe_node(const ::onnx::NodeProto& node) {

@@ -161,6 +161,8 @@ class EinsumMapper {
     const OpType op = batch.empty() ? OpType::MatMul : OpType::BatchMatMul;
     const TensorRef xy = ctx_.add(op, {}, {x, y}, name("product"));
     const std::string letters = batch + free_a + free_b;
+    // A full contraction (`i,i`) is a scalar, which the PCG holds as one element of shape [1].
+    if (letters.empty()) return {ctx_.reshape(xy, {1}, name("product.dims")), letters};
     return {ctx_.reshape(xy, sizes(letters), name("product.dims")), letters};
   }
 
