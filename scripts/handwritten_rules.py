@@ -18,29 +18,24 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 ACTIVATIONS = {"relu": "Relu", "gelu": "Gelu", "sigmoid": "Sigmoid", "tanh": "Tanh"}
 
 
-def unary_ops():
-    """The element-wise unary operators, in op_list.h's order: every point-wise operator (a file of
-    core/src/ops/ defining it with UNITY_POINTWISE_OPERATOR) but Identity, and Dropout."""
-    listed = re.findall(r"X\((\w+)\)", (ROOT / "core/include/unity/core/pcg/op_list.h").read_text())
-    pointwise = set()
-    for f in (ROOT / "core/src/ops").glob("*.cpp"):
-        pointwise.update(re.findall(r"UNITY_POINTWISE_OPERATOR\(\s*(\w+)\s*,", f.read_text()))
-    return [op for op in listed if (op in pointwise and op != "Identity") or op == "Dropout"]
+# Every operator, in op_list.h's order.
+LISTED = re.findall(r"X\((\w+)\)", (ROOT / "core/include/unity/core/pcg/op_list.h").read_text())
 
 
-UNARY = unary_ops()
-
-
-def axis_ops():
-    """The operators along one axis (UNITY_AXIS_OPERATOR in core/src/ops/), in op_list.h's order."""
-    listed = re.findall(r"X\((\w+)\)", (ROOT / "core/include/unity/core/pcg/op_list.h").read_text())
+def defined_with(macro):
+    """The operators a file of core/src/ops/ defines with `macro`."""
     found = set()
     for f in (ROOT / "core/src/ops").glob("*.cpp"):
-        found.update(re.findall(r"UNITY_AXIS_OPERATOR\(\s*(\w+)\s*,", f.read_text()))
-    return [op for op in listed if op in found]
+        found.update(re.findall(macro + r"\(\s*(\w+)\s*,", f.read_text()))
+    return found
 
 
-AXIS_OPS = axis_ops()
+# The element-wise unary operators: every point-wise one but Identity, and Dropout.
+_POINTWISE = defined_with("UNITY_POINTWISE_OPERATOR")
+UNARY = [op for op in LISTED if (op in _POINTWISE and op != "Identity") or op == "Dropout"]
+# The operators along one axis.
+_ALONG_AXIS = defined_with("UNITY_AXIS_OPERATOR")
+AXIS_OPS = [op for op in LISTED if op in _ALONG_AXIS]
 BINARY = ["Add", "Sub", "Mul", "Div"]
 
 

@@ -17,7 +17,7 @@ class AxisRunner final : public OpRunner {
   void forward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
     for (auto& t : tasks) {
       const Layout l = layout(*t.in[0]);
-      std::vector<float> x = host(ctx, t.in[0]->value, l.total()), y(x.size());
+      std::vector<float> x = host_copy(ctx.backend, t.in[0]->value, l.total()), y(x.size());
       std::vector<double> xs(l.axis), ys(l.axis);
       for_each_slice(l, [&](i64 base) {
         gather(x, base, l, xs);
@@ -32,10 +32,10 @@ class AxisRunner final : public OpRunner {
     for (auto& t : tasks) {
       if (!t.in[0]->grad || !t.out[0]->grad) continue;
       const Layout l = layout(*t.in[0]);
-      const std::vector<float> x = host(ctx, t.in[0]->value, l.total());
-      const std::vector<float> y = host(ctx, t.out[0]->value, l.total());
-      const std::vector<float> dy = host(ctx, t.out[0]->grad, l.total());
-      std::vector<float> dx = host(ctx, t.in[0]->grad, l.total());
+      const std::vector<float> x = host_copy(ctx.backend, t.in[0]->value, l.total());
+      const std::vector<float> y = host_copy(ctx.backend, t.out[0]->value, l.total());
+      const std::vector<float> dy = host_copy(ctx.backend, t.out[0]->grad, l.total());
+      std::vector<float> dx = host_copy(ctx.backend, t.in[0]->grad, l.total());
       std::vector<double> xs(l.axis), ys(l.axis), dys(l.axis), dxs(l.axis);
       for_each_slice(l, [&](i64 base) {
         gather(x, base, l, xs);
@@ -62,12 +62,6 @@ class AxisRunner final : public OpRunner {
     const int a = axis_ < 0 ? axis_ + rank : axis_;
     return {product(s.shape, 0, static_cast<std::size_t>(a)), s.shape[static_cast<std::size_t>(a)],
             product(s.shape, static_cast<std::size_t>(a) + 1)};
-  }
-
-  static std::vector<float> host(StepContext& ctx, const void* p, i64 n) {
-    std::vector<float> v(static_cast<std::size_t>(n));
-    ctx.backend.to_host(v.data(), p, v.size() * sizeof(float));
-    return v;
   }
 
   // Calls visit(base) with the offset of each slice's first element (its stride is `inner`).

@@ -2,6 +2,7 @@
 // Small pieces the runners share.
 #include <numeric>
 #include <string>
+#include <vector>
 
 #include "op_runner.h"
 
@@ -11,6 +12,14 @@ inline i64 product(const std::vector<i64>& v, std::size_t from = 0, std::size_t 
   i64 p = 1;
   for (std::size_t i = from; i < v.size() && i < to; ++i) p *= v[i];
   return p;
+}
+
+// A buffer's first n floats, copied to the host (the kernels that run on the host:
+// pointwise_ops.cpp, axis_ops.cpp).
+inline std::vector<float> host_copy(DeviceBackend& be, const void* p, i64 n) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  be.to_host(v.data(), p, v.size() * sizeof(float));
+  return v;
 }
 
 // The activation some operators apply to their result ("activation" attribute).

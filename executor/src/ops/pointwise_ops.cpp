@@ -17,37 +17,30 @@ class PointwiseRunner final : public OpRunner {
 
   void forward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
     for (auto& t : tasks) {
-      const std::size_t n = static_cast<std::size_t>(t.out[0]->elements());
-      x_.resize(n);
-      ctx.backend.to_host(x_.data(), t.in[0]->value, n * sizeof(float));
-      for (float& v : x_) v = static_cast<float>(f_.value(v, params_.data()));
-      ctx.backend.to_device(t.out[0]->value, x_.data(), n * sizeof(float));
+      std::vector<float> x = host_copy(ctx.backend, t.in[0]->value, t.out[0]->elements());
+      for (float& v : x) v = static_cast<float>(f_.value(v, params_.data()));
+      ctx.backend.to_device(t.out[0]->value, x.data(), x.size() * sizeof(float));
     }
   }
 
   void backward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
     for (auto& t : tasks) {
       if (!t.in[0]->grad || !t.out[0]->grad) continue;
-      const std::size_t n = static_cast<std::size_t>(t.out[0]->elements());
-      x_.resize(n);
-      y_.resize(n);
-      dy_.resize(n);
-      ctx.backend.to_host(x_.data(), t.in[0]->value, n * sizeof(float));
-      ctx.backend.to_host(y_.data(), t.out[0]->value, n * sizeof(float));
-      ctx.backend.to_host(dy_.data(), t.out[0]->grad, n * sizeof(float));
-      for (std::size_t i = 0; i < n; ++i)
-        dy_[i] = static_cast<float>(dy_[i] * f_.derivative(x_[i], y_[i], params_.data()));
+      const i64 n = t.out[0]->elements();
+      const std::vector<float> x = host_copy(ctx.backend, t.in[0]->value, n);
+      const std::vector<float> y = host_copy(ctx.backend, t.out[0]->value, n);
+      const std::vector<float> dy = host_copy(ctx.backend, t.out[0]->grad, n);
+      std::vector<float> dx = host_copy(ctx.backend, t.in[0]->grad, n);
       // Gradients accumulate: dx += dy f'(x).
-      ctx.backend.to_host(x_.data(), t.in[0]->grad, n * sizeof(float));
-      for (std::size_t i = 0; i < n; ++i) x_[i] += dy_[i];
-      ctx.backend.to_device(t.in[0]->grad, x_.data(), n * sizeof(float));
+      for (std::size_t i = 0; i < dx.size(); ++i)
+        dx[i] += static_cast<float>(dy[i] * f_.derivative(x[i], y[i], params_.data()));
+      ctx.backend.to_device(t.in[0]->grad, dx.data(), dx.size() * sizeof(float));
     }
   }
 
  private:
   const PointwiseFunction& f_;
   std::vector<double> params_;
-  std::vector<float> x_, y_, dy_;  // host staging
 };
 
 }  // namespace
