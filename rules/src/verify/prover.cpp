@@ -71,7 +71,8 @@ ProofResult Prover::prove(const RuleTerms& t, const std::map<std::string, std::i
   std::vector<const E*> terms;
   for (const auto* list : {&t.nodes, &t.source_outputs, &t.target_outputs, &t.premises})
     for (const auto& e : *list) terms.push_back(&e);
-  for (OpType op : operators_named(terms))
+  const std::vector<OpType> named = operators_named(terms);
+  for (OpType op : named)
     if (const Theory& own = operator_theory(op); !own.axioms.empty() || !own.facts.empty()) {
       for (const auto& f : encoder_.axiom_formulas(own.axioms)) solver_.add(f);
       for (const auto& f : encoder_.fact_formulas(own.facts)) solver_.add(f);
@@ -107,7 +108,7 @@ ProofResult Prover::prove(const RuleTerms& t, const std::map<std::string, std::i
     differ = differ || s != g;
   }
   solver_.add(differ);
-  for (const auto& f : encoder_.query_strictness_formulas()) solver_.add(f);
+  for (const auto& f : encoder_.query_strictness_formulas(named)) solver_.add(f);
   for (const auto& f : encoder_.query_list_facts()) solver_.add(f);
   z3::params p(ctx_);
   p.set("rlimit", static_cast<unsigned>(std::min<std::uint64_t>(limits.effort, UINT_MAX)));

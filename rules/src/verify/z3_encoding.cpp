@@ -122,7 +122,6 @@ z3::expr Z3Encoder::encode(const ExprPtr& e, const std::map<std::string, z3::exp
     case K::BoolLit:
       return ctx_.bool_val(e->ivalue != 0);
     case K::Op: {
-      query_ops_.insert(e->op);
       // A closed slot (Concat's pieces) at its default literal leaves the function as it was.
       const auto& slots = attribute_slots(e->op);
       bool closed = false;
@@ -328,10 +327,10 @@ void Z3Encoder::declare_common_operators() {
   }
 }
 
-std::vector<z3::expr> Z3Encoder::query_strictness_formulas() {
+std::vector<z3::expr> Z3Encoder::query_strictness_formulas(const std::vector<OpType>& named) {
   for (auto& f : new_strictness_formulas()) query_strictness_.push_back(f);
   std::vector<z3::expr> out = query_strictness_;
-  for (OpType op : query_ops_)
+  for (OpType op : named)
     if (auto it = on_demand_strictness_.find(op); it != on_demand_strictness_.end())
       out.insert(out.end(), it->second.begin(), it->second.end());
   return out;

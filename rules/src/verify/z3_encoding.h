@@ -37,17 +37,15 @@ class Z3Encoder {
   // Strictness (a defined application has defined inputs) for operator functions created since the
   // theory was encoded: a query asserts them in its own scope; those of an operator asserted on
   // demand (operator_theory), only in the queries that name it.
-  std::vector<z3::expr> query_strictness_formulas();
+  // `named`: the operators the query names (operators_named).
+  std::vector<z3::expr> query_strictness_formulas(const std::vector<OpType>& named);
   // Declares the functions of every operator for the usual arities up front, so that their
   // strictness is part of the theory.
   void declare_common_operators();
   // Lists met since the last begin_query() get their facts from query_list_facts(): lengths,
   // elements, membership, positions, and compositions of permutations of equal length (closed under
   // composition). Lists of the theory itself get theirs with theory_formulas().
-  void begin_query() {
-    touched_.clear();
-    query_ops_.clear();
-  }
+  void begin_query() { touched_.clear(); }
   std::vector<z3::expr> query_list_facts();
 
   int list_code(const std::vector<std::int64_t>& list);
@@ -76,7 +74,6 @@ class Z3Encoder {
   std::vector<z3::expr> query_strictness_;
   static bool on_demand(OpType op);
   std::map<OpType, std::vector<z3::expr>> on_demand_strictness_;
-  std::set<OpType> query_ops_;  // operators the current query encodes
   bool theory_done_ = false;
   std::vector<z3::expr> facts_for(const std::set<int>& codes, const std::set<int>& known);
 
