@@ -240,10 +240,309 @@ def gpt_decoder(small, batch):
     return model, (torch.randint(0, vocab, (batch, seq)),), ["ids"], {"ids": {0: "batch"}}
 
 
+
+# --- the families of 2026 (issue 30): dense prediction, video, audio, modern decoders ------------------
+
+
+class DoubleConv(nn.Sequential):
+    def __init__(self, cin, cout):
+        super().__init__(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
+                         nn.ReLU(inplace=True), nn.Conv2d(cout, cout, 3, padding=1, bias=False),
+                         nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+class UNet(nn.Module):
+    """Ronneberger et al.'s U-Net as its PyTorch ports write it: max-pooled contractions, transposed
+    convolutions up, the skip connections concatenated."""
+
+    def __init__(self, widths, classes):
+        super().__init__()
+        self.down = nn.ModuleList()
+        cin = 3
+        for w in widths:
+            self.down.append(DoubleConv(cin, w))
+            cin = w
+        self.up = nn.ModuleList()
+        self.merge = nn.ModuleList()
+        for w in reversed(widths[:-1]):
+            self.up.append(nn.ConvTranspose2d(cin, w, 2, stride=2))
+            self.merge.append(DoubleConv(2 * w, w))
+            cin = w
+        self.head = nn.Conv2d(cin, classes, 1)
+
+    def forward(self, x):
+        skips = []
+        for i, block in enumerate(self.down):
+            x = block(x if i == 0 else F.max_pool2d(x, 2))
+            skips.append(x)
+        for up, merge, skip in zip(self.up, self.merge, reversed(skips[:-1])):
+            x = merge(torch.cat([skip, up(x)], dim=1))
+        return self.head(x)
+
+
+class VaeDecoder(nn.Module):
+    """A latent-diffusion style VAE decoder: GroupNorm/SiLU residual blocks, nearest-neighbour
+    upsampling by 2 (F.interpolate), a convolution after each."""
+
+    def __init__(self, latent, widths):
+        super().__init__()
+        self.conv_in = nn.Conv2d(latent, widths[0], 3, padding=1)
+        self.blocks = nn.ModuleList()
+        self.ups = nn.ModuleList()
+        cin = widths[0]
+        for w in widths:
+            self.blocks.append(nn.ModuleDict({
+                "norm1": nn.GroupNorm(4, cin), "conv1": nn.Conv2d(cin, w, 3, padding=1),
+                "norm2": nn.GroupNorm(4, w), "conv2": nn.Conv2d(w, w, 3, padding=1),
+                "skip": nn.Conv2d(cin, w, 1)}))
+            self.ups.append(nn.Conv2d(w, w, 3, padding=1))
+            cin = w
+        self.norm_out = nn.GroupNorm(4, cin)
+        self.conv_out = nn.Conv2d(cin, 3, 3, padding=1)
+
+    def forward(self, z):
+        x = self.conv_in(z)
+        for block, up in zip(self.blocks, self.ups):
+            h = block["conv1"](F.silu(block["norm1"](x)))
+            h = block["conv2"](F.silu(block["norm2"](h)))
+            x = block["skip"](x) + h
+            x = up(F.interpolate(x, scale_factor=2.0, mode="nearest"))
+        return self.conv_out(F.silu(self.norm_out(x)))
+
+
+class AudioEncoder(nn.Module):
+    """A wav2vec 2.0 style encoder on raw audio [N, 1, samples]: strided 1-D convolutions (GroupNorm
+    after the first, GELU), a projection of the [N, C, L] features to [N, L, E], a transformer
+    encoder layer, a per-frame classifier."""
+
+    def __init__(self, channels, embed, heads, classes):
+        super().__init__()
+        layers = [nn.Conv1d(1, channels, 10, stride=5, bias=False), nn.GroupNorm(channels, channels),
+                  nn.GELU()]
+        for kernel in (3, 3, 2):
+            layers += [nn.Conv1d(channels, channels, kernel, stride=2, bias=False), nn.GELU()]
+        self.features = nn.Sequential(*layers)
+        self.pool = nn.AvgPool1d(2)
+        self.norm = nn.LayerNorm(channels)
+        self.project = nn.Linear(channels, embed)
+        self.encoder = nn.TransformerEncoderLayer(embed, heads, 2 * embed, batch_first=True)
+        self.head = nn.Linear(embed, classes)
+
+    def forward(self, audio):
+        x = self.pool(self.features(audio)).transpose(1, 2)
+        return self.head(self.encoder(self.project(self.norm(x))))
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, dim, heads, kv_heads, ffn):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, dim // heads
+        self.attention_norm = RMSNorm(dim)
+        self.wq = nn.Linear(dim, heads * self.head_dim, bias=False)
+        self.wk = nn.Linear(dim, kv_heads * self.head_dim, bias=False)
+        self.wv = nn.Linear(dim, kv_heads * self.head_dim, bias=False)
+        self.wo = nn.Linear(heads * self.head_dim, dim, bias=False)
+        self.ffn_norm = RMSNorm(dim)
+        self.w1 = nn.Linear(dim, ffn, bias=False)
+        self.w2 = nn.Linear(ffn, dim, bias=False)
+        self.w3 = nn.Linear(dim, ffn, bias=False)
+
+    def forward(self, x, cos, sin, mask):
+        b, s, _ = x.shape
+        h = self.attention_norm(x)
+        q = self.wq(h).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        k = self.wk(h).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(h).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        k = torch.repeat_interleave(k, self.heads // self.kv_heads, dim=1)
+        v = torch.repeat_interleave(v, self.heads // self.kv_heads, dim=1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim) + mask
+        y = F.softmax(scores, dim=-1) @ v
+        x = x + self.wo(y.transpose(1, 2).reshape(b, s, -1))
+        h = self.ffn_norm(x)
+        return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+
+class LlamaDecoder(nn.Module):
+    """Llama written in plain PyTorch (no Hugging Face): RMSNorm, rotary embeddings by
+    rotate_half, grouped-query attention repeated with repeat_interleave, SwiGLU, a causal mask
+    added to the scores."""
+
+    def __init__(self, vocab, seq, dim, heads, kv_heads, ffn, layers):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.layers = nn.ModuleList(LlamaBlock(dim, heads, kv_heads, ffn) for _ in range(layers))
+        self.norm = RMSNorm(dim)
+        self.output = nn.Linear(dim, vocab, bias=False)
+        head_dim = dim // heads
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, head_dim, 2).float() / head_dim))
+        angles = torch.outer(torch.arange(seq).float(), inv_freq)
+        angles = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("cos", angles.cos())
+        self.register_buffer("sin", angles.sin())
+
+    def forward(self, ids):
+        s = ids.shape[1]
+        mask = torch.full((s, s), float("-inf")).triu(1)
+        x = self.embed(ids)
+        for layer in self.layers:
+            x = layer(x, self.cos[:s], self.sin[:s], mask)
+        return self.output(self.norm(x))
+
+
+class TopKMoE(nn.Module):
+    """A transformer block whose FFN is a top-k mixture of experts, routed densely as small MoE
+    ports write it: softmax gate, TopK, the kept weights scattered back over the experts
+    (ScatterElements), every expert's output weighted by its gate."""
+
+    def __init__(self, dim, heads, experts, top_k, ffn):
+        super().__init__()
+        self.top_k = top_k
+        self.attention = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.norm1 = nn.LayerNorm(dim)
+        self.norm2 = nn.LayerNorm(dim)
+        self.gate = nn.Linear(dim, experts, bias=False)
+        self.experts = nn.ModuleList(
+            nn.Sequential(nn.Linear(dim, ffn), nn.GELU(), nn.Linear(ffn, dim)) for _ in range(experts))
+
+    def forward(self, x):
+        h = self.norm1(x)
+        x = x + self.attention(h, h, h, need_weights=False)[0]
+        h = self.norm2(x)
+        probs = F.softmax(self.gate(h), dim=-1)
+        weights, chosen = probs.topk(self.top_k, dim=-1)
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+        gates = torch.zeros_like(probs).scatter(-1, chosen, weights)
+        out = 0
+        for e, expert in enumerate(self.experts):
+            out = out + gates[..., e:e + 1] * expert(h)
+        return x + out
+
+
+def small_fcn():
+    from torchvision.models._utils import IntermediateLayerGetter
+    from torchvision.models.segmentation.fcn import FCN, FCNHead
+    backbone = small_resnet(models.resnet.Bottleneck, replace_stride_with_dilation=[False, True, True])
+    return FCN(IntermediateLayerGetter(backbone, {"layer4": "out"}), FCNHead(2048, 4))
+
+
+def small_deeplabv3():
+    from torchvision.models._utils import IntermediateLayerGetter
+    from torchvision.models.segmentation.deeplabv3 import DeepLabV3, DeepLabHead
+    backbone = small_resnet(models.resnet.BasicBlock)
+    return DeepLabV3(IntermediateLayerGetter(backbone, {"layer4": "out"}), DeepLabHead(512, 4))
+
+
+def small_lraspp():
+    from torchvision.models._utils import IntermediateLayerGetter
+    from torchvision.models.segmentation.lraspp import LRASPP
+    features = small_mobilenet_v3().features
+    # The low-level features after the first (stride 4) block, the high-level ones at the end.
+    backbone = IntermediateLayerGetter(features, {"1": "low", str(len(features) - 1): "high"})
+    return LRASPP(backbone, features[1].out_channels, features[-1].out_channels, 4, 32)
+
+
+def small_video(block, conv_makers):
+    from torchvision.models.video import resnet as video
+    return video.VideoResNet(block, conv_makers, [1, 1, 1, 1], video.BasicStem, num_classes=10)
+
+
+def video_model(full, small_args):
+    def build(small, batch):
+        from torchvision.models.video import resnet as video
+        model = small_video(*small_args(video)) if small else full()
+        frames, size = (4, 32) if small else (16, 112)
+        return model, (torch.randn(batch, 3, frames, size, size),), ["input"], {"input": {0: "batch"}}
+    return build
+
+
+def segmentation_model(full, reduced):
+    def build(small, batch):
+        class Logits(nn.Module):  # torchvision's models return a dict
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+
+            def forward(self, x):
+                return self.model(x)["out"]
+        model = Logits(reduced() if small else full())
+        example = images(batch, 32 if small else 520)
+        return model, (example,), ["input"], {"input": {0: "batch"}}
+    return build
+
+
+def unet(small, batch):
+    widths, size = ([8, 16, 32], 32) if small else ([64, 128, 256, 512, 1024], 256)
+    return UNet(widths, 2), (images(batch, size),), ["input"], {"input": {0: "batch"}}
+
+
+def vae_decoder(small, batch):
+    widths, size = ([16, 16], 8) if small else ([512, 512, 256, 128], 32)
+    z = torch.randn(batch, 4, size, size)
+    return VaeDecoder(4, widths), (z,), ["latent"], {"latent": {0: "batch"}}
+
+
+def audio_encoder(small, batch):
+    channels, embed, heads, samples = (16, 32, 4, 1600) if small else (512, 768, 12, 16000)
+    audio = torch.randn(batch, 1, samples)
+    return AudioEncoder(channels, embed, heads, 32), (audio,), ["audio"], {"audio": {0: "batch"}}
+
+
+def llama_decoder(small, batch):
+    vocab, seq, dim, heads, kv, ffn, layers = ((64, 8, 32, 4, 2, 64, 2) if small
+                                               else (32000, 512, 2048, 16, 4, 5632, 8))
+    model = LlamaDecoder(vocab, seq, dim, heads, kv, ffn, layers)
+    return model, (torch.randint(0, vocab, (batch, seq)),), ["ids"], {"ids": {0: "batch"}}
+
+
+def moe_topk(small, batch):
+    dim, heads, experts, k, ffn, seq = (32, 4, 4, 2, 64, 8) if small else (512, 8, 8, 2, 2048, 256)
+    model = TopKMoE(dim, heads, experts, k, ffn)
+    return model, (torch.randn(batch, seq, dim),), ["input"], {"input": {0: "batch"}}
+
+
+FAMILIES_2026 = {
+    "unet": unet,
+    "fcn_resnet50": segmentation_model(
+        lambda: models.segmentation.fcn_resnet50(weights=None, weights_backbone=None, num_classes=21),
+        small_fcn),
+    "deeplabv3_resnet50": segmentation_model(
+        lambda: models.segmentation.deeplabv3_resnet50(weights=None, weights_backbone=None,
+                                                       num_classes=21), small_deeplabv3),
+    "lraspp_mobilenet_v3_large": segmentation_model(
+        lambda: models.segmentation.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None,
+                                                              num_classes=21), small_lraspp),
+    "r3d_18": video_model(lambda: models.video.r3d_18(),
+                          lambda v: (v.BasicBlock, [v.Conv3DSimple] * 4)),
+    "mc3_18": video_model(lambda: models.video.mc3_18(),
+                          lambda v: (v.BasicBlock, [v.Conv3DSimple] + [v.Conv3DNoTemporal] * 3)),
+    "audio_encoder": audio_encoder,
+    "llama_decoder": llama_decoder,
+    "moe_topk": moe_topk,
+    "vae_decoder": vae_decoder,
+}
+
+
 TORCH_NN = {"transformer": transformer, "transformer_encoder": transformer_encoder,
             "lstm_lm": recurrent("LSTM"), "gru_lm": recurrent("GRU"), "gpt_decoder": gpt_decoder}
 
-NAMES = list(TORCHVISION) + list(TORCH_NN)
+NAMES = list(TORCHVISION) + list(TORCH_NN) + list(FAMILIES_2026)
 
 
 def build(name, small, batch):
@@ -252,7 +551,9 @@ def build(name, small, batch):
         model = reduced() if small else full()
         example = images(batch, size_small if small else size_full)
         return model, (example,), ["input"], {"input": {0: "batch"}}
-    return TORCH_NN[name](small, batch)
+    if name in TORCH_NN:
+        return TORCH_NN[name](small, batch)
+    return FAMILIES_2026[name](small, batch)
 
 
 def export(name, directory, small, batch, opset):
