@@ -206,7 +206,8 @@ TEST(OnnxImport, OutOfScopeOperatorsAreRefusedWithTheReason) {
   EXPECT_NE(both.find("NonMaxSuppression (inference-only): ", reasons), std::string::npos) << both;
   EXPECT_EQ(onnx_operator_status("", "TopK"), OnnxOperatorStatus::Missing);
   EXPECT_EQ(onnx_operator_status("", "Relu"), OnnxOperatorStatus::Imported);
-  EXPECT_EQ(onnx_operator_status("ai.onnx", "Loop"), OnnxOperatorStatus::OutOfScope);
+  EXPECT_EQ(onnx_operator_status("ai.onnx", "Scan"), OnnxOperatorStatus::OutOfScope);
+  EXPECT_EQ(onnx_operator_status("ai.onnx", "Loop"), OnnxOperatorStatus::Imported);
   EXPECT_EQ(onnx_operator_status("ai.onnx.ml", "TreeEnsembleClassifier"),
             OnnxOperatorStatus::OutOfScope);
   EXPECT_EQ(onnx_operator_status("com.example", "Relu"), OnnxOperatorStatus::Missing);

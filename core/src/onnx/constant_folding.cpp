@@ -33,7 +33,7 @@ const std::set<std::string_view> kConstantOnlyOps = {"Constant",    "Shape",
 const std::set<std::string_view> kAlsoFoldable = {
     "Gather",     "Unsqueeze", "Squeeze", "Concat", "Cast",    "Slice", "Reshape", "Flatten",
     "Transpose",  "Add",       "Sub",     "Mul",    "Div",     "Pow",   "Sqrt",    "Neg",
-    "Reciprocal", "Exp",       "Erf",     "Relu",   "Sigmoid", "Tanh",  "Where"};
+    "Reciprocal", "Exp",       "Erf",     "Relu",   "Sigmoid", "Tanh",  "Where",   "Split"};
 
 std::vector<std::int64_t> axes_of(const ::onnx::NodeProto& node,
                                   const std::vector<const ConstTensor*>& in, int slot) {
@@ -117,6 +117,26 @@ std::optional<std::vector<ConstTensor>> fold_node(const ::onnx::NodeProto& node,
   } else if (op == "Slice") {
     need(opset < 10 ? 1 : 3);
     out = fold_slice(node, in, opset);
+  } else if (op == "Split") {
+    need(1);
+    const auto rank = static_cast<std::int64_t>(in[0]->dims.size());
+    const int axis = normalize_axis(attr_int(node, "axis", 0), rank);
+    const auto sizes = split_sizes(node, in[0]->dims[axis], opset, in.size() > 1 ? in[1] : nullptr);
+    std::vector<ConstTensor> pieces;
+    std::int64_t start = 0;
+    for (const auto size : sizes) {
+      auto dims = in[0]->dims;
+      dims[axis] = size;
+      const auto strides = strides_of(in[0]->dims);
+      pieces.push_back(gather_elements(*in[0], dims, [&](const Index& index) {
+        std::int64_t flat = 0;
+        for (std::size_t d = 0; d < index.size(); ++d)
+          flat += (index[d] + (static_cast<int>(d) == axis ? start : 0)) * strides[d];
+        return flat;
+      }));
+      start += size;
+    }
+    return pieces;
   } else if (op == "Reshape") {
     need(2);
     out = reshaped(*in[0], resolve_reshape(in[0]->dims, in[1]->to_ints(),
@@ -201,6 +221,29 @@ std::optional<std::vector<ConstTensor>> fold_node(const ::onnx::NodeProto& node,
     out = fold_binary(node, *in[0], *in[1]);
   }
   return std::vector<ConstTensor>{std::move(out)};
+}
+
+std::vector<std::int64_t> split_sizes(const ::onnx::NodeProto& node, std::int64_t extent,
+                                      std::int64_t opset, const ConstTensor* split) {
+  std::vector<std::int64_t> sizes;
+  if (auto attr = attr_ints(node, "split"); attr && opset < 13)
+    sizes = *attr;
+  else if (split)
+    sizes = split->to_ints();
+  if (sizes.empty()) {
+    const std::int64_t parts = attr_int(node, "num_outputs", node.output_size());
+    if (parts <= 0) throw InputError(fmt::format("{}: splits into no pieces", describe_node(node)));
+    const std::int64_t piece = (extent + parts - 1) / parts;
+    for (std::int64_t i = 0; i < parts; ++i)
+      sizes.push_back(std::max<std::int64_t>(std::min(piece, extent - i * piece), 0));
+  }
+  std::int64_t total = 0;
+  for (auto size : sizes) total += size;
+  if (total != extent || static_cast<int>(sizes.size()) != node.output_size())
+    throw InputError(fmt::format("{}: pieces {} of an axis of {} for {} outputs",
+                                 describe_node(node), format_dims(sizes), extent,
+                                 node.output_size()));
+  return sizes;
 }
 
 std::vector<std::int64_t> broadcast_dims(const std::vector<std::int64_t>& a,

@@ -30,6 +30,12 @@ std::optional<std::vector<ConstTensor>> fold_node(const ::onnx::NodeProto& node,
                                                   const std::vector<const ConstTensor*>& inputs,
                                                   std::int64_t opset);
 
+// The sizes of a Split's pieces along an axis of `extent`: its `split` attribute (before opset 13)
+// or input (`split`, null when absent), else equal pieces (opset 18's num_outputs, else one per
+// output), the last one smaller when the extent does not divide.
+std::vector<std::int64_t> split_sizes(const ::onnx::NodeProto& node, std::int64_t extent,
+                                      std::int64_t opset, const ConstTensor* split);
+
 // Numpy broadcasting of two shapes; throws InputError when they do not broadcast.
 std::vector<std::int64_t> broadcast_dims(const std::vector<std::int64_t>& a,
                                          const std::vector<std::int64_t>& b);

@@ -136,6 +136,27 @@ void ImportContext::alias(const std::string& to, const std::string& from) {
   values_[to] = std::move(copy);
 }
 
+void ImportContext::bind_sequence(const std::string& name, std::vector<std::string> elements) {
+  sequences_[name] = std::move(elements);
+}
+
+const std::vector<std::string>& ImportContext::sequence(const std::string& name) const {
+  auto it = sequences_.find(name);
+  if (it == sequences_.end()) {
+    throw InputError(fmt::format("ONNX value '{}' is {}, where a sequence is expected", name,
+                                 known(name) ? "a tensor" : "used before it is produced"));
+  }
+  return it->second;
+}
+
+std::string ImportContext::fresh_name(const std::string& base) {
+  std::string name;
+  do {
+    name = fmt::format("{}#{}", base, ++fresh_count_);
+  } while (known(name) || model_.producer(name) >= 0 || model_.initializer(name));
+  return name;
+}
+
 NodeId ImportContext::add_node(OpType type, Attributes attrs, std::vector<TensorRef> inputs,
                                const std::string& name) {
   return graph_.add(Operator{type, std::move(attrs), name}, std::move(inputs));

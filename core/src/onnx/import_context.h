@@ -37,7 +37,9 @@ class ImportContext {
   const OnnxModel& model() const { return model_; }
   Graph& graph() { return graph_; }
 
-  bool known(const std::string& value) const { return values_.count(value) != 0; }
+  bool known(const std::string& value) const {
+    return values_.count(value) != 0 || sequences_.count(value) != 0;
+  }
   bool is_constant(const std::string& value) const;  // an initializer or folded values
   bool is_tensor(const std::string& value) const;    // already a Graph tensor
   // A floating-point initializer: a parameter of the model (not a folded index or shape).
@@ -65,6 +67,18 @@ class ImportContext {
   // a tensor: exporters deduplicate equal-valued parameters behind Identity nodes, and those are
   // separate parameters in the model that was exported.
   void alias(const std::string& to, const std::string& from);
+
+  // An ONNX sequence: a list of values known at import time, each a tensor or a constant (see
+  // onnx_ops_control_flow.cpp).
+  void bind_sequence(const std::string& value, std::vector<std::string> elements);
+  bool is_sequence(const std::string& value) const { return sequences_.count(value) != 0; }
+  // Throws InputError when `value` is not a sequence.
+  const std::vector<std::string>& sequence(const std::string& value) const;
+  // A value name no ONNX value of the model has, starting with `base`: for the values of nodes the
+  // importer writes itself (an unrolled loop's iterations).
+  std::string fresh_name(const std::string& base);
+  // Counts the nodes imported from subgraphs (unrolled loops, inlined branches); returns the total.
+  std::int64_t count_inlined_nodes(std::int64_t n) { return inlined_nodes_ += n; }
 
   // Adds an operator, naming it; returns its first output.
   TensorRef add(OpType type, Attributes attrs, std::vector<TensorRef> inputs,
@@ -119,6 +133,9 @@ class ImportContext {
   std::set<int> covered_;
   std::vector<SliceRecord> slices_;
   std::set<NodeId> causal_masks_;
+  std::map<std::string, std::vector<std::string>> sequences_;
+  std::int64_t fresh_count_ = 0;
+  std::int64_t inlined_nodes_ = 0;
 };
 
 // Merges the Splits that cut one tensor along one axis into a single Split (see SliceRecord).

@@ -132,6 +132,18 @@ std::int64_t add_inputs(ImportContext& ctx, const OnnxImportOptions& options,
   return batch;
 }
 
+std::string with_context(const std::filesystem::path& path, const ::onnx::NodeProto& node,
+                         const char* what) {
+  const std::string where = describe_node(node);
+  std::string message = what;
+  if (message.find(where) == std::string::npos) message = where + ": " + message;
+  return fmt::format("'{}': {}", path.string(), message);
+}
+
+}  // namespace
+
+namespace onnxio {
+
 void import_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
   const std::string& op = node.op_type();
   if (op == "Identity" && is_default_domain(node)) {
@@ -169,15 +181,7 @@ void import_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
   map_node(ctx, node, opset);
 }
 
-std::string with_context(const std::filesystem::path& path, const ::onnx::NodeProto& node,
-                         const char* what) {
-  const std::string where = describe_node(node);
-  std::string message = what;
-  if (message.find(where) == std::string::npos) message = where + ": " + message;
-  return fmt::format("'{}': {}", path.string(), message);
-}
-
-}  // namespace
+}  // namespace onnxio
 
 Graph import_onnx(const std::filesystem::path& path, const OnnxImportOptions& options) {
   const OnnxModel model(path);

@@ -20,6 +20,10 @@ bool is_supported_op_type(std::string_view op_type);
 // attribute or input is outside what our operators can express.
 void map_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset);
 
+// Imports one node: an Identity alias, a folded constant, or map_node (onnx_import.cpp). Also
+// used for the nodes of unrolled loops and the pieces of sequence operators.
+void import_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset);
+
 // A Conv node as Conv2D; `bias_value` (when not empty) replaces the node's own bias, which is how a
 // following BatchNormalization is folded in.
 TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& conv,
@@ -39,6 +43,7 @@ void register_pointwise_ops(std::map<std::string, OpHandler>& table);
 void register_layout_ops(std::map<std::string, OpHandler>& table);
 void register_recurrent_ops(std::map<std::string, OpHandler>& table);
 void register_einsum_ops(std::map<std::string, OpHandler>& table);
+void register_control_flow_ops(std::map<std::string, OpHandler>& table);
 // Throws when an output beyond the first (BatchNorm statistics, Dropout mask, MaxPool indices...)
 // is read by anything: our operators do not produce them.
 void require_only_first_output(const ImportContext& ctx, const ::onnx::NodeProto& node);

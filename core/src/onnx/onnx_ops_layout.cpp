@@ -97,17 +97,9 @@ void map_split(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t o
   const int axis =
       normalize_axis(attr_int(node, "axis", 0), static_cast<std::int64_t>(dims.size()));
   const std::int64_t extent = dims[static_cast<std::size_t>(axis)];
-  Ints sizes;
-  if (auto attr = attr_ints(node, "split"); attr && opset < 13)
-    sizes = *attr;
-  else if (const std::string& s = input_name(node, 1); !s.empty())
-    sizes = ctx.constant(s).to_ints();
-  if (sizes.empty()) {
-    // Equal pieces, the last one smaller when the extent does not divide (opset 18 num_outputs).
-    const std::int64_t parts = attr_int(node, "num_outputs", node.output_size());
-    const std::int64_t piece = (extent + parts - 1) / parts;
-    for (std::int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(piece, extent - i * piece));
-  }
+  const std::string& split_input = input_name(node, 1);
+  const Ints sizes =
+      split_sizes(node, extent, opset, split_input.empty() ? nullptr : &ctx.constant(split_input));
   if (sizes.size() == 1) {
     ctx.bind_tensor(node.output(0), x);
     return;
