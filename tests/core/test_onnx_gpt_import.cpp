@@ -213,5 +213,28 @@ TEST(OnnxGptImport, AMaskComputedFromTheInputsIsRefusedClearly) {
   EXPECT_NE(message.find("computed from the model's inputs"), std::string::npos) << message;
 }
 
+// Llama's attention as plain PyTorch writes it (tests/data/onnx/make_small_models.py,
+// llama_attention): 4 query heads over 2 key/value heads repeated by expand and reshape, rotary
+// embeddings of base 500000 by rotate_half, the causal mask. One MultiHeadAttention holds all of
+// it, its tables gone; an interleaved rotation (another formula than MultiHeadAttention's) keeps
+// the pieces.
+TEST(OnnxGptImport, LlamaAttentionIsOneGroupedQueryRotaryAttention) {
+  const Graph g = import_onnx(data("llama_attention.onnx"), {.batch_size = 2});
+  const auto found = attentions(g);
+  ASSERT_EQ(found.size(), 1u);
+  const Operator& op = found.front()->op;
+  EXPECT_EQ(op.attrs.get_int("num_heads"), 4);
+  EXPECT_EQ(op.attrs.get_int("num_kv_heads"), 2);
+  EXPECT_EQ(op.attrs.get_int("rotary"), 1);
+  EXPECT_DOUBLE_EQ(op.attrs.get_double("rotary_base"), 500000.0);
+  EXPECT_EQ(op.attrs.get_int("causal"), 1);
+  EXPECT_EQ(g.count(OpType::Weight), 4);  // w_q, w_k, w_v, w_o: no tables, no mask
+  EXPECT_EQ(g.shape(found.front()->inputs[4]).sizes(), (std::vector<std::int64_t>{16, 8}));
+
+  const Graph pieces = import_onnx(data("llama_attention_interleaved.onnx"), {.batch_size = 2});
+  EXPECT_TRUE(attentions(pieces).empty());
+  EXPECT_EQ(pieces.count(OpType::Softmax), 1);
+}
+
 }  // namespace
 }  // namespace unity

@@ -98,6 +98,28 @@ TEST(ParallelPatterns, AttentionSplitByHeads) {
   expect_equivalent(g, 2, 2);
 }
 
+// Llama's attention split by heads: 4 query heads over 2 key/value heads (each device holds one
+// key/value head and its two query heads), rotary embeddings, the causal mask.
+TEST(ParallelPatterns, GroupedQueryRotaryAttentionSplitByHeads) {
+  Graph g;
+  GraphBuilder b(g);
+  TensorRef x = b.input("tokens", {2, 4, 8});
+  std::vector<TensorRef> in(3, b.replicate(x, 2));
+  in.push_back(b.partition(b.weight("wq", {8, 8}), 1, 2));
+  for (const char* w : {"wk", "wv"}) in.push_back(b.partition(b.weight(w, {8, 4}), 1, 2));
+  in.push_back(b.partition(b.weight("wo", {8, 8}), 0, 2));
+  TensorRef y = b.op(OpType::MultiHeadAttention,
+                     {{"num_heads", std::int64_t{4}},
+                      {"num_kv_heads", std::int64_t{2}},
+                      {"rotary", std::int64_t{1}},
+                      {"causal", std::int64_t{1}}},
+                     in, "mha");
+  y = b.reduce(y, 2);
+  y = b.layer_norm(b.add(y, x, "residual"), "ln");
+  classify(b, b.reduce_mean(y, {1}, false, "pool"), 2);
+  expect_equivalent(g, 2, 2);
+}
+
 TEST(ParallelPatterns, EmbeddingSplitByColumnsAndByRows) {
   for (bool rows : {false, true}) {
     Graph g;

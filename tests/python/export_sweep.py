@@ -363,15 +363,22 @@ class LlamaBlock(nn.Module):
         self.w3 = nn.Linear(dim, ffn, bias=False)
 
     def forward(self, x, cos, sin, mask):
-        b, s, _ = x.shape
+        b, s = x.shape[0], cos.shape[0]  # the sequence as a number: see repeat_interleave below
         h = self.attention_norm(x)
         q = self.wq(h).view(b, s, self.heads, self.head_dim).transpose(1, 2)
         k = self.wk(h).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
         v = self.wv(h).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
-        k = torch.repeat_interleave(k, self.heads // self.kv_heads, dim=1)
-        v = torch.repeat_interleave(v, self.heads // self.kv_heads, dim=1)
+        # Both ways of repeating the key/value heads: Hugging Face's repeat_kv (expand, reshape) and
+        # repeat_interleave. torch 1.13 exports repeat_interleave wrongly when it does not know a
+        # size after the repeated dim (a Reshape with 0s that copies the wrong dims, in a Loop when
+        # the repeated dim itself is unknown, as k's is after the rotary product): no runtime
+        # runs that graph, so v's sizes are kept known here.
+        rep = self.heads // self.kv_heads
+        k = k[:, :, None, :, :].expand(b, self.kv_heads, rep, s, self.head_dim)
+        k = k.reshape(b, self.heads, s, self.head_dim)
+        v = torch.repeat_interleave(v, rep, dim=1)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim) + mask
         y = F.softmax(scores, dim=-1) @ v
         x = x + self.wo(y.transpose(1, 2).reshape(b, s, -1))
@@ -381,8 +388,7 @@ class LlamaBlock(nn.Module):
 
 class LlamaDecoder(nn.Module):
     """Llama written in plain PyTorch (no Hugging Face): RMSNorm, rotary embeddings by
-    rotate_half, grouped-query attention repeated with repeat_interleave, SwiGLU, a causal mask
-    added to the scores."""
+    rotate_half, grouped-query attention, SwiGLU, a causal mask added to the scores."""
 
     def __init__(self, vocab, seq, dim, heads, kv_heads, ffn, layers):
         super().__init__()
@@ -398,11 +404,11 @@ class LlamaDecoder(nn.Module):
         self.register_buffer("sin", angles.sin())
 
     def forward(self, ids):
-        s = ids.shape[1]
+        s = self.cos.shape[0]
         mask = torch.full((s, s), float("-inf")).triu(1)
         x = self.embed(ids)
         for layer in self.layers:
-            x = layer(x, self.cos[:s], self.sin[:s], mask)
+            x = layer(x, self.cos, self.sin, mask)
         return self.output(self.norm(x))
 
 

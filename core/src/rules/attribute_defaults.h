@@ -15,6 +15,8 @@ inline std::optional<AttrValue> attribute_default(const std::string& name) {
   if (name == "groups" || name == "pieces") return AttrValue{std::int64_t{1}};
   if (name == "keepdims") return AttrValue{std::int64_t{1}};
   if (name == "normalized_dims") return AttrValue{std::int64_t{1}};
+  // Rotary embeddings' base (Llama 2's; Llama 3 trains with 500000).
+  if (name == "rotary_base") return AttrValue{10000.0};
   // MultiHeadAttention's rotary embeddings and causal mask, LayerNorm's RMS form: off unless set.
   // fused: the scores through memory unless a rule fused the kernel.
   // fp8: the operator's GEMMs in bf16 unless the model trains in fp8 (set_fp8_gemms).

@@ -18,22 +18,6 @@ void check_dtype(const Graph& g, const Node& n) {
               to_string(s.dtype));
 }
 
-// Attributes the kernels do not implement: running the plain operator instead would train another
-// model, so the plan is refused (RMSNorm, LayerNorm's "rms", and the causal mask are implemented).
-void check_attributes(const Graph& g, const Node& n) {
-  if (n.op.type != OpType::MultiHeadAttention) return;
-  const std::int64_t heads = n.op.attrs.get_int("num_heads");
-  const std::int64_t kv_heads = n.op.attrs.get_int("num_kv_heads", heads);
-  if (kv_heads != heads)
-    fail_at(g, n.id,
-            "attribute 'num_kv_heads' = {} (grouped-query attention with {} heads) is not "
-            "supported by the executor",
-            kv_heads, heads);
-  if (n.op.attrs.get_int("rotary", 0) != 0)
-    fail_at(g, n.id,
-            "attribute 'rotary' (rotary position embeddings) is not supported by the executor");
-}
-
 std::vector<int> piece_ranks(const Graph& g, const Node& n,
                              const std::map<NodeId, MachineView>& views, int ranks) {
   auto it = views.find(n.id);
@@ -147,7 +131,6 @@ Program lower_plan(const Graph& pcg, const std::map<NodeId, MachineView>& views,
   for (NodeId id : g.topological_order()) {
     const Node& n = g.node(id);
     check_dtype(g, n);
-    check_attributes(g, n);
     std::vector<ReplicaLayout> in_layouts;
     bool grad = false;
     for (const auto& in : n.inputs) {

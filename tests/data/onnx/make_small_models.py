@@ -199,6 +199,115 @@ def activations():
            output_names=["y"])
 
 
+def unrolled_control_flow():
+    # torch.repeat_interleave as torch exports it where it does not know the repeated dim's size:
+    # the pieces of x along axis 1 in a sequence, a Loop that expands each and inserts it into
+    # another sequence, the sequence concatenated; an If on a constant; a scan output of the Loop.
+    # Unity unrolls the Loop and inlines the branch (onnx_ops_control_flow.cpp):
+    #   y = relu(repeat_interleave(x, 2, dim=1)) [2, 6, 4],  z = x + stack(x's pieces) = 2x.
+    def const(name, values, dtype=TensorProto.INT64, dims=None):
+        dims = [len(values)] if dims is None else dims
+        return helper.make_node("Constant", [], [name], name=name,
+                                value=helper.make_tensor(name + "_t", dtype, dims, values))
+
+    body = helper.make_graph(
+        [helper.make_node("SequenceAt", ["r_seq", "i"], ["r"]),
+         helper.make_node("SequenceAt", ["x_seq", "i"], ["xi"]),
+         const("axis2", [2]),
+         helper.make_node("Unsqueeze", ["xi", "axis2"], ["xu"]),
+         const("head", [2, 1]),
+         const("tail", [4]),
+         helper.make_node("Concat", ["head", "r", "tail"], ["target"], axis=0),
+         helper.make_node("Expand", ["xu", "target"], ["expanded"]),
+         const("merged", [0, -1, 4]),
+         helper.make_node("Reshape", ["expanded", "merged"], ["piece"]),
+         helper.make_node("SequenceInsert", ["acc", "piece"], ["acc_out"]),
+         helper.make_node("Identity", ["cond"], ["cond_out"]),
+         helper.make_node("Identity", ["xi"], ["scanned"])],
+        "repeat_body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         helper.make_tensor_sequence_value_info("acc", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_sequence_value_info("acc_out", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("scanned", TensorProto.FLOAT, None)])
+    then_branch = helper.make_graph(
+        [helper.make_node("Relu", ["repeated"], ["then_out"])], "then",
+        [], [helper.make_tensor_value_info("then_out", TensorProto.FLOAT, None)])
+    else_branch = helper.make_graph(
+        [helper.make_node("Neg", ["repeated"], ["else_out"])], "else",
+        [], [helper.make_tensor_value_info("else_out", TensorProto.FLOAT, None)])
+    nodes = [
+        const("trips", [3]),
+        const("repeats", [2, 2, 2]),
+        const("ones", [1, 1, 1]),
+        helper.make_node("SplitToSequence", ["repeats", "ones"], ["r_seq"], axis=0),
+        helper.make_node("SplitToSequence", ["x", "ones"], ["x_seq"], axis=1),
+        const("true", [1], TensorProto.BOOL, []),
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=TensorProto.FLOAT),
+        helper.make_node("Loop", ["trips", "true", "empty"], ["pieces", "stacked"], name="repeat",
+                         body=body),
+        helper.make_node("ConcatFromSequence", ["pieces"], ["repeated"], axis=1),
+        helper.make_node("If", ["true"], ["y"], name="branch", then_branch=then_branch,
+                         else_branch=else_branch),
+        const("perm_shape", [2, 3, 4]),
+        helper.make_node("Transpose", ["stacked"], ["stacked_t"], perm=[1, 0, 2, 3]),
+        helper.make_node("Reshape", ["stacked_t", "perm_shape"], ["again"]),
+        helper.make_node("Add", ["x", "again"], ["z"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "unrolled_control_flow",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6, 4]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3, 4])])
+    save(graph, "unrolled_control_flow.onnx", opset=14)
+
+
+def llama_attention():
+    # Llama's attention in plain PyTorch: grouped-query (4 query heads over 2 key/value heads,
+    # repeated with Hugging Face's repeat_kv), rotary embeddings of base 500000 (Llama 3's) in
+    # the rotate_half form, a causal mask added to the scores. The importer makes it one
+    # MultiHeadAttention (attention_fusion.cpp). With interleaved=True the rotation pairs
+    # neighbouring elements (GPT-J's form), which MultiHeadAttention's rotary is not: it stays in
+    # pieces.
+    class Attention(nn.Module):
+        def __init__(self, interleaved):
+            super().__init__()
+            self.interleaved = interleaved
+            self.wq = nn.Linear(16, 16, bias=False)
+            self.wk = nn.Linear(16, 8, bias=False)
+            self.wv = nn.Linear(16, 8, bias=False)
+            self.wo = nn.Linear(16, 16, bias=False)
+            inv = 1.0 / (500000 ** (torch.arange(0, 4, 2).float() / 4))
+            angles = torch.outer(torch.arange(6).float(), inv)
+            angles = (torch.repeat_interleave(angles, 2, dim=-1) if interleaved
+                      else torch.cat((angles, angles), dim=-1))
+            self.register_buffer("cos", angles.cos())
+            self.register_buffer("sin", angles.sin())
+
+        def rotate(self, x):
+            x1, x2 = x.chunk(2, dim=-1)
+            return torch.cat((-x2, x1), dim=-1)
+
+        def forward(self, x):
+            b, s = x.shape[0], 6
+            q = self.wq(x).view(b, s, 4, 4).transpose(1, 2)
+            k = self.wk(x).view(b, s, 2, 4).transpose(1, 2)
+            v = self.wv(x).view(b, s, 2, 4).transpose(1, 2)
+            q = q * self.cos + self.rotate(q) * self.sin
+            k = k * self.cos + self.rotate(k) * self.sin
+            k = k[:, :, None, :, :].expand(b, 2, 2, s, 4).reshape(b, 4, s, 4)
+            v = v[:, :, None, :, :].expand(b, 2, 2, s, 4).reshape(b, 4, s, 4)
+            mask = torch.full((s, s), float("-inf")).triu(1)
+            p = torch.softmax(q @ k.transpose(-2, -1) / 2.0 + mask, dim=-1)
+            return self.wo((p @ v).transpose(1, 2).reshape(b, s, 16))
+
+    for interleaved in (False, True):
+        name = "llama_attention_interleaved.onnx" if interleaved else "llama_attention.onnx"
+        export(Attention(interleaved), (torch.randn(2, 6, 16),), name, opset=14,
+               input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "batch"}})
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     mlp()
@@ -212,3 +321,5 @@ if __name__ == "__main__":
     pooling_variants()
     layout_ops()
     activations()
+    unrolled_control_flow()
+    llama_attention()
