@@ -105,14 +105,14 @@ TEST(PointwiseOperators, LinearOnesAreLinear) {
 
 TEST(PointwiseOperators, ParametersComeFromAttributesOrDefaults) {
   Operator op{OpType::Selu, {}, "selu"};
-  EXPECT_EQ(pointwise_parameters(op),
+  EXPECT_EQ(operator_parameters(op),
             (std::vector<double>{1.67326319217681884765625, 1.05070102214813232421875}));
   op.attrs.set("gamma", 2.0);
-  EXPECT_EQ(pointwise_parameters(op)[1], 2.0);
+  EXPECT_EQ(operator_parameters(op)[1], 2.0);
   // A required parameter left out is named.
   Operator scalar{OpType::ScalarMul, {}, "s"};
   try {
-    pointwise_parameters(scalar);
+    operator_parameters(scalar);
     FAIL() << "expected a ShapeError";
   } catch (const ShapeError& e) {
     EXPECT_NE(std::string(e.what()).find("scalar"), std::string::npos) << e.what();
@@ -145,33 +145,63 @@ TEST(AxisOperators, BackwardIsTheJacobianTransposeTimesTheGradient) {
   for (const OperatorDefinition* d : operator_definitions()) {
     if (!d->along_axis) continue;
     const AxisFunction& f = *d->along_axis;
-    const std::vector<double> x = {0.3, -1.2, 2.5, 0.0, 1.1};
-    const std::vector<double> dy = {0.7, -0.4, 1.3, 0.2, -0.9};
-    const auto n = static_cast<std::int64_t>(x.size());
-    std::vector<double> y(x.size()), dx(x.size());
-    f.forward(x.data(), y.data(), n);
-    f.backward(x.data(), y.data(), dy.data(), dx.data(), n);
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      const double h = 1e-6;
-      std::vector<double> xp = x, xm = x, yp(x.size()), ym(x.size());
-      xp[i] += h;
-      xm[i] -= h;
-      f.forward(xp.data(), yp.data(), n);
-      f.forward(xm.data(), ym.data(), n);
-      double numeric = 0;
-      for (std::size_t j = 0; j < x.size(); ++j) numeric += dy[j] * (yp[j] - ym[j]) / (2 * h);
-      EXPECT_NEAR(dx[i], numeric, 1e-6) << d->info.name << " input " << i;
+    // The parameters at their defaults, then each set to 1 alone and all together (CumSum's
+    // exclusive and reverse are flags).
+    std::vector<std::vector<double>> settings;
+    std::vector<double> defaults;
+    for (const auto& p : f.parameters) defaults.push_back(p.default_value.value_or(1.0));
+    settings.push_back(defaults);
+    for (std::size_t k = 0; k < defaults.size(); ++k) {
+      settings.push_back(defaults);
+      settings.back()[k] = 1.0;
+    }
+    if (defaults.size() > 1) settings.push_back(std::vector<double>(defaults.size(), 1.0));
+    for (const auto& params : settings) {
+      const std::vector<double> x = {0.3, -1.2, 2.5, 0.0, 1.1};
+      const std::vector<double> dy = {0.7, -0.4, 1.3, 0.2, -0.9};
+      const auto n = static_cast<std::int64_t>(x.size());
+      std::vector<double> y(x.size()), dx(x.size());
+      f.forward(x.data(), y.data(), n, params.data());
+      f.backward(x.data(), y.data(), dy.data(), dx.data(), n, params.data());
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const double h = 1e-6;
+        std::vector<double> xp = x, xm = x, yp(x.size()), ym(x.size());
+        xp[i] += h;
+        xm[i] -= h;
+        f.forward(xp.data(), yp.data(), n, params.data());
+        f.forward(xm.data(), ym.data(), n, params.data());
+        double numeric = 0;
+        for (std::size_t j = 0; j < x.size(); ++j) numeric += dy[j] * (yp[j] - ym[j]) / (2 * h);
+        EXPECT_NEAR(dx[i], numeric, 1e-6)
+            << d->info.name << " input " << i << " parameters " << ::testing::PrintToString(params);
+      }
     }
     ++checked;
   }
-  EXPECT_GE(checked, 1);
+  EXPECT_GE(checked, 2);
+}
+
+// CumSum's four forms on [1, 2, 3, 4], as torch.cumsum and ONNX's CumSum give them.
+TEST(AxisOperators, CumSumInclusiveExclusiveForwardReverse) {
+  const AxisFunction& f = *axis_function(OpType::CumSum);
+  const std::vector<double> x = {1, 2, 3, 4};
+  auto run = [&](double exclusive, double reverse) {
+    std::vector<double> y(4);
+    const double params[] = {exclusive, reverse};
+    f.forward(x.data(), y.data(), 4, params);
+    return y;
+  };
+  EXPECT_EQ(run(0, 0), (std::vector<double>{1, 3, 6, 10}));
+  EXPECT_EQ(run(1, 0), (std::vector<double>{0, 1, 3, 6}));
+  EXPECT_EQ(run(0, 1), (std::vector<double>{10, 9, 7, 4}));
+  EXPECT_EQ(run(1, 1), (std::vector<double>{9, 7, 4, 0}));
 }
 
 TEST(AxisOperators, LogSoftmaxOfLargeLogitsStaysFinite) {
   const AxisFunction& f = *axis_function(OpType::LogSoftmax);
   const std::vector<double> x = {1000.0, 1001.0, 1002.0};
   std::vector<double> y(3);
-  f.forward(x.data(), y.data(), 3);
+  f.forward(x.data(), y.data(), 3, nullptr);
   const double lse = 1002.0 + std::log(std::exp(-2.0) + std::exp(-1.0) + 1.0);
   for (int i = 0; i < 3; ++i) EXPECT_NEAR(y[i], x[i] - lse, 1e-12);
   // Its shape keeps the axis whole, and the work is Softmax's.

@@ -410,7 +410,7 @@ TEST(GradientCheck, EveryPointwiseOperator) {
     Attributes attrs;
     for (const auto& p : d->pointwise->parameters)
       if (!p.default_value) attrs.set(std::string(p.name), 1.7);
-    const std::vector<double> params = pointwise_parameters(Operator{d->info.type, attrs, ""});
+    const std::vector<double> params = operator_parameters(Operator{d->info.type, attrs, ""});
     // The first interval, as the finite differences reach past it, on which the function is
     // defined and smooth enough: [-1, 1], then [0.5, 1.5] (Sqrt, Log), [-0.5, 0.5] (Asin,
     // Atanh), [1.5, 2.5] (Acosh).
@@ -437,18 +437,26 @@ TEST(GradientCheck, EveryPointwiseOperator) {
   EXPECT_GE(checked, 38);
 }
 
-// Every operator along an axis, on its middle axis and on its last.
+// Every operator along an axis, on its middle axis and on its last, its parameters at their
+// defaults and all set to 1 (CumSum exclusive and reversed).
 TEST(GradientCheck, EveryAxisOperator) {
   int checked = 0;
   for (const OperatorDefinition* d : operator_definitions()) {
     if (!d->along_axis) continue;
-    for (std::int64_t axis : {1, 2})
-      check_gradients([&](GraphBuilder& b) {
-        return b.op(d->info.type, {{"axis", axis}}, {b.weight("x", {2, 5, 3})}, "f");
-      });
+    for (const bool set : {false, true}) {
+      if (set && d->along_axis->parameters.empty()) continue;
+      for (std::int64_t axis : {1, 2}) {
+        Attributes attrs{{"axis", axis}};
+        if (set)
+          for (const auto& p : d->along_axis->parameters) attrs.set(std::string(p.name), 1.0);
+        check_gradients([&](GraphBuilder& b) {
+          return b.op(d->info.type, attrs, {b.weight("x", {2, 5, 3})}, "f");
+        });
+      }
+    }
     ++checked;
   }
-  EXPECT_GE(checked, 1);
+  EXPECT_GE(checked, 2);
 }
 
 TEST(GradientCheck, BinaryWithBroadcasting) {

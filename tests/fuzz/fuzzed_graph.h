@@ -106,7 +106,14 @@ class FuzzedSpGraph {
       case 8:
         if (plain(x)) {
           --budget_;
-          return in_.ConsumeBool() ? b_.softmax(x, name("softmax")) : b_.layer_norm(x, name("ln"));
+          switch (in_.ConsumeIntegralInRange(0, 2)) {
+            case 0:
+              return b_.softmax(x, name("softmax"));
+            case 1:
+              return b_.layer_norm(x, name("ln"));
+            default:
+              return along_last_axis(x);
+          }
         }
         break;
       case 9:
@@ -134,6 +141,23 @@ class FuzzedSpGraph {
     for (const auto& p : d.pointwise->parameters)
       if (!p.default_value) attrs.set(std::string(p.name), 0.5);
     return b_.op(d.info.type, attrs, {x}, name("act"));
+  }
+
+  // Any registered operator along an axis (LogSoftmax, CumSum), on the last one, its parameters 0
+  // or 1.
+  TensorRef along_last_axis(TensorRef x) {
+    static const std::vector<const OperatorDefinition*> along = [] {
+      std::vector<const OperatorDefinition*> v;
+      for (const OperatorDefinition* d : operator_definitions())
+        if (d->along_axis) v.push_back(d);
+      return v;
+    }();
+    const OperatorDefinition& d =
+        *along[in_.ConsumeIntegralInRange<std::size_t>(0, along.size() - 1)];
+    Attributes attrs{{"axis", std::int64_t{-1}}};
+    for (const auto& p : d.along_axis->parameters)
+      if (in_.ConsumeBool()) attrs.set(std::string(p.name), 1.0);
+    return b_.op(d.info.type, attrs, {x}, name("axis"));
   }
 
   std::string name(const char* base) { return std::string(base) + std::to_string(counter_++); }

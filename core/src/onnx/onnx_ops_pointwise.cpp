@@ -2,6 +2,7 @@
 // definition's onnx_types becomes one node of that operator, its parameters read from the ONNX
 // attributes they name (a parameter at its default is left out of the node, so that rules match
 // it as written), or its axis.
+#include "onnx/constant_folding.h"
 #include "onnx/onnx_op_mapping.h"
 #include "unity/core/errors.h"
 #include "unity/core/ops/operator_definition.h"
@@ -16,19 +17,40 @@ const OperatorDefinition& definition_for(const std::string& onnx_type) {
   throw InputError("no operator imports ONNX " + onnx_type);  // registered only for these
 }
 
-void map_pointwise(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
-  const OperatorDefinition& d = definition_for(node.op_type());
-  if (d.along_axis) {
-    emit_along_axis(ctx, node, opset, d.info.type);
-    return;
-  }
+// The parameters the node sets away from their defaults (a parameter at its default is left out,
+// so that rules match the node as written).
+Attributes parameters_of(const ::onnx::NodeProto& node, const OperatorDefinition& d) {
   Attributes attrs;
-  for (const PointwiseParameter& p : d.pointwise->parameters) {
+  for (const PointwiseParameter& p : declared_parameters(d.info.type)) {
     if (p.onnx_name.empty()) continue;
-    const double value = attr_float(node, std::string(p.onnx_name), p.default_value.value_or(0.0));
+    const auto* attr = find_attribute(node, std::string(p.onnx_name));
+    const double value = !attr ? p.default_value.value_or(0.0)
+                         : attr->type() == ::onnx::AttributeProto::INT
+                             ? static_cast<double>(attr->i())
+                             : attr->f();
     // ONNX keeps float32 attributes: its default, read back, is the default.
     if (!p.default_value || static_cast<float>(value) != static_cast<float>(*p.default_value))
       attrs.set(std::string(p.name), value);
+  }
+  return attrs;
+}
+
+void map_pointwise(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
+  const OperatorDefinition& d = definition_for(node.op_type());
+  Attributes attrs = parameters_of(node, d);
+  if (d.along_axis && d.along_axis->onnx_axis_input) {
+    const TensorRef x = ctx.tensor(node.input(0));
+    const std::string& axis = input_name(node, 1);
+    if (axis.empty()) unsupported_use(node, "it has no axis input");
+    attrs.set("axis",
+              std::int64_t{normalize_axis(static_cast<std::int64_t>(ctx.constant(axis).scalar()),
+                                          static_cast<std::int64_t>(ctx.sizes(x).size()))});
+    ctx.bind_tensor(node.output(0), ctx.add(d.info.type, attrs, {x}, node_name(node)));
+    return;
+  }
+  if (d.along_axis) {
+    emit_along_axis(ctx, node, opset, d.info.type);
+    return;
   }
   ctx.bind_tensor(node.output(0),
                   ctx.add(d.info.type, attrs, {ctx.tensor(node.input(0))}, node_name(node)));

@@ -41,11 +41,16 @@ const OperatorDefinition& operator_definition(OpType type) {
 
 std::span<const OperatorDefinition* const> operator_definitions() { return table(); }
 
-std::vector<double> pointwise_parameters(const Operator& op) {
+const std::vector<PointwiseParameter>& declared_parameters(OpType type) {
+  static const std::vector<PointwiseParameter> none;
+  if (const PointwiseFunction* f = pointwise_function(type)) return f->parameters;
+  if (const AxisFunction* f = axis_function(type)) return f->parameters;
+  return none;
+}
+
+std::vector<double> operator_parameters(const Operator& op) {
   std::vector<double> values;
-  const PointwiseFunction* f = pointwise_function(op.type);
-  if (!f) return values;
-  for (const auto& p : f->parameters) {
+  for (const auto& p : declared_parameters(op.type)) {
     const std::string name(p.name);
     values.push_back(p.default_value ? op.attrs.get_double(name, *p.default_value)
                                      : op.attrs.get_double(name));

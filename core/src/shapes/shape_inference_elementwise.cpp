@@ -12,7 +12,7 @@ namespace {
 Shapes infer_unary(const Operator& op, const Shapes& in) {
   const auto& x = in[0];
   expect_floating(x, "input 0 (x)");
-  pointwise_parameters(op);  // a required parameter that is missing, or not a number, throws
+  operator_parameters(op);  // a required parameter that is missing, or not a number, throws
   if (op.type == OpType::Dropout) {
     const double rate = op.attrs.get_double("rate", 0.0);
     if (rate < 0.0 || rate >= 1.0) fail("attribute 'rate' must be in [0, 1), got {}", rate);

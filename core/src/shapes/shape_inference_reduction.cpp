@@ -5,6 +5,7 @@
 #include <set>
 
 #include "shape_rules.h"
+#include "unity/core/ops/operator_definition.h"
 
 namespace unity::shape_rules {
 namespace {
@@ -80,6 +81,7 @@ Shapes infer_along_axis(const Operator& op, const Shapes& in) {
   const int axis = x.axis(static_cast<int>(op.attrs.get_int("axis", -1)));
   expect_degree(x, axis, 1, "input 0 (x)",
                 fmt::format("{} reads the whole axis", to_string(op.type)).c_str());
+  operator_parameters(op);  // a required parameter that is missing, or not a number, throws
   return {x};
 }
 

@@ -4,6 +4,9 @@
 // (pointwise_ops.cpp): correct on a GPU, and slow there.
 #include <fmt/format.h>
 
+#include <utility>
+#include <vector>
+
 #include "op_helpers.h"
 #include "unity/core/ops/operator_definition.h"
 
@@ -12,7 +15,8 @@ namespace {
 
 class AxisRunner final : public OpRunner {
  public:
-  AxisRunner(const AxisFunction& f, int axis) : f_(f), axis_(axis) {}
+  AxisRunner(const AxisFunction& f, int axis, std::vector<double> params)
+      : f_(f), axis_(axis), params_(std::move(params)) {}
 
   void forward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
     for (auto& t : tasks) {
@@ -21,7 +25,7 @@ class AxisRunner final : public OpRunner {
       std::vector<double> xs(l.axis), ys(l.axis);
       for_each_slice(l, [&](i64 base) {
         gather(x, base, l, xs);
-        f_.forward(xs.data(), ys.data(), l.axis);
+        f_.forward(xs.data(), ys.data(), l.axis, params_.data());
         scatter(ys, base, l, y);
       });
       ctx.backend.to_device(t.out[0]->value, y.data(), y.size() * sizeof(float));
@@ -41,7 +45,7 @@ class AxisRunner final : public OpRunner {
         gather(x, base, l, xs);
         gather(y, base, l, ys);
         gather(dy, base, l, dys);
-        f_.backward(xs.data(), ys.data(), dys.data(), dxs.data(), l.axis);
+        f_.backward(xs.data(), ys.data(), dys.data(), dxs.data(), l.axis, params_.data());
         // Gradients accumulate: dx += J^T dy.
         for (i64 i = 0; i < l.axis; ++i)
           dx[static_cast<std::size_t>(base + i * l.inner)] +=
@@ -86,6 +90,7 @@ class AxisRunner final : public OpRunner {
 
   const AxisFunction& f_;
   int axis_;
+  std::vector<double> params_;
 };
 
 }  // namespace
@@ -95,7 +100,8 @@ std::unique_ptr<OpRunner> make_axis_runner(const Graph& g, const Node& n) {
   if (!f)
     throw LoweringError(
         fmt::format("{}: no kernel for {}", g.describe(n.id), to_string(n.op.type)));
-  return std::make_unique<AxisRunner>(*f, static_cast<int>(n.op.attrs.get_int("axis", -1)));
+  return std::make_unique<AxisRunner>(*f, static_cast<int>(n.op.attrs.get_int("axis", -1)),
+                                      operator_parameters(n.op));
 }
 
 }  // namespace unity::executor::detail

@@ -50,7 +50,7 @@ std::unique_ptr<OpRunner> make_pointwise_runner(const Graph& g, const Node& n) {
   if (!f)
     throw LoweringError(
         fmt::format("{}: no kernel for {}", g.describe(n.id), to_string(n.op.type)));
-  return std::make_unique<PointwiseRunner>(*f, pointwise_parameters(n.op));
+  return std::make_unique<PointwiseRunner>(*f, operator_parameters(n.op));
 }
 
 }  // namespace unity::executor::detail

@@ -253,7 +253,8 @@ DenseTensor passthrough(const OpContext& c, int j) {
     default:
       if (const AxisFunction* f = axis_function(op.type))
         return kernels::map_along_axis(
-            *f, x, c.in[0]->shape.axis(static_cast<int>(op.attrs.get_int("axis", -1))));
+            *f, x, c.in[0]->shape.axis(static_cast<int>(op.attrs.get_int("axis", -1))),
+            operator_parameters(op));
       return kernels::map_unary(op, x);
   }
 }

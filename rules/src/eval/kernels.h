@@ -18,7 +18,8 @@ using Range = std::pair<std::int64_t, std::int64_t>;  // [begin, end)
 
 double activation(const std::string& name, double x);
 // An operator's AxisFunction on every slice along `axis`.
-DenseTensor map_along_axis(const AxisFunction& f, const DenseTensor& x, int axis);
+DenseTensor map_along_axis(const AxisFunction& f, const DenseTensor& x, int axis,
+                           const std::vector<double>& params);
 // A point-wise operator or Dropout, element by element.
 DenseTensor map_unary(const Operator& op, const DenseTensor& x);
 // Numpy broadcasting.

@@ -42,7 +42,7 @@ DenseTensor map_unary(const Operator& op, const DenseTensor& x) {
   }
   const PointwiseFunction* f = pointwise_function(op.type);
   if (!f) return out;
-  const std::vector<double> params = pointwise_parameters(op);
+  const std::vector<double> params = operator_parameters(op);
   for (auto& v : out.data) v = f->value(v, params.data());
   return out;
 }
@@ -96,7 +96,8 @@ DenseTensor softmax(const DenseTensor& x, int axis) {
   return out;
 }
 
-DenseTensor map_along_axis(const AxisFunction& f, const DenseTensor& x, int axis) {
+DenseTensor map_along_axis(const AxisFunction& f, const DenseTensor& x, int axis,
+                           const std::vector<double>& params) {
   DenseTensor out = x;
   auto outer = x.sizes;
   outer[axis] = 1;
@@ -104,7 +105,7 @@ DenseTensor map_along_axis(const AxisFunction& f, const DenseTensor& x, int axis
   std::vector<double> in(static_cast<std::size_t>(n)), res(static_cast<std::size_t>(n));
   for_each_index(outer, [&](std::vector<std::int64_t> idx) {
     for (idx[axis] = 0; idx[axis] < n; ++idx[axis]) in[idx[axis]] = x.at(idx);
-    f.forward(in.data(), res.data(), n);
+    f.forward(in.data(), res.data(), n, params.data());
     for (idx[axis] = 0; idx[axis] < n; ++idx[axis]) out.at(idx) = res[idx[axis]];
   });
   return out;

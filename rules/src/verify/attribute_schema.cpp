@@ -72,10 +72,10 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   // Point-wise operators: their real parameters, as their definitions declare them; operators
   // along an axis: the axis.
   for (const OperatorDefinition* d : operator_definitions()) {
-    if (d->along_axis && !m.count(d->info.type)) m[d->info.type] = {i("axis", -1)};
-    if (!d->pointwise || m.count(d->info.type)) continue;
+    if ((!d->pointwise && !d->along_axis) || m.count(d->info.type)) continue;
     std::vector<AttrSlot> slots;
-    for (const PointwiseParameter& p : d->pointwise->parameters)
+    if (d->along_axis) slots.push_back(i("axis", -1));
+    for (const PointwiseParameter& p : declared_parameters(d->info.type))
       slots.push_back(p.default_value ? r(std::string(p.name), *p.default_value)
                                       : r(std::string(p.name)));
     if (!slots.empty()) m[d->info.type] = std::move(slots);

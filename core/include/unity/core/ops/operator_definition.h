@@ -40,14 +40,19 @@ struct PointwiseFunction {
 
 // y = f(x) on every slice along one axis (the `axis` attribute, default -1, the last), a slice of
 // the same length out: the axis is never split (degree 1), every other dim may be. Evaluated in
-// double on the slice, by the rule evaluator and the kernels alike.
+// double on the slice, by the rule evaluator and the kernels alike. Real parameters as a point-wise
+// operator's (CumSum's exclusive and reverse), passed in their declared order.
 struct AxisFunction {
-  void (*forward)(const double* x, double* y, std::int64_t n) = nullptr;
+  void (*forward)(const double* x, double* y, std::int64_t n, const double* params) = nullptr;
   // dx = the Jacobian's transpose times dy, for one slice (overwrites dx).
-  void (*backward)(const double* x, const double* y, const double* dy, double* dx,
-                   std::int64_t n) = nullptr;
+  void (*backward)(const double* x, const double* y, const double* dy, double* dx, std::int64_t n,
+                   const double* params) = nullptr;
   double flops_per_element = 1;  // forward; the backward is counted as twice as much
   bool transcendental = false;   // an exp or log per element
+  std::vector<PointwiseParameter> parameters;
+  // ONNX gives the axis as the node's second input (a constant), as CumSum does, rather than as
+  // an attribute (Softmax, LogSoftmax: before opset 13 over the dims from the axis on).
+  bool onnx_axis_input = false;
 };
 
 struct OperatorDefinition {
@@ -85,8 +90,10 @@ inline const AxisFunction* axis_function(OpType type) {
   return a ? &*a : nullptr;
 }
 
-// A point-wise operator's parameters as its node sets them (defaults where it leaves them out);
-// throws ShapeError naming a required parameter that is missing.
-std::vector<double> pointwise_parameters(const Operator& op);
+// The real parameters of a point-wise or along-axis operator as its node sets them (defaults where
+// it leaves them out); throws ShapeError naming a required parameter that is missing.
+std::vector<double> operator_parameters(const Operator& op);
+// The declared parameters of a point-wise or along-axis operator (empty for others).
+const std::vector<PointwiseParameter>& declared_parameters(OpType type);
 
 }  // namespace unity
