@@ -609,6 +609,21 @@ def parallel_algebra():
     ]
 
 
+# --- parallel: resampling --------------------------------------------------------------------------
+
+def resize():
+    out = []
+    for dim, what in ((0, "sample"), (1, "channel")):
+        out.append(rule(
+            f"resize_{what}_parallel", "parallel", f"Resize: split the {what}s (a dim whose size "
+            "it keeps; the resized dims stay whole)", ["x"],
+            [node("rs", "Resize", ["x"])], ["rs"],
+            [part("px", "x", dim), node("rs2", "Resize", ["px"], copy="rs"),
+             comb("out", "rs2", dim)], ["out"], ["d"],
+            [c("equal", f"size(x,{dim})", f"size(rs,{dim})")]))
+    return out
+
+
 FAMILIES = {
     "fusion": fusion,
     "dense": dense,
@@ -618,6 +633,7 @@ FAMILIES = {
     "elementwise": elementwise,
     "layout": layout,
     "parallel_algebra": parallel_algebra,
+    "resize": resize,
 }
 
 

@@ -183,6 +183,30 @@ TEST(OnnxImport, LayoutOpsAndShapeArithmeticFold) {
   EXPECT_EQ(out->outputs.at(0).sizes(), (std::vector<std::int64_t>{2, 2, 2}));
 }
 
+TEST(OnnxImport, ResizeKeepsResolvedSizesAndComputedSizesFold) {
+  using Ints = std::vector<std::int64_t>;
+  const Graph g = import_onnx(data("resize_variants.onnx"));
+  // Three Resize nodes: the last keeps every size and is nothing.
+  EXPECT_EQ(g.count(OpType::Resize), 2);
+  EXPECT_EQ(g.count(OpType::Weight), 0);  // the sizes and scales are attributes, not inputs
+  const Node* bilinear = find_node(g, "bilinear");
+  ASSERT_NE(bilinear, nullptr);
+  // Sizes computed from Shape (Gather, Cast, Mul, Concat) fold; only H and W are listed.
+  EXPECT_EQ(bilinear->op.attrs.get_ints("axes"), (Ints{2, 3}));
+  EXPECT_EQ(bilinear->op.attrs.get_ints("sizes"), (Ints{8, 10}));
+  EXPECT_EQ(bilinear->op.attrs.get_string("mode"), "linear");
+  EXPECT_EQ(bilinear->op.attrs.get_string("coordinate_transformation_mode"), "pytorch_half_pixel");
+  const Node* nearest = find_node(g, "nearest");
+  ASSERT_NE(nearest, nullptr);
+  EXPECT_EQ(nearest->op.attrs.get_ints("sizes"), (Ints{16, 30}));
+  EXPECT_EQ(nearest->op.attrs.get_string("nearest_mode"), "floor");
+  ASSERT_EQ(g.sinks().size(), 1u);
+  EXPECT_EQ(g.shape(g.sinks().front()).sizes(), (Ints{2, 3, 16, 30}));
+  const std::string message = input_error([] { import_onnx(data("resize_crop.onnx")); });
+  EXPECT_NE(message.find("Resize (node 'crop')"), std::string::npos) << message;
+  EXPECT_NE(message.find("tf_crop_and_resize"), std::string::npos) << message;
+}
+
 TEST(OnnxImport, UnsupportedOperatorsAreAllListedWithANodeName) {
   const std::string message = input_error([] { import_onnx(data("unsupported_ops.onnx")); });
   EXPECT_NE(message.find("unsupported ONNX operators"), std::string::npos) << message;

@@ -162,6 +162,27 @@ TEST(ShapeInference, Pool2D) {
                   {S({{1, 1}, {1, 1}, {4, 1}, {4, 1}})}, "\"max\" or \"avg\"");
 }
 
+TEST(ShapeInference, Resize) {
+  using Ints = std::vector<std::int64_t>;
+  auto resize = Op(OpType::Resize, {{"axes", Ints{2, 3}},
+                                    {"sizes", Ints{16, 24}},
+                                    {"mode", std::string("linear")},
+                                    {"coordinate_transformation_mode", std::string("half_pixel")}});
+  // N and C keep their degrees and the replicas pass through; H and W take the new sizes.
+  EXPECT_EQ(infer1(resize, {S({{8, 2}, {6, 3}, {8, 1}, {12, 1}}, 2)}),
+            S({{8, 2}, {6, 3}, {16, 1}, {24, 1}}, 2));
+  expect_rejected(resize, {S({{8, 1}, {6, 1}, {8, 2}, {12, 1}})},
+                  "input 0 (x) dim 2 has degree 2 but must have degree 1 (a resized dim must be "
+                  "whole)");
+  expect_rejected(
+      Op(OpType::Resize, {{"axes", Ints{2}}, {"sizes", Ints{4}}, {"mode", std::string("area")}}),
+      {S({{1, 1}, {1, 1}, {4, 1}})}, "attribute 'mode' is 'area'");
+  expect_rejected(Op(OpType::Resize, {{"axes", Ints{3}}, {"sizes", Ints{4}}}),
+                  {S({{1, 1}, {1, 1}, {4, 1}})}, "attribute 'axes'");
+  expect_rejected(Op(OpType::Resize, {{"axes", Ints{1, 2}}, {"sizes", Ints{4}}}),
+                  {S({{1, 1}, {1, 1}, {4, 1}})}, "'sizes' has 1 values for 2 axes");
+}
+
 TEST(ShapeInference, Normalisation) {
   auto bn = Op(OpType::BatchNorm);
   EXPECT_EQ(infer1(bn, {S({{8, 2}, {16, 1}, {4, 1}, {4, 1}}), S({{16, 1}}, 2), S({{16, 1}}, 2)}),
@@ -357,5 +378,5 @@ TEST(ShapeInference, EveryOperatorIsCovered) {
   int undescribed = 0;
   for (const OperatorDefinition* d : operator_definitions())
     undescribed += !d->pointwise && !d->along_axis;
-  EXPECT_EQ(undescribed, 35);
+  EXPECT_EQ(undescribed, 36);  // Resize: ShapeInference.Resize
 }

@@ -154,6 +154,46 @@ TEST(GradientCheck, Pooling) {
   });
 }
 
+// Resize's backward is the transpose of its interpolation: every mode, up and down, a split of
+// the axes that pass through (N) left alone.
+TEST(GradientCheck, Resize) {
+  using Ints = std::vector<std::int64_t>;
+  struct Case {
+    const char* mode;
+    const char* coordinates;
+    Ints sizes;
+  };
+  for (const Case& k :
+       {Case{"nearest", "asymmetric", {8, 9}}, Case{"linear", "half_pixel", {7, 3}},
+        Case{"linear", "align_corners", {3, 8}}, Case{"linear", "pytorch_half_pixel", {1, 6}},
+        Case{"cubic", "half_pixel", {9, 4}}}) {
+    Attributes a{{"axes", Ints{2, 3}},
+                 {"sizes", k.sizes},
+                 {"mode", std::string(k.mode)},
+                 {"coordinate_transformation_mode", std::string(k.coordinates)}};
+    if (std::string(k.mode) == "nearest") a.set("nearest_mode", std::string("floor"));
+    check_gradients([&](GraphBuilder& b) {
+      return b.op(OpType::Resize, a, {b.weight("x", {2, 3, 4, 5})}, "resize");
+    });
+  }
+  // Trilinear, exclude_outside cubic.
+  check_gradients([](GraphBuilder& b) {
+    return b.op(
+        OpType::Resize,
+        {{"axes", Ints{1, 2, 3}}, {"sizes", Ints{4, 5, 3}}, {"mode", std::string("linear")}},
+        {b.weight("x", {2, 3, 2, 4})}, "trilinear");
+  });
+  check_gradients([](GraphBuilder& b) {
+    return b.op(OpType::Resize,
+                {{"axes", Ints{1}},
+                 {"sizes", Ints{7}},
+                 {"mode", std::string("cubic")},
+                 {"cubic_coeff_a", -0.5},
+                 {"exclude_outside", std::int64_t{1}}},
+                {b.weight("x", {3, 4})}, "cubic1d");
+  });
+}
+
 TEST(GradientCheck, Normalisation) {
   check_gradients([](GraphBuilder& b) {
     return b.batch_norm(b.weight("x", {4, 3, 3, 2}), "bn", true);

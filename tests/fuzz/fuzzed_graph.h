@@ -3,8 +3,8 @@
 // FuzzedDataProvider instead of a seed, and with more operator kinds): series-parallel graphs of
 // element-wise ops, linear layers with (replicated) weights, parallel-operator pairs that change
 // the degree in between, forks joined by Add, Mul or a Concat, Split/Concat pairs, Softmax and
-// LayerNorm, optionally ending in a loss. Each choice is made only where its shapes are valid, so
-// libFuzzer's mutations explore graph structure rather than shape errors.
+// LayerNorm, Resize of the features, optionally ending in a loss. Each choice is made only where
+// its shapes are valid, so libFuzzer's mutations explore graph structure rather than shape errors.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -121,6 +121,14 @@ class FuzzedSpGraph {
           // The one place the width changes: between forks, never inside one.
           --budget_;
           features_ = std::int64_t{4} << in_.ConsumeIntegralInRange(0, 3);
+          if (features_ != s.dims[1].size && in_.ConsumeBool()) {
+            // Or the features resampled to the new width (Resize, linear or nearest).
+            return b_.op(OpType::Resize,
+                         {{"axes", std::vector<std::int64_t>{1}},
+                          {"sizes", std::vector<std::int64_t>{features_}},
+                          {"mode", std::string(in_.ConsumeBool() ? "linear" : "nearest")}},
+                         {x}, name("resize"));
+          }
           return b_.linear(x, features_, name("fc"), in_.ConsumeBool());
         }
         break;

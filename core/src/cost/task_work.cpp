@@ -2,9 +2,11 @@
 // operators with weights compute two products (input and weight gradients), hence a ratio of 2.
 #include "unity/core/cost/cost_model.h"
 #include "unity/core/ops/operator_definition.h"
+#include "unity/core/ops/resize.h"
 #include "unity/core/pcg/compute_dtype.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace unity {
 namespace {
@@ -92,6 +94,15 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
     case OpType::Pool2D: {
       const auto k = n.op.attrs.get_ints("kernel");
       w.flops = out_elems * static_cast<double>(k.at(0) * k.at(k.size() > 1 ? 1 : 0));
+      break;
+    }
+    case OpType::Resize: {
+      // Each output element a weighted sum of taps^(resized axes) inputs (a multiply and an add
+      // each; nearest copies one), as a direct N-d kernel computes it. The backward scatters the
+      // same products.
+      const double taps = resize_spec(n.op, out.rank()).taps();
+      const double resized = static_cast<double>(n.op.attrs.get_ints("axes").size());
+      w.flops = taps == 1 ? out_elems : 2.0 * out_elems * std::pow(taps, resized);
       break;
     }
     case OpType::MultiHeadAttention: {

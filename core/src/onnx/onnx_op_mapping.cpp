@@ -18,6 +18,7 @@ const std::map<std::string, OpHandler>& handlers() {
     register_recurrent_ops(t);
     register_einsum_ops(t);
     register_control_flow_ops(t);
+    register_resize_ops(t);
     return t;
   }();
   return table;

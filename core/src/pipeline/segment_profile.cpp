@@ -30,6 +30,7 @@ bool backward_reads_inputs(OpType t) {
     case OpType::Flatten:
     case OpType::Transpose:
     case OpType::Expand:
+    case OpType::Resize:
     case OpType::Concat:
     case OpType::Split:
     case OpType::ReduceSum:

@@ -77,6 +77,9 @@ std::vector<ParallelTensorShape> infer_output_shapes(const Operator& op,
     case OpType::MSELoss:
       out = infer_reduction(op, in);
       break;
+    case OpType::Resize:
+      out = infer_resize(op, in);
+      break;
     default:
       if (is_parallel_op(op.type))
         out = infer_parallel(op, in);

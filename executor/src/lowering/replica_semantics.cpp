@@ -145,6 +145,7 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
     case OpType::Flatten:
     case OpType::Transpose:
     case OpType::Expand:
+    case OpType::Resize:  // linear: resampled partial sums are partial sums of the result
       return {in[0]};
     case OpType::ReduceSum:
     case OpType::ReduceMean: {

@@ -342,6 +342,15 @@ void mse(Ctx& c) {
   }
 }
 
+// The resized axes whole (their degree is 1), the other dims the output piece's blocks.
+void resize(Ctx& c) {
+  Region r = c.region;
+  const auto& x = c.in(0);
+  for (int d = 0; d < x.rank(); ++d)
+    if (x.dims[d].size != c.out.dims[d].size) set_range(r, d, {0, x.dims[d].size});
+  c.add(0, r, c.piece.replica);
+}
+
 void parallel(Ctx& c) {
   const int k = static_cast<int>(c.n.op.attrs.get_int("degree", 1));
   const int r = c.piece.replica;
@@ -443,6 +452,9 @@ std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
       break;
     case OpType::MSELoss:
       mse(c);
+      break;
+    case OpType::Resize:
+      resize(c);
       break;
     default:
       if (is_parallel_op(n.op.type))

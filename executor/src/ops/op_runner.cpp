@@ -85,6 +85,8 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
     case OpType::SoftmaxCrossEntropy:
     case OpType::MSELoss:
       return make_loss_runner(g, n);
+    case OpType::Resize:
+      return make_resize_runner(g, n);
     case OpType::Input:
     case OpType::Weight:
       break;

@@ -77,5 +77,7 @@ std::unique_ptr<OpRunner> make_loss_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_embedding_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_attention_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_parallel_runner(const Graph& g, const Node& n);
+// Resize from the core's interpolation (resize_ops.cpp).
+std::unique_ptr<OpRunner> make_resize_runner(const Graph& g, const Node& n);
 
 }  // namespace unity::executor::detail

@@ -9,6 +9,7 @@
 #include "evaluate_internal.h"
 #include "kernels.h"
 #include "unity/core/ops/operator_definition.h"
+#include "unity/core/ops/resize.h"
 
 namespace unity::rules::detail {
 namespace {
@@ -44,6 +45,8 @@ bool reads_partials(const Operator& op) {
       return true;
     case OpType::Pool2D:
       return op.attrs.get_string("pool") == "avg";
+    case OpType::Resize:  // a fixed linear map of each slice
+      return true;
     default:
       return false;
   }
@@ -223,6 +226,21 @@ DenseTensor passthrough(const OpContext& c, int j) {
       return kernels::reshape(x, c.out_shapes[0].sizes());
     case OpType::Transpose:
       return transpose(x, op.attrs.get_ints("perm"));
+    case OpType::Resize: {
+      // The resized axes are whole; the others (and axes resized to their own size, the
+      // identity) keep the extents this piece has (a micro-batch's).
+      const ResizeSpec spec = resize_spec(op, x.rank());
+      DenseTensor y(x.sizes);
+      for (std::size_t i = 0; i < spec.axes.size(); ++i) {
+        const auto a = static_cast<std::size_t>(spec.axes[i]);
+        if (c.in[0]->shape.dims[a].size != spec.sizes[i]) y.sizes[a] = spec.sizes[i];
+      }
+      y.data.assign(static_cast<std::size_t>(std::accumulate(y.sizes.begin(), y.sizes.end(),
+                                                             std::int64_t{1}, std::multiplies<>())),
+                    0.0);
+      resize_forward(spec, x.sizes, y.sizes, x.data.data(), y.data.data());
+      return y;
+    }
     case OpType::Concat: {
       std::vector<DenseTensor> parts;
       for (std::size_t i = 0; i < c.in.size(); ++i) parts.push_back(c.piece(i, j));

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "unity/core/ops/operator_definition.h"
+#include "unity/core/ops/resize.h"
 
 namespace unity::rules::spec {
 namespace {
@@ -65,6 +66,13 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   m[OpType::Expand] = {l("shape")};
   m[OpType::Softmax] = {i("axis", -1)};
   m[OpType::ReduceSum] = {l("axes"), i("keepdims", 1)};
+  m[OpType::Resize] = {l("axes"),
+                       l("sizes"),
+                       e("mode", resize_mode_names(), "nearest"),
+                       e("coordinate_transformation_mode", resize_coordinate_names(), "half_pixel"),
+                       e("nearest_mode", resize_nearest_names(), "round_prefer_floor"),
+                       r("cubic_coeff_a", -0.75),
+                       i("exclude_outside", 0)};
   m[OpType::ReduceMean] = {l("axes"), i("keepdims", 1)};
   for (auto t : {OpType::Partition, OpType::Combine, OpType::Pipeline, OpType::Batch})
     m[t] = {i("dim"), i("degree")};

@@ -383,6 +383,15 @@ std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, i
     if (r <= 1) return L({x->num_elements()});
     return L({x->dims[0].size, rest});
   }
+  if (n == "sizes" && op == O::Resize) {
+    // One output size per listed axis; now and then the axis's own size (the identity).
+    std::vector<std::int64_t> sizes;
+    for (auto a : earlier.get_ints("axes", {})) {
+      const bool own = x && a >= 0 && a < r && choose({0, 0, 1});
+      sizes.push_back(own ? x->dims[static_cast<std::size_t>(a)].size : choose({1, 3, 5, 8}));
+    }
+    return L(sizes);
+  }
   if (n == "sizes" && x && r > 0) {
     std::int64_t axis = earlier.get_int("axis", 0);
     axis = axis < 0 ? axis + r : axis;

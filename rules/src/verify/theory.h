@@ -74,6 +74,8 @@ void add_typing_facts(Theory& t);
 void add_shape_keeping_facts(Theory& t, OpType op);
 void add_unary_compute_axioms(Theory& t, OpType op);
 void add_unary_layout_axioms(Theory& t, OpType op);
+// Resize's facts and axioms (axioms_resize.cpp).
+void add_resize_theory(Theory& t);
 
 // Builders shared by those files.
 E P(const E& k, const E& d, const E& x);  // Partition

@@ -306,6 +306,38 @@ def llama_attention():
         name = "llama_attention_interleaved.onnx" if interleaved else "llama_attention.onnx"
         export(Attention(interleaved), (torch.randn(2, 6, 16),), name, opset=14,
                input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "batch"}})
+def resize_variants():
+    # F.interpolate(size=...) as torchvision's segmentation heads export it: the sizes computed from
+    # the input's shape (Shape, Gather, Cast, Mul, Concat), then a nearest upsampling by scales, and
+    # a Resize of every dim to its own size (nothing).
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 5])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 16, 30])
+    c = lambda name, values, t=TensorProto.INT64: helper.make_tensor(name, t, [len(values)], values)
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "hw_index"], ["hw"], axis=0),
+        helper.make_node("Cast", ["hw"], ["hw_f"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["hw_f", "two"], ["hw2_f"]),
+        helper.make_node("Cast", ["hw2_f"], ["hw2"], to=TensorProto.INT64),
+        helper.make_node("Slice", ["shape", "zero", "two_i"], ["nc"]),
+        helper.make_node("Concat", ["nc", "hw2"], ["sizes"], axis=0),
+        helper.make_node("Resize", ["x", "", "", "sizes"], ["up"], name="bilinear", mode="linear",
+                         coordinate_transformation_mode="pytorch_half_pixel"),
+        helper.make_node("Resize", ["up", "", "scales"], ["up2"], name="nearest", mode="nearest",
+                         coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+        helper.make_node("Resize", ["up2", "", "ones"], ["y"], name="same"),
+    ]
+    graph = helper.make_graph(nodes, "resize_variants", [x], [y], initializer=[
+        c("hw_index", [2, 3]), c("two", [2.0], TensorProto.FLOAT), c("zero", [0]),
+        c("two_i", [2]), c("scales", [1.0, 1.0, 2.0, 3.0], TensorProto.FLOAT),
+        c("ones", [1.0, 1.0, 1.0, 1.0], TensorProto.FLOAT)])
+    save(graph, "resize_variants.onnx")
+    # tf_crop_and_resize reads a region of interest: refused, naming the node.
+    nodes = [helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], name="crop",
+                              mode="linear", coordinate_transformation_mode="tf_crop_and_resize")]
+    graph = helper.make_graph(nodes, "resize_crop", [x], [y], initializer=[
+        c("roi", [0, 0, 0.2, 0.2, 1, 1, 0.8, 0.8], TensorProto.FLOAT), c("sizes", [2, 3, 3, 3])])
+    save(graph, "resize_crop.onnx")
 
 
 if __name__ == "__main__":
@@ -323,3 +355,4 @@ if __name__ == "__main__":
     activations()
     unrolled_control_flow()
     llama_attention()
+    resize_variants()

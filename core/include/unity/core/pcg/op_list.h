@@ -79,4 +79,5 @@
   X(Round)                 \
   X(Softsign)              \
   X(LogSoftmax)            \
-  X(CumSum)
+  X(CumSum)                \
+  X(Resize)

@@ -1,0 +1,161 @@
+// Resize (opsets 10, 11, 13, 18) and Upsample (opsets 7, 9) as one Resize node. The scales or
+// sizes must be constants once the batch is fixed (torchvision's segmentation heads compute the
+// sizes through Shape, Gather, Concat and Cast, which the importer folds); the node keeps the
+// resolved output sizes of the resized axes and the mode attributes, so it stands on its own.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "onnx/onnx_op_mapping.h"
+#include "unity/core/errors.h"
+#include "unity/core/ops/resize.h"
+
+namespace unity::onnxio {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+
+std::vector<double> scales_of(ImportContext& ctx, const std::string& value) {
+  const ConstTensor& c = ctx.constant(value);
+  std::vector<double> s;
+  for (std::int64_t i = 0; i < c.numel(); ++i) s.push_back(c.as_double(i));
+  return s;
+}
+
+// One Resize node for x resized to `out` (the whole output shape), `scales` the given scales (empty
+// when sizes were given: each then is out / in).
+void emit_resize(ImportContext& ctx, const ::onnx::NodeProto& node, const std::string& mode,
+                 const std::string& coordinates, const std::string& nearest, double cubic_a,
+                 std::int64_t exclude_outside, const Ints& out, const std::vector<double>& scales) {
+  const TensorRef x = ctx.tensor(node.input(0));
+  const Ints in = ctx.sizes(x);
+  if (out.size() != in.size())
+    unsupported_use(node, fmt::format("the output shape {} does not have the input's rank {}",
+                                      format_dims(out), in.size()));
+  auto known = [](const std::vector<std::string>& names, const std::string& v) {
+    return std::find(names.begin(), names.end(), v) != names.end();
+  };
+  if (!known(resize_mode_names(), mode))
+    unsupported_use(node, fmt::format("mode '{}' is not supported (nearest, linear, cubic)", mode));
+  if (coordinates == "tf_crop_and_resize")
+    unsupported_use(node,
+                    "coordinate_transformation_mode 'tf_crop_and_resize' (a region of "
+                    "interest, with extrapolation) is not supported");
+  if (!known(resize_coordinate_names(), coordinates))
+    unsupported_use(
+        node, fmt::format("coordinate_transformation_mode '{}' is not supported", coordinates));
+  if (!known(resize_nearest_names(), nearest))
+    unsupported_use(node, fmt::format("nearest_mode '{}' is not supported", nearest));
+  Ints axes, sizes;
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    if (out[d] < 1) unsupported_use(node, fmt::format("dim {} would have size {}", d, out[d]));
+    // ONNX maps coordinates with the given scale; ours is out / in, which is the same only when
+    // in x scale is a whole number of elements.
+    if (!scales.empty()) {
+      const double exact = static_cast<double>(in[d]) * scales[d];
+      if (std::abs(exact - static_cast<double>(out[d])) > 1e-5 * exact)
+        unsupported_use(node, fmt::format("scale {} of dim {} (size {}) gives {} elements, not a "
+                                          "whole number: Unity resamples by output size / input "
+                                          "size only",
+                                          scales[d], d, in[d], exact));
+    }
+    if (out[d] != in[d]) {
+      axes.push_back(static_cast<std::int64_t>(d));
+      sizes.push_back(out[d]);
+    }
+  }
+  if (axes.empty()) {
+    ctx.bind_tensor(node.output(0), x);
+    return;
+  }
+  Attributes attrs{{"axes", axes},
+                   {"sizes", sizes},
+                   {"mode", mode},
+                   {"coordinate_transformation_mode", coordinates}};
+  if (mode == "nearest") attrs.set("nearest_mode", nearest);
+  if (mode == "cubic") {
+    attrs.set("cubic_coeff_a", cubic_a);
+    attrs.set("exclude_outside", exclude_outside);
+  }
+  ctx.bind_tensor(node.output(0), ctx.add(OpType::Resize, std::move(attrs), {x}, node_name(node)));
+}
+
+Ints sizes_from_scales(const Ints& in, const std::vector<double>& scales,
+                       const ::onnx::NodeProto& node) {
+  if (scales.size() != in.size())
+    unsupported_use(node, fmt::format("{} scales for a rank-{} input", scales.size(), in.size()));
+  Ints out;
+  for (std::size_t d = 0; d < in.size(); ++d)
+    out.push_back(
+        static_cast<std::int64_t>(std::floor(static_cast<double>(in[d]) * scales[d] * (1 + 1e-7))));
+  return out;
+}
+
+void map_resize(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
+  const Ints in = ctx.sizes(ctx.tensor(node.input(0)));
+  const std::string mode = attr_string(node, "mode", "nearest");
+  // Opset 10 had neither coordinate modes nor rounding modes: asymmetric and floor, as Upsample.
+  const std::string coordinates =
+      opset < 11 ? "asymmetric" : attr_string(node, "coordinate_transformation_mode", "half_pixel");
+  const std::string nearest =
+      opset < 11 ? "floor" : attr_string(node, "nearest_mode", "round_prefer_floor");
+  if (attr_int(node, "antialias", 0) != 0) unsupported_use(node, "antialias=1 is not supported");
+  const std::string policy = attr_string(node, "keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch")
+    unsupported_use(node, fmt::format("keep_aspect_ratio_policy '{}' is not supported", policy));
+  const std::string& scales_in = input_name(node, opset < 11 ? 1 : 2);
+  const std::string& sizes_in = opset < 11 ? input_name(node, 99) : input_name(node, 3);
+  // Opset 18: the scales or sizes of the listed axes only.
+  const Ints listed = attr_ints(node, "axes").value_or(Ints{});
+  auto spread = [&](auto values, auto fill) {
+    if (listed.empty()) return values;
+    decltype(values) all(in.size(), fill);
+    for (std::size_t i = 0; i < listed.size() && i < values.size(); ++i) {
+      const std::int64_t a =
+          listed[i] < 0 ? listed[i] + static_cast<std::int64_t>(in.size()) : listed[i];
+      all.at(static_cast<std::size_t>(a)) = values[i];
+    }
+    return all;
+  };
+  std::vector<double> scales;
+  Ints out;
+  if (!sizes_in.empty() && ctx.constant(sizes_in).numel() > 0) {
+    out = spread(ctx.constant(sizes_in).to_ints(), std::int64_t{0});
+    for (std::size_t d = 0; d < in.size() && d < out.size(); ++d)
+      if (out[d] == 0) out[d] = in[d];
+  } else if (!scales_in.empty()) {
+    scales = spread(scales_of(ctx, scales_in), 1.0);
+    out = sizes_from_scales(in, scales, node);
+  } else {
+    unsupported_use(node, "neither scales nor sizes are given");
+  }
+  // align_corners maps by the sizes alone; ONNX still derives them from the scales.
+  emit_resize(ctx, node, mode, coordinates, nearest, attr_float(node, "cubic_coeff_a", -0.75),
+              attr_int(node, "exclude_outside", 0), out, scales);
+}
+
+void map_upsample(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
+  const Ints in = ctx.sizes(ctx.tensor(node.input(0)));
+  std::string mode = attr_string(node, "mode", "nearest");
+  if (mode == "bilinear") mode = "linear";
+  std::vector<double> scales;
+  if (opset < 9) {
+    const auto* a = find_attribute(node, "scales");
+    if (!a) unsupported_use(node, "the attribute 'scales' is missing");
+    scales.assign(a->floats().begin(), a->floats().end());
+  } else {
+    scales = scales_of(ctx, node.input(1));
+  }
+  emit_resize(ctx, node, mode, "asymmetric", "floor", -0.75, 0, sizes_from_scales(in, scales, node),
+              scales);
+}
+
+}  // namespace
+
+void register_resize_ops(std::map<std::string, OpHandler>& table) {
+  table["Resize"] = map_resize;
+  table["Upsample"] = map_upsample;
+}
+
+}  // namespace unity::onnxio
