@@ -2,9 +2,9 @@
 // Valid PCGs chosen by the fuzz input (tests/core/random_graphs.h's generator, driven by
 // FuzzedDataProvider instead of a seed, and with more operator kinds): series-parallel graphs of
 // element-wise ops, linear layers with (replicated) weights, parallel-operator pairs that change
-// the degree in between, forks joined by Add, Mul or a Concat, Split/Concat pairs, Softmax and
-// LayerNorm, optionally ending in a loss. Each choice is made only where its shapes are valid, so
-// libFuzzer's mutations explore graph structure rather than shape errors.
+// the degree in between, forks joined by Add, Mul or a Concat, Split/Concat pairs, Softmax,
+// LayerNorm and TopK + ScatterElements, optionally ending in a loss. Each choice is made only where
+// its shapes are valid, so libFuzzer's mutations explore graph structure rather than shape errors.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -106,7 +106,16 @@ class FuzzedSpGraph {
       case 8:
         if (plain(x)) {
           --budget_;
-          return in_.ConsumeBool() ? b_.softmax(x, name("softmax")) : b_.layer_norm(x, name("ln"));
+          const int kind = in_.ConsumeIntegralInRange(0, 2);
+          if (kind == 2 && s.dims[1].size >= 2) {
+            // The index operators: the top half of each row written back where it was found.
+            const std::int64_t k = s.dims[1].size / 2;
+            const TensorRef top =
+                b_.op(OpType::TopK, {{"k", k}, {"axis", std::int64_t{1}}}, {x}, name("topk"));
+            return b_.op(OpType::ScatterElements, {{"axis", std::int64_t{1}}},
+                         {x, TensorRef{top.node, 1}, top}, name("scatter"));
+          }
+          return kind == 0 ? b_.softmax(x, name("softmax")) : b_.layer_norm(x, name("ln"));
         }
         break;
       case 9:

@@ -17,6 +17,7 @@ const std::map<std::string, OpHandler>& handlers() {
     register_layout_ops(t);
     register_recurrent_ops(t);
     register_einsum_ops(t);
+    register_index_ops(t);
     return t;
   }();
   return table;

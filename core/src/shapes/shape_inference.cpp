@@ -77,6 +77,14 @@ std::vector<ParallelTensorShape> infer_output_shapes(const Operator& op,
     case OpType::MSELoss:
       out = infer_reduction(op, in);
       break;
+    case OpType::TopK:
+    case OpType::GatherElements:
+    case OpType::ScatterElements:
+    case OpType::OneHot:
+    case OpType::ArgMax:
+    case OpType::ArgMin:
+      out = infer_index(op, in);
+      break;
     default:
       if (is_parallel_op(op.type))
         out = infer_parallel(op, in);

@@ -90,5 +90,7 @@ Shapes infer_reduction(const Operator& op, const Shapes& in);
 // Softmax and the operators with an AxisFunction: the shape of x, whose axis is whole.
 Shapes infer_along_axis(const Operator& op, const Shapes& in);
 Shapes infer_parallel(const Operator& op, const Shapes& in);
+// TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (shape_inference_index.cpp).
+Shapes infer_index(const Operator& op, const Shapes& in);
 
 }  // namespace unity::shape_rules

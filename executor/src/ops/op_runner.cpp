@@ -85,6 +85,13 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
     case OpType::SoftmaxCrossEntropy:
     case OpType::MSELoss:
       return make_loss_runner(g, n);
+    case OpType::TopK:
+    case OpType::GatherElements:
+    case OpType::ScatterElements:
+    case OpType::OneHot:
+    case OpType::ArgMax:
+    case OpType::ArgMin:
+      return make_index_runner(g, n);
     case OpType::Input:
     case OpType::Weight:
       break;

@@ -77,5 +77,7 @@ std::unique_ptr<OpRunner> make_loss_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_embedding_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_attention_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_parallel_runner(const Graph& g, const Node& n);
+// TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (index_ops.cpp).
+std::unique_ptr<OpRunner> make_index_runner(const Graph& g, const Node& n);
 
 }  // namespace unity::executor::detail

@@ -74,6 +74,9 @@ void add_typing_facts(Theory& t);
 void add_shape_keeping_facts(Theory& t, OpType op);
 void add_unary_compute_axioms(Theory& t, OpType op);
 void add_unary_layout_axioms(Theory& t, OpType op);
+// TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (axioms_index.cpp).
+bool is_index_operator(OpType op);
+void add_index_axioms(Theory& t, OpType op);
 
 // Builders shared by those files.
 E P(const E& k, const E& d, const E& x);  // Partition

@@ -78,4 +78,10 @@
   X(Ceil)                  \
   X(Round)                 \
   X(Softsign)              \
-  X(LogSoftmax)
+  X(LogSoftmax)            \
+  X(TopK)                  \
+  X(GatherElements)        \
+  X(ScatterElements)       \
+  X(OneHot)                \
+  X(ArgMax)                \
+  X(ArgMin)
