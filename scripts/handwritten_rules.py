@@ -590,6 +590,47 @@ def layout():
     return out
 
 
+# --- parallel: index operators ------------------------------------------------------------------
+
+def index():
+    """TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin read their axis whole: split
+    any other dim, alike on every input (core/src/shapes/shape_inference_index.cpp)."""
+    out = [rule(
+        "topk_partition", "parallel", "TopK: split any dim but its axis (values and indices)",
+        ["x"], [node("t", "TopK", ["x"], {"k": "$kk", "axis": "$a"})], ["t", "t:1"],
+        [part("px", "x", "k"), node("t2", "TopK", ["px"], copy="t"), comb("v", "t2", "k"),
+         comb("i", "t2:1", "k")], ["v", "i"], ["d", dim_of("x")], [c("not_equal", "k", "$a")])]
+    for op in ("ArgMax", "ArgMin"):
+        out.append(rule(
+            f"{op.lower()}_partition", "parallel", f"{op} (keepdims): split any dim but its axis",
+            ["x"], [node("f", op, ["x"], {"axis": "$a"})], ["f"],
+            [part("px", "x", "k"), node("f2", op, ["px"], copy="f"), comb("out", "f2", "k")],
+            ["out"], ["d", dim_of("x")], [c("not_equal", "k", "$a")]))
+    out.append(rule(
+        "onehot_partition", "parallel", "OneHot: split a dim of the indices before the new axis",
+        ["idx"], [node("f", "OneHot", ["idx"], {"depth": "$n", "axis": "$a"})], ["f"],
+        [part("pi", "idx", "k"), node("f2", "OneHot", ["pi"], copy="f"), comb("out", "f2", "k")],
+        ["out"], ["d", dim_of("idx")], [c("less", "k", "$a")]))
+    out.append(rule(
+        "gatherelements_partition", "parallel",
+        "GatherElements: split a dim other than the axis on data and indices alike",
+        ["data", "idx"], [node("f", "GatherElements", ["data", "idx"], {"axis": "$a"})], ["f"],
+        [part("pd", "data", "k"), part("pi", "idx", "k"),
+         node("f2", "GatherElements", ["pd", "pi"], copy="f"), comb("out", "f2", "k")],
+        ["out"], ["d", dim_of("idx")],
+        [c("not_equal", "k", "$a"), c("equal", "size(data,k)", "size(idx,k)")]))
+    out.append(rule(
+        "scatterelements_partition", "parallel",
+        "ScatterElements: split a dim other than the axis on data, indices and updates alike",
+        ["data", "idx", "upd"],
+        [node("f", "ScatterElements", ["data", "idx", "upd"], {"axis": "$a"})], ["f"],
+        [part("pd", "data", "k"), part("pi", "idx", "k"), part("pu", "upd", "k"),
+         node("f2", "ScatterElements", ["pd", "pi", "pu"], copy="f"), comb("out", "f2", "k")],
+        ["out"], ["d", dim_of("data")],
+        [c("not_equal", "k", "$a"), c("equal", "size(data,k)", "size(idx,k)")]))
+    return out
+
+
 # --- parallel: algebra of the parallel operators ---------------------------------------------
 
 def parallel_algebra():
@@ -632,6 +673,7 @@ FAMILIES = {
     "embedding": embedding,
     "elementwise": elementwise,
     "layout": layout,
+    "index": index,
     "parallel_algebra": parallel_algebra,
     "resize": resize,
 }

@@ -52,7 +52,8 @@ const std::vector<std::string> kModels = {"alexnet",
                                           "fcn_resnet50",
                                           "deeplabv3_resnet50",
                                           "lraspp_mobilenet_v3_large",
-                                          "vae_decoder"};
+                                          "vae_decoder",
+                                          "moe_topk"};
 
 // Divisible by every device count of the sweep (6, 12, 24, 2, 4).
 constexpr int kBatch = 24;
@@ -131,10 +132,11 @@ TEST_P(ImportSweep, PlansInEveryModeOnEveryMachine) {
 
 INSTANTIATE_TEST_SUITE_P(TorchExports, ImportSweep, ::testing::ValuesIn(kModels), model_name);
 
-// Scaled versions of seven of them train on 2 CPU ranks with the data-parallel plan, and the run
+// Scaled versions of eight of them train on 2 CPU ranks with the data-parallel plan, and the run
 // equals one rank (--check): the importer's decompositions (HardSwish, strided Slice, unrolled
-// LSTM, the transformer's attention reshapes, bilinear and nearest Resize, GroupNorm as
-// InstanceNormalization between Reshapes) are trained, not only planned.
+// LSTM, the transformer's attention reshapes, grouped-query rotary attention, bilinear and nearest
+// Resize, GroupNorm as InstanceNormalization between Reshapes, the top-k MoE's routing) are
+// trained, not only planned.
 class SweepTraining : public ImportSweep {};
 
 TEST_P(SweepTraining, DataParallelOnTwoRanksEqualsOneRank) {
@@ -150,7 +152,7 @@ TEST_P(SweepTraining, DataParallelOnTwoRanksEqualsOneRank) {
 INSTANTIATE_TEST_SUITE_P(TorchExports, SweepTraining,
                          ::testing::Values("mobilenet_v3_small", "swin_t", "lstm_lm", "transformer",
                                            "llama_decoder", "lraspp_mobilenet_v3_large",
-                                           "vae_decoder"),
+                                           "vae_decoder", "moe_topk"),
                          model_name);
 
 }  // namespace

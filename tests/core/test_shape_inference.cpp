@@ -378,5 +378,50 @@ TEST(ShapeInference, EveryOperatorIsCovered) {
   int undescribed = 0;
   for (const OperatorDefinition* d : operator_definitions())
     undescribed += !d->pointwise && !d->along_axis;
-  EXPECT_EQ(undescribed, 36);  // Resize: ShapeInference.Resize
+  EXPECT_EQ(undescribed, 42);  // 35, Resize (ShapeInference.Resize), the index operators (IndexOperators below)
+}
+
+// The index operators read their axis whole and split every other dim alike on all inputs.
+TEST(ShapeInference, IndexOperators) {
+  const auto I64 = DataType::Int64;
+  auto topk = Op(OpType::TopK, {{"k", std::int64_t{2}}, {"axis", std::int64_t{1}}});
+  auto out = infer_output_shapes(topk, {S({{8, 4}, {6, 1}}, 2)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0], S({{8, 4}, {2, 1}}, 2));
+  EXPECT_EQ(out[1], S({{8, 4}, {2, 1}}, 2, I64));
+  expect_rejected(topk, {S({{8, 1}, {6, 2}})}, "input 0 (x) dim 1 has degree 2");
+  expect_rejected(Op(OpType::TopK, {{"k", std::int64_t{7}}, {"axis", std::int64_t{1}}}),
+                  {S({{8, 1}, {6, 1}})}, "exceeds the size 6");
+
+  auto gather = Op(OpType::GatherElements, {{"axis", std::int64_t{1}}});
+  EXPECT_EQ(infer1(gather, {S({{8, 2}, {6, 1}}), S({{8, 2}, {3, 1}}, 1, I64)}),
+            S({{8, 2}, {3, 1}}));
+  expect_rejected(gather, {S({{8, 2}, {6, 1}}), S({{8, 4}, {3, 1}}, 1, I64)},
+                  "input 0 (data) dim 0 has degree 2 but input 1 (indices) dim 0 has degree 4");
+  expect_rejected(gather, {S({{8, 2}, {6, 1}}), S({{4, 2}, {3, 1}}, 1, I64)}, "its size differs");
+  expect_rejected(gather, {S({{8, 1}, {6, 1}}), S({{8, 1}, {3, 1}})}, "integer tensor");
+
+  auto scatter =
+      Op(OpType::ScatterElements, {{"axis", std::int64_t{1}}, {"reduction", std::string("add")}});
+  EXPECT_EQ(
+      infer1(scatter, {S({{8, 2}, {6, 1}}), S({{8, 2}, {2, 1}}, 1, I64), S({{8, 2}, {2, 1}})}),
+      S({{8, 2}, {6, 1}}));
+  expect_rejected(scatter, {S({{8, 1}, {6, 2}}), S({{8, 1}, {2, 1}}, 1, I64), S({{8, 1}, {2, 1}})},
+                  "reads the axis whole");
+  expect_rejected(Op(OpType::ScatterElements, {{"reduction", std::string("max")}}),
+                  {S({{8, 1}}), S({{2, 1}}, 1, I64), S({{2, 1}})}, "'reduction'");
+
+  auto one_hot = Op(OpType::OneHot, {{"depth", std::int64_t{5}}, {"axis", std::int64_t{-1}}});
+  EXPECT_EQ(infer1(one_hot, {S({{8, 2}, {3, 1}}, 1, I64)}), S({{8, 2}, {3, 1}, {5, 1}}));
+  EXPECT_EQ(infer1(Op(OpType::OneHot, {{"depth", std::int64_t{5}}, {"axis", std::int64_t{1}}}),
+                   {S({{8, 2}, {3, 1}}, 1, I64)}),
+            S({{8, 2}, {5, 1}, {3, 1}}));
+  expect_rejected(one_hot, {S({{8, 1}})}, "integer tensor");
+
+  EXPECT_EQ(infer1(Op(OpType::ArgMax, {{"axis", std::int64_t{1}}}), {S({{8, 2}, {6, 1}})}),
+            S({{8, 2}, {1, 1}}, 1, I64));
+  EXPECT_EQ(infer1(Op(OpType::ArgMin, {{"axis", std::int64_t{0}}, {"keepdims", std::int64_t{0}}}),
+                   {S({{8, 1}, {6, 3}})}),
+            S({{6, 3}}, 1, I64));
+  expect_rejected(Op(OpType::ArgMax), {S({{8, 2}})}, "reads the axis whole");
 }

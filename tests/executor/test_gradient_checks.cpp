@@ -557,3 +557,39 @@ TEST(GradientCheck, Losses) {
     return b.mse_loss(b.weight("p", {4, 3}), b.weight("t", {4, 3}), "mse");
   });
 }
+
+namespace {
+
+TensorRef int_input(GraphBuilder& b, const std::string& name, std::vector<std::int64_t> shape,
+                    std::int64_t range) {
+  return b.op(OpType::Input,
+              {{"shape", std::move(shape)}, {"dtype", std::string("int64")}, {"range", range}}, {},
+              name);
+}
+
+}  // namespace
+
+// The index operators: TopK's values scatter their gradient back to the positions picked,
+// GatherElements scatters-adds into its data, ScatterElements passes the gradient of the
+// positions it kept to the data and of those it wrote to the updates.
+TEST(GradientCheck, IndexOperators) {
+  for (std::int64_t largest : {0, 1})
+    for (std::int64_t axis : {0, 1})
+      check_gradients([&](GraphBuilder& b) {
+        return b.op(OpType::TopK, {{"k", std::int64_t{2}}, {"axis", axis}, {"largest", largest}},
+                    {b.weight("x", {4, 5})}, "topk");
+      });
+  for (std::int64_t axis : {0, 1})
+    check_gradients([&](GraphBuilder& b) {
+      return b.op(OpType::GatherElements, {{"axis", axis}},
+                  {b.weight("data", {4, 5}), int_input(b, "idx", {4, 3}, 4)}, "gather");
+    });
+  for (const char* reduction : {"none", "add"})
+    check_gradients([&](GraphBuilder& b) {
+      return b.op(
+          OpType::ScatterElements,
+          {{"axis", std::int64_t{1}}, {"reduction", std::string(reduction)}},
+          {b.weight("data", {4, 5}), int_input(b, "idx", {4, 3}, 5), b.weight("updates", {4, 3})},
+          "scatter");
+    });
+}

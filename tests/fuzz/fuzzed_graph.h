@@ -2,8 +2,9 @@
 // Valid PCGs chosen by the fuzz input (tests/core/random_graphs.h's generator, driven by
 // FuzzedDataProvider instead of a seed, and with more operator kinds): series-parallel graphs of
 // element-wise ops, linear layers with (replicated) weights, parallel-operator pairs that change
-// the degree in between, forks joined by Add, Mul or a Concat, Split/Concat pairs, Softmax and
-// LayerNorm, Resize of the features, optionally ending in a loss. Each choice is made only where
+// the degree in between, forks joined by Add, Mul or a Concat, Split/Concat pairs, Softmax,
+// LayerNorm, operators along an axis and TopK + ScatterElements, Resize of the features, optionally
+// ending in a loss. Each choice is made only where
 // its shapes are valid, so libFuzzer's mutations explore graph structure rather than shape errors.
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -106,11 +107,21 @@ class FuzzedSpGraph {
       case 8:
         if (plain(x)) {
           --budget_;
-          switch (in_.ConsumeIntegralInRange(0, 2)) {
+          switch (in_.ConsumeIntegralInRange(0, 3)) {
             case 0:
               return b_.softmax(x, name("softmax"));
             case 1:
               return b_.layer_norm(x, name("ln"));
+            case 2:
+              if (s.dims[1].size >= 2) {
+                // The index operators: the top half of each row written back where it was found.
+                const std::int64_t k = s.dims[1].size / 2;
+                const TensorRef top =
+                    b_.op(OpType::TopK, {{"k", k}, {"axis", std::int64_t{1}}}, {x}, name("topk"));
+                return b_.op(OpType::ScatterElements, {{"axis", std::int64_t{1}}},
+                             {x, TensorRef{top.node, 1}, top}, name("scatter"));
+              }
+              return b_.softmax(x, name("softmax"));
             default:
               return along_last_axis(x);
           }

@@ -216,6 +216,26 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       w.flops = 0;
       w.bytes = 0;
       break;
+    case OpType::TopK:
+    case OpType::ArgMax:
+    case OpType::ArgMin: {
+      // A comparison per element and step of a k-element heap; the backward scatters k values
+      // per slice into a zeroed gradient (none for the arg operators: their output is integer).
+      const double k =
+          n.op.type == OpType::TopK ? static_cast<double>(n.op.attrs.get_int("k", 1)) : 1.0;
+      w.flops = piece_elems(in_shape(0)) * (1.0 + std::log2(k + 1.0));
+      w.backward_ratio = n.op.type == OpType::TopK ? out_elems / w.flops : 0;
+      break;
+    }
+    case OpType::GatherElements:
+    case OpType::ScatterElements:
+    case OpType::OneHot:
+      // An address computation and a copy per element picked or placed; the backward scatters or
+      // gathers as many (OneHot has none: its input is integer).
+      w.flops =
+          n.op.type == OpType::ScatterElements ? out_elems + piece_elems(in_shape(2)) : out_elems;
+      w.backward_ratio = n.op.type == OpType::OneHot ? 0 : 1;
+      break;
     case OpType::Concat:
       // A task copies its inputs into its piece: with `pieces`, only the inputs of its block.
       w.flops = out_elems;

@@ -179,6 +179,32 @@ void map_slice(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t o
   ctx.bind_tensor(node.output(0), x);
 }
 
+// Gather by indices computed in the model: data seen as [pre, n, post], the indices as [1, m, 1]
+// broadcast to [pre, m, post], a GatherElements along the middle axis, and the result seen as
+// data's dims with the indices' dims in place of the axis.
+TensorRef gather_by_computed_indices(ImportContext& ctx, const ::onnx::NodeProto& node, int axis) {
+  const std::string name = node_name(node);
+  const Ints d = ctx.dims(node.input(0));
+  const std::string& indices = node.input(1);
+  if (!is_integer_elem_type(ctx.elem_type(indices)))
+    unsupported_use(node, "the indices are not integers");
+  const Ints idims = ctx.dims(indices);
+  const std::int64_t pre = product(Ints(d.begin(), d.begin() + axis));
+  const std::int64_t post = product(Ints(d.begin() + axis + 1, d.end()));
+  const std::int64_t m = product(idims);
+  const TensorRef data = ctx.reshape(
+      ctx.tensor(node.input(0)), {pre, d[static_cast<std::size_t>(axis)], post}, name + ".data");
+  TensorRef idx = ctx.reshape(ctx.tensor(indices), {1, m, 1}, name + ".indices");
+  if (pre != 1 || post != 1)
+    idx = ctx.add(OpType::Expand, {{"shape", Ints{pre, m, post}}}, {idx}, name + ".broadcast");
+  const TensorRef y =
+      ctx.add(OpType::GatherElements, {{"axis", std::int64_t{1}}}, {data, idx}, name);
+  Ints out(d.begin(), d.begin() + axis);
+  out.insert(out.end(), idims.begin(), idims.end());
+  out.insert(out.end(), d.begin() + axis + 1, d.end());
+  return ctx.reshape(y, out, name + ".shape");
+}
+
 void map_gather(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   const std::string& data = node.input(0);
   const std::string& indices = node.input(1);
@@ -202,31 +228,46 @@ void map_gather(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
                 {ctx.tensor(indices), ctx.tensor(data)}, name));
     return;
   }
+  if (is_integer_elem_type(ctx.elem_type(data)))
+    unsupported_use(node, "Gather of an integer activation is not supported");
   if (!ctx.is_constant(indices)) {
-    unsupported_use(node, "Gather of an activation by computed indices is not supported");
+    ctx.bind_tensor(node.output(0), gather_by_computed_indices(ctx, node, axis));
+    return;
   }
   const ConstTensor& index = ctx.constant(indices);
   const Ints picks = index.to_ints();
   const std::int64_t extent = data_dims[static_cast<std::size_t>(axis)];
-  const std::int64_t first =
-      picks.empty() ? 0 : (picks.front() < 0 ? picks.front() + extent : picks.front());
-  for (std::size_t i = 0; i < picks.size(); ++i) {
-    const std::int64_t p = picks[i] < 0 ? picks[i] + extent : picks[i];
-    if (p != first + static_cast<std::int64_t>(i) || index.dims.size() > 1) {
-      unsupported_use(
-          node, "Gather of an activation is supported for one index or a contiguous range only");
-    }
+  // Runs of consecutive indices, each a piece [start, end) of a Split, concatenated.
+  std::vector<std::pair<std::int64_t, std::int64_t>> runs;
+  for (std::int64_t raw : picks) {
+    const std::int64_t p = raw < 0 ? raw + extent : raw;
+    if (p < 0 || p >= extent)
+      unsupported_use(node, fmt::format("index {} lies outside [-{}, {})", raw, extent, extent));
+    if (!runs.empty() && runs.back().second == p)
+      ++runs.back().second;
+    else
+      runs.push_back({p, p + 1});
   }
-  // Index i of axis a is the piece [i, i+1) of a Split; a scalar index also drops the axis.
-  const TensorRef piece = ctx.slice(ctx.tensor(data), axis, first,
-                                    first + static_cast<std::int64_t>(picks.size()), name);
-  if (!index.dims.empty()) {
-    ctx.bind_tensor(node.output(0), piece);
-    return;
+  constexpr std::size_t kMaxRuns = 64;
+  if (runs.empty() || runs.size() > kMaxRuns)
+    unsupported_use(node, fmt::format("Gather of an activation by {} constant indices in {} runs "
+                                      "(supported: 1 to {} runs of consecutive indices)",
+                                      picks.size(), runs.size(), kMaxRuns));
+  TensorRef picked;
+  if (runs.size() == 1) {
+    picked = ctx.slice(ctx.tensor(data), axis, runs[0].first, runs[0].second, name);
+  } else {
+    std::vector<TensorRef> pieces;
+    for (std::size_t r = 0; r < runs.size(); ++r)
+      pieces.push_back(ctx.slice(ctx.tensor(data), axis, runs[r].first, runs[r].second,
+                                 fmt::format("{}.run{}", name, r)));
+    picked = ctx.add(OpType::Concat, {{"axis", std::int64_t{axis}}}, pieces, name);
   }
-  Ints out = data_dims;
-  out.erase(out.begin() + axis);
-  ctx.bind_tensor(node.output(0), ctx.reshape(piece, out, name + ".squeeze"));
+  // The index's dims replace the axis (none for a scalar index, which drops it).
+  Ints out(data_dims.begin(), data_dims.begin() + axis);
+  out.insert(out.end(), index.dims.begin(), index.dims.end());
+  out.insert(out.end(), data_dims.begin() + axis + 1, data_dims.end());
+  ctx.bind_tensor(node.output(0), ctx.reshape(picked, out, name + ".squeeze"));
 }
 
 void map_expand(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {

@@ -80,6 +80,14 @@ std::vector<ParallelTensorShape> infer_output_shapes(const Operator& op,
     case OpType::Resize:
       out = infer_resize(op, in);
       break;
+    case OpType::TopK:
+    case OpType::GatherElements:
+    case OpType::ScatterElements:
+    case OpType::OneHot:
+    case OpType::ArgMax:
+    case OpType::ArgMin:
+      out = infer_index(op, in);
+      break;
     default:
       if (is_parallel_op(op.type))
         out = infer_parallel(op, in);

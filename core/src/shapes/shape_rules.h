@@ -92,5 +92,7 @@ Shapes infer_along_axis(const Operator& op, const Shapes& in);
 Shapes infer_parallel(const Operator& op, const Shapes& in);
 // Resize: the listed axes resized and whole, the other dims pass through.
 Shapes infer_resize(const Operator& op, const Shapes& in);
+// TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (shape_inference_index.cpp).
+Shapes infer_index(const Operator& op, const Shapes& in);
 
 }  // namespace unity::shape_rules

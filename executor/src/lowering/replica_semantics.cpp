@@ -141,6 +141,15 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
       return {in[0]};
     case OpType::Split:
       return std::vector<ReplicaLayout>(n.outputs.size(), in[0]);
+    case OpType::TopK:
+    case OpType::GatherElements:
+    case OpType::ScatterElements:
+    case OpType::OneHot:
+    case OpType::ArgMax:
+    case OpType::ArgMin:
+      // Picking by value or by index is not linear in the indices (nor TopK in x).
+      require_all_copies(g, n, in, "it picks by value or by index");
+      return std::vector<ReplicaLayout>(n.outputs.size(), in[0]);
     case OpType::Reshape:
     case OpType::Flatten:
     case OpType::Transpose:

@@ -351,6 +351,38 @@ void resize(Ctx& c) {
   c.add(0, r, c.piece.replica);
 }
 
+// The index operators: each input dim that matches an output dim of the same size reads the
+// piece's range of it; the axis, and dims where the sizes differ (degree 1), are read whole.
+// OneHot's output has a new dim at `axis`; ArgMax/ArgMin without keepdims lose theirs.
+void index_op(Ctx& c) {
+  const int ro = c.out.rank();
+  int inserted = -1, removed = -1;
+  if (c.n.op.type == OpType::OneHot) {
+    const std::int64_t a = c.n.op.attrs.get_int("axis", -1);
+    inserted = static_cast<int>(a < 0 ? a + ro : a);
+  }
+  if ((c.n.op.type == OpType::ArgMax || c.n.op.type == OpType::ArgMin) &&
+      c.n.op.attrs.get_int("keepdims", 1) == 0) {
+    const std::int64_t a = c.n.op.attrs.get_int("axis", 0);
+    removed = static_cast<int>(a < 0 ? a + ro + 1 : a);
+  }
+  for (int slot = 0; slot < static_cast<int>(c.n.inputs.size()); ++slot) {
+    const auto& s = c.in(slot);
+    Region r = whole(s);
+    for (int i = 0; i < s.rank(); ++i) {
+      if (i == removed) continue;
+      int j = i;
+      if (inserted >= 0 && i >= inserted) j = i + 1;
+      if (removed >= 0 && i > removed) j = i - 1;
+      if (j < ro && s.dims[i].size == c.out.dims[j].size) {
+        r.begin[i] = c.region.begin[j];
+        r.end[i] = c.region.end[j];
+      }
+    }
+    c.add(slot, r, c.piece.replica);
+  }
+}
+
 void parallel(Ctx& c) {
   const int k = static_cast<int>(c.n.op.attrs.get_int("degree", 1));
   const int r = c.piece.replica;
@@ -455,6 +487,14 @@ std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
       break;
     case OpType::Resize:
       resize(c);
+      break;
+    case OpType::TopK:
+    case OpType::GatherElements:
+    case OpType::ScatterElements:
+    case OpType::OneHot:
+    case OpType::ArgMax:
+    case OpType::ArgMin:
+      index_op(c);
       break;
     default:
       if (is_parallel_op(n.op.type))

@@ -187,6 +187,10 @@ class ExpandRunner final : public OpRunner {
   void forward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
     for (auto& t : tasks) {
       const auto& y = *t.out[0];
+      if (y.elem_size == 8) {
+        expand_integers(ctx.backend, *t.in[0], y);
+        continue;
+      }
       ctx.backend.fill_zero(y.value, static_cast<std::size_t>(numel(y.shape)) * 4);
       ctx.backend.reduce_sum_backward(t.in[0]->f(), y.f(), y.shape, aligned(*t.in[0], y), 1.0f);
     }
@@ -206,6 +210,22 @@ class ExpandRunner final : public OpRunner {
     i64 n = 1;
     for (auto e : shape) n *= e;
     return n;
+  }
+  // Indices broadcast (a Gather by computed indices), on the host: no gradient.
+  static void expand_integers(DeviceBackend& be, const Slot& x, const Slot& y) {
+    std::vector<std::int64_t> in(static_cast<std::size_t>(x.elements()));
+    std::vector<std::int64_t> out(static_cast<std::size_t>(y.elements()));
+    be.to_host(in.data(), x.value, in.size() * sizeof(std::int64_t));
+    const std::vector<i64> xs = aligned(x, y);
+    const int r = static_cast<int>(y.shape.size());
+    std::vector<i64> index(static_cast<std::size_t>(r), 0);
+    for (std::size_t o = 0; o < out.size(); ++o) {
+      i64 src = 0;
+      for (int d = 0; d < r; ++d) src = src * xs[d] + (xs[d] == 1 ? 0 : index[d]);
+      out[o] = in[static_cast<std::size_t>(src)];
+      for (int d = r - 1; d >= 0 && ++index[d] == y.shape[d]; --d) index[d] = 0;
+    }
+    be.to_device(y.value, out.data(), out.size() * sizeof(std::int64_t));
   }
   // The input's shape with leading 1s up to the output's rank.
   static std::vector<i64> aligned(const Slot& x, const Slot& y) {

@@ -87,6 +87,13 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
       return make_loss_runner(g, n);
     case OpType::Resize:
       return make_resize_runner(g, n);
+    case OpType::TopK:
+    case OpType::GatherElements:
+    case OpType::ScatterElements:
+    case OpType::OneHot:
+    case OpType::ArgMax:
+    case OpType::ArgMin:
+      return make_index_runner(g, n);
     case OpType::Input:
     case OpType::Weight:
       break;

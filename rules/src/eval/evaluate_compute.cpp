@@ -8,6 +8,7 @@
 
 #include "evaluate_internal.h"
 #include "kernels.h"
+#include "unity/core/ops/index_kernels.h"
 #include "unity/core/ops/operator_definition.h"
 #include "unity/core/ops/resize.h"
 
@@ -214,6 +215,58 @@ std::vector<DenseTensor> reduce_replicas(const OpContext& c) {
   return out;
 }
 
+bool is_index_op(OpType t) {
+  return t == OpType::TopK || t == OpType::GatherElements || t == OpType::ScatterElements ||
+         t == OpType::OneHot || t == OpType::ArgMax || t == OpType::ArgMin;
+}
+
+// The index operators on replica j (the core's index kernels, in double; indices as doubles).
+std::vector<DenseTensor> index_outputs(const OpContext& c, int j) {
+  namespace ik = index_kernels;
+  const Operator& op = c.op;
+  const auto& x = c.piece(0, j);
+  const int rank = x.rank();
+  std::vector<DenseTensor> out;
+  for (const auto& s : c.out_shapes) out.emplace_back(s.sizes());
+  auto axis_of = [&](std::int64_t fallback, int r) {
+    const std::int64_t a = op.attrs.get_int("axis", fallback);
+    return static_cast<int>(a < 0 ? a + r : a);
+  };
+  auto out_of_range = [] { undefined("an index lies outside its axis"); };
+  switch (op.type) {
+    case OpType::TopK:
+      ik::top_k(x.data.data(), x.sizes, axis_of(-1, rank), op.attrs.get_int("k"),
+                op.attrs.get_int("largest", 1) != 0, out[0].data.data(), out[1].data.data());
+      break;
+    case OpType::ArgMax:
+    case OpType::ArgMin:
+      ik::arg_extreme(x.data.data(), x.sizes, axis_of(0, rank), op.type == OpType::ArgMax,
+                      op.attrs.get_int("select_last_index", 0) != 0, out[0].data.data());
+      break;
+    case OpType::OneHot:
+      ik::one_hot(x.data.data(), x.sizes, axis_of(-1, rank + 1), op.attrs.get_int("depth"),
+                  op.attrs.get_double("off_value", 0.0), op.attrs.get_double("on_value", 1.0),
+                  out[0].data.data());
+      break;
+    case OpType::GatherElements: {
+      const auto& idx = c.piece(1, j);
+      if (!ik::gather_elements(x.data.data(), x.sizes, idx.data.data(), idx.sizes, axis_of(0, rank),
+                               out[0].data.data()))
+        out_of_range();
+      break;
+    }
+    default: {  // ScatterElements
+      const auto& idx = c.piece(1, j);
+      if (!ik::scatter_elements(x.data.data(), x.sizes, idx.data.data(), c.piece(2, j).data.data(),
+                                idx.sizes, axis_of(0, rank),
+                                op.attrs.get_string("reduction", "none") == "add",
+                                out[0].data.data()))
+        out_of_range();
+    }
+  }
+  return out;
+}
+
 DenseTensor passthrough(const OpContext& c, int j) {
   const Operator& op = c.op;
   const auto& x = c.piece(0, j);
@@ -337,6 +390,14 @@ std::vector<std::vector<DenseTensor>> compute_replicas(const OpContext& c) {
     std::vector<std::vector<DenseTensor>> outs(c.out_shapes.size());
     for (int j = 0; j < out.replica; ++j) {
       auto parts = kernels::split(c.piece(0, j), axis, op.attrs.get_ints("sizes"));
+      for (std::size_t o = 0; o < parts.size(); ++o) outs[o].push_back(std::move(parts[o]));
+    }
+    return outs;
+  }
+  if (is_index_op(op.type)) {
+    std::vector<std::vector<DenseTensor>> outs(c.out_shapes.size());
+    for (int j = 0; j < out.replica; ++j) {
+      auto parts = index_outputs(c, j);
       for (std::size_t o = 0; o < parts.size(); ++o) outs[o].push_back(std::move(parts[o]));
     }
     return outs;

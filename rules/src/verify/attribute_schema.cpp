@@ -74,6 +74,18 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
                        r("cubic_coeff_a", -0.75),
                        i("exclude_outside", 0)};
   m[OpType::ReduceMean] = {l("axes"), i("keepdims", 1)};
+  // The index operators. ArgMax/ArgMin's keepdims is closed: a rule that leaves it out means 1
+  // (the dims kept, which their axioms assume).
+  auto closed = [](AttrSlot s) {
+    s.closed = true;
+    return s;
+  };
+  m[OpType::TopK] = {i("k"), i("axis", -1), i("largest", 1)};
+  m[OpType::GatherElements] = {i("axis", 0)};
+  m[OpType::ScatterElements] = {i("axis", 0), e("reduction", {"none", "add"}, "none")};
+  m[OpType::OneHot] = {i("depth"), i("axis", -1), r("off_value", 0.0), r("on_value", 1.0)};
+  for (auto t : {OpType::ArgMax, OpType::ArgMin})
+    m[t] = {i("axis", 0), closed(i("keepdims", 1)), i("select_last_index", 0)};
   for (auto t : {OpType::Partition, OpType::Combine, OpType::Pipeline, OpType::Batch})
     m[t] = {i("dim"), i("degree")};
   for (auto t : {OpType::Replicate, OpType::Reduce, OpType::AllReduce}) m[t] = {i("degree")};

@@ -172,6 +172,20 @@ std::vector<ParallelTensorShape> RandomInstances::shapes_for(O op, int arity, in
                                       : random_sizes(pick({1, 2}));
       return {serial(is, DataType::Int64), serial({pick({4, 6}), pick_size()})};
     }
+    case O::TopK:
+    case O::ArgMax:
+    case O::ArgMin:
+    case O::GatherElements:
+    case O::ScatterElements:
+    case O::OneHot: {
+      // Every dim of one size, so that any axis (and k up to 2) fits and indices drawn below
+      // that size are in range along any of them.
+      const std::vector<std::int64_t> xs(static_cast<std::size_t>(r), pick({2, 4}));
+      if (op == O::OneHot) return {serial(xs, DataType::Int64)};
+      if (op == O::GatherElements) return {serial(xs), serial(xs, DataType::Int64)};
+      if (op == O::ScatterElements) return {serial(xs), serial(xs, DataType::Int64), serial(xs)};
+      return {serial(xs)};
+    }
     case O::SoftmaxCrossEntropy: {
       auto ls = random_sizes(std::max(r, 2));
       auto labels = ls;
@@ -226,6 +240,8 @@ std::map<std::string, Concrete> RandomInstances::tensors_for(const std::vector<E
       if (app->op == O::Embedding || app->op == O::EmbeddingBag)
         max_index = g->second[1].dims[0].size;
       if (app->op == O::SoftmaxCrossEntropy) max_index = g->second[0].dims.back().size;
+      if (app->op == O::GatherElements || app->op == O::ScatterElements || app->op == O::OneHot)
+        max_index = g->second[0].dims.empty() ? 1 : g->second[0].dims[0].size;
       // Inputs parallelised independently almost never agree on every degree past a few, and a
       // Concat's must: its long forms (the peel and pieces axioms) are checked on serial inputs.
       serial_only = app->op == O::Concat && app->args.size() > 8;
@@ -350,6 +366,12 @@ std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, i
   if (n == "dilation") return L({1, 1});
   if (n == "activation") return I(choose({0, 0, 0, 1, 2, 3, 4}));
   if (n == "pool" || n == "aggregate" || n == "keepdims") return I(choose({0, 1}));
+  // The index operators: k and depth within the (equal) sizes shapes_for gives them.
+  if (n == "k") return I(choose({1, 2}));
+  if (n == "depth") return I(choose({2, 3, 4}));
+  if (n == "largest" || n == "select_last_index" || n == "reduction") return I(choose({0, 1}));
+  if (n == "off_value" || n == "on_value")
+    return Concrete{static_cast<double>(choose({-1, 0, 1, 2})) / 2.0};
   if (n == "epsilon") return Concrete{1e-5};
   if (n == "scalar") return Concrete{static_cast<double>(choose({0, 1, 2, 2, 3, -3})) / 2.0};
   if (n == "rate") return Concrete{choose({0, 1}) * 0.5};

@@ -76,6 +76,9 @@ void add_unary_compute_axioms(Theory& t, OpType op);
 void add_unary_layout_axioms(Theory& t, OpType op);
 // Resize's facts and axioms (axioms_resize.cpp).
 void add_resize_theory(Theory& t);
+// TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (axioms_index.cpp).
+bool is_index_operator(OpType op);
+void add_index_axioms(Theory& t, OpType op);
 
 // Builders shared by those files.
 E P(const E& k, const E& d, const E& x);  // Partition

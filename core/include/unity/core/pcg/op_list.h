@@ -80,4 +80,10 @@
   X(Softsign)              \
   X(LogSoftmax)            \
   X(CumSum)                \
-  X(Resize)
+  X(Resize)                \
+  X(TopK)                  \
+  X(GatherElements)        \
+  X(ScatterElements)       \
+  X(OneHot)                \
+  X(ArgMax)                \
+  X(ArgMin)
