@@ -511,8 +511,10 @@ def audio_encoder(small, batch):
 
 
 def llama_decoder(small, batch):
+    # Full: TinyLlama's heads, key/value heads and vocabulary at half its width and depth (160M
+    # parameters, a 640 MB export).
     vocab, seq, dim, heads, kv, ffn, layers = ((64, 8, 32, 4, 2, 64, 2) if small
-                                               else (32000, 512, 2048, 16, 4, 5632, 8))
+                                               else (32000, 512, 1024, 16, 4, 2816, 8))
     model = LlamaDecoder(vocab, seq, dim, heads, kv, ffn, layers)
     return model, (torch.randint(0, vocab, (batch, seq)),), ["ids"], {"ids": {0: "batch"}}
 
