@@ -210,6 +210,8 @@ void MainWindow::createMenus() {
   exportGraph->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   exportGraph->setStatusTip(
       tr("Save the graph of the current view as PNG (full resolution) or SVG"));
+  file->addAction(tr("Export &Launch…"), this, &MainWindow::exportLaunchDialog)
+      ->setStatusTip(tr("Write the shown plan's launch for Megatron-LM, torchtitan or DeepSpeed"));
   file->addSeparator();
   QAction* prefs = file->addAction(tr("&Settings…"), this, &MainWindow::showSettings);
   prefs->setShortcut(QKeySequence::Preferences);

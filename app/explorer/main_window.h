@@ -83,6 +83,11 @@ class MainWindow : public QMainWindow {
   void prepareScreenshot(const QString& view);
   // Starts a training run of the run view's plan (the screenshot of the run view shows one).
   bool startRun();
+  // Writes the launch file of the plan the views show for `framework` ("megatron", "torchtitan",
+  // "deepspeed") to `file`, as `unity export` does; with `nearest`, the nearest layout the
+  // framework can run where it cannot run the plan. False with the reason in *message (nothing
+  // written); on success *message says what was written.
+  bool exportLaunch(const QString& framework, const QString& file, bool nearest, QString* message);
   // Selects the operator of the best plan that communicates most (else computes longest), so the
   // property panel and the topology highlight have something to show; returns its name.
   QString selectHeaviestOperator();
@@ -111,6 +116,7 @@ class MainWindow : public QMainWindow {
   void closeProject();
   void openProject(const QString& file);  // interactive: read in the background
   void openRecent(const QString& spec);   // a model or a project
+  void exportLaunchDialog();
 
  private:
   struct LoadedModel {

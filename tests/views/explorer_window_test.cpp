@@ -137,6 +137,46 @@ class ExplorerWindowTests : public QObject {
     QVERIFY(!w.setCompareModes("joint", "fastest"));
   }
 
+  // File > Export Launch, without its dialogs: the shown plan's (llama-tiny, TP 2 x PP 2)
+  // torchtitan TOML and Megatron-LM arguments, as `unity export` writes them; nothing before a
+  // plan exists.
+  void exportsTheShownPlansLaunch() {
+    QTemporaryDir dir;
+    MainWindow w(false);
+    QString message;
+    QVERIFY(!w.exportLaunch("torchtitan", dir.filePath("none.toml"), false, &message));
+    QVERIFY2(message.contains("no plan"), qPrintable(message));
+    QVERIFY(!QFileInfo::exists(dir.filePath("none.toml")));
+    const QString planFile = dir.filePath("tiny.json");
+    unity::OptimizeOptions o;
+    o.mode = "expert";
+    o.layout.tensor_parallel = 2;
+    o.layout.pipeline_stages = 2;
+    o.layout.micro_batches = 4;
+    const unity::MachineSpec m = unity::load_machine("cpu-local", {0, 4});
+    const unity::Plan plan =
+        unity::optimize_plan(unity::load_model_for_devices("llama-tiny", 4), m, o);
+    unity::write_text_file_atomic(planFile.toStdString(), unity::plan_to_json(plan).dump());
+    QString error;
+    QVERIFY(w.loadMachine("cpu-local", {0, 4}, &error));
+    QVERIFY2(w.loadModel(planFile, &error), qPrintable(error));
+    QVERIFY(settle(w));
+    QCOMPARE(w.document()->bestMode(), QString("expert"));
+    const QString args = dir.filePath("tiny.sh");
+    QVERIFY2(w.exportLaunch("megatron", args, false, &message), qPrintable(message));
+    QVERIFY2(message.contains("Megatron-LM"), qPrintable(message));
+    QFile f(args);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(f.readAll());
+    QVERIFY2(text.contains("--tensor-model-parallel-size 2"), qPrintable(text));
+    QVERIFY2(text.contains("--pipeline-model-parallel-size 2"), qPrintable(text));
+    // torchtitan has no flavour of llama-tiny's shape: refused with the reason, nothing written.
+    const QString toml = dir.filePath("tiny.toml");
+    QVERIFY(!w.exportLaunch("torchtitan", toml, false, &message));
+    QVERIFY2(message.contains("torchtitan cannot run this plan"), qPrintable(message));
+    QVERIFY(!QFileInfo::exists(toml));
+  }
+
   // `unity-explorer PLAN.json --view timeline|memory`: a pipelined plan file is shown first (not
   // the faster data-parallel plan computed beside it), by stage in the topology view.
   void aPipelinedPlanFileOpensInTheTimelineAndMemoryViews() {
