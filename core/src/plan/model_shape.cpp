@@ -90,6 +90,8 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
     return fail("its attention has no heads or no width");
   s.head_dim = first.op.attrs.get_int("head_dim", s.heads > 0 ? s.hidden / s.heads : 0);
   s.rotary = first.op.attrs.get_int("rotary", 0) != 0;
+  // An imported rotary attention keeps its base (rotary_base, left out at 10000: then not given).
+  if (s.rotary) s.rope_theta = first.op.attrs.get_double("rotary_base", 0.0);
   for (const Node* a : attention) {
     if (a->inputs[0] != a->inputs[1] || a->inputs[0] != a->inputs[2])
       return fail(fmt::format("{} is not self-attention", g.describe(a->id)));
@@ -100,6 +102,8 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
         a->op.attrs.get_int("num_kv_heads", s.heads) != s.kv_heads ||
         a->op.attrs.get_int("head_dim", s.hidden / s.heads) != s.head_dim ||
         (a->op.attrs.get_int("rotary", 0) != 0) != s.rotary ||
+        a->op.attrs.get_double("rotary_base", 0.0) !=
+            first.op.attrs.get_double("rotary_base", 0.0) ||
         size_at(g, a->inputs[0], 2) != s.hidden)
       return fail("its attention layers differ in heads, head size or width");
   }
