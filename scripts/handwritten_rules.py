@@ -665,6 +665,23 @@ def resize():
     return out
 
 
+# --- parallel: padding ------------------------------------------------------------------------------
+
+def pad():
+    # A dim whose pads are both 0 splits: the size constraint keeps the search from trying padded
+    # dims, and Pad's shape inference refuses a split of a dim padded to its own size (pads -1, 1).
+    out = []
+    for dim, what in ((0, "sample"), (1, "channel")):
+        out.append(rule(
+            f"pad_{what}_parallel", "parallel", f"Pad: split the {what}s (a dim it does not pad; "
+            "the padded dims stay whole)", ["x"],
+            [node("pd", "Pad", ["x"])], ["pd"],
+            [part("px", "x", dim), node("pd2", "Pad", ["px"], copy="pd"),
+             comb("out", "pd2", dim)], ["out"], ["d"],
+            [c("equal", f"size(x,{dim})", f"size(pd,{dim})")]))
+    return out
+
+
 FAMILIES = {
     "fusion": fusion,
     "dense": dense,
@@ -676,6 +693,7 @@ FAMILIES = {
     "index": index,
     "parallel_algebra": parallel_algebra,
     "resize": resize,
+    "pad": pad,
 }
 
 

@@ -405,6 +405,16 @@ std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, i
     if (r <= 1) return L({x->num_elements()});
     return L({x->dims[0].size, rest});
   }
+  if (n == "pads" && op == O::Pad) {
+    // Begins then ends; about half the dims unpadded (the ones rules may split).
+    std::vector<std::int64_t> pads(static_cast<std::size_t>(2 * r), 0);
+    for (int d = 0; d < r; ++d)
+      if (choose({0, 1})) {
+        pads[static_cast<std::size_t>(d)] = choose({0, 1, 2});
+        pads[static_cast<std::size_t>(d + r)] = choose({1, 3});
+      }
+    return L(pads);
+  }
   if (n == "sizes" && op == O::Resize) {
     // One output size per listed axis; now and then the axis's own size (the identity).
     std::vector<std::int64_t> sizes;
