@@ -178,9 +178,9 @@ void map_scatter_nd(ImportContext& ctx, const ::onnx::NodeProto& node, std::int6
   const TensorRef idx = index_activation(ctx, node, 1);
   const TensorRef updates = ctx.tensor(node.input(2));
   const std::string reduction = attr_string(node, "reduction", "none");
-  if (reduction != "none" && reduction != "add")
-    unsupported_use(node,
-                    fmt::format("reduction '{}' is not supported (none and add are)", reduction));
+  if (reduction != "none" && reduction != "add" && reduction != "mul")
+    unsupported_use(
+        node, fmt::format("reduction '{}' is not supported (none, add and mul are)", reduction));
   Attributes attrs;
   if (reduction != "none") attrs.set("reduction", reduction);
   ctx.bind_tensor(node.output(0), ctx.add(OpType::ScatterND, std::move(attrs), {data, idx, updates},

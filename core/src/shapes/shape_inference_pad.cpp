@@ -79,8 +79,9 @@ Shapes infer_scatter_nd(const Operator& op, const Shapes& in) {
   expect_min_rank(data, 1, "input 0 (data)");
   expect_min_rank(idx, 1, "input 1 (indices)");
   const std::string reduction = op.attrs.get_string("reduction", "none");
-  if (reduction != "none" && reduction != "add")
-    fail("attribute 'reduction' must be \"none\" or \"add\", got \"{}\"", reduction);
+  pad_kernels::ScatterReduction red;
+  if (!pad_kernels::scatter_reduction_of(reduction, red))
+    fail("attribute 'reduction' must be \"none\", \"add\" or \"mul\", got \"{}\"", reduction);
   const std::int64_t k = idx.dims.back().size;
   if (k < 1 || k > data.rank())
     fail("input 1 (indices) last dim {} must be in [1, {}] (data rank)", k, data.rank());

@@ -39,7 +39,7 @@ class PadNdRunner final : public OpRunner {
       pk::pad_mode_of(attrs_.get_string("mode", "constant"), mode_);
     }
     batch_dims_ = static_cast<int>(attrs_.get_int("batch_dims", 0));
-    add_ = attrs_.get_string("reduction", "none") == "add";
+    pk::scatter_reduction_of(attrs_.get_string("reduction", "none"), reduction_);
   }
 
   void forward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
@@ -69,9 +69,14 @@ class PadNdRunner final : public OpRunner {
         const pk::NdLayout L = layout(ctx, be, t);
         if (type_ == OpType::GatherND)
           pk::gather_nd_backward(dy.data(), L, dx.data());
-        else
-          pk::scatter_nd_backward(dy.data(), x.elements(), L, add_, x.grad ? dx.data() : nullptr,
-                                  u->grad ? du.data() : nullptr);
+        else {
+          // Only mul reads the values: y is data times the updates written.
+          const bool mul = reduction_ == pk::ScatterReduction::Mul;
+          const auto data = mul ? host_copy(be, x.value, x.elements()) : std::vector<float>{};
+          const auto upd = mul ? host_copy(be, u->value, u->elements()) : std::vector<float>{};
+          pk::scatter_nd_backward(dy.data(), data.data(), upd.data(), x.elements(), L, reduction_,
+                                  x.grad ? dx.data() : nullptr, u->grad ? du.data() : nullptr);
+        }
       }
       if (x.grad) pad_upload(be, x.grad, dx);
       if (u && u->grad) pad_upload(be, u->grad, du);
@@ -100,7 +105,7 @@ class PadNdRunner final : public OpRunner {
       if (type_ == OpType::GatherND)
         pk::gather_nd(data.data(), L, out.data());
       else
-        pk::scatter_nd(data.data(), x.elements(), fetch<T>(be, *t.in[2]).data(), L, add_,
+        pk::scatter_nd(data.data(), x.elements(), fetch<T>(be, *t.in[2]).data(), L, reduction_,
                        out.data());
     }
     be.to_device(t.out[0]->value, out.data(), out.size() * sizeof(T));
@@ -122,7 +127,7 @@ class PadNdRunner final : public OpRunner {
   std::vector<std::int64_t> pads_;
   pk::PadMode mode_ = pk::PadMode::Constant;
   int batch_dims_ = 0;
-  bool add_ = false;
+  pk::ScatterReduction reduction_ = pk::ScatterReduction::None;
 };
 
 }  // namespace

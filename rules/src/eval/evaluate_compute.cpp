@@ -292,10 +292,12 @@ DenseTensor pad_nd_output(const OpContext& c, int j) {
   if (!L.ok) undefined("an index tuple lies outside the data");
   if (op.type == OpType::GatherND)
     pk::gather_nd(x.data.data(), L, out.data.data());
-  else
+  else {
+    pk::ScatterReduction red = pk::ScatterReduction::None;
+    pk::scatter_reduction_of(op.attrs.get_string("reduction", "none"), red);
     pk::scatter_nd(x.data.data(), static_cast<std::int64_t>(x.data.size()),
-                   c.piece(2, j).data.data(), L, op.attrs.get_string("reduction", "none") == "add",
-                   out.data.data());
+                   c.piece(2, j).data.data(), L, red, out.data.data());
+  }
   return out;
 }
 

@@ -168,45 +168,87 @@ void gather_nd_backward(const T* dy, const NdLayout& L, T* ddata) {
   }
 }
 
-// y = data with the updates' slices written (add: added) in order at their offsets.
+enum class ScatterReduction { None, Add, Mul };
+
+// false when `name` is no reduction ScatterND takes here ("max" and "min" are not).
+inline bool scatter_reduction_of(const std::string& name, ScatterReduction& r) {
+  if (name == "none")
+    r = ScatterReduction::None;
+  else if (name == "add")
+    r = ScatterReduction::Add;
+  else if (name == "mul")
+    r = ScatterReduction::Mul;
+  else
+    return false;
+  return true;
+}
+
+// y = data with the updates' slices written (add: added, mul: multiplied) in order at their
+// offsets.
 template <typename T>
-void scatter_nd(const T* data, std::int64_t data_elems, const T* upd, const NdLayout& L, bool add,
-                T* y) {
+void scatter_nd(const T* data, std::int64_t data_elems, const T* upd, const NdLayout& L,
+                ScatterReduction red, T* y) {
   for (std::int64_t i = 0; i < data_elems; ++i) y[i] = data[i];
   for (std::int64_t t = 0; t < L.tuples; ++t) {
     const std::int64_t o = L.offsets[static_cast<std::size_t>(t)];
     if (o < 0) continue;
     for (std::int64_t s = 0; s < L.slice; ++s) {
-      if (add)
-        y[o + s] += upd[t * L.slice + s];
-      else
-        y[o + s] = upd[t * L.slice + s];
+      const T u = upd[t * L.slice + s];
+      T& v = y[o + s];
+      v = red == ScatterReduction::Add ? v + u : red == ScatterReduction::Mul ? v * u : u;
     }
   }
 }
 
-// d(data) += dy less the positions written (all of dy with add); d(updates) += dy at them (with
-// none, only the last write of a position reaches y: earlier ones get no gradient).
+// The adjoint. none: d(data) += dy less the positions written, d(updates) += dy at them (only a
+// position's last write reaches y). add: d(data) += dy, d(updates) += dy gathered. mul (y = data
+// times every update written there): d(data) += dy times those updates, d(update) += dy times
+// data and the other updates. `data` and `upd` are read only for mul.
 template <typename T>
-void scatter_nd_backward(const T* dy, std::int64_t data_elems, const NdLayout& L, bool add,
-                         T* ddata, T* dupd) {
-  std::vector<std::int64_t> last;  // without add: which tuple wrote each position last
-  if (!add) last.assign(static_cast<std::size_t>(data_elems), -1);
+void scatter_nd_backward(const T* dy, const T* data, const T* upd, std::int64_t data_elems,
+                         const NdLayout& L, ScatterReduction red, T* ddata, T* dupd) {
+  // Which tuples wrote each position, in order.
+  std::vector<std::vector<std::int64_t>> writers(static_cast<std::size_t>(data_elems));
   for (std::int64_t t = 0; t < L.tuples; ++t) {
     const std::int64_t o = L.offsets[static_cast<std::size_t>(t)];
-    if (o >= 0 && !add)
-      for (std::int64_t s = 0; s < L.slice; ++s) last[static_cast<std::size_t>(o + s)] = t;
-  }
-  if (ddata)
-    for (std::int64_t i = 0; i < data_elems; ++i)
-      if (add || last[static_cast<std::size_t>(i)] < 0) ddata[i] += dy[i];
-  if (dupd)
-    for (std::int64_t t = 0; t < L.tuples; ++t) {
-      const std::int64_t o = L.offsets[static_cast<std::size_t>(t)];
-      if (o < 0) continue;
+    if (o >= 0)
       for (std::int64_t s = 0; s < L.slice; ++s)
-        if (add || last[static_cast<std::size_t>(o + s)] == t) dupd[t * L.slice + s] += dy[o + s];
+        writers[static_cast<std::size_t>(o + s)].push_back(t);
+  }
+  for (std::int64_t p = 0; p < data_elems; ++p) {
+    const auto& w = writers[static_cast<std::size_t>(p)];
+    if (w.empty()) {
+      if (ddata) ddata[p] += dy[p];
+      continue;
     }
+    // The slice element this position is for each writer: p - offset(t).
+    auto at = [&](std::int64_t t) {
+      return t * L.slice + (p - L.offsets[static_cast<std::size_t>(t)]);
+    };
+    switch (red) {
+      case ScatterReduction::None:
+        if (dupd) dupd[at(w.back())] += dy[p];
+        break;
+      case ScatterReduction::Add:
+        if (ddata) ddata[p] += dy[p];
+        if (dupd)
+          for (auto t : w) dupd[at(t)] += dy[p];
+        break;
+      case ScatterReduction::Mul: {
+        T all = T(1);
+        for (auto t : w) all *= upd[at(t)];
+        if (ddata) ddata[p] += dy[p] * all;
+        if (dupd)
+          for (std::size_t a = 0; a < w.size(); ++a) {
+            T others = data[p];
+            for (std::size_t b = 0; b < w.size(); ++b)
+              if (b != a) others *= upd[at(w[b])];
+            dupd[at(w[a])] += dy[p] * others;
+          }
+        break;
+      }
+    }
+  }
 }
 
 }  // namespace unity::pad_kernels
