@@ -679,6 +679,13 @@ def pad():
             [part("px", "x", dim), node("pd2", "Pad", ["px"], copy="pd"),
              comb("out", "pd2", dim)], ["out"], ["d"],
             [c("equal", f"size(x,{dim})", f"size(pd,{dim})")]))
+    # GatherND with one batch dim: the samples split alike on data and indices.
+    out.append(rule(
+        "gathernd_batch_parallel", "parallel", "GatherND: split the batch dim (batch_dims 1) of "
+        "data and indices alike", ["x", "i"],
+        [node("g", "GatherND", ["x", "i"], {"batch_dims": 1})], ["g"],
+        [part("px", "x", 0), part("pi", "i", 0), node("g2", "GatherND", ["px", "pi"], copy="g"),
+         comb("out", "g2", 0)], ["out"], ["d"], []))
     return out
 
 

@@ -1,6 +1,7 @@
 // Pad, GatherND and ScatterND: the definitions. Their arithmetic is unity/core/ops/pad_kernels.h
 // (the executor's host kernels and the rule evaluator run it), their shape inference
-// shape_inference_pad.cpp, their axioms axioms_pad.cpp and their rules rules/pad.json.
+// shape_inference_pad.cpp, Pad's and GatherND's axioms axioms_pad.cpp and their rules
+// rules/pad.json.
 #include "unity/core/ops/operator_definition.h"
 
 namespace unity {

@@ -2,8 +2,9 @@
 // with pads at either end must be whole (degree 1); every other dim passes through with its size
 // and degree, so a Partition, Combine, Pipeline or Batch of a dim whose pads are both 0 commutes
 // with it, and copies pass as copies. (Reduce is left out: a non-zero constant is not linear.)
-// GatherND and ScatterND split no dim but GatherND's batch dims and have no axioms yet: rules that
-// name them are not proved.
+// GatherND: a split of one of its batch dims (k < batch_dims), alike on data and indices, passes
+// to the output's dim k (the batch dims lead every tensor); copies pass as copies. ScatterND splits
+// no dim and has no axioms.
 #include "theory.h"
 
 namespace unity::rules::spec {
@@ -38,6 +39,35 @@ void add_pad_theory(Theory& th) {
   for (const auto& [fn, f] : dim_ops)
     th.axioms.push_back({"Pad_" + fn, M::Both, u(f(k, d, x)), f(k, d, u(x)), passes, E()});
   th.axioms.push_back({"Pad_replicate", M::Both, u(R(d, x)), R(d, u(x)), E(), E()});
+}
+
+void add_gather_nd_theory(Theory& th) {
+  using M = Axiom::Mode;
+  const E x = tvar("x"), y = tvar("y"), k = ivar("k"), d = ivar("d");
+  std::map<std::string, E> attrs;
+  auto g = [&](const E& data, const E& idx) {
+    return with_attr_vars(OpType::GatherND, {data, idx}, "a_", attrs);
+  };
+  const E a = g(x, y);
+  const E b = attrs.at("batch_dims");
+  th.facts.push_back({"GatherND_shape", a,
+                      !ok(a) || (replica(a) == replica(x) && replica(y) == replica(x) &&
+                                 ilit(0) <= b && b < rank(x) && b < rank(y)),
+                      E()});
+  const E i = ivar("i");
+  th.facts.push_back({"GatherND_batch", size(a, i),
+                      !(ok(a) && ilit(0) <= i && i < b) ||
+                          (size(y, i) == size(x, i) && degree(y, i) == degree(x, i) &&
+                           size(a, i) == size(x, i) && degree(a, i) == degree(x, i)),
+                      E()});
+  // A batch dim: its size and degree are the same on data, indices and the output.
+  const E batch = ilit(0) <= k && k < b && size(y, k) == size(x, k);
+  th.axioms.push_back(
+      {"GatherND_partition", M::Both, g(P(k, d, x), P(k, d, y)), P(k, d, g(x, y)), batch, E()});
+  th.axioms.push_back(
+      {"GatherND_combine", M::Both, g(C(k, d, x), C(k, d, y)), C(k, d, g(x, y)), batch, E()});
+  th.axioms.push_back(
+      {"GatherND_replicate", M::Both, g(R(d, x), R(d, y)), R(d, g(x, y)), E(), E()});
 }
 
 }  // namespace unity::rules::spec

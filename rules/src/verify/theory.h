@@ -80,6 +80,7 @@ void add_resize_theory(Theory& t);
 bool is_index_operator(OpType op);
 // Pad's facts and axioms (axioms_pad.cpp).
 void add_pad_theory(Theory& t);
+void add_gather_nd_theory(Theory& t);
 void add_index_axioms(Theory& t, OpType op);
 
 // Builders shared by those files.
