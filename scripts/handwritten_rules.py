@@ -665,6 +665,30 @@ def resize():
     return out
 
 
+# --- parallel: padding ------------------------------------------------------------------------------
+
+def pad():
+    # A dim whose pads are both 0 splits: the size constraint keeps the search from trying padded
+    # dims, and Pad's shape inference refuses a split of a dim padded to its own size (pads -1, 1).
+    out = []
+    for dim, what in ((0, "sample"), (1, "channel")):
+        out.append(rule(
+            f"pad_{what}_parallel", "parallel", f"Pad: split the {what}s (a dim it does not pad; "
+            "the padded dims stay whole)", ["x"],
+            [node("pd", "Pad", ["x"])], ["pd"],
+            [part("px", "x", dim), node("pd2", "Pad", ["px"], copy="pd"),
+             comb("out", "pd2", dim)], ["out"], ["d"],
+            [c("equal", f"size(x,{dim})", f"size(pd,{dim})")]))
+    # GatherND with one batch dim: the samples split alike on data and indices.
+    out.append(rule(
+        "gathernd_batch_parallel", "parallel", "GatherND: split the batch dim (batch_dims 1) of "
+        "data and indices alike", ["x", "i"],
+        [node("g", "GatherND", ["x", "i"], {"batch_dims": 1})], ["g"],
+        [part("px", "x", 0), part("pi", "i", 0), node("g2", "GatherND", ["px", "pi"], copy="g"),
+         comb("out", "g2", 0)], ["out"], ["d"], []))
+    return out
+
+
 FAMILIES = {
     "fusion": fusion,
     "dense": dense,
@@ -676,6 +700,7 @@ FAMILIES = {
     "index": index,
     "parallel_algebra": parallel_algebra,
     "resize": resize,
+    "pad": pad,
 }
 
 

@@ -207,6 +207,27 @@ TEST(OnnxImport, ResizeKeepsResolvedSizesAndComputedSizesFold) {
   EXPECT_NE(message.find("tf_crop_and_resize"), std::string::npos) << message;
 }
 
+// Pads that no Conv or pooling takes are Pad operators: reflect, a constant that crops (negative
+// pads), edge. Cropping in edge mode is refused, naming the node.
+TEST(OnnxImport, PadVariantsAreOperatorsAndEdgeCroppingIsRefused) {
+  using Ints = std::vector<std::int64_t>;
+  const Graph g = import_onnx(data("pad_variants.onnx"));
+  std::vector<const Node*> pads;
+  for (const auto& [id, n] : g.nodes())
+    if (n.op.type == OpType::Pad) pads.push_back(&n);
+  ASSERT_EQ(pads.size(), 3u);
+  EXPECT_EQ(pads[0]->op.attrs.get_string("mode"), "reflect");
+  EXPECT_EQ(pads[1]->op.attrs.get_ints("pads"), (Ints{0, 0, 1, 0, 0, 0, 0, -1}));
+  EXPECT_EQ(pads[1]->op.attrs.get_double("value"), 0.5);
+  EXPECT_FALSE(pads[1]->op.attrs.has("mode"));
+  EXPECT_EQ(pads[2]->op.attrs.get_string("mode"), "edge");
+  ASSERT_EQ(g.sinks().size(), 1u);
+  EXPECT_EQ(g.shape(g.sinks().front()).sizes(), (Ints{2, 3, 9, 9}));
+  const std::string message = input_error([] { import_onnx(data("pad_edge_crop.onnx")); });
+  EXPECT_NE(message.find("Pad (node 'edge_crop')"), std::string::npos) << message;
+  EXPECT_NE(message.find("constant mode only"), std::string::npos) << message;
+}
+
 TEST(OnnxImport, UnsupportedOperatorsAreAllListedWithANodeName) {
   const std::string message = input_error([] { import_onnx(data("unsupported_ops.onnx")); });
   EXPECT_NE(message.find("unsupported ONNX operators"), std::string::npos) << message;
@@ -229,7 +250,8 @@ TEST(OnnxImport, OutOfScopeOperatorsAreRefusedWithTheReason) {
   ASSERT_NE(reasons, std::string::npos) << both;
   EXPECT_EQ(both.find("TopK", reasons), std::string::npos) << both;
   EXPECT_NE(both.find("NonMaxSuppression (inference-only): ", reasons), std::string::npos) << both;
-  EXPECT_EQ(onnx_operator_status("", "GatherND"), OnnxOperatorStatus::Missing);
+  EXPECT_EQ(onnx_operator_status("", "GridSample"), OnnxOperatorStatus::Missing);
+  EXPECT_EQ(onnx_operator_status("", "GatherND"), OnnxOperatorStatus::Imported);
   EXPECT_EQ(onnx_operator_status("", "TopK"), OnnxOperatorStatus::Imported);
   EXPECT_EQ(onnx_operator_status("", "Relu"), OnnxOperatorStatus::Imported);
   EXPECT_EQ(onnx_operator_status("ai.onnx", "Scan"), OnnxOperatorStatus::OutOfScope);

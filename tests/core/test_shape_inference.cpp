@@ -378,7 +378,7 @@ TEST(ShapeInference, EveryOperatorIsCovered) {
   int undescribed = 0;
   for (const OperatorDefinition* d : operator_definitions())
     undescribed += !d->pointwise && !d->along_axis;
-  EXPECT_EQ(undescribed, 42);  // 35, Resize (ShapeInference.Resize), the index operators (IndexOperators below)
+  EXPECT_EQ(undescribed, 45);  // 35, Resize, the index operators, Pad, GatherND, ScatterND
 }
 
 // The index operators read their axis whole and split every other dim alike on all inputs.
@@ -424,4 +424,39 @@ TEST(ShapeInference, IndexOperators) {
                    {S({{8, 1}, {6, 3}})}),
             S({{6, 3}}, 1, I64));
   expect_rejected(Op(OpType::ArgMax), {S({{8, 2}})}, "reads the axis whole");
+}
+
+// Pad keeps the degree of a dim it does not pad and refuses a split of one it pads; GatherND
+// splits its batch dims alike on data and indices; ScatterND splits nothing.
+TEST(ShapeInference, PadAndNdIndexOperators) {
+  using Ints = std::vector<std::int64_t>;
+  const auto I64 = DataType::Int64;
+  auto pad = Op(OpType::Pad, {{"pads", Ints{0, 1, 0, 2}}});
+  EXPECT_EQ(infer1(pad, {S({{8, 4}, {6, 1}}, 2)}), S({{8, 4}, {9, 1}}, 2));
+  expect_rejected(pad, {S({{8, 1}, {6, 2}})}, "input 0 (x) dim 1 has degree 2");
+  EXPECT_EQ(infer1(Op(OpType::Pad, {{"pads", Ints{-1, 0, 2, 0}}}), {S({{8, 1}, {6, 3}})}),
+            S({{9, 1}, {6, 3}}));
+  expect_rejected(Op(OpType::Pad, {{"pads", Ints{0, -1, 0, 0}}, {"mode", std::string("edge")}}),
+                  {S({{8, 1}, {6, 1}})}, "only supported in constant mode");
+  expect_rejected(Op(OpType::Pad, {{"pads", Ints{0, 1}}}), {S({{8, 1}, {6, 1}})}, "2 x rank");
+  expect_rejected(Op(OpType::Pad, {{"pads", Ints{0, 1, 0, 1}}, {"mode", std::string("wrap")}}),
+                  {S({{8, 1}, {6, 1}})}, "'mode'");
+
+  auto gnd = Op(OpType::GatherND, {{"batch_dims", std::int64_t{1}}});
+  EXPECT_EQ(infer1(gnd, {S({{8, 2}, {6, 1}, {5, 1}}), S({{8, 2}, {3, 1}, {1, 1}}, 1, I64)}),
+            S({{8, 2}, {3, 1}, {5, 1}}));
+  expect_rejected(gnd, {S({{8, 2}, {6, 1}, {5, 1}}), S({{8, 1}, {3, 1}, {1, 1}}, 1, I64)},
+                  "split alike");
+  expect_rejected(Op(OpType::GatherND), {S({{8, 1}, {6, 2}}), S({{3, 1}, {1, 1}}, 1, I64)},
+                  "input 0 (data) dim 1 has degree 2");
+  EXPECT_EQ(infer1(Op(OpType::GatherND), {S({{8, 1}, {6, 1}}), S({{3, 1}, {2, 1}}, 1, I64)}),
+            S({{3, 1}}));
+
+  auto snd = Op(OpType::ScatterND, {{"reduction", std::string("add")}});
+  EXPECT_EQ(infer1(snd, {S({{8, 1}, {6, 1}}), S({{3, 1}, {1, 1}}, 1, I64), S({{3, 1}, {6, 1}})}),
+            S({{8, 1}, {6, 1}}));
+  expect_rejected(snd, {S({{8, 1}, {6, 1}}), S({{3, 1}, {1, 1}}, 1, I64), S({{3, 1}, {5, 1}})},
+                  "input 2 (updates)");
+  expect_rejected(snd, {S({{8, 2}, {6, 1}}), S({{3, 1}, {1, 1}}, 1, I64), S({{3, 1}, {6, 1}})},
+                  "any index tuple may write anywhere");
 }

@@ -593,3 +593,35 @@ TEST(GradientCheck, IndexOperators) {
           "scatter");
     });
 }
+
+// Pad's backward crops dy (constant, with cropping pads too) or scatter-adds it to the reflected
+// and edge sources; GatherND scatter-adds into d(data); ScatterND passes the kept positions of dy
+// to d(data) and gathers d(updates) (only a position's last write with reduction none; with mul,
+// times the other factors).
+TEST(GradientCheck, PadAndNdIndexOperators) {
+  using Ints = std::vector<std::int64_t>;
+  for (const char* mode : {"constant", "reflect", "edge"})
+    check_gradients([&](GraphBuilder& b) {
+      return b.op(OpType::Pad,
+                  {{"pads", Ints{0, 1, 2, 0, 3, 1}}, {"mode", std::string(mode)}, {"value", 0.5}},
+                  {b.weight("x", {2, 3, 4})}, "pad");
+    });
+  check_gradients([](GraphBuilder& b) {
+    return b.op(OpType::Pad, {{"pads", Ints{-1, 2, 1, -1}}}, {b.weight("x", {4, 5})}, "crop");
+  });
+  check_gradients([](GraphBuilder& b) {
+    return b.op(OpType::GatherND, {}, {b.weight("data", {4, 4, 3}), int_input(b, "idx", {5, 2}, 4)},
+                "gathernd");
+  });
+  check_gradients([](GraphBuilder& b) {
+    return b.op(OpType::GatherND, {{"batch_dims", std::int64_t{1}}},
+                {b.weight("data", {3, 4, 2}), int_input(b, "idx", {3, 2, 1}, 3)}, "gathernd_b");
+  });
+  for (const char* reduction : {"none", "add", "mul"})
+    check_gradients([&](GraphBuilder& b) {
+      return b.op(OpType::ScatterND, {{"reduction", std::string(reduction)}},
+                  {b.weight("data", {4, 4, 3}), int_input(b, "idx", {5, 1}, 4),
+                   b.weight("updates", {5, 4, 3})},
+                  "scatternd");
+    });
+}

@@ -3,9 +3,9 @@
 // FuzzedDataProvider instead of a seed, and with more operator kinds): series-parallel graphs of
 // element-wise ops, linear layers with (replicated) weights, parallel-operator pairs that change
 // the degree in between, forks joined by Add, Mul or a Concat, Split/Concat pairs, Softmax,
-// LayerNorm, operators along an axis and TopK + ScatterElements, Resize of the features, optionally
-// ending in a loss. Each choice is made only where
-// its shapes are valid, so libFuzzer's mutations explore graph structure rather than shape errors.
+// LayerNorm, operators along an axis and TopK + ScatterElements, Resize or Pad of the features,
+// optionally ending in a loss. Each choice is made only where its shapes are valid, so libFuzzer's
+// mutations explore graph structure rather than shape errors.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -132,6 +132,15 @@ class FuzzedSpGraph {
           // The one place the width changes: between forks, never inside one.
           --budget_;
           features_ = std::int64_t{4} << in_.ConsumeIntegralInRange(0, 3);
+          if (features_ > s.dims[1].size && in_.ConsumeBool()) {
+            // Or the features padded to the new width (Pad, in any mode).
+            const std::int64_t extra = features_ - s.dims[1].size, before = extra / 2;
+            static const char* const kModes[] = {"constant", "reflect", "edge"};
+            return b_.op(OpType::Pad,
+                         {{"pads", std::vector<std::int64_t>{0, before, 0, extra - before}},
+                          {"mode", std::string(kModes[in_.ConsumeIntegralInRange(0, 2)])}},
+                         {x}, name("pad"));
+          }
           if (features_ != s.dims[1].size && in_.ConsumeBool()) {
             // Or the features resampled to the new width (Resize, linear or nearest).
             return b_.op(OpType::Resize,

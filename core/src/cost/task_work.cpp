@@ -236,6 +236,14 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
           n.op.type == OpType::ScatterElements ? out_elems + piece_elems(in_shape(2)) : out_elems;
       w.backward_ratio = n.op.type == OpType::OneHot ? 0 : 1;
       break;
+    case OpType::Pad:
+    case OpType::GatherND:
+    case OpType::ScatterND:
+      // Memory-bound copies: an address computation and a copy per output element (ScatterND
+      // copies data, then places the updates); the backward moves as many.
+      w.flops = n.op.type == OpType::ScatterND ? out_elems + piece_elems(in_shape(2)) : out_elems;
+      w.backward_ratio = 1;
+      break;
     case OpType::Concat:
       // A task copies its inputs into its piece: with `pieces`, only the inputs of its block.
       w.flops = out_elems;

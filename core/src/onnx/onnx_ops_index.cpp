@@ -159,9 +159,39 @@ void map_arg_extreme(ImportContext& ctx, const ::onnx::NodeProto& node, std::int
                           std::move(attrs), {x}, node_name(node)));
 }
 
+// GatherND (batch_dims as given) and ScatterND (reduction none or add) of activations: data of any
+// type (integers move without gradients), indices computed or a graph input (constant indices
+// become a Weight, refused as above).
+void map_gather_nd(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const TensorRef data = ctx.tensor(node.input(0));
+  const TensorRef idx = index_activation(ctx, node, 1);
+  const std::int64_t batch_dims = attr_int(node, "batch_dims", 0);
+  Attributes attrs;
+  if (batch_dims != 0) attrs.set("batch_dims", batch_dims);
+  ctx.bind_tensor(node.output(0),
+                  ctx.add(OpType::GatherND, std::move(attrs), {data, idx}, node_name(node)));
+}
+
+void map_scatter_nd(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const auto zeros = ctx.is_constant(node.input(0)) ? zeros_like(ctx, node.input(0)) : std::nullopt;
+  const TensorRef data = zeros ? *zeros : ctx.tensor(node.input(0));
+  const TensorRef idx = index_activation(ctx, node, 1);
+  const TensorRef updates = ctx.tensor(node.input(2));
+  const std::string reduction = attr_string(node, "reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul")
+    unsupported_use(
+        node, fmt::format("reduction '{}' is not supported (none, add and mul are)", reduction));
+  Attributes attrs;
+  if (reduction != "none") attrs.set("reduction", reduction);
+  ctx.bind_tensor(node.output(0), ctx.add(OpType::ScatterND, std::move(attrs), {data, idx, updates},
+                                          node_name(node)));
+}
+
 }  // namespace
 
 void register_index_ops(std::map<std::string, OpHandler>& table) {
+  table["GatherND"] = map_gather_nd;
+  table["ScatterND"] = map_scatter_nd;
   table["TopK"] = map_topk;
   table["GatherElements"] = map_gather_elements;
   table["ScatterElements"] = map_scatter_elements;

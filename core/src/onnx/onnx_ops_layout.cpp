@@ -290,8 +290,41 @@ void map_pad(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t ops
     pads = attr_ints(node, "pads").value_or(Ints{});
   else
     pads = ctx.constant(node.input(1)).to_ints();
-  if (!input_name(node, 3).empty())
-    unsupported_use(node, "Pad with an axes input is not supported");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    unsupported_use(node, fmt::format("Pad mode '{}' is not supported (constant, reflect and "
+                                      "edge are)",
+                                      mode));
+  if (pads.size() % 2 != 0)
+    unsupported_use(node, fmt::format("pads {} must hold a begin and an end per padded axis",
+                                      format_dims(pads)));
+  const std::string& axes_input = input_name(node, 3);
+  if (!axes_input.empty()) {
+    // Opset 18: pads for the listed axes only; spread them over every dim.
+    if (!ctx.is_constant(axes_input)) unsupported_use(node, "Pad's axes input must be a constant");
+    const Ints axes = ctx.constant(axes_input).to_ints();
+    const auto rank = static_cast<std::int64_t>(dims.size());
+    if (pads.size() != 2 * axes.size())
+      unsupported_use(node, fmt::format("pads {} must hold 2 values per axis of {}",
+                                        format_dims(pads), format_dims(axes)));
+    Ints full(2 * dims.size(), 0);
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      const auto a = static_cast<std::size_t>(normalize_axis(axes[i], rank));
+      full[a] = pads[i];
+      full[a + dims.size()] = pads[i + axes.size()];
+    }
+    pads = full;
+  }
+  if (pads.size() != 2 * dims.size())
+    unsupported_use(node, fmt::format("pads {} must hold 2 values per dim of {}", format_dims(pads),
+                                      format_dims(dims)));
+  double value = 0.0;
+  if (opset < 11) {
+    value = attr_float(node, "value", 0.0f);
+  } else if (!input_name(node, 2).empty()) {
+    if (!ctx.is_constant(node.input(2)))
+      unsupported_use(node, "Pad's constant_value input must be a constant");
+    value = ctx.constant(node.input(2)).scalar();
+  }
   if (std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p == 0; })) {
     ctx.bind_tensor(node.output(0), x);
     return;
@@ -308,14 +341,26 @@ void map_pad(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t ops
     consumers_pad = consumers_pad && use.slot == 0 && is_default_domain(consumer) &&
                     (type == "Conv" || type == "AveragePool" || type == "MaxPool");
   }
-  if (mode != "constant" || !spatial_symmetric || !consumers_pad) {
-    unsupported_use(
-        node, fmt::format("Pad ({} mode, pads {}) is supported only as symmetric zero padding of "
-                          "H and W before Conv or pooling",
-                          mode, format_dims(pads)));
+  if (mode == "constant" && value == 0.0 && spatial_symmetric && consumers_pad) {
+    ctx.bind_tensor(node.output(0), x);
+    ctx.set_extra_padding(node.output(0), {pads[2], pads[3]});
+    return;
   }
-  ctx.bind_tensor(node.output(0), x);
-  ctx.set_extra_padding(node.output(0), {pads[2], pads[3]});
+  // Any other Pad is an operator of its own.
+  if (mode != "constant")
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      if (pads[d] < 0 || pads[d + dims.size()] < 0)
+        unsupported_use(node, fmt::format("negative pads {} (cropping) are supported in constant "
+                                          "mode only, not {}",
+                                          format_dims(pads), mode));
+      if (dims[d] == 0 && pads[d] + pads[d + dims.size()] > 0)
+        unsupported_use(node,
+                        fmt::format("dim {} is empty: {} mode has nothing to repeat", d, mode));
+    }
+  Attributes attrs{{"pads", pads}};
+  if (mode != "constant") attrs.set("mode", mode);
+  if (value != 0.0) attrs.set("value", value);
+  ctx.bind_tensor(node.output(0), ctx.add(OpType::Pad, std::move(attrs), {x}, node_name(node)));
 }
 
 }  // namespace

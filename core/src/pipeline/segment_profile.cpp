@@ -31,6 +31,7 @@ bool backward_reads_inputs(OpType t) {
     case OpType::Transpose:
     case OpType::Expand:
     case OpType::Resize:
+    case OpType::Pad:
     case OpType::Concat:
     case OpType::Split:
     case OpType::ReduceSum:

@@ -88,6 +88,11 @@ std::vector<ParallelTensorShape> infer_output_shapes(const Operator& op,
     case OpType::ArgMin:
       out = infer_index(op, in);
       break;
+    case OpType::Pad:
+    case OpType::GatherND:
+    case OpType::ScatterND:
+      out = infer_pad_nd(op, in);
+      break;
     default:
       if (is_parallel_op(op.type))
         out = infer_parallel(op, in);

@@ -150,6 +150,17 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
       // Picking by value or by index is not linear in the indices (nor TopK in x).
       require_all_copies(g, n, in, "it picks by value or by index");
       return std::vector<ReplicaLayout>(n.outputs.size(), in[0]);
+    case OpType::GatherND:
+    case OpType::ScatterND:
+      require_all_copies(g, n, in, "it picks or places by index");
+      return {in[0]};
+    case OpType::Pad:
+      // Linear (partial sums padded are partial sums of the result) unless it adds a non-zero
+      // constant.
+      if (n.op.attrs.get_string("mode", "constant") == "constant" &&
+          n.op.attrs.get_double("value", 0.0) != 0.0)
+        require_all_copies(g, n, in, "it pads with a non-zero constant");
+      return {in[0]};
     case OpType::Reshape:
     case OpType::Flatten:
     case OpType::Transpose:

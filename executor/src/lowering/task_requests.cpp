@@ -351,6 +351,29 @@ void resize(Ctx& c) {
   c.add(0, r, c.piece.replica);
 }
 
+// Pad reads its padded dims whole (degree 1) and the piece's range of the others. GatherND reads
+// the piece's range of its batch dims (alike on data and indices) and the rest whole; ScatterND
+// (every dim degree 1) reads everything.
+void pad_nd(Ctx& c) {
+  const int b =
+      c.n.op.type == OpType::GatherND ? static_cast<int>(c.n.op.attrs.get_int("batch_dims", 0)) : 0;
+  const std::vector<std::int64_t> pads =
+      c.n.op.type == OpType::Pad ? c.n.op.attrs.get_ints("pads") : std::vector<std::int64_t>{};
+  for (int slot = 0; slot < static_cast<int>(c.n.inputs.size()); ++slot) {
+    const auto& s = c.in(slot);
+    Region r = whole(s);
+    for (int d = 0; d < s.rank(); ++d) {
+      const bool split =
+          c.n.op.type == OpType::Pad ? pads[d] == 0 && pads[d + s.rank()] == 0 : d < b;
+      if (split) {
+        r.begin[d] = c.region.begin[d];
+        r.end[d] = c.region.end[d];
+      }
+    }
+    c.add(slot, r, c.piece.replica);
+  }
+}
+
 // The index operators: each input dim that matches an output dim of the same size reads the
 // piece's range of it; the axis, and dims where the sizes differ (degree 1), are read whole.
 // OneHot's output has a new dim at `axis`; ArgMax/ArgMin without keepdims lose theirs.
@@ -495,6 +518,11 @@ std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
     case OpType::ArgMax:
     case OpType::ArgMin:
       index_op(c);
+      break;
+    case OpType::Pad:
+    case OpType::GatherND:
+    case OpType::ScatterND:
+      pad_nd(c);
       break;
     default:
       if (is_parallel_op(n.op.type))

@@ -94,6 +94,10 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
     case OpType::ArgMax:
     case OpType::ArgMin:
       return make_index_runner(g, n);
+    case OpType::Pad:
+    case OpType::GatherND:
+    case OpType::ScatterND:
+      return make_pad_nd_runner(g, n);
     case OpType::Input:
     case OpType::Weight:
       break;

@@ -38,7 +38,7 @@ std::pair<const Node*, int> first_reader(const Graph& g, NodeId source) {
   return {nullptr, 0};
 }
 
-double product(const std::vector<std::int64_t>& v, std::size_t from, std::size_t to) {
+double extent_product(const std::vector<std::int64_t>& v, std::size_t from, std::size_t to) {
   double p = 1;
   for (std::size_t i = from; i < to && i < v.size(); ++i) p *= static_cast<double>(v[i]);
   return p;
@@ -107,7 +107,7 @@ SourceRole source_role(const Graph& g, NodeId source, std::uint64_t seed) {
         fan_in = static_cast<double>(w.dims[w.rank() - 2 >= 0 ? w.rank() - 2 : 0].size);
         break;
       case OpType::Conv2D:
-        fan_in = product(w.sizes(), 1, 4);
+        fan_in = extent_product(w.sizes(), 1, 4);
         break;
       case OpType::MultiHeadAttention:
         // The projection's own input features (inputs 1 and 2 are the keys and values, whose

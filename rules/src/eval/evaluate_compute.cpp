@@ -10,6 +10,7 @@
 #include "kernels.h"
 #include "unity/core/ops/index_kernels.h"
 #include "unity/core/ops/operator_definition.h"
+#include "unity/core/ops/pad_kernels.h"
 #include "unity/core/ops/resize.h"
 
 namespace unity::rules::detail {
@@ -267,6 +268,39 @@ std::vector<DenseTensor> index_outputs(const OpContext& c, int j) {
   return out;
 }
 
+bool is_pad_nd_op(OpType t) {
+  return t == OpType::Pad || t == OpType::GatherND || t == OpType::ScatterND;
+}
+
+// Pad, GatherND, ScatterND on replica j (the core's pad kernels, in double; indices as doubles).
+DenseTensor pad_nd_output(const OpContext& c, int j) {
+  namespace pk = pad_kernels;
+  const Operator& op = c.op;
+  const auto& x = c.piece(0, j);
+  DenseTensor out(c.out_shapes[0].sizes());
+  if (op.type == OpType::Pad) {
+    pk::PadMode mode = pk::PadMode::Constant;
+    pk::pad_mode_of(op.attrs.get_string("mode", "constant"), mode);
+    pk::pad(x.data.data(), x.sizes, op.attrs.get_ints("pads"), mode,
+            op.attrs.get_double("value", 0.0), out.data.data());
+    return out;
+  }
+  const auto& idx = c.piece(1, j);
+  const int b =
+      op.type == OpType::GatherND ? static_cast<int>(op.attrs.get_int("batch_dims", 0)) : 0;
+  const pk::NdLayout L = pk::nd_layout(x.sizes, idx.data.data(), idx.sizes, b);
+  if (!L.ok) undefined("an index tuple lies outside the data");
+  if (op.type == OpType::GatherND)
+    pk::gather_nd(x.data.data(), L, out.data.data());
+  else {
+    pk::ScatterReduction red = pk::ScatterReduction::None;
+    pk::scatter_reduction_of(op.attrs.get_string("reduction", "none"), red);
+    pk::scatter_nd(x.data.data(), static_cast<std::int64_t>(x.data.size()),
+                   c.piece(2, j).data.data(), L, red, out.data.data());
+  }
+  return out;
+}
+
 DenseTensor passthrough(const OpContext& c, int j) {
   const Operator& op = c.op;
   const auto& x = c.piece(0, j);
@@ -401,6 +435,11 @@ std::vector<std::vector<DenseTensor>> compute_replicas(const OpContext& c) {
       for (std::size_t o = 0; o < parts.size(); ++o) outs[o].push_back(std::move(parts[o]));
     }
     return outs;
+  }
+  if (is_pad_nd_op(op.type)) {
+    std::vector<DenseTensor> parts;
+    for (int j = 0; j < out.replica; ++j) parts.push_back(pad_nd_output(c, j));
+    return {parts};
   }
   std::vector<DenseTensor> parts;
   for (int j = 0; j < out.replica; ++j) parts.push_back(passthrough(c, j));

@@ -74,6 +74,10 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
                        r("cubic_coeff_a", -0.75),
                        i("exclude_outside", 0)};
   m[OpType::ReduceMean] = {l("axes"), i("keepdims", 1)};
+  m[OpType::Pad] = {l("pads"), e("mode", {"constant", "reflect", "edge"}, "constant"),
+                    r("value", 0.0)};
+  m[OpType::GatherND] = {i("batch_dims", 0)};
+  m[OpType::ScatterND] = {e("reduction", {"none", "add", "mul"}, "none")};
   // The index operators. ArgMax/ArgMin's keepdims is closed: a rule that leaves it out means 1
   // (the dims kept, which their axioms assume).
   auto closed = [](AttrSlot s) {

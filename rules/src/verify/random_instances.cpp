@@ -186,6 +186,12 @@ std::vector<ParallelTensorShape> RandomInstances::shapes_for(O op, int arity, in
       if (op == O::ScatterElements) return {serial(xs), serial(xs, DataType::Int64), serial(xs)};
       return {serial(xs)};
     }
+    case O::GatherND: {
+      // data [v, v, s] and indices [v, j, 1]: batch_dims 0 or 1 both fit, and indices drawn below
+      // v are in range.
+      const std::int64_t v = pick({2, 4});
+      return {serial({v, v, pick_size()}), serial({v, pick({1, 3}), 1}, DataType::Int64)};
+    }
     case O::SoftmaxCrossEntropy: {
       auto ls = random_sizes(std::max(r, 2));
       auto labels = ls;
@@ -240,7 +246,8 @@ std::map<std::string, Concrete> RandomInstances::tensors_for(const std::vector<E
       if (app->op == O::Embedding || app->op == O::EmbeddingBag)
         max_index = g->second[1].dims[0].size;
       if (app->op == O::SoftmaxCrossEntropy) max_index = g->second[0].dims.back().size;
-      if (app->op == O::GatherElements || app->op == O::ScatterElements || app->op == O::OneHot)
+      if (app->op == O::GatherElements || app->op == O::ScatterElements || app->op == O::OneHot ||
+          app->op == O::GatherND)
         max_index = g->second[0].dims.empty() ? 1 : g->second[0].dims[0].size;
       // Inputs parallelised independently almost never agree on every degree past a few, and a
       // Concat's must: its long forms (the peel and pieces axioms) are checked on serial inputs.
@@ -404,6 +411,17 @@ std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, i
     for (int d = 1; d < r; ++d) rest *= x->dims[d].size;
     if (r <= 1) return L({x->num_elements()});
     return L({x->dims[0].size, rest});
+  }
+  if (n == "batch_dims") return I(choose({0, 1}));
+  if (n == "pads" && op == O::Pad) {
+    // Begins then ends; about half the dims unpadded (the ones rules may split).
+    std::vector<std::int64_t> pads(static_cast<std::size_t>(2 * r), 0);
+    for (int d = 0; d < r; ++d)
+      if (choose({0, 1})) {
+        pads[static_cast<std::size_t>(d)] = choose({0, 1, 2});
+        pads[static_cast<std::size_t>(d + r)] = choose({1, 3});
+      }
+    return L(pads);
   }
   if (n == "sizes" && op == O::Resize) {
     // One output size per listed axis; now and then the axis's own size (the identity).

@@ -78,6 +78,9 @@ void add_unary_layout_axioms(Theory& t, OpType op);
 void add_resize_theory(Theory& t);
 // TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (axioms_index.cpp).
 bool is_index_operator(OpType op);
+// Pad's facts and axioms (axioms_pad.cpp).
+void add_pad_theory(Theory& t);
+void add_gather_nd_theory(Theory& t);
 void add_index_axioms(Theory& t, OpType op);
 
 // Builders shared by those files.

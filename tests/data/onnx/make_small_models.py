@@ -340,6 +340,28 @@ def resize_variants():
     save(graph, "resize_crop.onnx")
 
 
+def pad_variants():
+    # Pads that are operators of their own: reflect, a constant 0.5 that crops W by one at the end
+    # (negative pads), edge; then an edge Pad that crops, refused (cropping is constant mode only).
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 5])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 9, 9])
+    c = lambda name, values, t=TensorProto.INT64: helper.make_tensor(name, t, [len(values)], values)
+    nodes = [
+        helper.make_node("Pad", ["x", "p1"], ["a"], name="reflect", mode="reflect"),
+        helper.make_node("Pad", ["a", "p2", "half"], ["b"], name="crop"),
+        helper.make_node("Pad", ["b", "p3"], ["y"], name="edge", mode="edge"),
+    ]
+    graph = helper.make_graph(nodes, "pad_variants", [x], [y], initializer=[
+        c("p1", [0, 0, 1, 2, 0, 0, 1, 2]), c("p2", [0, 0, 1, 0, 0, 0, 0, -1]),
+        c("half", [0.5], TensorProto.FLOAT), c("p3", [0, 0, 0, 0, 0, 0, 2, 1])])
+    save(graph, "pad_variants.onnx")
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4, 4])
+    nodes = [helper.make_node("Pad", ["x", "p"], ["y"], name="edge_crop", mode="edge")]
+    graph = helper.make_graph(nodes, "pad_edge_crop", [x], [y],
+                              initializer=[c("p", [0, 0, 0, 0, 0, 0, 0, -1])])
+    save(graph, "pad_edge_crop.onnx")
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     mlp()
@@ -356,3 +378,4 @@ if __name__ == "__main__":
     unrolled_control_flow()
     llama_attention()
     resize_variants()
+    pad_variants()

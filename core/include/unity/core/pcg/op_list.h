@@ -86,4 +86,7 @@
   X(ScatterElements)       \
   X(OneHot)                \
   X(ArgMax)                \
-  X(ArgMin)
+  X(ArgMin)                \
+  X(Pad)                   \
+  X(GatherND)              \
+  X(ScatterND)
