@@ -463,6 +463,7 @@ TEST(OnnxBackendData, EveryImplementedOpTypeMatchesOnnxReferenceOutputs) {
                          "MatMul",
                          "Gemm",
                          "Conv",
+                         "ConvTranspose",
                          "MaxPool",
                          "AveragePool",
                          "GlobalAveragePool",

@@ -78,4 +78,5 @@
   X(Ceil)                  \
   X(Round)                 \
   X(Softsign)              \
-  X(LogSoftmax)
+  X(LogSoftmax)            \
+  X(ConvTranspose)
