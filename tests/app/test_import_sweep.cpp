@@ -47,7 +47,11 @@ const std::vector<std::string> kModels = {"alexnet",
                                           "transformer_encoder",
                                           "lstm_lm",
                                           "gru_lm",
-                                          "gpt_decoder"};
+                                          "gpt_decoder",
+                                          "unet",
+                                          "r3d_18",
+                                          "mc3_18",
+                                          "audio_encoder"};
 
 // Divisible by every device count of the sweep (6, 12, 24, 2, 4).
 constexpr int kBatch = 24;
@@ -126,9 +130,10 @@ TEST_P(ImportSweep, PlansInEveryModeOnEveryMachine) {
 
 INSTANTIATE_TEST_SUITE_P(TorchExports, ImportSweep, ::testing::ValuesIn(kModels), model_name);
 
-// Scaled versions of four of them train on 2 CPU ranks with the data-parallel plan, and the run
+// Scaled versions of six of them train on 2 CPU ranks with the data-parallel plan, and the run
 // equals one rank (--check): the importer's decompositions (HardSwish, strided Slice, unrolled
-// LSTM, the transformer's attention reshapes) are trained, not only planned.
+// LSTM, the transformer's attention reshapes, ConvTranspose, 1-D convolution) are trained, not only
+// planned.
 class SweepTraining : public ImportSweep {};
 
 TEST_P(SweepTraining, DataParallelOnTwoRanksEqualsOneRank) {
@@ -142,8 +147,8 @@ TEST_P(SweepTraining, DataParallelOnTwoRanksEqualsOneRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TorchExports, SweepTraining,
-                         ::testing::Values("mobilenet_v3_small", "swin_t", "lstm_lm",
-                                           "transformer"),
+                         ::testing::Values("mobilenet_v3_small", "swin_t", "lstm_lm", "transformer",
+                                           "unet", "audio_encoder"),
                          model_name);
 
 }  // namespace
