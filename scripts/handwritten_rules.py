@@ -353,6 +353,31 @@ def convolution():
             [node("conv2", "Conv2D", ["px", "pw"] + (["pb"] if bias else []), copy="conv"),
              comb("out", "conv2", 1)], ["out"], ["d"],
             [c("not_equal", "$g", "1"), c("divides", "d", "$g")]))
+    for bias in (False, True):
+        ins = ["x", "w", "b"] if bias else ["x", "w"]
+        s = "_bias" if bias else ""
+        src = [node("ct", "ConvTranspose", ins)]
+        rb = [repl("rb", "b")] if bias else []
+        out.append(rule(
+            f"conv_transpose{s}_sample_parallel", "parallel", "ConvTranspose: split the samples, "
+            "replicate the weight (data parallelism)", ins, src, ["ct"],
+            [part("px", "x", 0), repl("rw", "w")] + rb +
+            [node("ct2", "ConvTranspose", ["px", "rw"] + (["rb"] if bias else []), copy="ct"),
+             comb("out", "ct2", 0)], ["out"], ["d"]))
+        out.append(rule(
+            f"conv_transpose{s}_output_channel_parallel", "parallel", "ConvTranspose: split the "
+            "output channels (the weight's dim 1), every device reads the whole input", ins,
+            [node("ct", "ConvTranspose", ins, {"groups": 1})], ["ct"],
+            [repl("rx", "x"), part("pw", "w", 1)] + ([part("pb", "b", 0)] if bias else []) +
+            [node("ct2", "ConvTranspose", ["rx", "pw"] + (["pb"] if bias else []), copy="ct"),
+             comb("out", "ct2", 1)], ["out"], ["d"]))
+        out.append(rule(
+            f"conv_transpose{s}_input_channel_parallel", "parallel", "ConvTranspose: split the "
+            "input channels (a reduction), sum the partial results", ins,
+            [node("ct", "ConvTranspose", ins, {"groups": 1})], ["ct"],
+            [part("px", "x", 1), part("pw", "w", 0)] + rb +
+            [node("ct2", "ConvTranspose", ["px", "pw"] + (["rb"] if bias else []), copy="ct"),
+             red("out", "ct2")], ["out"], ["d"]))
     for dim, what in ((0, "sample"), (1, "channel")):
         out.append(rule(
             f"pool2d_{what}_parallel", "parallel", f"Pool2D: split the {what}s", ["x"],

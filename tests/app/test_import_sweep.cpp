@@ -53,7 +53,11 @@ const std::vector<std::string> kModels = {"alexnet",
                                           "deeplabv3_resnet50",
                                           "lraspp_mobilenet_v3_large",
                                           "vae_decoder",
-                                          "moe_topk"};
+                                          "moe_topk",
+                                          "unet",
+                                          "r3d_18",
+                                          "mc3_18",
+                                          "audio_encoder"};
 
 // Divisible by every device count of the sweep (6, 12, 24, 2, 4).
 constexpr int kBatch = 24;
@@ -132,11 +136,11 @@ TEST_P(ImportSweep, PlansInEveryModeOnEveryMachine) {
 
 INSTANTIATE_TEST_SUITE_P(TorchExports, ImportSweep, ::testing::ValuesIn(kModels), model_name);
 
-// Scaled versions of eight of them train on 2 CPU ranks with the data-parallel plan, and the run
+// Scaled versions of ten of them train on 2 CPU ranks with the data-parallel plan, and the run
 // equals one rank (--check): the importer's decompositions (HardSwish, strided Slice, unrolled
 // LSTM, the transformer's attention reshapes, grouped-query rotary attention, bilinear and nearest
-// Resize, GroupNorm as InstanceNormalization between Reshapes, the top-k MoE's routing) are
-// trained, not only planned.
+// Resize, GroupNorm as InstanceNormalization between Reshapes, the top-k MoE's routing,
+// ConvTranspose, 1-D convolution) are trained, not only planned.
 class SweepTraining : public ImportSweep {};
 
 TEST_P(SweepTraining, DataParallelOnTwoRanksEqualsOneRank) {
@@ -152,7 +156,8 @@ TEST_P(SweepTraining, DataParallelOnTwoRanksEqualsOneRank) {
 INSTANTIATE_TEST_SUITE_P(TorchExports, SweepTraining,
                          ::testing::Values("mobilenet_v3_small", "swin_t", "lstm_lm", "transformer",
                                            "llama_decoder", "lraspp_mobilenet_v3_large",
-                                           "vae_decoder", "moe_topk"),
+                                           "vae_decoder", "moe_topk", "unet",
+                                           "audio_encoder"),
                          model_name);
 
 }  // namespace

@@ -183,6 +183,78 @@ TEST(ShapeInference, Resize) {
                   {S({{1, 1}, {1, 1}, {4, 1}})}, "'sizes' has 1 values for 2 axes");
 }
 
+// 1-D and 3-D windows: the spatial rank follows x's rank, each spatial dim may be split.
+TEST(ShapeInference, Conv1DAnd3DAndPooling) {
+  using Ints = std::vector<std::int64_t>;
+  auto conv1 = Op(OpType::Conv2D, {{"out_channels", std::int64_t{8}},
+                                   {"kernel", Ints{10}},
+                                   {"stride", Ints{5}},
+                                   {"padding", Ints{0}}});
+  EXPECT_EQ(infer1(conv1, {S({{4, 2}, {1, 1}, {1600, 1}}), S({{8, 1}, {1, 1}, {10, 1}}, 2)}),
+            S({{4, 2}, {8, 1}, {319, 1}}));
+  auto same1 = Op(OpType::Conv2D,
+                  {{"out_channels", std::int64_t{8}}, {"kernel", Ints{3}}, {"padding", Ints{1}}});
+  EXPECT_EQ(infer1(same1, {S({{4, 1}, {2, 1}, {1600, 2}}), S({{8, 1}, {2, 1}, {3, 1}}, 2)}),
+            S({{4, 1}, {8, 1}, {1600, 2}}));
+  auto conv3 = Op(OpType::Conv2D, {{"out_channels", std::int64_t{16}},
+                                   {"kernel", Ints{3, 3, 3}},
+                                   {"stride", Ints{1, 2, 2}},
+                                   {"padding", Ints{1}}});
+  EXPECT_EQ(infer1(conv3, {S({{2, 1}, {3, 1}, {4, 2}, {32, 1}, {32, 1}}),
+                           S({{16, 1}, {3, 1}, {3, 1}, {3, 1}, {3, 1}}, 2)}),
+            S({{2, 1}, {16, 1}, {4, 2}, {16, 1}, {16, 1}}));
+  expect_rejected(conv3,
+                  {S({{2, 1}, {3, 1}, {4, 1}, {32, 1}}), S({{16, 1}, {3, 1}, {3, 1}, {3, 1}})},
+                  "must have 2 values");
+  expect_rejected(conv1, {S({{4, 1}, {1, 1}}), S({{8, 1}, {1, 1}})}, "rank 3, 4 or 5");
+  auto pool1 = Op(OpType::Pool2D, {{"pool", std::string("avg")}, {"kernel", Ints{2}}});
+  EXPECT_EQ(infer1(pool1, {S({{4, 2}, {16, 1}, {31, 1}})}), S({{4, 2}, {16, 1}, {15, 1}}));
+  auto pool3 = Op(OpType::Pool2D, {{"pool", std::string("max")},
+                                   {"kernel", Ints{1, 3, 3}},
+                                   {"stride", Ints{1, 2, 2}},
+                                   {"padding", Ints{0, 1, 1}}});
+  EXPECT_EQ(infer1(pool3, {S({{2, 1}, {8, 2}, {4, 1}, {16, 1}, {16, 1}})}),
+            S({{2, 1}, {8, 2}, {4, 1}, {8, 1}, {8, 1}}));
+}
+
+TEST(ShapeInference, ConvTranspose) {
+  using Ints = std::vector<std::int64_t>;
+  auto ct = Op(OpType::ConvTranspose, {{"out_channels", std::int64_t{4}},
+                                       {"kernel", Ints{2, 2}},
+                                       {"stride", Ints{2, 2}},
+                                       {"padding", Ints{0, 0}}});
+  EXPECT_EQ(infer1(ct, {S({{8, 1}, {6, 1}, {5, 1}, {7, 1}}), S({{6, 1}, {4, 1}, {2, 1}, {2, 1}})}),
+            S({{8, 1}, {4, 1}, {10, 1}, {14, 1}}));
+  // Samples, output channels (x replicated), input channels (partial sums).
+  EXPECT_EQ(infer1(ct, {S({{8, 2}, {6, 1}, {5, 1}, {7, 1}}, 2),
+                        S({{6, 1}, {4, 2}, {2, 1}, {2, 1}}, 2), S({{4, 2}}, 2)}),
+            S({{8, 2}, {4, 2}, {10, 1}, {14, 1}}));
+  EXPECT_EQ(infer1(ct, {S({{8, 1}, {6, 3}, {5, 1}, {7, 1}}), S({{6, 3}, {4, 1}, {2, 1}, {2, 1}})})
+                .replica,
+            3);
+  expect_rejected(ct, {S({{8, 1}, {6, 1}, {5, 1}, {7, 1}}), S({{4, 1}, {4, 1}, {2, 1}, {2, 1}})},
+                  "dim 0 must have size 6");
+  expect_rejected(ct, {S({{8, 1}, {6, 1}, {6, 2}, {7, 1}}), S({{6, 1}, {4, 1}, {2, 1}, {2, 1}})},
+                  "keeps its spatial dims whole");
+  // 1-D with output_padding and dilation; 3-D grouped.
+  auto ct1 = Op(OpType::ConvTranspose, {{"out_channels", std::int64_t{2}},
+                                        {"kernel", Ints{3}},
+                                        {"stride", Ints{3}},
+                                        {"padding", Ints{1}},
+                                        {"dilation", Ints{2}},
+                                        {"output_padding", Ints{1}}});
+  // 3 * (4 - 1) + 2 * 2 + 1 - 2 + 1 = 13
+  EXPECT_EQ(infer1(ct1, {S({{1, 1}, {3, 1}, {4, 1}}), S({{3, 1}, {2, 1}, {3, 1}})}),
+            S({{1, 1}, {2, 1}, {13, 1}}));
+  auto ct3 = Op(OpType::ConvTranspose, {{"out_channels", std::int64_t{4}},
+                                        {"kernel", Ints{2}},
+                                        {"stride", Ints{2}},
+                                        {"groups", std::int64_t{2}}});
+  EXPECT_EQ(infer1(ct3, {S({{1, 1}, {6, 2}, {2, 1}, {3, 1}, {4, 1}}),
+                         S({{6, 2}, {2, 1}, {2, 1}, {2, 1}, {2, 1}})}),
+            S({{1, 1}, {4, 2}, {4, 1}, {6, 1}, {8, 1}}));
+}
+
 TEST(ShapeInference, Normalisation) {
   auto bn = Op(OpType::BatchNorm);
   EXPECT_EQ(infer1(bn, {S({{8, 2}, {16, 1}, {4, 1}, {4, 1}}), S({{16, 1}}, 2), S({{16, 1}}, 2)}),
@@ -378,7 +450,7 @@ TEST(ShapeInference, EveryOperatorIsCovered) {
   int undescribed = 0;
   for (const OperatorDefinition* d : operator_definitions())
     undescribed += !d->pointwise && !d->along_axis;
-  EXPECT_EQ(undescribed, 45);  // 35, Resize, the index operators, Pad, GatherND, ScatterND
+  EXPECT_EQ(undescribed, 46);  // 35, Resize, the index operators, Pad, GatherND, ScatterND, ConvTranspose
 }
 
 // The index operators read their axis whole and split every other dim alike on all inputs.

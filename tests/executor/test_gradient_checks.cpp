@@ -142,6 +142,86 @@ TEST(GradientCheck, Conv2DWithStridePaddingGroupsDilationBias) {
   });
 }
 
+TEST(GradientCheck, Conv1DAnd3D) {
+  using Ints = std::vector<std::int64_t>;
+  check_gradients([](GraphBuilder& b) {
+    return b.op(OpType::Conv2D,
+                {{"out_channels", std::int64_t{4}},
+                 {"kernel", Ints{3}},
+                 {"stride", Ints{2}},
+                 {"padding", Ints{1}},
+                 {"dilation", Ints{1}}},
+                {b.weight("x", {2, 3, 9}), b.weight("w", {4, 3, 3}), b.weight("b", {4})}, "conv1d");
+  });
+  check_gradients([](GraphBuilder& b) {
+    return b.op(OpType::Conv2D,
+                {{"out_channels", std::int64_t{4}},
+                 {"kernel", Ints{2, 3, 2}},
+                 {"stride", Ints{1, 2, 1}},
+                 {"padding", Ints{1, 1, 0}},
+                 {"dilation", Ints{1, 1, 2}},
+                 {"groups", std::int64_t{2}}},
+                {b.weight("x", {2, 2, 3, 5, 5}), b.weight("w", {4, 1, 2, 3, 2})}, "conv3d");
+  });
+}
+
+TEST(GradientCheck, ConvTranspose) {
+  using Ints = std::vector<std::int64_t>;
+  // 2-D with stride, padding, output_padding, dilation and a bias.
+  check_gradients([](GraphBuilder& b) {
+    return b.op(OpType::ConvTranspose,
+                {{"out_channels", std::int64_t{3}},
+                 {"kernel", Ints{3, 2}},
+                 {"stride", Ints{2, 3}},
+                 {"padding", Ints{1, 0}},
+                 {"dilation", Ints{1, 2}},
+                 {"output_padding", Ints{1, 1}}},
+                {b.weight("x", {2, 2, 3, 4}), b.weight("w", {2, 3, 3, 2}), b.weight("b", {3})},
+                "deconv");
+  });
+  // 1-D grouped with a negative output_padding (ONNX end pads larger than the begins), and 3-D.
+  check_gradients([](GraphBuilder& b) {
+    return b.op(OpType::ConvTranspose,
+                {{"out_channels", std::int64_t{4}},
+                 {"kernel", Ints{3}},
+                 {"stride", Ints{2}},
+                 {"padding", Ints{1}},
+                 {"output_padding", Ints{-1}},
+                 {"groups", std::int64_t{2}}},
+                {b.weight("x", {2, 4, 5}), b.weight("w", {4, 2, 3})}, "deconv1d");
+  });
+  check_gradients([](GraphBuilder& b) {
+    return b.op(OpType::ConvTranspose,
+                {{"out_channels", std::int64_t{2}},
+                 {"kernel", Ints{2, 2, 3}},
+                 {"stride", Ints{2, 1, 2}},
+                 {"padding", Ints{0, 1, 1}}},
+                {b.weight("x", {1, 3, 2, 3, 3}), b.weight("w", {3, 2, 2, 2, 3})}, "deconv3d");
+  });
+}
+
+TEST(GradientCheck, Pooling1DAnd3D) {
+  using Ints = std::vector<std::int64_t>;
+  for (const char* pool : {"max", "avg"}) {
+    check_gradients([&](GraphBuilder& b) {
+      return b.op(OpType::Pool2D,
+                  {{"pool", std::string(pool)},
+                   {"kernel", Ints{3}},
+                   {"stride", Ints{2}},
+                   {"padding", Ints{1}}},
+                  {b.weight("x", {2, 3, 9})}, "pool1d");
+    });
+    check_gradients([&](GraphBuilder& b) {
+      return b.op(OpType::Pool2D,
+                  {{"pool", std::string(pool)},
+                   {"kernel", Ints{2, 3, 2}},
+                   {"stride", Ints{2, 2, 1}},
+                   {"padding", Ints{0, 1, 0}}},
+                  {b.weight("x", {2, 2, 4, 5, 3})}, "pool3d");
+    });
+  }
+}
+
 TEST(GradientCheck, Pooling) {
   check_gradients([](GraphBuilder& b) {
     return b.max_pool(b.weight("x", {2, 3, 7, 7}), {3, 3}, {2, 2}, {1, 1}, "max");

@@ -499,6 +499,7 @@ TEST(OnnxBackendData, EveryImplementedOpTypeMatchesOnnxReferenceOutputs) {
                          "MatMul",
                          "Gemm",
                          "Conv",
+                         "ConvTranspose",
                          "MaxPool",
                          "AveragePool",
                          "GlobalAveragePool",

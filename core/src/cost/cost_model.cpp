@@ -118,7 +118,8 @@ double CostModel::backward_ratio(const Graph& graph, NodeId node, const TaskWork
     case OpType::Linear:
     case OpType::MatMul:
     case OpType::BatchMatMul:
-    case OpType::Conv2D: {
+    case OpType::Conv2D:
+    case OpType::ConvTranspose: {
       // One product per operand whose gradient is computed: the input's (x) and the weight's (or
       // the second operand's); a bias's gradient is a sum, not a product.
       int products = 0;

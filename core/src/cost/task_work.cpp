@@ -3,6 +3,7 @@
 #include "unity/core/cost/cost_model.h"
 #include "unity/core/ops/operator_definition.h"
 #include "unity/core/ops/resize.h"
+#include "unity/core/ops/window_attrs.h"
 #include "unity/core/pcg/compute_dtype.h"
 
 #include <algorithm>
@@ -82,7 +83,9 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       // Input channels each output channel reads, in this task's share of the reduction.
       const double cin = groups == 1 ? static_cast<double>(x.dims[1].size / x.dims[1].degree)
                                      : static_cast<double>(x.dims[1].size / groups);
-      w.flops = 2.0 * out_elems * cin * static_cast<double>(wt.dims[2].size * wt.dims[3].size);
+      double window = 1;
+      for (int i = 2; i < wt.rank(); ++i) window *= static_cast<double>(wt.dims[i].size);
+      w.flops = 2.0 * out_elems * cin * window;
       w.backward_ratio = 2;
       if (groups == 1) {
         // An implicit GEMM: output pixels x output channels.
@@ -92,8 +95,27 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       break;
     }
     case OpType::Pool2D: {
-      const auto k = n.op.attrs.get_ints("kernel");
-      w.flops = out_elems * static_cast<double>(k.at(0) * k.at(k.size() > 1 ? 1 : 0));
+      double window = 1;
+      for (auto k : window_attr(n.op, "kernel", out.rank() - 2, {}))
+        window *= static_cast<double>(k);
+      w.flops = out_elems * window;
+      break;
+    }
+    case OpType::ConvTranspose: {
+      // Every input element scatters into a window of each output channel it feeds: the
+      // product of x's piece ([N, C/d(C), spatial...], partial sums over C) by the weight's.
+      const auto& x = in_shape(0);
+      const auto& wt = in_shape(1);
+      const double x_elems = piece_elems(x);
+      const double cin = static_cast<double>(x.dims[1].size / x.dims[1].degree);
+      // Output channels per input channel: those of its group (weight [C, O/groups, k...]).
+      const double cout = static_cast<double>(wt.dims[1].size / wt.dims[1].degree);
+      double window = 1;
+      for (int i = 2; i < wt.rank(); ++i) window *= static_cast<double>(wt.dims[i].size);
+      w.flops = 2.0 * x_elems * cout * window;
+      w.backward_ratio = 2;
+      if (n.op.attrs.get_int("groups", 1) == 1)
+        w.add_gemm(x_elems / std::max(1.0, cin), cout * window, 1, w.flops);
       break;
     }
     case OpType::Resize: {

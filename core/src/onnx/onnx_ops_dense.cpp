@@ -1,5 +1,6 @@
-// Dense operators: Gemm and MatMul -> Linear / MatMul / BatchMatMul, Conv -> Conv2D, pooling ->
-// Pool2D, BatchNormalization, LayerNormalization, InstanceNormalization and GroupNormalization.
+// Dense operators: Gemm and MatMul -> Linear / MatMul / BatchMatMul, Conv -> Conv2D,
+// ConvTranspose, pooling -> Pool2D (1 to 3 spatial dims), BatchNormalization, LayerNormalization,
+// InstanceNormalization and GroupNormalization.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -20,68 +21,81 @@ TensorRef activation(ImportContext& ctx, const ::onnx::NodeProto& node, int slot
   return ctx.tensor(name);
 }
 
-TensorRef require_rank4(ImportContext& ctx, const ::onnx::NodeProto& node) {
+// x [N, C, spatial...] with 1, 2 or 3 spatial dims.
+TensorRef require_spatial(ImportContext& ctx, const ::onnx::NodeProto& node) {
   const TensorRef x = activation(ctx, node, 0);
   const auto sizes = ctx.sizes(x);
-  if (sizes.size() != 4) {
-    unsupported_use(node,
-                    fmt::format("only 2-D spatial operators on [N, C, H, W] inputs are supported, "
-                                "the input has shape {}",
-                                format_dims(sizes)));
+  if (sizes.size() < 3 || sizes.size() > 5) {
+    unsupported_use(node, fmt::format("only 1-D, 2-D and 3-D spatial operators on [N, C, "
+                                      "spatial...] inputs are supported, the input has shape {}",
+                                      format_dims(sizes)));
   }
   return x;
 }
 
-// Our Conv2D and Pool2D pad both sides of a dim equally; ONNX pads [top, left, bottom, right] or
+// Our Conv2D and Pool2D pad both sides of a dim equally; ONNX pads [begin..., end...] or
 // derives them from auto_pad.
 Ints symmetric_padding(const ::onnx::NodeProto& node, const Ints& spatial, const Ints& kernel,
                        const Ints& strides, const Ints& dilations) {
+  const std::size_t r = spatial.size();
   const std::string auto_pad = attr_string(node, "auto_pad", "NOTSET");
-  if (auto_pad == "VALID") return {0, 0};
-  Ints pads(4, 0);
+  if (auto_pad == "VALID") return Ints(r, 0);
+  Ints pads(2 * r, 0);
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (std::size_t d = 0; d < 2; ++d) {
+    for (std::size_t d = 0; d < r; ++d) {
       const std::int64_t out = (spatial[d] + strides[d] - 1) / strides[d];
       const std::int64_t total = std::max<std::int64_t>(
           (out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 - spatial[d], 0);
       pads[d] = total / 2;
-      pads[d + 2] = total - total / 2;
+      pads[d + r] = total - total / 2;
     }
   } else if (auto pad_attr = attr_ints(node, "pads")) {
-    if (pad_attr->size() != 4)
-      unsupported_use(node, fmt::format("pads {} are not 2-D", format_dims(*pad_attr)));
+    if (pad_attr->size() != 2 * r)
+      unsupported_use(node, fmt::format("pads {} do not have two entries per spatial dim ({})",
+                                        format_dims(*pad_attr), r));
     pads = *pad_attr;
   }
-  if (pads[0] != pads[2] || pads[1] != pads[3]) {
-    unsupported_use(
-        node, fmt::format("asymmetric padding {} (top, left, bottom, right) is not supported; "
-                          "Unity pads both sides of a dimension equally",
-                          format_dims(pads)));
+  Ints out(r);
+  for (std::size_t d = 0; d < r; ++d) {
+    if (pads[d] != pads[d + r])
+      unsupported_use(node,
+                      fmt::format("asymmetric padding {} (begins, then ends) is not supported; "
+                                  "Unity pads both sides of a dimension equally",
+                                  format_dims(pads)));
+    out[d] = pads[d];
   }
-  return {pads[0], pads[1]};
+  return out;
 }
 
 Ints ints_or(const ::onnx::NodeProto& node, const std::string& name, Ints fallback) {
   return attr_ints(node, name).value_or(std::move(fallback));
 }
 
-// A per-spatial-dim attribute of a 2-D Conv or pooling node (kernel_shape, strides, dilations): two
-// positive entries, or the node is refused (the padding and output sizes divide by them).
-Ints spatial_pair(const ::onnx::NodeProto& node, const std::string& name, Ints fallback) {
+// A per-spatial-dim attribute of a Conv or pooling node (kernel_shape, strides, dilations): one
+// positive entry per spatial dim, or the node is refused (the padding and output sizes divide by
+// them).
+Ints spatial_list(const ::onnx::NodeProto& node, const std::string& name, std::size_t rank,
+                  Ints fallback) {
   const Ints v = ints_or(node, name, std::move(fallback));
-  if (v.size() != 2 || v[0] < 1 || v[1] < 1)
-    unsupported_use(node, fmt::format("{} {} must be two positive numbers (a 2-D operator)", name,
-                                      format_dims(v)));
+  bool ok = v.size() == rank;
+  for (auto e : v) ok = ok && e >= 1;
+  if (!ok)
+    unsupported_use(node, fmt::format("{} {} must be {} positive numbers (one per spatial dim)",
+                                      name, format_dims(v), rank));
   return v;
 }
 
 // The padding of a Conv or pooling node, plus that of a zero Pad folded into it.
 Ints node_padding(const ImportContext& ctx, const ::onnx::NodeProto& node, const Ints& input_sizes,
                   const Ints& kernel, const Ints& strides, const Ints& dilations) {
-  const Ints extra = ctx.extra_padding(node.input(0));
-  const Ints padded{input_sizes[2] + 2 * extra[0], input_sizes[3] + 2 * extra[1]};
-  const Ints own = symmetric_padding(node, padded, kernel, strides, dilations);
-  return {own[0] + extra[0], own[1] + extra[1]};
+  const std::size_t r = input_sizes.size() - 2;
+  Ints extra = ctx.extra_padding(node.input(0));
+  if (extra.size() != r) extra.assign(r, 0);  // none folded (the default is two zeros)
+  Ints padded(r);
+  for (std::size_t d = 0; d < r; ++d) padded[d] = input_sizes[2 + d] + 2 * extra[d];
+  Ints own = symmetric_padding(node, padded, kernel, strides, dilations);
+  for (std::size_t d = 0; d < r; ++d) own[d] += extra[d];
+  return own;
 }
 
 // ceil_mode=1 rounds output sizes up (a last, partial window), where our Pool2D rounds down. One
@@ -90,7 +104,7 @@ Ints node_padding(const ImportContext& ctx, const ::onnx::NodeProto& node, const
 std::optional<Ints> ceil_mode_padding(const Ints& spatial, const Ints& kernel, const Ints& strides,
                                       const Ints& padding) {
   Ints adjusted = padding;
-  for (std::size_t d = 0; d < 2; ++d) {
+  for (std::size_t d = 0; d < spatial.size(); ++d) {
     const std::int64_t span = spatial[d] + 2 * padding[d] - kernel[d];
     std::int64_t ceil_out = (span + strides[d] - 1) / strides[d] + 1;
     // As in PyTorch and ONNX: the last window must start inside the input or its left padding.
@@ -188,14 +202,15 @@ void map_conv(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
 
 void map_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   require_only_first_output(ctx, node);
-  const TensorRef x = require_rank4(ctx, node);
+  const TensorRef x = require_spatial(ctx, node);
   const Ints sizes = ctx.sizes(x);
-  const Ints spatial{sizes[2], sizes[3]};
+  const std::size_t r = sizes.size() - 2;
+  const Ints spatial(sizes.begin() + 2, sizes.end());
   if (!attr_ints(node, "kernel_shape")) unsupported_use(node, "kernel_shape is missing");
-  const Ints kernel = spatial_pair(node, "kernel_shape", {});
-  const Ints strides = spatial_pair(node, "strides", {1, 1});
-  const Ints dilations = spatial_pair(node, "dilations", {1, 1});
-  if (dilations != Ints{1, 1}) unsupported_use(node, "dilated pooling is not supported");
+  const Ints kernel = spatial_list(node, "kernel_shape", r, {});
+  const Ints strides = spatial_list(node, "strides", r, Ints(r, 1));
+  const Ints dilations = spatial_list(node, "dilations", r, Ints(r, 1));
+  if (dilations != Ints(r, 1)) unsupported_use(node, "dilated pooling is not supported");
   Ints padding = node_padding(ctx, node, sizes, kernel, strides, dilations);
   if (attr_int(node, "ceil_mode", 0) != 0) {
     auto adjusted = ceil_mode_padding(spatial, kernel, strides, padding);
@@ -212,15 +227,97 @@ void map_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
 }
 
 void map_global_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
-  const TensorRef x = require_rank4(ctx, node);
+  const TensorRef x = require_spatial(ctx, node);
   const Ints sizes = ctx.sizes(x);
-  const Ints kernel{sizes[2], sizes[3]};
+  const Ints kernel(sizes.begin() + 2, sizes.end());
   const std::string pool = node.op_type() == "GlobalMaxPool" ? "max" : "avg";
-  ctx.bind_tensor(
-      node.output(0),
-      ctx.add(OpType::Pool2D,
-              {{"pool", pool}, {"kernel", kernel}, {"stride", kernel}, {"padding", Ints{0, 0}}},
-              {x}, node_name(node)));
+  ctx.bind_tensor(node.output(0), ctx.add(OpType::Pool2D,
+                                          {{"pool", pool},
+                                           {"kernel", kernel},
+                                           {"stride", kernel},
+                                           {"padding", Ints(kernel.size(), 0)}},
+                                          {x}, node_name(node)));
+}
+
+// ConvTranspose: x [N, C, spatial...], W [C, O/group, k...] (our layout too), optional B [O].
+// ONNX's begin and end pads become our symmetric `padding` (the begins) and an `output_padding`
+// that absorbs the difference (output_padding + begin - end; negative trims trailing outputs);
+// output_shape and auto_pad SAME_* resolve to pads as ONNX's reference does.
+void map_conv_transpose(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const TensorRef x = require_spatial(ctx, node);
+  const Ints sizes = ctx.sizes(x);
+  const std::size_t r = sizes.size() - 2;
+  const std::string& w = node.input(1);
+  const Ints wdims = ctx.dims(w);
+  if (wdims.size() != sizes.size())
+    unsupported_use(node, fmt::format("weight shape {} does not have the input's rank {}",
+                                      format_dims(wdims), sizes.size()));
+  const Ints kernel = spatial_list(node, "kernel_shape", r, Ints(wdims.begin() + 2, wdims.end()));
+  const Ints strides = spatial_list(node, "strides", r, Ints(r, 1));
+  const Ints dilations = spatial_list(node, "dilations", r, Ints(r, 1));
+  Ints out_pad = ints_or(node, "output_padding", Ints(r, 0));
+  if (out_pad.size() != r)
+    unsupported_use(node, fmt::format("output_padding {} must have one entry per spatial dim",
+                                      format_dims(out_pad)));
+  const std::int64_t groups = attr_int(node, "group", 1);
+  const std::string auto_pad = attr_string(node, "auto_pad", "NOTSET");
+  Ints pads(2 * r, 0);
+  const auto output_shape = attr_ints(node, "output_shape");
+  if (output_shape || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    Ints target(r);
+    if (output_shape) {
+      // [spatial...] or, as some exporters write it, [N, C, spatial...].
+      Ints shape = *output_shape;
+      if (shape.size() == r + 2) shape.erase(shape.begin(), shape.begin() + 2);
+      if (shape.size() != r)
+        unsupported_use(node, fmt::format("output_shape {} does not name the {} spatial dims",
+                                          format_dims(*output_shape), r));
+      target = shape;
+    } else {
+      for (std::size_t d = 0; d < r; ++d) target[d] = sizes[2 + d] * strides[d];
+    }
+    for (std::size_t d = 0; d < r; ++d) {
+      const std::int64_t total = strides[d] * (sizes[2 + d] - 1) + out_pad[d] +
+                                 (kernel[d] - 1) * dilations[d] + 1 - target[d];
+      if (total < 0) {
+        // A larger output than the windows cover: the extra trailing entries hold the bias only.
+        out_pad[d] -= total;
+        continue;
+      }
+      const bool upper = auto_pad == "SAME_UPPER";
+      pads[d] = upper ? total / 2 : total - total / 2;
+      pads[d + r] = total - pads[d];
+    }
+  } else if (auto_pad == "NOTSET") {
+    if (auto pad_attr = attr_ints(node, "pads")) {
+      if (pad_attr->size() != 2 * r)
+        unsupported_use(node, fmt::format("pads {} do not have two entries per spatial dim ({})",
+                                          format_dims(*pad_attr), r));
+      pads = *pad_attr;
+    }
+  } else if (auto_pad != "VALID") {
+    unsupported_use(node, fmt::format("auto_pad {} is not supported", auto_pad));
+  }
+  Ints padding(r), output_padding(r);
+  for (std::size_t d = 0; d < r; ++d) {
+    padding[d] = pads[d];
+    output_padding[d] = out_pad[d] + pads[d] - pads[d + r];
+    if (pads[d] < 0)
+      unsupported_use(node, fmt::format("negative pads {} are not supported", format_dims(pads)));
+  }
+  const std::int64_t out_channels = wdims[1] * groups;
+  std::vector<TensorRef> inputs{x, ctx.tensor(w)};
+  if (!input_name(node, 2).empty())
+    inputs.push_back(ctx.weight(input_name(node, 2), {out_channels}));
+  Attributes attrs{{"out_channels", out_channels},
+                   {"kernel", kernel},
+                   {"stride", strides},
+                   {"padding", padding},
+                   {"dilation", dilations}};
+  if (output_padding != Ints(r, 0)) attrs.set("output_padding", output_padding);
+  if (groups != 1) attrs.set("groups", groups);
+  ctx.bind_tensor(node.output(0),
+                  ctx.add(OpType::ConvTranspose, std::move(attrs), inputs, node_name(node)));
 }
 
 void map_batch_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
@@ -354,15 +451,17 @@ void map_group_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int6
 
 TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& node,
                       const std::string& bias_value) {
-  const TensorRef x = require_rank4(ctx, node);
+  const TensorRef x = require_spatial(ctx, node);
   const Ints sizes = ctx.sizes(x);
+  const std::size_t r = sizes.size() - 2;
   const std::string& w = node.input(1);
   const Ints wdims = ctx.dims(w);
-  if (wdims.size() != 4)
-    unsupported_use(node, fmt::format("weight shape {} is not 4-D", format_dims(wdims)));
-  const Ints kernel = spatial_pair(node, "kernel_shape", {wdims[2], wdims[3]});
-  const Ints strides = spatial_pair(node, "strides", {1, 1});
-  const Ints dilations = spatial_pair(node, "dilations", {1, 1});
+  if (wdims.size() != sizes.size())
+    unsupported_use(node, fmt::format("weight shape {} does not have the input's rank {}",
+                                      format_dims(wdims), sizes.size()));
+  const Ints kernel = spatial_list(node, "kernel_shape", r, Ints(wdims.begin() + 2, wdims.end()));
+  const Ints strides = spatial_list(node, "strides", r, Ints(r, 1));
+  const Ints dilations = spatial_list(node, "dilations", r, Ints(r, 1));
   const Ints padding = node_padding(ctx, node, sizes, kernel, strides, dilations);
   const std::int64_t out_channels = wdims[0];
   std::vector<TensorRef> inputs{x, ctx.tensor(w)};
@@ -386,6 +485,7 @@ void register_dense_ops(std::map<std::string, OpHandler>& table) {
   table["AveragePool"] = map_pool;
   table["GlobalAveragePool"] = map_global_pool;
   table["GlobalMaxPool"] = map_global_pool;
+  table["ConvTranspose"] = map_conv_transpose;
   table["BatchNormalization"] = map_batch_norm;
   table["LayerNormalization"] = map_layer_norm;
   table["InstanceNormalization"] = map_instance_norm;

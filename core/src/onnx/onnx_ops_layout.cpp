@@ -331,9 +331,15 @@ void map_pad(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t ops
   }
   // Exporters write a padded AvgPool (and TF-style convolutions) as Pad + pool; our Conv2D and
   // Pool2D pad symmetrically themselves, so a spatial Pad that only feeds them folds into them.
-  const bool spatial_symmetric = dims.size() == 4 && pads.size() == 8 && pads[0] == 0 &&
-                                 pads[1] == 0 && pads[4] == 0 && pads[5] == 0 &&
-                                 pads[2] == pads[6] && pads[3] == pads[7];
+  // pads are [begins..., ends...] of x [N, C, spatial...] with 1 to 3 spatial dims.
+  const std::size_t rank = dims.size();
+  bool spatial_symmetric = rank >= 3 && rank <= 5 && pads.size() == 2 * rank && pads[0] == 0 &&
+                           pads[1] == 0 && pads[rank] == 0 && pads[rank + 1] == 0;
+  Ints spatial_pads;
+  for (std::size_t d = 2; spatial_symmetric && d < rank; ++d) {
+    spatial_symmetric = pads[d] == pads[rank + d];
+    spatial_pads.push_back(pads[d]);
+  }
   bool consumers_pad = !ctx.model().is_graph_output(node.output(0));
   for (const auto& use : ctx.model().consumers(node.output(0))) {
     const auto& consumer = ctx.model().node(use.node);
@@ -343,7 +349,7 @@ void map_pad(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t ops
   }
   if (mode == "constant" && value == 0.0 && spatial_symmetric && consumers_pad) {
     ctx.bind_tensor(node.output(0), x);
-    ctx.set_extra_padding(node.output(0), {pads[2], pads[3]});
+    ctx.set_extra_padding(node.output(0), spatial_pads);
     return;
   }
   // Any other Pad is an operator of its own.

@@ -54,6 +54,7 @@ UNITY_BUILTIN_OPERATOR(Reduce, Parallel, 1, 1)
 UNITY_BUILTIN_OPERATOR(Pipeline, Parallel, 1, 1)
 UNITY_BUILTIN_OPERATOR(Batch, Parallel, 1, 1)
 UNITY_BUILTIN_OPERATOR(AllReduce, Parallel, 1, 1)
+UNITY_BUILTIN_OPERATOR(ConvTranspose, Compute, 2, 3)
 
 #undef UNITY_BUILTIN_OPERATOR
 

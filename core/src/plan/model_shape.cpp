@@ -70,6 +70,7 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
         loss = &n;
         break;
       case OpType::Conv2D:
+      case OpType::ConvTranspose:
       case OpType::EmbeddingBag:
         return fail(fmt::format("it has {} operators", to_string(n.op.type)));
       default:

@@ -52,6 +52,7 @@ std::vector<ParallelTensorShape> infer_output_shapes(const Operator& op,
       break;
     case OpType::Conv2D:
     case OpType::Pool2D:
+    case OpType::ConvTranspose:
       out = infer_convolution(op, in);
       break;
     case OpType::BatchNorm:

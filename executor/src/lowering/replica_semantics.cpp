@@ -104,6 +104,7 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
     case OpType::MatMul:
     case OpType::BatchMatMul:
     case OpType::Conv2D:
+    case OpType::ConvTranspose:
     case OpType::MultiHeadAttention:
     case OpType::Embedding:
     case OpType::EmbeddingBag:

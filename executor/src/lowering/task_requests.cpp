@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "lowering_internal.h"
+#include "unity/core/ops/window_attrs.h"
 #include "unity/core/shapes/concat_pieces.h"
 #include "unity/core/shapes/reshape_groups.h"
 
@@ -37,13 +38,6 @@ std::pair<std::int64_t, std::int64_t> receptive_field(std::int64_t o0, std::int6
   const std::int64_t first = o0 * stride - pad;
   const std::int64_t last = (o1 - 1) * stride - pad + dilation * (kernel - 1) + 1;
   return {std::max<std::int64_t>(first, 0), std::min(last, size)};
-}
-
-std::pair<std::int64_t, std::int64_t> attr_pair(const Operator& op, const char* name,
-                                                std::vector<std::int64_t> fallback) {
-  auto v = op.attrs.get_ints(name, fallback);
-  if (v.size() == 1) v.push_back(v[0]);
-  return {v[0], v[1]};
 }
 
 struct Ctx {
@@ -128,27 +122,35 @@ void matmul(Ctx& c) {
   }
 }
 
+// The input band of every spatial dim an output band reads (its halo included).
+void spatial_bands(Ctx& c, Region& xr, bool pool) {
+  const auto& x = c.in(0);
+  const auto& op = c.n.op;
+  const int r = x.rank() - 2;
+  const auto kernel = window_attr(op, "kernel", r, {});
+  const auto stride = window_attr(op, "stride", r, pool ? kernel : std::vector<std::int64_t>(r, 1));
+  const auto pad = window_attr(op, "padding", r, std::vector<std::int64_t>(r, 0));
+  const auto dil = window_attr(op, "dilation", r, std::vector<std::int64_t>(r, 1));
+  for (int i = 0; i < r; ++i)
+    set_range(xr, 2 + i,
+              receptive_field(c.region.begin[2 + i], c.region.end[2 + i], x.dims[2 + i].size,
+                              kernel[i], stride[i], pad[i], dil[i]));
+}
+
 void conv2d(Ctx& c) {
   const auto& x = c.in(0);
   const auto& w = c.in(1);
-  const auto& op = c.n.op;
-  const std::int64_t groups = op.attrs.get_int("groups", 1);
-  auto [kh, kw] = attr_pair(op, "kernel", {});
-  auto [sh, sw] = attr_pair(op, "stride", {1, 1});
-  auto [ph, pw] = attr_pair(op, "padding", {0, 0});
-  auto [dh, dw] = attr_pair(op, "dilation", {1, 1});
+  const std::int64_t groups = c.n.op.attrs.get_int("groups", 1);
   const int n = c.piece.block[0], o = c.piece.block[1];
   const int cc = c.piece.replica;  // input-channel block (groups == 1)
   Region xr = whole(x);
   set_block(xr, x, 0, n);
   set_block(xr, x, 1, groups == 1 ? cc : o);
-  set_range(xr, 2,
-            receptive_field(c.region.begin[2], c.region.end[2], x.dims[2].size, kh, sh, ph, dh));
-  set_range(xr, 3,
-            receptive_field(c.region.begin[3], c.region.end[3], x.dims[3].size, kw, sw, pw, dw));
+  spatial_bands(c, xr, false);
   c.add(0, xr, groups == 1 ? o : 0);
-  const int spatial = c.piece.block[2] * c.out.dims[3].degree + c.piece.block[3];
-  const int d_spatial = c.out.dims[2].degree * c.out.dims[3].degree;
+  const int spatial = block_linear(c.out, c.piece.block, 2, c.out.rank());
+  int d_spatial = 1;
+  for (int i = 2; i < c.out.rank(); ++i) d_spatial *= c.out.dims[i].degree;
   Region wr = whole(w);
   set_block(wr, w, 0, o);
   if (groups == 1) set_block(wr, w, 1, cc);
@@ -160,17 +162,36 @@ void conv2d(Ctx& c) {
   }
 }
 
-void pool2d(Ctx& c) {
+// ConvTranspose: x [N, C, ...] (C split: partial sums), weight [C, O/groups, k...], whole spatial
+// dims; an output-channel block reads a copy of x (groups == 1) or its own groups' channels.
+void conv_transpose(Ctx& c) {
   const auto& x = c.in(0);
-  const auto& op = c.n.op;
-  auto [kh, kw] = attr_pair(op, "kernel", {});
-  auto [sh, sw] = attr_pair(op, "stride", {kh, kw});
-  auto [ph, pw] = attr_pair(op, "padding", {0, 0});
+  const auto& w = c.in(1);
+  const std::int64_t groups = c.n.op.attrs.get_int("groups", 1);
+  const int n = c.piece.block[0], o = c.piece.block[1];
+  const int cc = c.piece.replica;
+  Region xr = whole(x);
+  set_block(xr, x, 0, n);
+  set_block(xr, x, 1, groups == 1 ? cc : o);
+  c.add(0, xr, groups == 1 ? o : 0);
+  Region wr = whole(w);
+  if (groups == 1) {
+    set_block(wr, w, 0, cc);
+    set_block(wr, w, 1, o);
+  } else {
+    set_block(wr, w, 0, o);
+  }
+  c.add(1, wr, n);
+  if (c.n.inputs.size() == 3) {
+    Region br = whole(c.in(2));
+    set_block(br, c.in(2), 0, o);
+    c.add(2, br, n * c.out.replica + cc);
+  }
+}
+
+void pool2d(Ctx& c) {
   Region xr = c.region;
-  set_range(xr, 2,
-            receptive_field(c.region.begin[2], c.region.end[2], x.dims[2].size, kh, sh, ph, 1));
-  set_range(xr, 3,
-            receptive_field(c.region.begin[3], c.region.end[3], x.dims[3].size, kw, sw, pw, 1));
+  spatial_bands(c, xr, true);
   c.add(0, xr, c.piece.replica);
 }
 
@@ -457,6 +478,9 @@ std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
       break;
     case OpType::Conv2D:
       conv2d(c);
+      break;
+    case OpType::ConvTranspose:
+      conv_transpose(c);
       break;
     case OpType::Pool2D:
       pool2d(c);

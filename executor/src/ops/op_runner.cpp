@@ -61,6 +61,7 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
     case OpType::BatchMatMul:
       return make_dense_runner(g, n);
     case OpType::Conv2D:
+    case OpType::ConvTranspose:
     case OpType::Pool2D:
       return make_conv_runner(g, n);
     case OpType::BatchNorm:

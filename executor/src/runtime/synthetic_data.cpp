@@ -107,7 +107,9 @@ SourceRole source_role(const Graph& g, NodeId source, std::uint64_t seed) {
         fan_in = static_cast<double>(w.dims[w.rank() - 2 >= 0 ? w.rank() - 2 : 0].size);
         break;
       case OpType::Conv2D:
-        fan_in = extent_product(w.sizes(), 1, 4);
+      case OpType::ConvTranspose:
+        // [O, C/groups, kernel...] or [C, O/groups, kernel...]: PyTorch's fan-in either way.
+        fan_in = extent_product(w.sizes(), 1, w.sizes().size());
         break;
       case OpType::MultiHeadAttention:
         // The projection's own input features (inputs 1 and 2 are the keys and values, whose

@@ -12,6 +12,7 @@
 #include "unity/core/ops/operator_definition.h"
 #include "unity/core/ops/pad_kernels.h"
 #include "unity/core/ops/resize.h"
+#include "unity/core/ops/window_attrs.h"
 
 namespace unity::rules::detail {
 namespace {
@@ -24,6 +25,7 @@ bool is_dense(OpType t) {
     case OpType::MatMul:
     case OpType::BatchMatMul:
     case OpType::Conv2D:
+    case OpType::ConvTranspose:
     case OpType::MultiHeadAttention:
     case OpType::Embedding:
     case OpType::EmbeddingBag:
@@ -121,11 +123,15 @@ Range block(std::int64_t size, int degree, int q) {
   return {q * b, (q + 1) * b};
 }
 
-std::pair<std::int64_t, std::int64_t> pair_of(const Operator& op, const char* name,
-                                              std::vector<std::int64_t> fallback) {
-  auto v = op.attrs.get_ints(name, fallback);
-  if (v.size() == 1) v.push_back(v[0]);
-  return {v[0], v[1]};
+kernels::Conv2DParams conv_params(const OpContext& c) {
+  const Operator& op = c.op;
+  const int r = c.in[0]->shape.rank() - 2;
+  kernels::Conv2DParams p;
+  p.stride = window_attr(op, "stride", r, std::vector<std::int64_t>(r, 1));
+  p.pad = window_attr(op, "padding", r, std::vector<std::int64_t>(r, 0));
+  p.dil = window_attr(op, "dilation", r, std::vector<std::int64_t>(r, 1));
+  p.groups = op.attrs.get_int("groups", 1);
+  return p;
 }
 
 // One partial sum of a dense operator: block q of its reduction dimension.
@@ -148,18 +154,22 @@ DenseTensor dense_partial(const OpContext& c, int q) {
       const auto& k = as.dims[as.rank() - 1];
       return kernels::matmul(x, c.piece(1, 0), block(k.size, k.degree, q));
     }
-    case OpType::Conv2D: {
-      kernels::Conv2DParams p;
-      std::tie(p.stride_h, p.stride_w) = pair_of(op, "stride", {1, 1});
-      std::tie(p.pad_h, p.pad_w) = pair_of(op, "padding", {0, 0});
-      std::tie(p.dil_h, p.dil_w) = pair_of(op, "dilation", {1, 1});
-      p.groups = op.attrs.get_int("groups", 1);
+    case OpType::Conv2D:
+    case OpType::ConvTranspose: {
+      const kernels::Conv2DParams p = conv_params(c);
       const auto& ch = c.in[0]->shape.dims[1];
-      auto y = kernels::conv2d(x, c.piece(1, 0), p,
-                               p.groups == 1 ? block(ch.size, ch.degree, q) : Range{0, ch.size});
+      const Range cr = p.groups == 1 ? block(ch.size, ch.degree, q) : Range{0, ch.size};
+      const int r = c.in[0]->shape.rank() - 2;
+      auto y = op.type == OpType::Conv2D
+                   ? kernels::conv2d(x, c.piece(1, 0), p, cr)
+                   : kernels::conv_transpose(
+                         x, c.piece(1, 0), p,
+                         window_attr(op, "output_padding", r, std::vector<std::int64_t>(r, 0)), cr);
       if (c.in.size() == 3 && q == 0) {
         const auto& b = c.piece(2, 0);
-        y = kernels::binary(OpType::Add, y, kernels::reshape(b, {b.sizes[0], 1, 1}));
+        std::vector<std::int64_t> view(static_cast<std::size_t>(r + 1), 1);
+        view[0] = b.sizes[0];
+        y = kernels::binary(OpType::Add, y, kernels::reshape(b, view));
       }
       return activate(op, y);
     }
@@ -334,11 +344,12 @@ DenseTensor passthrough(const OpContext& c, int j) {
       return concat(parts, c.in[0]->shape.axis(static_cast<int>(op.attrs.get_int("axis"))));
     }
     case OpType::Pool2D: {
+      const int r = c.in[0]->shape.rank() - 2;
       kernels::Pool2DParams p;
       p.max = op.attrs.get_string("pool") == "max";
-      std::tie(p.kernel_h, p.kernel_w) = pair_of(op, "kernel", {});
-      std::tie(p.stride_h, p.stride_w) = pair_of(op, "stride", {p.kernel_h, p.kernel_w});
-      std::tie(p.pad_h, p.pad_w) = pair_of(op, "padding", {0, 0});
+      p.kernel = window_attr(op, "kernel", r, {});
+      p.stride = window_attr(op, "stride", r, p.kernel);
+      p.pad = window_attr(op, "padding", r, std::vector<std::int64_t>(r, 0));
       return kernels::pool2d(x, p);
     }
     case OpType::BatchNorm:

@@ -28,16 +28,24 @@ DenseTensor binary(OpType op, const DenseTensor& a, const DenseTensor& b);
 // a [..., m, k] x b [k, n] (shared) or [..., k, n] (batched), summing k over `k_range` only.
 DenseTensor matmul(const DenseTensor& a, const DenseTensor& b, Range k_range);
 
+// Convolution and pooling windows over the spatial dims of x [N, C, spatial...] (1 to 3 of them):
+// one entry per spatial dim.
 struct Conv2DParams {
-  std::int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
+  std::vector<std::int64_t> stride, pad, dil;
+  std::int64_t groups = 1;
 };
 // Sums input channels in `c_range` only (groups == 1); a grouped convolution takes every channel.
 DenseTensor conv2d(const DenseTensor& x, const DenseTensor& w, const Conv2DParams& p,
                    Range c_range);
 
+// ConvTranspose: x [N, C, spatial...], w [C, O/groups, k...]; `out_pad` entries per spatial dim.
+// Sums input channels in `c_range` only (groups == 1).
+DenseTensor conv_transpose(const DenseTensor& x, const DenseTensor& w, const Conv2DParams& p,
+                           const std::vector<std::int64_t>& out_pad, Range c_range);
+
 struct Pool2DParams {
   bool max = true;
-  std::int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+  std::vector<std::int64_t> kernel, stride, pad;
 };
 DenseTensor pool2d(const DenseTensor& x, const Pool2DParams& p);
 

@@ -1,4 +1,5 @@
-// Dense kernels: matrix products, convolution, pooling, normalisation, attention, embeddings.
+// Dense kernels: matrix products, convolution (1 to 3 spatial dims), transposed convolution, pooling, normalisation, attention, embeddings.
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -30,57 +31,140 @@ DenseTensor matmul(const DenseTensor& a, const DenseTensor& b, Range k_range) {
   return out;
 }
 
-DenseTensor conv2d(const DenseTensor& x, const DenseTensor& w, const Conv2DParams& p, Range c_range) {
-  const std::int64_t N = x.sizes[0], C = x.sizes[1], H = x.sizes[2], W = x.sizes[3];
-  const std::int64_t O = w.sizes[0], Cg = w.sizes[1], KH = w.sizes[2], KW = w.sizes[3];
-  const std::int64_t OH = (H + 2 * p.pad_h - p.dil_h * (KH - 1) - 1) / p.stride_h + 1;
-  const std::int64_t OW = (W + 2 * p.pad_w - p.dil_w * (KW - 1) - 1) / p.stride_w + 1;
-  DenseTensor out({N, O, OH, OW});
-  const std::int64_t out_per_group = O / p.groups;
-  for (std::int64_t n = 0; n < N; ++n)
-    for (std::int64_t o = 0; o < O; ++o) {
-      const std::int64_t g = o / out_per_group;
-      for (std::int64_t oh = 0; oh < OH; ++oh)
-        for (std::int64_t ow = 0; ow < OW; ++ow) {
-          double s = 0;
-          for (std::int64_t cg = 0; cg < Cg; ++cg) {
-            const std::int64_t c = g * Cg + cg;
-            if (p.groups == 1 && (c < c_range.first || c >= c_range.second)) continue;
-            for (std::int64_t kh = 0; kh < KH; ++kh)
-              for (std::int64_t kw = 0; kw < KW; ++kw) {
-                const std::int64_t ih = oh * p.stride_h - p.pad_h + kh * p.dil_h;
-                const std::int64_t iw = ow * p.stride_w - p.pad_w + kw * p.dil_w;
-                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                s += x.data[((n * C + c) * H + ih) * W + iw] * w.data[((o * Cg + cg) * KH + kh) * KW + kw];
-              }
-          }
-          out.data[((n * O + o) * OH + oh) * OW + ow] = s;
-        }
-    }
+namespace {
+
+// A tensor's spatial dims (2...) widened to three by leading 1s, and a window list likewise.
+std::array<std::int64_t, 3> spatial3(const std::vector<std::int64_t>& sizes) {
+  std::array<std::int64_t, 3> s{1, 1, 1};
+  const std::size_t r = sizes.size() - 2;
+  for (std::size_t i = 0; i < r; ++i) s[3 - r + i] = sizes[2 + i];
+  return s;
+}
+
+std::array<std::int64_t, 3> widen(const std::vector<std::int64_t>& v, std::int64_t fill) {
+  std::array<std::int64_t, 3> s{fill, fill, fill};
+  for (std::size_t i = 0; i < v.size(); ++i) s[3 - v.size() + i] = v[i];
+  return s;
+}
+
+std::vector<std::int64_t> with_spatial(std::int64_t n, std::int64_t c,
+                                       const std::array<std::int64_t, 3>& s, std::size_t r) {
+  std::vector<std::int64_t> out{n, c};
+  for (std::size_t i = 3 - r; i < 3; ++i) out.push_back(s[i]);
   return out;
 }
 
-DenseTensor pool2d(const DenseTensor& x, const Pool2DParams& p) {
-  const std::int64_t N = x.sizes[0], C = x.sizes[1], H = x.sizes[2], W = x.sizes[3];
-  const std::int64_t OH = (H + 2 * p.pad_h - p.kernel_h) / p.stride_h + 1;
-  const std::int64_t OW = (W + 2 * p.pad_w - p.kernel_w) / p.stride_w + 1;
-  DenseTensor out({N, C, OH, OW});
-  for (std::int64_t nc = 0; nc < N * C; ++nc)
-    for (std::int64_t oh = 0; oh < OH; ++oh)
-      for (std::int64_t ow = 0; ow < OW; ++ow) {
-        double acc = p.max ? -std::numeric_limits<double>::infinity() : 0.0;
-        for (std::int64_t kh = 0; kh < p.kernel_h; ++kh)
-          for (std::int64_t kw = 0; kw < p.kernel_w; ++kw) {
-            const std::int64_t ih = oh * p.stride_h - p.pad_h + kh, iw = ow * p.stride_w - p.pad_w + kw;
-            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-            const double v = x.data[(nc * H + ih) * W + iw];
-            acc = p.max ? std::max(acc, v) : acc + v;
+}  // namespace
+
+DenseTensor conv2d(const DenseTensor& x, const DenseTensor& w, const Conv2DParams& p, Range c_range) {
+  const std::size_t r = x.sizes.size() - 2;
+  const std::int64_t N = x.sizes[0], C = x.sizes[1];
+  const std::int64_t O = w.sizes[0], Cg = w.sizes[1];
+  const auto in = spatial3(x.sizes), k = spatial3(w.sizes);
+  const auto st = widen(p.stride, 1), pd = widen(p.pad, 0), dl = widen(p.dil, 1);
+  std::array<std::int64_t, 3> out;
+  for (int i = 0; i < 3; ++i) out[i] = (in[i] + 2 * pd[i] - dl[i] * (k[i] - 1) - 1) / st[i] + 1;
+  DenseTensor y(with_spatial(N, O, out, r));
+  const std::int64_t out_per_group = O / p.groups;
+  const std::int64_t in_vol = in[0] * in[1] * in[2], k_vol = k[0] * k[1] * k[2];
+  std::int64_t at = 0;
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t o = 0; o < O; ++o) {
+      const std::int64_t g = o / out_per_group;
+      for (std::int64_t od = 0; od < out[0]; ++od)
+        for (std::int64_t oh = 0; oh < out[1]; ++oh)
+          for (std::int64_t ow = 0; ow < out[2]; ++ow) {
+            double s = 0;
+            for (std::int64_t cg = 0; cg < Cg; ++cg) {
+              const std::int64_t c = g * Cg + cg;
+              if (p.groups == 1 && (c < c_range.first || c >= c_range.second)) continue;
+              for (std::int64_t kd = 0; kd < k[0]; ++kd)
+                for (std::int64_t kh = 0; kh < k[1]; ++kh)
+                  for (std::int64_t kw = 0; kw < k[2]; ++kw) {
+                    const std::int64_t id = od * st[0] - pd[0] + kd * dl[0];
+                    const std::int64_t ih = oh * st[1] - pd[1] + kh * dl[1];
+                    const std::int64_t iw = ow * st[2] - pd[2] + kw * dl[2];
+                    if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1] || iw < 0 || iw >= in[2])
+                      continue;
+                    s += x.data[(n * C + c) * in_vol + (id * in[1] + ih) * in[2] + iw] *
+                         w.data[(o * Cg + cg) * k_vol + (kd * k[1] + kh) * k[2] + kw];
+                  }
+            }
+            y.data[at++] = s;
           }
-        // Average pooling divides by the whole window, padding included: a linear operator.
-        out.data[(nc * OH + oh) * OW + ow] =
-            p.max ? acc : acc / static_cast<double>(p.kernel_h * p.kernel_w);
-      }
-  return out;
+    }
+  return y;
+}
+
+DenseTensor conv_transpose(const DenseTensor& x, const DenseTensor& w, const Conv2DParams& p,
+                           const std::vector<std::int64_t>& out_pad, Range c_range) {
+  const std::size_t r = x.sizes.size() - 2;
+  const std::int64_t N = x.sizes[0], C = x.sizes[1];
+  const std::int64_t Og = w.sizes[1], O = Og * p.groups, Cg = C / p.groups;
+  const auto in = spatial3(x.sizes), k = spatial3(w.sizes);
+  const auto st = widen(p.stride, 1), pd = widen(p.pad, 0), dl = widen(p.dil, 1),
+             op = widen(out_pad, 0);
+  std::array<std::int64_t, 3> out;
+  for (int i = 0; i < 3; ++i)
+    out[i] = st[i] * (in[i] - 1) + dl[i] * (k[i] - 1) + 1 - 2 * pd[i] + op[i];
+  DenseTensor y(with_spatial(N, O, out, r));
+  const std::int64_t in_vol = in[0] * in[1] * in[2], k_vol = k[0] * k[1] * k[2];
+  const std::int64_t out_vol = out[0] * out[1] * out[2];
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t c = 0; c < C; ++c) {
+      if (p.groups == 1 && (c < c_range.first || c >= c_range.second)) continue;
+      const std::int64_t g = c / Cg;
+      for (std::int64_t id = 0; id < in[0]; ++id)
+        for (std::int64_t ih = 0; ih < in[1]; ++ih)
+          for (std::int64_t iw = 0; iw < in[2]; ++iw) {
+            const double v = x.data[(n * C + c) * in_vol + (id * in[1] + ih) * in[2] + iw];
+            for (std::int64_t og = 0; og < Og; ++og)
+              for (std::int64_t kd = 0; kd < k[0]; ++kd)
+                for (std::int64_t kh = 0; kh < k[1]; ++kh)
+                  for (std::int64_t kw = 0; kw < k[2]; ++kw) {
+                    const std::int64_t zd = id * st[0] - pd[0] + kd * dl[0];
+                    const std::int64_t zh = ih * st[1] - pd[1] + kh * dl[1];
+                    const std::int64_t zw = iw * st[2] - pd[2] + kw * dl[2];
+                    if (zd < 0 || zd >= out[0] || zh < 0 || zh >= out[1] || zw < 0 ||
+                        zw >= out[2])
+                      continue;
+                    y.data[(n * O + g * Og + og) * out_vol + (zd * out[1] + zh) * out[2] + zw] +=
+                        v * w.data[(c * Og + og) * k_vol + (kd * k[1] + kh) * k[2] + kw];
+                  }
+          }
+    }
+  return y;
+}
+
+DenseTensor pool2d(const DenseTensor& x, const Pool2DParams& p) {
+  const std::size_t r = x.sizes.size() - 2;
+  const std::int64_t N = x.sizes[0], C = x.sizes[1];
+  const auto in = spatial3(x.sizes);
+  const auto k = widen(p.kernel, 1), st = widen(p.stride, 1), pd = widen(p.pad, 0);
+  std::array<std::int64_t, 3> out;
+  for (int i = 0; i < 3; ++i) out[i] = (in[i] + 2 * pd[i] - k[i]) / st[i] + 1;
+  DenseTensor y(with_spatial(N, C, out, r));
+  const std::int64_t in_vol = in[0] * in[1] * in[2];
+  std::int64_t at = 0;
+  for (std::int64_t nc = 0; nc < N * C; ++nc)
+    for (std::int64_t od = 0; od < out[0]; ++od)
+      for (std::int64_t oh = 0; oh < out[1]; ++oh)
+        for (std::int64_t ow = 0; ow < out[2]; ++ow) {
+          double acc = p.max ? -std::numeric_limits<double>::infinity() : 0.0;
+          for (std::int64_t kd = 0; kd < k[0]; ++kd)
+            for (std::int64_t kh = 0; kh < k[1]; ++kh)
+              for (std::int64_t kw = 0; kw < k[2]; ++kw) {
+                const std::int64_t id = od * st[0] - pd[0] + kd, ih = oh * st[1] - pd[1] + kh,
+                                   iw = ow * st[2] - pd[2] + kw;
+                if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1] || iw < 0 || iw >= in[2])
+                  continue;
+                const double v = x.data[nc * in_vol + (id * in[1] + ih) * in[2] + iw];
+                acc = p.max ? std::max(acc, v) : acc + v;
+              }
+          // Average pooling divides by the whole window, padding included: a linear operator.
+          y.data[at++] = p.max ? acc : acc / static_cast<double>(k[0] * k[1] * k[2]);
+        }
+  return y;
 }
 
 DenseTensor batch_norm(const DenseTensor& x, const DenseTensor& scale, const DenseTensor& bias,

@@ -42,6 +42,10 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
                        act};
   m[OpType::Pool2D] = {e("pool", {"max", "avg"}, std::nullopt), l("kernel"), pool_stride,
                        l("padding", {0, 0})};
+  // Defaults of one entry: one entry applies to every spatial dim (1 to 3 of them).
+  m[OpType::ConvTranspose] = {i("out_channels"), l("kernel"),        l("stride", {1}),
+                              l("padding", {0}), l("dilation", {1}), l("output_padding", {0}),
+                              i("groups", 1)};
   m[OpType::BatchNorm] = {r("epsilon", 1e-5), act};
   m[OpType::LayerNorm] = {i("normalized_dims", 1), r("epsilon", 1e-5)};
   m[OpType::MultiHeadAttention] = {i("num_heads"), i("fused", 0)};

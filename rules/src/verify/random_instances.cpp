@@ -146,11 +146,36 @@ std::vector<ParallelTensorShape> RandomInstances::shapes_for(O op, int arity, in
       const std::int64_t h = pick({4, 6}), w = pick({4, 6}), kh = pick({1, 2, 3}),
                          kw = pick({1, 2, 3});
       std::vector<ParallelTensorShape> out = {serial({2, c, h, w}), serial({o, c / g, kh, kw})};
+      // Now and then 1 or 3 spatial dims: [N, C, L] (the width alone) or [N, C, D, H, W].
+      const int spatial = static_cast<int>(pick({2, 2, 2, 2, 1, 3}));
+      if (spatial != 2) {
+        const std::int64_t depth = pick({2, 3}), kd = pick({1, 2});
+        out = spatial == 1
+                  ? std::vector{serial({2, c, w}), serial({o, c / g, kw})}
+                  : std::vector{serial({2, c, depth, h, w}), serial({o, c / g, kd, kh, kw})};
+      }
       if (arity == 3) out.push_back(serial({o}));
       return out;
     }
-    case O::Pool2D:
-      return {serial({2, pick_size(), pick({4, 6}), pick({4, 6})})};
+    case O::ConvTranspose: {
+      const std::int64_t g = pick({1, 1, 2});
+      const std::int64_t c = g * pick({1, 2}), og = pick({1, 2});
+      const int spatial = static_cast<int>(pick({1, 2, 2, 3}));
+      std::vector<std::int64_t> xs{2, c}, ws{c, og};
+      for (int i = 0; i < spatial; ++i) {
+        xs.push_back(pick({2, 3}));
+        ws.push_back(pick({1, 2, 3}));
+      }
+      std::vector<ParallelTensorShape> out = {serial(xs), serial(ws)};
+      if (arity == 3) out.push_back(serial({og * g}));
+      return out;
+    }
+    case O::Pool2D: {
+      const int spatial = static_cast<int>(pick({2, 2, 2, 2, 1, 3}));
+      std::vector<std::int64_t> xs{2, pick_size()};
+      for (int i = 0; i < spatial; ++i) xs.push_back(pick({4, 6}));
+      return {serial(xs)};
+    }
     case O::BatchNorm: {
       auto xs = random_sizes(std::max(r, 2));
       return {serial(xs), serial({xs[1]}), serial({xs[1]})};
@@ -358,19 +383,43 @@ std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, i
     return I(ok.empty() || std::uniform_int_distribution<int>(0, 9)(rng_) == 0 ? 1 : choose(ok));
   }
   if (n == "out_features") return I(in.size() > 1 ? in[1]->shape.dims.back().size : pick_size());
-  if (n == "out_channels") return I(in.size() > 1 ? in[1]->shape.dims[0].size : 2);
-  if (n == "groups")
-    return I(in.size() > 1 && in[1]->shape.rank() == 4 && in[1]->shape.dims[1].size > 0
+  // Window lists have one entry per spatial dim of x [N, C, spatial...] (two when unknown).
+  const int spatial = x && r >= 3 && r <= 5 ? r - 2 : 2;
+  auto window = [&](const std::vector<std::int64_t>& values) {
+    std::vector<std::int64_t> v;
+    for (int i = 0; i < spatial; ++i) v.push_back(choose(values));
+    return L(v);
+  };
+  const bool weighted = op == O::Conv2D || op == O::ConvTranspose;
+  if (n == "out_channels") {
+    if (op == O::ConvTranspose && in.size() > 1 && in[1]->shape.rank() >= 3) {
+      // w [C, O/groups, k...]: the bias says O; else a groups that divides C.
+      if (in.size() == 3) return I(in[2]->shape.dims[0].size);
+      const std::int64_t groups = x->dims[1].size % 2 == 0 ? choose({1, 1, 2}) : 1;
+      return I(in[1]->shape.dims[1].size * groups);
+    }
+    return I(in.size() > 1 ? in[1]->shape.dims[0].size : 2);
+  }
+  if (n == "groups") {
+    if (op == O::ConvTranspose && in.size() > 1 && in[1]->shape.rank() >= 3)
+      return I(std::max<std::int64_t>(1, earlier.get_int("out_channels", 1) /
+                                             std::max<std::int64_t>(1, in[1]->shape.dims[1].size)));
+    return I(in.size() > 1 && in[1]->shape.rank() >= 3 && in[1]->shape.dims[1].size > 0
                  ? std::max<std::int64_t>(1, x->dims[1].size / in[1]->shape.dims[1].size)
                  : 1);
-  if (n == "kernel") {
-    if (op == O::Conv2D && in.size() > 1 && in[1]->shape.rank() == 4)
-      return L({in[1]->shape.dims[2].size, in[1]->shape.dims[3].size});
-    return L({choose({1, 2}), choose({1, 2})});
   }
-  if (n == "stride") return L({choose({1, 1, 2}), choose({1, 1, 2})});
-  if (n == "padding") return L({choose({0, 0, 1}), choose({0, 0, 1})});
-  if (n == "dilation") return L({1, 1});
+  if (n == "kernel") {
+    if (weighted && in.size() > 1 && in[1]->shape.rank() >= 3) {
+      std::vector<std::int64_t> k;
+      for (int i = 2; i < in[1]->shape.rank(); ++i) k.push_back(in[1]->shape.dims[i].size);
+      return L(k);
+    }
+    return window({1, 2});
+  }
+  if (n == "stride") return window({1, 1, 2});
+  if (n == "padding") return window({0, 0, 1});
+  if (n == "dilation") return L(std::vector<std::int64_t>(static_cast<std::size_t>(spatial), 1));
+  if (n == "output_padding") return window({0, 0, 1});
   if (n == "activation") return I(choose({0, 0, 0, 1, 2, 3, 4}));
   if (n == "pool" || n == "aggregate" || n == "keepdims") return I(choose({0, 1}));
   // The index operators: k and depth within the (equal) sizes shapes_for gives them.

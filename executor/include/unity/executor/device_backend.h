@@ -46,20 +46,25 @@ struct BroadcastShape {
   std::vector<i64> out, a, b;
 };
 
+// A convolution over 1 to 3 spatial dims as a 3-D one: depth (d) and height (h) are 1 for a 1-D
+// convolution (its length is the width), depth is 1 for a 2-D one. Backends without 3-D kernels
+// refuse a spec with depth > 1 (`is_3d`).
 struct ConvSpec {
-  i64 n = 1, c = 1, h = 1, w = 1;  // input (local)
-  i64 o = 1, groups = 1;           // output channels (local) and groups (local)
-  i64 kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
-  i64 pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
-  i64 oh = 1, ow = 1;  // output (local)
+  i64 n = 1, c = 1, d = 1, h = 1, w = 1;  // input (local)
+  i64 o = 1, groups = 1;                  // output channels (local) and groups (local)
+  i64 kd = 1, kh = 1, kw = 1, sd = 1, sh = 1, sw = 1, dd = 1, dh = 1, dw = 1;
+  i64 pad_front = 0, pad_back = 0, pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  i64 od = 1, oh = 1, ow = 1;  // output (local)
+  bool is_3d() const { return d != 1 || kd != 1 || od != 1; }
 };
 
 struct PoolSpec {
   bool max = true;
-  i64 n = 1, c = 1, h = 1, w = 1;
-  i64 kh = 1, kw = 1, sh = 1, sw = 1;
-  i64 pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
-  i64 oh = 1, ow = 1;
+  i64 n = 1, c = 1, d = 1, h = 1, w = 1;
+  i64 kd = 1, kh = 1, kw = 1, sd = 1, sh = 1, sw = 1;
+  i64 pad_front = 0, pad_back = 0, pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  i64 od = 1, oh = 1, ow = 1;
+  bool is_3d() const { return d != 1 || kd != 1 || od != 1; }
   // Average pooling divides by the number of input elements inside the window (ONNX's default,
   // count_include_pad = 0); padding only ever lies outside the whole tensor, never at a piece edge.
 };

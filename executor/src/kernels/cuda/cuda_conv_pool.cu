@@ -24,6 +24,20 @@ struct Descriptors {
   }
 };
 
+// cuDNN runs the 1-D and 2-D convolutions (a 1-D one is 2-D of height 1); 3-D ones, and the
+// negative end padding of a transposed convolution's output_padding, run on the CPU backend only.
+void refuse_unsupported(const ConvSpec& s) {
+  if (s.is_3d())
+    throw std::runtime_error("the CUDA backend has no 3-D convolution (depth > 1); run it on the CPU backend");
+  if (s.pad_front < 0 || s.pad_back < 0 || s.pad_top < 0 || s.pad_bottom < 0 || s.pad_left < 0 || s.pad_right < 0)
+    throw std::runtime_error(
+        "the CUDA backend has no transposed convolution with output_padding; run it on the CPU backend");
+}
+
+void refuse_unsupported(const PoolSpec& s) {
+  if (s.is_3d()) throw std::runtime_error("the CUDA backend has no 3-D pooling (depth > 1); run it on the CPU backend");
+}
+
 bool symmetric(const ConvSpec& s) { return s.pad_top == s.pad_bottom && s.pad_left == s.pad_right; }
 
 // Descriptors for an input of h x w with padding (ph, pw).
@@ -119,6 +133,7 @@ __global__ void pool_backward_kernel(PoolSpec s, const float* dy, const int* arg
 }  // namespace
 
 void CudaBackend::conv2d(const ConvSpec& s, const float* x, const float* w, float* y) {
+  refuse_unsupported(s);
   Descriptors d;
   const bool sym = symmetric(s);
   if (sym) {
@@ -141,6 +156,7 @@ void CudaBackend::conv2d(const ConvSpec& s, const float* x, const float* w, floa
 }
 
 void CudaBackend::conv2d_backward_data(const ConvSpec& s, const float* dy, const float* w, float* dx) {
+  refuse_unsupported(s);
   Descriptors d;
   const bool sym = symmetric(s);
   const i64 hp = s.h + s.pad_top + s.pad_bottom, wp = s.w + s.pad_left + s.pad_right;
@@ -178,6 +194,7 @@ void CudaBackend::conv2d_backward_data(const ConvSpec& s, const float* dy, const
 }
 
 void CudaBackend::conv2d_backward_filter(const ConvSpec& s, const float* x, const float* dy, float* dw) {
+  refuse_unsupported(s);
   Descriptors d;
   if (symmetric(s)) {
     describe(d, s, s.h, s.w, s.pad_top, s.pad_left);
@@ -199,11 +216,13 @@ void CudaBackend::conv2d_backward_filter(const ConvSpec& s, const float* x, cons
 }
 
 void CudaBackend::pool2d(const PoolSpec& s, const float* x, float* y, std::int32_t* argmax) {
+  refuse_unsupported(s);
   const i64 n = s.n * s.c * s.oh * s.ow;
   if (n > 0) pool_kernel<<<blocks_for(n), 256, 0, stream_>>>(s, x, y, argmax);
 }
 
 void CudaBackend::pool2d_backward(const PoolSpec& s, const float* dy, const std::int32_t* argmax, float* dx) {
+  refuse_unsupported(s);
   const i64 n = s.n * s.c * s.oh * s.ow;
   if (n > 0) pool_backward_kernel<<<blocks_for(n), 256, 0, stream_>>>(s, dy, argmax, dx);
 }

@@ -89,4 +89,5 @@
   X(ArgMin)                \
   X(Pad)                   \
   X(GatherND)              \
-  X(ScatterND)
+  X(ScatterND)              \
+  X(ConvTranspose)
