@@ -229,7 +229,7 @@ void conv_axioms(Ctx& c) {
     // A spatial split exchanges halos: the output is the same, but an output split need not come
     // from an input split of the same degree, so one direction only.
     c.add(n + "_spatial_partition", M::Forward, conv(P(k, d, x), R(d, w), R(d, b)),
-          P(k, d, conv(x, w, b)), ilit(2) <= norm(k, rank(x)) && norm(k, rank(x)) < rank(x));
+          P(k, d, conv(x, w, b)), is_dim(k, x, 2) || is_dim(k, x, 3));
     c.add(n + "_output_partition", M::Forward, conv(R(d, x), P(kw, d, w), bias(P(kb, d, b))),
           P(1, d, conv(x, w, b)), dense && is_dim(kw, w, 0) && bias_dim);
     c.add(n + "_output_partition_back", M::Forward, P(k, d, conv(x, w, b)),
@@ -247,37 +247,6 @@ void conv_axioms(Ctx& c) {
     c.add(n + "_group_partition", M::Forward, conv(P(k, d, x), P(kw, d, w), bias(P(kb, d, b))),
           P(1, d, conv(x, w, b)),
           attrs.at("groups") != 1 && is_dim(k, x, 1) && is_dim(kw, w, 0) && bias_dim);
-  }
-}
-
-// ConvTranspose x [N, C, ...], w [C, O/groups, k...]: samples split; output channels are w's dim
-// 1 (x replicated); input channels are x's dim 1 and w's dim 0 (partial sums). Spatial dims whole.
-void conv_transpose_axioms(Ctx& c) {
-  const E kw = ivar("kw"), kb = ivar("kb");
-  for (int arity : {2, 3}) {
-    const std::string n = arity == 2 ? "conv_transpose" : "conv_transpose_bias";
-    std::map<std::string, E> attrs;
-    auto ct = [&](const E& xx, const E& ww, const E& bb) {
-      return app_attrs(O::ConvTranspose,
-                       arity == 2 ? std::vector<E>{xx, ww} : std::vector<E>{xx, ww, bb}, attrs);
-    };
-    ct(x, w, b);
-    const E bias_dim = arity == 3 ? is_dim(kb, b, 0) : blit(true);
-    auto bias = [&](const E& e) { return arity == 3 ? e : b; };
-    const E dense = attrs.at("groups") == 1;
-    const E sample = is_dim(k, x, 0);
-    c.add(n + "_sample_partition", M::Both, ct(P(k, d, x), R(d, w), R(d, b)), P(k, d, ct(x, w, b)),
-          sample);
-    c.add(n + "_sample_combine", M::Both, ct(C(k, d, x), w, b), C(k, d, ct(x, R(d, w), R(d, b))),
-          sample);
-    c.add(n + "_output_partition", M::Forward, ct(R(d, x), P(kw, d, w), bias(P(kb, d, b))),
-          P(1, d, ct(x, w, b)), dense && is_dim(kw, w, 1) && bias_dim);
-    c.add(n + "_output_combine", M::Forward, ct(x, C(kw, d, w), bias(C(kb, d, b))),
-          C(1, d, ct(R(d, x), w, b)), dense && is_dim(kw, w, 1) && bias_dim);
-    c.add(n + "_channel_reduction", M::Forward, Red(d, ct(P(k, d, x), P(kw, d, w), R(d, b))),
-          ct(x, w, b), dense && is_dim(k, x, 1) && is_dim(kw, w, 0));
-    c.add(n + "_channel_combine", M::Forward, ct(C(k, d, x), C(kw, d, w), b),
-          Red(d, ct(x, w, R(d, b))), dense && is_dim(k, x, 1) && is_dim(kw, w, 0));
   }
 }
 
@@ -510,7 +479,6 @@ void add_compute_axioms(Theory& th) {
   binary_axioms(c);
   dense_axioms(c);
   conv_axioms(c);
-  conv_transpose_axioms(c);
   normalization_axioms(c);
   embedding_axioms(c);
   attention_axioms(c);

@@ -76,6 +76,8 @@ void add_unary_compute_axioms(Theory& t, OpType op);
 void add_unary_layout_axioms(Theory& t, OpType op);
 // Resize's facts and axioms (axioms_resize.cpp).
 void add_resize_theory(Theory& t);
+// ConvTranspose's facts and axioms (axioms_conv_transpose.cpp).
+void add_conv_transpose_theory(Theory& t);
 // TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (axioms_index.cpp).
 bool is_index_operator(OpType op);
 // Pad's facts and axioms (axioms_pad.cpp).

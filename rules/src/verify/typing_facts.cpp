@@ -137,40 +137,19 @@ void add_typing_facts(Theory& th) {
     std::map<std::string, E> attrs;
     const std::vector<E> args = arity == 2 ? std::vector<E>{x, w} : std::vector<E>{x, w, b};
     const E a = with_attr_vars(O::Conv2D, args, "a_", attrs);
-    // x [N, C, spatial...] with 1 to 3 spatial dims, whose degrees the output keeps.
     E holds =
-        ilit(3) <= rank(x) && rank(x) <= 5 && rank(w) == rank(x) && rank(a) == rank(x) &&
-        degree(a, 0) == degree(x, 0) && degree(a, 1) == degree(w, 0) &&
+        rank(x) == 4 && rank(w) == 4 && rank(a) == 4 && degree(a, 0) == degree(x, 0) &&
+        degree(a, 1) == degree(w, 0) && degree(a, 2) == degree(x, 2) &&
+        degree(a, 3) == degree(x, 3) &&
         (attrs.at("groups") != 1 || (degree(w, 1) == degree(x, 1) && replica(a) == degree(x, 1) &&
                                      replica(x) == degree(w, 0)));
     if (arity == 3) holds = holds && rank(b) == 1 && degree(b, 0) == degree(w, 0);
-    const std::string n = "Conv2D" + std::to_string(arity);
-    f.add(n + "_shape", a, !ok(a) || holds);
-    f.add(n + "_spatial_degrees", degree(a, i),
-          !(ok(a) && ilit(2) <= i && i < rank(a)) || degree(a, i) == degree(x, i));
-  }
-  // ConvTranspose: x [N, C, spatial...], w [C, O/groups, k...]; spatial dims whole.
-  for (int arity : {2, 3}) {
-    std::map<std::string, E> attrs;
-    const std::vector<E> args = arity == 2 ? std::vector<E>{x, w} : std::vector<E>{x, w, b};
-    const E a = with_attr_vars(O::ConvTranspose, args, "a_", attrs);
-    E holds =
-        ilit(3) <= rank(x) && rank(x) <= 5 && rank(w) == rank(x) && rank(a) == rank(x) &&
-        degree(a, 0) == degree(x, 0) &&
-        (attrs.at("groups") != 1 || (degree(w, 0) == degree(x, 1) && replica(a) == degree(x, 1) &&
-                                     replica(x) == degree(w, 1) && degree(a, 1) == degree(w, 1)));
-    if (arity == 3) holds = holds && rank(b) == 1 && degree(b, 0) == degree(a, 1);
-    const std::string n = "ConvTranspose" + std::to_string(arity);
-    f.add(n + "_shape", a, !ok(a) || holds);
-    f.add(n + "_spatial_degrees", degree(a, i),
-          !(ok(a) && ilit(2) <= i && i < rank(a)) || (degree(a, i) == 1 && degree(x, i) == 1));
+    f.add("Conv2D" + std::to_string(arity) + "_shape", a, !ok(a) || holds);
   }
   {
     std::map<std::string, E> attrs;
     const E a = with_attr_vars(O::Pool2D, {x}, "a_", attrs);
-    f.add("Pool2D_shape", a,
-          !ok(a) || (ilit(3) <= rank(x) && rank(x) <= 5 && rank(a) == rank(x) &&
-                     replica(a) == replica(x)));
+    f.add("Pool2D_shape", a, !ok(a) || (rank(x) == 4 && rank(a) == 4 && replica(a) == replica(x)));
     f.same_degrees("Pool2D", a, x, blit(true), i < 2);
   }
   {
