@@ -14,26 +14,6 @@ namespace {
 namespace ik = index_kernels;
 using Ints = std::vector<std::int64_t>;
 
-Ints host_ints(DeviceBackend& be, const Slot& s) {
-  Ints v(static_cast<std::size_t>(s.elements()));
-  be.to_host(v.data(), s.value, v.size() * sizeof(std::int64_t));
-  return v;
-}
-
-std::vector<float> host_grad(DeviceBackend& be, const float* p, i64 n) {
-  std::vector<float> v(static_cast<std::size_t>(n));
-  be.to_host(v.data(), p, v.size() * sizeof(float));
-  return v;
-}
-
-void upload(DeviceBackend& be, void* dst, const std::vector<float>& v) {
-  be.to_device(dst, v.data(), v.size() * sizeof(float));
-}
-
-void upload(DeviceBackend& be, void* dst, const Ints& v) {
-  be.to_device(dst, v.data(), v.size() * sizeof(std::int64_t));
-}
-
 [[noreturn]] void index_out_of_range(const StepContext& ctx, std::int64_t n) {
   throw InputError(fmt::format("{}: an index lies outside [-{}, {})",
                                ctx.program.graph.describe(ctx.node.id), n, n));
@@ -115,9 +95,9 @@ class IndexRunner final : public OpRunner {
       switch (type_) {
         case OpType::TopK: {
           if (!x.grad) break;
-          const auto dy = host_grad(be, t.out[0]->grad, t.out[0]->elements());
+          const auto dy = host_copy(be, t.out[0]->grad, t.out[0]->elements());
           const Ints idx = host_ints(be, *t.out[1]);
-          auto dx = host_grad(be, x.grad, x.elements());
+          auto dx = host_copy(be, x.grad, x.elements());
           ik::gather_elements_backward(dy.data(), idx.data(), t.out[0]->shape, x.shape, axis_,
                                        dx.data());
           upload(be, x.grad, dx);
@@ -125,9 +105,9 @@ class IndexRunner final : public OpRunner {
         }
         case OpType::GatherElements: {
           if (!x.grad) break;
-          const auto dy = host_grad(be, t.out[0]->grad, t.out[0]->elements());
+          const auto dy = host_copy(be, t.out[0]->grad, t.out[0]->elements());
           const Ints idx = host_ints(be, *t.in[1]);
-          auto dx = host_grad(be, x.grad, x.elements());
+          auto dx = host_copy(be, x.grad, x.elements());
           ik::gather_elements_backward(dy.data(), idx.data(), t.in[1]->shape, x.shape, axis_,
                                        dx.data());
           upload(be, x.grad, dx);
@@ -136,11 +116,11 @@ class IndexRunner final : public OpRunner {
         case OpType::ScatterElements: {
           Slot& u = *t.in[2];
           if (!x.grad && !u.grad) break;
-          const auto dy = host_grad(be, t.out[0]->grad, t.out[0]->elements());
+          const auto dy = host_copy(be, t.out[0]->grad, t.out[0]->elements());
           const Ints idx = host_ints(be, *t.in[1]);
           std::vector<float> dx, du;
-          if (x.grad) dx = host_grad(be, x.grad, x.elements());
-          if (u.grad) du = host_grad(be, u.grad, u.elements());
+          if (x.grad) dx = host_copy(be, x.grad, x.elements());
+          if (u.grad) du = host_copy(be, u.grad, u.elements());
           ik::scatter_elements_backward(dy.data(), x.shape, idx.data(), t.in[1]->shape, axis_,
                                         add(), x.grad ? dx.data() : nullptr,
                                         u.grad ? du.data() : nullptr);

@@ -22,6 +22,20 @@ inline std::vector<float> host_copy(DeviceBackend& be, const void* p, i64 n) {
   return v;
 }
 
+// An int64 tensor (indices) copied to the host.
+inline std::vector<std::int64_t> host_ints(DeviceBackend& be, const Slot& s) {
+  std::vector<std::int64_t> v(static_cast<std::size_t>(s.elements()));
+  be.to_host(v.data(), s.value, v.size() * sizeof(std::int64_t));
+  return v;
+}
+
+inline void upload(DeviceBackend& be, void* dst, const std::vector<float>& v) {
+  be.to_device(dst, v.data(), v.size() * sizeof(float));
+}
+inline void upload(DeviceBackend& be, void* dst, const std::vector<std::int64_t>& v) {
+  be.to_device(dst, v.data(), v.size() * sizeof(std::int64_t));
+}
+
 // The activation some operators apply to their result ("activation" attribute).
 class FusedActivation {
  public:

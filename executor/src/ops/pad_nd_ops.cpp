@@ -15,22 +15,6 @@ namespace {
 namespace pk = pad_kernels;
 using PadInts = std::vector<std::int64_t>;
 
-PadInts pad_host_ints(DeviceBackend& be, const Slot& s) {
-  PadInts v(static_cast<std::size_t>(s.elements()));
-  be.to_host(v.data(), s.value, v.size() * sizeof(std::int64_t));
-  return v;
-}
-
-std::vector<float> pad_host_grad(DeviceBackend& be, const float* p, i64 n) {
-  std::vector<float> v(static_cast<std::size_t>(n));
-  be.to_host(v.data(), p, v.size() * sizeof(float));
-  return v;
-}
-
-void pad_upload(DeviceBackend& be, void* dst, const std::vector<float>& v) {
-  be.to_device(dst, v.data(), v.size() * sizeof(float));
-}
-
 class PadNdRunner final : public OpRunner {
  public:
   PadNdRunner(const Graph&, const Node& n) : type_(n.op.type), attrs_(n.op.attrs) {
@@ -59,10 +43,10 @@ class PadNdRunner final : public OpRunner {
       const Slot& x = *t.in[0];
       Slot* u = type_ == OpType::ScatterND ? t.in[2] : nullptr;
       if (!x.grad && !(u && u->grad)) continue;
-      const auto dy = pad_host_grad(be, t.out[0]->grad, t.out[0]->elements());
+      const auto dy = host_copy(be, t.out[0]->grad, t.out[0]->elements());
       std::vector<float> dx, du;
-      if (x.grad) dx = pad_host_grad(be, x.grad, x.elements());
-      if (u && u->grad) du = pad_host_grad(be, u->grad, u->elements());
+      if (x.grad) dx = host_copy(be, x.grad, x.elements());
+      if (u && u->grad) du = host_copy(be, u->grad, u->elements());
       if (type_ == OpType::Pad) {
         pk::pad_backward(dy.data(), x.shape, pads_, mode_, dx.data());
       } else {
@@ -78,8 +62,8 @@ class PadNdRunner final : public OpRunner {
                                   x.grad ? dx.data() : nullptr, u->grad ? du.data() : nullptr);
         }
       }
-      if (x.grad) pad_upload(be, x.grad, dx);
-      if (u && u->grad) pad_upload(be, u->grad, du);
+      if (x.grad) upload(be, x.grad, dx);
+      if (u && u->grad) upload(be, u->grad, du);
     }
   }
 
@@ -112,7 +96,7 @@ class PadNdRunner final : public OpRunner {
   }
 
   pk::NdLayout layout(const StepContext& ctx, DeviceBackend& be, const TaskBuffers& t) const {
-    const PadInts idx = pad_host_ints(be, *t.in[1]);
+    const PadInts idx = host_ints(be, *t.in[1]);
     pk::NdLayout L = pk::nd_layout(t.in[0]->shape, idx.data(), t.in[1]->shape,
                                    type_ == OpType::GatherND ? batch_dims_ : 0);
     if (!L.ok)

@@ -6,23 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "unity/core/ops/index_kernels.h"
+
 namespace unity::pad_kernels {
 
 using Dims = std::vector<std::int64_t>;
 
 enum class PadMode { Constant, Reflect, Edge };
 
-inline std::int64_t element_count(const Dims& d) {
-  std::int64_t n = 1;
-  for (auto v : d) n *= v;
-  return n;
-}
-
-inline Dims row_strides(const Dims& d) {
-  Dims s(d.size(), 1);
-  for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * d[i + 1];
-  return s;
-}
+using index_kernels::element_count;
+using index_kernels::row_strides;
 
 // false when `name` is no mode.
 inline bool pad_mode_of(const std::string& name, PadMode& mode) {
