@@ -239,22 +239,47 @@ void map_global_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int
                                           {x}, node_name(node)));
 }
 
+// What Conv and ConvTranspose read alike: x [N, C, spatial...], a weight of x's rank, and the
+// window's kernel (default: the weight's spatial dims), strides and dilations per spatial dim.
+struct WeightedWindow {
+  TensorRef x;
+  Ints sizes;
+  std::size_t r = 0;  // spatial dims
+  std::string w;
+  Ints wdims, kernel, strides, dilations;
+};
+
+WeightedWindow read_weighted_window(ImportContext& ctx, const ::onnx::NodeProto& node) {
+  WeightedWindow win;
+  win.x = require_spatial(ctx, node);
+  win.sizes = ctx.sizes(win.x);
+  win.r = win.sizes.size() - 2;
+  win.w = node.input(1);
+  win.wdims = ctx.dims(win.w);
+  if (win.wdims.size() != win.sizes.size())
+    unsupported_use(node, fmt::format("weight shape {} does not have the input's rank {}",
+                                      format_dims(win.wdims), win.sizes.size()));
+  win.kernel =
+      spatial_list(node, "kernel_shape", win.r, Ints(win.wdims.begin() + 2, win.wdims.end()));
+  win.strides = spatial_list(node, "strides", win.r, Ints(win.r, 1));
+  win.dilations = spatial_list(node, "dilations", win.r, Ints(win.r, 1));
+  return win;
+}
+
 // ConvTranspose: x [N, C, spatial...], W [C, O/group, k...] (our layout too), optional B [O].
 // ONNX's begin and end pads become our symmetric `padding` (the begins) and an `output_padding`
 // that absorbs the difference (output_padding + begin - end; negative trims trailing outputs);
 // output_shape and auto_pad SAME_* resolve to pads as ONNX's reference does.
 void map_conv_transpose(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
-  const TensorRef x = require_spatial(ctx, node);
-  const Ints sizes = ctx.sizes(x);
-  const std::size_t r = sizes.size() - 2;
-  const std::string& w = node.input(1);
-  const Ints wdims = ctx.dims(w);
-  if (wdims.size() != sizes.size())
-    unsupported_use(node, fmt::format("weight shape {} does not have the input's rank {}",
-                                      format_dims(wdims), sizes.size()));
-  const Ints kernel = spatial_list(node, "kernel_shape", r, Ints(wdims.begin() + 2, wdims.end()));
-  const Ints strides = spatial_list(node, "strides", r, Ints(r, 1));
-  const Ints dilations = spatial_list(node, "dilations", r, Ints(r, 1));
+  const WeightedWindow win = read_weighted_window(ctx, node);
+  const TensorRef x = win.x;
+  const Ints& sizes = win.sizes;
+  const std::size_t r = win.r;
+  const std::string& w = win.w;
+  const Ints& wdims = win.wdims;
+  const Ints& kernel = win.kernel;
+  const Ints& strides = win.strides;
+  const Ints& dilations = win.dilations;
   Ints out_pad = ints_or(node, "output_padding", Ints(r, 0));
   if (out_pad.size() != r)
     unsupported_use(node, fmt::format("output_padding {} must have one entry per spatial dim",
@@ -451,28 +476,18 @@ void map_group_norm(ImportContext& ctx, const ::onnx::NodeProto& node, std::int6
 
 TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& node,
                       const std::string& bias_value) {
-  const TensorRef x = require_spatial(ctx, node);
-  const Ints sizes = ctx.sizes(x);
-  const std::size_t r = sizes.size() - 2;
-  const std::string& w = node.input(1);
-  const Ints wdims = ctx.dims(w);
-  if (wdims.size() != sizes.size())
-    unsupported_use(node, fmt::format("weight shape {} does not have the input's rank {}",
-                                      format_dims(wdims), sizes.size()));
-  const Ints kernel = spatial_list(node, "kernel_shape", r, Ints(wdims.begin() + 2, wdims.end()));
-  const Ints strides = spatial_list(node, "strides", r, Ints(r, 1));
-  const Ints dilations = spatial_list(node, "dilations", r, Ints(r, 1));
-  const Ints padding = node_padding(ctx, node, sizes, kernel, strides, dilations);
-  const std::int64_t out_channels = wdims[0];
-  std::vector<TensorRef> inputs{x, ctx.tensor(w)};
+  const WeightedWindow win = read_weighted_window(ctx, node);
+  const Ints padding = node_padding(ctx, node, win.sizes, win.kernel, win.strides, win.dilations);
+  const std::int64_t out_channels = win.wdims[0];
+  std::vector<TensorRef> inputs{win.x, ctx.tensor(win.w)};
   const std::string& bias = bias_value.empty() ? input_name(node, 2) : bias_value;
   if (!bias.empty()) inputs.push_back(ctx.weight(bias, {out_channels}));
   return ctx.add(OpType::Conv2D,
                  {{"out_channels", out_channels},
-                  {"kernel", kernel},
-                  {"stride", strides},
+                  {"kernel", win.kernel},
+                  {"stride", win.strides},
                   {"padding", padding},
-                  {"dilation", dilations},
+                  {"dilation", win.dilations},
                   {"groups", attr_int(node, "group", 1)}},
                  inputs, node_name(node));
 }
