@@ -1,4 +1,5 @@
 #include "unity/core/shapes/shape_inference.h"
+#include "unity/core/ops/index_operators.h"
 
 #include "shape_rules.h"
 #include "unity/core/ops/operator_definition.h"
@@ -81,14 +82,6 @@ std::vector<ParallelTensorShape> infer_output_shapes(const Operator& op,
     case OpType::Resize:
       out = infer_resize(op, in);
       break;
-    case OpType::TopK:
-    case OpType::GatherElements:
-    case OpType::ScatterElements:
-    case OpType::OneHot:
-    case OpType::ArgMax:
-    case OpType::ArgMin:
-      out = infer_index(op, in);
-      break;
     case OpType::Pad:
     case OpType::GatherND:
     case OpType::ScatterND:
@@ -97,6 +90,8 @@ std::vector<ParallelTensorShape> infer_output_shapes(const Operator& op,
     default:
       if (is_parallel_op(op.type))
         out = infer_parallel(op, in);
+      else if (is_index_operator(op.type))
+        out = infer_index(op, in);
       else if (axis_function(op.type))
         out = infer_along_axis(op, in);
       else

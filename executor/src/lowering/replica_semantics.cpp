@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "lowering_internal.h"
+#include "unity/core/ops/index_operators.h"
 #include "unity/core/ops/operator_definition.h"
 
 namespace unity::executor::detail {
@@ -142,15 +143,6 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
       return {in[0]};
     case OpType::Split:
       return std::vector<ReplicaLayout>(n.outputs.size(), in[0]);
-    case OpType::TopK:
-    case OpType::GatherElements:
-    case OpType::ScatterElements:
-    case OpType::OneHot:
-    case OpType::ArgMax:
-    case OpType::ArgMin:
-      // Picking by value or by index is not linear in the indices (nor TopK in x).
-      require_all_copies(g, n, in, "it picks by value or by index");
-      return std::vector<ReplicaLayout>(n.outputs.size(), in[0]);
     case OpType::GatherND:
     case OpType::ScatterND:
       require_all_copies(g, n, in, "it picks or places by index");
@@ -174,6 +166,11 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
       return {in[0].with_inner({extra, true})};
     }
     default:
+      if (is_index_operator(t)) {
+        // Picking by value or by index is not linear in the indices (nor TopK in x).
+        require_all_copies(g, n, in, "it picks by value or by index");
+        return std::vector<ReplicaLayout>(n.outputs.size(), in[0]);
+      }
       if (!is_linear_unary(t)) require_all_copies(g, n, in, "it is not linear");
       return {in[0]};
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "lowering_internal.h"
+#include "unity/core/ops/index_operators.h"
 #include "unity/core/ops/window_attrs.h"
 #include "unity/core/shapes/concat_pieces.h"
 #include "unity/core/shapes/reshape_groups.h"
@@ -535,14 +536,6 @@ std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
     case OpType::Resize:
       resize(c);
       break;
-    case OpType::TopK:
-    case OpType::GatherElements:
-    case OpType::ScatterElements:
-    case OpType::OneHot:
-    case OpType::ArgMax:
-    case OpType::ArgMin:
-      index_op(c);
-      break;
     case OpType::Pad:
     case OpType::GatherND:
     case OpType::ScatterND:
@@ -551,6 +544,8 @@ std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
     default:
       if (is_parallel_op(n.op.type))
         parallel(c);
+      else if (is_index_operator(n.op.type))
+        index_op(c);
       else
         elementwise_like(c);  // unary, Softmax (axis whole)
   }

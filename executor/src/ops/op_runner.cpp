@@ -1,4 +1,5 @@
 #include "op_runner.h"
+#include "unity/core/ops/index_operators.h"
 
 #include <fmt/format.h>
 
@@ -88,13 +89,6 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
       return make_loss_runner(g, n);
     case OpType::Resize:
       return make_resize_runner(g, n);
-    case OpType::TopK:
-    case OpType::GatherElements:
-    case OpType::ScatterElements:
-    case OpType::OneHot:
-    case OpType::ArgMax:
-    case OpType::ArgMin:
-      return make_index_runner(g, n);
     case OpType::Pad:
     case OpType::GatherND:
     case OpType::ScatterND:
@@ -104,6 +98,7 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
       break;
     default:
       if (is_parallel_op(n.op.type)) return make_parallel_runner(g, n);
+      if (is_index_operator(n.op.type)) return make_index_runner(g, n);
       return make_elementwise_runner(g, n);
   }
   throw LoweringError(fmt::format("{}: no kernel for {}", g.describe(n.id), to_string(n.op.type)));

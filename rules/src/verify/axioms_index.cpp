@@ -14,11 +14,6 @@ using O = OpType;
 
 }  // namespace
 
-bool is_index_operator(OpType op) {
-  return op == O::TopK || op == O::GatherElements || op == O::ScatterElements || op == O::OneHot ||
-         op == O::ArgMax || op == O::ArgMin;
-}
-
 void add_index_axioms(Theory& th, OpType op) {
   const std::string n(to_string(op));
   const E x = tvar("x"), y = tvar("y"), z = tvar("z");

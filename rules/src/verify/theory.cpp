@@ -1,4 +1,5 @@
 #include "theory.h"
+#include "unity/core/ops/index_operators.h"
 
 #include <algorithm>
 

@@ -79,7 +79,6 @@ void add_resize_theory(Theory& t);
 // ConvTranspose's facts and axioms (axioms_conv_transpose.cpp).
 void add_conv_transpose_theory(Theory& t);
 // TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (axioms_index.cpp).
-bool is_index_operator(OpType op);
 // Pad's facts and axioms (axioms_pad.cpp).
 void add_pad_theory(Theory& t);
 void add_gather_nd_theory(Theory& t);
