@@ -23,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -148,6 +149,31 @@ std::string known_difference(const std::string& test) {
   return "";
 }
 
+// Makes the graph inputs `chosen` picks (by name and index among the inputs that are not
+// initializers, which is their test data file's number) initializers holding the test's values;
+// false when nothing was chosen or a data file cannot be read.
+bool inputs_to_constants(onnx::GraphProto& graph, const fs::path& dir,
+                         const std::function<bool(const std::string&, int)>& chosen) {
+  std::set<std::string> initializers;
+  for (const auto& t : graph.initializer()) initializers.insert(t.name());
+  std::vector<int> moved;
+  for (int k = 0, index = 0; k < graph.input_size(); ++k) {
+    if (initializers.count(graph.input(k).name())) continue;
+    const int data = index++;
+    if (!chosen(graph.input(k).name(), data)) continue;
+    onnx::TensorProto t;
+    std::ifstream in(dir / "test_data_set_0" / ("input_" + std::to_string(data) + ".pb"),
+                     std::ios::binary);
+    if (!in || !t.ParseFromIstream(&in)) return false;
+    t.set_name(graph.input(k).name());
+    *graph.add_initializer() = t;
+    moved.push_back(k);
+  }
+  for (auto it = moved.rbegin(); it != moved.rend(); ++it)
+    graph.mutable_input()->DeleteSubrange(*it, 1);
+  return !moved.empty();
+}
+
 // Adapts a model the importer refused, for what Unity models differently from ONNX (never for an
 // operator it lacks); returns false when `why` is no such case.
 //  - An operator whose extra outputs Unity's lacks (LayerNormalization's mean and inverse
@@ -175,20 +201,8 @@ bool adapt_model(onnx::ModelProto& m, const fs::path& dir, const std::string& wh
     const onnx::NodeProto& node = graph.node(0);
     std::set<std::string> structural{node.input(0)};
     if (node.op_type() == "Loop" && node.input_size() > 1) structural.insert(node.input(1));
-    std::vector<int> moved;
-    for (int k = 0, index = 0; k < graph.input_size(); ++k, ++index) {
-      if (!structural.count(graph.input(k).name())) continue;
-      onnx::TensorProto t;
-      std::ifstream in(dir / "test_data_set_0" / ("input_" + std::to_string(index) + ".pb"),
-                       std::ios::binary);
-      if (!in || !t.ParseFromIstream(&in)) return false;
-      t.set_name(graph.input(k).name());
-      *graph.add_initializer() = t;
-      moved.push_back(k);
-    }
-    for (auto it = moved.rbegin(); it != moved.rend(); ++it)
-      graph.mutable_input()->DeleteSubrange(*it, 1);
-    return !moved.empty();
+    return inputs_to_constants(
+        graph, dir, [&](const std::string& name, int) { return structural.count(name) != 0; });
   }
   const bool parameter_input = why.find("must be a constant") != std::string::npos ||
                                why.find("constant exponent") != std::string::npos ||
@@ -196,24 +210,8 @@ bool adapt_model(onnx::ModelProto& m, const fs::path& dir, const std::string& wh
                                why.find("sets the output's shape") != std::string::npos ||
                                why.find("symbolic batch dimension") != std::string::npos;
   if (!parameter_input || graph.input_size() < 2) return false;
-  std::set<std::string> initializers;
-  for (const auto& t : graph.initializer()) initializers.insert(t.name());
-  int index = 0;
-  std::vector<int> moved;
-  for (int k = 0; k < graph.input_size(); ++k) {
-    if (initializers.count(graph.input(k).name())) continue;
-    if (index++ == 0) continue;  // the data input
-    onnx::TensorProto t;
-    std::ifstream in(dir / "test_data_set_0" / ("input_" + std::to_string(index - 1) + ".pb"),
-                     std::ios::binary);
-    if (!in || !t.ParseFromIstream(&in)) return false;
-    t.set_name(graph.input(k).name());
-    *graph.add_initializer() = t;
-    moved.push_back(k);
-  }
-  for (auto it = moved.rbegin(); it != moved.rend(); ++it)
-    graph.mutable_input()->DeleteSubrange(*it, 1);
-  return !moved.empty();
+  // Every input but the first (the data input).
+  return inputs_to_constants(graph, dir, [](const std::string&, int index) { return index > 0; });
 }
 
 // Imports the test's model, adapted (in a copy under `scratch`) as adapt_model says when the
