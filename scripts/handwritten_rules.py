@@ -714,6 +714,43 @@ def pad():
     return out
 
 
+# --- parallel: mixture-of-experts ---------------------------------------------------------------
+
+def experts():
+    """The Experts operator (core/src/shapes/shape_inference_experts.cpp): tokens split with the
+    experts copied (data parallelism), the experts split over devices with every token copied and
+    the outputs summed (expert parallelism), the FFN width split (expert tensor parallelism)."""
+    out = []
+    for gated in (True, False):
+        ws = ["w1", "w2", "w3"] if gated else ["w1", "w2"]
+        ins = ["x", "g"] + ws
+        s = "" if gated else "_gelu"
+        attrs = {"mlp": "swiglu" if gated else "gelu"}
+        src = [node("ex", "Experts", ins, attrs)]
+        out.append(rule(
+            f"experts{s}_token_parallel", "parallel", "Experts: split the tokens (dim 0 of x and "
+            "the gates), copy the experts (data parallelism)", ins, src, ["ex"],
+            [part("px", "x", 0), part("pg", "g", 0)] + [repl("r" + w, w) for w in ws] +
+            [node("ex2", "Experts", ["px", "pg"] + ["r" + w for w in ws], copy="ex"),
+             comb("out", "ex2", 0)], ["out"], ["d"]))
+        out.append(rule(
+            f"experts{s}_expert_parallel", "parallel", "Experts: split the experts over devices "
+            "(the gates' last dim, every weight's dim 0), every device reads every token, the "
+            "partial outputs summed (expert parallelism)", ins, src, ["ex"],
+            [repl("rx", "x"), part("pg", "g", -1)] + [part("p" + w, w, 0) for w in ws] +
+            [node("ex2", "Experts", ["rx", "pg"] + ["p" + w for w in ws], copy="ex"),
+             red("out", "ex2")], ["out"], ["d"]))
+        out.append(rule(
+            f"experts{s}_ffn_parallel", "parallel", "Experts: split every expert's FFN width "
+            "(w1 and w3 dim 2, w2 dim 1), the partial outputs summed (expert tensor parallelism)",
+            ins, src, ["ex"],
+            [repl("rx", "x"), repl("rg", "g")] +
+            [part("p" + w, w, 1 if w == "w2" else 2) for w in ws] +
+            [node("ex2", "Experts", ["rx", "rg"] + ["p" + w for w in ws], copy="ex"),
+             red("out", "ex2")], ["out"], ["d"]))
+    return out
+
+
 FAMILIES = {
     "fusion": fusion,
     "dense": dense,
@@ -726,6 +763,7 @@ FAMILIES = {
     "parallel_algebra": parallel_algebra,
     "resize": resize,
     "pad": pad,
+    "experts": experts,
 }
 
 

@@ -43,6 +43,7 @@ nlohmann::json summary_json(const Graph& g) {
           {"operators", ops},
           {"parallel_operators", parallel},
           {"parameters", g.parameter_count()},
+          {"active_parameters", g.active_parameter_count()},
           {"weight_bytes", g.weight_bytes()},
           {"op_counts", counts},
           {"outputs", outputs},
@@ -56,6 +57,9 @@ void print_summary(const nlohmann::json& s) {
              s["parallel_operators"].get<std::int64_t>());
   fmt::print("parameters  {} ({})\n", human_count(s["parameters"].get<std::int64_t>()),
              human_bytes(s["weight_bytes"].get<std::int64_t>()));
+  if (s["active_parameters"] != s["parameters"])
+    fmt::print("active      {} per token (the experts a token's router picks)\n",
+               human_count(s["active_parameters"].get<std::int64_t>()));
   for (const auto& o : s["outputs"])
     fmt::print("output      {} {}\n", o["node"].get<std::string>(), o["shape"].get<std::string>());
   fmt::print("hash        {}\n\n", s["structural_hash"].get<std::string>());

@@ -24,11 +24,13 @@ TEST(Cli, ModelsListsThePaperModelsAndTheDecoderFamilies) {
   for (const auto& row : rows) names.insert(row["name"].get<std::string>());
   EXPECT_EQ(names,
             (std::set<std::string>{
-                "mlp",        "mnist-mlp",  "resnext50", "inception-v3", "bert-large", "dlrm",
-                "xdl",        "candle-uno", "gpt-1.7b",  "gpt-3.6b",     "gpt-7.5b",   "gpt-18b",
-                "gpt-39b",    "gpt-76b",    "gpt-145b",  "gpt-310b",     "gpt-530b",   "gpt-1t",
-                "gpt-tiny",   "llama-7b",   "llama-13b", "llama-70b",    "llama-tiny", "llama3-8b",
-                "llama3-70b", "llama3-405b"}));
+                "mlp",          "mnist-mlp",    "resnext50",     "inception-v3",  "bert-large",
+                "dlrm",         "xdl",          "candle-uno",    "gpt-1.7b",      "gpt-3.6b",
+                "gpt-7.5b",     "gpt-18b",      "gpt-39b",       "gpt-76b",       "gpt-145b",
+                "gpt-310b",     "gpt-530b",     "gpt-1t",        "gpt-tiny",      "llama-7b",
+                "llama-13b",    "llama-70b",    "llama-tiny",    "llama3-8b",     "llama3-70b",
+                "llama3-405b",  "mixtral-8x7b", "mixtral-8x22b", "qwen3-30b-a3b", "qwen3-235b-a22b",
+                "gpt-oss-120b", "moe-tiny"}));
   for (const auto& row : rows) {
     if (row["name"] == "mnist-mlp") {
       EXPECT_EQ(row["parameters"], 406528);

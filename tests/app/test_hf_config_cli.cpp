@@ -1,6 +1,6 @@
 // A Hugging Face config.json as the MODEL of `unity show` and `unity optimize`: the published
 // configs in models/hf/ and small ones written for the tests (tests/data/hf/); unknown,
-// truncated and mixture-of-experts configs exit 1 with the reason and write nothing.
+// truncated configs and DeepSeek-V3's (latent attention) exit 1 with the reason and write nothing.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -63,9 +63,9 @@ TEST(HfConfigCli, BadConfigsExitOneAndWriteNothing) {
   EXPECT_FALSE(fs::exists(out));
   EXPECT_EQ(run_cli("show " + test_config("truncated")).exit_code, 1);
 
-  auto moe = run_cli("show " + published("Mixtral-8x7B-v0.1"));
-  EXPECT_EQ(moe.exit_code, 1);
-  EXPECT_NE(moe.err.find("mixture-of-experts"), std::string::npos) << moe.err;
+  auto mla = run_cli("show " + published("DeepSeek-V3"));
+  EXPECT_EQ(mla.exit_code, 1);
+  EXPECT_NE(mla.err.find("multi-head latent attention"), std::string::npos) << mla.err;
 
   auto resized = run_cli("show " + test_config("tiny-llama") + " --hidden 128");
   EXPECT_EQ(resized.exit_code, 1);

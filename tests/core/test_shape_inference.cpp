@@ -450,7 +450,8 @@ TEST(ShapeInference, EveryOperatorIsCovered) {
   int undescribed = 0;
   for (const OperatorDefinition* d : operator_definitions())
     undescribed += !d->pointwise && !d->along_axis;
-  EXPECT_EQ(undescribed, 46);  // 35, Resize, the index operators, Pad, GatherND, ScatterND, ConvTranspose
+  EXPECT_EQ(undescribed, 47);  // 35, Resize, the index operators, Pad, GatherND, ScatterND,
+                               // ConvTranspose, Experts
 }
 
 // The index operators read their axis whole and split every other dim alike on all inputs.
@@ -531,4 +532,46 @@ TEST(ShapeInference, PadAndNdIndexOperators) {
                   "input 2 (updates)");
   expect_rejected(snd, {S({{8, 2}, {6, 1}}), S({{3, 1}, {1, 1}}, 1, I64), S({{3, 1}, {6, 1}})},
                   "any index tuple may write anywhere");
+}
+
+// Experts over x [T, H] and gates [T, E]: tokens, experts and the FFN width split; the output's
+// replica is the experts' degree times the FFN's (partial sums).
+TEST(ShapeInference, Experts) {
+  const auto ex = Op(OpType::Experts, {{"top_k", std::int64_t{2}}});
+  // Serial: 8 tokens of 16, 4 experts of width 6.
+  EXPECT_EQ(infer1(ex, {S({{8, 1}, {16, 1}}), S({{8, 1}, {4, 1}}), S({{4, 1}, {16, 1}, {6, 1}}),
+                        S({{4, 1}, {6, 1}, {16, 1}}), S({{4, 1}, {16, 1}, {6, 1}})}),
+            S({{8, 1}, {16, 1}}));
+  // Tokens by 2 (weights copied twice) and experts by 2 (x copied twice): replica 2 out.
+  EXPECT_EQ(
+      infer1(ex, {S({{8, 2}, {16, 1}}, 2), S({{8, 2}, {4, 2}}), S({{4, 2}, {16, 1}, {6, 1}}, 2),
+                  S({{4, 2}, {6, 1}, {16, 1}}, 2), S({{4, 2}, {16, 1}, {6, 1}}, 2)}),
+      S({{8, 2}, {16, 1}}, 2));
+  // Experts by 2 and the FFN width by 3: x copied 6 times, the gates 3 times, replica 6 out.
+  EXPECT_EQ(
+      infer1(ex, {S({{8, 1}, {16, 1}}, 6), S({{8, 1}, {4, 2}}, 3), S({{4, 2}, {16, 1}, {6, 3}}),
+                  S({{4, 2}, {6, 3}, {16, 1}}), S({{4, 2}, {16, 1}, {6, 3}})}),
+      S({{8, 1}, {16, 1}}, 6));
+  // GELU experts take no w3.
+  EXPECT_EQ(infer1(Op(OpType::Experts, {{"top_k", std::int64_t{1}}, {"mlp", std::string("gelu")}}),
+                   {S({{8, 1}, {16, 1}}), S({{8, 1}, {4, 1}}), S({{4, 1}, {16, 1}, {6, 1}}),
+                    S({{4, 1}, {6, 1}, {16, 1}})}),
+            S({{8, 1}, {16, 1}}));
+  expect_rejected(ex,
+                  {S({{8, 1}, {16, 1}}), S({{8, 1}, {4, 1}}), S({{4, 1}, {16, 1}, {6, 1}}),
+                   S({{4, 1}, {6, 1}, {16, 1}})},
+                  "takes x, gates and 3 weights");
+  expect_rejected(ex,
+                  {S({{8, 1}, {16, 2}}, 1), S({{8, 1}, {4, 1}}), S({{4, 1}, {16, 1}, {6, 1}}),
+                   S({{4, 1}, {6, 1}, {16, 1}}), S({{4, 1}, {16, 1}, {6, 1}})},
+                  "every expert reads the whole hidden state");
+  // The experts split on the gates but not on w2.
+  expect_rejected(ex,
+                  {S({{8, 1}, {16, 1}}, 2), S({{8, 1}, {4, 2}}), S({{4, 2}, {16, 1}, {6, 1}}),
+                   S({{4, 1}, {6, 1}, {16, 1}}), S({{4, 2}, {16, 1}, {6, 1}})},
+                  "input 3 (w2 [E, F, H]) dim 0 has degree 1 but must have degree 2");
+  expect_rejected(Op(OpType::Experts, {{"top_k", std::int64_t{5}}}),
+                  {S({{8, 1}, {16, 1}}), S({{8, 1}, {4, 1}}), S({{4, 1}, {16, 1}, {6, 1}}),
+                   S({{4, 1}, {6, 1}, {16, 1}}), S({{4, 1}, {16, 1}, {6, 1}})},
+                  "top_k 5 is more than the 4 experts");
 }

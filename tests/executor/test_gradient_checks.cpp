@@ -705,3 +705,18 @@ TEST(GradientCheck, PadAndNdIndexOperators) {
                   "scatternd");
     });
 }
+
+// Experts: every picked expert's SwiGLU (or GELU) FFN, weighted by its gate. With dense random
+// gates every expert runs; through a router only the top-k do, and the gradient reaches the
+// router's weight through the picked gates alone.
+TEST(GradientCheck, Experts) {
+  for (bool gated : {true, false})
+    check_gradients([&](GraphBuilder& b) {
+      return b.experts(b.weight("x", {6, 4}), b.weight("gates", {6, 3}), 5, 2, "experts", gated);
+    });
+  check_gradients([](GraphBuilder& b) {
+    const TensorRef x = b.weight("x", {2, 3, 4});
+    const TensorRef gates = b.moe_router(x, 4, 2, "router", /*sigmoid=*/false, /*normalize=*/true);
+    return b.experts(x, gates, 3, 2, "experts");
+  });
+}

@@ -202,3 +202,34 @@ TEST(ParallelPatterns, FourDevicePlansOnTwoRanksAndOneRank) {
   b.softmax_cross_entropy(y, b.replicate(labels(b, 8), 4), "loss");
   for (int ranks : {4, 2, 1}) expect_equivalent(g, 4, ranks);
 }
+
+// A mixture-of-experts layer: the router picks 2 of 4 experts per token; the experts are split
+// over 2 devices (expert parallelism: each device runs its 2 experts on every token routed to
+// them, the partial outputs summed), then also the FFN width (expert tensor parallelism), and
+// the tokens with the experts copied (data parallelism).
+TEST(ParallelPatterns, ExpertsSplitByExpertsByFfnAndByTokens) {
+  for (const char* split : {"experts", "ffn", "tokens"}) {
+    SCOPED_TRACE(split);
+    Graph g;
+    GraphBuilder b(g);
+    TensorRef x = b.input("tokens", {4, 3, 8});
+    TensorRef gates = b.moe_router(x, 4, 2, "router", false, true);
+    std::vector<TensorRef> w{b.weight("w1", {4, 8, 6}), b.weight("w2", {4, 6, 8}),
+                             b.weight("w3", {4, 8, 6})};
+    std::vector<TensorRef> in;
+    const std::string how = split;
+    if (how == "tokens") {
+      in = {b.partition(x, 0, 2), b.partition(gates, 0, 2)};
+      for (auto t : w) in.push_back(b.replicate(t, 2));
+    } else {
+      in = {b.replicate(x, 2), how == "experts" ? b.partition(gates, 2, 2) : b.replicate(gates, 2)};
+      for (int i = 0; i < 3; ++i)
+        in.push_back(b.partition(w[i], how == "experts" ? 0 : (i == 1 ? 1 : 2), 2));
+    }
+    TensorRef y = b.op(OpType::Experts, {{"top_k", std::int64_t{2}}}, in, "experts");
+    y = how == "tokens" ? b.combine(y, 0, 2) : b.reduce(y, 2);
+    y = b.layer_norm(b.add(y, x, "residual"), "ln");
+    classify(b, b.reduce_mean(y, {1}, false, "pool"), 4);
+    expect_equivalent(g, 2, 2);
+  }
+}

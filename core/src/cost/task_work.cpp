@@ -76,6 +76,35 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       }
       break;
     }
+    case OpType::Experts: {
+      // A dropless grouped GEMM: of this task's tokens, each runs through top_k experts, and the
+      // task holds experts/d(E) of them (routing assumed balanced: each expert gets its share);
+      // per picked expert up (and gate) [H -> F/d(F)] and down [F/d(F) -> H].
+      const auto& x = in_shape(0);
+      const auto& w1 = in_shape(2);
+      const double hidden = static_cast<double>(x.dims.back().size);
+      const double tokens = piece_elems(x) / hidden;
+      const double experts = static_cast<double>(w1.dims[0].size);
+      const double local_experts = experts / w1.dims[0].degree;
+      const double ffn = static_cast<double>(w1.dims[2].size / w1.dims[2].degree);
+      const double routed =
+          tokens * static_cast<double>(n.op.attrs.get_int("top_k")) * local_experts / experts;
+      const bool gated = n.inputs.size() == 5;
+      const double up = 2.0 * routed * hidden * ffn * (gated ? 2 : 1);
+      const double down = 2.0 * routed * ffn * hidden;
+      w.flops = up + down;
+      w.backward_ratio = 2;
+      const double rows = routed / std::max(1.0, local_experts);
+      w.add_gemm(rows, ffn, local_experts * (gated ? 2 : 1), up);
+      w.add_gemm(rows, hidden, local_experts, down);
+      w.transcendentals = routed * ffn;  // the SiLU's or GELU's exp or erf
+      if (has_fp8_gemms(n)) {
+        w.fp8_flops = w.flops;
+        for (int i = 0; i < w.gemm_count; ++i) w.gemms[static_cast<std::size_t>(i)].fp8 = true;
+        w.fp8_cast_bytes = 4.0 * (routed * hidden + routed * ffn);
+      }
+      break;
+    }
     case OpType::Conv2D: {
       const auto& x = in_shape(0);
       const auto& wt = in_shape(1);

@@ -147,11 +147,13 @@ class Fields {
   std::string source_, arch_;
 };
 
-// The mixture-of-experts architectures are read (and refused when built) until Unity has MoE
-// layers.
+// DeepSeek-V3 is read and counted, and refused when built until Unity has multi-head latent
+// attention.
 std::string supported_list() {
-  return fmt::format("{} (the last four are read, not yet built: mixture-of-experts)",
-                     fmt::join(supported_architectures(), ", "));
+  return fmt::format(
+      "{} (DeepseekV3ForCausalLM is read, not yet built: multi-head latent "
+      "attention)",
+      fmt::join(supported_architectures(), ", "));
 }
 
 // The supported architecture a config names: the first of "architectures" this reader knows, else
@@ -246,6 +248,7 @@ void read_moe(HfConfig& c, const Fields& f, Family family) {
       m.experts = f.size("num_local_experts");
       m.experts_per_token = f.size("num_experts_per_tok");
       m.expert_ffn = c.ffn;
+      m.normalize_top_k = true;  // MixtralSparseMoeBlock divides the top-k weights by their sum
       break;
     case Family::GptOss:
       m.experts = f.size("num_local_experts");
@@ -253,12 +256,14 @@ void read_moe(HfConfig& c, const Fields& f, Family family) {
                                                          : f.size("experts_per_token");
       m.expert_ffn = c.ffn;
       m.expert_bias = true;
+      m.normalize_top_k = true;  // a softmax over the top-k logits
       break;
     case Family::Qwen3Moe:
       m.experts = f.size("num_experts");
       m.experts_per_token = f.size("num_experts_per_tok");
       m.expert_ffn = f.size("moe_intermediate_size");
       m.layer_step = f.size_or("decoder_sparse_step", 1);
+      m.normalize_top_k = f.flag_or("norm_topk_prob", false);
       if (f.has("mlp_only_layers")) {
         const json& list = f.at("mlp_only_layers");
         if (!list.is_array()) f.fail("mlp_only_layers", "must be a list of layer numbers");
@@ -280,6 +285,8 @@ void read_moe(HfConfig& c, const Fields& f, Family family) {
       m.layer_step = f.size_or("moe_layer_freq", 1);
       m.step_from_one = false;
       m.score_correction = f.text_or("topk_method", "noaux_tc") == "noaux_tc";
+      m.sigmoid_scores = f.text_or("scoring_func", "sigmoid") == "sigmoid";
+      m.normalize_top_k = f.flag_or("norm_topk_prob", true);
       break;
     default:
       return;
@@ -415,13 +422,11 @@ const std::vector<std::string>& supported_architectures() {
   return names;
 }
 
-const std::vector<std::string>& dense_architectures() {
+const std::vector<std::string>& built_architectures() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n;
     for (const auto& a : kArchitectures)
-      if (a.family != Family::Mixtral && a.family != Family::Qwen3Moe &&
-          a.family != Family::DeepseekV3 && a.family != Family::GptOss)
-        n.emplace_back(a.name);
+      if (a.family != Family::DeepseekV3) n.emplace_back(a.name);
     return n;
   }();
   return names;

@@ -8,7 +8,9 @@
 // parameters), the q/k norms (Qwen3, Gemma 3), partial rotary embeddings (the rotation is a small
 // element-wise cost) and sliding-window attention (every layer attends over the whole sequence,
 // which overstates the attention's cost of a window's layers at sequences beyond the window).
-// Gemma's scaled embedding and logit soft-capping are element-wise and left out.
+// Gemma's scaled embedding and logit soft-capping are element-wise and left out. Of the
+// mixture-of-experts layers, gpt-oss's expert and router biases (0.03% of its parameters) and
+// DeepSeek's router score correction are not held by the Experts operator either.
 #include "unity/core/hf/hf_model.h"
 
 #include <string>
@@ -71,11 +73,12 @@ DataType config_dtype(const HfConfig& c) {
 }  // namespace
 
 Graph build_hf_model(const HfConfig& c, std::int64_t batch, const zoo::TransformerResize& r) {
-  if (c.moe)
+  if (c.mla)
     throw InputError(fmt::format(
-        "'{}' is a {} with mixture-of-experts layers ({}): Unity has no MoE layers yet, so it "
-        "reads this config but builds no graph; the architectures it builds are: {}",
-        c.name, c.architecture, describe_moe(c), fmt::join(dense_architectures(), ", ")));
+        "'{}' is a {} ({}) with multi-head latent attention, which Unity does not build yet: it "
+        "reads and counts this config but builds no graph; the architectures it builds are: {}",
+        c.name, c.architecture, c.moe ? describe_moe(c) : std::string("dense"),
+        fmt::join(built_architectures(), ", ")));
   refuse_resizes(c, r);
   const std::int64_t seq = r.seq > 0 ? r.seq : c.max_positions;
   if (seq <= 0)
@@ -98,6 +101,19 @@ Graph build_hf_model(const HfConfig& c, std::int64_t batch, const zoo::Transform
   z.mlp_bias = c.mlp_bias;
   z.parallel_residual = c.parallel_residual;
   z.sandwich_norms = c.sandwich_norms;
+  if (c.moe) {
+    const MoeConfig& m = *c.moe;
+    z.experts = m.experts;
+    z.experts_per_token = m.experts_per_token;
+    z.expert_ffn = m.expert_ffn;
+    z.shared_experts = m.shared_experts;
+    z.dense_layers_first = m.dense_layers_first;
+    z.moe_layer_step = m.layer_step;
+    z.step_from_one = m.step_from_one;
+    z.dense_layers = m.dense_layers;
+    z.router_sigmoid = m.sigmoid_scores;
+    z.normalize_top_k = m.normalize_top_k;
+  }
 
   std::vector<std::string> changed;
   if (r.seq > 0) changed.push_back(fmt::format("seq={}", r.seq));

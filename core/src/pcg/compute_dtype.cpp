@@ -29,7 +29,8 @@ void set_compute_dtype(Graph& graph, DataType dtype) {
 void set_fp8_gemms(Graph& graph) {
   set_compute_dtype(graph, DataType::BFloat16);
   for (const auto& [id, n] : graph.nodes())
-    if (n.op.type == OpType::Linear || n.op.type == OpType::MultiHeadAttention)
+    if (n.op.type == OpType::Linear || n.op.type == OpType::MultiHeadAttention ||
+        n.op.type == OpType::Experts)
       graph.mutable_node(id).op.attrs.set("fp8", std::int64_t{1});
 }
 

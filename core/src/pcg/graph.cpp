@@ -227,6 +227,20 @@ std::int64_t Graph::parameter_count() const {
   return n;
 }
 
+std::int64_t Graph::active_parameter_count() const {
+  std::int64_t inactive = 0;
+  for (const auto& [id, node] : nodes_) {
+    if (node.op.type != OpType::Experts) continue;
+    const std::int64_t top_k = node.op.attrs.get_int("top_k");
+    for (std::size_t slot = 2; slot < node.inputs.size(); ++slot) {
+      const ParallelTensorShape& w = shape(node.inputs[slot]);
+      const std::int64_t experts = w.dims.at(0).size;
+      inactive += w.num_elements() / experts * (experts - top_k);
+    }
+  }
+  return parameter_count() - inactive;
+}
+
 std::int64_t Graph::weight_bytes() const {
   const std::set<NodeId> tied = tied_copies(*this);
   std::int64_t n = 0;

@@ -58,6 +58,35 @@ TensorRef GraphBuilder::linear(TensorRef x, std::int64_t out, const std::string&
   return op(OpType::Linear, std::move(a), std::move(inputs), name);
 }
 
+TensorRef GraphBuilder::moe_router(TensorRef x, std::int64_t experts, std::int64_t top_k,
+                                   const std::string& name, bool sigmoid, bool normalize) {
+  TensorRef scores = linear(x, experts, name + ".gate", /*bias=*/false);
+  scores = sigmoid ? unary(OpType::Sigmoid, scores, name + ".sigmoid")
+                   : softmax(scores, name + ".softmax");
+  const std::int64_t last = shape(scores).rank() - 1;
+  const TensorRef values =
+      op(OpType::TopK, {{"k", top_k}, {"axis", last}}, {scores}, name + ".topk");
+  const TensorRef indices{values.node, 1};
+  TensorRef picked = values;
+  if (normalize)
+    picked = binary(OpType::Div, values, reduce_sum(values, {last}, true, name + ".sum"),
+                    name + ".normalize");
+  const TensorRef zeros = op(OpType::ScalarMul, {{"scalar", 0.0}}, {scores}, name + ".zeros");
+  return op(OpType::ScatterElements, {{"axis", last}}, {zeros, indices, picked}, name + ".gates");
+}
+
+TensorRef GraphBuilder::experts(TensorRef x, TensorRef gates, std::int64_t ffn, std::int64_t top_k,
+                                const std::string& name, bool gated) {
+  const std::int64_t hidden = shape(x).dims.back().size;
+  const std::int64_t e = shape(gates).dims.back().size;
+  std::vector<TensorRef> inputs{x, gates, weight(name + ".w1", {e, hidden, ffn}),
+                                weight(name + ".w2", {e, ffn, hidden})};
+  if (gated) inputs.push_back(weight(name + ".w3", {e, hidden, ffn}));
+  Attributes a{{"top_k", top_k}};
+  if (!gated) a.set("mlp", std::string("gelu"));
+  return op(OpType::Experts, std::move(a), std::move(inputs), name);
+}
+
 TensorRef GraphBuilder::matmul(TensorRef a, TensorRef b, const std::string& name) {
   return op(OpType::MatMul, {}, {a, b}, name);
 }

@@ -13,7 +13,8 @@ namespace {
 
 bool is_dense(OpType t) {
   return t == OpType::Linear || t == OpType::MatMul || t == OpType::BatchMatMul ||
-         t == OpType::Conv2D || t == OpType::ConvTranspose || t == OpType::MultiHeadAttention;
+         t == OpType::Conv2D || t == OpType::ConvTranspose || t == OpType::MultiHeadAttention ||
+         t == OpType::Experts;
 }
 
 // Whether an operator's backward pass reads its activation inputs (or, for the softmax, its output

@@ -87,6 +87,9 @@ std::vector<ParallelTensorShape> infer_output_shapes(const Operator& op,
     case OpType::ScatterND:
       out = infer_pad_nd(op, in);
       break;
+    case OpType::Experts:
+      out = infer_experts(op, in);
+      break;
     default:
       if (is_parallel_op(op.type))
         out = infer_parallel(op, in);

@@ -94,6 +94,8 @@ Shapes infer_parallel(const Operator& op, const Shapes& in);
 Shapes infer_resize(const Operator& op, const Shapes& in);
 // TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (shape_inference_index.cpp).
 Shapes infer_index(const Operator& op, const Shapes& in);
+// Experts (shape_inference_experts.cpp).
+Shapes infer_experts(const Operator& op, const Shapes& in);
 // Pad, GatherND, ScatterND (shape_inference_pad.cpp).
 Shapes infer_pad_nd(const Operator& op, const Shapes& in);
 

@@ -36,32 +36,51 @@ TensorRef attention(GraphBuilder& b, TensorRef h, const TransformerSizes& z, con
   return h;
 }
 
-TensorRef mlp(GraphBuilder& b, TensorRef h, const TransformerSizes& z, const std::string& n) {
+TensorRef dense_mlp(GraphBuilder& b, TensorRef h, const TransformerSizes& z, std::int64_t ffn,
+                    const std::string& n) {
   const auto activation = [&](TensorRef t, const std::string& prefix) {
     return z.gelu ? b.gelu(t, prefix + ".gelu")
                   : b.mul(t, b.sigmoid(t, prefix + ".sigmoid"), prefix + ".silu");
   };
   if (!z.gated_mlp) {
-    h = activation(b.linear(h, z.ffn, n + ".ffn.up", z.mlp_bias), n + ".ffn");
-    return b.linear(h, z.hidden, n + ".ffn.down", z.mlp_bias);
+    h = activation(b.linear(h, ffn, n + ".up", z.mlp_bias), n);
+    return b.linear(h, z.hidden, n + ".down", z.mlp_bias);
   }
-  TensorRef gate = activation(b.linear(h, z.ffn, n + ".ffn.gate", z.mlp_bias), n + ".ffn");
-  TensorRef up = b.linear(h, z.ffn, n + ".ffn.up", z.mlp_bias);
-  h = b.mul(gate, up, n + ".ffn.mul");
-  return b.linear(h, z.hidden, n + ".ffn.down", z.mlp_bias);
+  TensorRef gate = activation(b.linear(h, ffn, n + ".gate", z.mlp_bias), n);
+  TensorRef up = b.linear(h, ffn, n + ".up", z.mlp_bias);
+  h = b.mul(gate, up, n + ".mul");
+  return b.linear(h, z.hidden, n + ".down", z.mlp_bias);
 }
 
-TensorRef decoder_layer(GraphBuilder& b, TensorRef x, const TransformerSizes& z,
+// A mixture-of-experts MLP: the router's gates, the Experts operator, and the shared experts
+// (one dense MLP on every token) added to their output.
+TensorRef moe_mlp(GraphBuilder& b, TensorRef h, const TransformerSizes& z, const std::string& n) {
+  const TensorRef gates = b.moe_router(h, z.experts, z.experts_per_token, n + ".router",
+                                       z.router_sigmoid, z.normalize_top_k);
+  TensorRef y = b.experts(h, gates, z.expert_ffn, z.experts_per_token, n + ".experts", !z.gelu);
+  if (z.shared_experts > 0)
+    y = b.add(y, dense_mlp(b, h, z, z.shared_experts * z.expert_ffn, n + ".shared"),
+              n + ".shared.add");
+  return y;
+}
+
+TensorRef mlp(GraphBuilder& b, TensorRef h, const TransformerSizes& z, std::int64_t layer,
+              const std::string& n) {
+  return z.is_moe_layer(layer) ? moe_mlp(b, h, z, n + ".moe")
+                               : dense_mlp(b, h, z, z.ffn, n + ".ffn");
+}
+
+TensorRef decoder_layer(GraphBuilder& b, TensorRef x, const TransformerSizes& z, std::int64_t layer,
                         const std::string& n) {
   if (z.parallel_residual) {  // both branches read x: x + attn(norm(x)) + mlp(norm'(x))
     TensorRef a = attention(b, norm(b, x, z, n + ".attention_norm"), z, n);
-    TensorRef m = mlp(b, norm(b, x, z, n + ".ffn_norm"), z, n);
+    TensorRef m = mlp(b, norm(b, x, z, n + ".ffn_norm"), z, layer, n);
     return b.add(b.add(x, a, n + ".attention.add"), m, n + ".ffn.add");
   }
   TensorRef h = attention(b, norm(b, x, z, n + ".attention_norm"), z, n);
   if (z.sandwich_norms) h = norm(b, h, z, n + ".post_attention_norm");
   x = b.add(x, h, n + ".attention.add");
-  h = mlp(b, norm(b, x, z, n + ".ffn_norm"), z, n);
+  h = mlp(b, norm(b, x, z, n + ".ffn_norm"), z, layer, n);
   if (z.sandwich_norms) h = norm(b, h, z, n + ".post_ffn_norm");
   return b.add(x, h, n + ".ffn.add");
 }
@@ -75,7 +94,7 @@ void build_llama(GraphBuilder& b, std::int64_t batch, const TransformerSizes& z,
   TensorRef labels = b.input("labels", {batch, z.seq}, DataType::Int64);
   TensorRef x = b.embedding(ids, z.vocab, z.hidden, "embed");
   for (std::int64_t i = 0; i < z.layers; ++i)
-    x = decoder_layer(b, x, z, "layers." + std::to_string(i));
+    x = decoder_layer(b, x, z, i, "layers." + std::to_string(i));
   x = norm(b, x, z, "norm");
   TensorRef logits = b.linear(x, z.vocab, "lm_head", /*bias=*/false);
   if (z.tied) tie_head(b.graph(), logits, "embed.weight");

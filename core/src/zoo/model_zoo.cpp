@@ -37,6 +37,30 @@ TransformerSizes gpt(std::int64_t layers, std::int64_t hidden, std::int64_t head
   return {layers, hidden, heads, heads, 4 * hidden, kGptSeq, kGptVocab};
 }
 
+// A mixture-of-experts member of the llama family (every layer MoE unless dense_first says).
+TransformerSizes moe(TransformerSizes z, std::int64_t experts, std::int64_t top_k,
+                     std::int64_t expert_ffn, bool normalize, std::int64_t head_dim = 0) {
+  z.experts = experts;
+  z.experts_per_token = top_k;
+  z.expert_ffn = expert_ffn;
+  z.normalize_top_k = normalize;
+  z.head_dim = head_dim;
+  return z;
+}
+
+// The MoE runs of shared/reference/moe-runs.md train at 4,096 tokens.
+constexpr std::int64_t kMoeSeq = 4096;
+
+TransformerSizes gpt_oss_120b() {
+  // OpenAI's gpt-oss-120b config.json: 36 layers, hidden 2,880, 64 heads of 64 with 8 key/value
+  // heads, 128 experts of 2,880 (top 4; the router's softmax over the 4 picked logits is the
+  // full softmax renormalised over them), o200k vocabulary (201,088), biases on the attention.
+  TransformerSizes z =
+      moe({36, 2880, 64, 8, 2880, kMoeSeq, 201088}, 128, 4, 2880, true, /*head_dim=*/64);
+  z.attention_bias = true;
+  return z;
+}
+
 const std::vector<FamilyMember>& family_members() {
   static const std::vector<FamilyMember> kMembers = {
       {"gpt-1.7b", "gpt", gpt(24, 2304, 24), 16, "Megatron-LM Table 1"},
@@ -57,6 +81,19 @@ const std::vector<FamilyMember>& family_members() {
       {"llama3-8b", "llama", {32, 4096, 32, 8, 14336, kLlama3Seq, kLlama3Vocab}, 1, "Llama 3"},
       {"llama3-70b", "llama", {80, 8192, 64, 8, 28672, kLlama3Seq, kLlama3Vocab}, 1, "Llama 3"},
       {"llama3-405b", "llama", {126, 16384, 128, 8, 53248, kLlama3Seq, kLlama3Vocab}, 1, "Llama 3"},
+      {"mixtral-8x7b", "llama", moe({32, 4096, 32, 8, 14336, kMoeSeq, 32000}, 8, 2, 14336, true), 1,
+       "Mixtral 8x7B (Mistral AI, 2024)"},
+      {"mixtral-8x22b", "llama", moe({56, 6144, 48, 8, 16384, kMoeSeq, 32768}, 8, 2, 16384, true),
+       1, "Mixtral 8x22B (Mistral AI, 2024)"},
+      {"qwen3-30b-a3b", "llama",
+       moe({48, 2048, 32, 4, 6144, kMoeSeq, 151936}, 128, 8, 768, true, 128), 1,
+       "Qwen3-30B-A3B (Qwen team, 2025)"},
+      {"qwen3-235b-a22b", "llama",
+       moe({94, 4096, 64, 4, 12288, kMoeSeq, 151936}, 128, 8, 1536, true, 128), 1,
+       "Qwen3-235B-A22B (Qwen team, 2025)"},
+      {"gpt-oss-120b", "llama", gpt_oss_120b(), 1, "gpt-oss-120b (OpenAI, 2025)"},
+      {"moe-tiny", "llama", moe({2, 64, 4, 2, 176, 32, 256}, 4, 2, 32, true), 4,
+       "a small mixture-of-experts member for tests"},
   };
   return kMembers;
 }
@@ -70,12 +107,17 @@ std::string describe(const FamilyMember& m) {
   const auto& z = m.shape;
   std::string kv = z.kv_heads == z.heads ? "" : fmt::format(" ({} key/value)", z.kv_heads);
   if (z.head_dim > 0) kv += fmt::format(" of size {}", z.head_dim);
+  const std::string mlp = z.experts > 0 ? fmt::format("{} experts of ffn {} ({} per token)",
+                                                      z.experts, z.expert_ffn, z.experts_per_token)
+                                        : fmt::format("ffn {}", z.ffn);
+  const char* kind = m.family == std::string("gpt") ? "GPT decoder"
+                     : z.experts > 0                ? "Mixture-of-experts decoder"
+                                                    : "Llama decoder";
   return fmt::format(
-      "{} ({}): {} layers, hidden {}, {} heads{}, ffn {}, sequence {}, vocabulary "
-      "{}, {}; batch {} per device",
-      m.family == std::string("gpt") ? "GPT decoder" : "Llama decoder", m.source, z.layers,
-      z.hidden, z.heads, kv, z.ffn, z.seq, z.vocab, to_string(family_dtype(m.family)),
-      m.default_batch);
+      "{} ({}): {} layers, hidden {}, {} heads{}, {}, sequence {}, vocabulary {}, {}; batch {} "
+      "per device",
+      kind, m.source, z.layers, z.hidden, z.heads, kv, mlp, z.seq, z.vocab,
+      to_string(family_dtype(m.family)), m.default_batch);
 }
 
 // "gpt-1.7b[layers=4,hidden=512]": the sizes that differ from the member's.

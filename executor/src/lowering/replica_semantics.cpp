@@ -107,6 +107,7 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
     case OpType::Conv2D:
     case OpType::ConvTranspose:
     case OpType::MultiHeadAttention:
+    case OpType::Experts:
     case OpType::Embedding:
     case OpType::EmbeddingBag:
       require_all_copies(g, n, in, "each task reads one copy");

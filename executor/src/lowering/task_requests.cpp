@@ -101,6 +101,26 @@ void linear(Ctx& c) {
   }
 }
 
+// Experts: output replica q is expert block q / d(F) and FFN block q % d(F) (partial sums); the
+// tokens are the output piece's.
+void experts(Ctx& c) {
+  const int r = c.out.rank();
+  const auto& w1 = c.in(2);
+  const int d_ffn = w1.dims[2].degree;
+  const int e = c.piece.replica / d_ffn, f = c.piece.replica % d_ffn;
+  const int sample = block_linear(c.out, c.piece.block, 0, r - 1);
+  c.add(0, c.region, c.piece.replica);
+  Region g = c.region;
+  set_block(g, c.in(1), r - 1, e);
+  c.add(1, g, f);
+  for (int slot = 2; slot < static_cast<int>(c.n.inputs.size()); ++slot) {
+    Region w = whole(c.in(slot));
+    set_block(w, c.in(slot), 0, e);
+    set_block(w, c.in(slot), slot == 3 ? 1 : 2, f);
+    c.add(slot, w, sample);
+  }
+}
+
 void matmul(Ctx& c) {
   const auto& a = c.in(0);
   const auto& b = c.in(1);
@@ -472,6 +492,9 @@ std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
   switch (n.op.type) {
     case OpType::Linear:
       linear(c);
+      break;
+    case OpType::Experts:
+      experts(c);
       break;
     case OpType::MatMul:
     case OpType::BatchMatMul:

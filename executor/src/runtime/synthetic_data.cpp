@@ -121,6 +121,9 @@ SourceRole source_role(const Graph& g, NodeId source, std::uint64_t seed) {
       case OpType::EmbeddingBag:
         fan_in = static_cast<double>(w.dims[0].size);
         break;
+      case OpType::Experts:  // each expert's [in, out] matrix of [E, in, out]
+        fan_in = sizes.size() == 3 ? static_cast<double>(sizes[1]) : fan_in;
+        break;
       case OpType::BatchNorm:
       case OpType::LayerNorm:
         role.kind = SourceRole::Kind::Constant;

@@ -8,6 +8,7 @@
 
 #include "evaluate_internal.h"
 #include "kernels.h"
+#include "unity/core/ops/experts_kernels.h"
 #include "unity/core/ops/index_kernels.h"
 #include "unity/core/ops/operator_definition.h"
 #include "unity/core/ops/pad_kernels.h"
@@ -29,6 +30,7 @@ bool is_dense(OpType t) {
     case OpType::MultiHeadAttention:
     case OpType::Embedding:
     case OpType::EmbeddingBag:
+    case OpType::Experts:
       return true;
     default:
       return false;
@@ -147,6 +149,37 @@ DenseTensor dense_partial(const OpContext& c, int q) {
       if (x.rank() == 1) y = kernels::reshape(y, {y.sizes[1]});
       if (c.in.size() == 3 && q == 0) y = kernels::binary(OpType::Add, y, c.piece(2, 0));
       return activate(op, y);
+    }
+    case OpType::Experts: {
+      // Block q / d(F) of the experts and q % d(F) of the FFN width: the other experts' gates
+      // and the other FFN columns' rows of w2 zeroed, which leaves exactly this block's share.
+      const auto& w1s = c.in[2]->shape;
+      const auto& es = w1s.dims[0];
+      const auto& fs = w1s.dims[2];
+      const Range eb = block(es.size, es.degree, q / fs.degree);
+      const Range fb = block(fs.size, fs.degree, q % fs.degree);
+      DenseTensor gates = c.piece(1, 0);
+      DenseTensor w2 = c.piece(3, 0);
+      const std::int64_t n_e = es.size, n_f = fs.size, h = x.sizes.back();
+      for (std::size_t i = 0; i < gates.data.size(); ++i) {
+        const auto e = static_cast<std::int64_t>(i) % n_e;
+        if (e < eb.first || e >= eb.second) gates.data[i] = 0;
+      }
+      for (std::size_t i = 0; i < w2.data.size(); ++i) {
+        const auto f = (static_cast<std::int64_t>(i) / h) % n_f;
+        if (f < fb.first || f >= fb.second) w2.data[i] = 0;
+      }
+      experts_kernels::ExpertsDims d;
+      d.hidden = h;
+      d.tokens = static_cast<std::int64_t>(x.data.size()) / h;
+      d.experts = n_e;
+      d.ffn = n_f;
+      d.gated = c.in.size() == 5;
+      DenseTensor y(x.sizes);
+      experts_kernels::forward(d, x.data.data(), gates.data.data(), c.piece(2, 0).data.data(),
+                               w2.data.data(), d.gated ? c.piece(4, 0).data.data() : nullptr,
+                               y.data.data());
+      return y;
     }
     case OpType::MatMul:
     case OpType::BatchMatMul: {

@@ -50,6 +50,8 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   m[OpType::LayerNorm] = {i("normalized_dims", 1), r("epsilon", 1e-5)};
   m[OpType::MultiHeadAttention] = {i("num_heads"), i("fused", 0)};
   m[OpType::Embedding] = {i("num_entries"), i("embedding_dim")};
+  // SwiGLU with five inputs, GELU with four: random_instances picks the one the arity gives.
+  m[OpType::Experts] = {i("top_k"), e("mlp", {"swiglu", "gelu"}, "swiglu")};
   m[OpType::EmbeddingBag] = {i("num_entries"), i("embedding_dim"),
                              e("aggregate", {"sum", "mean"}, "sum")};
   m[OpType::ScalarAdd] = {r("scalar")};

@@ -122,6 +122,17 @@ std::vector<ParallelTensorShape> RandomInstances::shapes_for(O op, int arity, in
       if (arity == 3) out.push_back(serial({o}));
       return out;
     }
+    case O::Experts: {
+      // x [tokens..., H], gates [tokens..., E], w1 and w3 [E, H, F], w2 [E, F, H].
+      auto xs = random_sizes(pick({2, 2, 3}));
+      const std::int64_t e = pick({2, 4}), f = pick({2, 4}), h = xs.back();
+      auto gs = xs;
+      gs.back() = e;
+      std::vector<ParallelTensorShape> out = {serial(xs), serial(gs), serial({e, h, f}),
+                                              serial({e, f, h})};
+      if (arity == 5) out.push_back(serial({e, h, f}));
+      return out;
+    }
     case O::MatMul:
     case O::BatchMatMul: {
       const int ra = op == O::BatchMatMul
@@ -411,6 +422,8 @@ std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, i
   if (n == "padding") return window({0, 0, 1});
   if (n == "dilation") return L(std::vector<std::int64_t>(static_cast<std::size_t>(spatial), 1));
   if (n == "output_padding") return window({0, 0, 1});
+  if (n == "mlp") return I(in.size() == 5 ? 0 : 1);
+  if (n == "top_k") return I(1);
   if (n == "activation") return I(choose({0, 0, 0, 1, 2, 3, 4}));
   if (n == "pool" || n == "aggregate" || n == "keepdims") return I(choose({0, 1}));
   // The index operators: k and depth within the (equal) sizes shapes_for gives them.

@@ -67,6 +67,7 @@ const Theory& operator_theory(OpType op) {
       if (d->pointwise) add_unary_layout_axioms(th, t);
       if (t == OpType::Resize) add_resize_theory(th);
       if (t == OpType::ConvTranspose) add_conv_transpose_theory(th);
+      if (t == OpType::Experts) add_experts_theory(th);
       if (t == OpType::Pad) add_pad_theory(th);
       if (t == OpType::GatherND) add_gather_nd_theory(th);
       if (is_index_operator(t)) add_index_axioms(th, t);

@@ -78,6 +78,8 @@ void add_unary_layout_axioms(Theory& t, OpType op);
 void add_resize_theory(Theory& t);
 // ConvTranspose's facts and axioms (axioms_conv_transpose.cpp).
 void add_conv_transpose_theory(Theory& t);
+// The Experts operator's (axioms_experts.cpp).
+void add_experts_theory(Theory& t);
 // TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (axioms_index.cpp).
 // Pad's facts and axioms (axioms_pad.cpp).
 void add_pad_theory(Theory& t);

@@ -15,7 +15,7 @@
 namespace unity::hf {
 
 // The expert layers of a mixture-of-experts architecture (Mixtral, Qwen3-MoE, DeepSeek-V3,
-// gpt-oss). Unity has no MoE operator yet: these are parsed and counted, not built.
+// gpt-oss), built as a router and an Experts operator (hf_model.cpp).
 struct MoeConfig {
   std::int64_t experts = 0;                // routed experts (num_local_experts, num_experts,
                                            // n_routed_experts)
@@ -29,6 +29,8 @@ struct MoeConfig {
   std::vector<std::int64_t> dense_layers;  // mlp_only_layers (Qwen3-MoE)
   bool expert_bias = false;                // biases on the experts and the router (gpt-oss)
   bool score_correction = false;           // a per-expert bias of the router's scores (DeepSeek-V3)
+  bool sigmoid_scores = false;             // scoring_func "sigmoid" (DeepSeek-V3); else softmax
+  bool normalize_top_k = false;            // the picked weights renormalised to sum to 1
   // Whether layer `i` (0-based) of `layers` has experts rather than a dense MLP.
   bool is_moe_layer(std::int64_t i) const;
 };
@@ -70,9 +72,10 @@ struct HfConfig {
   std::int64_t head_size() const { return head_dim > 0 ? head_dim : hidden / heads; }
 };
 
-// The architectures this reader knows (dense first, then mixture-of-experts), for messages.
+// The architectures this reader knows (dense first, then mixture-of-experts), for messages, and
+// those of them Unity builds (all but DeepSeek-V3, whose latent attention it has not).
 const std::vector<std::string>& supported_architectures();
-const std::vector<std::string>& dense_architectures();
+const std::vector<std::string>& built_architectures();
 
 // Reads a config.json (or the config.json of a folder). Throws InputError naming the file and the
 // field for malformed JSON, an architecture it does not know (listing those it does), a missing

@@ -89,6 +89,10 @@ class Graph {
 
   std::int64_t count(OpType type) const;
   std::int64_t parameter_count() const;  // elements of all Weight nodes
+  // The parameters one token runs through: an Experts operator's weights count top_k of its E
+  // experts (what mixture-of-experts models publish as "active"); equal to parameter_count()
+  // without experts.
+  std::int64_t active_parameter_count() const;
   std::int64_t weight_bytes() const;
 
   std::string describe(NodeId id) const;  // "node 12 'fc1' (Linear)" for messages

@@ -65,6 +65,15 @@ class GraphBuilder {
   TensorRef embedding_bag(TensorRef indices, std::int64_t entries, std::int64_t dim,
                           const std::string& name, const std::string& aggregate = "sum");
 
+  // A mixture-of-experts router as PyTorch writes it: scores = x [..., H] times [H, E] (no bias),
+  // softmax (or sigmoid) over the experts, the top_k picked (and, with `normalize`, divided by
+  // their sum) and scattered back into zeros: gates [..., E], zero where an expert is not picked.
+  TensorRef moe_router(TensorRef x, std::int64_t experts, std::int64_t top_k,
+                       const std::string& name, bool sigmoid = false, bool normalize = false);
+  // The Experts operator over x [..., H] and gates [..., E]: w1 [E, H, ffn], w2 [E, ffn, H] and,
+  // gated (SwiGLU), w3 [E, H, ffn]; else GELU.
+  TensorRef experts(TensorRef x, TensorRef gates, std::int64_t ffn, std::int64_t top_k,
+                    const std::string& name, bool gated = true);
   TensorRef unary(OpType type, TensorRef x, const std::string& name);
   TensorRef relu(TensorRef x, const std::string& name) { return unary(OpType::Relu, x, name); }
   TensorRef gelu(TensorRef x, const std::string& name) { return unary(OpType::Gelu, x, name); }

@@ -1,7 +1,9 @@
 #pragma once
 // Decoder-only transformers at any size, built outside the zoo's registry (zoo::build offers the
 // named members, such as llama-7b): for tests and studies that need a size the zoo does not list.
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "unity/core/pcg/data_type.h"
 #include "unity/core/pcg/graph.h"
@@ -25,6 +27,28 @@ struct TransformerSizes {
   bool mlp_bias = false;           // llama: biases on the MLP's linear layers (GPT-NeoX)
   bool parallel_residual = false;  // llama: x + attn(norm(x)) + mlp(norm'(x)) (GPT-NeoX)
   bool sandwich_norms = false;     // llama: a norm after the attention and the MLP (Gemma 2, 3)
+
+  // Mixture-of-experts layers (llama family; experts 0: every layer dense). A layer's MLP is a
+  // router and an Experts operator, plus shared_experts dense SwiGLU experts of expert_ffn each
+  // run on every token (DeepSeek's shared expert: one MLP of shared_experts x expert_ffn), from
+  // layer dense_layers_first on, every moe_layer_step-th layer (counted from 1 with
+  // step_from_one, as Qwen counts; from 0 as DeepSeek does), except the dense_layers listed.
+  std::int64_t experts = 0;
+  std::int64_t experts_per_token = 0;  // top-k
+  std::int64_t expert_ffn = 0;
+  std::int64_t shared_experts = 0;
+  std::int64_t dense_layers_first = 0;
+  std::int64_t moe_layer_step = 1;
+  bool step_from_one = false;
+  std::vector<std::int64_t> dense_layers = {};
+  bool router_sigmoid = false;   // sigmoid scores (DeepSeek-V3) instead of a softmax
+  bool normalize_top_k = false;  // the picked scores divided by their sum (Mixtral, Qwen3-MoE)
+
+  bool is_moe_layer(std::int64_t i) const {
+    if (experts <= 0 || i < dense_layers_first) return false;
+    if (std::find(dense_layers.begin(), dense_layers.end(), i) != dense_layers.end()) return false;
+    return (step_from_one ? i + 1 : i) % std::max<std::int64_t>(1, moe_layer_step) == 0;
+  }
 };
 
 // Llama-2 (core/src/zoo/llama.cpp): a graph named "llama" with batch `batch`, every float tensor
