@@ -450,7 +450,8 @@ TEST(ShapeInference, EveryOperatorIsCovered) {
   int undescribed = 0;
   for (const OperatorDefinition* d : operator_definitions())
     undescribed += !d->pointwise && !d->along_axis;
-  EXPECT_EQ(undescribed, 46);  // 35, Resize, the index operators, Pad, GatherND, ScatterND, ConvTranspose
+  // 35, Resize, the index operators, Pad, GatherND, ScatterND, ConvTranspose, the mask operators
+  EXPECT_EQ(undescribed, 50);
 }
 
 // The index operators read their axis whole and split every other dim alike on all inputs.
@@ -531,4 +532,49 @@ TEST(ShapeInference, PadAndNdIndexOperators) {
                   "input 2 (updates)");
   expect_rejected(snd, {S({{8, 2}, {6, 1}}), S({{3, 1}, {1, 1}}, 1, I64), S({{3, 1}, {6, 1}})},
                   "any index tuple may write anywhere");
+}
+
+// Compare, Logical and Where broadcast like Add (a dim of one size keeps its degree on every
+// operand, a broadcast one has degree 1 and costs the operand a copy per partition); comparisons
+// and logic make Bool masks, Where takes x's type, Cast keeps the parallel shape.
+TEST(ShapeInference, MaskOperators) {
+  const auto B = DataType::Bool;
+  const auto I64 = DataType::Int64;
+  auto less = Op(OpType::Compare, {{"comparison", std::string("less")}});
+  EXPECT_EQ(infer1(less, {S({{8, 2}, {6, 3}}), S({{8, 2}, {6, 3}})}), S({{8, 2}, {6, 3}}, 1, B));
+  EXPECT_EQ(infer1(less, {S({{8, 2}, {6, 1}}, 1), S({{6, 1}}, 2)}), S({{8, 2}, {6, 1}}, 1, B));
+  expect_rejected(less, {S({{8, 2}, {6, 1}}), S({{8, 4}, {6, 1}})}, "degree 2 in one input but 4");
+  expect_rejected(less, {S({{8, 1}}), S({{8, 1}}, 1, I64)}, "differ in type");
+  expect_rejected(Op(OpType::Compare, {{"comparison", std::string("near")}}),
+                  {S({{8, 1}}), S({{8, 1}})}, "'comparison'");
+  auto against = Op(OpType::Compare, {{"comparison", std::string("equal")}, {"scalar", 0.0}});
+  EXPECT_EQ(infer1(against, {S({{8, 2}, {6, 1}}, 1, I64)}), S({{8, 2}, {6, 1}}, 1, B));
+  expect_rejected(against, {S({{8, 1}}), S({{8, 1}})}, "'scalar'");
+
+  auto both = Op(OpType::Logical, {{"logic", std::string("and")}});
+  EXPECT_EQ(infer1(both, {S({{8, 2}, {1, 1}}, 3, B), S({{8, 2}, {6, 3}}, 1, B)}),
+            S({{8, 2}, {6, 3}}, 1, B));
+  expect_rejected(both, {S({{8, 1}}, 1, B), S({{8, 1}})}, "bool (or integer) mask");
+  expect_rejected(Op(OpType::Logical, {{"logic", std::string("not")}}),
+                  {S({{8, 1}}, 1, B), S({{8, 1}}, 1, B)}, "takes 1 inputs");
+
+  auto where = Op(OpType::Where);
+  EXPECT_EQ(infer1(where, {S({{8, 2}, {6, 1}}, 1, B), S({{8, 2}, {6, 1}}), S({{6, 1}}, 2)}),
+            S({{8, 2}, {6, 1}}));
+  EXPECT_EQ(infer1(where, {S({{8, 2}, {1, 1}}, 3, B), S({{8, 2}, {6, 3}}), S({{8, 2}, {6, 3}})}),
+            S({{8, 2}, {6, 3}}));
+  expect_rejected(where, {S({{8, 1}}), S({{8, 1}}), S({{8, 1}})}, "input 0 (condition)");
+  expect_rejected(where, {S({{8, 1}}, 1, B), S({{8, 1}}), S({{8, 1}}, 1, I64)}, "differ in type");
+  expect_rejected(where, {S({{8, 2}}, 1, B), S({{8, 2}}), S({{1, 2}})}, "broadcasts dim 0");
+  expect_rejected(where, {S({{8, 2}, {1, 1}}, 1, B), S({{8, 2}, {6, 3}}), S({{8, 2}, {6, 3}})},
+                  "replica degrees do not match");
+  auto fill = Op(OpType::Where, {{"y", -1e4}});
+  EXPECT_EQ(infer1(fill, {S({{8, 2}, {6, 1}}, 1, B), S({{8, 2}, {6, 1}})}), S({{8, 2}, {6, 1}}));
+  expect_rejected(fill, {S({{8, 1}}, 1, B), S({{8, 1}}), S({{8, 1}})}, "3 inputs and 1 attributes");
+
+  EXPECT_EQ(infer1(Op(OpType::Cast, {{"to", std::string("int64")}}), {S({{8, 2}, {6, 3}}, 2)}),
+            S({{8, 2}, {6, 3}}, 2, I64));
+  EXPECT_EQ(infer1(Op(OpType::Cast, {{"to", std::string("float32")}}), {S({{8, 2}}, 1, B)}),
+            S({{8, 2}}));
+  expect_rejected(Op(OpType::Cast, {{"to", std::string("string")}}), {S({{8, 1}})}, "'to'");
 }

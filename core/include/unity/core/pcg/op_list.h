@@ -90,4 +90,8 @@
   X(Pad)                   \
   X(GatherND)              \
   X(ScatterND)              \
-  X(ConvTranspose)
+  X(ConvTranspose)         \
+  X(Compare)               \
+  X(Logical)               \
+  X(Where)                 \
+  X(Cast)
