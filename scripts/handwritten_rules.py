@@ -751,6 +751,34 @@ def experts():
     return out
 
 
+# --- parallel: masks (comparisons, logic, Where, Cast) ---------------------------------------------
+
+def mask():
+    """Compare, Logical, Where and Cast are element-wise: a dim every operand has at one size
+    splits alike on all of them (core/src/shapes/shape_inference_mask.cpp). Where's masked-fill
+    form (a scalar attribute for x or y) and Compare with a scalar have fewer inputs and no rule."""
+    out = []
+    for op, inputs in (("Compare", ["a", "b"]), ("Logical", ["a", "b"]),
+                       ("Where", ["c", "a", "b"])):
+        low = op.lower()
+        parts = [part("p" + t, t, "k") for t in inputs]
+        out.append(rule(
+            f"{low}_partition", "parallel",
+            f"{op} of operands of one shape: split any dim of all of them", inputs,
+            [node("op", op, inputs)], ["op"],
+            parts + [node("op2", op, ["p" + t for t in inputs], copy="op"),
+                     comb("out", "op2", "k")], ["out"], ["d", dim_of(inputs[0])],
+            [cc for t in inputs[1:] for cc in (c("equal", f"rank({t})", f"rank({inputs[0]})"),
+                                               c("equal", f"size({t},k)",
+                                                 f"size({inputs[0]},k)"))]))
+    out.append(rule(
+        "cast_partition", "parallel", "Cast is element-wise: split any dim", ["x"],
+        [node("op", "Cast", ["x"])], ["op"],
+        [part("px", "x", "k"), node("op2", "Cast", ["px"], copy="op"), comb("out", "op2", "k")],
+        ["out"], ["d", dim_of("x")]))
+    return out
+
+
 FAMILIES = {
     "fusion": fusion,
     "dense": dense,
@@ -764,6 +792,7 @@ FAMILIES = {
     "resize": resize,
     "pad": pad,
     "experts": experts,
+    "mask": mask,
 }
 
 

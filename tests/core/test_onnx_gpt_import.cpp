@@ -181,9 +181,9 @@ INSTANTIATE_TEST_SUITE_P(
                                 true}),
     [](const auto& test) { return std::string(test.param.label); });
 
-TEST(OnnxGptImport, AMaskComputedFromTheInputsIsRefusedClearly) {
-  // Where needs its condition (the mask) known at import time; one computed from the inputs is
-  // refused with the node that computes it, not with an internal error.
+TEST(OnnxGptImport, AMaskComputedFromTheInputsIsACompareAndAWhere) {
+  // A condition computed from the inputs is a Bool mask of a Compare, which Where selects by (the
+  // masked fills of constant masks above still fold into additive masks).
   const fs::path file = scratch_dir() / "computed_where.onnx";
   const std::string script =
       "import onnx\n"
@@ -201,16 +201,27 @@ TEST(OnnxGptImport, AMaskComputedFromTheInputsIsRefusedClearly) {
     remove_scratch(file);
     GTEST_SKIP() << "/usr/bin/python3 cannot import onnx";
   }
+  Graph g;
   std::string message;
   try {
-    import_onnx(file);
+    g = import_onnx(file);
   } catch (const InputError& e) {
     message = e.what();
   }
   remove_scratch(file);
-  // Greater is refused first: it would have to compute the condition.
-  EXPECT_NE(message.find("gt"), std::string::npos) << message;
-  EXPECT_NE(message.find("computed from the model's inputs"), std::string::npos) << message;
+  ASSERT_EQ(message, "");
+  const Node* compare = nullptr;
+  const Node* where = nullptr;
+  for (const auto& [id, n] : g.nodes()) {
+    if (n.op.type == OpType::Compare) compare = &n;
+    if (n.op.type == OpType::Where) where = &n;
+  }
+  ASSERT_TRUE(compare && where);
+  EXPECT_EQ(compare->op.attrs.get_string("comparison"), "greater");
+  EXPECT_EQ(compare->outputs.at(0).dtype, DataType::Bool);
+  ASSERT_EQ(where->inputs.size(), 3u);
+  EXPECT_EQ(where->inputs[0], compare->output());
+  EXPECT_EQ(where->outputs.at(0).sizes(), (std::vector<std::int64_t>{2, 4}));
 }
 
 // Llama's attention as plain PyTorch writes it (tests/data/onnx/make_small_models.py,

@@ -720,3 +720,34 @@ TEST(GradientCheck, Experts) {
     return b.experts(x, gates, 3, 2, "experts");
   });
 }
+
+// Where routes dy to x where the condition holds and to y elsewhere, summed over the dims each is
+// broadcast along; the condition (a mask input, or one computed by Compare and Logical from an
+// input) has no gradient. The masked fill (y an attribute) passes dy to x where it is kept.
+TEST(GradientCheck, WhereOperator) {
+  auto mask = [](GraphBuilder& b, std::vector<std::int64_t> shape) {
+    return b.op(
+        OpType::Input,
+        {{"shape", std::move(shape)}, {"dtype", std::string("bool")}, {"range", std::int64_t{2}}},
+        {}, "mask");
+  };
+  check_gradients([&](GraphBuilder& b) {
+    return b.op(OpType::Where, {}, {mask(b, {4, 5}), b.weight("x", {4, 5}), b.weight("y", {5})},
+                "where");
+  });
+  check_gradients([&](GraphBuilder& b) {
+    return b.op(OpType::Where, {}, {mask(b, {4, 1}), b.weight("x", {1, 5}), b.weight("y", {4, 5})},
+                "where");
+  });
+  check_gradients([&](GraphBuilder& b) {
+    return b.op(OpType::Where, {{"y", -3.0}}, {mask(b, {2, 3, 4}), b.weight("x", {3, 4})}, "fill");
+  });
+  check_gradients([](GraphBuilder& b) {
+    const TensorRef u = b.input("u", {3, 4});
+    const TensorRef positive =
+        b.op(OpType::Compare, {{"comparison", std::string("greater")}, {"scalar", 0.0}}, {u}, "gt");
+    const TensorRef cond =
+        b.op(OpType::Logical, {{"logic", std::string("not")}}, {positive}, "not");
+    return b.op(OpType::Where, {}, {cond, b.weight("x", {3, 4}), b.weight("y", {3, 4})}, "where");
+  });
+}

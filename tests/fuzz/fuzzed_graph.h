@@ -3,9 +3,9 @@
 // FuzzedDataProvider instead of a seed, and with more operator kinds): series-parallel graphs of
 // element-wise ops, linear layers with (replicated) weights, parallel-operator pairs that change
 // the degree in between, forks joined by Add, Mul or a Concat, Split/Concat pairs, Softmax,
-// LayerNorm, operators along an axis and TopK + ScatterElements, Resize or Pad of the features,
-// optionally ending in a loss. Each choice is made only where its shapes are valid, so libFuzzer's
-// mutations explore graph structure rather than shape errors.
+// LayerNorm, operators along an axis, TopK + ScatterElements, a masked Where, Resize or Pad of the
+// features, optionally ending in a loss. Each choice is made only where its shapes are valid, so
+// libFuzzer's mutations explore graph structure rather than shape errors.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -107,9 +107,21 @@ class FuzzedSpGraph {
       case 8:
         if (plain(x)) {
           --budget_;
-          switch (in_.ConsumeIntegralInRange(0, 3)) {
+          switch (in_.ConsumeIntegralInRange(0, 4)) {
             case 0:
               return b_.softmax(x, name("softmax"));
+            case 3: {
+              // The mask operators: x kept where it exceeds a threshold, else a fill (or another
+              // function of x), as a padding mask selects attention scores.
+              const TensorRef mask =
+                  b_.op(OpType::Compare,
+                        {{"comparison", std::string(in_.ConsumeBool() ? "greater" : "less")},
+                         {"scalar", 0.0}},
+                        {x}, name("mask"));
+              if (in_.ConsumeBool())
+                return b_.op(OpType::Where, {{"y", -1.0}}, {mask, x}, name("fill"));
+              return b_.op(OpType::Where, {}, {mask, x, b_.relu(x, name("other"))}, name("where"));
+            }
             case 1:
               return b_.layer_norm(x, name("ln"));
             case 2:

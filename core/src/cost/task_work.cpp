@@ -1,6 +1,7 @@
 // FLOPs and bytes of one task (one output piece) of each operator, forward pass. Backward passes of
 // operators with weights compute two products (input and weight gradients), hence a ratio of 2.
 #include "unity/core/cost/cost_model.h"
+#include "unity/core/ops/mask_kernels.h"
 #include "unity/core/ops/operator_definition.h"
 #include "unity/core/ops/resize.h"
 #include "unity/core/ops/window_attrs.h"
@@ -305,6 +306,13 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
         w.flops = f->flops_per_element * piece_elems(in_shape(0));
         w.backward_ratio = 2;
         if (f->transcendental) w.transcendentals = piece_elems(in_shape(0));
+        break;
+      }
+      if (is_mask_operator(n.op.type)) {
+        // A comparison, logic step, selection or conversion per output element; only Where has a
+        // backward (dy routed to x or y), the masks and integer casts have no gradient.
+        w.flops = out_elems;
+        w.backward_ratio = n.op.type == OpType::Where ? 1 : 0;
         break;
       }
       // Element-wise, splits, reductions and parallel operators' local work; a point-wise

@@ -16,24 +16,17 @@ namespace {
 
 using namespace folding;
 
-const std::set<std::string_view> kConstantOnlyOps = {"Constant",    "Shape",
-                                                     "Size",        "ConstantOfShape",
-                                                     "Range",       "Equal",
-                                                     "Less",        "Greater",
-                                                     "LessOrEqual", "GreaterOrEqual",
-                                                     "Not",         "And",
-                                                     "Or",          "Xor",
-                                                     "Floor",       "Ceil",
-                                                     "Abs",         "Min",
-                                                     "Max",         "Mod",
-                                                     "Expand",      "Log",
-                                                     "Trilu",       "Tile",
-                                                     "ScatterND"};
-// Where also has a mapping for activations (a masked fill, see onnx_ops_elementwise.cpp).
+const std::set<std::string_view> kConstantOnlyOps = {
+    "Constant", "Shape", "Size", "ConstantOfShape", "Range", "Floor", "Ceil", "Abs",
+    "Min",      "Max",   "Mod",  "Expand",          "Log",   "Trilu", "Tile", "ScatterND"};
+// Where also has a mapping for activations (a masked fill, see onnx_ops_elementwise.cpp), and so
+// do the comparisons and logic (onnx_ops_mask.cpp).
 const std::set<std::string_view> kAlsoFoldable = {
-    "Gather",     "Unsqueeze", "Squeeze", "Concat", "Cast",    "Slice", "Reshape", "Flatten",
-    "Transpose",  "Add",       "Sub",     "Mul",    "Div",     "Pow",   "Sqrt",    "Neg",
-    "Reciprocal", "Exp",       "Erf",     "Relu",   "Sigmoid", "Tanh",  "Where",   "Split"};
+    "Gather",         "Unsqueeze", "Squeeze",    "Concat", "Cast", "Slice",   "Reshape",
+    "Flatten",        "Transpose", "Add",        "Sub",    "Mul",  "Div",     "Pow",
+    "Sqrt",           "Neg",       "Reciprocal", "Exp",    "Erf",  "Relu",    "Sigmoid",
+    "Tanh",           "Where",     "Split",      "Equal",  "Less", "Greater", "LessOrEqual",
+    "GreaterOrEqual", "Not",       "And",        "Or",     "Xor"};
 
 std::vector<std::int64_t> axes_of(const ::onnx::NodeProto& node,
                                   const std::vector<const ConstTensor*>& in, int slot) {

@@ -67,6 +67,8 @@ int ImportContext::elem_type(const std::string& name) const {
       return ::onnx::TensorProto::INT32;
     case DataType::Int64:
       return ::onnx::TensorProto::INT64;
+    case DataType::Bool:
+      return ::onnx::TensorProto::BOOL;
   }
   return ::onnx::TensorProto::FLOAT;
 }

@@ -329,6 +329,8 @@ std::optional<DataType> to_data_type(int onnx_elem_type) {
       return DataType::Int32;
     case TP::INT64:
       return DataType::Int64;
+    case TP::BOOL:
+      return DataType::Bool;
     default:
       return std::nullopt;
   }

@@ -48,6 +48,11 @@ void register_control_flow_ops(std::map<std::string, OpHandler>& table);
 void register_resize_ops(std::map<std::string, OpHandler>& table);
 // TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (onnx_ops_index.cpp).
 void register_index_ops(std::map<std::string, OpHandler>& table);
+// Comparisons, logic and Cast of activations (onnx_ops_mask.cpp).
+void register_mask_ops(std::map<std::string, OpHandler>& table);
+// Where as the Where operator: a condition computed from the model's inputs, or a constant one
+// selecting between two activations (onnx_ops_mask.cpp).
+void emit_where(ImportContext& ctx, const ::onnx::NodeProto& node);
 // Throws when an output beyond the first (BatchNorm statistics, Dropout mask, MaxPool indices...)
 // is read by anything: our operators do not produce them.
 void require_only_first_output(const ImportContext& ctx, const ::onnx::NodeProto& node);

@@ -1,6 +1,6 @@
 // Element-wise and reduction operators: arithmetic with a scalar constant (our
 // ScalarAdd/ScalarMul/Pow) or with tensors (Add/Sub/Mul/Div), Softmax, Dropout, ReduceMean/Sum and
-// Cast.
+// the masked fill (Where with a constant mask).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -143,19 +143,6 @@ void map_reduce(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
                           {x}, node_name(node)));
 }
 
-void map_cast(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
-  const TensorRef x = ctx.tensor(node.input(0));
-  const int to = static_cast<int>(attr_int(node, "to", ::onnx::TensorProto::FLOAT));
-  const bool from_integer = !is_floating(ctx.graph().shape(x).dtype);
-  // Precision casts (float32 <-> float16, int32 <-> int64) change no structure; the graph keeps
-  // the input's type. Casts between integers and floats would need an operator we do not have.
-  if (from_integer != is_integer_elem_type(to)) {
-    unsupported_use(node, fmt::format("Cast of an activation from {} to {} is not supported",
-                                      to_string(ctx.graph().shape(x).dtype), elem_type_name(to)));
-  }
-  ctx.bind_tensor(node.output(0), x);
-}
-
 // Where(mask, fill, x) or Where(mask, x, fill) with a constant mask and a scalar fill: a masked
 // fill (torch's masked_fill), typically of attention scores. A masking fill (-inf, -1e9) becomes
 // the Add of an additive mask, remembered when causal; another fill is exact as
@@ -163,17 +150,11 @@ void map_cast(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
 // operand.
 void map_where(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   const std::string& condition = node.input(0);
-  if (!ctx.is_constant(condition)) {
-    unsupported_use(node,
-                    fmt::format("Where with a condition ('{}') computed from the model's inputs is "
-                                "not supported; only masks known at import time are",
-                                condition));
-  }
   const bool fill_first = ctx.is_constant(node.input(1));
-  if (fill_first == ctx.is_constant(node.input(2))) {
-    unsupported_use(node,
-                    "Where is supported as a masked fill only: one of its values must be computed "
-                    "and the other a scalar constant");
+  // A computed condition, or a constant one selecting between two activations: the operator.
+  if (!ctx.is_constant(condition) || fill_first == ctx.is_constant(node.input(2))) {
+    emit_where(ctx, node);
+    return;
   }
   const std::string& x = node.input(fill_first ? 2 : 1);
   const std::string& fill_value = node.input(fill_first ? 1 : 2);
@@ -295,7 +276,6 @@ void register_elementwise_ops(std::map<std::string, OpHandler>& table) {
   table["Dropout"] = map_dropout;
   table["ReduceMean"] = map_reduce;
   table["ReduceSum"] = map_reduce;
-  table["Cast"] = map_cast;
   table["Clip"] = map_clip;
   table["Where"] = map_where;
 }

@@ -14,12 +14,13 @@ struct DataTypeEntry {
   std::int64_t bytes;
 };
 
-constexpr std::array<DataTypeEntry, 5> kDataTypes{{
+constexpr std::array<DataTypeEntry, 6> kDataTypes{{
     {DataType::Float32, "float32", 4},
     {DataType::Float16, "float16", 2},
     {DataType::BFloat16, "bfloat16", 2},
     {DataType::Int32, "int32", 4},
     {DataType::Int64, "int64", 8},
+    {DataType::Bool, "bool", 1},
 }};
 
 const DataTypeEntry& entry(DataType type) {
@@ -37,7 +38,7 @@ DataType data_type_from_string(std::string_view name) {
   for (const auto& e : kDataTypes)
     if (e.name == name) return e.type;
   throw InputError("unknown data type '" + std::string(name) +
-                   "' (expected float32, float16, bfloat16, int32 or int64)");
+                   "' (expected float32, float16, bfloat16, int32, int64 or bool)");
 }
 
 bool is_floating(DataType type) {

@@ -1,5 +1,6 @@
 #include "unity/core/shapes/shape_inference.h"
 #include "unity/core/ops/index_operators.h"
+#include "unity/core/ops/mask_kernels.h"
 
 #include "shape_rules.h"
 #include "unity/core/ops/operator_definition.h"
@@ -95,6 +96,8 @@ std::vector<ParallelTensorShape> infer_output_shapes(const Operator& op,
         out = infer_parallel(op, in);
       else if (is_index_operator(op.type))
         out = infer_index(op, in);
+      else if (is_mask_operator(op.type))
+        out = infer_mask(op, in);
       else if (axis_function(op.type))
         out = infer_along_axis(op, in);
       else

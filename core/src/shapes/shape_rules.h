@@ -98,5 +98,7 @@ Shapes infer_index(const Operator& op, const Shapes& in);
 Shapes infer_experts(const Operator& op, const Shapes& in);
 // Pad, GatherND, ScatterND (shape_inference_pad.cpp).
 Shapes infer_pad_nd(const Operator& op, const Shapes& in);
+// Compare, Logical, Where, Cast (shape_inference_mask.cpp).
+Shapes infer_mask(const Operator& op, const Shapes& in);
 
 }  // namespace unity::shape_rules

@@ -7,6 +7,7 @@
 
 #include "lowering_internal.h"
 #include "unity/core/ops/index_operators.h"
+#include "unity/core/ops/mask_kernels.h"
 #include "unity/core/ops/operator_definition.h"
 
 namespace unity::executor::detail {
@@ -26,9 +27,11 @@ void require_all_copies(const Graph& g, const Node& n, const std::vector<Replica
   for (int i = 0; i < static_cast<int>(in.size()); ++i) require_copies(g, n, in, i, why);
 }
 
+// The replicas of operands broadcast like numpy's (Add, ..., Where): each operand's innermost
+// replicas, one per partition it is broadcast to, must be copies; the outer ones are the output's.
 ReplicaLayout binary_layout(const Graph& g, const Node& n, const std::vector<ReplicaLayout>& in) {
-  ReplicaLayout outer[2];
-  for (int slot = 0; slot < 2; ++slot) {
+  std::vector<ReplicaLayout> outer(in.size());
+  for (int slot = 0; slot < static_cast<int>(in.size()); ++slot) {
     const int k = broadcast_degree(g, n, slot);
     const auto split = in[slot].split_inner(k);
     if (!split || split->second.has_partial())
@@ -39,8 +42,12 @@ ReplicaLayout binary_layout(const Graph& g, const Node& n, const std::vector<Rep
     outer[slot] = split->first;
   }
   const ReplicaLayout& a = outer[0];
+  bool partial = false;
+  for (const auto& o : outer) partial = partial || o.has_partial();
+  if (!partial) return ReplicaLayout::copies(a.size());
+  if (is_mask_operator(n.op.type))
+    fail_at(g, n.id, "reads partial sums, but comparisons, logic and selection are not linear");
   const ReplicaLayout& b = outer[1];
-  if (!a.has_partial() && !b.has_partial()) return ReplicaLayout::copies(a.size());
   switch (n.op.type) {
     case OpType::Add:
     case OpType::Sub:
@@ -167,6 +174,7 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
       return {in[0].with_inner({extra, true})};
     }
     default:
+      if (is_mask_operator(t) && t != OpType::Cast) return {binary_layout(g, n, in)};
       if (is_index_operator(t)) {
         // Picking by value or by index is not linear in the indices (nor TopK in x).
         require_all_copies(g, n, in, "it picks by value or by index");

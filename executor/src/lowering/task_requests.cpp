@@ -6,6 +6,7 @@
 
 #include "lowering_internal.h"
 #include "unity/core/ops/index_operators.h"
+#include "unity/core/ops/mask_kernels.h"
 #include "unity/core/ops/window_attrs.h"
 #include "unity/core/shapes/concat_pieces.h"
 #include "unity/core/shapes/reshape_groups.h"
@@ -60,9 +61,11 @@ void elementwise_like(Ctx& c) {
     c.add(slot, c.region, c.piece.replica);
 }
 
+// Operands broadcast like numpy's (Add, ..., Where): each reads its own dims of the task's region
+// whole along the dims it broadcasts, from the copy that belongs to the task's block there.
 void binary(Ctx& c) {
   const int ro = c.out.rank();
-  for (int slot = 0; slot < 2; ++slot) {
+  for (int slot = 0; slot < static_cast<int>(c.n.inputs.size()); ++slot) {
     const auto& s = c.in(slot);
     const int offset = ro - s.rank();
     Region r = whole(s);
@@ -569,6 +572,8 @@ std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
         parallel(c);
       else if (is_index_operator(n.op.type))
         index_op(c);
+      else if (is_mask_operator(n.op.type) && n.op.type != OpType::Cast)
+        binary(c);
       else
         elementwise_like(c);  // unary, Softmax (axis whole)
   }

@@ -1,5 +1,6 @@
 #include "op_runner.h"
 #include "unity/core/ops/index_operators.h"
+#include "unity/core/ops/mask_kernels.h"
 
 #include <fmt/format.h>
 
@@ -101,6 +102,7 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
     default:
       if (is_parallel_op(n.op.type)) return make_parallel_runner(g, n);
       if (is_index_operator(n.op.type)) return make_index_runner(g, n);
+      if (is_mask_operator(n.op.type)) return make_mask_runner(g, n);
       return make_elementwise_runner(g, n);
   }
   throw LoweringError(fmt::format("{}: no kernel for {}", g.describe(n.id), to_string(n.op.type)));

@@ -85,5 +85,7 @@ std::unique_ptr<OpRunner> make_experts_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_index_runner(const Graph& g, const Node& n);
 // Pad, GatherND, ScatterND (pad_nd_ops.cpp).
 std::unique_ptr<OpRunner> make_pad_nd_runner(const Graph& g, const Node& n);
+// Compare, Logical, Where, Cast (mask_ops.cpp).
+std::unique_ptr<OpRunner> make_mask_runner(const Graph& g, const Node& n);
 
 }  // namespace unity::executor::detail

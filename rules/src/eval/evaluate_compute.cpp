@@ -10,6 +10,7 @@
 #include "kernels.h"
 #include "unity/core/ops/experts_kernels.h"
 #include "unity/core/ops/index_kernels.h"
+#include "unity/core/ops/mask_kernels.h"
 #include "unity/core/ops/operator_definition.h"
 #include "unity/core/ops/pad_kernels.h"
 #include "unity/core/ops/resize.h"
@@ -264,6 +265,58 @@ bool is_index_op(OpType t) {
          t == OpType::OneHot || t == OpType::ArgMax || t == OpType::ArgMin;
 }
 
+// The partitions of `out` an operand of shape `s` is broadcast to (it lacks the dim, or has size 1
+// where the output does not): the product of those dims' degrees.
+int broadcast_degree_to(const ParallelTensorShape& s, const ParallelTensorShape& out) {
+  int k = 1;
+  for (int j = 0; j < out.rank(); ++j) {
+    const int i = j - (out.rank() - s.rank());
+    if (i < 0 || (s.dims[i].size == 1 && out.dims[j].size != 1)) k *= out.dims[j].degree;
+  }
+  return k;
+}
+
+// Compare, Logical, Where: each operand's innermost replicas (one per partition it is broadcast to)
+// are copies, and none are partial sums: they are not linear.
+ReplicaLayout mask_layout(const OpContext& c) {
+  ReplicaLayout outer;
+  for (std::size_t slot = 0; slot < c.in.size(); ++slot) {
+    const int k = broadcast_degree_to(c.in[slot]->shape, c.out_shapes[0]);
+    const auto split = c.in[slot]->layout.split_inner(k);
+    if (!split || split->second.has_partial() || split->first.has_partial())
+      undefined("input {} ({}) must be copies, {} of them per partition it is broadcast to", slot,
+                c.in[slot]->layout.to_string(), k);
+    outer = split->first;
+  }
+  return ReplicaLayout::copies(outer.size());
+}
+
+// A mask operator on replica j (the core's mask kernels, in double; masks as 0 and 1).
+DenseTensor mask_output(const OpContext& c, int j) {
+  const mask_kernels::MaskFunction f = mask_kernels::mask_function(c.op);
+  std::vector<const double*> in;
+  std::vector<std::vector<std::int64_t>> sizes;
+  for (std::size_t i = 0; i < c.in.size(); ++i) {
+    const int k =
+        c.op.type == OpType::Cast ? 1 : broadcast_degree_to(c.in[i]->shape, c.out_shapes[0]);
+    const DenseTensor& piece = c.piece(i, j * k);
+    in.push_back(piece.data.data());
+    sizes.push_back(piece.sizes);
+  }
+  // Sizes from the pieces (a micro-batch's), broadcast.
+  std::vector<std::int64_t> out_sizes;
+  for (const auto& s : sizes)
+    if (s.size() > out_sizes.size()) out_sizes.resize(s.size(), 1);
+  for (const auto& s : sizes)
+    for (std::size_t d = 0; d < s.size(); ++d) {
+      auto& o = out_sizes[d + out_sizes.size() - s.size()];
+      if (s[d] != 1) o = s[d];
+    }
+  DenseTensor out(out_sizes);
+  mask_kernels::forward(f, in, sizes, out_sizes, out.data.data());
+  return out;
+}
+
 // The index operators on replica j (the core's index kernels, in double; indices as doubles).
 std::vector<DenseTensor> index_outputs(const OpContext& c, int j) {
   namespace ik = index_kernels;
@@ -421,6 +474,7 @@ std::vector<ReplicaLayout> output_layouts(const OpContext& c) {
     return {ReplicaLayout::partials(out.replica)};
   }
   if (is_elementwise_binary(op.type)) return {binary_layout(c)};
+  if (is_mask_operator(op.type) && op.type != OpType::Cast) return {mask_layout(c)};
   if (!reads_partials(op)) require_copies(c, "is not linear");
   if (op.type == OpType::SoftmaxCrossEntropy)
     return {c.in[0]->layout.with_inner({vocab_blocks(c), true})};
@@ -479,6 +533,11 @@ std::vector<std::vector<DenseTensor>> compute_replicas(const OpContext& c) {
       for (std::size_t o = 0; o < parts.size(); ++o) outs[o].push_back(std::move(parts[o]));
     }
     return outs;
+  }
+  if (is_mask_operator(op.type)) {
+    std::vector<DenseTensor> parts;
+    for (int j = 0; j < out.replica; ++j) parts.push_back(mask_output(c, j));
+    return {parts};
   }
   if (is_pad_nd_op(op.type)) {
     std::vector<DenseTensor> parts;

@@ -96,6 +96,14 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   m[OpType::OneHot] = {i("depth"), i("axis", -1), r("off_value", 0.0), r("on_value", 1.0)};
   for (auto t : {OpType::ArgMax, OpType::ArgMin})
     m[t] = {i("axis", 0), closed(i("keepdims", 1)), i("select_last_index", 0)};
+  // The mask operators. Compare's `scalar` and Where's `x` and `y` stand for a missing input: a
+  // rule's pattern names the inputs, so they have no slots.
+  m[OpType::Compare] = {e("comparison",
+                          {"equal", "less", "greater", "less_or_equal", "greater_or_equal"},
+                          std::nullopt)};
+  m[OpType::Logical] = {e("logic", {"and", "or", "xor", "not"}, std::nullopt)};
+  m[OpType::Cast] = {
+      e("to", {"float32", "float16", "bfloat16", "int32", "int64", "bool"}, std::nullopt)};
   for (auto t : {OpType::Partition, OpType::Combine, OpType::Pipeline, OpType::Batch})
     m[t] = {i("dim"), i("degree")};
   for (auto t : {OpType::Replicate, OpType::Reduce, OpType::AllReduce}) m[t] = {i("degree")};

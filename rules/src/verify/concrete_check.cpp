@@ -66,7 +66,12 @@ std::optional<Instance> build(const Rule& rule, const RuleTerms& terms,
       inst.source_ids[n.name] = inst.graph.add(std::move(*op), in);
     }
     for (const auto& o : rule.source.outputs) {
+      // Identity is point-wise on floats; an integer or Bool output (ArgMax's, a mask) is read
+      // through a Reshape to its own sizes.
+      const ParallelTensorShape& shape = inst.graph.shape(ref(o));
       Operator sink{OpType::Identity, {}, "sink"};
+      if (!is_floating(shape.dtype))
+        sink = Operator{OpType::Reshape, {{"shape", shape.sizes()}}, "sink"};
       inst.sinks.push_back(inst.graph.add(std::move(sink), {ref(o)}));
     }
   } catch (const InputError&) {

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "attribute_schema.h"
+#include "unity/core/ops/mask_kernels.h"
 
 namespace unity::rules::spec {
 namespace {
@@ -241,6 +242,16 @@ std::vector<ParallelTensorShape> RandomInstances::shapes_for(O op, int arity, in
       return out;
     }
     default:
+      if (is_mask_operator(op)) {
+        // Where's condition and the logic's operands are masks (nonzero: true); comparisons and
+        // Cast read floats.
+        const auto xs = random_sizes(r);
+        std::vector<ParallelTensorShape> out(static_cast<std::size_t>(std::max(arity, 1)),
+                                             serial(xs));
+        if (op == O::Logical) out.assign(out.size(), serial(xs, DataType::Bool));
+        if (op == O::Where) out[0] = serial(xs, DataType::Bool);
+        return out;
+      }
       return std::vector<ParallelTensorShape>(static_cast<std::size_t>(std::max(arity, 1)),
                                               serial(random_sizes(r)));
   }
@@ -430,6 +441,11 @@ std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, i
   if (n == "k") return I(choose({1, 2}));
   if (n == "depth") return I(choose({2, 3, 4}));
   if (n == "largest" || n == "select_last_index" || n == "reduction") return I(choose({0, 1}));
+  // The mask operators' enums (attribute_schema.cpp's order): any comparison, the logic of as many
+  // operands as the instance has (not: one), any type.
+  if (n == "comparison") return I(choose({0, 1, 2, 3, 4}));
+  if (n == "logic") return I(in.size() == 1 ? 3 : choose({0, 1, 2}));
+  if (n == "to") return I(choose({0, 1, 2, 3, 4, 5}));
   if (n == "off_value" || n == "on_value")
     return Concrete{static_cast<double>(choose({-1, 0, 1, 2})) / 2.0};
   if (n == "epsilon") return Concrete{1e-5};

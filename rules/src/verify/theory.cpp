@@ -1,5 +1,6 @@
 #include "theory.h"
 #include "unity/core/ops/index_operators.h"
+#include "unity/core/ops/mask_kernels.h"
 
 #include <algorithm>
 
@@ -71,6 +72,7 @@ const Theory& operator_theory(OpType op) {
       if (t == OpType::Pad) add_pad_theory(th);
       if (t == OpType::GatherND) add_gather_nd_theory(th);
       if (is_index_operator(t)) add_index_axioms(th, t);
+      if (is_mask_operator(t)) add_mask_axioms(th, t);
     }
     return all;
   }();

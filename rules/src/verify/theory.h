@@ -85,6 +85,8 @@ void add_experts_theory(Theory& t);
 void add_pad_theory(Theory& t);
 void add_gather_nd_theory(Theory& t);
 void add_index_axioms(Theory& t, OpType op);
+// Compare, Logical, Where, Cast (axioms_mask.cpp).
+void add_mask_axioms(Theory& t, OpType op);
 
 // Builders shared by those files.
 E P(const E& k, const E& d, const E& x);  // Partition

@@ -362,6 +362,44 @@ def pad_variants():
     save(graph, "pad_edge_crop.onnx")
 
 
+class PaddingMaskAttention(nn.Module):
+    """A classifier over token ids whose attention mask is computed from the ids: positions holding
+    the padding id 0 are hidden from every query (masked_fill of the scores) and left out of the
+    pooled sum. The mask is an activation (Equal/Not of the input, Where, Cast), not a constant."""
+
+    def __init__(self, vocab=20, hidden=16, heads=2, classes=3):
+        super().__init__()
+        self.heads = heads
+        self.embedding = nn.Embedding(vocab, hidden)
+        self.q = nn.Linear(hidden, hidden)
+        self.k = nn.Linear(hidden, hidden)
+        self.v = nn.Linear(hidden, hidden)
+        self.o = nn.Linear(hidden, hidden)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, ids):
+        n, s = ids.shape
+        keep = ids != 0
+        x = self.embedding(ids)
+        d = x.shape[-1] // self.heads
+        q = self.q(x).view(n, s, self.heads, d).transpose(1, 2)
+        k = self.k(x).view(n, s, self.heads, d).transpose(1, 2)
+        v = self.v(x).view(n, s, self.heads, d).transpose(1, 2)
+        scores = q @ k.transpose(-2, -1) / d ** 0.5
+        scores = scores.masked_fill(~keep[:, None, None, :], float("-inf"))
+        context = (scores.softmax(-1) @ v).transpose(1, 2).reshape(n, s, -1)
+        y = x + self.o(context)
+        pooled = (y * keep.unsqueeze(-1).float()).sum(1)
+        return self.head(pooled)
+
+
+def padding_mask_attention():
+    torch.manual_seed(0)
+    ids = torch.randint(0, 20, (4, 8))
+    export(PaddingMaskAttention(), (ids,), "padding_mask_attention.onnx", opset=14,
+           input_names=["input_ids"], output_names=["logits"])
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     mlp()
@@ -379,3 +417,4 @@ if __name__ == "__main__":
     llama_attention()
     resize_variants()
     pad_variants()
+    padding_mask_attention()

@@ -91,4 +91,8 @@
   X(GatherND)              \
   X(ScatterND)              \
   X(ConvTranspose)         \
-  X(Experts)
+  X(Experts)                \
+  X(Compare)               \
+  X(Logical)               \
+  X(Where)                 \
+  X(Cast)
