@@ -3,9 +3,9 @@
 // FuzzedDataProvider instead of a seed, and with more operator kinds): series-parallel graphs of
 // element-wise ops, linear layers with (replicated) weights, parallel-operator pairs that change
 // the degree in between, forks joined by Add, Mul or a Concat, Split/Concat pairs, Softmax,
-// LayerNorm, operators along an axis and TopK + ScatterElements, Resize or Pad of the features,
-// optionally ending in a loss. Each choice is made only where its shapes are valid, so libFuzzer's
-// mutations explore graph structure rather than shape errors.
+// LayerNorm, operators along an axis, TopK + ScatterElements, a Reduction of each row scaling it,
+// Resize or Pad of the features, optionally ending in a loss. Each choice is made only where its
+// shapes are valid, so libFuzzer's mutations explore graph structure rather than shape errors.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -107,9 +107,22 @@ class FuzzedSpGraph {
       case 8:
         if (plain(x)) {
           --budget_;
-          switch (in_.ConsumeIntegralInRange(0, 3)) {
+          switch (in_.ConsumeIntegralInRange(0, 4)) {
             case 0:
               return b_.softmax(x, name("softmax"));
+            case 3: {
+              // A Reduction of each row (any kind but log_sum, whose log of a negative sum is
+              // NaN), kept as [N, 1] and broadcast back over it.
+              static const char* const kKinds[] = {"max", "min",        "prod",       "l1",
+                                                   "l2",  "sum_square", "log_sum_exp"};
+              const TensorRef r =
+                  b_.op(OpType::Reduction,
+                        {{"reduction", std::string(kKinds[in_.ConsumeIntegralInRange(0, 6)])},
+                         {"axes", std::vector<std::int64_t>{1}},
+                         {"keepdims", std::int64_t{1}}},
+                        {x}, name("reduce"));
+              return b_.mul(x, r, name("scaled"));
+            }
             case 1:
               return b_.layer_norm(x, name("ln"));
             case 2:

@@ -20,6 +20,7 @@ const std::map<std::string, OpHandler>& handlers() {
     register_control_flow_ops(t);
     register_resize_ops(t);
     register_index_ops(t);
+    register_reduce_ops(t);
     return t;
   }();
   return table;

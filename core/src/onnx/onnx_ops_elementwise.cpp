@@ -1,6 +1,5 @@
-// Element-wise and reduction operators: arithmetic with a scalar constant (our
-// ScalarAdd/ScalarMul/Pow) or with tensors (Add/Sub/Mul/Div), Softmax, Dropout, ReduceMean/Sum and
-// Cast.
+// Element-wise operators: arithmetic with a scalar constant (our ScalarAdd/ScalarMul/Pow) or with
+// tensors (Add/Sub/Mul/Div), Softmax, Dropout and Cast (the reductions: onnx_ops_reduce.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -115,32 +114,6 @@ void map_dropout(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
     rate = ctx.constant(r).scalar();
   ctx.bind_tensor(node.output(0), ctx.add(OpType::Dropout, {{"rate", rate}},
                                           {ctx.tensor(node.input(0))}, node_name(node)));
-}
-
-void map_reduce(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
-  const TensorRef x = ctx.tensor(node.input(0));
-  const auto rank = static_cast<std::int64_t>(ctx.sizes(x).size());
-  Ints axes;
-  if (auto attr = attr_ints(node, "axes"))
-    axes = *attr;
-  else if (const std::string& a = input_name(node, 1); !a.empty())
-    axes = ctx.constant(a).to_ints();
-  if (axes.empty()) {
-    if (attr_int(node, "noop_with_empty_axes", 0) != 0) {
-      ctx.bind_tensor(node.output(0), x);
-      return;
-    }
-    for (std::int64_t d = 0; d < rank; ++d) axes.push_back(d);
-  }
-  std::set<std::int64_t> normalized;
-  for (auto axis : axes) normalized.insert(normalize_axis(axis, rank));
-  const OpType type = node.op_type() == "ReduceSum" ? OpType::ReduceSum : OpType::ReduceMean;
-  ctx.bind_tensor(node.output(0),
-                  ctx.add(type,
-                          {{"axes", Ints(normalized.begin(), normalized.end())},
-                           {"keepdims", attr_int(node, "keepdims", 1) != 0 ? std::int64_t{1}
-                                                                           : std::int64_t{0}}},
-                          {x}, node_name(node)));
 }
 
 void map_cast(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
@@ -293,8 +266,6 @@ void register_elementwise_ops(std::map<std::string, OpHandler>& table) {
   table["Pow"] = map_pow;
   table["Softmax"] = map_softmax;
   table["Dropout"] = map_dropout;
-  table["ReduceMean"] = map_reduce;
-  table["ReduceSum"] = map_reduce;
   table["Cast"] = map_cast;
   table["Clip"] = map_clip;
   table["Where"] = map_where;

@@ -416,6 +416,8 @@ std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, i
   // The index operators: k and depth within the (equal) sizes shapes_for gives them.
   if (n == "k") return I(choose({1, 2}));
   if (n == "depth") return I(choose({2, 3, 4}));
+  // Reduction: every kind but log_sum, whose log of a negative sum would compare NaN with NaN.
+  if (n == "reduction" && op == O::Reduction) return I(choose({0, 1, 2, 3, 4, 5, 7}));
   if (n == "largest" || n == "select_last_index" || n == "reduction") return I(choose({0, 1}));
   if (n == "off_value" || n == "on_value")
     return Concrete{static_cast<double>(choose({-1, 0, 1, 2})) / 2.0};

@@ -90,4 +90,5 @@
   X(Pad)                   \
   X(GatherND)              \
   X(ScatterND)              \
-  X(ConvTranspose)
+  X(ConvTranspose)          \
+  X(Reduction)
