@@ -690,6 +690,23 @@ def resize():
     return out
 
 
+# --- parallel: reductions --------------------------------------------------------------------------
+
+def reduction():
+    """Reduction (max, min, prod, l1, l2, sum_square, log_sum, log_sum_exp) keeping its dims: split
+    the samples or the channels where it keeps their size (a reduced dim stays whole)."""
+    out = []
+    for dim, what in ((0, "sample"), (1, "channel")):
+        out.append(rule(
+            f"reduction_{what}_parallel", "parallel", f"Reduction (keepdims): split the {what}s "
+            "(a dim it does not reduce)", ["x"],
+            [node("r", "Reduction", ["x"], {"keepdims": 1})], ["r"],
+            [part("px", "x", dim), node("r2", "Reduction", ["px"], copy="r"),
+             comb("out", "r2", dim)], ["out"], ["d"],
+            [c("equal", f"size(x,{dim})", f"size(r,{dim})")]))
+    return out
+
+
 # --- parallel: padding ------------------------------------------------------------------------------
 
 def pad():
@@ -790,6 +807,7 @@ FAMILIES = {
     "index": index,
     "parallel_algebra": parallel_algebra,
     "resize": resize,
+    "reduction": reduction,
     "pad": pad,
     "experts": experts,
     "mask": mask,

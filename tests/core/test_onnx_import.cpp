@@ -155,10 +155,14 @@ TEST(OnnxImport, PadFoldsIntoPoolingAndCeilModeBecomesPadding) {
   // The Pad before the 3x3 average pool is the pool's own padding: the size is kept.
   EXPECT_EQ(avg->op.attrs.get_ints("padding"), (std::vector<std::int64_t>{1, 1}));
   EXPECT_EQ(avg->outputs.at(0).sizes(), (std::vector<std::int64_t>{1, 4, 9, 9}));
-  // ceil_mode=1: 9 -> 5 (not 4), reproduced with one more pixel of padding.
+  // A zero Pad counts in the average, as the pool's own padding would not (count_include_pad 0).
+  EXPECT_EQ(avg->op.attrs.get_int("count_include_pad", 0), 1);
+  // ceil_mode=1: 9 -> 5 (not 4), the last, partial window reaching into one pixel of end padding.
   const Node* max = find_node(g, "max_pool");
   ASSERT_NE(max, nullptr);
   EXPECT_EQ(max->outputs.at(0).sizes(), (std::vector<std::int64_t>{1, 4, 5, 5}));
+  EXPECT_EQ(max->op.attrs.get_ints("padding"), (std::vector<std::int64_t>{0, 0}));
+  EXPECT_EQ(max->op.attrs.get_ints("padding_end"), (std::vector<std::int64_t>{1, 1}));
   EXPECT_EQ(g.count(OpType::Relu), 1);  // Clip(min=0)
   EXPECT_EQ(g.count(OpType::Softmax), 1);
   ASSERT_EQ(g.sinks().size(), 1u);

@@ -160,6 +160,17 @@ TEST(ShapeInference, Pool2D) {
   expect_rejected(Op(OpType::Pool2D,
                      {{"pool", std::string("min")}, {"kernel", std::vector<std::int64_t>{2, 2}}}),
                   {S({{1, 1}, {1, 1}, {4, 1}, {4, 1}})}, "\"max\" or \"avg\"");
+  // Asymmetric padding (ONNX's SAME_UPPER, ceil_mode's partial window) and dilation: a 5-wide
+  // window of taps 2 apart over 7 + 0 + 2, stride 2.
+  auto padded = Op(OpType::Pool2D, {{"pool", std::string("avg")},
+                                    {"kernel", std::vector<std::int64_t>{3}},
+                                    {"stride", std::vector<std::int64_t>{2}},
+                                    {"padding", std::vector<std::int64_t>{0}},
+                                    {"padding_end", std::vector<std::int64_t>{2}},
+                                    {"dilation", std::vector<std::int64_t>{2}},
+                                    {"count_include_pad", std::int64_t{1}}});
+  EXPECT_EQ(infer1(padded, {S({{2, 1}, {3, 1}, {7, 1}})}), S({{2, 1}, {3, 1}, {3, 1}}));
+  expect_rejected(padded, {S({{2, 1}, {3, 1}, {2, 1}})}, "with padding 0 and 2");
 }
 
 TEST(ShapeInference, Resize) {
@@ -398,6 +409,19 @@ TEST(ShapeInference, SoftmaxReductionsAndLosses) {
                       {{"axes", std::vector<std::int64_t>{-1}}, {"keepdims", std::int64_t{1}}}),
                    {S({{8, 2}, {6, 1}})}),
             S({{8, 2}, {1, 1}}));
+  // Reduction: l1 and sum_square of a split axis are partial sums; the others read it whole.
+  auto reduction = [](const char* kind) {
+    return Op(OpType::Reduction, {{"reduction", std::string(kind)},
+                                  {"axes", std::vector<std::int64_t>{1}},
+                                  {"keepdims", std::int64_t{0}}});
+  };
+  EXPECT_EQ(infer1(reduction("l1"), {S({{8, 2}, {6, 3}})}), S({{8, 2}}, 3));
+  EXPECT_EQ(infer1(reduction("sum_square"), {S({{8, 1}, {6, 2}})}), S({{8, 1}}, 2));
+  EXPECT_EQ(infer1(reduction("max"), {S({{8, 4}, {6, 1}})}), S({{8, 4}}));
+  for (const char* kind : {"max", "min", "prod", "l2", "log_sum", "log_sum_exp"})
+    expect_rejected(reduction(kind), {S({{8, 1}, {6, 2}})}, "is not a sum of its blocks");
+  expect_rejected(reduction("median"), {S({{8, 1}, {6, 1}})}, "'reduction'");
+  expect_rejected(reduction("max"), {S({{8, 1}, {6, 1}}, 1, DataType::Int64)}, "floating");
 
   auto ce = Op(OpType::SoftmaxCrossEntropy);
   EXPECT_EQ(infer1(ce, {S({{64, 2}, {10, 1}}), S({{64, 2}}, 1, DataType::Int64)}), S({{64, 2}}));
@@ -450,8 +474,8 @@ TEST(ShapeInference, EveryOperatorIsCovered) {
   int undescribed = 0;
   for (const OperatorDefinition* d : operator_definitions())
     undescribed += !d->pointwise && !d->along_axis;
-  EXPECT_EQ(undescribed, 51);  // 35, Resize, the index operators, Pad, GatherND, ScatterND,
-                               // ConvTranspose, Experts, Compare, Logical, Where, Cast
+  EXPECT_EQ(undescribed, 52);  // 35, Resize, the index operators, Pad, GatherND, ScatterND,
+                               // ConvTranspose, Experts, Compare, Logical, Where, Cast, Reduction
 }
 
 // The index operators read their axis whole and split every other dim alike on all inputs.
@@ -489,7 +513,14 @@ TEST(ShapeInference, IndexOperators) {
   EXPECT_EQ(infer1(Op(OpType::OneHot, {{"depth", std::int64_t{5}}, {"axis", std::int64_t{1}}}),
                    {S({{8, 2}, {3, 1}}, 1, I64)}),
             S({{8, 2}, {5, 1}, {3, 1}}));
-  expect_rejected(one_hot, {S({{8, 1}})}, "integer tensor");
+  // Floating-point indices truncate (ONNX casts them to int64); integer values give int64.
+  EXPECT_EQ(infer1(one_hot, {S({{8, 1}})}), S({{8, 1}, {5, 1}}));
+  EXPECT_EQ(
+      infer1(Op(OpType::OneHot, {{"depth", std::int64_t{5}}, {"dtype", std::string("int64")}}),
+             {S({{8, 2}}, 1, I64)}),
+      S({{8, 2}, {5, 1}}, 1, I64));
+  expect_rejected(Op(OpType::OneHot, {{"depth", std::int64_t{5}}, {"dtype", std::string("int32")}}),
+                  {S({{8, 1}}, 1, I64)}, "'dtype'");
 
   EXPECT_EQ(infer1(Op(OpType::ArgMax, {{"axis", std::int64_t{1}}}), {S({{8, 2}, {6, 1}})}),
             S({{8, 2}, {1, 1}}, 1, I64));

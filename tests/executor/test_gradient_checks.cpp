@@ -10,6 +10,7 @@
 #include <string>
 
 #include "unity/core/ops/operator_definition.h"
+#include "unity/core/ops/reduction.h"
 #include "unity/core/pcg/graph_builder.h"
 #include "unity/executor/communicator.h"
 #include "unity/executor/device_backend.h"
@@ -220,6 +221,26 @@ TEST(GradientCheck, Pooling1DAnd3D) {
                   {b.weight("x", {2, 2, 4, 5, 3})}, "pool3d");
     });
   }
+}
+
+// ONNX's asymmetric pads (and ceil_mode's partial window), dilations and count_include_pad.
+TEST(GradientCheck, PoolingAsymmetricDilated) {
+  using Ints = std::vector<std::int64_t>;
+  for (const char* pool : {"max", "avg"})
+    for (std::int64_t count_pad : {0, 1}) {
+      if (count_pad && std::string(pool) == "max") continue;
+      check_gradients([&](GraphBuilder& b) {
+        return b.op(OpType::Pool2D,
+                    {{"pool", std::string(pool)},
+                     {"kernel", Ints{3, 2}},
+                     {"stride", Ints{2, 1}},
+                     {"padding", Ints{1, 0}},
+                     {"padding_end", Ints{2, 1}},
+                     {"dilation", Ints{2, 1}},
+                     {"count_include_pad", count_pad}},
+                    {b.weight("x", {2, 3, 8, 5})}, "pool");
+      });
+    }
 }
 
 TEST(GradientCheck, Pooling) {
@@ -624,6 +645,23 @@ TEST(GradientCheck, Layout) {
   check_gradients([](GraphBuilder& b) {
     return b.reduce_mean(b.weight("x", {3, 4, 2}), {0, 2}, false, "mean");
   });
+}
+
+// Every Reduction over one axis kept and over two axes dropped.
+TEST(GradientCheck, Reduction) {
+  using Ints = std::vector<std::int64_t>;
+  for (const std::string& kind : reduction_names()) {
+    Check c;
+    c.positive = kind == "log_sum";
+    for (const auto& [axes, keep] : {std::pair{Ints{1}, 1}, std::pair{Ints{0, 2}, 0}})
+      check_gradients(
+          [&](GraphBuilder& b) {
+            return b.op(OpType::Reduction,
+                        {{"reduction", kind}, {"axes", axes}, {"keepdims", std::int64_t{keep}}},
+                        {b.weight("x", {3, 4, 2})}, kind);
+          },
+          c);
+  }
 }
 
 TEST(GradientCheck, Losses) {

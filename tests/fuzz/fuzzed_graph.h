@@ -3,9 +3,10 @@
 // FuzzedDataProvider instead of a seed, and with more operator kinds): series-parallel graphs of
 // element-wise ops, linear layers with (replicated) weights, parallel-operator pairs that change
 // the degree in between, forks joined by Add, Mul or a Concat, Split/Concat pairs, Softmax,
-// LayerNorm, operators along an axis, TopK + ScatterElements, a masked Where, Resize or Pad of the
-// features, optionally ending in a loss. Each choice is made only where its shapes are valid, so
-// libFuzzer's mutations explore graph structure rather than shape errors.
+// LayerNorm, operators along an axis, TopK + ScatterElements, a masked Where or a Reduction of
+// each row scaling it, Resize or Pad of the features, optionally ending in a loss. Each choice is
+// made only where its shapes are valid, so libFuzzer's mutations explore graph structure rather
+// than shape errors.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -111,6 +112,7 @@ class FuzzedSpGraph {
             case 0:
               return b_.softmax(x, name("softmax"));
             case 3: {
+              if (in_.ConsumeBool()) {
               // The mask operators: x kept where it exceeds a threshold, else a fill (or another
               // function of x), as a padding mask selects attention scores.
               const TensorRef mask =
@@ -121,6 +123,18 @@ class FuzzedSpGraph {
               if (in_.ConsumeBool())
                 return b_.op(OpType::Where, {{"y", -1.0}}, {mask, x}, name("fill"));
               return b_.op(OpType::Where, {}, {mask, x, b_.relu(x, name("other"))}, name("where"));
+              }
+              // A Reduction of each row (any kind but log_sum, whose log of a negative sum is
+              // NaN), kept as [N, 1] and broadcast back over it.
+              static const char* const kKinds[] = {"max", "min",        "prod",       "l1",
+                                                   "l2",  "sum_square", "log_sum_exp"};
+              const TensorRef r =
+                  b_.op(OpType::Reduction,
+                        {{"reduction", std::string(kKinds[in_.ConsumeIntegralInRange(0, 6)])},
+                         {"axes", std::vector<std::int64_t>{1}},
+                         {"keepdims", std::int64_t{1}}},
+                        {x}, name("reduce"));
+              return b_.mul(x, r, name("scaled"));
             }
             case 1:
               return b_.layer_norm(x, name("ln"));

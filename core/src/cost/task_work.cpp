@@ -3,6 +3,7 @@
 #include "unity/core/cost/cost_model.h"
 #include "unity/core/ops/mask_kernels.h"
 #include "unity/core/ops/operator_definition.h"
+#include "unity/core/ops/reduction.h"
 #include "unity/core/ops/resize.h"
 #include "unity/core/ops/window_attrs.h"
 #include "unity/core/pcg/compute_dtype.h"
@@ -296,6 +297,17 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       w.flops = n.op.type == OpType::ScatterND ? out_elems + piece_elems(in_shape(2)) : out_elems;
       w.backward_ratio = 1;
       break;
+    case OpType::Reduction: {
+      // A combine per input element (log_sum_exp: a max pass first); the backward reads x, y and
+      // dy per element. An exp (log_sum_exp), or a log or root per output element.
+      const ReductionKind k = reduction_kind(n.op);
+      const double x_elems = piece_elems(in_shape(0));
+      w.flops = (k == ReductionKind::LogSumExp ? 3.0 : 1.0) * x_elems;
+      w.backward_ratio = 2;
+      if (reduction_transcendental(k))
+        w.transcendentals = k == ReductionKind::LogSumExp ? x_elems : out_elems;
+      break;
+    }
     case OpType::Concat:
       // A task copies its inputs into its piece: with `pieces`, only the inputs of its block.
       w.flops = out_elems;

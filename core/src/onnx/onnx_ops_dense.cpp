@@ -33,21 +33,22 @@ TensorRef require_spatial(ImportContext& ctx, const ::onnx::NodeProto& node) {
   return x;
 }
 
-// Our Conv2D and Pool2D pad both sides of a dim equally; ONNX pads [begin..., end...] or
-// derives them from auto_pad.
-Ints symmetric_padding(const ::onnx::NodeProto& node, const Ints& spatial, const Ints& kernel,
-                       const Ints& strides, const Ints& dilations) {
+// ONNX's pads of a Conv or pooling node, [begin..., end...], as given or derived from auto_pad
+// (SAME_UPPER puts the odd pixel at the end, SAME_LOWER at the beginning).
+Ints onnx_pads(const ::onnx::NodeProto& node, const Ints& spatial, const Ints& kernel,
+               const Ints& strides, const Ints& dilations) {
   const std::size_t r = spatial.size();
   const std::string auto_pad = attr_string(node, "auto_pad", "NOTSET");
-  if (auto_pad == "VALID") return Ints(r, 0);
   Ints pads(2 * r, 0);
+  if (auto_pad == "VALID") return pads;
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     for (std::size_t d = 0; d < r; ++d) {
       const std::int64_t out = (spatial[d] + strides[d] - 1) / strides[d];
       const std::int64_t total = std::max<std::int64_t>(
           (out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 - spatial[d], 0);
-      pads[d] = total / 2;
-      pads[d + r] = total - total / 2;
+      const std::int64_t small = total / 2;
+      pads[d] = auto_pad == "SAME_UPPER" ? small : total - small;
+      pads[d + r] = total - pads[d];
     }
   } else if (auto pad_attr = attr_ints(node, "pads")) {
     if (pad_attr->size() != 2 * r)
@@ -55,16 +56,7 @@ Ints symmetric_padding(const ::onnx::NodeProto& node, const Ints& spatial, const
                                         format_dims(*pad_attr), r));
     pads = *pad_attr;
   }
-  Ints out(r);
-  for (std::size_t d = 0; d < r; ++d) {
-    if (pads[d] != pads[d + r])
-      unsupported_use(node,
-                      fmt::format("asymmetric padding {} (begins, then ends) is not supported; "
-                                  "Unity pads both sides of a dimension equally",
-                                  format_dims(pads)));
-    out[d] = pads[d];
-  }
-  return out;
+  return pads;
 }
 
 Ints ints_or(const ::onnx::NodeProto& node, const std::string& name, Ints fallback) {
@@ -85,36 +77,53 @@ Ints spatial_list(const ::onnx::NodeProto& node, const std::string& name, std::s
   return v;
 }
 
-// The padding of a Conv or pooling node, plus that of a zero Pad folded into it.
-Ints node_padding(const ImportContext& ctx, const ::onnx::NodeProto& node, const Ints& input_sizes,
-                  const Ints& kernel, const Ints& strides, const Ints& dilations) {
+// The pads [begin..., end...] of a Conv or pooling node, plus those of a zero Pad folded into it.
+Ints node_pads(const ImportContext& ctx, const ::onnx::NodeProto& node, const Ints& input_sizes,
+               const Ints& kernel, const Ints& strides, const Ints& dilations) {
   const std::size_t r = input_sizes.size() - 2;
   Ints extra = ctx.extra_padding(node.input(0));
   if (extra.size() != r) extra.assign(r, 0);  // none folded (the default is two zeros)
   Ints padded(r);
   for (std::size_t d = 0; d < r; ++d) padded[d] = input_sizes[2 + d] + 2 * extra[d];
-  Ints own = symmetric_padding(node, padded, kernel, strides, dilations);
-  for (std::size_t d = 0; d < r; ++d) own[d] += extra[d];
-  return own;
+  Ints pads = onnx_pads(node, padded, kernel, strides, dilations);
+  for (std::size_t d = 0; d < r; ++d) {
+    pads[d] += extra[d];
+    pads[d + r] += extra[d];
+  }
+  return pads;
 }
 
-// ceil_mode=1 rounds output sizes up (a last, partial window), where our Pool2D rounds down. One
-// or more pixels of extra symmetric padding give the same output size, which is all the plan
-// depends on; returns nullopt when no padding does.
-std::optional<Ints> ceil_mode_padding(const Ints& spatial, const Ints& kernel, const Ints& strides,
-                                      const Ints& padding) {
-  Ints adjusted = padding;
-  for (std::size_t d = 0; d < spatial.size(); ++d) {
-    const std::int64_t span = spatial[d] + 2 * padding[d] - kernel[d];
+// The padding of a Conv node: our Conv2D pads both sides of a dim equally.
+Ints node_padding(const ImportContext& ctx, const ::onnx::NodeProto& node, const Ints& input_sizes,
+                  const Ints& kernel, const Ints& strides, const Ints& dilations) {
+  const Ints pads = node_pads(ctx, node, input_sizes, kernel, strides, dilations);
+  const std::size_t r = pads.size() / 2;
+  for (std::size_t d = 0; d < r; ++d)
+    if (pads[d] != pads[d + r])
+      unsupported_use(node,
+                      fmt::format("asymmetric padding {} (begins, then ends) is not supported; "
+                                  "Unity pads both sides of a dimension equally",
+                                  format_dims(pads)));
+  return Ints(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(r));
+}
+
+// ceil_mode=1 rounds output sizes up (a last, partial window), where Pool2D rounds down: the
+// partial window is padding after the dim, which pooling never reads (max) or counts (average
+// without count_include_pad). As in PyTorch and ONNX, the last window must start inside the input
+// or its left padding. Returns the end pads that give the ceil_mode output sizes.
+Ints ceil_mode_end_pads(const Ints& spatial, const Ints& kernel, const Ints& strides,
+                        const Ints& dilations, const Ints& pads) {
+  const std::size_t r = spatial.size();
+  Ints end(pads.begin() + static_cast<std::ptrdiff_t>(r), pads.end());
+  for (std::size_t d = 0; d < r; ++d) {
+    const std::int64_t window = (kernel[d] - 1) * dilations[d] + 1;
+    const std::int64_t span = spatial[d] + pads[d] + end[d] - window;
+    if (span < 0) continue;  // shape inference says the window does not fit
     std::int64_t ceil_out = (span + strides[d] - 1) / strides[d] + 1;
-    // As in PyTorch and ONNX: the last window must start inside the input or its left padding.
-    if ((ceil_out - 1) * strides[d] >= spatial[d] + padding[d]) --ceil_out;
-    std::int64_t extra = 0;
-    while (extra <= strides[d] && (span + 2 * extra) / strides[d] + 1 != ceil_out) ++extra;
-    if (extra > strides[d]) return std::nullopt;
-    adjusted[d] += extra;
+    if ((ceil_out - 1) * strides[d] >= spatial[d] + pads[d]) --ceil_out;
+    end[d] = std::max(end[d], (ceil_out - 1) * strides[d] + window - spatial[d] - pads[d]);
   }
-  return adjusted;
+  return end;
 }
 
 void map_matmul(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
@@ -210,20 +219,38 @@ void map_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   const Ints kernel = spatial_list(node, "kernel_shape", r, {});
   const Ints strides = spatial_list(node, "strides", r, Ints(r, 1));
   const Ints dilations = spatial_list(node, "dilations", r, Ints(r, 1));
-  if (dilations != Ints(r, 1)) unsupported_use(node, "dilated pooling is not supported");
-  Ints padding = node_padding(ctx, node, sizes, kernel, strides, dilations);
-  if (attr_int(node, "ceil_mode", 0) != 0) {
-    auto adjusted = ceil_mode_padding(spatial, kernel, strides, padding);
-    if (!adjusted)
-      unsupported_use(node, "ceil_mode=1 gives an output size no symmetric padding reproduces");
-    padding = *adjusted;
+  const Ints pads = node_pads(ctx, node, sizes, kernel, strides, dilations);
+  const Ints begin(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(r));
+  Ints end(pads.begin() + static_cast<std::ptrdiff_t>(r), pads.end());
+  const bool max = node.op_type() == "MaxPool";
+  bool count_include_pad = !max && attr_int(node, "count_include_pad", 0) != 0;
+  // A zero Pad folded into an average pool without padding of its own counts in the average.
+  const Ints folded = ctx.extra_padding(node.input(0));
+  if (!max && folded.size() == r) {
+    bool own = false, any = false;
+    for (std::size_t d = 0; d < r; ++d) {
+      own = own || pads[d] != folded[d] || pads[d + r] != folded[d];
+      any = any || folded[d] != 0;
+    }
+    count_include_pad = count_include_pad || (any && !own);
   }
-  const std::string pool = node.op_type() == "MaxPool" ? "max" : "avg";
-  ctx.bind_tensor(
-      node.output(0),
-      ctx.add(OpType::Pool2D,
-              {{"pool", pool}, {"kernel", kernel}, {"stride", strides}, {"padding", padding}}, {x},
-              node_name(node)));
+  if (attr_int(node, "ceil_mode", 0) != 0) {
+    const Ints ceil_end = ceil_mode_end_pads(spatial, kernel, strides, dilations, pads);
+    // A partial window counting padding would divide by the part inside the given pads only.
+    if (count_include_pad && ceil_end != end)
+      unsupported_use(node,
+                      "ceil_mode=1 with count_include_pad=1 (a last, partial window that counts "
+                      "only part of its padding) is not supported");
+    end = ceil_end;
+  }
+  Attributes attrs{{"pool", std::string(max ? "max" : "avg")},
+                   {"kernel", kernel},
+                   {"stride", strides},
+                   {"padding", begin}};
+  if (end != begin) attrs.set("padding_end", end);
+  if (dilations != Ints(r, 1)) attrs.set("dilation", dilations);
+  if (count_include_pad) attrs.set("count_include_pad", std::int64_t{1});
+  ctx.bind_tensor(node.output(0), ctx.add(OpType::Pool2D, attrs, {x}, node_name(node)));
 }
 
 void map_global_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {

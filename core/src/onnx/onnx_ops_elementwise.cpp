@@ -1,6 +1,6 @@
-// Element-wise and reduction operators: arithmetic with a scalar constant (our
-// ScalarAdd/ScalarMul/Pow) or with tensors (Add/Sub/Mul/Div), Softmax, Dropout, ReduceMean/Sum and
-// the masked fill (Where with a constant mask).
+// Element-wise operators: arithmetic with a scalar constant (our ScalarAdd/ScalarMul/Pow) or with
+// tensors (Add/Sub/Mul/Div), Softmax, Dropout and the masked fill (Where with a constant mask);
+// the reductions are onnx_ops_reduce.cpp's, the mask operators and Cast onnx_ops_mask.cpp's.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -115,32 +115,6 @@ void map_dropout(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
     rate = ctx.constant(r).scalar();
   ctx.bind_tensor(node.output(0), ctx.add(OpType::Dropout, {{"rate", rate}},
                                           {ctx.tensor(node.input(0))}, node_name(node)));
-}
-
-void map_reduce(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
-  const TensorRef x = ctx.tensor(node.input(0));
-  const auto rank = static_cast<std::int64_t>(ctx.sizes(x).size());
-  Ints axes;
-  if (auto attr = attr_ints(node, "axes"))
-    axes = *attr;
-  else if (const std::string& a = input_name(node, 1); !a.empty())
-    axes = ctx.constant(a).to_ints();
-  if (axes.empty()) {
-    if (attr_int(node, "noop_with_empty_axes", 0) != 0) {
-      ctx.bind_tensor(node.output(0), x);
-      return;
-    }
-    for (std::int64_t d = 0; d < rank; ++d) axes.push_back(d);
-  }
-  std::set<std::int64_t> normalized;
-  for (auto axis : axes) normalized.insert(normalize_axis(axis, rank));
-  const OpType type = node.op_type() == "ReduceSum" ? OpType::ReduceSum : OpType::ReduceMean;
-  ctx.bind_tensor(node.output(0),
-                  ctx.add(type,
-                          {{"axes", Ints(normalized.begin(), normalized.end())},
-                           {"keepdims", attr_int(node, "keepdims", 1) != 0 ? std::int64_t{1}
-                                                                           : std::int64_t{0}}},
-                          {x}, node_name(node)));
 }
 
 // Where(mask, fill, x) or Where(mask, x, fill) with a constant mask and a scalar fill: a masked
@@ -274,8 +248,6 @@ void register_elementwise_ops(std::map<std::string, OpHandler>& table) {
   table["Pow"] = map_pow;
   table["Softmax"] = map_softmax;
   table["Dropout"] = map_dropout;
-  table["ReduceMean"] = map_reduce;
-  table["ReduceSum"] = map_reduce;
   table["Clip"] = map_clip;
   table["Where"] = map_where;
 }

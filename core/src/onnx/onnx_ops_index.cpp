@@ -125,26 +125,28 @@ void map_scatter_elements(ImportContext& ctx, const ::onnx::NodeProto& node, std
 }
 
 void map_one_hot(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
-  const TensorRef idx = index_activation(ctx, node, 0);
+  // ONNX casts floating-point indices to int64, as the operator does.
+  const std::string& indices = node.input(0);
+  const bool float_indices =
+      ctx.is_tensor(indices) && !is_integer_elem_type(ctx.elem_type(indices));
+  const TensorRef idx = float_indices ? ctx.tensor(indices) : index_activation(ctx, node, 0);
   const std::int64_t depth = size_constant(ctx, node, 1, "depth");
   if (depth < 1) unsupported_use(node, fmt::format("depth {} is not positive", depth));
   const std::string& values = node.input(2);
   if (!ctx.is_constant(values))
     unsupported_use(node, fmt::format("the values '{}' must be a constant", values));
   const ConstTensor& v = ctx.constant(values);
-  if (v.is_integer())
-    unsupported_use(node,
-                    "integer values give an integer one-hot tensor; only floating-point "
-                    "values are supported");
   if (v.numel() != 2) unsupported_use(node, "the values must be [off_value, on_value]");
   const auto rank = static_cast<std::int64_t>(ctx.sizes(idx).size()) + 1;
   const int axis = normalize_axis(attr_int(node, "axis", -1), rank);
-  ctx.bind_tensor(node.output(0), ctx.add(OpType::OneHot,
-                                          {{"depth", depth},
-                                           {"axis", std::int64_t{axis}},
-                                           {"off_value", v.as_double(0)},
-                                           {"on_value", v.as_double(1)}},
-                                          {idx}, node_name(node)));
+  Attributes attrs{{"depth", depth},
+                   {"axis", std::int64_t{axis}},
+                   {"off_value", v.as_double(0)},
+                   {"on_value", v.as_double(1)}};
+  // Integer values give an integer one-hot tensor (held as int64, as every integer tensor).
+  if (v.is_integer()) attrs.set("dtype", std::string("int64"));
+  ctx.bind_tensor(node.output(0),
+                  ctx.add(OpType::OneHot, std::move(attrs), {idx}, node_name(node)));
 }
 
 void map_arg_extreme(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {

@@ -47,23 +47,29 @@ void emit_resize(ImportContext& ctx, const ::onnx::NodeProto& node, const std::s
         node, fmt::format("coordinate_transformation_mode '{}' is not supported", coordinates));
   if (!known(resize_nearest_names(), nearest))
     unsupported_use(node, fmt::format("nearest_mode '{}' is not supported", nearest));
+  // ONNX maps coordinates by the given scale; sizes / input size is the same scale only when
+  // input size x scale is a whole number. Otherwise the node keeps the scale, which must then be
+  // the one of every axis it resizes.
+  bool keep_scale = false;
+  for (std::size_t d = 0; d < in.size() && !scales.empty(); ++d) {
+    const double exact = static_cast<double>(in[d]) * scales[d];
+    keep_scale = keep_scale || std::abs(exact - static_cast<double>(out[d])) > 1e-5 * exact;
+  }
   Ints axes, sizes;
+  double scale = 0;
   for (std::size_t d = 0; d < in.size(); ++d) {
     if (out[d] < 1) unsupported_use(node, fmt::format("dim {} would have size {}", d, out[d]));
-    // ONNX maps coordinates with the given scale; ours is out / in, which is the same only when
-    // in x scale is a whole number of elements.
-    if (!scales.empty()) {
-      const double exact = static_cast<double>(in[d]) * scales[d];
-      if (std::abs(exact - static_cast<double>(out[d])) > 1e-5 * exact)
-        unsupported_use(node, fmt::format("scale {} of dim {} (size {}) gives {} elements, not a "
-                                          "whole number: Unity resamples by output size / input "
-                                          "size only",
-                                          scales[d], d, in[d], exact));
+    if (out[d] == in[d] && (!keep_scale || scales[d] == 1.0)) continue;
+    if (keep_scale) {
+      if (scale != 0 && scales[d] != scale)
+        unsupported_use(node, fmt::format("scales {} differ between the resized dims, and input "
+                                          "size x scale is not a whole number: Unity keeps one "
+                                          "scale for every resized dim",
+                                          fmt::join(scales, ", ")));
+      scale = scales[d];
     }
-    if (out[d] != in[d]) {
-      axes.push_back(static_cast<std::int64_t>(d));
-      sizes.push_back(out[d]);
-    }
+    axes.push_back(static_cast<std::int64_t>(d));
+    sizes.push_back(out[d]);
   }
   if (axes.empty()) {
     ctx.bind_tensor(node.output(0), x);
@@ -73,6 +79,7 @@ void emit_resize(ImportContext& ctx, const ::onnx::NodeProto& node, const std::s
                    {"sizes", sizes},
                    {"mode", mode},
                    {"coordinate_transformation_mode", coordinates}};
+  if (scale != 0) attrs.set("scale", scale);
   if (mode == "nearest") attrs.set("nearest_mode", nearest);
   if (mode == "cubic") {
     attrs.set("cubic_coeff_a", cubic_a);

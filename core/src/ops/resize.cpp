@@ -54,16 +54,20 @@ E enum_attr(const Operator& op, const char* name, const std::vector<std::string>
   return static_cast<E>(it - names.begin());
 }
 
-// The source coordinate of output index x (ONNX's coordinate transformation modes).
-double source_coordinate(ResizeCoordinates c, double x, std::int64_t in, std::int64_t out) {
-  const double scale = static_cast<double>(out) / static_cast<double>(in);
+// The source coordinate of output index x (ONNX's coordinate transformation modes); `given` is
+// the node's scale (0: out / in). ONNX's length of the resized axis is in x scale, which with a
+// given scale need not be the whole number of outputs.
+double source_coordinate(ResizeCoordinates c, double x, std::int64_t in, std::int64_t out,
+                         double given) {
+  const double scale = given > 0 ? given : static_cast<double>(out) / static_cast<double>(in);
+  const double length = given > 0 ? static_cast<double>(in) * given : static_cast<double>(out);
   switch (c) {
     case ResizeCoordinates::HalfPixel:
       return (x + 0.5) / scale - 0.5;
     case ResizeCoordinates::PytorchHalfPixel:
-      return out > 1 ? (x + 0.5) / scale - 0.5 : -0.5;
+      return length > 1 ? (x + 0.5) / scale - 0.5 : -0.5;
     case ResizeCoordinates::AlignCorners:
-      return out > 1 ? x * static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
+      return length > 1 ? x * static_cast<double>(in - 1) / (length - 1) : 0.0;
     case ResizeCoordinates::Asymmetric:
       return x / scale;
     case ResizeCoordinates::TfHalfPixelForNn:
@@ -161,6 +165,9 @@ ResizeSpec resize_spec(const Operator& op, int rank) {
       enum_attr<ResizeNearest>(op, "nearest_mode", resize_nearest_names(), "round_prefer_floor");
   s.cubic_coeff_a = op.attrs.get_double("cubic_coeff_a", -0.75);
   s.exclude_outside = op.attrs.get_int("exclude_outside", 0) != 0;
+  s.scale = op.attrs.get_double("scale", 0.0);
+  if (op.attrs.has("scale") && !(s.scale > 0))
+    throw ShapeError(fmt::format("attribute 'scale' must be positive, got {}", s.scale));
   return s;
 }
 
@@ -168,7 +175,8 @@ std::vector<ResizeTap> resize_axis_taps(const ResizeSpec& spec, std::int64_t in,
   const int k = spec.taps();
   std::vector<ResizeTap> taps(static_cast<std::size_t>(out * k));
   for (std::int64_t j = 0; j < out; ++j) {
-    const double x = source_coordinate(spec.coordinates, static_cast<double>(j), in, out);
+    const double x =
+        source_coordinate(spec.coordinates, static_cast<double>(j), in, out, spec.scale);
     // The index below x with r in (0, 1]: an integral x is r = 1 from x - 1.
     const auto f = static_cast<std::int64_t>(std::ceil(x)) - 1;
     const double r = x - static_cast<double>(f);

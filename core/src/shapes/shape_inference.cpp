@@ -76,6 +76,7 @@ std::vector<ParallelTensorShape> infer_output_shapes(const Operator& op,
     case OpType::Softmax:
     case OpType::ReduceSum:
     case OpType::ReduceMean:
+    case OpType::Reduction:
     case OpType::SoftmaxCrossEntropy:
     case OpType::MSELoss:
       out = infer_reduction(op, in);

@@ -10,13 +10,15 @@
 namespace unity::shape_rules {
 namespace {
 
+// `pad` before the dim and `pad_end` after it.
 std::int64_t window_output(std::int64_t size, std::int64_t kernel, std::int64_t stride,
-                           std::int64_t pad, std::int64_t dilation, const char* dim) {
+                           std::int64_t pad, std::int64_t pad_end, std::int64_t dilation,
+                           const char* dim) {
   const std::int64_t span = dilation * (kernel - 1) + 1;
-  const std::int64_t out = (size + 2 * pad - span) / stride + 1;
-  if (size + 2 * pad < span || out < 1)
-    fail("window of {} (kernel {}, dilation {}) does not fit the {} {} with padding {}", span,
-         kernel, dilation, dim, size, pad);
+  const std::int64_t out = (size + pad + pad_end - span) / stride + 1;
+  if (size + pad + pad_end < span || out < 1)
+    fail("window of {} (kernel {}, dilation {}) does not fit the {} {} with padding {} and {}",
+         span, kernel, dilation, dim, size, pad, pad_end);
   return out;
 }
 
@@ -104,8 +106,9 @@ Shapes infer_conv2d(const Operator& op, const Shapes& in) {
   ParallelTensorShape y = x;
   y.dims[1] = {out_c, d_o};
   for (int i = 0; i < r; ++i)
-    y.dims[2 + i].size = window_output(x.dims[2 + i].size, win.kernel[i], win.stride[i],
-                                       win.padding[i], win.dilation[i], spatial_name(r, i));
+    y.dims[2 + i].size =
+        window_output(x.dims[2 + i].size, win.kernel[i], win.stride[i], win.padding[i],
+                      win.padding[i], win.dilation[i], spatial_name(r, i));
   y.replica = out_replica;
   return {y};
 }
@@ -192,10 +195,18 @@ Shapes infer_pool2d(const Operator& op, const Shapes& in) {
   if (pool != "max" && pool != "avg")
     fail("attribute 'pool' must be \"max\" or \"avg\", got \"{}\"", pool);
   const Window win = read_window(op, r, true);
+  // `padding` is the padding before each spatial dim; `padding_end`, when given, the padding
+  // after it (ONNX's asymmetric and auto pads, and ceil_mode's last partial window).
+  const auto end = window_attr(op, "padding_end", r, win.padding);
+  const std::int64_t count_pad = op.attrs.get_int("count_include_pad", 0);
+  if (count_pad != 0 && count_pad != 1)
+    fail("attribute 'count_include_pad' must be 0 or 1, got {}", count_pad);
   ParallelTensorShape y = x;
-  for (int i = 0; i < r; ++i)
+  for (int i = 0; i < r; ++i) {
+    if (end[i] < 0) fail("attribute 'padding_end' must not be negative");
     y.dims[2 + i].size = window_output(x.dims[2 + i].size, win.kernel[i], win.stride[i],
-                                       win.padding[i], 1, spatial_name(r, i));
+                                       win.padding[i], end[i], win.dilation[i], spatial_name(r, i));
+  }
   return {y};
 }
 

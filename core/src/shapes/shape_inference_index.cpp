@@ -91,9 +91,14 @@ Shapes infer_scatter_elements(const Operator& op, const Shapes& in) {
   return {data};
 }
 
+// Floating-point indices are truncated to integers, as ONNX casts them; `dtype` (float32, or int64
+// for integer off and on values) is the output's.
 Shapes infer_one_hot(const Operator& op, const Shapes& in) {
   const auto& idx = in[0];
-  expect_integer(idx, "input 0 (indices)");
+  if (!is_floating(idx.dtype)) expect_integer(idx, "input 0 (indices)");
+  const DataType dtype = data_type_from_string(op.attrs.get_string("dtype", "float32"));
+  if (dtype != DataType::Float32 && dtype != DataType::Int64)
+    fail("attribute 'dtype' must be float32 or int64, got {}", to_string(dtype));
   const std::int64_t depth = op.attrs.get_int("depth");
   expect_positive(depth, "depth");
   const std::int64_t rank = idx.rank() + 1;
@@ -102,7 +107,7 @@ Shapes infer_one_hot(const Operator& op, const Shapes& in) {
     fail("attribute 'axis' = {} is outside [{}, {})", axis, -rank, rank);
   if (axis < 0) axis += rank;
   ParallelTensorShape y = idx;
-  y.dtype = DataType::Float32;
+  y.dtype = dtype;
   y.dims.insert(y.dims.begin() + axis, ParallelDim{depth, 1});
   return {y};
 }

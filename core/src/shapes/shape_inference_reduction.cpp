@@ -1,19 +1,28 @@
-// Softmax, ReduceSum/ReduceMean and the losses. A partitioned reduced dimension yields partial
-// results (the output's replica degree grows) rather than an error: exactly how reduction
+// Softmax, ReduceSum/ReduceMean/Reduction and the losses. A partitioned reduced dimension yields
+// partial results (the output's replica degree grows) rather than an error: exactly how reduction
 // parallelism appears.
 #include <algorithm>
 #include <set>
 
 #include "shape_rules.h"
 #include "unity/core/ops/operator_definition.h"
+#include "unity/core/ops/reduction.h"
 
 namespace unity::shape_rules {
 namespace {
 
+// ReduceSum, ReduceMean and Reduction. A Reduction whose blocks do not combine by a sum (max,
+// min, prod, l2, log_sum, log_sum_exp) reads its reduced dims whole.
 Shapes infer_reduce(const Operator& op, const Shapes& in) {
   const auto& x = in[0];
   const auto axes_attr = op.attrs.get_ints("axes");
   const bool keep = op.attrs.get_int("keepdims", 1) != 0;
+  bool sums_parts = true;
+  if (op.type == OpType::Reduction) {
+    const ReductionKind k = reduction_kind(op);
+    expect_floating(x, "input 0 (x)");
+    sums_parts = reduction_sums_parts(k);
+  }
   std::set<int> axes;
   for (auto a : axes_attr)
     if (!axes.insert(x.axis(static_cast<int>(a))).second) fail("axis {} is listed twice", a);
@@ -23,6 +32,11 @@ Shapes infer_reduce(const Operator& op, const Shapes& in) {
   y.replica = x.replica;
   for (int d = 0; d < x.rank(); ++d) {
     if (axes.count(d)) {
+      if (!sums_parts)
+        expect_degree(x, d, 1, "input 0 (x)",
+                      fmt::format("the {} of a split dim is not a sum of its blocks' results",
+                                  to_string(reduction_kind(op)))
+                          .c_str());
       y.replica *= x.dims[d].degree;
       if (keep) y.dims.push_back({1, 1});
     } else {

@@ -169,7 +169,11 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
     case OpType::Resize:  // linear: resampled partial sums are partial sums of the result
       return {in[0]};
     case OpType::ReduceSum:
-    case OpType::ReduceMean: {
+    case OpType::ReduceMean:
+    case OpType::Reduction: {
+      // Reduction is not linear (|x|, x^2, max, ...): it reads copies, and a split reduced dim
+      // (l1, sum_square only, shape inference says) leaves partial sums.
+      if (t == OpType::Reduction) require_all_copies(g, n, in, "it is not linear");
       const int extra = out.replica / in[0].size();
       return {in[0].with_inner({extra, true})};
     }

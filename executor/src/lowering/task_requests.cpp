@@ -551,6 +551,7 @@ std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
       break;
     case OpType::ReduceSum:
     case OpType::ReduceMean:
+    case OpType::Reduction:
       reduce_dims(c);
       break;
     case OpType::SoftmaxCrossEntropy:

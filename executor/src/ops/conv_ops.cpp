@@ -206,6 +206,7 @@ class PoolRunner final : public OpRunner {
  public:
   explicit PoolRunner(const Node& n)
       : max_(n.op.attrs.get_string("pool") == "max"),
+        count_include_pad_(n.op.attrs.get_int("count_include_pad", 0) != 0),
         win_(read_window(n.op, static_cast<int>(n.outputs.at(0).rank()) - 2, true)) {}
 
   void prepare(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
@@ -237,16 +238,19 @@ class PoolRunner final : public OpRunner {
     const ConvSpec c = conv_spec(x, y, win_, before, after);
     PoolSpec s;
     s.max = max_;
+    s.count_include_pad = count_include_pad_;
     s.n = c.n;
     s.c = c.c;
     std::tie(s.d, s.h, s.w, s.od, s.oh, s.ow) = std::tuple(c.d, c.h, c.w, c.od, c.oh, c.ow);
     std::tie(s.kd, s.kh, s.kw, s.sd, s.sh, s.sw) = std::tuple(c.kd, c.kh, c.kw, c.sd, c.sh, c.sw);
+    std::tie(s.dd, s.dh, s.dw) = std::tuple(c.dd, c.dh, c.dw);
     std::tie(s.pad_front, s.pad_back, s.pad_top, s.pad_bottom, s.pad_left, s.pad_right) =
         std::tuple(c.pad_front, c.pad_back, c.pad_top, c.pad_bottom, c.pad_left, c.pad_right);
     return s;
   }
 
   bool max_;
+  bool count_include_pad_;
   Window3 win_;
 };
 

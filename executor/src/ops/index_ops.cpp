@@ -5,6 +5,8 @@
 // Integer outputs (indices) carry no gradient; float outputs scatter or gather theirs back.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "op_helpers.h"
 #include "unity/core/ops/index_kernels.h"
 
@@ -55,12 +57,30 @@ class IndexRunner final : public OpRunner {
           break;
         }
         case OpType::OneHot: {
-          const Ints idx = host_ints(be, x);
-          std::vector<float> out(static_cast<std::size_t>(t.out[0]->elements()));
-          ik::one_hot(idx.data(), x.shape, axis_, attrs_.get_int("depth"),
-                      static_cast<float>(attrs_.get_double("off_value", 0.0)),
-                      static_cast<float>(attrs_.get_double("on_value", 1.0)), out.data());
-          upload(be, t.out[0]->value, out);
+          // Floating-point indices truncate to integers (ONNX's cast to int64).
+          Ints idx;
+          if (x.elem_size == 8) {
+            idx = host_ints(be, x);
+          } else {
+            for (float v : host_copy(be, x.value, x.elements()))
+              idx.push_back(static_cast<std::int64_t>(v));
+          }
+          const double off = attrs_.get_double("off_value", 0.0);
+          const double on = attrs_.get_double("on_value", 1.0);
+          const std::int64_t depth = attrs_.get_int("depth");
+          const auto n = static_cast<std::size_t>(t.out[0]->elements());
+          if (t.out[0]->elem_size == 8) {  // dtype int64
+            Ints out(n);
+            ik::one_hot(idx.data(), x.shape, axis_, depth,
+                        static_cast<std::int64_t>(std::llround(off)),
+                        static_cast<std::int64_t>(std::llround(on)), out.data());
+            upload(be, t.out[0]->value, out);
+          } else {
+            std::vector<float> out(n);
+            ik::one_hot(idx.data(), x.shape, axis_, depth, static_cast<float>(off),
+                        static_cast<float>(on), out.data());
+            upload(be, t.out[0]->value, out);
+          }
           break;
         }
         case OpType::GatherElements: {

@@ -92,6 +92,8 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
       return make_loss_runner(g, n);
     case OpType::Resize:
       return make_resize_runner(g, n);
+    case OpType::Reduction:
+      return make_reduction_runner(g, n);
     case OpType::Pad:
     case OpType::GatherND:
     case OpType::ScatterND:

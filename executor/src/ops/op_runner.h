@@ -83,6 +83,8 @@ std::unique_ptr<OpRunner> make_resize_runner(const Graph& g, const Node& n);
 // Experts on the host (experts_ops.cpp).
 std::unique_ptr<OpRunner> make_experts_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_index_runner(const Graph& g, const Node& n);
+// Reduction from the core's arithmetic (reduction_ops.cpp).
+std::unique_ptr<OpRunner> make_reduction_runner(const Graph& g, const Node& n);
 // Pad, GatherND, ScatterND (pad_nd_ops.cpp).
 std::unique_ptr<OpRunner> make_pad_nd_runner(const Graph& g, const Node& n);
 // Compare, Logical, Where, Cast (mask_ops.cpp).

@@ -13,6 +13,7 @@
 #include "unity/core/ops/mask_kernels.h"
 #include "unity/core/ops/operator_definition.h"
 #include "unity/core/ops/pad_kernels.h"
+#include "unity/core/ops/reduction.h"
 #include "unity/core/ops/resize.h"
 #include "unity/core/ops/window_attrs.h"
 
@@ -255,7 +256,22 @@ std::vector<DenseTensor> reduce_replicas(const OpContext& c) {
         blocks[i] = block(dim.size, dim.degree, rest % dim.degree);
         rest /= dim.degree;
       }
-      out.push_back(kernels::reduce(c.piece(0, j), axes, blocks, keep, mean));
+      if (c.op.type != OpType::Reduction) {
+        out.push_back(kernels::reduce(c.piece(0, j), axes, blocks, keep, mean));
+        continue;
+      }
+      // The core's arithmetic on the block (a partial sum for l1 and sum_square).
+      DenseTensor x = c.piece(0, j);
+      for (std::size_t i = 0; i < axes.size(); ++i)
+        x = slice(x, axes[i], blocks[i].first, blocks[i].second);
+      std::vector<std::int64_t> sizes;
+      for (int d = 0; d < x.rank(); ++d) {
+        const bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+        if (!reduced || keep) sizes.push_back(reduced ? 1 : x.sizes[d]);
+      }
+      DenseTensor y(sizes);
+      reduction_forward(reduction_kind(c.op), x.sizes, axes, x.data.data(), y.data.data());
+      out.push_back(std::move(y));
     }
   return out;
 }
@@ -436,6 +452,8 @@ DenseTensor passthrough(const OpContext& c, int j) {
       p.kernel = window_attr(op, "kernel", r, {});
       p.stride = window_attr(op, "stride", r, p.kernel);
       p.pad = window_attr(op, "padding", r, std::vector<std::int64_t>(r, 0));
+      p.pad_end = window_attr(op, "padding_end", r, p.pad);
+      p.dil = window_attr(op, "dilation", r, std::vector<std::int64_t>(r, 1));
       return kernels::pool2d(x, p);
     }
     case OpType::BatchNorm:
@@ -483,7 +501,7 @@ std::vector<ReplicaLayout> output_layouts(const OpContext& c) {
       if (c.in[i]->layout != c.in[0]->layout)
         undefined("concatenates inputs whose replicas differ ({} and {})",
                   c.in[0]->layout.to_string(), c.in[i]->layout.to_string());
-  if (op.type == OpType::ReduceSum || op.type == OpType::ReduceMean)
+  if (op.type == OpType::ReduceSum || op.type == OpType::ReduceMean || op.type == OpType::Reduction)
     return {c.in[0]->layout.with_inner({out.replica / c.in[0]->shape.replica, true})};
   return std::vector<ReplicaLayout>(c.out_shapes.size(), c.in[0]->layout);
 }
@@ -496,7 +514,8 @@ std::vector<std::vector<DenseTensor>> compute_replicas(const OpContext& c) {
     for (int q = 0; q < out.replica; ++q) parts.push_back(dense_partial(c, q));
     return {parts};
   }
-  if (op.type == OpType::ReduceSum || op.type == OpType::ReduceMean) return {reduce_replicas(c)};
+  if (op.type == OpType::ReduceSum || op.type == OpType::ReduceMean || op.type == OpType::Reduction)
+    return {reduce_replicas(c)};
   if (op.type == OpType::SoftmaxCrossEntropy) {
     // Each block of the classes holds an equal share of the loss (its sum is the loss; the
     // shares a real kernel keeps differ, their sum does not).

@@ -45,7 +45,8 @@ DenseTensor conv_transpose(const DenseTensor& x, const DenseTensor& w, const Con
 
 struct Pool2DParams {
   bool max = true;
-  std::vector<std::int64_t> kernel, stride, pad;
+  // `pad` before each spatial dim, `pad_end` after it (empty: as `pad`); taps `dil` apart.
+  std::vector<std::int64_t> kernel, stride, pad, pad_end, dil;
 };
 DenseTensor pool2d(const DenseTensor& x, const Pool2DParams& p);
 

@@ -140,9 +140,11 @@ DenseTensor pool2d(const DenseTensor& x, const Pool2DParams& p) {
   const std::size_t r = x.sizes.size() - 2;
   const std::int64_t N = x.sizes[0], C = x.sizes[1];
   const auto in = spatial3(x.sizes);
-  const auto k = widen(p.kernel, 1), st = widen(p.stride, 1), pd = widen(p.pad, 0);
+  const auto k = widen(p.kernel, 1), st = widen(p.stride, 1), pd = widen(p.pad, 0),
+             pe = widen(p.pad_end.empty() ? p.pad : p.pad_end, 0), dl = widen(p.dil, 1);
   std::array<std::int64_t, 3> out;
-  for (int i = 0; i < 3; ++i) out[i] = (in[i] + 2 * pd[i] - k[i]) / st[i] + 1;
+  for (int i = 0; i < 3; ++i)
+    out[i] = (in[i] + pd[i] + pe[i] - dl[i] * (k[i] - 1) - 1) / st[i] + 1;
   DenseTensor y(with_spatial(N, C, out, r));
   const std::int64_t in_vol = in[0] * in[1] * in[2];
   std::int64_t at = 0;
@@ -154,8 +156,9 @@ DenseTensor pool2d(const DenseTensor& x, const Pool2DParams& p) {
           for (std::int64_t kd = 0; kd < k[0]; ++kd)
             for (std::int64_t kh = 0; kh < k[1]; ++kh)
               for (std::int64_t kw = 0; kw < k[2]; ++kw) {
-                const std::int64_t id = od * st[0] - pd[0] + kd, ih = oh * st[1] - pd[1] + kh,
-                                   iw = ow * st[2] - pd[2] + kw;
+                const std::int64_t id = od * st[0] - pd[0] + kd * dl[0],
+                                   ih = oh * st[1] - pd[1] + kh * dl[1],
+                                   iw = ow * st[2] - pd[2] + kw * dl[2];
                 if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1] || iw < 0 || iw >= in[2])
                   continue;
                 const double v = x.data[nc * in_vol + (id * in[1] + ih) * in[2] + iw];

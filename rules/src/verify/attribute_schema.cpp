@@ -3,6 +3,7 @@
 #include <map>
 
 #include "unity/core/ops/operator_definition.h"
+#include "unity/core/ops/reduction.h"
 #include "unity/core/ops/resize.h"
 
 namespace unity::rules::spec {
@@ -80,6 +81,8 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
                        r("cubic_coeff_a", -0.75),
                        i("exclude_outside", 0)};
   m[OpType::ReduceMean] = {l("axes"), i("keepdims", 1)};
+  m[OpType::Reduction] = {e("reduction", reduction_names(), std::nullopt), l("axes"),
+                          i("keepdims", 1)};
   m[OpType::Pad] = {l("pads"), e("mode", {"constant", "reflect", "edge"}, "constant"),
                     r("value", 0.0)};
   m[OpType::GatherND] = {i("batch_dims", 0)};

@@ -440,6 +440,8 @@ std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, i
   // The index operators: k and depth within the (equal) sizes shapes_for gives them.
   if (n == "k") return I(choose({1, 2}));
   if (n == "depth") return I(choose({2, 3, 4}));
+  // Reduction: every kind but log_sum, whose log of a negative sum would compare NaN with NaN.
+  if (n == "reduction" && op == O::Reduction) return I(choose({0, 1, 2, 3, 4, 5, 7}));
   if (n == "largest" || n == "select_last_index" || n == "reduction") return I(choose({0, 1}));
   // The mask operators' enums (attribute_schema.cpp's order): any comparison, the logic of as many
   // operands as the instance has (not: one), any type.

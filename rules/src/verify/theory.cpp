@@ -71,6 +71,7 @@ const Theory& operator_theory(OpType op) {
       if (t == OpType::Experts) add_experts_theory(th);
       if (t == OpType::Pad) add_pad_theory(th);
       if (t == OpType::GatherND) add_gather_nd_theory(th);
+      if (t == OpType::Reduction) add_reduction_theory(th);
       if (is_index_operator(t)) add_index_axioms(th, t);
       if (is_mask_operator(t)) add_mask_axioms(th, t);
     }

@@ -84,6 +84,8 @@ void add_experts_theory(Theory& t);
 // Pad's facts and axioms (axioms_pad.cpp).
 void add_pad_theory(Theory& t);
 void add_gather_nd_theory(Theory& t);
+// Reduction's facts and axioms (axioms_reduction.cpp).
+void add_reduction_theory(Theory& t);
 void add_index_axioms(Theory& t, OpType op);
 // Compare, Logical, Where, Cast (axioms_mask.cpp).
 void add_mask_axioms(Theory& t, OpType op);

@@ -64,9 +64,15 @@ struct PoolSpec {
   i64 kd = 1, kh = 1, kw = 1, sd = 1, sh = 1, sw = 1;
   i64 pad_front = 0, pad_back = 0, pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
   i64 od = 1, oh = 1, ow = 1;
-  bool is_3d() const { return d != 1 || kd != 1 || od != 1; }
+  // Window taps `dd`, `dh`, `dw` apart (ONNX's dilations).
+  i64 dd = 1, dh = 1, dw = 1;
   // Average pooling divides by the number of input elements inside the window (ONNX's default,
-  // count_include_pad = 0); padding only ever lies outside the whole tensor, never at a piece edge.
+  // count_include_pad = 0), or with count_include_pad by the whole window kd * kh * kw (the
+  // operator's padding never leaves a window partly outside it); padding only ever lies outside
+  // the whole tensor, never at a piece edge.
+  bool count_include_pad = false;
+  bool is_3d() const { return d != 1 || kd != 1 || od != 1; }
+  bool dilated() const { return dd != 1 || dh != 1 || dw != 1; }
 };
 
 // Dropout keeps an element with probability 1 - rate, decided by a hash of (seed, global element

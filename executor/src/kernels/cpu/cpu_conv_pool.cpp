@@ -74,21 +74,46 @@ bool is_pointwise(const ConvSpec& s) {
          s.pad_left == 0 && s.pad_right == 0 && s.od == s.d && s.oh == s.h && s.ow == s.w;
 }
 
-// The input window [z0, z1) x [y0, y1) x [x0, x1) of one pooling output, clipped to the input.
+// The taps of one pooling output that lie inside the input, per spatial dim: taps [k0, k1) at
+// input positions start + k * dilation.
+struct PoolTaps {
+  i64 start, dilation, k0, k1;
+  i64 at(i64 k) const { return start + k * dilation; }
+  i64 count() const { return k1 - k0; }
+};
+
+PoolTaps pool_taps(i64 o, i64 stride, i64 pad, i64 kernel, i64 dilation, i64 size) {
+  PoolTaps t{o * stride - pad, dilation, 0, kernel};
+  if (t.start < 0) t.k0 = std::min(kernel, (-t.start + dilation - 1) / dilation);
+  if (t.at(kernel - 1) >= size) t.k1 = std::max<i64>(t.k0, (size - 1 - t.start) / dilation + 1);
+  if (t.start >= size) t.k1 = t.k0;
+  return t;
+}
+
+// The window of one pooling output: its taps inside the input along depth, height and width.
 struct PoolWindow {
-  i64 z0, z1, y0, y1, x0, x1;
-  i64 count() const { return (z1 - z0) * (y1 - y0) * (x1 - x0); }
+  PoolTaps z, y, x;
+  i64 count() const { return z.count() * y.count() * x.count(); }
 };
 
 PoolWindow pool_window(const PoolSpec& s, i64 oz, i64 oy, i64 ox) {
-  PoolWindow w;
-  w.z0 = std::max<i64>(oz * s.sd - s.pad_front, 0);
-  w.z1 = std::min<i64>(oz * s.sd - s.pad_front + s.kd, s.d);
-  w.y0 = std::max<i64>(oy * s.sh - s.pad_top, 0);
-  w.y1 = std::min<i64>(oy * s.sh - s.pad_top + s.kh, s.h);
-  w.x0 = std::max<i64>(ox * s.sw - s.pad_left, 0);
-  w.x1 = std::min<i64>(ox * s.sw - s.pad_left + s.kw, s.w);
-  return w;
+  return {pool_taps(oz, s.sd, s.pad_front, s.kd, s.dd, s.d),
+          pool_taps(oy, s.sh, s.pad_top, s.kh, s.dh, s.h),
+          pool_taps(ox, s.sw, s.pad_left, s.kw, s.dw, s.w)};
+}
+
+// What average pooling divides by: the taps inside the input, or the whole window.
+i64 pool_divisor(const PoolSpec& s, const PoolWindow& w) {
+  return s.count_include_pad ? s.kd * s.kh * s.kw : w.count();
+}
+
+// Calls f(input offset in the plane) for every tap of the window inside the input.
+template <class F>
+void for_each_tap(const PoolSpec& s, const PoolWindow& w, F&& f) {
+  for (i64 kz = w.z.k0; kz < w.z.k1; ++kz)
+    for (i64 ky = w.y.k0; ky < w.y.k1; ++ky)
+      for (i64 kx = w.x.k0; kx < w.x.k1; ++kx)
+        f((w.z.at(kz) * s.h + w.y.at(ky)) * s.w + w.x.at(kx));
 }
 
 }  // namespace
@@ -157,23 +182,18 @@ void CpuBackend::pool2d(const PoolSpec& s, const float* x, float* y, std::int32_
           if (s.max) {
             float best = -std::numeric_limits<float>::infinity();
             std::int32_t at = -1;
-            for (i64 zz = win.z0; zz < win.z1; ++zz)
-              for (i64 yy = win.y0; yy < win.y1; ++yy)
-                for (i64 xx = win.x0; xx < win.x1; ++xx) {
-                  const i64 at_in = (zz * s.h + yy) * s.w + xx;
-                  if (xp[at_in] > best || at < 0) {
-                    best = xp[at_in];
-                    at = static_cast<std::int32_t>(at_in);
-                  }
-                }
+            for_each_tap(s, win, [&](i64 at_in) {
+              if (xp[at_in] > best || at < 0) {
+                best = xp[at_in];
+                at = static_cast<std::int32_t>(at_in);
+              }
+            });
             yp[o] = at < 0 ? 0.0f : best;
             if (ap) ap[o] = at;
           } else {
             float total = 0;
-            for (i64 zz = win.z0; zz < win.z1; ++zz)
-              for (i64 yy = win.y0; yy < win.y1; ++yy)
-                for (i64 xx = win.x0; xx < win.x1; ++xx) total += xp[(zz * s.h + yy) * s.w + xx];
-            const i64 count = win.count();
+            for_each_tap(s, win, [&](i64 at_in) { total += xp[at_in]; });
+            const i64 count = pool_divisor(s, win);
             yp[o] = count > 0 ? total / static_cast<float>(count) : 0.0f;
           }
         }
@@ -196,12 +216,10 @@ void CpuBackend::pool2d_backward(const PoolSpec& s, const float* dy, const std::
       for (i64 oy = 0; oy < s.oh; ++oy)
         for (i64 ox = 0; ox < s.ow; ++ox) {
           const PoolWindow win = pool_window(s, oz, oy, ox);
-          const i64 count = win.count();
-          if (count <= 0) continue;
+          const i64 count = pool_divisor(s, win);
+          if (count <= 0 || win.count() <= 0) continue;
           const float g = dyp[(oz * s.oh + oy) * s.ow + ox] / static_cast<float>(count);
-          for (i64 zz = win.z0; zz < win.z1; ++zz)
-            for (i64 yy = win.y0; yy < win.y1; ++yy)
-              for (i64 xx = win.x0; xx < win.x1; ++xx) dxp[(zz * s.h + yy) * s.w + xx] += g;
+          for_each_tap(s, win, [&](i64 at_in) { dxp[at_in] += g; });
         }
   }
 }

@@ -36,6 +36,10 @@ void refuse_unsupported(const ConvSpec& s) {
 
 void refuse_unsupported(const PoolSpec& s) {
   if (s.is_3d()) throw std::runtime_error("the CUDA backend has no 3-D pooling (depth > 1); run it on the CPU backend");
+  if (s.dilated()) throw std::runtime_error("the CUDA backend has no dilated pooling; run it on the CPU backend");
+  if (s.count_include_pad)
+    throw std::runtime_error(
+        "the CUDA backend has no average pooling that counts padding (count_include_pad); run it on the CPU backend");
 }
 
 bool symmetric(const ConvSpec& s) { return s.pad_top == s.pad_bottom && s.pad_left == s.pad_right; }

@@ -2,7 +2,10 @@
 // Resize (ONNX Resize and Upsample, torch.nn.functional.interpolate): each listed axis of x is
 // resampled to a new size, nearest, linear (N-d: bilinear, trilinear) or cubic, the dims not listed
 // pass through. The node holds the resolved output sizes of the listed axes (`axes`, `sizes`) and
-// the mode attributes, never ONNX's scale inputs: the scale of an axis is sizes / input size.
+// the mode attributes: the scale of an axis is sizes / input size, unless the node has a `scale`.
+// ONNX maps coordinates by the scale it is given, which differs from sizes / input size where
+// input size x scale is not a whole number (0.6 of 2 elements gives 1): the importer then keeps
+// that scale, one for every listed axis.
 //
 // The interpolation is separable: one axis at a time, each output index a weighted sum of a few
 // input indices along the axis (its taps), clamped at the borders as ONNX's reference does. The
@@ -39,6 +42,7 @@ struct ResizeSpec {
   ResizeNearest nearest = ResizeNearest::RoundPreferFloor;
   double cubic_coeff_a = -0.75;
   bool exclude_outside = false;
+  double scale = 0;  // the `scale` attribute: every listed axis maps by it (0: sizes / input size)
 
   // Input indices read per output index along one resized axis (1, 2 or 4).
   int taps() const { return mode == ResizeMode::Nearest ? 1 : mode == ResizeMode::Linear ? 2 : 4; }

@@ -90,9 +90,10 @@
   X(Pad)                   \
   X(GatherND)              \
   X(ScatterND)              \
-  X(ConvTranspose)         \
+  X(ConvTranspose)          \
   X(Experts)                \
-  X(Compare)               \
-  X(Logical)               \
-  X(Where)                 \
-  X(Cast)
+  X(Compare)                \
+  X(Logical)                \
+  X(Where)                  \
+  X(Cast)                   \
+  X(Reduction)
