@@ -145,6 +145,17 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
       ->check(CLI::PositiveNumber)
       ->group(group);
   cmd->add_option("--pp", l.pp, "Pipeline stages")->check(CLI::PositiveNumber)->group(group);
+  cmd->add_option("--ep", l.ep,
+                  "Expert-parallel devices: a mixture-of-experts layer's experts spread over "
+                  "this many devices of a stage (a multiple of --tp dividing tp x dp; 1: none)")
+      ->check(CLI::PositiveNumber)
+      ->group(group);
+  cmd->add_option("--dispatcher", l.dispatcher,
+                  "How tokens reach their experts: alltoall (a copy per picked expert, "
+                  "Megatron-Core's all-to-all dispatcher) or deepep (once per node, then over "
+                  "NVLink); searched by the joint search")
+      ->check(CLI::IsMember({"alltoall", "deepep"}))
+      ->group(group);
   cmd->add_option("--micro-batches", l.micro_batches, "Micro-batches per iteration")
       ->check(CLI::PositiveNumber)
       ->group(group);
@@ -183,6 +194,8 @@ LayoutRequest LayoutOptions::layout() const {
   r.pipeline_stages = pp;
   r.micro_batches = micro_batches;
   r.interleave = interleave;
+  r.expert_parallel = ep;
+  if (!dispatcher.empty()) r.dispatcher = token_dispatcher_from_string(dispatcher);
   if (!recompute.empty()) r.recompute = recompute_from_string(recompute);
   r.zero_stage = zero;
   if (sequence_parallel) r.sequence_parallel = true;

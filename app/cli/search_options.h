@@ -35,12 +35,13 @@ void add_resize_options(CLI::App* cmd, zoo::TransformerResize& r);
 // --tp --pp --micro-batches --interleave --recompute --zero --sequence-parallel: a large model's
 // pipeline layout, fixed where given (`layout()` after the parse).
 struct LayoutOptions {
-  int tp = 0, pp = 0, micro_batches = 0, interleave = 0, zero = -1;
+  int tp = 0, pp = 0, micro_batches = 0, interleave = 0, zero = -1, ep = 0;
   std::string recompute;
   bool sequence_parallel = false;
   bool overlap_grad_reduce = false;
   bool tp_comm_overlap = false;
   std::string device_order;
+  std::string dispatcher;
   LayoutRequest layout() const;
 };
 void add_layout_options(CLI::App* cmd, LayoutOptions& l);

@@ -62,6 +62,8 @@ struct Layout {
   // segment search ranks one mapping and leaves the weights' synchronisation out, which a plan
   // that keeps whole weights on each device pays once per iteration).
   bool megatron_segments = false;
+  int ep = 1;  // expert parallelism: experts spread over ep devices of tp x dp (1: none)
+  TokenDispatcher dispatcher = TokenDispatcher::AllToAll;
 };
 
 // Transformer Engine's pipelined reduce-scatter overlap (pipeline_cost.h, overlapped_pass).
@@ -100,6 +102,11 @@ class Planner {
     find_tied_weights();
     // Sequence parallelism splits token-wise operators along a sequence: a transformer's.
     transformer_ = model.count(OpType::MultiHeadAttention) > 0;
+    for (const auto& [id, n] : model.nodes())
+      if (n.op.type == OpType::Experts) {
+        experts_ = model.shape(n.inputs[2]).dims[0].size;
+        top_k_ = n.op.attrs.get_int("top_k");
+      }
     memory_ = smallest_device_memory(machine);
   }
 
@@ -266,6 +273,12 @@ class Planner {
     // The joint search's segment plans, and in joint mode Megatron-LM's beside them.
     const std::vector<bool> segment_plans =
         joint && tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false};
+    const std::vector<int> eps = expert_parallel_degrees(tp, dp);
+    std::vector<TokenDispatcher> dispatchers{TokenDispatcher::AllToAll};
+    if (r.dispatcher)
+      dispatchers = {*r.dispatcher};
+    else if (joint && experts_ > 0)
+      dispatchers.push_back(TokenDispatcher::DeepEp);
     // The order of the devices matters where links differ above the node: on a machine of pods.
     std::vector<DeviceOrder> orders{DeviceOrder::PipelineOutermost};
     if (r.device_order)
@@ -309,11 +322,135 @@ class Planner {
               for (bool tpo : tpos)
                 for (DeviceOrder order : orders)
                   for (bool megatron : segment_plans)
-                    out.push_back({tp, pp, dp, m, v, per_replica / m, rc, z, sp, overlap, tpo,
-                                   order, megatron});
+                    for (int ep : eps)
+                      for (TokenDispatcher d : dispatchers) {
+                        if (ep == 1 && d != dispatchers.front()) continue;
+                        out.push_back({tp, pp, dp, m, v, per_replica / m, rc, z, sp, overlap, tpo,
+                                       order, megatron, ep, d});
+                      }
             }
       }
     }
+  }
+
+  // The expert-parallel degrees a layout of tp x dp devices per pipeline rank can take: 1 (the
+  // replica's own split), and multiples of tp that divide tp x dp and the experts (Megatron-Core
+  // folds EP into the tensor- and data-parallel ranks: tp x dp = ep x edp with ETP 1).
+  std::vector<int> expert_parallel_degrees(int tp, int dp) const {
+    const int asked = options_.request.expert_parallel;
+    if (experts_ == 0) {
+      if (asked > 1)
+        throw InputError(
+            fmt::format("--ep {}: '{}' has no mixture-of-experts layers", asked, model_.name));
+      return {1};
+    }
+    auto fits = [&](int ep) {
+      return ep == 1 || (ep % tp == 0 && (tp * dp) % ep == 0 && experts_ % ep == 0);
+    };
+    if (asked) {
+      if (!fits(asked)) {
+        if (options_.request.tensor_parallel && options_.request.pipeline_stages)
+          throw InputError(fmt::format(
+              "--ep {}: expert parallelism spreads the {} experts over a multiple of --tp {} "
+              "that divides the {} devices of a pipeline stage (tp x dp) and the experts",
+              asked, experts_, tp, tp * dp));
+        return {};
+      }
+      return {asked};
+    }
+    std::vector<int> out{1};
+    for (int ep = tp; ep <= tp * dp; ep *= 2)
+      if (ep > 1 && fits(ep)) out.push_back(ep);
+    return out;
+  }
+
+  // The experts of one segment kind: weight elements in all (serial), the Experts operators, and
+  // one Experts operator's tokens per sample, top-k and hidden size (the all-to-all's message).
+  struct KindExperts {
+    double parameters = 0;
+    int operators = 0;
+    double tokens_per_sample = 0, top_k = 0, hidden = 0;
+  };
+  const KindExperts& kind_experts(int kind) {
+    if (auto it = experts_of_.find(kind); it != experts_of_.end()) return it->second;
+    KindExperts e;
+    const Segment& s = chain_.segments[chain_.representative[kind]];
+    for (NodeId id : s.nodes) {
+      const Node& n = model_.node(id);
+      if (n.op.type != OpType::Experts) continue;
+      ++e.operators;
+      for (std::size_t slot = 2; slot < n.inputs.size(); ++slot)
+        e.parameters += static_cast<double>(model_.shape(n.inputs[slot]).num_elements());
+      const auto& x = model_.shape(n.inputs[0]);
+      e.hidden = static_cast<double>(x.dims.back().size);
+      e.tokens_per_sample = static_cast<double>(x.num_elements()) / e.hidden /
+                            static_cast<double>(std::max<std::int64_t>(1, model_.batch_size));
+      e.top_k = static_cast<double>(n.op.attrs.get_int("top_k"));
+    }
+    return experts_of_.emplace(kind, e).first->second;
+  }
+
+  // The expert weight elements one device of a replica holds in the plan of a kind (its Experts
+  // operators' weight pieces).
+  double planned_expert_parameters(int kind, int tp, std::int64_t b, bool megatron_only) {
+    double n = 0;
+    const Graph& g = kind_plan(kind, tp, b, megatron_only).plan;
+    for (const auto& [id, node] : g.nodes())
+      if (node.op.type == OpType::Experts)
+        for (std::size_t slot = 2; slot < node.inputs.size(); ++slot)
+          n += static_cast<double>(g.shape(node.inputs[slot]).piece_elements());
+    return n;
+  }
+
+  // The devices of pipeline rank `rank` that exchange tokens in one all-to-all (the first expert
+  // group: tp devices of ep / tp consecutive copies), and those holding the same experts (one
+  // device a group, every ep / tp copies).
+  std::vector<int> expert_group(const Layout& l, int rank) const {
+    std::vector<int> g;
+    for (int k = 0; k < l.ep / l.tp; ++k)
+      for (int j = 0; j < l.tp; ++j) g.push_back(device(l, rank, k, j));
+    return g;
+  }
+  std::vector<int> expert_data_group(const Layout& l, int rank) const {
+    std::vector<int> g;
+    for (int k = 0; k < l.dp; k += l.ep / l.tp) g.push_back(device(l, rank, k, 0));
+    return g;
+  }
+
+  // One dispatch (or combine) in which every device of `group` sends its tokens (`message`
+  // bytes) to the devices of their experts (token_dispatch.h): each device receives over its
+  // links, one source after another.
+  double alltoall_time(const Layout& l, const std::vector<int>& group, double message) const {
+    DispatchGroup g;
+    g.experts = experts_;
+    g.top_k = top_k_;
+    g.devices = static_cast<int>(group.size());
+    g.devices_per_node = static_cast<int>(std::count_if(group.begin(), group.end(), [&](int d) {
+      return machine_.node_of(d) == machine_.node_of(group.front());
+    }));
+    std::vector<Transfer> moves;
+    for (int src : group)
+      for (int dst : group)
+        if (src != dst)
+          moves.push_back({src, dst,
+                           dispatch_bytes(l.dispatcher, g, message,
+                                          machine_.node_of(src) == machine_.node_of(dst))});
+    return costs_.transfers_time(moves);
+  }
+
+  // The bytes all devices of an expert group send in one dispatch.
+  double dispatch_volume(const Layout& l, const std::vector<int>& group, double message) const {
+    DispatchGroup g{experts_, top_k_, static_cast<int>(group.size()), 1};
+    g.devices_per_node = static_cast<int>(std::count_if(group.begin(), group.end(), [&](int d) {
+      return machine_.node_of(d) == machine_.node_of(group.front());
+    }));
+    double total = 0;
+    for (int src : group)
+      for (int dst : group)
+        if (src != dst)
+          total += dispatch_bytes(l.dispatcher, g, message,
+                                  machine_.node_of(src) == machine_.node_of(dst));
+    return total;
   }
 
   const CostModel& replica_costs(int tp) {
@@ -533,7 +670,18 @@ class Planner {
     p.tp_comm_overlap = l.tp_overlap;
     p.device_order = l.order;
     p.dtype = dtype_;
+    p.expert_parallel = l.ep;
+    p.expert_data_parallel = l.ep > 1 ? l.tp * l.dp / l.ep : l.dp;
+    p.token_dispatcher = l.dispatcher;
     const int n = static_cast<int>(chain_.segments.size());
+    // Expert parallelism: each MoE layer's tokens go to the devices of their experts and back by
+    // all-to-all (dispatch and combine forward, their gradients backward), each device sending
+    // its 1/tp of the micro-batch's tokens (sequence-parallel shards) times top-k; none of it
+    // overlapped (Megatron-Core's all-to-all dispatcher without its 1F1B overlap).
+    std::vector<double> alltoall(n, 0.0);
+    double alltoall_bytes = 0;  // per micro-batch, every replica's devices
+    std::map<double, std::pair<double, double>> alltoall_of;  // message -> seconds, group bytes
+    const double element = static_cast<double>(size_of(dtype_));
     std::vector<double> time(n), saved(n), work(n, 0.0), forward(n), backward(n), comm(n);
     double bytes = 0;  // per micro-batch, inside the replicas
     double recompute_flops = 0, flops = 0;
@@ -557,6 +705,23 @@ class Planner {
       forward[j] = s.forward - s.whole_forward * sp_left;
       backward[j] = s.backward - s.whole_backward * sp_left;
       comm[j] = s.communication;
+      if (const KindExperts& ex = kind_experts(kind); l.ep > 1 && ex.operators > 0) {
+        const double message =
+            static_cast<double>(l.b) * ex.tokens_per_sample / l.tp * ex.hidden * element;
+        auto it = alltoall_of.find(message);
+        if (it == alltoall_of.end()) {
+          const std::vector<int> group = expert_group(l, 0);
+          it = alltoall_of
+                   .emplace(message, std::make_pair(alltoall_time(l, group, message),
+                                                    dispatch_volume(l, group, message)))
+                   .first;
+        }
+        alltoall[j] = 4.0 * ex.operators * it->second.first;
+        forward[j] += alltoall[j] / 2;
+        backward[j] += alltoall[j] / 2;
+        // Every expert group of the stage's tp x dp devices: dp x tp / ep of them a replica's.
+        alltoall_bytes += 4.0 * ex.operators * it->second.second * l.tp / l.ep;
+      }
       if (l.tp_overlap) {
         // Each pass's collectives (half the segment's) pipelined with its compute.
         const double half = s.communication / 2;
@@ -585,10 +750,12 @@ class Planner {
       saved[j] = std::max(0.0, keep);
       bytes += s.bytes;
     }
+    bytes += alltoall_bytes;
     const auto parts = chunks(time, l.pp * l.v);
     std::vector<double> rank_time(l.pp, 0.0), rank_params(l.pp, 0.0), rank_saved(l.pp, 0.0),
         rank_comm(l.pp, 0.0), rank_workspace(l.pp, 0.0), rank_segment_params(l.pp, 0.0),
-        rank_forward(l.pp, 0.0), rank_backward(l.pp, 0.0), rank_fp8_params(l.pp, 0.0);
+        rank_forward(l.pp, 0.0), rank_backward(l.pp, 0.0), rank_fp8_params(l.pp, 0.0),
+        rank_expert_params(l.pp, 0.0), rank_alltoall(l.pp, 0.0);
     double p2p_bytes = 0, fill_p2p = 0;
     const bool overlap_p2p = sends_overlap_compute(l.v, l.overlap);
     for (int c = 0; c < static_cast<int>(parts.size()); ++c) {
@@ -607,6 +774,17 @@ class Planner {
         sp.forward += forward[j];
         sp.backward += backward[j] + work[j];
         sp.parameters += s.parameters;
+        rank_alltoall[rank] +=
+            alltoall[j] * (l.recompute == Recompute::Full && block_[j] ? 1.5 : 1.0);
+        const int kind = chain_.segments[j].kind;
+        if (l.ep > 1 && kind_experts(kind).operators > 0) {
+          // The experts leave the replica's plan: 1/ep of them on each device, synchronised
+          // over the devices holding the same ones.
+          const double held = kind_experts(kind).parameters / l.ep;
+          sp.parameters += held - planned_expert_parameters(kind, l.tp, l.b, l.megatron_segments);
+          rank_expert_params[rank] += held;
+          rank_params[rank] -= held;  // rank_params below: the dense weights alone
+        }
         rank_fp8_params[rank] += s.fp8_parameters;
         rank_saved[rank] += saved[j];
         rank_comm[rank] +=
@@ -667,14 +845,42 @@ class Planner {
                               .sms = dev.sm_count,
                               .comm_sms = kNcclSms},
                              [&](double buffer) { return costs_.allreduce_time(group, buffer); });
-      p.sync_time = std::max(p.sync_time, sync.exposed);
-      p.rank_sync_total.push_back(sync.total);
-      p.rank_sync_exposed.push_back(sync.exposed);
-      sync_bytes += sync.bytes * l.tp;
-      const double shard = l.zero >= 1 ? rank_params[r] / l.dp : rank_params[r];
+      // The experts' weights, each held by the expert-data-parallel devices of its shard, are
+      // synchronised among those (one group per device of an expert group).
+      DataSync expert_sync;
+      const int edp = p.expert_data_parallel;
+      if (rank_expert_params[r] > 0) {
+        const std::vector<int> holders = expert_data_group(l, r);
+        expert_sync = data_parallel_sync(
+            {.parameters = rank_expert_params[r],
+             .gradient_bytes = gradient_bytes(dtype_),
+             .weight_bytes = size,
+             .zero = l.zero,
+             .micro_batches = l.m,
+             .overlap = l.overlap,
+             .forward = rank_forward[r],
+             .backward = rank_backward[r],
+             .data_parallel = edp,
+             .sms = dev.sm_count,
+             .comm_sms = kNcclSms},
+            [&](double buffer) { return costs_.allreduce_time(holders, buffer); });
+      }
+      p.sync_time = std::max(p.sync_time, sync.exposed + expert_sync.exposed);
+      p.rank_sync_total.push_back(sync.total + expert_sync.total);
+      p.rank_sync_exposed.push_back(sync.exposed + expert_sync.exposed);
+      sync_bytes += sync.bytes * l.tp + expert_sync.bytes * l.ep;
+      const double shard = (l.zero >= 1 ? rank_params[r] / l.dp : rank_params[r]) +
+                           (l.zero >= 1 ? rank_expert_params[r] / edp : rank_expert_params[r]);
       p.update_time = std::max(p.update_time, costs_.update_time(shard * 4.0, dev));
       MemoryBreakdown mem =
           parameter_memory(rank_params[r], dtype_, options_.optimizer, l.zero, l.dp);
+      if (rank_expert_params[r] > 0) {
+        const MemoryBreakdown experts =
+            parameter_memory(rank_expert_params[r], dtype_, options_.optimizer, l.zero, edp);
+        mem.weights += experts.weights;
+        mem.gradients += experts.gradients;
+        mem.optimizer += experts.optimizer;
+      }
       mem.activations = in_flight_micro_batches(r, l.pp, l.m, l.v) * rank_saved[r];
       // FP8 training keeps each fp8 GEMM's weight cast to fp8 and transposed beside the bf16
       // one (Transformer Engine's cached fp8 weights): 2 more bytes a parameter.
@@ -691,6 +897,8 @@ class Planner {
     p.communication_time = l.m * rank_comm[busiest] + p.sync_time;
     p.compute_time = std::max(0.0, p.iteration_time - p.communication_time);
     p.communication_bytes = (bytes + p2p_bytes) * l.m * l.dp + sync_bytes;
+    p.alltoall_time = l.m * *std::max_element(rank_alltoall.begin(), rank_alltoall.end());
+    p.alltoall_bytes = alltoall_bytes * l.m * l.dp;
     // FLOPs over the whole batch: the micro-batch's times the micro-batches of every copy.
     const double scale = static_cast<double>(l.m) * l.dp;
     p.model_flops = (flops + recompute_flops) * scale;
@@ -760,6 +968,9 @@ class Planner {
   std::map<std::tuple<int, int, std::int64_t, bool>, KindPlan> exact_;
   std::map<std::tuple<int, int, std::int64_t, bool>, SegmentProfile> profiles_;
   std::map<std::pair<int, std::int64_t>, std::pair<double, double>> flops_;
+  std::map<int, KindExperts> experts_of_;
+  std::int64_t experts_ = 0;  // experts of the model's mixture-of-experts layers (0: none)
+  std::int64_t top_k_ = 0;
   std::int64_t evaluated_ = 0, candidates_ = 0;
 };
 

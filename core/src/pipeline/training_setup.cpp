@@ -38,6 +38,8 @@ std::string LayoutRequest::describe() const {
   if (overlap_grad_reduce && *overlap_grad_reduce) parts.emplace_back("--overlap-grad-reduce");
   if (tp_comm_overlap && *tp_comm_overlap) parts.emplace_back("--tp-comm-overlap");
   if (device_order) parts.push_back(fmt::format("--device-order {}", to_string(*device_order)));
+  if (expert_parallel) parts.push_back(fmt::format("--ep {}", expert_parallel));
+  if (dispatcher) parts.push_back(fmt::format("--dispatcher {}", to_string(*dispatcher)));
   return fmt::format("{}", fmt::join(parts, " "));
 }
 

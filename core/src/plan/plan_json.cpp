@@ -97,6 +97,11 @@ PipelinePlan pipeline_from_json(const json& j) {
     p.sequence_parallel = j.at("sequence_parallel").get<bool>();
     p.overlap_grad_reduce = j.value("overlap_grad_reduce", false);
     p.tp_comm_overlap = j.value("tp_comm_overlap", false);
+    p.expert_parallel = j.value("ep", 1);
+    p.expert_data_parallel = j.value("edp", p.data_parallel);
+    p.token_dispatcher = token_dispatcher_from_string(j.value("dispatcher", "alltoall"));
+    p.alltoall_time = j.value("alltoall_ms", 0.0) / 1e3;
+    p.alltoall_bytes = j.value("alltoall_bytes", 0.0);
     p.device_order = device_order_from_string(j.value("device_order", "tp-dp-pp"));
     p.dtype = data_type_from_string(j.at("dtype").get<std::string>());
     p.iteration_time = j.at("iteration_time_ms").get<double>() / 1e3;
@@ -191,6 +196,12 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"sequence_parallel", p.sequence_parallel},
           {"overlap_grad_reduce", p.overlap_grad_reduce},
           {"tp_comm_overlap", p.tp_comm_overlap},
+          {"ep", p.expert_parallel},
+          {"etp", 1},
+          {"edp", p.expert_data_parallel},
+          {"dispatcher", to_string(p.token_dispatcher)},
+          {"alltoall_ms", p.alltoall_time * 1e3},
+          {"alltoall_bytes", p.alltoall_bytes},
           {"device_order", to_string(p.device_order)},
           {"dtype", to_string(p.dtype)},
           {"iteration_time_ms", p.iteration_time * 1e3},

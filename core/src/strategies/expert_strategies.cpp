@@ -37,8 +37,12 @@ Graph apply_rules(Graph g, const RuleSet& rules, const std::vector<std::string>&
 // The rules that make Megatron-LM's attention and MLP blocks tensor-parallel.
 std::vector<std::string> megatron_block_rules() {
   // The gated MLP first: its down projection would otherwise match a plain block's second Linear.
+  // A mixture-of-experts layer's experts split over the group (each device its experts, every
+  // token copied, the outputs summed: Megatron-Core's expert parallelism inside a tensor-parallel
+  // group, with ETP 1).
   std::vector<std::string> names = {"self_attention_head_parallel", "attention_head_parallel",
-                                    "mlp_swiglu_tensor_parallel"};
+                                    "mlp_swiglu_tensor_parallel", "experts_expert_parallel",
+                                    "experts_gelu_expert_parallel"};
   for (const char* act : {"relu", "gelu", "sigmoid", "tanh"})
     for (const char* fused : {"", "_fused"})
       for (const char* bias : {"", "_bias"})

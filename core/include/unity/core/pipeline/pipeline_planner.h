@@ -79,6 +79,15 @@ struct PipelinePlan {
   bool tp_comm_overlap = false;      // tensor-parallel collectives pipelined with the GEMMs
   DeviceOrder device_order = DeviceOrder::PipelineOutermost;
   DataType dtype = DataType::Float32;
+  // Expert parallelism (mixture-of-experts models): the experts spread over this many devices of
+  // a pipeline rank (tensor_parallel x a share of the data-parallel copies; Megatron-Core's EP
+  // with ETP 1), each expert's weights synchronised over the expert_data_parallel devices holding
+  // it; tokens sent to their experts and back by all-to-all. 1: the replica's own split.
+  int expert_parallel = 1;
+  int expert_data_parallel = 1;
+  TokenDispatcher token_dispatcher = TokenDispatcher::AllToAll;
+  double alltoall_time = 0;   // seconds of all-to-all per iteration on the busiest rank
+  double alltoall_bytes = 0;  // bytes all devices send in all-to-alls per iteration
 
   PipelineGrid grid() const {
     return {tensor_parallel, pipeline_stages, data_parallel, device_order};

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "unity/core/pipeline/device_order.h"
+#include "unity/core/pipeline/token_dispatch.h"
 
 namespace unity {
 
@@ -36,10 +37,17 @@ struct LayoutRequest {
   // --device-order: which of the pipeline and the data-parallel copies is outermost
   // (device_order.h). Unset: searched where the machine has pods, else the pipeline outermost.
   std::optional<DeviceOrder> device_order;
+  // --ep: devices the experts of a mixture-of-experts layer are spread over (Megatron-Core's
+  // expert model parallelism, folded into tp x dp; 0: searched where the model has experts, 1:
+  // none beyond the replica's own split).
+  int expert_parallel = 0;
+  // --dispatcher: how tokens reach their experts (token_dispatch.h); unset: searched in joint
+  // mode, Megatron-Core's all-to-all dispatcher in expert mode.
+  std::optional<TokenDispatcher> dispatcher;
   bool empty() const {
     return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
            zero_stage < 0 && !sequence_parallel && !overlap_grad_reduce && !tp_comm_overlap &&
-           !device_order;
+           !device_order && !expert_parallel && !dispatcher;
   }
   // "--tp 8 --pp 8 --micro-batches 96": what was fixed, for messages.
   std::string describe() const;

@@ -1,0 +1,41 @@
+#include "unity/core/pipeline/token_dispatch.h"
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+
+namespace unity {
+
+std::string_view to_string(TokenDispatcher d) {
+  return d == TokenDispatcher::DeepEp ? "deepep" : "alltoall";
+}
+
+TokenDispatcher token_dispatcher_from_string(std::string_view name) {
+  if (name == "alltoall") return TokenDispatcher::AllToAll;
+  if (name == "deepep") return TokenDispatcher::DeepEp;
+  throw InputError(fmt::format("unknown token dispatcher '{}' (alltoall, deepep)", name));
+}
+
+double routed_probability(std::int64_t experts, std::int64_t top_k, std::int64_t held) {
+  // C(E - m, k) / C(E, k) = prod over i < k of (E - m - i) / (E - i).
+  double missed = 1;
+  for (std::int64_t i = 0; i < top_k; ++i) {
+    const double left = static_cast<double>(experts - held - i);
+    if (left <= 0) return 1;
+    missed *= left / static_cast<double>(experts - i);
+  }
+  return 1 - missed;
+}
+
+double dispatch_bytes(TokenDispatcher d, const DispatchGroup& g, double message, bool same_node) {
+  if (g.devices <= 1) return 0;
+  const std::int64_t per_device = g.experts / g.devices;
+  if (d == TokenDispatcher::AllToAll)
+    return message * static_cast<double>(g.top_k) / static_cast<double>(g.devices);
+  if (same_node) return message * routed_probability(g.experts, g.top_k, per_device);
+  // Once to each node holding one of its experts, arriving at the node's GPUs in turn.
+  return message * routed_probability(g.experts, g.top_k, per_device * g.devices_per_node) /
+         static_cast<double>(g.devices_per_node);
+}
+
+}  // namespace unity

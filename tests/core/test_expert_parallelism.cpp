@@ -1,0 +1,131 @@
+// Expert parallelism in the pipeline planner: the routing arithmetic of the two token
+// dispatchers, an all-to-all's time and bytes computed by hand on two DGX H100 nodes, the expert
+// weights each device holds, and the joint search choosing EP for a mixture-of-experts model.
+#include <gtest/gtest.h>
+
+#include "unity/core/errors.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/pipeline/pipeline_planner.h"
+#include "unity/core/pipeline/token_dispatch.h"
+#include "unity/core/zoo/transformer_models.h"
+
+namespace unity {
+namespace {
+
+// 2 of 8 experts: a set of 2 misses a token with C(6, 2) / C(8, 2) = 15 / 28.
+TEST(ExpertParallelism, RoutingArithmetic) {
+  EXPECT_NEAR(routed_probability(8, 2, 2), 13.0 / 28.0, 1e-12);
+  EXPECT_DOUBLE_EQ(routed_probability(8, 2, 8), 1.0);
+  EXPECT_DOUBLE_EQ(routed_probability(8, 2, 0), 0.0);
+  // The all-to-all dispatcher: a copy per picked expert, spread evenly: 1000 x 2 / 4 each.
+  const DispatchGroup g{8, 2, 4, 2};
+  EXPECT_DOUBLE_EQ(dispatch_bytes(TokenDispatcher::AllToAll, g, 1000, true), 500);
+  EXPECT_DOUBLE_EQ(dispatch_bytes(TokenDispatcher::AllToAll, g, 1000, false), 500);
+  // DeepEP: to a device of its node when one of that device's 2 experts is picked (13/28); to
+  // the other node once when one of its 4 experts is (1 - C(4,2)/C(8,2) = 11/14), arriving at
+  // its 2 devices in turn.
+  EXPECT_NEAR(dispatch_bytes(TokenDispatcher::DeepEp, g, 1000, true), 1000 * 13.0 / 28.0, 1e-9);
+  EXPECT_NEAR(dispatch_bytes(TokenDispatcher::DeepEp, g, 1000, false), 1000 * 11.0 / 14.0 / 2,
+              1e-9);
+}
+
+// A 4-layer decoder whose every MLP is 16 experts of 256, top 2, batch 32 of 128 tokens.
+Graph small_moe() {
+  zoo::TransformerSizes z{4, 256, 4, 4, 512, 128, 1024};
+  z.experts = 16;
+  z.experts_per_token = 2;
+  z.expert_ffn = 256;
+  z.normalize_top_k = true;
+  return zoo::build_llama(32, z, DataType::BFloat16);
+}
+
+PipelineOptions fixed(int ep, TokenDispatcher d) {
+  PipelineOptions o;
+  o.request.tensor_parallel = 1;
+  o.request.pipeline_stages = 2;
+  o.request.micro_batches = 2;
+  o.request.interleave = 1;
+  o.request.recompute = Recompute::None;
+  o.request.zero_stage = 0;
+  o.request.sequence_parallel = false;
+  o.request.overlap_grad_reduce = false;
+  o.request.tp_comm_overlap = false;
+  o.request.expert_parallel = ep;
+  o.request.dispatcher = d;
+  return o;
+}
+
+// On 2 DGX H100 nodes (16 GPUs): tp 1, pp 2, dp 8; ep 8 puts each stage's expert group on one
+// node... and 2 micro-batches of 2 samples (256 tokens, 512 bytes each in bf16).
+TEST(ExpertParallelism, AllToAllTimeAndBytesByHand) {
+  const MachineSpec m = load_machine("dgx-h100", {0, 16});
+  const Graph g = small_moe();
+  const auto plan = plan_pipeline(g, m, fixed(8, TokenDispatcher::AllToAll));
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->expert_parallel, 8);
+  EXPECT_EQ(plan->expert_data_parallel, 1);
+  // One dispatch: each device sends each of the 7 others 256 x 512 x 2 / 8 bytes over NVLink;
+  // a receiver takes its 7 one after another.
+  const double message = 2 * 128 * 256 * 2.0;  // tokens x hidden x bf16
+  const double pair = message * 2 / 8;
+  const LinkSpec& nvlink = m.link(0, 1);
+  const double one = 7 * pair / nvlink.bandwidth + nvlink.latency;
+  // Dispatch and combine forward and backward, 2 MoE layers a rank, 2 micro-batches.
+  EXPECT_NEAR(plan->alltoall_time, 4 * one * 2 * 2, 1e-12);
+  // Bytes: 8 senders x 7 pairs, 4 all-to-alls, 4 layers, 2 micro-batches, 8 copies / 8 per group.
+  EXPECT_NEAR(plan->alltoall_bytes, 8 * 7 * pair * 4 * 4 * 2, 1);
+}
+
+// Each device holds 1/ep of a rank's experts: from ep 1 (every expert on each device, tp 1) to
+// ep 8 the weights held drop by 7/8 of the rank's experts, in bf16.
+TEST(ExpertParallelism, ExpertWeightsPerDevice) {
+  const MachineSpec m = load_machine("dgx-h100", {0, 16});
+  const Graph g = small_moe();
+  const auto whole = plan_pipeline(g, m, fixed(1, TokenDispatcher::AllToAll));
+  const auto spread = plan_pipeline(g, m, fixed(8, TokenDispatcher::AllToAll));
+  ASSERT_TRUE(whole && spread);
+  const double experts_per_rank = 2 * 16 * 3.0 * 256 * 256;  // 2 layers, 16 SwiGLU experts
+  EXPECT_NEAR(whole->rank_memory[0].weights - spread->rank_memory[0].weights,
+              experts_per_rank * 7 / 8 * 2, 1);
+  // With ep 8 of dp 8 no two devices hold the same experts: nothing to synchronise for them.
+  EXPECT_LT(spread->sync_time, whole->sync_time);
+}
+
+TEST(ExpertParallelism, RefusesDegreesThatDoNotFold) {
+  const MachineSpec m = load_machine("dgx-h100", {0, 16});
+  const Graph g = small_moe();
+  EXPECT_THROW(plan_pipeline(g, m, fixed(3, TokenDispatcher::AllToAll)), InputError);
+  // A dense model has no experts to spread.
+  zoo::TransformerSizes dense{4, 256, 4, 4, 512, 128, 1024};
+  EXPECT_THROW(plan_pipeline(zoo::build_llama(32, dense), m, fixed(8, TokenDispatcher::AllToAll)),
+               InputError);
+}
+
+// Qwen3-30B-A3B's 128 experts on 2 nodes: the joint search spreads them (with the experts whole
+// on each device the weights and their optimizer state do not fit, or sync longer).
+TEST(ExpertParallelism, TheJointSearchChoosesExpertParallelism) {
+  const MachineSpec m = load_machine("dgx-h100", {0, 16});
+  zoo::TransformerSizes z{48, 2048, 32, 4, 6144, 1024, 151936};
+  z.head_dim = 128;
+  z.experts = 128;
+  z.experts_per_token = 8;
+  z.expert_ffn = 768;
+  z.normalize_top_k = true;
+  const Graph g = zoo::build_llama(64, z, DataType::BFloat16);
+  PipelineOptions o;
+  o.joint = true;
+  o.budget = 20;
+  o.request.tensor_parallel = 1;
+  const auto plan = plan_pipeline(g, m, o);
+  ASSERT_TRUE(plan);
+  EXPECT_TRUE(plan->fits);
+  EXPECT_GT(plan->expert_parallel, 1);
+  PipelineOptions none = o;
+  none.request.expert_parallel = 1;
+  const auto without = plan_pipeline(g, m, none);
+  ASSERT_TRUE(without);
+  EXPECT_TRUE(!without->fits || without->iteration_time > plan->iteration_time);
+}
+
+}  // namespace
+}  // namespace unity
