@@ -30,9 +30,10 @@ void print_pipeline(const PipelinePlan& p, bool costs) {
   if (p.expert_parallel > 1)
     fmt::print(
         "experts     ep {} (each device 1/{} of every MoE layer's experts), edp {}; {} "
-        "dispatch, {:.3f} ms an iteration on the busiest rank, {} sent\n",
+        "dispatch{}, {:.3f} ms an iteration on the busiest rank, {} sent\n",
         p.expert_parallel, p.expert_parallel, p.expert_data_parallel, to_string(p.token_dispatcher),
-        p.alltoall_time * 1e3, human_bytes(static_cast<std::int64_t>(p.alltoall_bytes)));
+        p.ep_comm_overlap ? " behind another micro-batch's compute" : "", p.alltoall_time * 1e3,
+        human_bytes(static_cast<std::int64_t>(p.alltoall_bytes)));
   fmt::print("time        pipeline {:.3f} ms, gradient sync {:.3f} ms, optimizer step {:.3f} ms\n",
              p.pipeline_time * 1e3, p.sync_time * 1e3, p.update_time * 1e3);
   fmt::print(

@@ -156,6 +156,10 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
                   "NVLink); searched by the joint search")
       ->check(CLI::IsMember({"alltoall", "deepep"}))
       ->group(group);
+  cmd->add_flag("--overlap-moe-expert-parallel-comm", l.ep_comm_overlap,
+                "Run each micro-batch's expert all-to-alls behind another micro-batch's compute "
+                "(Megatron-Core's batch-level overlap; the joint search chooses it)")
+      ->group(group);
   cmd->add_option("--micro-batches", l.micro_batches, "Micro-batches per iteration")
       ->check(CLI::PositiveNumber)
       ->group(group);
@@ -196,6 +200,7 @@ LayoutRequest LayoutOptions::layout() const {
   r.interleave = interleave;
   r.expert_parallel = ep;
   if (!dispatcher.empty()) r.dispatcher = token_dispatcher_from_string(dispatcher);
+  if (ep_comm_overlap) r.ep_comm_overlap = true;
   if (!recompute.empty()) r.recompute = recompute_from_string(recompute);
   r.zero_stage = zero;
   if (sequence_parallel) r.sequence_parallel = true;

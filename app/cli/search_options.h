@@ -42,6 +42,7 @@ struct LayoutOptions {
   bool tp_comm_overlap = false;
   std::string device_order;
   std::string dispatcher;
+  bool ep_comm_overlap = false;
   LayoutRequest layout() const;
 };
 void add_layout_options(CLI::App* cmd, LayoutOptions& l);

@@ -64,7 +64,12 @@ struct Layout {
   bool megatron_segments = false;
   int ep = 1;  // expert parallelism: experts spread over ep devices of tp x dp (1: none)
   TokenDispatcher dispatcher = TokenDispatcher::AllToAll;
+  bool ep_overlap = false;  // all-to-alls behind another micro-batch's compute
 };
+
+// SMs DeepEP's kernels (and NCCL's all-to-all) hold while they run beside compute: DeepEP's
+// Buffer default (num_sms = 20).
+constexpr int kExpertCommSms = 20;
 
 // Transformer Engine's pipelined reduce-scatter overlap (pipeline_cost.h, overlapped_pass).
 constexpr int kTpOverlapSplits = 4;
@@ -279,6 +284,11 @@ class Planner {
       dispatchers = {*r.dispatcher};
     else if (joint && experts_ > 0)
       dispatchers.push_back(TokenDispatcher::DeepEp);
+    std::vector<bool> ep_overlaps{false};
+    if (r.ep_comm_overlap)
+      ep_overlaps = {*r.ep_comm_overlap};
+    else if (joint && experts_ > 0)
+      ep_overlaps.push_back(true);
     // The order of the devices matters where links differ above the node: on a machine of pods.
     std::vector<DeviceOrder> orders{DeviceOrder::PipelineOutermost};
     if (r.device_order)
@@ -323,11 +333,12 @@ class Planner {
                 for (DeviceOrder order : orders)
                   for (bool megatron : segment_plans)
                     for (int ep : eps)
-                      for (TokenDispatcher d : dispatchers) {
-                        if (ep == 1 && d != dispatchers.front()) continue;
-                        out.push_back({tp, pp, dp, m, v, per_replica / m, rc, z, sp, overlap, tpo,
-                                       order, megatron, ep, d});
-                      }
+                      for (TokenDispatcher d : dispatchers)
+                        for (bool epo : ep_overlaps) {
+                          if (ep == 1 && (d != dispatchers.front() || epo)) continue;
+                          out.push_back({tp, pp, dp, m, v, per_replica / m, rc, z, sp, overlap, tpo,
+                                         order, megatron, ep, d, epo});
+                        }
             }
       }
     }
@@ -673,6 +684,7 @@ class Planner {
     p.expert_parallel = l.ep;
     p.expert_data_parallel = l.ep > 1 ? l.tp * l.dp / l.ep : l.dp;
     p.token_dispatcher = l.dispatcher;
+    p.ep_comm_overlap = l.ep_overlap;
     const int n = static_cast<int>(chain_.segments.size());
     // Expert parallelism: each MoE layer's tokens go to the devices of their experts and back by
     // all-to-all (dispatch and combine forward, their gradients backward), each device sending
@@ -717,8 +729,11 @@ class Planner {
                    .first;
         }
         alltoall[j] = 4.0 * ex.operators * it->second.first;
-        forward[j] += alltoall[j] / 2;
-        backward[j] += alltoall[j] / 2;
+        // Overlapped, they are placed once the chunks are known (the warm-up's stay exposed).
+        if (!l.ep_overlap) {
+          forward[j] += alltoall[j] / 2;
+          backward[j] += alltoall[j] / 2;
+        }
         // Every expert group of the stage's tp x dp devices: dp x tp / ep of them a replica's.
         alltoall_bytes += 4.0 * ex.operators * it->second.second * l.tp / l.ep;
       }
@@ -776,6 +791,23 @@ class Planner {
         sp.parameters += s.parameters;
         rank_alltoall[rank] +=
             alltoall[j] * (l.recompute == Recompute::Full && block_[j] ? 1.5 : 1.0);
+        if (l.ep_overlap && alltoall[j] > 0) {
+          // Batch-level overlap: in the steady state a micro-batch's forward runs beside another
+          // one's backward, so each one's all-to-alls hide behind the other's compute, their
+          // kernels holding kExpertCommSms of the SMs meanwhile; the warm-up's and
+          // cool-down's micro-batches have no partner. Whatever outlasts the partner's compute
+          // stays exposed too.
+          const double alone = in_flight_micro_batches(rank, l.pp, l.m, l.v) / l.m;
+          const double hidden = alltoall[j] * (1 - std::min(1.0, alone));
+          const double partner = forward[j] + backward[j];
+          const double sms = machine_.device(0).sm_count;
+          const double slowed = sms > kExpertCommSms
+                                    ? std::min(hidden, partner) * kExpertCommSms / sms
+                                    : std::min(hidden, partner);
+          const double exposed = alltoall[j] - hidden + std::max(0.0, hidden - partner) + slowed;
+          sp.forward += exposed / 2;
+          sp.backward += exposed / 2;
+        }
         const int kind = chain_.segments[j].kind;
         if (l.ep > 1 && kind_experts(kind).operators > 0) {
           // The experts leave the replica's plan: 1/ep of them on each device, synchronised

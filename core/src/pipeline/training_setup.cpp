@@ -40,6 +40,7 @@ std::string LayoutRequest::describe() const {
   if (device_order) parts.push_back(fmt::format("--device-order {}", to_string(*device_order)));
   if (expert_parallel) parts.push_back(fmt::format("--ep {}", expert_parallel));
   if (dispatcher) parts.push_back(fmt::format("--dispatcher {}", to_string(*dispatcher)));
+  if (ep_comm_overlap && *ep_comm_overlap) parts.emplace_back("--overlap-moe-expert-parallel-comm");
   return fmt::format("{}", fmt::join(parts, " "));
 }
 

@@ -100,6 +100,7 @@ PipelinePlan pipeline_from_json(const json& j) {
     p.expert_parallel = j.value("ep", 1);
     p.expert_data_parallel = j.value("edp", p.data_parallel);
     p.token_dispatcher = token_dispatcher_from_string(j.value("dispatcher", "alltoall"));
+    p.ep_comm_overlap = j.value("ep_comm_overlap", false);
     p.alltoall_time = j.value("alltoall_ms", 0.0) / 1e3;
     p.alltoall_bytes = j.value("alltoall_bytes", 0.0);
     p.device_order = device_order_from_string(j.value("device_order", "tp-dp-pp"));
@@ -200,6 +201,7 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"etp", 1},
           {"edp", p.expert_data_parallel},
           {"dispatcher", to_string(p.token_dispatcher)},
+          {"ep_comm_overlap", p.ep_comm_overlap},
           {"alltoall_ms", p.alltoall_time * 1e3},
           {"alltoall_bytes", p.alltoall_bytes},
           {"device_order", to_string(p.device_order)},

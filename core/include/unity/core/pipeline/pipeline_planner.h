@@ -86,8 +86,9 @@ struct PipelinePlan {
   int expert_parallel = 1;
   int expert_data_parallel = 1;
   TokenDispatcher token_dispatcher = TokenDispatcher::AllToAll;
-  double alltoall_time = 0;   // seconds of all-to-all per iteration on the busiest rank
-  double alltoall_bytes = 0;  // bytes all devices send in all-to-alls per iteration
+  bool ep_comm_overlap = false;  // all-to-alls behind another micro-batch's compute
+  double alltoall_time = 0;      // seconds of all-to-all per iteration on the busiest rank
+  double alltoall_bytes = 0;     // bytes all devices send in all-to-alls per iteration
 
   PipelineGrid grid() const {
     return {tensor_parallel, pipeline_stages, data_parallel, device_order};

@@ -44,10 +44,14 @@ struct LayoutRequest {
   // --dispatcher: how tokens reach their experts (token_dispatch.h); unset: searched in joint
   // mode, Megatron-Core's all-to-all dispatcher in expert mode.
   std::optional<TokenDispatcher> dispatcher;
+  // --overlap-moe-expert-parallel-comm: each micro-batch's all-to-alls run behind another
+  // micro-batch's compute in the 1F1B steady state (Megatron-Core's batch-level overlap).
+  // Unset: searched in joint mode, off in expert mode.
+  std::optional<bool> ep_comm_overlap;
   bool empty() const {
     return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
            zero_stage < 0 && !sequence_parallel && !overlap_grad_reduce && !tp_comm_overlap &&
-           !device_order && !expert_parallel && !dispatcher;
+           !device_order && !expert_parallel && !dispatcher && !ep_comm_overlap;
   }
   // "--tp 8 --pp 8 --micro-batches 96": what was fixed, for messages.
   std::string describe() const;
