@@ -428,17 +428,20 @@ class Planner {
     return g;
   }
 
+  // The model's experts over an expert group's devices, as many of them in a node as in the first.
+  DispatchGroup dispatch_group(const std::vector<int>& group) const {
+    DispatchGroup g{experts_, top_k_, static_cast<int>(group.size()), 1};
+    g.devices_per_node = static_cast<int>(std::count_if(group.begin(), group.end(), [&](int d) {
+      return machine_.node_of(d) == machine_.node_of(group.front());
+    }));
+    return g;
+  }
+
   // One dispatch (or combine) in which every device of `group` sends its tokens (`message`
   // bytes) to the devices of their experts (token_dispatch.h): each device receives over its
   // links, one source after another.
   double alltoall_time(const Layout& l, const std::vector<int>& group, double message) const {
-    DispatchGroup g;
-    g.experts = experts_;
-    g.top_k = top_k_;
-    g.devices = static_cast<int>(group.size());
-    g.devices_per_node = static_cast<int>(std::count_if(group.begin(), group.end(), [&](int d) {
-      return machine_.node_of(d) == machine_.node_of(group.front());
-    }));
+    const DispatchGroup g = dispatch_group(group);
     std::vector<Transfer> moves;
     for (int src : group)
       for (int dst : group)
@@ -451,10 +454,7 @@ class Planner {
 
   // The bytes all devices of an expert group send in one dispatch.
   double dispatch_volume(const Layout& l, const std::vector<int>& group, double message) const {
-    DispatchGroup g{experts_, top_k_, static_cast<int>(group.size()), 1};
-    g.devices_per_node = static_cast<int>(std::count_if(group.begin(), group.end(), [&](int d) {
-      return machine_.node_of(d) == machine_.node_of(group.front());
-    }));
+    const DispatchGroup g = dispatch_group(group);
     double total = 0;
     for (int src : group)
       for (int dst : group)
@@ -862,29 +862,10 @@ class Planner {
     const auto& dev = machine_.device(0);
     double sync_bytes = 0;
     for (int r = 0; r < l.pp; ++r) {
-      std::vector<int> group;
-      for (int k = 0; k < l.dp; ++k) group.push_back(device(l, r, k, 0));
-      const DataSync sync =
-          data_parallel_sync({.parameters = rank_params[r],
-                              .gradient_bytes = gradient_bytes(dtype_),
-                              .weight_bytes = size,
-                              .zero = l.zero,
-                              .micro_batches = l.m,
-                              .overlap = l.overlap,
-                              .forward = rank_forward[r],
-                              .backward = rank_backward[r],
-                              .data_parallel = l.dp,
-                              .sms = dev.sm_count,
-                              .comm_sms = kNcclSms},
-                             [&](double buffer) { return costs_.allreduce_time(group, buffer); });
-      // The experts' weights, each held by the expert-data-parallel devices of its shard, are
-      // synchronised among those (one group per device of an expert group).
-      DataSync expert_sync;
-      const int edp = p.expert_data_parallel;
-      if (rank_expert_params[r] > 0) {
-        const std::vector<int> holders = expert_data_group(l, r);
-        expert_sync = data_parallel_sync(
-            {.parameters = rank_expert_params[r],
+      // Rank r's weights of `parameters` elements synchronised over the devices of `group`.
+      auto sync_over = [&](double parameters, const std::vector<int>& group) {
+        return data_parallel_sync(
+            {.parameters = parameters,
              .gradient_bytes = gradient_bytes(dtype_),
              .weight_bytes = size,
              .zero = l.zero,
@@ -892,11 +873,20 @@ class Planner {
              .overlap = l.overlap,
              .forward = rank_forward[r],
              .backward = rank_backward[r],
-             .data_parallel = edp,
+             .data_parallel = static_cast<int>(group.size()),
              .sms = dev.sm_count,
              .comm_sms = kNcclSms},
-            [&](double buffer) { return costs_.allreduce_time(holders, buffer); });
-      }
+            [&](double buffer) { return costs_.allreduce_time(group, buffer); });
+      };
+      std::vector<int> group;
+      for (int k = 0; k < l.dp; ++k) group.push_back(device(l, r, k, 0));
+      const DataSync sync = sync_over(rank_params[r], group);
+      // The experts' weights, each held by the expert-data-parallel devices of its shard, are
+      // synchronised among those (one group per device of an expert group).
+      const int edp = p.expert_data_parallel;
+      const DataSync expert_sync = rank_expert_params[r] > 0
+                                       ? sync_over(rank_expert_params[r], expert_data_group(l, r))
+                                       : DataSync{};
       p.sync_time = std::max(p.sync_time, sync.exposed + expert_sync.exposed);
       p.rank_sync_total.push_back(sync.total + expert_sync.total);
       p.rank_sync_exposed.push_back(sync.exposed + expert_sync.exposed);

@@ -264,6 +264,11 @@ json summary_to_json(const PlanSummary& s) {
       {"bubble_fraction", s.bubble_fraction},
       {"recompute", s.recompute},
       {"zero_stage", s.zero_stage},
+      {"ep", s.ep},
+      {"etp", s.etp},
+      {"edp", s.edp},
+      {"cp", s.cp},
+      {"alltoall_bytes", bytes_to_json(s.alltoall_bytes)},
       {"model_flops_per_iteration", s.model_flops_per_iteration},
       {"tflops_per_device", s.tflops_per_device}};
   if (s.model_shape) j["model_shape"] = model_shape_to_json(*s.model_shape);
@@ -328,6 +333,11 @@ Plan plan_from_json_fields(const json& j) {
   p.summary.bubble_fraction = s.value("bubble_fraction", 0.0);
   p.summary.recompute = s.value("recompute", "none");
   p.summary.zero_stage = json_integer_or(s, "zero_stage", 0, "plan: summary");
+  p.summary.ep = json_integer_or(s, "ep", 1, "plan: summary");
+  p.summary.etp = json_integer_or(s, "etp", 1, "plan: summary");
+  p.summary.edp = json_integer_or(s, "edp", 1, "plan: summary");
+  p.summary.cp = json_integer_or(s, "cp", 1, "plan: summary");
+  p.summary.alltoall_bytes = s.value("alltoall_bytes", 0.0);
   p.summary.model_flops_per_iteration = s.value("model_flops_per_iteration", 0.0);
   p.summary.tflops_per_device = s.value("tflops_per_device", 0.0);
   p.summary.origin = s.value("origin", "");

@@ -240,6 +240,9 @@ class PlanSearch {
       s.bubble_fraction = p->bubble_fraction;
       s.recompute = to_string(p->recompute);
       s.zero_stage = p->zero_stage;
+      s.ep = p->expert_parallel;
+      s.edp = p->expert_data_parallel;
+      s.alltoall_bytes = p->alltoall_bytes;
       s.model_flops_per_iteration = p->model_flops;
     } else {
       s.model_flops_per_iteration = 3 * dense_forward_flops(model_);

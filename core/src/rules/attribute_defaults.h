@@ -15,6 +15,8 @@ inline std::optional<AttrValue> attribute_default(const std::string& name) {
   if (name == "groups" || name == "pieces") return AttrValue{std::int64_t{1}};
   if (name == "keepdims") return AttrValue{std::int64_t{1}};
   if (name == "normalized_dims") return AttrValue{std::int64_t{1}};
+  // Experts: SwiGLU experts unless "gelu".
+  if (name == "mlp") return AttrValue{std::string("swiglu")};
   // Rotary embeddings' base (Llama 2's; Llama 3 trains with 500000).
   if (name == "rotary_base") return AttrValue{10000.0};
   // MultiHeadAttention's rotary embeddings and causal mask, LayerNorm's RMS form: off unless set.
