@@ -369,3 +369,24 @@ TEST(ExportNames, FrameworkNamesAreRead) {
        {NameList::Megatron, NameList::MegatronDeepSpeed, NameList::Torchtitan, NameList::DeepSpeed})
     EXPECT_GT(accepted_names(list).size(), 50u);
 }
+
+// A mixture-of-experts plan: refused for every framework, naming the experts (issue 32 writes
+// them once the MoE planner is in).
+TEST(ExportRefusal, MixtureOfExpertsPlanNamesTheExperts) {
+  OptimizeOptions o;
+  o.mode = "expert";
+  o.layout.tensor_parallel = 2;
+  o.layout.pipeline_stages = 1;
+  o.layout.expert_parallel = 2;
+  const Plan plan = round_trip(
+      optimize_plan(load_model_for_devices("moe-tiny", 2), load_machine("cpu-local", {0, 2}), o));
+  for (Framework f : {Framework::Megatron, Framework::Torchtitan, Framework::DeepSpeed}) {
+    try {
+      export_launch(plan, {f, false});
+      ADD_FAILURE() << "exported";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("mixture-of-experts layers"), std::string::npos)
+          << e.what();
+    }
+  }
+}
