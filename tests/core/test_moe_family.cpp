@@ -90,6 +90,8 @@ TEST(MoeFamily, ExpertsWorkByHand) {
   const TaskWork w = task_work(g, experts);
   EXPECT_DOUBLE_EQ(w.flops, 3145728.0);
   EXPECT_DOUBLE_EQ(w.backward_ratio, 2.0);
+  // The permutation into expert order and back: 4 x 256 routed copies x 64 x 2 bytes (bf16).
+  EXPECT_DOUBLE_EQ(w.serial_bytes, 4.0 * 256 * 64 * 2);
   // Two grouped GEMMs: up and gate [64 tokens per expert, 32] x 8, down [64, 64] x 4.
   ASSERT_EQ(w.gemm_count, 2);
   EXPECT_DOUBLE_EQ(w.gemms[0].m, 64.0);

@@ -100,6 +100,11 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       w.add_gemm(rows, ffn, local_experts * (gated ? 2 : 1), up);
       w.add_gemm(rows, hidden, local_experts, down);
       w.transcendentals = routed * ffn;  // the SiLU's or GELU's exp or erf
+      // The routed copies of the tokens are permuted into expert order before the grouped GEMM
+      // and back (weighted by the gates) after it (Megatron-Core's moe_permute and
+      // moe_unpermute): each a read and a write of routed x H, memory-bound kernels between the
+      // GEMMs, not hidden under them.
+      w.serial_bytes = 4.0 * routed * hidden * static_cast<double>(size_of(x.dtype));
       if (has_fp8_gemms(n)) {
         w.fp8_flops = w.flops;
         for (int i = 0; i < w.gemm_count; ++i) w.gemms[static_cast<std::size_t>(i)].fp8 = true;

@@ -793,13 +793,15 @@ class Planner {
             alltoall[j] * (l.recompute == Recompute::Full && block_[j] ? 1.5 : 1.0);
         if (l.ep_overlap && alltoall[j] > 0) {
           // Batch-level overlap: in the steady state a micro-batch's forward runs beside another
-          // one's backward, so each one's all-to-alls hide behind the other's compute, their
+          // one's backward, so each one's all-to-alls hide behind the other's dense compute, their
           // kernels holding kExpertCommSms of the SMs meanwhile; the warm-up's and
           // cool-down's micro-batches have no partner. Whatever outlasts the partner's compute
           // stays exposed too.
           const double alone = in_flight_micro_batches(rank, l.pp, l.m, l.v) / l.m;
           const double hidden = alltoall[j] * (1 - std::min(1.0, alone));
-          const double partner = forward[j] + backward[j];
+          // Only the partner's dense compute (attention, norms, projections): its experts wait
+          // for its own dispatch (Megatron-Core's dense-expert overlap).
+          const double partner = std::max(0.0, forward[j] + backward[j] - prof[j]->experts_time);
           const double sms = machine_.device(0).sm_count;
           const double slowed = sms > kExpertCommSms
                                     ? std::min(hidden, partner) * kExpertCommSms / sms

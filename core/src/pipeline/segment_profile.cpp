@@ -146,6 +146,7 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
     const Node& n = plan.node(op.node);
     if (n.op.type == OpType::MultiHeadAttention)
       core += op.forward * attention_core_share(plan, n, device);
+    if (n.op.type == OpType::Experts) p.experts_time += op.forward + op.backward;
     const auto& out = n.outputs.at(0);
     // Token-wise operators left whole (a dense operator's whole-sized output is partial sums).
     if (is_compute_op(n.op.type) && !is_dense(n.op.type) &&

@@ -16,6 +16,8 @@ struct SegmentProfile {
   double forward = 0;              // seconds per micro-batch, collectives included
   double backward = 0;             // seconds per micro-batch, collectives included
   double attention_core = 0;       // of forward: the attention's scores and softmax (selective)
+  double experts_time = 0;         // of forward + backward: the Experts operators' (what a
+                                   // micro-batch's all-to-alls cannot hide behind)
   double whole_forward = 0;        // of forward: operators whose output each device holds whole
   double whole_backward = 0;       // (norms, residual sums; sequence parallelism splits them)
   double communication = 0;        // of forward + backward: collectives inside the stage replica
