@@ -5,6 +5,7 @@
 
 #include "unity/core/errors.h"
 #include "unity/core/machine/machine_spec.h"
+#include "unity/core/pipeline/pipeline_cost.h"
 #include "unity/core/pipeline/pipeline_planner.h"
 #include "unity/core/pipeline/token_dispatch.h"
 #include "unity/core/zoo/transformer_models.h"
@@ -27,6 +28,17 @@ TEST(ExpertParallelism, RoutingArithmetic) {
   EXPECT_NEAR(dispatch_bytes(TokenDispatcher::DeepEp, g, 1000, true), 1000 * 13.0 / 28.0, 1e-9);
   EXPECT_NEAR(dispatch_bytes(TokenDispatcher::DeepEp, g, 1000, false), 1000 * 11.0 / 14.0 / 2,
               1e-9);
+}
+
+// The batch-level overlap by hand: 10 s of all-to-all, 4 s of the partner's dense compute, a
+// tenth of the micro-batches alone: 1 s exposed alone, 9 s hidden of which 5 outlast the
+// partner, and the 4 s overlapped cost 4 x 20 / 132 of compute.
+TEST(ExpertParallelism, OverlappedAllToAllByHand) {
+  EXPECT_NEAR(exposed_expert_alltoall(10, 4, 0.1, 20, 132), 1 + 5 + 4.0 * 20 / 132, 1e-12);
+  // Nothing alone and compute to spare: only the SMs' share.
+  EXPECT_NEAR(exposed_expert_alltoall(2, 8, 0, 20, 132), 2.0 * 20 / 132, 1e-12);
+  // All alone (a single micro-batch): all of it.
+  EXPECT_DOUBLE_EQ(exposed_expert_alltoall(2, 8, 1, 20, 132), 2);
 }
 
 // A 4-layer decoder whose every MLP is 16 experts of 256, top 2, batch 32 of 128 tokens.

@@ -26,6 +26,15 @@ double in_flight_micro_batches(int rank, int stages, int micro_batches, int inte
          interleave;
 }
 
+double exposed_expert_alltoall(double alltoall, double partner, double alone, int comm_sms,
+                               int sms) {
+  const double hidden = alltoall * (1 - std::min(1.0, alone));
+  const double overlapped = std::min(hidden, partner);
+  const double slowed =
+      sms > comm_sms ? overlapped * comm_sms / static_cast<double>(sms) : overlapped;
+  return alltoall - hidden + std::max(0.0, hidden - partner) + slowed;
+}
+
 MemoryBreakdown parameter_memory(double parameters, DataType dtype, Optimizer optimizer, int zero,
                                  int data_parallel) {
   MemoryBreakdown m;

@@ -85,6 +85,9 @@ struct KindPlan {
   std::int64_t batch = 0;
   std::string description;
   std::vector<AppliedSubstitution> applied;
+  // The expert weight elements one device of the replica holds (its Experts operators' weight
+  // pieces), which expert parallelism replaces by its own share.
+  double expert_parameters = 0;
 };
 
 class Planner {
@@ -401,18 +404,6 @@ class Planner {
     return experts_of_.emplace(kind, e).first->second;
   }
 
-  // The expert weight elements one device of a replica holds in the plan of a kind (its Experts
-  // operators' weight pieces).
-  double planned_expert_parameters(int kind, int tp, std::int64_t b, bool megatron_only) {
-    double n = 0;
-    const Graph& g = kind_plan(kind, tp, b, megatron_only).plan;
-    for (const auto& [id, node] : g.nodes())
-      if (node.op.type == OpType::Experts)
-        for (std::size_t slot = 2; slot < node.inputs.size(); ++slot)
-          n += static_cast<double>(g.shape(node.inputs[slot]).piece_elements());
-    return n;
-  }
-
   // The devices of pipeline rank `rank` that exchange tokens in one all-to-all (the first expert
   // group: tp devices of ep / tp consecutive copies), and those holding the same experts (one
   // device a group, every ep / tp copies).
@@ -426,42 +417,6 @@ class Planner {
     std::vector<int> g;
     for (int k = 0; k < l.dp; k += l.ep / l.tp) g.push_back(device(l, rank, k, 0));
     return g;
-  }
-
-  // The model's experts over an expert group's devices, as many of them in a node as in the first.
-  DispatchGroup dispatch_group(const std::vector<int>& group) const {
-    DispatchGroup g{experts_, top_k_, static_cast<int>(group.size()), 1};
-    g.devices_per_node = static_cast<int>(std::count_if(group.begin(), group.end(), [&](int d) {
-      return machine_.node_of(d) == machine_.node_of(group.front());
-    }));
-    return g;
-  }
-
-  // One dispatch (or combine) in which every device of `group` sends its tokens (`message`
-  // bytes) to the devices of their experts (token_dispatch.h): each device receives over its
-  // links, one source after another.
-  double alltoall_time(const Layout& l, const std::vector<int>& group, double message) const {
-    const DispatchGroup g = dispatch_group(group);
-    std::vector<Transfer> moves;
-    for (int src : group)
-      for (int dst : group)
-        if (src != dst)
-          moves.push_back({src, dst,
-                           dispatch_bytes(l.dispatcher, g, message,
-                                          machine_.node_of(src) == machine_.node_of(dst))});
-    return costs_.transfers_time(moves);
-  }
-
-  // The bytes all devices of an expert group send in one dispatch.
-  double dispatch_volume(const Layout& l, const std::vector<int>& group, double message) const {
-    const DispatchGroup g = dispatch_group(group);
-    double total = 0;
-    for (int src : group)
-      for (int dst : group)
-        if (src != dst)
-          total += dispatch_bytes(l.dispatcher, g, message,
-                                  machine_.node_of(src) == machine_.node_of(dst));
-    return total;
   }
 
   const CostModel& replica_costs(int tp) {
@@ -557,6 +512,12 @@ class Planner {
     } catch (const ShapeError&) {
       kp = make_kind_plan(kind, tp, b, megatron_only);
     }
+    kp.expert_parameters = 0;
+    for (const auto& [id, node] : kp.plan.nodes())
+      if (node.op.type == OpType::Experts)
+        for (std::size_t slot = 2; slot < node.inputs.size(); ++slot)
+          kp.expert_parameters +=
+              static_cast<double>(kp.plan.shape(node.inputs[slot]).piece_elements());
     return exact_.emplace(key, std::move(kp)).first->second;
   }
 
@@ -691,8 +652,8 @@ class Planner {
     // its 1/tp of the micro-batch's tokens (sequence-parallel shards) times top-k; none of it
     // overlapped (Megatron-Core's all-to-all dispatcher without its 1F1B overlap).
     std::vector<double> alltoall(n, 0.0);
-    double alltoall_bytes = 0;  // per micro-batch, every replica's devices
-    std::map<double, std::pair<double, double>> alltoall_of;  // message -> seconds, group bytes
+    double alltoall_bytes = 0;                   // per micro-batch, every replica's devices
+    std::map<double, DispatchCost> alltoall_of;  // by message bytes
     const double element = static_cast<double>(size_of(dtype_));
     std::vector<double> time(n), saved(n), work(n, 0.0), forward(n), backward(n), comm(n);
     double bytes = 0;  // per micro-batch, inside the replicas
@@ -721,21 +682,19 @@ class Planner {
         const double message =
             static_cast<double>(l.b) * ex.tokens_per_sample / l.tp * ex.hidden * element;
         auto it = alltoall_of.find(message);
-        if (it == alltoall_of.end()) {
-          const std::vector<int> group = expert_group(l, 0);
+        if (it == alltoall_of.end())
           it = alltoall_of
-                   .emplace(message, std::make_pair(alltoall_time(l, group, message),
-                                                    dispatch_volume(l, group, message)))
+                   .emplace(message, dispatch_cost(l.dispatcher, experts_, top_k_,
+                                                   expert_group(l, 0), message, costs_))
                    .first;
-        }
-        alltoall[j] = 4.0 * ex.operators * it->second.first;
+        alltoall[j] = 4.0 * ex.operators * it->second.seconds;
         // Overlapped, they are placed once the chunks are known (the warm-up's stay exposed).
         if (!l.ep_overlap) {
           forward[j] += alltoall[j] / 2;
           backward[j] += alltoall[j] / 2;
         }
         // Every expert group of the stage's tp x dp devices: dp x tp / ep of them a replica's.
-        alltoall_bytes += 4.0 * ex.operators * it->second.second * l.tp / l.ep;
+        alltoall_bytes += 4.0 * ex.operators * it->second.bytes * l.tp / l.ep;
       }
       if (l.tp_overlap) {
         // Each pass's collectives (half the segment's) pipelined with its compute.
@@ -784,6 +743,7 @@ class Planner {
       sp.last_layer = layer_of_[last];
       sp.first_node = first_name(first);
       sp.last_node = model_.node(chain_.segments[last].nodes.back()).op.name;
+      double chunk_experts = 0;  // expert weight elements a device holds of the chunk's
       for (int j = first; j <= last; ++j) {
         const SegmentProfile& s = *prof[j];
         sp.forward += forward[j];
@@ -792,21 +752,11 @@ class Planner {
         rank_alltoall[rank] +=
             alltoall[j] * (l.recompute == Recompute::Full && block_[j] ? 1.5 : 1.0);
         if (l.ep_overlap && alltoall[j] > 0) {
-          // Batch-level overlap: in the steady state a micro-batch's forward runs beside another
-          // one's backward, so each one's all-to-alls hide behind the other's dense compute, their
-          // kernels holding kExpertCommSms of the SMs meanwhile; the warm-up's and
-          // cool-down's micro-batches have no partner. Whatever outlasts the partner's compute
-          // stays exposed too.
-          const double alone = in_flight_micro_batches(rank, l.pp, l.m, l.v) / l.m;
-          const double hidden = alltoall[j] * (1 - std::min(1.0, alone));
-          // Only the partner's dense compute (attention, norms, projections): its experts wait
-          // for its own dispatch (Megatron-Core's dense-expert overlap).
-          const double partner = std::max(0.0, forward[j] + backward[j] - prof[j]->experts_time);
-          const double sms = machine_.device(0).sm_count;
-          const double slowed = sms > kExpertCommSms
-                                    ? std::min(hidden, partner) * kExpertCommSms / sms
-                                    : std::min(hidden, partner);
-          const double exposed = alltoall[j] - hidden + std::max(0.0, hidden - partner) + slowed;
+          // Behind the partner micro-batch's dense compute (pipeline_cost.h).
+          const double exposed = exposed_expert_alltoall(
+              alltoall[j], std::max(0.0, forward[j] + backward[j] - prof[j]->experts_time),
+              in_flight_micro_batches(rank, l.pp, l.m, l.v) / l.m, kExpertCommSms,
+              machine_.device(0).sm_count);
           sp.forward += exposed / 2;
           sp.backward += exposed / 2;
         }
@@ -815,9 +765,9 @@ class Planner {
           // The experts leave the replica's plan: 1/ep of them on each device, synchronised
           // over the devices holding the same ones.
           const double held = kind_experts(kind).parameters / l.ep;
-          sp.parameters += held - planned_expert_parameters(kind, l.tp, l.b, l.megatron_segments);
+          sp.parameters += held - kind_plan(kind, l.tp, l.b, l.megatron_segments).expert_parameters;
           rank_expert_params[rank] += held;
-          rank_params[rank] -= held;  // rank_params below: the dense weights alone
+          chunk_experts += held;
         }
         rank_fp8_params[rank] += s.fp8_parameters;
         rank_saved[rank] += saved[j];
@@ -847,7 +797,7 @@ class Planner {
       rank_forward[rank] += sp.forward;
       rank_backward[rank] += sp.backward;
       rank_comm[rank] += exposed_p2p;
-      rank_params[rank] += sp.parameters;
+      rank_params[rank] += sp.parameters - chunk_experts;  // the dense weights
       p.chunks.push_back(std::move(sp));
     }
     const double tied_sync = tie_weights(l, parts, rank_params);

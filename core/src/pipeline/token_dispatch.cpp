@@ -1,7 +1,10 @@
 #include "unity/core/pipeline/token_dispatch.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "unity/core/cost/cost_model.h"
 #include "unity/core/errors.h"
 
 namespace unity {
@@ -36,6 +39,26 @@ double dispatch_bytes(TokenDispatcher d, const DispatchGroup& g, double message,
   // Once to each node holding one of its experts, arriving at the node's GPUs in turn.
   return message * routed_probability(g.experts, g.top_k, per_device * g.devices_per_node) /
          static_cast<double>(g.devices_per_node);
+}
+
+DispatchCost dispatch_cost(TokenDispatcher d, std::int64_t experts, std::int64_t top_k,
+                           const std::vector<int>& group, double message, const CostModel& costs) {
+  const MachineSpec& machine = costs.machine();
+  auto same_node = [&](int a, int b) { return machine.node_of(a) == machine.node_of(b); };
+  DispatchGroup g{experts, top_k, static_cast<int>(group.size()), 1};
+  // As many of the group's devices in a node as in the first one's.
+  g.devices_per_node = static_cast<int>(std::count_if(
+      group.begin(), group.end(), [&](int x) { return same_node(x, group.front()); }));
+  DispatchCost cost;
+  std::vector<Transfer> moves;
+  for (int src : group)
+    for (int dst : group)
+      if (src != dst) {
+        moves.push_back({src, dst, dispatch_bytes(d, g, message, same_node(src, dst))});
+        cost.bytes += moves.back().bytes;
+      }
+  cost.seconds = costs.transfers_time(moves);
+  return cost;
 }
 
 }  // namespace unity

@@ -100,6 +100,16 @@ bool sends_overlap_compute(int interleave, bool overlapped_stack);
 // or with overlapped sends what outlasts the compute.
 double exposed_sends(double sends, double compute, bool overlapped);
 
+// Of a micro-batch's expert all-to-alls (`alltoall` seconds) under the batch-level overlap
+// (Megatron-Core's --overlap-moe-expert-parallel-comm), what the iteration pays: in the 1F1B
+// steady state they run behind another micro-batch's dense compute (`partner` seconds: attention,
+// norms, projections, not its experts, which wait for their own dispatch), their kernels holding
+// `comm_sms` of the device's `sms` meanwhile, which that compute loses; the `alone` share of the
+// micro-batches (the warm-up's and cool-down's) have no partner, and whatever outlasts the
+// partner's compute stays exposed too.
+double exposed_expert_alltoall(double alltoall, double partner, double alone, int comm_sms,
+                               int sms);
+
 // `allreduce_time(bytes)`: an all-reduce of `bytes` on every device of the data-parallel group.
 DataSync data_parallel_sync(const DataSyncInput& in,
                             const std::function<double(double)>& allreduce_time);

@@ -10,8 +10,11 @@
 //   to each device holding one; inside the sender's node, once to each such device.
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace unity {
+
+class CostModel;
 
 enum class TokenDispatcher { AllToAll, DeepEp };
 std::string_view to_string(TokenDispatcher d);
@@ -28,5 +31,16 @@ struct DispatchGroup {
 // Bytes one device sends one other device in a dispatch of `message` bytes of tokens (its tokens
 // x hidden x element size), same node or not.
 double dispatch_bytes(TokenDispatcher d, const DispatchGroup& g, double message, bool same_node);
+
+// One dispatch (or combine) in which every device of `group` sends its tokens (`message` bytes)
+// to the devices of their `top_k` of `experts` (spread evenly over the group): the seconds it
+// takes as simultaneous transfers (CostModel::transfers_time: each device receives over its
+// links, one source after another) and the bytes all devices send.
+struct DispatchCost {
+  double seconds = 0;
+  double bytes = 0;
+};
+DispatchCost dispatch_cost(TokenDispatcher d, std::int64_t experts, std::int64_t top_k,
+                           const std::vector<int>& group, double message, const CostModel& costs);
 
 }  // namespace unity
