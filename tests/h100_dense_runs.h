@@ -131,4 +131,33 @@ inline Graph fp8_llama70b_model() {
   return g;
 }
 
+// Megatron-LM's FP8 runs with context parallelism (section 3 of the reference): Llama 3 8B on 8
+// H100s (TP 1, PP 1, CP 2: 4 copies) and Llama 3 405B on 1,024 (TP 8, PP 8, CP 2, 8 virtual
+// stages: 8 copies), sequences of 8,192 tokens in micro-batches of one. The keys and values pass
+// around a ring (Megatron-Core's default --cp-comm-type p2p).
+struct Fp8ContextRun {
+  const char* model;
+  int gpus;
+  std::int64_t batch;
+  int tp, pp, cp, interleave;
+  double published;  // TFLOP/s per GPU
+};
+inline constexpr Fp8ContextRun kFp8ContextRuns[] = {{"llama3-8b", 8, 128, 1, 1, 2, 1, 800.0},
+                                                    {"llama3-405b", 1024, 512, 8, 8, 2, 8, 834.0}};
+
+inline OptimizeOptions fp8_context_layout(const Fp8ContextRun& run) {
+  OptimizeOptions o = megatron_core_layout(run.tp, run.pp);
+  o.layout.context_parallel = run.cp;
+  o.layout.context_exchange = ContextExchange::Ring;
+  o.layout.interleave = run.interleave;
+  o.layout.micro_batches = static_cast<int>(run.batch / (run.gpus / (run.tp * run.pp * run.cp)));
+  return o;
+}
+
+inline Graph fp8_context_model(const Fp8ContextRun& run) {
+  Graph g = load_model_for_devices(run.model, run.gpus, run.batch);
+  set_fp8_gemms(g);
+  return g;
+}
+
 }  // namespace unity::h100

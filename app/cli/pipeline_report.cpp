@@ -15,9 +15,11 @@ std::string layers(const StagePlan& c) {
 }  // namespace
 
 void print_pipeline(const PipelinePlan& p, bool costs) {
-  fmt::print("layout      tp {} x pp {} x dp {} ({} stage replicas of {} devices), {} dtype\n",
-             p.tensor_parallel, p.pipeline_stages, p.data_parallel,
-             p.pipeline_stages * p.data_parallel, p.tensor_parallel, to_string(p.dtype));
+  fmt::print("layout      tp {}{} x pp {} x dp {} ({} stage replicas of {} devices), {} dtype\n",
+             p.tensor_parallel,
+             p.context_parallel > 1 ? fmt::format(" x cp {}", p.context_parallel) : std::string(),
+             p.pipeline_stages, p.data_parallel, p.pipeline_stages * p.data_parallel,
+             p.tensor_parallel * p.context_parallel, to_string(p.dtype));
   fmt::print("schedule    1F1B{}, {} micro-batches of {} samples, bubble {:.1f}% ({:.3f} ms)\n",
              p.interleave > 1 ? fmt::format(" interleaved ({} chunks per device)", p.interleave)
                               : std::string(),
@@ -34,6 +36,14 @@ void print_pipeline(const PipelinePlan& p, bool costs) {
         p.expert_parallel, p.expert_parallel, p.expert_data_parallel, to_string(p.token_dispatcher),
         p.ep_comm_overlap ? " behind another micro-batch's compute" : "", p.alltoall_time * 1e3,
         human_bytes(static_cast<std::int64_t>(p.alltoall_bytes)));
+  if (p.context_parallel > 1)
+    fmt::print(
+        "context     cp {}: each sequence over {} devices, keys and values {}, {:.3f} ms exposed "
+        "an iteration on the busiest rank, {} sent\n",
+        p.context_parallel, p.context_parallel,
+        p.context_exchange == ContextExchange::Ring ? "ringed behind the attention (p2p)"
+                                                    : "all-gathered before the attention",
+        p.cp_time * 1e3, human_bytes(static_cast<std::int64_t>(p.cp_bytes)));
   fmt::print("time        pipeline {:.3f} ms, gradient sync {:.3f} ms, optimizer step {:.3f} ms\n",
              p.pipeline_time * 1e3, p.sync_time * 1e3, p.update_time * 1e3);
   fmt::print(

@@ -160,6 +160,18 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
                 "Run each micro-batch's expert all-to-alls behind another micro-batch's compute "
                 "(Megatron-Core's batch-level overlap; the joint search chooses it)")
       ->group(group);
+  cmd->add_option("--cp", l.cp,
+                  "Context-parallel devices: each sequence split over this many devices, the "
+                  "attention's keys and values exchanged among them (1: none; searched by the "
+                  "joint search)")
+      ->check(CLI::PositiveNumber)
+      ->group(group);
+  cmd->add_option("--cp-comm", l.cp_comm,
+                  "How context-parallel devices share keys and values: p2p (a ring of sends "
+                  "hidden behind the attention, Megatron-Core's default) or all_gather (gathered "
+                  "before it, as Llama 3 did); searched by the joint search")
+      ->check(CLI::IsMember({"p2p", "all_gather"}))
+      ->group(group);
   cmd->add_option("--micro-batches", l.micro_batches, "Micro-batches per iteration")
       ->check(CLI::PositiveNumber)
       ->group(group);
@@ -201,6 +213,8 @@ LayoutRequest LayoutOptions::layout() const {
   r.expert_parallel = ep;
   if (!dispatcher.empty()) r.dispatcher = token_dispatcher_from_string(dispatcher);
   if (ep_comm_overlap) r.ep_comm_overlap = true;
+  r.context_parallel = cp;
+  if (!cp_comm.empty()) r.context_exchange = context_exchange_from_string(cp_comm);
   if (!recompute.empty()) r.recompute = recompute_from_string(recompute);
   r.zero_stage = zero;
   if (sequence_parallel) r.sequence_parallel = true;

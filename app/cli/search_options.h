@@ -35,7 +35,7 @@ void add_resize_options(CLI::App* cmd, zoo::TransformerResize& r);
 // --tp --pp --micro-batches --interleave --recompute --zero --sequence-parallel: a large model's
 // pipeline layout, fixed where given (`layout()` after the parse).
 struct LayoutOptions {
-  int tp = 0, pp = 0, micro_batches = 0, interleave = 0, zero = -1, ep = 0;
+  int tp = 0, pp = 0, micro_batches = 0, interleave = 0, zero = -1, ep = 0, cp = 0;
   std::string recompute;
   bool sequence_parallel = false;
   bool overlap_grad_reduce = false;
@@ -43,6 +43,7 @@ struct LayoutOptions {
   std::string device_order;
   std::string dispatcher;
   bool ep_comm_overlap = false;
+  std::string cp_comm;
   LayoutRequest layout() const;
 };
 void add_layout_options(CLI::App* cmd, LayoutOptions& l);

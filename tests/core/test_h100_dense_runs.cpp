@@ -140,3 +140,26 @@ TEST(Fp8H100, Llama3_70bPublishedLayoutPredictedNearThePublishedThroughput) {
 }
 
 }  // namespace unity::h100_test
+
+namespace unity::h100_test {
+
+// Megatron-LM's FP8 runs with context parallelism, planned with their published layouts: the
+// sequence split over 2 devices, the keys and values ringed behind the attention.
+TEST(Fp8H100, ContextParallelRunsPredictedNearThePublishedThroughput) {
+  for (const auto& run : h100::kFp8ContextRuns) {
+    const Plan plan =
+        optimize_plan(h100::fp8_context_model(run), load_machine("dgx-h100", {0, run.gpus}),
+                      h100::fp8_context_layout(run));
+    ASSERT_TRUE(plan.pipeline);
+    EXPECT_EQ(plan.summary.dtype, "fp8");
+    EXPECT_EQ(plan.pipeline->context_parallel, 2);
+    EXPECT_EQ(plan.summary.cp, 2);
+    EXPECT_EQ(plan.pipeline->data_parallel, run.gpus / (run.tp * run.pp * 2));
+    EXPECT_GT(plan.pipeline->cp_bytes, 0);
+    EXPECT_NEAR(plan.summary.tflops_per_device / run.published, 1.0, 0.10)
+        << run.model << ": " << plan.summary.tflops_per_device << " (" << plan.summary.origin
+        << ")";
+  }
+}
+
+}  // namespace unity::h100_test

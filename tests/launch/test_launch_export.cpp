@@ -390,3 +390,35 @@ TEST(ExportRefusal, MixtureOfExpertsPlanNamesTheExperts) {
     }
   }
 }
+
+namespace {
+
+// A plan with the sequence split over 2 devices: Megatron-LM's --context-parallel-size and
+// --cp-comm-type, torchtitan's context_parallel_degree; DeepSpeed has no context parallelism, and
+// --nearest re-plans without it (twice the copies).
+TEST(ContextParallelExport, MegatronAndTorchtitanSplitTheSequenceDeepSpeedRefuses) {
+  LayoutRequest layout = grid(2, 2, 2, 1);
+  layout.context_parallel = 2;
+  layout.context_exchange = ContextExchange::AllGather;
+  const Plan plan = round_trip(expert_plan(debug_llama(32), 16, layout));
+  ASSERT_TRUE(plan.pipeline);
+  ASSERT_EQ(plan.pipeline->context_parallel, 2);
+  EXPECT_EQ(plan.pipeline->data_parallel, 2);
+  const auto megatron = script_args(export_launch(plan, {Framework::Megatron, false}).file.text);
+  EXPECT_EQ(megatron.at("--context-parallel-size"), "2");
+  EXPECT_EQ(megatron.at("--cp-comm-type"), "all_gather");
+  EXPECT_EQ(megatron.at("--tensor-model-parallel-size"), "2");
+  EXPECT_EQ(megatron.at("--global-batch-size"), "32");
+  const LaunchFile titan = exported(plan, Framework::Torchtitan);
+  expect_known_names(titan);
+  EXPECT_EQ(toml_keys(titan.text)["parallelism.context_parallel_degree"], "2");
+  EXPECT_THROW(export_launch(plan, {Framework::DeepSpeed, false}), InputError);
+  const ExportResult r = export_launch(plan, {Framework::DeepSpeed, true});
+  ASSERT_TRUE(r.nearest);
+  EXPECT_EQ(r.spec.cp, 1);
+  EXPECT_EQ(r.spec.dp, 4);
+  ASSERT_FALSE(r.refused.empty());
+  EXPECT_NE(r.refused[0].find("no context parallelism"), std::string::npos) << r.refused[0];
+}
+
+}  // namespace

@@ -303,11 +303,11 @@ void TopologyView::computeHeat() {
   stage_ = QList<int>(n, -1);
   if (!plan_ || !machine_) return;
   if (plan_->pipeline) {
-    // Pipeline rank p owns devices [p t d, (p + 1) t d): its d data-parallel copies of t devices.
+    // Each device's pipeline rank, as the plan's grid orders them (device_order.h).
     const PipelinePlan& pp = *plan_->pipeline;
-    const int perStage = pp.tensor_parallel * pp.data_parallel;
-    for (int d = 0; d < n && perStage > 0; ++d)
-      if (d / perStage < pp.pipeline_stages) stage_[d] = d / perStage;
+    const int planned =
+        pp.tensor_parallel * pp.context_parallel * pp.data_parallel * pp.pipeline_stages;
+    for (int d = 0; d < std::min(n, planned); ++d) stage_[d] = pp.grid().position(d).stage;
     // Every device of a rank keeps what its rank does.
     for (int d = 0; d < n; ++d)
       if (stage_[d] >= 0 && size_t(stage_[d]) < pp.rank_memory.size() &&
@@ -418,8 +418,7 @@ void TopologyView::paintState() {
     if (plan_ && heatMap_ == HeatMap::Stage) {
       const int stage = stage_.value(d);
       const PipelinePlan& pp = *plan_->pipeline;
-      const int copy =
-          stage < 0 ? 0 : (d % (pp.tensor_parallel * pp.data_parallel)) / pp.tensor_parallel;
+      const int copy = stage < 0 ? 0 : pp.grid().position(d).copy;
       // Its layers when the stage has one range (interleaved stages: the legend lists them).
       QString layers;
       if (stage >= 0 && pp.interleave == 1)

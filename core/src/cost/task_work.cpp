@@ -170,6 +170,11 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       const double sq = static_cast<double>(q.dims[1].size);
       const double sk = static_cast<double>(kv.dims[1].size);
       const double e = static_cast<double>(q.dims[2].size);
+      // Context parallelism (as the pipeline planner costs it): the queries, keys and values here
+      // are one of `context_parallel` sequence shards, and the queries attend to the keys of
+      // every shard, gathered or ringed (context_exchange.h). Each shard's causal work is an equal
+      // share (the sequence is dealt out in 2 x cp chunks).
+      const double sk_all = sk * static_cast<double>(n.op.attrs.get_int("context_parallel", 1));
       // The projections' widths from the weights' own sizes: w_q [E, heads x head size], w_k and
       // w_v [E, kv heads x head size] (grouped-query attention shrinks them), this task's share of
       // the heads a 1/degree of each. The head size need not be E / heads.
@@ -187,7 +192,7 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       const double rotary =
           n.op.attrs.get_int("rotary", 0) != 0 ? 3.0 * batch * (sq * q_part + sk * kv_part) : 0.0;
       // The two batched products, each 2 b heads sq sk head_dim: scores q k^T and context p v.
-      const double attention = 2.0 * 2.0 * batch * sq * sk * q_part;
+      const double attention = 2.0 * 2.0 * batch * sq * sk_all * q_part;
       w.add_gemm(batch * sq, q_part, 1, 2.0 * batch * sq * e * q_part);
       w.add_gemm(batch * sk, kv_part, 2, 2.0 * 2 * batch * sk * e * kv_part);
       w.add_gemm(batch * sq, e, 1, 2.0 * batch * sq * q_part * e);
@@ -207,6 +212,8 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
         w.skipped_flops = attention - run;
         w.flops = projections + run + rotary;
         w.backward_ratio = (2.0 * (projections + rotary) + 2.5 * run) / w.flops;
+        w.product_flops = run;
+        w.product_backward_flops = 2.5 * run;
         break;
       }
       // Unfused, like Megatron-LM's FLOP formula, a causal mask changes nothing: the full score
@@ -215,12 +222,15 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       // compute-bound products.
       w.flops = projections + attention + rotary;
       // The softmax's exp over the scores [b, heads, sq, sk] of this task's heads.
-      w.transcendentals = batch * sq * sk * heads_part;
+      w.transcendentals = batch * sq * sk_all * heads_part;
       // Per head: scores [sq, sk] over the head size, context [sq, head size] over sk.
-      w.add_gemm(sq, sk, batch * heads_part, attention / 2);
+      w.add_gemm(sq, sk_all, batch * heads_part, attention / 2);
       w.add_gemm(sq, head_dim, batch * heads_part, attention / 2);
-      w.serial_bytes = 4.0 * batch * sq * sk * heads_part * static_cast<double>(size_of(q.dtype));
+      w.serial_bytes =
+          4.0 * batch * sq * sk_all * heads_part * static_cast<double>(size_of(q.dtype));
       w.backward_ratio = 2;
+      w.product_flops = attention;
+      w.product_backward_flops = 2 * attention;
       break;
     }
     case OpType::Embedding:

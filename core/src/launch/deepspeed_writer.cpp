@@ -51,6 +51,11 @@ namespace detail {
 std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
   std::vector<std::string> out;
   if (s.dtype == "fp8") out.push_back("DeepSpeed has no fp8 training (bf16, fp16 or fp32)");
+  if (s.cp > 1)
+    out.push_back(fmt::format(
+        "DeepSpeed has no context parallelism (CP {}): its Ulysses sequence parallelism splits "
+        "the attention heads by all-to-all, a different layout",
+        s.cp));
   if (s.pp > 1 && s.zero_stage >= 2)
     out.push_back(fmt::format(
         "DeepSpeed's pipeline engine refuses ZeRO-{} (ZeRO-2 and ZeRO-3 are incompatible with "

@@ -35,10 +35,12 @@ std::vector<LayoutRequest> nearby_layouts(const Plan& plan, Framework framework)
     own.overlap_grad_reduce = p->overlap_grad_reduce;
     own.tp_comm_overlap = p->tp_comm_overlap;
     own.device_order = p->device_order;
+    own.context_parallel = p->context_parallel;
+    if (p->context_parallel > 1) own.context_exchange = p->context_exchange;
   }
   // What each framework's limits change in a request (Megatron-LM: as many virtual stages as
   // divide each stage's layers; DeepSpeed: no interleaving, ZeRO-1 at most with stages, no TP
-  // overlap).
+  // overlap, no context parallelism).
   const auto shape = plan_model_shape(plan);
   const auto fit = [&](LayoutRequest r) {
     if (framework == Framework::Megatron && shape && r.interleave > 1 && r.pipeline_stages > 0) {
@@ -50,6 +52,12 @@ std::vector<LayoutRequest> nearby_layouts(const Plan& plan, Framework framework)
       r.interleave = 1;
       if (r.pipeline_stages != 1 && r.zero_stage > 1) r.zero_stage = 1;
       r.tp_comm_overlap = false;
+      if (r.context_parallel > 1) {
+        // No context parallelism: the sequence whole on each copy, twice the copies.
+        r.context_parallel = 1;
+        r.context_exchange.reset();
+        r.micro_batches = 0;
+      }
     }
     return r;
   };

@@ -58,6 +58,7 @@ std::vector<int> LaunchSpec::stage_layers() const {
 
 std::string LaunchSpec::describe() const {
   std::string text = fmt::format("tp{} pp{} dp{}", tp, pp, dp);
+  if (cp > 1) text += fmt::format(" cp{} ({})", cp, to_string(cp_exchange));
   if (interleave > 1) text += fmt::format(" v{}", interleave);
   text += fmt::format(", micro-batch {} x {}, global batch {}", micro_batch_size, micro_batches,
                       global_batch);
@@ -99,6 +100,8 @@ Derivation launch_spec_of(const Plan& plan) {
     s.tp = p->tensor_parallel;
     s.pp = p->pipeline_stages;
     s.dp = p->data_parallel;
+    s.cp = p->context_parallel;
+    s.cp_exchange = p->context_exchange;
     s.interleave = p->interleave;
     s.sequence_parallel = p->sequence_parallel;
     s.tp_comm_overlap = p->tp_comm_overlap;

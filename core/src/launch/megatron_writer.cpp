@@ -54,6 +54,9 @@ std::vector<std::string> megatron_layout_violations(const LaunchSpec& s) {
                     s.global_batch, s.micro_batch_size, s.dp, s.micro_batches));
   if (s.tp_comm_overlap && !s.sequence_parallel)
     out.push_back("rule 'TP communication overlap needs sequence parallelism'");
+  if (s.cp > 1 && m.seq % (2 * s.cp) != 0)
+    out.push_back(fmt::format("rule 'the sequence splits into 2 x CP chunks': {} tokens on CP {}",
+                              m.seq, s.cp));
   return out;
 }
 
@@ -129,6 +132,10 @@ LaunchFile write_megatron(const LaunchSpec& s) {
 
   parallel.add("--tensor-model-parallel-size", num(s.tp));
   parallel.add("--pipeline-model-parallel-size", num(s.pp));
+  if (s.cp > 1) {
+    parallel.add("--context-parallel-size", num(s.cp));
+    parallel.add("--cp-comm-type", std::string(to_string(s.cp_exchange)));
+  }
   const std::vector<int> stages = s.stage_layers();
   if (s.interleave > 1) {
     parallel.add("--num-layers-per-virtual-pipeline-stage", num(s.chunk_layers.front()));

@@ -164,7 +164,11 @@ LaunchFile write_torchtitan(const LaunchSpec& s) {
     }
     t.set("module_fqns_per_model_part", parts + "]");
   }
-  t.set("context_parallel_degree", "1");
+  t.set("context_parallel_degree", fmt::format("{}", s.cp));
+  if (s.cp > 1 && s.cp_exchange == ContextExchange::AllGather)
+    f.notes.push_back(
+        "torchtitan's context parallelism passes keys and values around a ring "
+        "(context_parallel_rotate_method), not gathered once as the plan costs them");
 
   t.table("activation_checkpoint");
   if (s.recompute == Recompute::Selective) {

@@ -20,14 +20,14 @@ DeviceOrder device_order_from_string(std::string_view name) {
 }
 
 int PipelineGrid::device(int stage, int copy, int index) const {
-  if (order == DeviceOrder::DataParallelOutermost) return (copy * pp + stage) * tp + index;
-  return (stage * dp + copy) * tp + index;
+  if (order == DeviceOrder::DataParallelOutermost) return (copy * pp + stage) * replica() + index;
+  return (stage * dp + copy) * replica() + index;
 }
 
 GridPosition PipelineGrid::position(int device) const {
-  const int replica = device / tp;
-  if (order == DeviceOrder::DataParallelOutermost) return {replica % pp, replica / pp, device % tp};
-  return {replica / dp, replica % dp, device % tp};
+  const int r = device / replica(), index = device % replica();
+  if (order == DeviceOrder::DataParallelOutermost) return {r % pp, r / pp, index};
+  return {r / dp, r % dp, index};
 }
 
 }  // namespace unity

@@ -184,4 +184,23 @@ Graph rebatch(const Graph& graph, std::int64_t from, std::int64_t to) {
   return g;
 }
 
+Graph context_shard(const Graph& graph, std::int64_t sequence, int cp) {
+  if (cp <= 1) return graph;
+  if (sequence % (2 * cp) != 0)
+    throw ShapeError(
+        fmt::format("a sequence of {} tokens does not split into 2 x {} chunks", sequence, cp));
+  Graph g = graph;
+  for (const auto& [id, n] : graph.nodes()) {
+    if (n.op.type == OpType::MultiHeadAttention)
+      g.mutable_node(id).op.attrs.set("context_parallel", std::int64_t{cp});
+    if (n.op.type != OpType::Input) continue;
+    auto sizes = n.op.attrs.get_ints("shape");
+    if (sizes.size() < 2 || sizes[1] != sequence) continue;
+    sizes[1] = sequence / cp;
+    g.mutable_node(id).op.attrs.set("shape", sizes);
+  }
+  g.infer_shapes();
+  return g;
+}
+
 }  // namespace unity

@@ -65,6 +65,9 @@ struct Layout {
   int ep = 1;  // expert parallelism: experts spread over ep devices of tp x dp (1: none)
   TokenDispatcher dispatcher = TokenDispatcher::AllToAll;
   bool ep_overlap = false;  // all-to-alls behind another micro-batch's compute
+  int cp = 1;               // context parallelism: each sequence over cp devices (1: none)
+  ContextExchange cp_exchange = ContextExchange::Ring;
+  int copies() const { return dp * cp; }  // devices of a stage holding the same weights
 };
 
 // SMs DeepEP's kernels (and NCCL's all-to-all) hold while they run beside compute: DeepEP's
@@ -110,6 +113,10 @@ class Planner {
     find_tied_weights();
     // Sequence parallelism splits token-wise operators along a sequence: a transformer's.
     transformer_ = model.count(OpType::MultiHeadAttention) > 0;
+    // Context parallelism splits the attentions' sequence (the first one's: a decoder's are one).
+    for (const auto& [id, n] : model.nodes())
+      if (n.op.type == OpType::MultiHeadAttention && sequence_ == 0)
+        sequence_ = model.shape(n.inputs[0]).dims[1].size;
     for (const auto& [id, n] : model.nodes())
       if (n.op.type == OpType::Experts) {
         experts_ = model.shape(n.inputs[2]).dims[0].size;
@@ -163,7 +170,6 @@ class Planner {
     const auto& r = options_.request;
     const int n = machine_.num_devices();
     const int per_node = machine_.devices_per_node;
-    const int segments = static_cast<int>(chain_.segments.size());
     const std::int64_t batch = model_.batch_size;
     if (batch <= 0) throw InputError(fmt::format("'{}' has no batch size to plan", model_.name));
     std::vector<int> tps;
@@ -180,39 +186,8 @@ class Planner {
         if (per_node % tp == 0 && n % tp == 0) tps.push_back(tp);
     }
     std::vector<Layout> out;
-    for (int tp : tps) {
-      std::vector<int> pps;
-      if (r.pipeline_stages) {
-        const int pp = r.pipeline_stages;
-        if ((n / tp) % pp != 0) {
-          // A searched replica size that leaves too few replicas is skipped; a fixed one fails.
-          if (!r.tensor_parallel) continue;
-          throw InputError(
-              fmt::format("--pp {}: {} devices / --tp {} = {} stage replicas, which "
-                          "{} stages do not divide",
-                          pp, n, tp, n / tp, pp));
-        }
-        if (pp > segments)
-          throw InputError(fmt::format("--pp {}: '{}' has only {} segments to make stages of", pp,
-                                       model_.name, segments));
-        pps = {pp};
-      } else {
-        for (int pp : divisors(n / tp))
-          if (pp <= segments) pps.push_back(pp);
-      }
-      for (int pp : pps) {
-        const int dp = n / (tp * pp);
-        if (batch % dp != 0) {
-          if (r.pipeline_stages && r.tensor_parallel)
-            throw InputError(
-                fmt::format("--batch {} does not divide over {} data-parallel copies "
-                            "({} devices / (--tp {} x --pp {}))",
-                            batch, dp, n, tp, pp));
-          continue;
-        }
-        add_layouts(tp, pp, dp, batch / dp, out);
-      }
-    }
+    for (int tp : tps)
+      for (int cp : context_parallel_degrees(tp)) add_grids(tp, cp, out);
     if (out.empty() && r.pipeline_stages && !r.tensor_parallel &&
         std::none_of(tps.begin(), tps.end(),
                      [&](int tp) { return (n / tp) % r.pipeline_stages == 0; }))
@@ -221,7 +196,84 @@ class Planner {
     return out;
   }
 
-  void add_layouts(int tp, int pp, int dp, std::int64_t per_replica,
+  // The context-parallel degrees with `tp`: those the model's sequence splits into 2 x cp chunks
+  // and the machine's devices into tp x cp replicas. Searched in joint mode (powers of two), 1 in
+  // expert mode unless asked.
+  std::vector<int> context_parallel_degrees(int tp) const {
+    const auto& r = options_.request;
+    const int n = machine_.num_devices();
+    auto fits = [&](int cp) {
+      return cp == 1 || (sequence_ > 0 && sequence_ % (2 * cp) == 0 && n % (tp * cp) == 0);
+    };
+    if (r.context_parallel) {
+      const int cp = r.context_parallel;
+      if (cp > 1 && sequence_ == 0)
+        throw InputError(fmt::format("--cp {}: '{}' has no attention to split the sequence of", cp,
+                                     model_.name));
+      if (cp > 1 && sequence_ % (2 * cp) != 0)
+        throw InputError(fmt::format(
+            "--cp {}: the sequence of {} tokens does not split into 2 x {} chunks (context "
+            "parallelism deals each rank two chunks, one from each end, to balance causal work)",
+            cp, sequence_, cp));
+      if (!fits(cp)) {
+        if (!r.tensor_parallel) return {};
+        throw InputError(
+            fmt::format("--cp {}: {} devices do not split into replicas of --tp {} x "
+                        "--cp {} devices",
+                        cp, n, tp, cp));
+      }
+      return {cp};
+    }
+    std::vector<int> out{1};
+    if (options_.joint && transformer_)
+      for (int cp = 2; tp * cp <= n; cp *= 2)
+        if (fits(cp)) out.push_back(cp);
+    return out;
+  }
+
+  // The layouts of replicas of tp x cp devices.
+  void add_grids(int tp, int cp, std::vector<Layout>& out) const {
+    const auto& r = options_.request;
+    const int n = machine_.num_devices();
+    const int segments = static_cast<int>(chain_.segments.size());
+    const std::int64_t batch = model_.batch_size;
+    const int replicas = n / (tp * cp);
+    {
+      std::vector<int> pps;
+      if (r.pipeline_stages) {
+        const int pp = r.pipeline_stages;
+        if (replicas % pp != 0) {
+          // A searched replica size that leaves too few replicas is skipped; a fixed one fails.
+          if (!r.tensor_parallel) return;
+          throw InputError(fmt::format(
+              "--pp {}: {} devices / (--tp {}{}) = {} stage replicas, which {} stages do not "
+              "divide",
+              pp, n, tp, cp > 1 ? fmt::format(" x --cp {}", cp) : std::string(), replicas, pp));
+        }
+        if (pp > segments)
+          throw InputError(fmt::format("--pp {}: '{}' has only {} segments to make stages of", pp,
+                                       model_.name, segments));
+        pps = {pp};
+      } else {
+        for (int pp : divisors(replicas))
+          if (pp <= segments) pps.push_back(pp);
+      }
+      for (int pp : pps) {
+        const int dp = replicas / pp;
+        if (batch % dp != 0) {
+          if (r.pipeline_stages && r.tensor_parallel)
+            throw InputError(fmt::format(
+                "--batch {} does not divide over {} data-parallel copies ({} devices / (--tp {} "
+                "x --pp {}{}))",
+                batch, dp, n, tp, pp, cp > 1 ? fmt::format(" x --cp {}", cp) : std::string()));
+          continue;
+        }
+        add_layouts(tp, cp, pp, dp, batch / dp, out);
+      }
+    }
+  }
+
+  void add_layouts(int tp, int cp, int pp, int dp, std::int64_t per_replica,
                    std::vector<Layout>& out) const {
     const auto& r = options_.request;
     const bool joint = options_.joint;
@@ -281,7 +333,12 @@ class Planner {
     // The joint search's segment plans, and in joint mode Megatron-LM's beside them.
     const std::vector<bool> segment_plans =
         joint && tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false};
-    const std::vector<int> eps = expert_parallel_degrees(tp, dp);
+    const std::vector<int> eps = expert_parallel_degrees(tp, cp * dp);
+    std::vector<ContextExchange> exchanges{ContextExchange::Ring};
+    if (r.context_exchange)
+      exchanges = {*r.context_exchange};
+    else if (joint && cp > 1)
+      exchanges.push_back(ContextExchange::AllGather);
     std::vector<TokenDispatcher> dispatchers{TokenDispatcher::AllToAll};
     if (r.dispatcher)
       dispatchers = {*r.dispatcher};
@@ -337,19 +394,22 @@ class Planner {
                   for (bool megatron : segment_plans)
                     for (int ep : eps)
                       for (TokenDispatcher d : dispatchers)
-                        for (bool epo : ep_overlaps) {
-                          if (ep == 1 && (d != dispatchers.front() || epo)) continue;
-                          out.push_back({tp, pp, dp, m, v, per_replica / m, rc, z, sp, overlap, tpo,
-                                         order, megatron, ep, d, epo});
-                        }
+                        for (bool epo : ep_overlaps)
+                          for (ContextExchange x : exchanges) {
+                            if (ep == 1 && (d != dispatchers.front() || epo)) continue;
+                            if (cp == 1 && x != exchanges.front()) continue;
+                            out.push_back({tp, pp, dp, m, v, per_replica / m, rc, z, sp, overlap,
+                                           tpo, order, megatron, ep, d, epo, cp, x});
+                          }
             }
       }
     }
   }
 
-  // The expert-parallel degrees a layout of tp x dp devices per pipeline rank can take: 1 (the
-  // replica's own split), and multiples of tp that divide tp x dp and the experts (Megatron-Core
-  // folds EP into the tensor- and data-parallel ranks: tp x dp = ep x edp with ETP 1).
+  // The expert-parallel degrees a layout of tp x dp devices per pipeline rank can take (dp: the
+  // copies, context-parallel ranks included): 1 (the replica's own split), and multiples of tp
+  // that divide tp x dp and the experts (Megatron-Core folds EP into the tensor-, context- and
+  // data-parallel ranks: tp x cp x dp = ep x edp with ETP 1).
   std::vector<int> expert_parallel_degrees(int tp, int dp) const {
     const int asked = options_.request.expert_parallel;
     if (experts_ == 0) {
@@ -409,14 +469,28 @@ class Planner {
   // device a group, every ep / tp copies).
   std::vector<int> expert_group(const Layout& l, int rank) const {
     std::vector<int> g;
-    for (int k = 0; k < l.ep / l.tp; ++k)
-      for (int j = 0; j < l.tp; ++j) g.push_back(device(l, rank, k, j));
+    for (int i = 0; i < l.ep; ++i) g.push_back(nth_device(l, rank, i));
     return g;
   }
   std::vector<int> expert_data_group(const Layout& l, int rank) const {
     std::vector<int> g;
-    for (int k = 0; k < l.dp; k += l.ep / l.tp) g.push_back(device(l, rank, k, 0));
+    for (int i = 0; i < l.tp * l.copies(); i += l.ep) g.push_back(nth_device(l, rank, i));
     return g;
+  }
+  // The devices of pipeline rank `rank` holding the same weights (tensor-parallel rank 0 of every
+  // sequence shard of every copy), which synchronise them.
+  std::vector<int> data_parallel_group(const Layout& l, int rank) const {
+    std::vector<int> g;
+    for (int i = 0; i < l.tp * l.copies(); i += l.tp) g.push_back(nth_device(l, rank, i));
+    return g;
+  }
+  // The context-parallel ranks of the first copy of pipeline rank `rank`, one ring per
+  // tensor-parallel rank.
+  std::vector<std::vector<int>> context_groups(const Layout& l, int rank) const {
+    std::vector<std::vector<int>> groups(l.tp);
+    for (int j = 0; j < l.tp; ++j)
+      for (int c = 0; c < l.cp; ++c) groups[j].push_back(device(l, rank, 0, c * l.tp + j));
+    return groups;
   }
 
   const CostModel& replica_costs(int tp) {
@@ -521,12 +595,14 @@ class Planner {
     return exact_.emplace(key, std::move(kp)).first->second;
   }
 
-  const SegmentProfile& profile(int kind, int tp, std::int64_t b, bool megatron_only) {
-    const auto key = std::make_tuple(kind, tp, b, megatron_only);
+  // What a segment kind costs one context-parallel rank (cp 1: the whole micro-batch).
+  const SegmentProfile& profile(int kind, int tp, std::int64_t b, bool megatron_only, int cp) {
+    const auto key = std::make_tuple(kind, tp, b, megatron_only, cp);
     if (auto it = profiles_.find(key); it != profiles_.end()) return it->second;
     SegmentProfile p;  // infeasible unless the segment can be planned at this micro-batch size
     try {
-      p = profile_segment(kind_plan(kind, tp, b, megatron_only).plan, replica_costs(tp));
+      p = profile_segment(context_shard(kind_plan(kind, tp, b, megatron_only).plan, sequence_, cp),
+                          replica_costs(tp));
     } catch (const ShapeError&) {
       // A micro-batch size the model's shapes do not take (a Reshape holding the batch).
     }
@@ -609,8 +685,15 @@ class Planner {
     return out;
   }
 
+  // Device `index` (tensor-parallel rank + tp x context-parallel rank) of copy `copy` of
+  // pipeline rank `rank`.
   int device(const Layout& l, int rank, int copy, int index) const {
-    return PipelineGrid{l.tp, l.pp, l.dp, l.order}.device(rank, copy, index);
+    return PipelineGrid{l.tp, l.pp, l.dp, l.order, l.cp}.device(rank, copy, index);
+  }
+  // The i-th device of pipeline rank `rank` in Megatron-Core's rank order inside a stage: tensor-
+  // parallel ranks, then context-parallel ones, then copies.
+  int nth_device(const Layout& l, int rank, int i) const {
+    return device(l, rank, i / (l.tp * l.cp), i % (l.tp * l.cp));
   }
 
   // Sending one activation of `bytes` from pipeline rank a to rank b: each of the replica's devices
@@ -643,7 +726,9 @@ class Planner {
     p.device_order = l.order;
     p.dtype = dtype_;
     p.expert_parallel = l.ep;
-    p.expert_data_parallel = l.ep > 1 ? l.tp * l.dp / l.ep : l.dp;
+    p.expert_data_parallel = l.ep > 1 ? l.tp * l.copies() / l.ep : l.copies();
+    p.context_parallel = l.cp;
+    p.context_exchange = l.cp_exchange;
     p.token_dispatcher = l.dispatcher;
     p.ep_comm_overlap = l.ep_overlap;
     const int n = static_cast<int>(chain_.segments.size());
@@ -657,11 +742,16 @@ class Planner {
     const double element = static_cast<double>(size_of(dtype_));
     std::vector<double> time(n), saved(n), work(n, 0.0), forward(n), backward(n), comm(n);
     double bytes = 0;  // per micro-batch, inside the replicas
+    // Context parallelism: each attention's keys and values exchanged among the sequence shards
+    // (context_exchange.h), per segment and micro-batch.
+    std::vector<double> exchange(n, 0.0);
+    double exchange_bytes = 0, exchange_workspace = 0;  // per micro-batch, a copy's devices
+    std::map<int, ContextExchangeCost> exchange_of;     // by segment kind
     double recompute_flops = 0, flops = 0;
     std::vector<const SegmentProfile*> prof(n);
     for (int j = 0; j < n; ++j) {
       const int kind = chain_.segments[j].kind;
-      const SegmentProfile& s = profile(kind, l.tp, l.b, l.megatron_segments);
+      const SegmentProfile& s = profile(kind, l.tp, l.b, l.megatron_segments, l.cp);
       prof[j] = &s;
       if (!s.feasible) {
         p.iteration_time = kInfinity;
@@ -680,7 +770,7 @@ class Planner {
       comm[j] = s.communication;
       if (const KindExperts& ex = kind_experts(kind); l.ep > 1 && ex.operators > 0) {
         const double message =
-            static_cast<double>(l.b) * ex.tokens_per_sample / l.tp * ex.hidden * element;
+            static_cast<double>(l.b) * ex.tokens_per_sample / (l.tp * l.cp) * ex.hidden * element;
         auto it = alltoall_of.find(message);
         if (it == alltoall_of.end())
           it = alltoall_of
@@ -694,7 +784,7 @@ class Planner {
           backward[j] += alltoall[j] / 2;
         }
         // Every expert group of the stage's tp x dp devices: dp x tp / ep of them a replica's.
-        alltoall_bytes += 4.0 * ex.operators * it->second.bytes * l.tp / l.ep;
+        alltoall_bytes += 4.0 * ex.operators * it->second.bytes * l.tp * l.cp / l.ep;
       }
       if (l.tp_overlap) {
         // Each pass's collectives (half the segment's) pipelined with its compute.
@@ -707,6 +797,29 @@ class Planner {
         comm[j] = (f - (forward[j] - half)) + (b - (backward[j] - half));
         forward[j] = f;
         backward[j] = b;
+      }
+      if (l.cp > 1 && !s.attentions.empty()) {
+        auto it = exchange_of.find(kind);
+        if (it == exchange_of.end()) {
+          ContextExchangeCost sum;
+          for (const auto& a : s.attentions) {
+            const ContextExchangeCost c =
+                context_exchange_cost(l.cp_exchange, context_groups(l, 0), a.kv_bytes,
+                                      a.products_forward, a.products_backward, costs_);
+            sum.forward += c.forward;
+            sum.backward += c.backward;
+            sum.bytes += c.bytes;
+            sum.workspace = std::max(sum.workspace, c.workspace);
+          }
+          it = exchange_of.emplace(kind, sum).first;
+        }
+        const ContextExchangeCost& c = it->second;
+        forward[j] += c.forward;
+        backward[j] += c.backward;
+        comm[j] += c.forward + c.backward;
+        exchange[j] = c.forward + c.backward;
+        exchange_bytes += c.bytes;
+        exchange_workspace = std::max(exchange_workspace, c.workspace);
       }
       if (block_[j] && l.recompute == Recompute::Full) {
         extra = forward[j];
@@ -722,14 +835,14 @@ class Planner {
       time[j] = forward[j] + backward[j] + extra;
       work[j] = extra;
       saved[j] = std::max(0.0, keep);
-      bytes += s.bytes;
+      bytes += s.bytes * l.cp;  // every sequence shard's replica
     }
-    bytes += alltoall_bytes;
+    bytes += alltoall_bytes + exchange_bytes;
     const auto parts = chunks(time, l.pp * l.v);
     std::vector<double> rank_time(l.pp, 0.0), rank_params(l.pp, 0.0), rank_saved(l.pp, 0.0),
         rank_comm(l.pp, 0.0), rank_workspace(l.pp, 0.0), rank_segment_params(l.pp, 0.0),
         rank_forward(l.pp, 0.0), rank_backward(l.pp, 0.0), rank_fp8_params(l.pp, 0.0),
-        rank_expert_params(l.pp, 0.0), rank_alltoall(l.pp, 0.0);
+        rank_expert_params(l.pp, 0.0), rank_alltoall(l.pp, 0.0), rank_exchange(l.pp, 0.0);
     double p2p_bytes = 0, fill_p2p = 0;
     const bool overlap_p2p = sends_overlap_compute(l.v, l.overlap);
     for (int c = 0; c < static_cast<int>(parts.size()); ++c) {
@@ -749,8 +862,9 @@ class Planner {
         sp.forward += forward[j];
         sp.backward += backward[j] + work[j];
         sp.parameters += s.parameters;
-        rank_alltoall[rank] +=
-            alltoall[j] * (l.recompute == Recompute::Full && block_[j] ? 1.5 : 1.0);
+        const double recomputed = l.recompute == Recompute::Full && block_[j] ? 1.5 : 1.0;
+        rank_alltoall[rank] += alltoall[j] * recomputed;
+        rank_exchange[rank] += exchange[j] * recomputed;
         if (l.ep_overlap && alltoall[j] > 0) {
           // Behind the partner micro-batch's dense compute (pipeline_cost.h).
           const double exposed = exposed_expert_alltoall(
@@ -786,7 +900,7 @@ class Planner {
         const double hop = p2p_time(l, rank, other, act);
         sp.p2p += 2 * hop;
         if (boundary == last + 1) {
-          p2p_bytes += 2 * act;
+          p2p_bytes += 2 * act * l.cp;  // each sequence shard's
           // The warm-up's first forward and the cool-down's last backward cross every boundary
           // of the first pass in turn, with nothing to hide behind.
           if (c < l.pp - 1) fill_p2p += 2 * hop;
@@ -830,9 +944,7 @@ class Planner {
              .comm_sms = kNcclSms},
             [&](double buffer) { return costs_.allreduce_time(group, buffer); });
       };
-      std::vector<int> group;
-      for (int k = 0; k < l.dp; ++k) group.push_back(device(l, r, k, 0));
-      const DataSync sync = sync_over(rank_params[r], group);
+      const DataSync sync = sync_over(rank_params[r], data_parallel_group(l, r));
       // The experts' weights, each held by the expert-data-parallel devices of its shard, are
       // synchronised among those (one group per device of an expert group).
       const int edp = p.expert_data_parallel;
@@ -843,11 +955,11 @@ class Planner {
       p.rank_sync_total.push_back(sync.total + expert_sync.total);
       p.rank_sync_exposed.push_back(sync.exposed + expert_sync.exposed);
       sync_bytes += sync.bytes * l.tp + expert_sync.bytes * l.ep;
-      const double shard = (l.zero >= 1 ? rank_params[r] / l.dp : rank_params[r]) +
+      const double shard = (l.zero >= 1 ? rank_params[r] / l.copies() : rank_params[r]) +
                            (l.zero >= 1 ? rank_expert_params[r] / edp : rank_expert_params[r]);
       p.update_time = std::max(p.update_time, costs_.update_time(shard * 4.0, dev));
       MemoryBreakdown mem =
-          parameter_memory(rank_params[r], dtype_, options_.optimizer, l.zero, l.dp);
+          parameter_memory(rank_params[r], dtype_, options_.optimizer, l.zero, l.copies());
       if (rank_expert_params[r] > 0) {
         const MemoryBreakdown experts =
             parameter_memory(rank_expert_params[r], dtype_, options_.optimizer, l.zero, edp);
@@ -859,7 +971,8 @@ class Planner {
       // FP8 training keeps each fp8 GEMM's weight cast to fp8 and transposed beside the bf16
       // one (Transformer Engine's cached fp8 weights): 2 more bytes a parameter.
       mem.weights += 2.0 * rank_fp8_params[r];
-      mem.workspace = rank_workspace[r] + (l.zero == 3 ? 2 * rank_segment_params[r] * size : 0.0);
+      mem.workspace = std::max(rank_workspace[r], exchange_workspace) +
+                      (l.zero == 3 ? 2 * rank_segment_params[r] * size : 0.0);
       p.peak_memory = std::max(p.peak_memory, mem.total());
       p.rank_memory.push_back(mem);
     }
@@ -873,6 +986,8 @@ class Planner {
     p.communication_bytes = (bytes + p2p_bytes) * l.m * l.dp + sync_bytes;
     p.alltoall_time = l.m * *std::max_element(rank_alltoall.begin(), rank_alltoall.end());
     p.alltoall_bytes = alltoall_bytes * l.m * l.dp;
+    p.cp_time = l.m * *std::max_element(rank_exchange.begin(), rank_exchange.end());
+    p.cp_bytes = exchange_bytes * l.m * l.dp;
     // FLOPs over the whole batch: the micro-batch's times the micro-batches of every copy.
     const double scale = static_cast<double>(l.m) * l.dp;
     p.model_flops = (flops + recompute_flops) * scale;
@@ -940,11 +1055,12 @@ class Planner {
   std::map<int, std::unique_ptr<CostModel>> replica_costs_;
   std::map<std::tuple<int, int, bool>, KindPlan> base_;
   std::map<std::tuple<int, int, std::int64_t, bool>, KindPlan> exact_;
-  std::map<std::tuple<int, int, std::int64_t, bool>, SegmentProfile> profiles_;
+  std::map<std::tuple<int, int, std::int64_t, bool, int>, SegmentProfile> profiles_;
   std::map<std::pair<int, std::int64_t>, std::pair<double, double>> flops_;
   std::map<int, KindExperts> experts_of_;
   std::int64_t experts_ = 0;  // experts of the model's mixture-of-experts layers (0: none)
   std::int64_t top_k_ = 0;
+  std::int64_t sequence_ = 0;  // tokens of a sample's sequence (0: no attention)
   std::int64_t evaluated_ = 0, candidates_ = 0;
 };
 

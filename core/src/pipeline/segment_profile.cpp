@@ -60,9 +60,11 @@ double attention_internal_bytes(const Graph& g, const Node& n, bool scores,
   const double b = static_cast<double>(q.dims[0].size / q.dims[0].degree);
   const double sq = static_cast<double>(q.dims[1].size), sk = static_cast<double>(k.dims[1].size);
   const double heads = static_cast<double>(n.op.attrs.get_int("num_heads")) / d;
+  // Scores against every context-parallel shard's keys (task_work.cpp).
+  const double sk_all = sk * static_cast<double>(n.op.attrs.get_int("context_parallel", 1));
   const double size = static_cast<double>(size_of(q.dtype));
   if (scores && runs_fused_attention(n, device)) return b * heads * sq * 4.0;
-  if (scores) return b * heads * sq * sk * size;
+  if (scores) return b * heads * sq * sk_all * size;
   const double q_width = static_cast<double>(wq.dims[1].size) / d;
   const double kv_width = static_cast<double>(wk.dims[1].size) / d;
   return (2.0 * b * sq * q_width + 2.0 * b * sk * kv_width) * size;
@@ -113,10 +115,31 @@ double attention_core_share(const Graph& g, const Node& n, const DeviceSpec& dev
   const auto& q = g.shape(n.inputs.at(0));
   const double sq = static_cast<double>(q.dims[1].size), e = static_cast<double>(q.dims[2].size);
   const double sk = static_cast<double>(g.shape(n.inputs.at(1)).dims[1].size);
+  const double sk_all = sk * static_cast<double>(n.op.attrs.get_int("context_parallel", 1));
   const double q_width = static_cast<double>(g.shape(n.inputs.at(3)).dims[1].size);
   const double kv_width = static_cast<double>(g.shape(n.inputs.at(4)).dims[1].size);
-  const double core = 4.0 * sq * sk * q_width;
+  const double core = 4.0 * sq * sk_all * q_width;
   return core / (core + 4.0 * e * (sq * q_width + sk * kv_width));
+}
+
+// What context parallelism exchanges of one attention task (SegmentProfile::Attention): its heads'
+// keys and values over the whole sequence, and the time of its products in each pass.
+SegmentProfile::Attention attention_exchange(const Graph& g, const Node& n, const OpCost& op,
+                                             const DeviceSpec& device) {
+  const auto& k = g.shape(n.inputs.at(1));
+  const auto& wk = g.shape(n.inputs.at(4));
+  const double b = static_cast<double>(k.dims[0].size / k.dims[0].degree);
+  const double sk_all = static_cast<double>(k.dims[1].size) *
+                        static_cast<double>(n.op.attrs.get_int("context_parallel", 1));
+  const double kv_width = static_cast<double>(wk.dims[1].size) / wk.dims[1].degree;
+  SegmentProfile::Attention a;
+  a.kv_bytes = 2.0 * b * sk_all * kv_width * static_cast<double>(size_of(k.dtype));
+  const TaskWork w = task_work(g, op.node, device.fused_attention);
+  if (w.flops > 0) {
+    a.products_forward = op.forward * w.product_flops / w.flops;
+    a.products_backward = op.backward * w.product_backward_flops / (w.flops * w.backward_ratio);
+  }
+  return a;
 }
 
 }  // namespace
@@ -144,8 +167,10 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
     forward += op.forward;
     backward += op.backward;
     const Node& n = plan.node(op.node);
-    if (n.op.type == OpType::MultiHeadAttention)
+    if (n.op.type == OpType::MultiHeadAttention) {
       core += op.forward * attention_core_share(plan, n, device);
+      p.attentions.push_back(attention_exchange(plan, n, op, device));
+    }
     if (n.op.type == OpType::Experts) p.experts_time += op.forward + op.backward;
     const auto& out = n.outputs.at(0);
     // Token-wise operators left whole (a dense operator's whole-sized output is partial sums).

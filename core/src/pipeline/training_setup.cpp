@@ -41,6 +41,8 @@ std::string LayoutRequest::describe() const {
   if (expert_parallel) parts.push_back(fmt::format("--ep {}", expert_parallel));
   if (dispatcher) parts.push_back(fmt::format("--dispatcher {}", to_string(*dispatcher)));
   if (ep_comm_overlap && *ep_comm_overlap) parts.emplace_back("--overlap-moe-expert-parallel-comm");
+  if (context_parallel) parts.push_back(fmt::format("--cp {}", context_parallel));
+  if (context_exchange) parts.push_back(fmt::format("--cp-comm {}", to_string(*context_exchange)));
   return fmt::format("{}", fmt::join(parts, " "));
 }
 

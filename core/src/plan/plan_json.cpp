@@ -103,6 +103,10 @@ PipelinePlan pipeline_from_json(const json& j) {
     p.ep_comm_overlap = j.value("ep_comm_overlap", false);
     p.alltoall_time = j.value("alltoall_ms", 0.0) / 1e3;
     p.alltoall_bytes = j.value("alltoall_bytes", 0.0);
+    p.context_parallel = j.value("cp", 1);
+    p.context_exchange = context_exchange_from_string(j.value("cp_comm", "p2p"));
+    p.cp_time = j.value("cp_ms", 0.0) / 1e3;
+    p.cp_bytes = j.value("cp_bytes", 0.0);
     p.device_order = device_order_from_string(j.value("device_order", "tp-dp-pp"));
     p.dtype = data_type_from_string(j.at("dtype").get<std::string>());
     p.iteration_time = j.at("iteration_time_ms").get<double>() / 1e3;
@@ -204,6 +208,10 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"ep_comm_overlap", p.ep_comm_overlap},
           {"alltoall_ms", p.alltoall_time * 1e3},
           {"alltoall_bytes", p.alltoall_bytes},
+          {"cp", p.context_parallel},
+          {"cp_comm", to_string(p.context_exchange)},
+          {"cp_ms", p.cp_time * 1e3},
+          {"cp_bytes", p.cp_bytes},
           {"device_order", to_string(p.device_order)},
           {"dtype", to_string(p.dtype)},
           {"iteration_time_ms", p.iteration_time * 1e3},
@@ -269,6 +277,7 @@ json summary_to_json(const PlanSummary& s) {
       {"edp", s.edp},
       {"cp", s.cp},
       {"alltoall_bytes", bytes_to_json(s.alltoall_bytes)},
+      {"cp_bytes", bytes_to_json(s.cp_bytes)},
       {"model_flops_per_iteration", s.model_flops_per_iteration},
       {"tflops_per_device", s.tflops_per_device}};
   if (s.model_shape) j["model_shape"] = model_shape_to_json(*s.model_shape);
@@ -338,6 +347,7 @@ Plan plan_from_json_fields(const json& j) {
   p.summary.edp = json_integer_or(s, "edp", 1, "plan: summary");
   p.summary.cp = json_integer_or(s, "cp", 1, "plan: summary");
   p.summary.alltoall_bytes = s.value("alltoall_bytes", 0.0);
+  p.summary.cp_bytes = s.value("cp_bytes", 0.0);
   p.summary.model_flops_per_iteration = s.value("model_flops_per_iteration", 0.0);
   p.summary.tflops_per_device = s.value("tflops_per_device", 0.0);
   p.summary.origin = s.value("origin", "");

@@ -117,7 +117,8 @@ Outcome pipeline_outcome(const Graph& model, PipelinePlan p, const MachineSpec& 
 
 std::string describe_layout(const PipelinePlan& p) {
   std::string text =
-      fmt::format("tp{} x pp{} x dp{}, {} micro-batches of {}", p.tensor_parallel,
+      fmt::format("tp{}{} x pp{} x dp{}, {} micro-batches of {}", p.tensor_parallel,
+                  p.context_parallel > 1 ? fmt::format(" x cp{}", p.context_parallel) : "",
                   p.pipeline_stages, p.data_parallel, p.micro_batches, p.micro_batch_size);
   if (p.interleave > 1) text += fmt::format(", {} chunks per device", p.interleave);
   if (p.recompute != Recompute::None)
@@ -126,6 +127,11 @@ std::string describe_layout(const PipelinePlan& p) {
   if (p.sequence_parallel) text += ", sequence-parallel";
   if (p.overlap_grad_reduce && p.data_parallel > 1) text += ", overlapped data-parallel reduce";
   if (p.tp_comm_overlap) text += ", tensor-parallel communication overlapped";
+  if (p.context_parallel > 1)
+    text +=
+        fmt::format(", keys and values {}",
+                    p.context_exchange == ContextExchange::Ring ? "ringed (p2p)" : "all-gathered");
+  if (p.expert_parallel > 1) text += fmt::format(", ep{}", p.expert_parallel);
   if (p.device_order != DeviceOrder::PipelineOutermost)
     text += fmt::format(", devices {}", to_string(p.device_order));
   return text;
@@ -243,6 +249,8 @@ class PlanSearch {
       s.ep = p->expert_parallel;
       s.edp = p->expert_data_parallel;
       s.alltoall_bytes = p->alltoall_bytes;
+      s.cp = p->context_parallel;
+      s.cp_bytes = p->cp_bytes;
       s.model_flops_per_iteration = p->model_flops;
     } else {
       s.model_flops_per_iteration = 3 * dense_forward_flops(model_);

@@ -91,6 +91,8 @@ Shapes infer_matmul(const Operator& op, const Shapes& in, bool require_batched) 
 Shapes infer_attention(const Operator& op, const Shapes& in) {
   const std::int64_t heads = op.attrs.get_int("num_heads");
   expect_positive(heads, "num_heads");
+  // The planner's context-parallel shard of an attention (task_work.cpp); 1 everywhere else.
+  expect_positive(op.attrs.get_int("context_parallel", 1), "context_parallel");
   const std::int64_t kv_heads = op.attrs.get_int("num_kv_heads", heads);
   expect_positive(kv_heads, "num_kv_heads");
   if (heads % kv_heads != 0)

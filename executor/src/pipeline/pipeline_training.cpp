@@ -15,6 +15,11 @@ namespace unity::executor {
 void check_pipeline_run(const Plan& plan, int ranks) {
   if (!plan.pipeline) throw LoweringError("the plan is not pipelined");
   const PipelinePlan& p = *plan.pipeline;
+  if (p.context_parallel > 1)
+    throw LoweringError(fmt::format(
+        "the plan splits each sequence over {} devices (context parallelism), which the "
+        "executor does not run yet: plan it with --cp 1 to check it here",
+        p.context_parallel));
   const int devices = p.pipeline_stages * p.data_parallel * p.tensor_parallel;
   if (ranks != devices)
     throw LoweringError(fmt::format(

@@ -57,6 +57,10 @@ struct TaskWork {
   // Values of a transcendental function the task evaluates (exp, tanh, erf), which cost
   // DeviceSpec::transcendental_seconds each beside the task's memory traffic.
   double transcendentals = 0;
+  // Of `flops`, an attention's two batched products (scores and context) as they run, and of the
+  // backward's work (flops x backward_ratio) theirs: what a context-parallel ring's sends hide
+  // behind.
+  double product_flops = 0, product_backward_flops = 0;
   void add_gemm(double m, double n, double count, double flops) {
     if (gemm_count < static_cast<int>(gemms.size())) gemms[gemm_count++] = {m, n, count, flops};
   }

@@ -26,6 +26,8 @@ struct LaunchSpec {
   int devices = 1;
   int devices_per_node = 1;
   int tp = 1, pp = 1, dp = 1;
+  int cp = 1;  // context parallelism: each sequence over cp devices
+  ContextExchange cp_exchange = ContextExchange::Ring;
   int interleave = 1;  // model chunks per pipeline rank (Megatron's virtual stages)
   // Per model chunk (pp x interleave of them, in model order): the transformer layers it holds.
   std::vector<int> chunk_layers;

@@ -17,12 +17,19 @@ DeviceOrder device_order_from_string(std::string_view name);  // throws InputErr
 struct GridPosition {
   int stage = 0;  // pipeline rank
   int copy = 0;   // data-parallel copy
-  int index = 0;  // device of the stage replica
+  int index = 0;  // device of the stage replica: tensor-parallel rank + tp x context-parallel rank
 };
 
+// Context parallelism (cp > 1) makes a stage replica tp x cp devices, the tensor-parallel ranks
+// innermost and the context-parallel ones next ("tp-cp-dp-pp" or "tp-cp-pp-dp", as Megatron-Core
+// and Llama 3 order them): each sequence shard's tensor-parallel group on one node, its K/V
+// exchange between neighbouring groups.
 struct PipelineGrid {
   int tp = 1, pp = 1, dp = 1;
   DeviceOrder order = DeviceOrder::PipelineOutermost;
+  int cp = 1;
+
+  int replica() const { return tp * cp; }
 
   int device(int stage, int copy, int index) const;
   GridPosition position(int device) const;

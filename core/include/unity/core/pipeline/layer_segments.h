@@ -54,4 +54,10 @@ ChunkGraph chunk_graph(const Graph& model, const SegmentChain& chain, int first,
 // ShapeError when a degree does not divide the new batch.
 Graph rebatch(const Graph& graph, std::int64_t from, std::int64_t to);
 
+// The graph (a plan of a segment) as one of `cp` context-parallel ranks runs it: each input
+// holding a `sequence`-long dimension 1 holds its 1/cp shard, and every attention attends to the
+// keys of all shards (the "context_parallel" attribute task_work costs). Throws ShapeError when cp
+// does not divide the sequence into 2 x cp chunks, or a degree does not divide the shard.
+Graph context_shard(const Graph& graph, std::int64_t sequence, int cp);
+
 }  // namespace unity

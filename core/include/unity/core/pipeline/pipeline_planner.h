@@ -66,7 +66,7 @@ struct SegmentKindPlan {
 };
 
 struct PipelinePlan {
-  int tensor_parallel = 1;  // devices of one stage replica
+  int tensor_parallel = 1;  // devices of one stage replica (of one sequence shard's)
   int pipeline_stages = 1;
   int data_parallel = 1;
   int micro_batches = 1;
@@ -89,9 +89,16 @@ struct PipelinePlan {
   bool ep_comm_overlap = false;  // all-to-alls behind another micro-batch's compute
   double alltoall_time = 0;      // seconds of all-to-all per iteration on the busiest rank
   double alltoall_bytes = 0;     // bytes all devices send in all-to-alls per iteration
+  // Context parallelism: each sequence split over this many devices (a stage replica is
+  // tensor_parallel x context_parallel devices), its attentions' keys and values exchanged among
+  // them (context_exchange.h). The weights are synchronised over data_parallel x context_parallel.
+  int context_parallel = 1;
+  ContextExchange context_exchange = ContextExchange::Ring;
+  double cp_time = 0;   // seconds of that exchange left exposed per iteration, the busiest rank
+  double cp_bytes = 0;  // bytes all devices send in it per iteration
 
   PipelineGrid grid() const {
-    return {tensor_parallel, pipeline_stages, data_parallel, device_order};
+    return {tensor_parallel, pipeline_stages, data_parallel, device_order, context_parallel};
   }
 
   std::vector<StagePlan> chunks;             // pipeline_stages x interleave, in model order

@@ -31,7 +31,14 @@ struct SegmentProfile {
   double attention_internals = 0;  // of which the attention's probabilities (what selective
                                    // recomputation drops)
   double input_bytes = 0;          // the activation entering the segment, whole
-  bool feasible = false;           // a mapping exists on the replica's devices
+  // Per attention operator: the keys and values of the whole sequence for one device's heads
+  // (what context parallelism exchanges, context_exchange.h) and its products' seconds in each
+  // pass on one device.
+  struct Attention {
+    double kv_bytes = 0, products_forward = 0, products_backward = 0;
+  };
+  std::vector<Attention> attentions;
+  bool feasible = false;  // a mapping exists on the replica's devices
 };
 
 // Costs `plan` (a segment's PCG for one micro-batch) with `model`, whose machine is one stage

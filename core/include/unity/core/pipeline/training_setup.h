@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "unity/core/pipeline/context_exchange.h"
 #include "unity/core/pipeline/device_order.h"
 #include "unity/core/pipeline/token_dispatch.h"
 
@@ -48,10 +49,17 @@ struct LayoutRequest {
   // micro-batch's compute in the 1F1B steady state (Megatron-Core's batch-level overlap).
   // Unset: searched in joint mode, off in expert mode.
   std::optional<bool> ep_comm_overlap;
+  // --cp: devices each sequence is split over (context parallelism, context_exchange.h; 0:
+  // searched in joint mode where the model has attention, 1 in expert mode).
+  int context_parallel = 0;
+  // --cp-comm: how those devices share keys and values; unset: searched in joint mode,
+  // Megatron-Core's ring (p2p) in expert mode.
+  std::optional<ContextExchange> context_exchange;
   bool empty() const {
     return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
            zero_stage < 0 && !sequence_parallel && !overlap_grad_reduce && !tp_comm_overlap &&
-           !device_order && !expert_parallel && !dispatcher && !ep_comm_overlap;
+           !device_order && !expert_parallel && !dispatcher && !ep_comm_overlap &&
+           !context_parallel && !context_exchange;
   }
   // "--tp 8 --pp 8 --micro-batches 96": what was fixed, for messages.
   std::string describe() const;

@@ -60,10 +60,12 @@ struct PlanSummary {
   std::string recompute = "none";
   int zero_stage = 0;
   // Mixture-of-experts layouts (pipeline_planner.h): expert parallelism, the experts' own tensor
-  // parallelism (1: Unity splits experts whole) and data parallelism, context parallelism (1: not
-  // yet planned), and the bytes all devices send in the experts' all-to-alls per iteration.
+  // parallelism (1: Unity splits experts whole) and data parallelism, context parallelism (each
+  // sequence over cp devices), and the bytes all devices send in the experts' all-to-alls per
+  // iteration.
   int ep = 1, etp = 1, edp = 1, cp = 1;
   double alltoall_bytes = 0;
+  double cp_bytes = 0;  // bytes context parallelism's key/value exchange sends per iteration
   double model_flops_per_iteration = 0;
   double tflops_per_device = 0;
   // A decoder-only transformer's shape (model_shape.h), what `unity export` writes a launch from;
