@@ -137,7 +137,7 @@ std::vector<ParallelTensorShape> RandomInstances::shapes_for(O op, int arity, in
     case O::LatentAttention: {
       // x [n, s, E]; heads of nope 2, rope 2 and v 2 (the attributes random_attribute gives),
       // latents of 2 or 4.
-      const std::int64_t n = pick({1, 2}), s = pick({2, 3}), e = pick({4, 6}), h = pick({2, 4});
+      const std::int64_t n = pick({2, 4}), s = pick({2, 3}), e = pick({4, 6}), h = pick({2, 4});
       const std::int64_t ql = pick({2, 4}), kvl = pick({2, 4});
       std::vector<ParallelTensorShape> out = {serial({n, s, e})};
       if (arity == 8) {
