@@ -768,6 +768,47 @@ def experts():
     return out
 
 
+# --- parallel: multi-head latent attention ---------------------------------------------------------
+
+def latent_attention():
+    """LatentAttention (core/src/ops/latent_attention.cpp): the samples split with every weight
+    copied; the heads split through the up projections' columns and w_o's rows, the input, the down
+    projections and the norms copied to every head block, the outputs summed (Megatron-Core's MLA
+    tensor parallelism); one fused kernel for the attention. With query compression (8 inputs)
+    and without it (6 inputs, DeepSeek-V2-Lite: "_direct_q")."""
+    out = []
+    for compressed in (True, False):
+        ws = (["wdq", "qn", "wuq", "wdkv", "kvn", "wukv", "wo"] if compressed
+              else ["wuq", "wdkv", "kvn", "wukv", "wo"])
+        ins = ["x"] + ws
+        s = "" if compressed else "_direct_q"
+        src = [node("la", "LatentAttention", ins)]
+        out.append(rule(
+            f"latent_attention{s}_sample_parallel", "parallel",
+            "LatentAttention: split the samples, copy every weight", ins, src, ["la"],
+            [part("px", "x", 0)] + [repl("r" + w, w) for w in ws] +
+            [node("la2", "LatentAttention", ["px"] + ["r" + w for w in ws], copy="la"),
+             comb("out", "la2", 0)], ["out"], ["d"]))
+        split = {"wuq": 1, "wukv": 1, "wo": 0}
+        out.append(rule(
+            f"latent_attention{s}_head_parallel", "parallel",
+            "LatentAttention head parallelism (Megatron-Core's MLA): split the heads through the up "
+            "projections' columns and w_o's rows, copy the input, the down projections and the "
+            "norms to every device, the output projection leaves partial sums", ins, src, ["la"],
+            [repl("rx", "x")] +
+            [part("p" + w, w, split[w]) if w in split else repl("r" + w, w) for w in ws] +
+            [node("la2", "LatentAttention",
+                  ["rx"] + [("p" if w in split else "r") + w for w in ws], copy="la"),
+             red("out", "la2")], ["out"], ["d"]))
+        out.append(rule(
+            f"fuse_latent_attention{s}", "algebraic",
+            "LatentAttention as one fused kernel (FlashAttention): the scores stay on chip, the "
+            "backward pass recomputes them, a causal mask skips the blocks it hides", ins,
+            [node("la", "LatentAttention", ins, {"fused": 0})], ["la"],
+            [node("fused", "LatentAttention", ins, {"fused": 1}, copy="la")], ["fused"]))
+    return out
+
+
 # --- parallel: masks (comparisons, logic, Where, Cast) ---------------------------------------------
 
 def mask():
@@ -810,6 +851,7 @@ FAMILIES = {
     "reduction": reduction,
     "pad": pad,
     "experts": experts,
+    "latent_attention": latent_attention,
     "mask": mask,
 }
 

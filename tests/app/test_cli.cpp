@@ -30,7 +30,7 @@ TEST(Cli, ModelsListsThePaperModelsAndTheDecoderFamilies) {
                 "gpt-310b",     "gpt-530b",     "gpt-1t",        "gpt-tiny",      "llama-7b",
                 "llama-13b",    "llama-70b",    "llama-tiny",    "llama3-8b",     "llama3-70b",
                 "llama3-405b",  "mixtral-8x7b", "mixtral-8x22b", "qwen3-30b-a3b", "qwen3-235b-a22b",
-                "gpt-oss-120b", "moe-tiny"}));
+                "gpt-oss-120b", "moe-tiny",     "deepseek-v3",   "deepseek-tiny"}));
   for (const auto& row : rows) {
     if (row["name"] == "mnist-mlp") {
       EXPECT_EQ(row["parameters"], 406528);

@@ -474,8 +474,9 @@ TEST(ShapeInference, EveryOperatorIsCovered) {
   int undescribed = 0;
   for (const OperatorDefinition* d : operator_definitions())
     undescribed += !d->pointwise && !d->along_axis;
-  EXPECT_EQ(undescribed, 52);  // 35, Resize, the index operators, Pad, GatherND, ScatterND,
-                               // ConvTranspose, Experts, Compare, Logical, Where, Cast, Reduction
+  EXPECT_EQ(undescribed, 53);  // 35, Resize, the index operators, Pad, GatherND, ScatterND,
+                               // ConvTranspose, Experts, Compare, Logical, Where, Cast, Reduction,
+                               // LatentAttention
 }
 
 // The index operators read their axis whole and split every other dim alike on all inputs.
@@ -567,6 +568,48 @@ TEST(ShapeInference, PadAndNdIndexOperators) {
 
 // Experts over x [T, H] and gates [T, E]: tokens, experts and the FFN width split; the output's
 // replica is the experts' degree times the FFN's (partial sums).
+// LatentAttention: x [2, 5, 16], 4 heads of 6 + 2 rotary (queries and keys) and 3 (values), a
+// query latent of 8 and a key/value latent of 4.
+TEST(ShapeInference, LatentAttention) {
+  const auto mla = Op(OpType::LatentAttention, {{"num_heads", std::int64_t{4}},
+                                                {"qk_nope_head_dim", std::int64_t{6}},
+                                                {"qk_rope_head_dim", std::int64_t{2}},
+                                                {"v_head_dim", std::int64_t{3}},
+                                                {"causal", std::int64_t{1}}});
+  // x, w_dq, q_norm, w_uq, w_dkv, kv_norm, w_ukv, w_o with sample degree n, head degree h.
+  auto inputs = [](int n, int h) {
+    return std::vector<ParallelTensorShape>{
+        S({{2, n}, {5, 1}, {16, 1}}, h), S({{16, 1}, {8, 1}}, n * h), S({{8, 1}}, n * h),
+        S({{8, 1}, {32, h}}, n),         S({{16, 1}, {6, 1}}, n * h), S({{4, 1}}, n * h),
+        S({{4, 1}, {36, h}}, n),         S({{12, h}, {16, 1}}, n)};
+  };
+  EXPECT_EQ(infer1(mla, inputs(1, 1)), S({{2, 1}, {5, 1}, {16, 1}}));
+  // Samples by 2, heads by 2: the output is partial sums over the head blocks.
+  EXPECT_EQ(infer1(mla, inputs(2, 2)), S({{2, 2}, {5, 1}, {16, 1}}, 2));
+  EXPECT_EQ(infer1(mla, inputs(1, 4)), S({{2, 1}, {5, 1}, {16, 1}}, 4));
+  // Without query compression (DeepSeek-V2-Lite): x, w_uq [E, ...], w_dkv, kv_norm, w_ukv, w_o.
+  auto lite = inputs(1, 2);
+  lite.erase(lite.begin() + 1, lite.begin() + 3);
+  lite[1] = S({{16, 1}, {32, 2}});
+  EXPECT_EQ(infer1(mla, lite), S({{2, 1}, {5, 1}, {16, 1}}, 2));
+  auto bad = inputs(1, 2);
+  bad[6] = S({{4, 1}, {36, 1}});  // w_ukv not split like w_uq
+  expect_rejected(mla, bad, "w_ukv [kv_lora, heads x (nope + v)] dim 1 has degree 1");
+  bad = inputs(1, 2);
+  bad[1] = S({{16, 1}, {8, 2}});  // a down projection split
+  expect_rejected(mla, bad, "only the heads split a weight");
+  bad = inputs(1, 1);
+  bad[0] = S({{2, 1}, {5, 5}, {16, 1}});
+  expect_rejected(mla, bad, "attention reads the whole sequence");
+  bad = inputs(1, 1);
+  bad[6] = S({{4, 1}, {32, 1}});
+  expect_rejected(mla, bad, "must have size 36");
+  expect_rejected(mla, inputs(1, 3), "head degree 3 does not divide num_heads 4");
+  auto wrong_rank = mla;
+  wrong_rank.attrs.set("kv_lora_rank", std::int64_t{5});
+  expect_rejected(wrong_rank, inputs(1, 1), "kv_lora_rank 5 does not match kv_norm's 4");
+}
+
 TEST(ShapeInference, Experts) {
   const auto ex = Op(OpType::Experts, {{"top_k", std::int64_t{2}}});
   // Serial: 8 tokens of 16, 4 experts of width 6.

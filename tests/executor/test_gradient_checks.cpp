@@ -759,6 +759,27 @@ TEST(GradientCheck, Experts) {
   });
 }
 
+// LatentAttention: the query latent and its norm (or queries straight from x), the key/value
+// latent and its norm, the shared rotary key, each head's nope and rope parts, causal or not.
+TEST(GradientCheck, LatentAttention) {
+  for (std::int64_t q_lora : {3, 0})
+    for (bool causal : {true, false}) {
+      SCOPED_TRACE(q_lora);
+      SCOPED_TRACE(causal);
+      check_gradients([&](GraphBuilder& b) {
+        LatentAttentionSizes z;
+        z.heads = 2;
+        z.q_lora = q_lora;
+        z.kv_lora = 3;
+        z.nope = 2;
+        z.rope = 2;
+        z.v = 3;
+        z.causal = causal;
+        return b.latent_attention(b.weight("x", {2, 3, 5}), z, "mla");
+      });
+    }
+}
+
 // Where routes dy to x where the condition holds and to y elsewhere, summed over the dims each is
 // broadcast along; the condition (a mask input, or one computed by Compare and Logical from an
 // input) has no gradient. The masked fill (y an attribute) passes dy to x where it is kept.

@@ -203,6 +203,48 @@ TEST(ParallelPatterns, FourDevicePlansOnTwoRanksAndOneRank) {
   for (int ranks : {4, 2, 1}) expect_equivalent(g, 4, ranks);
 }
 
+// Multi-head latent attention split by heads over 2 devices (Megatron-Core's MLA: the down
+// projections and norms copied, the up projections and w_o split, partial sums out) and by
+// samples, with and without query compression.
+TEST(ParallelPatterns, LatentAttentionSplitByHeadsAndBySamples) {
+  for (std::int64_t q_lora : {4, 0})
+    for (const char* split : {"heads", "samples"}) {
+      SCOPED_TRACE(split);
+      SCOPED_TRACE(q_lora);
+      Graph g;
+      GraphBuilder b(g);
+      TensorRef x = b.input("x", {4, 3, 8});
+      std::vector<TensorRef> w;
+      std::vector<int> head_dim;  // -1: copied
+      if (q_lora > 0) {
+        w = {b.weight("w_dq", {8, q_lora}), b.weight("q_norm", {q_lora})};
+        head_dim = {-1, -1};
+      }
+      w.push_back(b.weight("w_uq", {q_lora > 0 ? q_lora : 8, 4 * 4}));
+      w.push_back(b.weight("w_dkv", {8, 4 + 2}));
+      w.push_back(b.weight("kv_norm", {4}));
+      w.push_back(b.weight("w_ukv", {4, 4 * 4}));
+      w.push_back(b.weight("w_o", {4 * 2, 8}));
+      head_dim.insert(head_dim.end(), {1, -1, -1, 1, 0});
+      const bool heads = std::string(split) == "heads";
+      std::vector<TensorRef> in{heads ? b.replicate(x, 2) : b.partition(x, 0, 2)};
+      for (std::size_t i = 0; i < w.size(); ++i)
+        in.push_back(heads && head_dim[i] >= 0 ? b.partition(w[i], head_dim[i], 2)
+                                               : b.replicate(w[i], 2));
+      TensorRef y = b.op(OpType::LatentAttention,
+                         {{"num_heads", std::int64_t{4}},
+                          {"qk_nope_head_dim", std::int64_t{2}},
+                          {"qk_rope_head_dim", std::int64_t{2}},
+                          {"v_head_dim", std::int64_t{2}},
+                          {"causal", std::int64_t{1}}},
+                         in, "mla");
+      y = heads ? b.reduce(y, 2) : b.combine(y, 0, 2);
+      y = b.layer_norm(b.add(y, x, "residual"), "ln");
+      classify(b, b.reduce_mean(y, {1}, false, "pool"), 4);
+      expect_equivalent(g, 2, 2);
+    }
+}
+
 // A mixture-of-experts layer: the router picks 2 of 4 experts per token; the experts are split
 // over 2 devices (expert parallelism: each device runs its 2 experts on every token routed to
 // them, the partial outputs summed), then also the FFN width (expert tensor parallelism), and

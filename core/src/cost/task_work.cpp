@@ -1,6 +1,7 @@
 // FLOPs and bytes of one task (one output piece) of each operator, forward pass. Backward passes of
 // operators with weights compute two products (input and weight gradients), hence a ratio of 2.
 #include "unity/core/cost/cost_model.h"
+#include "unity/core/ops/attention_core.h"
 #include "unity/core/ops/mask_kernels.h"
 #include "unity/core/ops/operator_definition.h"
 #include "unity/core/ops/reduction.h"
@@ -27,8 +28,7 @@ double inputs_bytes(const Graph& g, const Node& n) {
 }  // namespace
 
 bool runs_fused_attention(const Node& n, const DeviceSpec& device) {
-  return n.op.type == OpType::MultiHeadAttention && device.fused_attention &&
-         n.op.attrs.get_int("fused", 0) != 0;
+  return is_attention(n.op.type) && device.fused_attention && n.op.attrs.get_int("fused", 0) != 0;
 }
 
 bool runs_fp8_gemms(const Node& n, const DeviceSpec& device) {
@@ -329,6 +329,10 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       w.bytes = 2 * out_bytes;
       break;
     default:
+      if (const auto work = operator_definition(n.op.type).work) {
+        work(g, n, fused_kernels, w);  // an operator described in its own file (core/src/ops/)
+        break;
+      }
       if (const AxisFunction* f = axis_function(n.op.type)) {
         w.flops = f->flops_per_element * piece_elems(in_shape(0));
         w.backward_ratio = 2;

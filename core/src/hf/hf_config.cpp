@@ -30,6 +30,7 @@ enum class Family {
   NeoX,
   Mixtral,
   Qwen3Moe,
+  DeepseekV2,
   DeepseekV3,
   GptOss
 };
@@ -53,6 +54,7 @@ constexpr Architecture kArchitectures[] = {
     {"GPTNeoXForCausalLM", "gpt_neox", Family::NeoX, false},
     {"MixtralForCausalLM", "mixtral", Family::Mixtral, false},
     {"Qwen3MoeForCausalLM", "qwen3_moe", Family::Qwen3Moe, false},
+    {"DeepseekV2ForCausalLM", "deepseek_v2", Family::DeepseekV2, false},
     {"DeepseekV3ForCausalLM", "deepseek_v3", Family::DeepseekV3, false},
     {"GptOssForCausalLM", "gpt_oss", Family::GptOss, false},
 };
@@ -147,13 +149,8 @@ class Fields {
   std::string source_, arch_;
 };
 
-// DeepSeek-V3 is read and counted, and refused when built until Unity has multi-head latent
-// attention.
 std::string supported_list() {
-  return fmt::format(
-      "{} (DeepseekV3ForCausalLM is read, not yet built: multi-head latent "
-      "attention)",
-      fmt::join(supported_architectures(), ", "));
+  return fmt::format("{}", fmt::join(supported_architectures(), ", "));
 }
 
 // The supported architecture a config names: the first of "architectures" this reader knows, else
@@ -243,6 +240,7 @@ void read_sliding_window(HfConfig& c, const Fields& f, Family family) {
 
 void read_moe(HfConfig& c, const Fields& f, Family family) {
   MoeConfig m;
+  const bool v3 = family == Family::DeepseekV3;
   switch (family) {
     case Family::Mixtral:
       m.experts = f.size("num_local_experts");
@@ -276,6 +274,7 @@ void read_moe(HfConfig& c, const Fields& f, Family family) {
         }
       }
       break;
+    case Family::DeepseekV2:  // DeepseekV2Config's defaults: softmax scores, greedy top-k
     case Family::DeepseekV3:
       m.experts = f.size("n_routed_experts");
       m.experts_per_token = f.size("num_experts_per_tok");
@@ -284,9 +283,9 @@ void read_moe(HfConfig& c, const Fields& f, Family family) {
       m.dense_layers_first = f.count_or("first_k_dense_replace", 0);
       m.layer_step = f.size_or("moe_layer_freq", 1);
       m.step_from_one = false;
-      m.score_correction = f.text_or("topk_method", "noaux_tc") == "noaux_tc";
-      m.sigmoid_scores = f.text_or("scoring_func", "sigmoid") == "sigmoid";
-      m.normalize_top_k = f.flag_or("norm_topk_prob", true);
+      m.score_correction = f.text_or("topk_method", v3 ? "noaux_tc" : "greedy") == "noaux_tc";
+      m.sigmoid_scores = f.text_or("scoring_func", v3 ? "sigmoid" : "softmax") == "sigmoid";
+      m.normalize_top_k = f.flag_or("norm_topk_prob", v3);
       break;
     default:
       return;
@@ -372,6 +371,7 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
     case Family::GptOss:
       c.attention_sinks = true;
       break;
+    case Family::DeepseekV2:
     case Family::DeepseekV3:
       read_mla(c, f);
       break;
@@ -422,15 +422,7 @@ const std::vector<std::string>& supported_architectures() {
   return names;
 }
 
-const std::vector<std::string>& built_architectures() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> n;
-    for (const auto& a : kArchitectures)
-      if (a.family != Family::DeepseekV3) n.emplace_back(a.name);
-    return n;
-  }();
-  return names;
-}
+const std::vector<std::string>& built_architectures() { return supported_architectures(); }
 
 HfConfig parse_hf_config(const json& config, const std::string& source, const std::string& name) {
   if (!config.is_object())

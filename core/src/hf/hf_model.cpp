@@ -10,7 +10,11 @@
 // which overstates the attention's cost of a window's layers at sequences beyond the window).
 // Gemma's scaled embedding and logit soft-capping are element-wise and left out. Of the
 // mixture-of-experts layers, gpt-oss's expert and router biases (0.03% of its parameters) and
-// DeepSeek's router score correction are not held by the Experts operator either.
+// DeepSeek's router score correction are not held by the Experts operator either. DeepSeek-V2 and
+// V3 attend through LatentAttention (multi-head latent attention), its YaRN scaling of the
+// rotation and of the softmax left out (it changes no shape and no work); their group-limited
+// routing and routed scaling factor change which experts a token picks and its gates' scale,
+// not the work, and are left out too.
 #include "unity/core/hf/hf_model.h"
 
 #include <string>
@@ -26,13 +30,6 @@
 
 namespace unity::hf {
 namespace {
-
-std::string describe_moe(const HfConfig& c) {
-  const MoeConfig& m = *c.moe;
-  std::string shared =
-      m.shared_experts > 0 ? fmt::format(", {} shared", m.shared_experts) : std::string();
-  return fmt::format("{} experts, {} per token{}", m.experts, m.experts_per_token, shared);
-}
 
 // The family size flags a config takes (--seq, --layers) and those it refuses, naming the field
 // to change instead.
@@ -73,12 +70,6 @@ DataType config_dtype(const HfConfig& c) {
 }  // namespace
 
 Graph build_hf_model(const HfConfig& c, std::int64_t batch, const zoo::TransformerResize& r) {
-  if (c.mla)
-    throw InputError(fmt::format(
-        "'{}' is a {} ({}) with multi-head latent attention, which Unity does not build yet: it "
-        "reads and counts this config but builds no graph; the architectures it builds are: {}",
-        c.name, c.architecture, c.moe ? describe_moe(c) : std::string("dense"),
-        fmt::join(built_architectures(), ", ")));
   refuse_resizes(c, r);
   const std::int64_t seq = r.seq > 0 ? r.seq : c.max_positions;
   if (seq <= 0)
@@ -101,6 +92,13 @@ Graph build_hf_model(const HfConfig& c, std::int64_t batch, const zoo::Transform
   z.mlp_bias = c.mlp_bias;
   z.parallel_residual = c.parallel_residual;
   z.sandwich_norms = c.sandwich_norms;
+  if (c.mla) {  // DeepSeek-V2/V3: LatentAttention
+    z.q_lora = c.mla->q_lora_rank;
+    z.kv_lora = c.mla->kv_lora_rank;
+    z.qk_nope = c.mla->qk_nope_head_dim;
+    z.qk_rope = c.mla->qk_rope_head_dim;
+    z.v_head_dim = c.mla->v_head_dim;
+  }
   if (c.moe) {
     const MoeConfig& m = *c.moe;
     z.experts = m.experts;

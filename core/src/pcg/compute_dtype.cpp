@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "unity/core/ops/attention_core.h"
+
 namespace unity {
 
 DataType compute_dtype(const Graph& graph) {
@@ -29,8 +31,7 @@ void set_compute_dtype(Graph& graph, DataType dtype) {
 void set_fp8_gemms(Graph& graph) {
   set_compute_dtype(graph, DataType::BFloat16);
   for (const auto& [id, n] : graph.nodes())
-    if (n.op.type == OpType::Linear || n.op.type == OpType::MultiHeadAttention ||
-        n.op.type == OpType::Experts)
+    if (n.op.type == OpType::Linear || is_attention(n.op.type) || n.op.type == OpType::Experts)
       graph.mutable_node(id).op.attrs.set("fp8", std::int64_t{1});
 }
 

@@ -186,6 +186,28 @@ TensorRef GraphBuilder::multi_head_attention(TensorRef q, TensorRef k, TensorRef
             name);
 }
 
+TensorRef GraphBuilder::latent_attention(TensorRef x, const LatentAttentionSizes& z,
+                                         const std::string& name) {
+  const std::int64_t e = shape(x).dims.at(2).size;
+  Attributes a{{"num_heads", z.heads},
+               {"qk_nope_head_dim", z.nope},
+               {"qk_rope_head_dim", z.rope},
+               {"v_head_dim", z.v}};
+  if (z.causal) a.set("causal", std::int64_t{1});
+  if (z.rotary_base != 10000) a.set("rotary_base", z.rotary_base);
+  std::vector<TensorRef> in{x};
+  if (z.q_lora > 0) {
+    in.push_back(weight(name + ".w_dq", {e, z.q_lora}));
+    in.push_back(weight(name + ".q_norm", {z.q_lora}));
+  }
+  in.push_back(weight(name + ".w_uq", {z.q_lora > 0 ? z.q_lora : e, z.heads * (z.nope + z.rope)}));
+  in.push_back(weight(name + ".w_dkv", {e, z.kv_lora + z.rope}));
+  in.push_back(weight(name + ".kv_norm", {z.kv_lora}));
+  in.push_back(weight(name + ".w_ukv", {z.kv_lora, z.heads * (z.nope + z.v)}));
+  in.push_back(weight(name + ".w_o", {z.heads * z.v, e}));
+  return op(OpType::LatentAttention, std::move(a), std::move(in), name);
+}
+
 TensorRef GraphBuilder::embedding(TensorRef indices, std::int64_t entries, std::int64_t dim,
                                   const std::string& name) {
   return op(OpType::Embedding, {{"num_entries", entries}, {"embedding_dim", dim}},

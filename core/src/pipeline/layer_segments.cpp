@@ -9,6 +9,7 @@
 
 #include "unity/core/errors.h"
 #include "unity/core/mapping/mapping_cost.h"
+#include "unity/core/ops/attention_core.h"
 
 namespace unity {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 // What counts as a layer: attention operators where the model has them, else operators that read
 // a weight.
 bool starts_layer(const Graph& g, const Node& n, bool has_attention) {
-  if (has_attention) return n.op.type == OpType::MultiHeadAttention;
+  if (has_attention) return is_attention(n.op.type);
   return std::any_of(n.inputs.begin(), n.inputs.end(),
                      [&](const TensorRef& t) { return g.node(t.node).op.type == OpType::Weight; });
 }
@@ -50,7 +51,7 @@ SegmentChain segment_chain(const Graph& model) {
       --starts[last_use[i]];
     }
   }
-  const bool has_attention = model.count(OpType::MultiHeadAttention) > 0;
+  const bool has_attention = unity::has_attention(model);
   Segment current;
   int live = 0, layers = 0;
   std::set<int> producers_alive;
@@ -191,7 +192,7 @@ Graph context_shard(const Graph& graph, std::int64_t sequence, int cp) {
         fmt::format("a sequence of {} tokens does not split into 2 x {} chunks", sequence, cp));
   Graph g = graph;
   for (const auto& [id, n] : graph.nodes()) {
-    if (n.op.type == OpType::MultiHeadAttention)
+    if (is_attention(n.op.type))
       g.mutable_node(id).op.attrs.set("context_parallel", std::int64_t{cp});
     if (n.op.type != OpType::Input) continue;
     auto sizes = n.op.attrs.get_ints("shape");

@@ -12,6 +12,7 @@
 #include "unity/core/errors.h"
 #include "unity/core/mapping/machine_mapping.h"
 #include "unity/core/mapping/mapping_cost.h"
+#include "unity/core/ops/attention_core.h"
 #include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/pcg/tied_weights.h"
 #include "unity/core/pipeline/layer_segments.h"
@@ -112,10 +113,10 @@ class Planner {
     }
     find_tied_weights();
     // Sequence parallelism splits token-wise operators along a sequence: a transformer's.
-    transformer_ = model.count(OpType::MultiHeadAttention) > 0;
+    transformer_ = has_attention(model);
     // Context parallelism splits the attentions' sequence (the first one's: a decoder's are one).
     for (const auto& [id, n] : model.nodes())
-      if (n.op.type == OpType::MultiHeadAttention && sequence_ == 0)
+      if (is_attention(n.op.type) && sequence_ == 0)
         sequence_ = model.shape(n.inputs[0]).dims[1].size;
     for (const auto& [id, n] : model.nodes())
       if (n.op.type == OpType::Experts) {
@@ -622,13 +623,8 @@ class Planner {
     double core = 0;
     for (const auto& [id, n] : serial.nodes())
       // What selective recomputation runs again; a fused kernel's backward recomputes anyway.
-      if (n.op.type == OpType::MultiHeadAttention && !runs_fused_attention(n, machine_.device(0))) {
-        // 2 b sq sk heads x head size each for the scores and the context (w_q's width).
-        const auto& q = serial.shape(n.inputs[0]);
-        const double sk = double(serial.shape(n.inputs[1]).dims[1].size);
-        const double width = double(serial.shape(n.inputs[3]).dims[1].size);
-        core += 4.0 * double(q.dims[0].size) * double(q.dims[1].size) * sk * width;
-      }
+      if (is_attention(n.op.type) && !runs_fused_attention(n, machine_.device(0)))
+        core += attention_task(serial, n).core_flops();  // the scores and the context
     return flops_.emplace(key, std::make_pair(dense_forward_flops(serial), core)).first->second;
   }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "unity/core/mapping/mapping_cost.h"
+#include "unity/core/ops/attention_core.h"
 #include "unity/core/search/candidate_cost.h"
 
 namespace unity {
@@ -13,7 +14,7 @@ namespace {
 
 bool is_dense(OpType t) {
   return t == OpType::Linear || t == OpType::MatMul || t == OpType::BatchMatMul ||
-         t == OpType::Conv2D || t == OpType::ConvTranspose || t == OpType::MultiHeadAttention ||
+         t == OpType::Conv2D || t == OpType::ConvTranspose || is_attention(t) ||
          t == OpType::Experts;
 }
 
@@ -45,29 +46,17 @@ bool backward_reads_inputs(OpType t) {
   }
 }
 
-// Bytes one attention task keeps besides its output, as the backward pass needs them: q and the
-// context ([b, sq, heads x head size / d] each), k and v ([b, sk, kv heads x head size / d] each),
-// their widths those of the weights w_q and w_k, and, when `scores`, the softmax probabilities
-// [b, heads/d, sq, sk] or, for a fused kernel, which recomputes them, the softmax's log-sum-exp
-// [b, heads/d, sq] in fp32.
+// Bytes one attention task keeps besides its output, as the backward pass needs them: what its
+// projections made (AttentionTask::kept_elements: q and the context, k and v, and a latent
+// attention's latents) and, when `scores`, the softmax probabilities [b, heads/d, sq, sk] or, for
+// a fused kernel, which recomputes them, the softmax's log-sum-exp [b, heads/d, sq] in fp32.
 double attention_internal_bytes(const Graph& g, const Node& n, bool scores,
                                 const DeviceSpec& device) {
-  const auto& q = g.shape(n.inputs.at(0));
-  const auto& k = g.shape(n.inputs.at(1));
-  const auto& wq = g.shape(n.inputs.at(3));
-  const auto& wk = g.shape(n.inputs.at(4));
-  const int d = wq.dims.at(1).degree;
-  const double b = static_cast<double>(q.dims[0].size / q.dims[0].degree);
-  const double sq = static_cast<double>(q.dims[1].size), sk = static_cast<double>(k.dims[1].size);
-  const double heads = static_cast<double>(n.op.attrs.get_int("num_heads")) / d;
-  // Scores against every context-parallel shard's keys (task_work.cpp).
-  const double sk_all = sk * static_cast<double>(n.op.attrs.get_int("context_parallel", 1));
-  const double size = static_cast<double>(size_of(q.dtype));
-  if (scores && runs_fused_attention(n, device)) return b * heads * sq * 4.0;
-  if (scores) return b * heads * sq * sk_all * size;
-  const double q_width = static_cast<double>(wq.dims[1].size) / d;
-  const double kv_width = static_cast<double>(wk.dims[1].size) / d;
-  return (2.0 * b * sq * q_width + 2.0 * b * sk * kv_width) * size;
+  const AttentionTask a = attention_task(g, n);
+  const double size = static_cast<double>(size_of(g.shape(n.inputs.at(0)).dtype));
+  if (scores && runs_fused_attention(n, device)) return a.batch * a.heads * a.sq * 4.0;
+  if (scores) return a.batch * a.heads * a.sq * a.keys() * size;
+  return a.kept_elements * size;
 }
 
 bool is_pointwise(OpType t) {
@@ -107,33 +96,23 @@ std::set<TensorRef> recomputed_elementwise(const Graph& g) {
 }
 
 // The share of an attention task's forward time spent on scores and softmax: the fraction of its
-// FLOPs in the two batched products (4 b sq sk heads x head size against the projections' 2 b E
-// (2 sq heads x head size + 2 sk kv heads x head size)). What selective recomputation runs again;
-// a fused kernel's backward recomputes the scores already.
+// FLOPs in the two batched products against its projections'. What selective recomputation runs
+// again; a fused kernel's backward recomputes the scores already.
 double attention_core_share(const Graph& g, const Node& n, const DeviceSpec& device) {
   if (runs_fused_attention(n, device)) return 0;
-  const auto& q = g.shape(n.inputs.at(0));
-  const double sq = static_cast<double>(q.dims[1].size), e = static_cast<double>(q.dims[2].size);
-  const double sk = static_cast<double>(g.shape(n.inputs.at(1)).dims[1].size);
-  const double sk_all = sk * static_cast<double>(n.op.attrs.get_int("context_parallel", 1));
-  const double q_width = static_cast<double>(g.shape(n.inputs.at(3)).dims[1].size);
-  const double kv_width = static_cast<double>(g.shape(n.inputs.at(4)).dims[1].size);
-  const double core = 4.0 * sq * sk_all * q_width;
-  return core / (core + 4.0 * e * (sq * q_width + sk * kv_width));
+  const AttentionTask a = attention_task(g, n);
+  const double core = a.core_flops();
+  return core / (core + a.projection_flops);
 }
 
 // What context parallelism exchanges of one attention task (SegmentProfile::Attention): its heads'
 // keys and values over the whole sequence, and the time of its products in each pass.
 SegmentProfile::Attention attention_exchange(const Graph& g, const Node& n, const OpCost& op,
                                              const DeviceSpec& device) {
-  const auto& k = g.shape(n.inputs.at(1));
-  const auto& wk = g.shape(n.inputs.at(4));
-  const double b = static_cast<double>(k.dims[0].size / k.dims[0].degree);
-  const double sk_all = static_cast<double>(k.dims[1].size) *
-                        static_cast<double>(n.op.attrs.get_int("context_parallel", 1));
-  const double kv_width = static_cast<double>(wk.dims[1].size) / wk.dims[1].degree;
+  const AttentionTask t = attention_task(g, n);
   SegmentProfile::Attention a;
-  a.kv_bytes = 2.0 * b * sk_all * kv_width * static_cast<double>(size_of(k.dtype));
+  a.kv_bytes = t.kv_elements * t.context_parallel *
+               static_cast<double>(size_of(g.shape(n.inputs.at(0)).dtype));
   const TaskWork w = task_work(g, op.node, device.fused_attention);
   if (w.flops > 0) {
     a.products_forward = op.forward * w.product_flops / w.flops;
@@ -167,7 +146,7 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
     forward += op.forward;
     backward += op.backward;
     const Node& n = plan.node(op.node);
-    if (n.op.type == OpType::MultiHeadAttention) {
+    if (is_attention(n.op.type)) {
       core += op.forward * attention_core_share(plan, n, device);
       p.attentions.push_back(attention_exchange(plan, n, op, device));
     }
@@ -230,7 +209,7 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
         acts[dev] += bytes;
         if (shape.piece_elements() == shape.num_elements()) whole[dev] += bytes;
       }
-      if (n.op.type == OpType::MultiHeadAttention) {
+      if (is_attention(n.op.type)) {
         const double probabilities = attention_internal_bytes(plan, n, true, device);
         acts[dev] += attention_internal_bytes(plan, n, false, device) + probabilities;
         internals[dev] += probabilities;

@@ -73,6 +73,10 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
       case OpType::ConvTranspose:
       case OpType::EmbeddingBag:
         return fail(fmt::format("it has {} operators", to_string(n.op.type)));
+      case OpType::LatentAttention:
+        return fail(
+            "it has multi-head latent attention, whose launch (Megatron-LM's "
+            "--multi-latent-attention, --q-lora-rank, ...) Unity does not write yet");
       case OpType::Experts:
         return fail(
             "it has mixture-of-experts layers, whose launch (Megatron-LM's --num-experts, "

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
+#include "unity/core/ops/attention_core.h"
 #include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/pipeline/pipeline_planner.h"
 #include "unity/core/pipeline/segment_profile.h"
@@ -529,7 +530,7 @@ class PlanSearch {
     best.cost.fits = false;
     best.cost.overflow = std::numeric_limits<double>::infinity();
     // Megatron-LM's layouts with pipeline stages, for transformers.
-    if (model_.count(OpType::MultiHeadAttention) > 0) keep_pipelined(best, false);
+    if (has_attention(model_)) keep_pipelined(best, false);
     if (!whole_graph()) return best;
     std::vector<AppliedSubstitution> pinned_applied;
     const Graph model = algebraically_pinned_model(pinned_applied);

@@ -101,6 +101,8 @@ std::vector<ParallelTensorShape> infer_output_shapes(const Operator& op,
         out = infer_mask(op, in);
       else if (axis_function(op.type))
         out = infer_along_axis(op, in);
+      else if (const auto infer = operator_definition(op.type).infer)
+        out = infer(op, in);  // an operator described in its own file (core/src/ops/)
       else
         out = infer_elementwise(op, in);
   }

@@ -9,6 +9,7 @@
 
 #include "unity/core/cost/cost_model.h"
 #include "unity/core/errors.h"
+#include "unity/core/ops/attention_core.h"
 #include "unity/core/rules/substitution.h"
 #include "unity/core/search/layout_conversion.h"
 #include "unity/core/search/substitution_search.h"
@@ -16,8 +17,6 @@
 
 namespace unity {
 namespace {
-
-bool has_op(const Graph& g, OpType type) { return g.count(type) > 0; }
 
 // Applies every rule of `names` wherever it matches, with degree `d`.
 // Each operator is rewritten at most once: matches on nodes an earlier rule of the list made are
@@ -40,9 +39,13 @@ std::vector<std::string> megatron_block_rules() {
   // A mixture-of-experts layer's experts split over the group (each device its experts, every
   // token copied, the outputs summed: Megatron-Core's expert parallelism inside a tensor-parallel
   // group, with ETP 1).
-  std::vector<std::string> names = {"self_attention_head_parallel", "attention_head_parallel",
-                                    "mlp_swiglu_tensor_parallel", "experts_expert_parallel",
-                                    "experts_gelu_expert_parallel"};
+  // Multi-head latent attention splits its heads as Megatron-Core's MLA does: the down
+  // projections and their norms copied, the up projections and the output projection split.
+  std::vector<std::string> names = {
+      "self_attention_head_parallel",   "attention_head_parallel",
+      "latent_attention_head_parallel", "latent_attention_direct_q_head_parallel",
+      "mlp_swiglu_tensor_parallel",     "experts_expert_parallel",
+      "experts_gelu_expert_parallel"};
   for (const char* act : {"relu", "gelu", "sigmoid", "tanh"})
     for (const char* fused : {"", "_fused"})
       for (const char* bias : {"", "_bias"})
@@ -216,7 +219,7 @@ std::vector<ExpertStrategy> expert_strategies(const Graph& model, const MachineS
     out.push_back({fmt::format("data-parallel x{}", n), make_data_parallel(model, n), {}});
   } catch (const InputError&) {
   }
-  if (has_op(model, OpType::MultiHeadAttention)) {
+  if (has_attention(model)) {
     for (int tp = 2; tp <= machine.devices_per_node && tp <= n; ++tp) {
       if (machine.devices_per_node % tp != 0) continue;
       if (auto s = megatron(model, n, tp)) out.push_back(std::move(*s));

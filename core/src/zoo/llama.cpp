@@ -13,7 +13,8 @@
 // left out, as in the rest of the zoo (Llama-2 trains without it anyway).
 // The Hugging Face families built here (core/src/hf/hf_model.cpp) vary it through
 // TransformerSizes: LayerNorm, a plain or GELU MLP with biases and a parallel residual (GPT-NeoX),
-// GeGLU and a norm after the attention and the MLP (Gemma 2 and 3), a bias after the attention.
+// GeGLU and a norm after the attention and the MLP (Gemma 2 and 3), a bias after the attention;
+// and DeepSeek-V2/V3 through multi-head latent attention (LatentAttention) and MoE layers.
 #include "unity/core/zoo/transformer_models.h"
 #include "zoo/zoo_models.h"
 
@@ -28,6 +29,10 @@ TensorRef norm(GraphBuilder& b, TensorRef x, const TransformerSizes& z, const st
 // The attention's output projection has no bias of its own in MultiHeadAttention: it is an Add of
 // a [hidden] weight after it.
 TensorRef attention(GraphBuilder& b, TensorRef h, const TransformerSizes& z, const std::string& n) {
+  if (z.kv_lora > 0)
+    return b.latent_attention(
+        h, {z.heads, z.q_lora, z.kv_lora, z.qk_nope, z.qk_rope, z.v_head_dim, true},
+        n + ".attention");
   h = b.multi_head_attention(
       h, h, h, z.heads, n + ".attention",
       {.kv_heads = z.kv_heads, .head_dim = z.head_dim, .rotary = true, .causal = true});

@@ -3,6 +3,7 @@
 #include "unity/core/zoo/model_zoo.h"
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -61,6 +62,29 @@ TransformerSizes gpt_oss_120b() {
   return z;
 }
 
+// DeepSeek-V3 (DeepSeek-AI, "DeepSeek-V3 Technical Report", 2024; config.json of
+// deepseek-ai/DeepSeek-V3): 61 layers, hidden 7,168, multi-head latent attention (128 heads, query
+// latent 1,536, key/value latent 512, heads of 128 + 64 rotary, values of 128), the first 3
+// layers dense (SwiGLU of 18,432), the other 58 with 256 routed experts of 2,048 (8 per token,
+// sigmoid scores renormalised over the picked) and 1 shared expert, vocabulary 129,280, untied.
+// The multi-token prediction module is not part of the 671B and is left out; so are the
+// group-limited routing (8 groups, 4 picked) and the routed scaling factor 2.5, which change
+// which experts a token picks and its gates' scale, not the work or the parameters.
+TransformerSizes deepseek(TransformerSizes z, std::int64_t experts, std::int64_t top_k,
+                          std::int64_t expert_ffn, std::int64_t dense_first,
+                          std::array<std::int64_t, 5> mla) {
+  z = moe(z, experts, top_k, expert_ffn, true);
+  z.shared_experts = 1;
+  z.dense_layers_first = dense_first;
+  z.router_sigmoid = true;
+  z.q_lora = mla[0];
+  z.kv_lora = mla[1];
+  z.qk_nope = mla[2];
+  z.qk_rope = mla[3];
+  z.v_head_dim = mla[4];
+  return z;
+}
+
 const std::vector<FamilyMember>& family_members() {
   static const std::vector<FamilyMember> kMembers = {
       {"gpt-1.7b", "gpt", gpt(24, 2304, 24), 16, "Megatron-LM Table 1"},
@@ -94,6 +118,13 @@ const std::vector<FamilyMember>& family_members() {
       {"gpt-oss-120b", "llama", gpt_oss_120b(), 1, "gpt-oss-120b (OpenAI, 2025)"},
       {"moe-tiny", "llama", moe({2, 64, 4, 2, 176, 32, 256}, 4, 2, 32, true), 4,
        "a small mixture-of-experts member for tests"},
+      {"deepseek-v3", "llama",
+       deepseek({61, 7168, 128, 128, 18432, kMoeSeq, 129280}, 256, 8, 2048, 3,
+                {1536, 512, 128, 64, 128}),
+       1, "DeepSeek-V3 (DeepSeek-AI, 2024)"},
+      {"deepseek-tiny", "llama",
+       deepseek({3, 64, 4, 4, 176, 32, 256}, 4, 2, 32, 1, {32, 16, 16, 8, 16}), 4,
+       "a small DeepSeek-V3-shaped member for tests: latent attention, a dense first layer"},
   };
   return kMembers;
 }
@@ -107,6 +138,14 @@ std::string describe(const FamilyMember& m) {
   const auto& z = m.shape;
   std::string kv = z.kv_heads == z.heads ? "" : fmt::format(" ({} key/value)", z.kv_heads);
   if (z.head_dim > 0) kv += fmt::format(" of size {}", z.head_dim);
+  if (z.kv_lora > 0)
+    kv = fmt::format(
+        " of latent attention (query latent {}, key/value latent {}, heads of {} + {} "
+        "rotary, values of {})",
+        z.q_lora, z.kv_lora, z.qk_nope, z.qk_rope, z.v_head_dim);
+  if (z.dense_layers_first > 0 && z.experts > 0)
+    kv += fmt::format(", the first {} layers dense (ffn {})", z.dense_layers_first, z.ffn);
+  if (z.shared_experts > 0) kv += fmt::format(", {} shared expert(s)", z.shared_experts);
   const std::string mlp = z.experts > 0 ? fmt::format("{} experts of ffn {} ({} per token)",
                                                       z.experts, z.expert_ffn, z.experts_per_token)
                                         : fmt::format("ffn {}", z.ffn);

@@ -114,6 +114,7 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
     case OpType::Conv2D:
     case OpType::ConvTranspose:
     case OpType::MultiHeadAttention:
+    case OpType::LatentAttention:
     case OpType::Experts:
     case OpType::Embedding:
     case OpType::EmbeddingBag:

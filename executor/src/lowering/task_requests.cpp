@@ -252,6 +252,34 @@ void attention(Ctx& c) {
   }
 }
 
+// LatentAttention: sample block n and head block h read x's copy h of their samples, the up
+// projections' columns and w_o's rows of their heads (copy n), and their own copy (n, h) of the
+// down projections and norms, which every task runs whole.
+void latent_attention(Ctx& c) {
+  const int n = c.piece.block[0];
+  const int h = c.piece.replica;
+  const int heads = c.out.replica;
+  Region x = whole(c.in(0));
+  set_block(x, c.in(0), 0, n);
+  c.add(0, x, h);
+  const auto slots = static_cast<int>(c.n.inputs.size());
+  for (int slot = 1; slot < slots; ++slot) {
+    // The last three inputs are always w_ukv, w_o and, before them, kv_norm; w_uq is the fourth
+    // from the end.
+    const int from_end = slots - slot;
+    Region r = whole(c.in(slot));
+    if (from_end == 1) {  // w_o [heads x v, E]
+      set_block(r, c.in(slot), 0, h);
+      c.add(slot, r, n);
+    } else if (from_end == 2 || from_end == 5) {  // w_ukv, w_uq: their heads' columns
+      set_block(r, c.in(slot), 1, h);
+      c.add(slot, r, n);
+    } else {  // w_dq, q_norm, w_dkv, kv_norm: whole, copy (n, h)
+      c.add(slot, r, n * heads + h);
+    }
+  }
+}
+
 void embedding(Ctx& c) {
   const auto& idx = c.in(0);
   const bool bag = c.n.op.type == OpType::EmbeddingBag;
@@ -520,6 +548,9 @@ std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
       break;
     case OpType::MultiHeadAttention:
       attention(c);
+      break;
+    case OpType::LatentAttention:
+      latent_attention(c);
       break;
     case OpType::Embedding:
     case OpType::EmbeddingBag:

@@ -73,6 +73,8 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
       return make_attention_runner(g, n);
     case OpType::Experts:
       return make_experts_runner(g, n);
+    case OpType::LatentAttention:
+      return make_latent_attention_runner(g, n);
     case OpType::Embedding:
     case OpType::EmbeddingBag:
       return make_embedding_runner(g, n);

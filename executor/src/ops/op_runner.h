@@ -82,6 +82,8 @@ std::unique_ptr<OpRunner> make_resize_runner(const Graph& g, const Node& n);
 // TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (index_ops.cpp).
 // Experts on the host (experts_ops.cpp).
 std::unique_ptr<OpRunner> make_experts_runner(const Graph& g, const Node& n);
+// LatentAttention from the core's kernel (latent_attention_ops.cpp).
+std::unique_ptr<OpRunner> make_latent_attention_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_index_runner(const Graph& g, const Node& n);
 // Reduction from the core's arithmetic (reduction_ops.cpp).
 std::unique_ptr<OpRunner> make_reduction_runner(const Graph& g, const Node& n);

@@ -121,6 +121,13 @@ SourceRole source_role(const Graph& g, NodeId source, std::uint64_t seed) {
       case OpType::EmbeddingBag:
         fan_in = static_cast<double>(w.dims[0].size);
         break;
+      case OpType::LatentAttention:  // [in, out] projections; the latents' norms start at 1
+        if (sizes.size() == 1) {
+          role.kind = SourceRole::Kind::Constant;
+          role.value = 1.0;
+          return role;
+        }
+        break;
       case OpType::Experts:  // each expert's [in, out] matrix of [E, in, out]
         fan_in = sizes.size() == 3 ? static_cast<double>(sizes[1]) : fan_in;
         break;

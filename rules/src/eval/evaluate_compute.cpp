@@ -10,6 +10,7 @@
 #include "kernels.h"
 #include "unity/core/ops/experts_kernels.h"
 #include "unity/core/ops/index_kernels.h"
+#include "unity/core/ops/latent_attention.h"
 #include "unity/core/ops/mask_kernels.h"
 #include "unity/core/ops/operator_definition.h"
 #include "unity/core/ops/pad_kernels.h"
@@ -30,6 +31,7 @@ bool is_dense(OpType t) {
     case OpType::Conv2D:
     case OpType::ConvTranspose:
     case OpType::MultiHeadAttention:
+    case OpType::LatentAttention:
     case OpType::Embedding:
     case OpType::EmbeddingBag:
     case OpType::Experts:
@@ -138,6 +140,51 @@ kernels::Conv2DParams conv_params(const OpContext& c) {
   return p;
 }
 
+// Columns [begin, end) of a matrix [rows, cols] (rows [begin, end) when `by_rows`).
+DenseTensor matrix_block(const DenseTensor& m, std::int64_t begin, std::int64_t end, bool by_rows) {
+  const std::int64_t rows = m.sizes[0], cols = m.sizes[1];
+  DenseTensor b(by_rows ? std::vector<std::int64_t>{end - begin, cols}
+                        : std::vector<std::int64_t>{rows, end - begin});
+  for (std::int64_t i = 0; i < b.sizes[0]; ++i)
+    for (std::int64_t j = 0; j < b.sizes[1]; ++j)
+      b.data[static_cast<std::size_t>(i * b.sizes[1] + j)] =
+          by_rows ? m.data[static_cast<std::size_t>((begin + i) * cols + j)]
+                  : m.data[static_cast<std::size_t>(i * cols + begin + j)];
+  return b;
+}
+
+// LatentAttention's block q of its heads: the heads' columns of w_uq and w_ukv and rows of w_o,
+// the down projections and norms whole (unity/core/ops/latent_attention.h).
+DenseTensor latent_attention_partial(const OpContext& c, int q) {
+  namespace la = latent_attention;
+  const std::size_t inputs = c.in.size();
+  auto whole = [&](int s) -> const DenseTensor& {
+    return c.piece(static_cast<std::size_t>(la::input_of(s, inputs)), 0);
+  };
+  const auto& uq_shape = c.in[static_cast<std::size_t>(la::input_of(la::kWuq, inputs))]->shape;
+  const std::int64_t heads = c.op.attrs.get_int("num_heads");
+  const Range hb = block(heads, uq_shape.dims[1].degree, q);
+  const std::int64_t qk =
+      c.op.attrs.get_int("qk_nope_head_dim") + c.op.attrs.get_int("qk_rope_head_dim");
+  const std::int64_t kvu =
+      c.op.attrs.get_int("qk_nope_head_dim") + c.op.attrs.get_int("v_head_dim");
+  const std::int64_t v = c.op.attrs.get_int("v_head_dim");
+  const DenseTensor uq = matrix_block(whole(la::kWuq), hb.first * qk, hb.second * qk, false);
+  const DenseTensor ukv = matrix_block(whole(la::kWukv), hb.first * kvu, hb.second * kvu, false);
+  const DenseTensor o = matrix_block(whole(la::kWo), hb.first * v, hb.second * v, true);
+  la::Inputs<double> in;
+  for (int s = 0; s < la::kSlots; ++s)
+    if (la::input_of(s, inputs) >= 0) in.at[s] = whole(s).data.data();
+  in.at[la::kWuq] = uq.data.data();
+  in.at[la::kWukv] = ukv.data.data();
+  in.at[la::kWo] = o.data.data();
+  const DenseTensor& x = whole(la::kX);
+  const la::Dims d = la::make_dims(c.op, inputs, x.sizes, uq.sizes, whole(la::kWdkv).sizes);
+  DenseTensor y(x.sizes);
+  la::forward(d, in, y.data.data());
+  return y;
+}
+
 // One partial sum of a dense operator: block q of its reduction dimension.
 DenseTensor dense_partial(const OpContext& c, int q) {
   const Operator& op = c.op;
@@ -208,6 +255,8 @@ DenseTensor dense_partial(const OpContext& c, int q) {
       }
       return activate(op, y);
     }
+    case OpType::LatentAttention:
+      return latent_attention_partial(c, q);
     case OpType::MultiHeadAttention: {
       std::vector<const DenseTensor*> in;
       for (std::size_t i = 0; i < 7; ++i) in.push_back(&c.piece(i, 0));

@@ -53,6 +53,10 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   m[OpType::Embedding] = {i("num_entries"), i("embedding_dim")};
   // SwiGLU with five inputs, GELU with four: random_instances picks the one the arity gives.
   m[OpType::Experts] = {i("top_k"), e("mlp", {"swiglu", "gelu"}, "swiglu")};
+  // Eight inputs with query compression, six without: random_instances picks by the arity.
+  m[OpType::LatentAttention] = {i("num_heads"),       i("qk_nope_head_dim"), i("qk_rope_head_dim"),
+                                i("v_head_dim"),      i("causal", 0),        i("fused", 0),
+                                r("rotary_base", 1e4)};
   m[OpType::EmbeddingBag] = {i("num_entries"), i("embedding_dim"),
                              e("aggregate", {"sum", "mean"}, "sum")};
   m[OpType::ScalarAdd] = {r("scalar")};

@@ -134,6 +134,23 @@ std::vector<ParallelTensorShape> RandomInstances::shapes_for(O op, int arity, in
       if (arity == 5) out.push_back(serial({e, h, f}));
       return out;
     }
+    case O::LatentAttention: {
+      // x [n, s, E]; heads of nope 2, rope 2 and v 2 (the attributes random_attribute gives),
+      // latents of 2 or 4.
+      const std::int64_t n = pick({2, 4}), s = pick({2, 3}), e = pick({4, 6}), h = pick({2, 4});
+      const std::int64_t ql = pick({2, 4}), kvl = pick({2, 4});
+      std::vector<ParallelTensorShape> out = {serial({n, s, e})};
+      if (arity == 8) {
+        out.push_back(serial({e, ql}));
+        out.push_back(serial({ql}));
+      }
+      out.push_back(serial({arity == 8 ? ql : e, h * 4}));
+      out.push_back(serial({e, kvl + 2}));
+      out.push_back(serial({kvl}));
+      out.push_back(serial({kvl, h * 4}));
+      out.push_back(serial({h * 2, e}));
+      return out;
+    }
     case O::MatMul:
     case O::BatchMatMul: {
       const int ra = op == O::BatchMatMul
@@ -457,6 +474,12 @@ std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, i
     if (in.size() == 3) return I(in[1]->shape.rank());
     return I(std::uniform_int_distribution<int>(1, std::max(1, r))(rng_));
   }
+  // LatentAttention's head widths as shapes_for draws them, its heads from w_o's rows.
+  if (n == "qk_nope_head_dim" || n == "qk_rope_head_dim" || n == "v_head_dim") return I(2);
+  if (n == "num_heads" && op == O::LatentAttention && !in.empty())
+    return I(in.back()->shape.dims[0].size / 2);
+  if (n == "rotary_base") return Concrete{10000.0};
+  if ((n == "causal" || n == "fused") && op == O::LatentAttention) return I(choose({0, 1}));
   if (n == "num_heads") {
     const std::int64_t e = x && x->rank() == 3 ? x->dims[2].size : 4;
     return I(choose(divisors(e)));

@@ -80,6 +80,8 @@ void add_resize_theory(Theory& t);
 void add_conv_transpose_theory(Theory& t);
 // The Experts operator's (axioms_experts.cpp).
 void add_experts_theory(Theory& t);
+// LatentAttention's (axioms_latent_attention.cpp).
+void add_latent_attention_theory(Theory& t);
 // TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (axioms_index.cpp).
 // Pad's facts and axioms (axioms_pad.cpp).
 void add_pad_theory(Theory& t);

@@ -45,7 +45,7 @@ struct TaskWork {
   // counts such as Megatron-LM's still count: `flops` is what runs.
   double skipped_flops = 0;
   // The matrix products among `flops` (a projection's, a convolution's as an implicit GEMM).
-  std::array<GemmShape, 6> gemms{};
+  std::array<GemmShape, 8> gemms{};
   int gemm_count = 0;
   // FP8 training (set_fp8_gemms): of `flops`, the GEMMs that take fp8 inputs, and the bytes the
   // casts to fp8 move around them (Transformer Engine's fused cast-and-transpose reads each bf16

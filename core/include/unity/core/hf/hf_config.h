@@ -73,7 +73,7 @@ struct HfConfig {
 };
 
 // The architectures this reader knows (dense first, then mixture-of-experts), for messages, and
-// those of them Unity builds (all but DeepSeek-V3, whose latent attention it has not).
+// those of them Unity builds (all of them, DeepSeek-V2 and V3 with LatentAttention).
 const std::vector<std::string>& supported_architectures();
 const std::vector<std::string>& built_architectures();
 

@@ -14,8 +14,13 @@
 
 #include "unity/core/pcg/op_type.h"
 #include "unity/core/pcg/operator.h"
+#include "unity/core/shapes/parallel_tensor_shape.h"
 
 namespace unity {
+
+class Graph;
+struct Node;
+struct TaskWork;
 
 // A real parameter of a point-wise operator (LeakyRelu's alpha), kept as a float attribute.
 struct PointwiseParameter {
@@ -64,6 +69,12 @@ struct OperatorDefinition {
   // One line for docs/operators.md and the explorer's property panel.
   std::string_view summary;
   std::optional<AxisFunction> along_axis;
+  // An operator described in its own file rather than by a family: its shape inference (the
+  // output shapes with their degrees, or a ShapeError naming the input and dim at fault) and the
+  // work of one of its tasks (task_work asks it; `w` holds the task's bytes already).
+  std::vector<ParallelTensorShape> (*infer)(const Operator& op,
+                                            const std::vector<ParallelTensorShape>& in) = nullptr;
+  void (*work)(const Graph& g, const Node& n, bool fused_kernels, TaskWork& w) = nullptr;
 };
 
 // Each operator's file defines its specialization.

@@ -21,6 +21,17 @@ struct AttentionOptions {
   bool causal = false;        // each position attends to itself and earlier positions only
 };
 
+// LatentAttention's sizes (DeepSeek-V3: 128 heads, q_lora 1536, kv_lora 512, nope 128, rope 64,
+// v 128).
+struct LatentAttentionSizes {
+  std::int64_t heads = 0;
+  std::int64_t q_lora = 0;  // 0: queries straight from x (DeepSeek-V2-Lite)
+  std::int64_t kv_lora = 0;
+  std::int64_t nope = 0, rope = 0, v = 0;
+  bool causal = true;
+  double rotary_base = 10000;
+};
+
 class GraphBuilder {
  public:
   explicit GraphBuilder(Graph& graph) : g_(graph) {}
@@ -59,6 +70,10 @@ class GraphBuilder {
   // w_k, w_v [E, G * D], w_o [heads * D, E]; the output is [N, S, E] like q.
   TensorRef multi_head_attention(TensorRef q, TensorRef k, TensorRef v, std::int64_t heads,
                                  const std::string& name, const AttentionOptions& options = {});
+  // Multi-head latent attention over x [b, s, E] (core/src/ops/latent_attention.cpp): weights
+  // name.w_dq, .q_norm (with query compression), .w_uq, .w_dkv, .kv_norm, .w_ukv, .w_o.
+  TensorRef latent_attention(TensorRef x, const LatentAttentionSizes& sizes,
+                             const std::string& name);
   TensorRef embedding(TensorRef indices, std::int64_t entries, std::int64_t dim,
                       const std::string& name);
   // indices [N, bag] -> [N, dim], aggregated by "sum" or "mean".

@@ -96,4 +96,5 @@
   X(Logical)                \
   X(Where)                  \
   X(Cast)                   \
-  X(Reduction)
+  X(Reduction)              \
+  X(LatentAttention)

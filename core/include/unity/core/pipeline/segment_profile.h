@@ -45,8 +45,8 @@ struct SegmentProfile {
 // replica's devices and which leaves weight updates out (CostModel::set_counts_weight_updates).
 SegmentProfile profile_segment(const Graph& plan, const CostModel& model);
 
-// Forward FLOPs of a serial graph's dense operators (Linear, MatMul, BatchMatMul, Conv2D and
-// MultiHeadAttention): what Megatron-LM's FLOP formula counts.
+// Forward FLOPs of a serial graph's dense operators (Linear, MatMul, BatchMatMul, Conv2D, the
+// attention operators and Experts): what Megatron-LM's FLOP formula counts.
 double dense_forward_flops(const Graph& graph);
 
 }  // namespace unity

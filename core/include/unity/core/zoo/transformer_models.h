@@ -44,6 +44,16 @@ struct TransformerSizes {
   bool router_sigmoid = false;   // sigmoid scores (DeepSeek-V3) instead of a softmax
   bool normalize_top_k = false;  // the picked scores divided by their sum (Mixtral, Qwen3-MoE)
 
+  // Multi-head latent attention (DeepSeek-V2/V3; kv_lora 0: MultiHeadAttention): `heads` heads
+  // whose queries and keys are qk_nope + qk_rope wide (the rope part rotated, one rotary key
+  // shared by the heads) and values v_head_dim wide, through a query latent of q_lora (0: none)
+  // and a key/value latent of kv_lora (LatentAttention). kv_heads and head_dim are then unused.
+  std::int64_t q_lora = 0;
+  std::int64_t kv_lora = 0;
+  std::int64_t qk_nope = 0;
+  std::int64_t qk_rope = 0;
+  std::int64_t v_head_dim = 0;
+
   bool is_moe_layer(std::int64_t i) const {
     if (experts <= 0 || i < dense_layers_first) return false;
     if (std::find(dense_layers.begin(), dense_layers.end(), i) != dense_layers.end()) return false;

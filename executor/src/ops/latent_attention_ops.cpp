@@ -1,0 +1,78 @@
+// LatentAttention on the host: each task's samples, its copies of the down projections and norms
+// and its heads' columns of the up projections and rows of w_o are copied to host memory and run
+// by the core's kernel (unity/core/ops/latent_attention.h, which the rule evaluator runs too); the
+// output is the task's partial sum over its heads. What a CPU rank checking a plan needs; the
+// CUDA backend runs it the same way, through host copies.
+#include "op_helpers.h"
+#include "unity/core/ops/latent_attention.h"
+
+namespace unity::executor::detail {
+namespace {
+
+namespace la = latent_attention;
+
+class LatentAttentionRunner final : public OpRunner {
+ public:
+  explicit LatentAttentionRunner(const Node& n) : op_(n.op), inputs_(n.inputs.size()) {}
+
+  void forward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
+    DeviceBackend& be = ctx.backend;
+    for (auto& t : tasks) {
+      std::vector<std::vector<float>> values;
+      for (const Slot* s : t.in) values.push_back(host_copy(be, s->value, s->elements()));
+      std::vector<float> y(static_cast<std::size_t>(t.out[0]->elements()));
+      la::forward(dims(t), pointers(values), y.data());
+      upload(be, t.out[0]->value, y);
+    }
+  }
+
+  void backward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
+    DeviceBackend& be = ctx.backend;
+    for (auto& t : tasks) {
+      if (!t.out[0]->grad) continue;
+      const auto dy = host_copy(be, t.out[0]->grad, t.out[0]->elements());
+      std::vector<std::vector<float>> values, grads;
+      for (const Slot* s : t.in) {
+        values.push_back(host_copy(be, s->value, s->elements()));
+        grads.push_back(s->grad ? host_copy(be, s->grad, s->elements()) : std::vector<float>{});
+      }
+      la::Gradients<float> g;
+      for (int s = 0; s < la::kSlots; ++s) {
+        const int i = la::input_of(s, inputs_);
+        if (i >= 0 && !grads[static_cast<std::size_t>(i)].empty())
+          g.at[s] = grads[static_cast<std::size_t>(i)].data();
+      }
+      la::backward(dims(t), pointers(values), dy.data(), g);
+      for (std::size_t i = 0; i < t.in.size(); ++i)
+        if (t.in[i]->grad) upload(be, t.in[i]->grad, grads[i]);
+    }
+  }
+
+ private:
+  la::Dims dims(const TaskBuffers& t) const {
+    auto local = [&](int s) {
+      return t.in[static_cast<std::size_t>(la::input_of(s, inputs_))]->shape;
+    };
+    return la::make_dims(op_, inputs_, local(la::kX), local(la::kWuq), local(la::kWdkv));
+  }
+
+  la::Inputs<float> pointers(const std::vector<std::vector<float>>& values) const {
+    la::Inputs<float> in;
+    for (int s = 0; s < la::kSlots; ++s) {
+      const int i = la::input_of(s, inputs_);
+      if (i >= 0) in.at[s] = values[static_cast<std::size_t>(i)].data();
+    }
+    return in;
+  }
+
+  Operator op_;
+  std::size_t inputs_;
+};
+
+}  // namespace
+
+std::unique_ptr<OpRunner> make_latent_attention_runner(const Graph&, const Node& n) {
+  return std::make_unique<LatentAttentionRunner>(n);
+}
+
+}  // namespace unity::executor::detail
