@@ -837,6 +837,32 @@ def mask():
     return out
 
 
+def context_parallel():
+    """Context parallelism (Llama 3's all-gathered keys and values): the query sequence splits,
+    every block of queries attends to the whole keys and values, and the output is the same split
+    of the whole attention. The kernels mask and rotate each block at its absolute positions."""
+    out = []
+    weights = ["wq", "wk", "wv", "wo"]
+    for self_attention in (True, False):
+        qkv = ["x", "x", "x"] if self_attention else ["q", "k", "v"]
+        ins = (["x"] if self_attention else ["q", "k", "v"]) + weights
+        s = "self_" if self_attention else ""
+        kv = ["x"] if self_attention else ["k", "v"]
+        query = "pq" if not self_attention else "px"
+        out.append(rule(
+            f"{s}attention_context_parallel", "parallel",
+            "Context parallelism: split the query sequence, every block of queries attends to "
+            "the whole keys and values (replicated, like the projections); causal masks and "
+            "rotary embeddings take each block's absolute positions",
+            ins, [node("mha", "MultiHeadAttention", qkv + weights)], ["mha"],
+            [part(query, qkv[0], 1)] + [repl("r" + t, t) for t in kv] +
+            [repl("r" + w, w) for w in weights] +
+            [node("mha2", "MultiHeadAttention",
+                  [query] + ["r" + t for t in qkv[1:]] + ["r" + w for w in weights], copy="mha"),
+             comb("out", "mha2", 1)], ["out"], ["d"]))
+    return out
+
+
 FAMILIES = {
     "fusion": fusion,
     "dense": dense,
@@ -853,6 +879,7 @@ FAMILIES = {
     "experts": experts,
     "latent_attention": latent_attention,
     "mask": mask,
+    "context_parallel": context_parallel,
 }
 
 

@@ -66,6 +66,36 @@ TEST(FusedAttention, CausalKernelRunsHalfTheScoresAndNoneThroughMemory) {
   EXPECT_DOUBLE_EQ(dense_forward_flops(fused.g), dense_forward_flops(unfused.g));
 }
 
+// Context parallelism: the queries in 2 blocks of 32 against all 64 keys. A task projects its
+// queries and the whole keys and values, and attends 32 x 64 scores; with a causal mask the
+// fused kernel is costed at the last block, which skips only its upper-left triangle: 32 (64 -
+// 16) of the 32 x 64 scores, three quarters.
+TEST(FusedAttention, QueryBlocksCostTheBusiestBlock) {
+  for (const bool fused : {false, true}) {
+    Graph g;
+    GraphBuilder b(g);
+    TensorRef x = b.input("x", {kBatch, kSeq, kHidden});
+    auto w = [&](const char* name) { return b.replicate(b.weight(name, {kHidden, kHidden}), 2); };
+    Attributes attrs{{"num_heads", kHeads}, {"causal", std::int64_t{1}}};
+    if (fused) attrs.set("fused", std::int64_t{1});
+    TensorRef kv = b.replicate(x, 2);
+    const NodeId mha =
+        b.op(OpType::MultiHeadAttention, attrs,
+             {b.partition(x, 1, 2), kv, kv, w("wq"), w("wk"), w("wv"), w("wo")}, "mha")
+            .node;
+    const TaskWork t = task_work(g, mha);
+    const double projections = 2 * n * (s / 2 * e * e + 2 * s * e * e + s / 2 * e * e);
+    const double scores = kScores / 2;  // 32 x 64 per head
+    if (fused) {
+      EXPECT_DOUBLE_EQ(t.flops, projections + 0.75 * scores);
+      EXPECT_DOUBLE_EQ(t.skipped_flops, 0.25 * scores);
+    } else {
+      EXPECT_DOUBLE_EQ(t.flops, projections + scores);
+      EXPECT_DOUBLE_EQ(t.serial_bytes, 4 * n * kHeads * (s / 2) * s * 4);
+    }
+  }
+}
+
 TEST(FusedAttention, TimeOnADeviceByHand) {
   DeviceSpec d = testing_machines::ideal_device(1e12, 1e12);
   d.compute_efficiency = 0.5;

@@ -295,6 +295,52 @@ TEST(ShapeInference, MultiHeadAttention) {
                   "does not divide num_heads");
 }
 
+// Context parallelism: the query sequence split in d_s blocks, each attending to the whole keys
+// and values; key, value and weights gain a copy per block, the output is split like the query.
+TEST(ShapeInference, MultiHeadAttentionSplitsTheQuerySequence) {
+  auto mha = Op(OpType::MultiHeadAttention, {{"num_heads", std::int64_t{16}}});
+  auto w = S({{1024, 1}, {1024, 1}});
+  auto q = S({{4, 1}, {512, 2}, {1024, 1}});
+  auto kv = S({{4, 1}, {512, 1}, {1024, 1}}, 2);
+  auto w2 = S({{1024, 1}, {1024, 1}}, 2);
+  EXPECT_EQ(infer1(mha, {q, kv, kv, w2, w2, w2, w2}), S({{4, 1}, {512, 2}, {1024, 1}}));
+  // With samples in 2, blocks in 2 and heads in 4: keys copied per head and block (8), weights
+  // per sample and block (4), the output split like the query and summed over heads.
+  auto q3 = S({{4, 2}, {512, 2}, {1024, 1}}, 4);
+  auto kv3 = S({{4, 2}, {512, 1}, {1024, 1}}, 8);
+  auto wi = S({{1024, 1}, {1024, 4}}, 4);
+  auto wo = S({{1024, 4}, {1024, 1}}, 4);
+  EXPECT_EQ(infer1(mha, {q3, kv3, kv3, wi, wi, wi, wo}), S({{4, 2}, {512, 2}, {1024, 1}}, 4));
+  // Grouped-query, rotary, causal attention splits alike (the kernels take absolute positions).
+  auto llama = Op(OpType::MultiHeadAttention, {{"num_heads", std::int64_t{16}},
+                                               {"num_kv_heads", std::int64_t{4}},
+                                               {"rotary", std::int64_t{1}},
+                                               {"causal", std::int64_t{1}}});
+  auto wkv = S({{1024, 1}, {256, 1}}, 2);
+  EXPECT_EQ(infer1(llama, {q, kv, kv, w2, wkv, wkv, w2}), S({{4, 1}, {512, 2}, {1024, 1}}));
+
+  // The keys and values stay whole along the sequence.
+  auto kv_split = S({{4, 1}, {512, 2}, {1024, 1}});
+  expect_rejected(mha, {q, kv_split, kv_split, w2, w2, w2, w2},
+                  "input 1 (key) dim 1 has degree 2 but must have degree 1 (attention reads the "
+                  "whole sequence)");
+  expect_rejected(mha, {q, kv, S({{4, 1}, {512, 2}, {1024, 1}}, 2), w2, w2, w2, w2},
+                  "input 2 (value) dim 1 has degree 2");
+  // Every block reads a copy of the keys, the values and the weights.
+  auto serial = S({{4, 1}, {512, 1}, {1024, 1}});
+  expect_rejected(mha, {q, serial, serial, w2, w2, w2, w2},
+                  "input 1 (key) has replica degree 1 but must have 2 (each head partition and "
+                  "query block reads the whole input)");
+  expect_rejected(mha, {q, kv, kv, w, w, w, w},
+                  "has replica degree 1 but must have 2 (one copy per sample partition and query "
+                  "block)");
+  expect_rejected(mha, {q, kv, kv, w2, w2, w2, w}, "input 6 (w_o");
+  // The embedding is still whole.
+  expect_rejected(mha, {S({{4, 1}, {512, 1}, {1024, 2}}), serial, serial, w, w, w, w},
+                  "input 0 (query) dim 2 has degree 2 but must have degree 1 (heads are split "
+                  "through the weights)");
+}
+
 TEST(ShapeInference, EmbeddingAndBag) {
   auto emb = Op(OpType::Embedding,
                 {{"num_entries", std::int64_t{1000}}, {"embedding_dim", std::int64_t{64}}});

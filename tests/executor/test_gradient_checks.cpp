@@ -464,6 +464,28 @@ TEST(GradientCheck, GroupedQueryRotaryAttentionForward) {
   EXPECT_GT(loss_against(reference(true, true)), 1e-4);
 }
 
+// Context parallelism: the queries split in two blocks of the sequence against the whole keys and
+// values (a copy each), causal, rotary, grouped-query; both blocks run on one device here. The
+// tokens are an activation (x scaled by 1), as in a model: a Weight read both by blocks and whole
+// by one rank is kept as two separate shards there, whose gradients the executor does not add.
+TEST(GradientCheck, CausalRotaryAttentionSplitBySequence) {
+  check_gradients([](GraphBuilder& b) {
+    TensorRef x = b.op(OpType::ScalarMul, {{"scalar", 1.0}}, {b.weight("x", {2, 4, 8})}, "tokens");
+    TensorRef r = b.replicate(x, 2);
+    std::vector<TensorRef> in = {b.partition(x, 1, 2), r, r};
+    in.push_back(b.replicate(b.weight("wq", {8, 8}), 2));
+    for (const char* w : {"wk", "wv"}) in.push_back(b.replicate(b.weight(w, {8, 4}), 2));
+    in.push_back(b.replicate(b.weight("wo", {8, 8}), 2));
+    TensorRef y = b.op(OpType::MultiHeadAttention,
+                       {{"num_heads", std::int64_t{4}},
+                        {"num_kv_heads", std::int64_t{2}},
+                        {"rotary", std::int64_t{1}},
+                        {"causal", std::int64_t{1}}},
+                       in, "mha");
+    return b.combine(y, 1, 2);
+  });
+}
+
 TEST(GradientCheck, CausalMultiHeadAttention) {
   check_gradients([](GraphBuilder& b) {
     TensorRef x = b.weight("x", {2, 4, 8});

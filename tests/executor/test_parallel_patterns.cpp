@@ -120,6 +120,52 @@ TEST(ParallelPatterns, GroupedQueryRotaryAttentionSplitByHeads) {
   expect_equivalent(g, 2, 2);
 }
 
+// A tiny Llama decoder layer split by sequence (context parallelism): RMSNorm, a causal rotary
+// grouped-query attention whose queries are split (keys and values all-gathered: Combine, then a
+// copy per block), the residual, RMSNorm and a GELU MLP on each block of tokens; in 2 blocks on 2
+// ranks, and in 4 blocks on 2 ranks (two tasks each). A later block's queries sit at positions
+// past 0: masked and rotated as if they were at 0, 1, ... (the kernel without the block's
+// offset), training differs from one rank's by 1e-3.
+TEST(ParallelPatterns, DecoderLayerSplitBySequence) {
+  for (const int d : {2, 4}) {
+    SCOPED_TRACE(std::to_string(d) + " blocks");
+    constexpr std::int64_t n = 2, s = 8, e = 8;
+    Graph g;
+    GraphBuilder b(g);
+    TensorRef x = b.partition(b.input("tokens", {n, s, e}), 1, d);
+    auto rms = [&](TensorRef t, const std::string& name) {
+      return b.op(OpType::LayerNorm, {{"epsilon", 1e-5}, {"rms", std::int64_t{1}}},
+                  {t, b.replicate(b.weight(name + ".gamma", {e}), d)}, name);
+    };
+    TensorRef h = rms(x, "attention_norm");
+    TensorRef kv = b.replicate(b.combine(h, 1, d), d);  // every block reads the whole sequence
+    std::vector<TensorRef> in = {h, kv, kv};
+    in.push_back(b.replicate(b.weight("wq", {e, 8}), d));
+    for (const char* w : {"wk", "wv"}) in.push_back(b.replicate(b.weight(w, {e, 4}), d));
+    in.push_back(b.replicate(b.weight("wo", {8, e}), d));
+    TensorRef a = b.op(OpType::MultiHeadAttention,
+                       {{"num_heads", std::int64_t{4}},
+                        {"num_kv_heads", std::int64_t{2}},
+                        {"rotary", std::int64_t{1}},
+                        {"causal", std::int64_t{1}}},
+                       in, "mha");
+    x = b.add(x, a, "attention_residual");
+    TensorRef m = rms(x, "ffn_norm");
+    m = b.op(OpType::Linear,
+             {{"out_features", std::int64_t{16}}, {"activation", std::string("gelu")}},
+             {m, b.replicate(b.weight("w1", {e, 16}), d)}, "w1");
+    m = b.op(OpType::Linear, {{"out_features", e}}, {m, b.replicate(b.weight("w2", {16, e}), d)},
+             "w2");
+    x = b.combine(b.add(x, m, "ffn_residual"), 1, d);
+    classify(b, b.reduce_mean(x, {1}, false, "pool"), n);
+
+    const Program p = lower_plan(g, mapped_views(g, d), 2);
+    SCOPED_TRACE(describe_rank(p, 1));
+    TrainingOptions o = three_iterations();
+    expect_matches(train_on_threads(p, o), train_reference(g, o), 1e-5);
+  }
+}
+
 TEST(ParallelPatterns, EmbeddingSplitByColumnsAndByRows) {
   for (bool rows : {false, true}) {
     Graph g;

@@ -22,3 +22,16 @@ TEST(Axioms, HoldOnRandomConcreteInstances) {
   // Nearly every axiom must meet instances where its premise holds, or the test proves nothing.
   EXPECT_LE(untested * 20, static_cast<int>(checks.size())) << untested << " of " << checks.size();
 }
+
+// MultiHeadAttention's query-sequence split (context parallelism) is given on demand to the proofs
+// of attention rules, and checked here like the first theory's axioms.
+TEST(Axioms, AttentionQuerySequenceSplitHolds) {
+  unity::rules::AxiomCheckOptions o;
+  o.only = "attention_query_sequence_partition";
+  o.max_trials = 600;
+  o.enough = 12;
+  const auto checks = unity::rules::check_axioms(o);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].violations, 0) << checks[0].counterexample;
+  EXPECT_GT(checks[0].instances, 0);
+}

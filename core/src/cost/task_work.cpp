@@ -167,7 +167,8 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       const auto& q = in_shape(0);
       const auto& kv = in_shape(1);
       const double batch = static_cast<double>(q.dims[0].size / q.dims[0].degree);
-      const double sq = static_cast<double>(q.dims[1].size);
+      // This task's block of queries (context parallelism splits them), against every key.
+      const double sq = static_cast<double>(q.dims[1].size / q.dims[1].degree);
       const double sk = static_cast<double>(kv.dims[1].size);
       const double e = static_cast<double>(q.dims[2].size);
       // Context parallelism (as the pipeline planner costs it): the queries, keys and values here
@@ -206,9 +207,15 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
         // One kernel (FlashAttention, Dao et al. 2022): the scores stay in on-chip memory, a causal
         // mask skips the blocks above the diagonal (half the products, as a token attends to the
         // ones before it), and the backward pass recomputes the scores from q and k: five products
-        // (s, dv, dp, dq, dk) against the forward's two.
+        // (s, dv, dp, dq, dk) against the forward's two. With the queries split by sequence
+        // (context parallelism, a block of sq queries against all sk keys) the blocks' shares
+        // differ: query p sees the keys up to p, so the last block, rows [sk - sq, sk), is the
+        // busiest, with the sq (sk - sq / 2) scores left of the diagonal; it is the one costed,
+        // as the others wait for it. Whole (sq = sk), that is the half above.
         const bool causal = n.op.attrs.get_int("causal", 0) != 0;
-        const double run = causal && sq == sk ? attention / 2 : attention;
+        const double run = causal && q.dims[1].size == kv.dims[1].size
+                               ? attention * (1.0 - sq / (2.0 * sk))
+                               : attention;
         w.skipped_flops = attention - run;
         w.flops = projections + run + rotary;
         w.backward_ratio = (2.0 * (projections + rotary) + 2.5 * run) / w.flops;

@@ -86,6 +86,10 @@ Shapes infer_matmul(const Operator& op, const Shapes& in, bool require_batched) 
 // head's size, default E / H, which then must divide): w_q [E, H * D], w_k/w_v [E, G * D], w_o
 // [H * D, E]. The output is [N, Sq, E] whatever D is. Heads are partitioned through the weights:
 // w_q/w_k/w_v split their output dim, w_o its input dim, which leaves partial sums in the output.
+// Context parallelism splits the query sequence (dim 1 of input 0, degree d_s): each task attends
+// its block of queries to every key, so the key, the value and the weights are read whole by every
+// block (one more replica factor d_s each) and the output is partitioned like the query, not
+// summed. The executor masks and rotates each block at its absolute positions.
 // "rotary", "causal" and "fused" (0/1: one kernel that never writes the scores to memory,
 // FlashAttention-style) change no shape.
 Shapes infer_attention(const Operator& op, const Shapes& in) {
@@ -139,23 +143,29 @@ Shapes infer_attention(const Operator& op, const Shapes& in) {
   expect_size(in[6], 1, e, wnames[3]);
   const int d_heads = in[3].dims[1].degree;
   const int d_n = q.dims[0].degree;
+  const int d_s = q.dims[1].degree;  // the query sequence's blocks (context parallelism)
   if (heads % d_heads != 0) fail("head degree {} does not divide num_heads {}", d_heads, heads);
   if (kv_heads % d_heads != 0)
     fail("head degree {} does not divide num_kv_heads {}", d_heads, kv_heads);
   for (int i = 0; i < 3; ++i) {
     expect_degree(in[i], 0, d_n, names[i], "query, key and value share the sample degree");
-    expect_degree(in[i], 1, 1, names[i], "attention reads the whole sequence");
+    if (i > 0) expect_degree(in[i], 1, 1, names[i], "attention reads the whole sequence");
     expect_degree(in[i], 2, 1, names[i], "heads are split through the weights");
-    expect_replica(in[i], d_heads, names[i], "each head partition reads the whole input");
+    expect_replica(in[i], i == 0 ? d_heads : d_heads * d_s, names[i],
+                   i == 0 || d_s == 1
+                       ? "each head partition reads the whole input"
+                       : "each head partition and query block reads the whole input");
   }
+  const char* weight_copies =
+      d_s == 1 ? "one copy per sample partition" : "one copy per sample partition and query block";
   for (int i = 3; i < 6; ++i) {
     expect_degree(in[i], 0, 1, wnames[i - 3], "projections read the whole embedding");
     expect_degree(in[i], 1, d_heads, wnames[i - 3], "split by heads like w_q");
-    expect_replica(in[i], d_n, wnames[i - 3], "one copy per sample partition");
+    expect_replica(in[i], d_n * d_s, wnames[i - 3], weight_copies);
   }
   expect_degree(in[6], 0, d_heads, wnames[3], "the output projection is split by heads");
   expect_degree(in[6], 1, 1, wnames[3], "the output projection writes the whole embedding");
-  expect_replica(in[6], d_n, wnames[3], "one copy per sample partition");
+  expect_replica(in[6], d_n * d_s, wnames[3], weight_copies);
   ParallelTensorShape y = q;
   y.replica = d_heads;
   return {y};

@@ -237,18 +237,25 @@ void layer_norm(Ctx& c) {
     c.add(slot, whole(c.in(slot)), lead * c.in(0).replica + c.piece.replica);
 }
 
+// Block n of the samples, block s of the query sequence (context parallelism), head partition h:
+// the query's block of rows, the key and value whole along the sequence (copy s * heads + h) and
+// the weights' heads (copy n * d_s + s), in the task's own order so that the copy requested is the
+// one on its device.
 void attention(Ctx& c) {
   const int n = c.piece.block[0];
+  const int s = c.piece.block[1];
   const int h = c.piece.replica;
+  const int d_s = c.out.dims[1].degree, d_heads = c.out.replica;
   for (int slot = 0; slot < 3; ++slot) {
     Region r = whole(c.in(slot));
     set_block(r, c.in(slot), 0, n);
-    c.add(slot, r, h);
+    if (slot == 0) set_block(r, c.in(slot), 1, s);
+    c.add(slot, r, slot == 0 ? h : s * d_heads + h);
   }
   for (int slot = 3; slot < 7; ++slot) {
     Region r = whole(c.in(slot));
     set_block(r, c.in(slot), slot == 6 ? 0 : 1, h);
-    c.add(slot, r, n);
+    c.add(slot, r, n * d_s + s);
   }
 }
 

@@ -10,6 +10,11 @@
 // With "causal" = 1, query i attends to keys j <= i only: an additive mask (0, or -inf above the
 // diagonal) is added to the scores before the softmax. The masked probabilities are then exactly 0,
 // so the softmax backward gives their scores no gradient and the backward pass needs no change.
+// Context parallelism: a task may hold a block of the queries, rows [o, o + sq) of the sequence,
+// against every key (the lowering requests the key and value whole). Its queries are at absolute
+// positions o + i: the mask lets query o + i see keys j <= o + i and the rotary tables rotate
+// query i by o + i, while keys rotate by j. The block's offset o is where the task's query
+// request begins.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -50,6 +55,16 @@ enum Buf {
   kCount
 };
 
+// The additive causal mask [sq, sk] of queries at positions offset, offset + 1, ...: -inf where a
+// key lies after its query.
+std::vector<float> causal_mask(i64 offset, i64 sq, i64 sk) {
+  std::vector<float> mask(static_cast<std::size_t>(sq * sk), 0.0f);
+  for (i64 i = 0; i < sq; ++i)
+    for (i64 j = offset + i + 1; j < sk; ++j)
+      mask[static_cast<std::size_t>(i * sk + j)] = -std::numeric_limits<float>::infinity();
+  return mask;
+}
+
 class AttentionRunner final : public OpRunner {
  public:
   explicit AttentionRunner(const Node& n)
@@ -65,17 +80,14 @@ class AttentionRunner final : public OpRunner {
       const i64 q = d.n * d.sq * d.el, kv = d.n * d.sk * d.elk, kx = d.n * d.sk * d.el;
       const i64 scores = d.n * d.hl * d.sq * d.sk;
       const i64 rot = rotary_ ? std::max(q, kv) : 0;
-      const i64 table = rotary_ ? std::max(d.sq, d.sk) * d.dh : 0;
+      const i64 table = rotary_ ? table_rows(d) * d.dh : 0;
       const i64 sizes[kCount] = {q,  kv, kv, q,  kv,     kv,     kx,    kx,   scores,
                                  q,  q,  q,  q,  scores, scores, q,     kx,   kx,
                                  kv, kv, q,  kv, kv,     rot,    table, table};
       for (i64 size : sizes) t.scratch.push_back(size ? ctx.memory.allocate_floats(size) : nullptr);
       if (rotary_) upload_rotary_tables(ctx.backend, t, d);
       if (causal_) {
-        std::vector<float> mask(static_cast<std::size_t>(d.sq * d.sk), 0.0f);
-        for (i64 i = 0; i < d.sq; ++i)
-          for (i64 j = i + 1; j < d.sk; ++j)
-            mask[static_cast<std::size_t>(i * d.sk + j)] = -std::numeric_limits<float>::infinity();
+        const std::vector<float> mask = causal_mask(d.offset, d.sq, d.sk);
         float* device_mask = ctx.memory.allocate_floats(d.sq * d.sk);
         ctx.backend.to_device(device_mask, mask.data(), mask.size() * sizeof(float));
         t.scratch.push_back(device_mask);  // scratch[kCount]
@@ -93,8 +105,8 @@ class AttentionRunner final : public OpRunner {
       project(be, t, 1, 4, kK, kKh, d.sk, d.elk, d);
       project(be, t, 2, 5, kV, kVh, d.sk, d.elk, d);
       if (rotary_) {
-        rotate(be, t, kQh, d.n * d.hl, d.sq, d, false);
-        rotate(be, t, kKh, d.n * d.kvl, d.sk, d, false);
+        rotate(be, t, kQh, d.n * d.hl, d.sq, d.offset, d, false);
+        rotate(be, t, kKh, d.n * d.kvl, d.sk, 0, d, false);
       }
       const int keys = repeat_heads(be, t, kKh, kKx, d.sk, d);
       const int values = repeat_heads(be, t, kVh, kVx, d.sk, d);
@@ -144,8 +156,8 @@ class AttentionRunner final : public OpRunner {
         sum_repeats(be, t, kdVx, kdVh, d.sk, d);
       }
       if (rotary_) {  // a rotation's transpose rotates back
-        rotate(be, t, kdQh, d.n * d.hl, d.sq, d, true);
-        rotate(be, t, kdKh, d.n * d.kvl, d.sk, d, true);
+        rotate(be, t, kdQh, d.n * d.hl, d.sq, d.offset, d, true);
+        rotate(be, t, kdKh, d.n * d.kvl, d.sk, 0, d, true);
       }
       unproject(be, t, 0, 3, kdQh, kdQ, d.sq, d.el, d);
       unproject(be, t, 1, 4, kdKh, kdK, d.sk, d.elk, d);
@@ -156,6 +168,7 @@ class AttentionRunner final : public OpRunner {
  private:
   struct D {
     i64 n, sq, sk, e;
+    i64 offset;   // the absolute position of this task's first query (context parallelism)
     i64 el, elk;  // this task's query heads, and key/value heads, times the head size
     i64 dh, hl, kvl;
   };
@@ -166,6 +179,7 @@ class AttentionRunner final : public OpRunner {
     d.n = t.in[0]->shape[0];
     d.sq = t.in[0]->shape[1];
     d.sk = t.in[1]->shape[1];
+    d.offset = t.task->inputs[0].region.begin[1];
     d.e = t.in[0]->shape[2];
     d.el = t.in[3]->shape[1];
     d.elk = t.in[4]->shape[1];
@@ -218,9 +232,12 @@ class AttentionRunner final : public OpRunner {
 
   // Rotary position embeddings in the half-split form (Llama, GPT-NeoX, Hugging Face): element i
   // of a head's first half and element i of its second half are rotated by the angle
-  // position / base^(2i / dh): y = x cos + rotate_half(x) sin, rotate_half(x) = [-x2, x1].
+  // position / base^(2i / dh): y = x cos + rotate_half(x) sin, rotate_half(x) = [-x2, x1]. The
+  // tables hold one row per position up to the last query or key this task rotates.
+  static i64 table_rows(const D& d) { return std::max(d.offset + d.sq, d.sk); }
+
   void upload_rotary_tables(DeviceBackend& be, TaskBuffers& t, const D& d) const {
-    const i64 rows = std::max(d.sq, d.sk), half = d.dh / 2;
+    const i64 rows = table_rows(d), half = d.dh / 2;
     std::vector<float> cos_table(static_cast<std::size_t>(rows * d.dh));
     std::vector<float> sin_swap(cos_table.size());
     for (i64 p = 0; p < rows; ++p) {
@@ -239,10 +256,11 @@ class AttentionRunner final : public OpRunner {
     be.to_device(f(t, kSinSwap), sin_swap.data(), sin_swap.size() * sizeof(float));
   }
 
-  // Rotates the heads in buffer `heads` ([heads_count, s, dh]) in place; `back` applies the
-  // transpose (the inverse rotation), which is what the gradient takes: x cos - rotate_half(x) sin.
+  // Rotates the heads in buffer `heads` ([heads_count, s, dh], at positions first, first + 1, ...)
+  // in place; `back` applies the transpose (the inverse rotation), which is what the gradient
+  // takes: x cos - rotate_half(x) sin.
   static void rotate(DeviceBackend& be, TaskBuffers& t, int heads, i64 heads_count, i64 s,
-                     const D& d, bool back) {
+                     i64 first, const D& d, bool back) {
     const i64 rows = heads_count * s, half = d.dh / 2, n = rows * d.dh;
     // kRot = the halves swapped, [x2, x1].
     for (int from = 0; from < 2; ++from) {
@@ -256,8 +274,8 @@ class AttentionRunner final : public OpRunner {
       be.copy_box(c);
     }
     const BroadcastShape table{{heads_count, s, d.dh}, {heads_count, s, d.dh}, {1, s, d.dh}};
-    be.binary(BinaryKind::Mul, table, f(t, heads), f(t, kCos), f(t, heads));
-    be.binary(BinaryKind::Mul, table, f(t, kRot), f(t, kSinSwap), f(t, kRot));
+    be.binary(BinaryKind::Mul, table, f(t, heads), f(t, kCos) + first * d.dh, f(t, heads));
+    be.binary(BinaryKind::Mul, table, f(t, kRot), f(t, kSinSwap) + first * d.dh, f(t, kRot));
     be.axpy(back ? -1.0f : 1.0f, f(t, kRot), f(t, heads), n);
   }
 

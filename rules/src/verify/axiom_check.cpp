@@ -4,11 +4,19 @@
 
 #include "random_instances.h"
 #include "theory.h"
+#include "unity/core/ops/operator_definition.h"
 
 namespace unity::rules {
 namespace {
 
 using namespace spec;
+
+std::vector<OpType> extended_first_theory_ops() {
+  std::vector<OpType> out;
+  for (const OperatorDefinition* d : operator_definitions())
+    if (declared_with_first_theory(d->info.type)) out.push_back(d->info.type);
+  return out;
+}
 
 bool defined(const Concrete& c) { return !std::holds_alternative<std::monostate>(c); }
 
@@ -113,12 +121,20 @@ std::vector<AxiomCheck> check_axioms(const AxiomCheckOptions& options) {
         out.push_back(check(ax, false, options, gen));
   for (const auto& f : t.facts)
     if (f.name.find(options.only) != std::string::npos) out.push_back(check(f, true, options, gen));
+  // The axioms added since to operators of the first theory (last, so that the checks above draw
+  // the instances they always drew).
+  for (OpType op : extended_first_theory_ops())
+    for (const auto& ax : operator_theory(op).axioms)
+      if (ax.name.find(options.only) != std::string::npos)
+        out.push_back(check(ax, false, options, gen));
   return out;
 }
 
 int axiom_count() {
+  std::size_t extended = 0;
+  for (OpType op : extended_first_theory_ops()) extended += operator_theory(op).axioms.size();
   return static_cast<int>(spec::theory().axioms.size() + spec::concat_peel_axioms().size() +
-                          spec::concat_pieces_axioms().size());
+                          spec::concat_pieces_axioms().size() + extended);
 }
 int fact_count() { return static_cast<int>(spec::theory().facts.size()); }
 

@@ -70,6 +70,7 @@ const Theory& operator_theory(OpType op) {
       if (t == OpType::ConvTranspose) add_conv_transpose_theory(th);
       if (t == OpType::Experts) add_experts_theory(th);
       if (t == OpType::LatentAttention) add_latent_attention_theory(th);
+      if (t == OpType::MultiHeadAttention) add_attention_context_parallel_theory(th);
       if (t == OpType::Pad) add_pad_theory(th);
       if (t == OpType::GatherND) add_gather_nd_theory(th);
       if (t == OpType::Reduction) add_reduction_theory(th);
@@ -80,6 +81,8 @@ const Theory& operator_theory(OpType op) {
   }();
   return theories.at(static_cast<std::size_t>(op));
 }
+
+bool declared_with_first_theory(OpType op) { return op == OpType::MultiHeadAttention; }
 
 namespace {
 

@@ -58,8 +58,13 @@ const std::vector<Axiom>& concat_pieces_axioms();
 // along-axis operator of core/src/ops/): its shape, its commuting with the parallel operators
 // (along an axis: on the other dims) and, point-wise, with data movement. They are not part of
 // theory(): a query gets them when its rule names the operator, so that adding an operator leaves
-// every other proof as it was. Empty for the operators theory() covers.
+// every other proof as it was. Empty for the operators theory() covers, but for those of
+// declared_with_first_theory().
 const Theory& operator_theory(OpType op);
+// Operators of the first theory with axioms added since (MultiHeadAttention's query-sequence
+// split): given to the queries that name them like an added operator's, while their functions
+// stay declared with the first theory, so that the proofs of other rules see what they saw.
+bool declared_with_first_theory(OpType op);
 // The unary element-wise operators of the first theory, whose axioms every proof has.
 const std::vector<OpType>& first_theory_unary_ops();
 // The operators whose axioms the query's terms call for (operator_theory), in enum order.
@@ -82,6 +87,8 @@ void add_conv_transpose_theory(Theory& t);
 void add_experts_theory(Theory& t);
 // LatentAttention's (axioms_latent_attention.cpp).
 void add_latent_attention_theory(Theory& t);
+// MultiHeadAttention split along the query sequence (axioms_context_parallel.cpp).
+void add_attention_context_parallel_theory(Theory& t);
 // TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (axioms_index.cpp).
 // Pad's facts and axioms (axioms_pad.cpp).
 void add_pad_theory(Theory& t);

@@ -312,6 +312,7 @@ std::vector<z3::expr> Z3Encoder::theory_formulas(const Theory& theory) {
 }
 
 bool Z3Encoder::on_demand(OpType op) {
+  if (declared_with_first_theory(op)) return false;
   const Theory& own = operator_theory(op);
   return !own.axioms.empty() || !own.facts.empty();
 }
