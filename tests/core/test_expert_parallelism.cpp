@@ -5,6 +5,7 @@
 
 #include "unity/core/errors.h"
 #include "unity/core/machine/machine_spec.h"
+#include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/pipeline/pipeline_cost.h"
 #include "unity/core/pipeline/pipeline_planner.h"
 #include "unity/core/pipeline/token_dispatch.h"
@@ -101,6 +102,15 @@ TEST(ExpertParallelism, ExpertWeightsPerDevice) {
               experts_per_rank * 7 / 8 * 2, 1);
   // With ep 8 of dp 8 no two devices hold the same experts: nothing to synchronise for them.
   EXPECT_LT(spread->sync_time, whole->sync_time);
+  // In fp8 each device also keeps its experts' fp8 copies (2 bytes a parameter beside the bf16
+  // one): those leave with the experts too, 4 bytes a parameter in all.
+  Graph fp8 = g;
+  set_fp8_gemms(fp8);
+  const auto whole8 = plan_pipeline(fp8, m, fixed(1, TokenDispatcher::AllToAll));
+  const auto spread8 = plan_pipeline(fp8, m, fixed(8, TokenDispatcher::AllToAll));
+  ASSERT_TRUE(whole8 && spread8);
+  EXPECT_NEAR(whole8->rank_memory[0].weights - spread8->rank_memory[0].weights,
+              experts_per_rank * 7 / 8 * 4, 1);
 }
 
 TEST(ExpertParallelism, RefusesDegreesThatDoNotFold) {

@@ -92,6 +92,7 @@ struct KindPlan {
   // The expert weight elements one device of the replica holds (its Experts operators' weight
   // pieces), which expert parallelism replaces by its own share.
   double expert_parameters = 0;
+  double expert_fp8_parameters = 0;  // of those, read by GEMMs that run in fp8
 };
 
 class Planner {
@@ -587,12 +588,14 @@ class Planner {
     } catch (const ShapeError&) {
       kp = make_kind_plan(kind, tp, b, megatron_only);
     }
-    kp.expert_parameters = 0;
+    kp.expert_parameters = kp.expert_fp8_parameters = 0;
     for (const auto& [id, node] : kp.plan.nodes())
       if (node.op.type == OpType::Experts)
-        for (std::size_t slot = 2; slot < node.inputs.size(); ++slot)
-          kp.expert_parameters +=
-              static_cast<double>(kp.plan.shape(node.inputs[slot]).piece_elements());
+        for (std::size_t slot = 2; slot < node.inputs.size(); ++slot) {
+          const double e = static_cast<double>(kp.plan.shape(node.inputs[slot]).piece_elements());
+          kp.expert_parameters += e;
+          if (runs_fp8_gemms(node, machine_.device(0))) kp.expert_fp8_parameters += e;
+        }
     return exact_.emplace(key, std::move(kp)).first->second;
   }
 
@@ -871,15 +874,20 @@ class Planner {
           sp.backward += exposed / 2;
         }
         const int kind = chain_.segments[j].kind;
+        double fp8_parameters = s.fp8_parameters;
         if (l.ep > 1 && kind_experts(kind).operators > 0) {
           // The experts leave the replica's plan: 1/ep of them on each device, synchronised
-          // over the devices holding the same ones.
+          // over the devices holding the same ones (their fp8 copies with them).
           const double held = kind_experts(kind).parameters / l.ep;
-          sp.parameters += held - kind_plan(kind, l.tp, l.b, l.megatron_segments).expert_parameters;
+          const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments);
+          sp.parameters += held - kp.expert_parameters;
+          if (kp.expert_fp8_parameters > 0)
+            fp8_parameters +=
+                held * kp.expert_fp8_parameters / kp.expert_parameters - kp.expert_fp8_parameters;
           rank_expert_params[rank] += held;
           chunk_experts += held;
         }
-        rank_fp8_params[rank] += s.fp8_parameters;
+        rank_fp8_params[rank] += fp8_parameters;
         rank_saved[rank] += saved[j];
         rank_comm[rank] +=
             comm[j] + (l.recompute == Recompute::Full && block_[j] ? comm[j] / 2 : 0.0);
