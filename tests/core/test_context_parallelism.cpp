@@ -132,6 +132,21 @@ TEST(ContextParallelism, RefusesWhatCannotSplit) {
   EXPECT_THROW(plan_pipeline(model, machine, fixed(3, ContextExchange::Ring)), InputError);
 }
 
+// Searched, a context-parallel degree that the fixed knobs leave no room for is skipped, not an
+// error: tp 1 and pp 2 fixed on 4 devices leave cp 1 or 2, never 4.
+TEST(ContextParallelism, SearchedDegreesFitWhatWasFixed) {
+  PipelineOptions o;
+  o.joint = true;
+  o.budget = 4;
+  o.request.tensor_parallel = 1;
+  o.request.pipeline_stages = 2;
+  o.request.micro_batches = 4;
+  const auto plan = plan_pipeline(small_decoder(), load_machine("dgx-h100", {0, 4}), o);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->pipeline_stages, 2);
+  EXPECT_LE(plan->context_parallel, 2);
+}
+
 // Llama 3 70B at 131,072 tokens on 4 DGX H100 nodes: no layout without context parallelism fits
 // (a micro-batch of one sequence keeps too much), so the joint search must split the sequence.
 TEST(ContextParallelism, JointSearchSplitsALongSequence) {

@@ -216,18 +216,14 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
         const double run = causal && q.dims[1].size == kv.dims[1].size
                                ? attention * (1.0 - sq / (2.0 * sk))
                                : attention;
-        w.skipped_flops = attention - run;
-        w.flops = projections + run + rotary;
-        w.backward_ratio = (2.0 * (projections + rotary) + 2.5 * run) / w.flops;
-        w.product_flops = run;
-        w.product_backward_flops = 2.5 * run;
+        w.set_attention(projections + rotary, attention, run, true);
         break;
       }
       // Unfused, like Megatron-LM's FLOP formula, a causal mask changes nothing: the full score
       // matrix is computed. The scores [b, heads, sq, sk] are written by the first product, read
       // and written by the softmax and read by the second: four passes between the two
       // compute-bound products.
-      w.flops = projections + attention + rotary;
+      w.set_attention(projections + rotary, attention, attention, false);
       // The softmax's exp over the scores [b, heads, sq, sk] of this task's heads.
       w.transcendentals = batch * sq * sk_all * heads_part;
       // Per head: scores [sq, sk] over the head size, context [sq, head size] over sk.
@@ -235,9 +231,6 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       w.add_gemm(sq, head_dim, batch * heads_part, attention / 2);
       w.serial_bytes =
           4.0 * batch * sq * sk_all * heads_part * static_cast<double>(size_of(q.dtype));
-      w.backward_ratio = 2;
-      w.product_flops = attention;
-      w.product_backward_flops = 2 * attention;
       break;
     }
     case OpType::Embedding:

@@ -167,22 +167,15 @@ void work(const Graph& g, const Node& n, bool fused_kernels, TaskWork& w) {
     // One FlashAttention kernel: a causal mask skips half the products, the backward recomputes
     // the scores (five products against the forward's two).
     const double run = n.op.attrs.get_int("causal", 0) != 0 ? attention / 2 : attention;
-    w.skipped_flops = attention - run;
-    w.flops = projections + run + other;
-    w.backward_ratio = (2.0 * (projections + other) + 2.5 * run) / w.flops;
-    w.product_flops = run;
-    w.product_backward_flops = 2.5 * run;
+    w.set_attention(projections + other, attention, run, true);
     return;
   }
   // Unfused: the whole score matrix [b, heads, s, s], written, through the softmax, read.
-  w.flops = projections + attention + other;
+  w.set_attention(projections + other, attention, attention, false);
   w.transcendentals = b * heads * s * keys;
   w.add_gemm(s, keys, b * heads, qk_products);
   w.add_gemm(s, v, b * heads, pv_products);
   w.serial_bytes = 4.0 * b * heads * s * keys * static_cast<double>(size_of(x.dtype));
-  w.backward_ratio = 2;
-  w.product_flops = attention;
-  w.product_backward_flops = 2 * attention;
 }
 
 }  // namespace

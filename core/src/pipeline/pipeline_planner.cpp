@@ -189,7 +189,17 @@ class Planner {
     }
     std::vector<Layout> out;
     for (int tp : tps)
-      for (int cp : context_parallel_degrees(tp)) add_grids(tp, cp, out);
+      for (int cp : context_parallel_degrees(tp)) {
+        if (cp == 1 || r.context_parallel) {
+          add_grids(tp, cp, out);
+          continue;
+        }
+        // A searched context-parallel degree that what was fixed does not fit is skipped.
+        try {
+          add_grids(tp, cp, out);
+        } catch (const InputError&) {
+        }
+      }
     if (out.empty() && r.pipeline_stages && !r.tensor_parallel &&
         std::none_of(tps.begin(), tps.end(),
                      [&](int tp) { return (n / tp) % r.pipeline_stages == 0; }))
