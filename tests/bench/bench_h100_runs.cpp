@@ -1,6 +1,7 @@
 // Published H100 runs (shared/reference/h100-dense-runs.md) planned with their published layouts:
 // Megatron-LM's weak-scaling table with the micro-batch the planner picks and with micro-batches
-// of one sequence, and Llama 3 405B's first two rows of Table 4.
+// of one sequence, Llama 3 405B's first two rows of Table 4, and Megatron-LM's FP8 Llama 3 runs
+// with and without context parallelism.
 //   build/tests/bench/unity_bench_h100_runs
 #include <string>
 
@@ -20,6 +21,8 @@ std::string layout(const PipelinePlan& l) {
   if (l.zero_stage) text += fmt::format(" zero{}", l.zero_stage);
   if (l.sequence_parallel) text += " sp";
   if (l.tp_comm_overlap) text += " tpo";
+  if (l.context_parallel > 1)
+    text += fmt::format(" cp{} {}", l.context_parallel, to_string(l.context_exchange));
   if (l.device_order != DeviceOrder::PipelineOutermost)
     text += " " + std::string(to_string(l.device_order));
   return text;
@@ -76,4 +79,19 @@ int main() {
       h100::kFp8Llama70bPublished, fp8.summary.tflops_per_device,
       error(fp8.summary.tflops_per_device, h100::kFp8Llama70bPublished), layout(*fp8.pipeline),
       fp8.summary.peak_memory_bytes / double(1 << 30));
+
+  fmt::print(
+      "\nWith context parallelism: Megatron-LM's FP8 Llama 3 runs (examples/llama), 8,192 "
+      "tokens\n\n"
+      "| model | GPUs | TP | PP | CP | VP | published TFLOP/s | predicted | error | layout | peak "
+      "GiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n");
+  for (const auto& run : h100::kFp8ContextRuns) {
+    const Plan plan =
+        optimize_plan(h100::fp8_context_model(run), load_machine("dgx-h100", {0, run.gpus}),
+                      h100::fp8_context_layout(run));
+    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {:.1f} | {} | {} | {:.1f} |\n", run.model,
+               run.gpus, run.tp, run.pp, run.cp, run.interleave, run.published,
+               plan.summary.tflops_per_device, error(plan.summary.tflops_per_device, run.published),
+               layout(*plan.pipeline), plan.summary.peak_memory_bytes / double(1 << 30));
+  }
 }

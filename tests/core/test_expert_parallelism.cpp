@@ -3,6 +3,7 @@
 // weights each device holds, and the joint search choosing EP for a mixture-of-experts model.
 #include <gtest/gtest.h>
 
+#include "unity/core/cost/cost_model.h"
 #include "unity/core/errors.h"
 #include "unity/core/machine/machine_spec.h"
 #include "unity/core/pcg/compute_dtype.h"
@@ -87,6 +88,29 @@ TEST(ExpertParallelism, AllToAllTimeAndBytesByHand) {
   EXPECT_NEAR(plan->alltoall_time, 4 * one * 2 * 2, 1e-12);
   // Bytes: 8 senders x 7 pairs, 4 all-to-alls, 4 layers, 2 micro-batches, 8 copies / 8 per group.
   EXPECT_NEAR(plan->alltoall_bytes, 8 * 7 * pair * 4 * 4 * 2, 1);
+}
+
+// An Experts task at its expert-parallel shape, by hand: small_moe's 16 experts of 256 x 256 (bf16,
+// SwiGLU: 3 matrices), 32 x 128 tokens top 2, whole on one device; spread 4 times thinner the task
+// runs the same routed tokens (4,096 x 2) through 4 experts fed by 4 devices' tokens: the same
+// FLOPs, 3/4 of the 786,432 weight elements (2 bytes each) no longer read, and 4 times the rows of
+// each expert's GEMM.
+TEST(ExpertParallelism, ExpertTaskAtItsExpertParallelShape) {
+  Graph g = small_moe();
+  NodeId experts = -1;
+  for (const auto& [id, n] : g.nodes())
+    if (n.op.type == OpType::Experts) experts = id;
+  ASSERT_GE(experts, 0);
+  const TaskWork whole = task_work(g, experts);
+  g.mutable_node(experts).op.attrs.set("expert_parallel", std::int64_t{4});
+  const TaskWork spread = task_work(g, experts);
+  const double routed = 32.0 * 128 * 2;
+  EXPECT_DOUBLE_EQ(whole.flops, 2.0 * routed * 256 * 256 * 3);
+  EXPECT_DOUBLE_EQ(spread.flops, whole.flops);
+  EXPECT_DOUBLE_EQ(whole.bytes - spread.bytes, 16.0 * 3 * 256 * 256 * 2 * 3 / 4);
+  EXPECT_DOUBLE_EQ(whole.gemms[0].m, routed / 16);
+  EXPECT_DOUBLE_EQ(spread.gemms[0].m, routed / 4);
+  EXPECT_DOUBLE_EQ(spread.gemms[0].count, 4 * 2);  // 4 experts' up and gate
 }
 
 // Each device holds 1/ep of a rank's experts: from ep 1 (every expert on each device, tp 1) to

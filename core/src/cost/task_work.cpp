@@ -82,12 +82,20 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       // A dropless grouped GEMM: of this task's tokens, each runs through top_k experts, and the
       // task holds experts/d(E) of them (routing assumed balanced: each expert gets its share);
       // per picked expert up (and gate) [H -> F/d(F)] and down [F/d(F) -> H].
+      // Expert parallelism as the pipeline planner costs it ("expert_parallel" = f): the task's
+      // experts are spread f times thinner, each device holding 1/f of them and receiving the
+      // tokens of f replicas for them: the same routed tokens, 1/f of the weights read, f times
+      // the rows per expert.
+      const double f = static_cast<double>(n.op.attrs.get_int("expert_parallel", 1));
       const auto& x = in_shape(0);
       const auto& w1 = in_shape(2);
       const double hidden = static_cast<double>(x.dims.back().size);
-      const double tokens = piece_elems(x) / hidden;
+      const double tokens = piece_elems(x) / hidden * f;
       const double experts = static_cast<double>(w1.dims[0].size);
-      const double local_experts = experts / w1.dims[0].degree;
+      const double local_experts = experts / w1.dims[0].degree / f;
+      if (f > 1)
+        for (std::size_t slot = 2; slot < n.inputs.size(); ++slot)
+          w.bytes -= piece_bytes(in_shape(static_cast<int>(slot))) * (1 - 1 / f);
       const double ffn = static_cast<double>(w1.dims[2].size / w1.dims[2].degree);
       const double routed =
           tokens * static_cast<double>(n.op.attrs.get_int("top_k")) * local_experts / experts;

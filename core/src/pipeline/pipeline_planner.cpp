@@ -609,14 +609,25 @@ class Planner {
     return exact_.emplace(key, std::move(kp)).first->second;
   }
 
-  // What a segment kind costs one context-parallel rank (cp 1: the whole micro-batch).
-  const SegmentProfile& profile(int kind, int tp, std::int64_t b, bool megatron_only, int cp) {
-    const auto key = std::make_tuple(kind, tp, b, megatron_only, cp);
+  // What a segment kind costs one context-parallel rank (cp 1: the whole micro-batch), its
+  // experts spread over ep devices (1: the replica's own split).
+  const SegmentProfile& profile(int kind, int tp, std::int64_t b, bool megatron_only, int cp,
+                                int ep) {
+    const auto key = std::make_tuple(kind, tp, b, megatron_only, cp, ep);
     if (auto it = profiles_.find(key); it != profiles_.end()) return it->second;
     SegmentProfile p;  // infeasible unless the segment can be planned at this micro-batch size
     try {
-      p = profile_segment(context_shard(kind_plan(kind, tp, b, megatron_only).plan, sequence_, cp),
-                          replica_costs(tp));
+      Graph shard = context_shard(kind_plan(kind, tp, b, megatron_only).plan, sequence_, cp);
+      // Each device's Experts task at its expert-parallel shape: the experts it holds, fed by the
+      // tokens of ep / (the replica's expert degree) replicas (task_work's "expert_parallel").
+      if (ep > 1)
+        for (const auto& [id, n] : kind_plan(kind, tp, b, megatron_only).plan.nodes())
+          if (n.op.type == OpType::Experts) {
+            const int held = shard.shape(n.inputs[2]).dims[0].degree;
+            if (ep % held == 0 && ep > held)
+              shard.mutable_node(id).op.attrs.set("expert_parallel", std::int64_t{ep / held});
+          }
+      p = profile_segment(shard, replica_costs(tp));
     } catch (const ShapeError&) {
       // A micro-batch size the model's shapes do not take (a Reshape holding the batch).
     }
@@ -760,7 +771,7 @@ class Planner {
     std::vector<const SegmentProfile*> prof(n);
     for (int j = 0; j < n; ++j) {
       const int kind = chain_.segments[j].kind;
-      const SegmentProfile& s = profile(kind, l.tp, l.b, l.megatron_segments, l.cp);
+      const SegmentProfile& s = profile(kind, l.tp, l.b, l.megatron_segments, l.cp, l.ep);
       prof[j] = &s;
       if (!s.feasible) {
         p.iteration_time = kInfinity;
@@ -1069,7 +1080,7 @@ class Planner {
   std::map<int, std::unique_ptr<CostModel>> replica_costs_;
   std::map<std::tuple<int, int, bool>, KindPlan> base_;
   std::map<std::tuple<int, int, std::int64_t, bool>, KindPlan> exact_;
-  std::map<std::tuple<int, int, std::int64_t, bool, int>, SegmentProfile> profiles_;
+  std::map<std::tuple<int, int, std::int64_t, bool, int, int>, SegmentProfile> profiles_;
   std::map<std::pair<int, std::int64_t>, std::pair<double, double>> flops_;
   std::map<int, KindExperts> experts_of_;
   std::int64_t experts_ = 0;  // experts of the model's mixture-of-experts layers (0: none)

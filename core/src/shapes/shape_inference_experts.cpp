@@ -51,6 +51,8 @@ Shapes infer_experts(const Operator& op, const Shapes& in) {
   }
   const std::int64_t top_k = op.attrs.get_int("top_k");
   expect_positive(top_k, "top_k");
+  // The planner's expert-parallel share of a task (task_work.cpp); 1 everywhere else.
+  expect_positive(op.attrs.get_int("expert_parallel", 1), "expert_parallel");
   if (top_k > experts) fail("top_k {} is more than the {} experts", top_k, experts);
 
   const int d_tokens = degree_product(x, 0, r - 1);
