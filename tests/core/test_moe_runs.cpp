@@ -1,48 +1,22 @@
 // Published mixture-of-experts runs (shared/reference/moe-runs.md) planned with their layouts
-// fixed. Qwen3-235B-A22B on 256 H100 (NVIDIA's Megatron-MoE model zoo): TP 2, EP 32 (cross-node,
-// DeepEP), PP 8 with 4 virtual stages, DP 16, micro-batch 1, global batch 2,048 of 4,096 tokens,
-// on Megatron-Core's stack (sequence parallelism, TP overlap, the distributed optimizer with its
-// overlapped reduce, fused attention). Its "norm, act" recomputation re-runs element-wise work
-// only, which Unity's levels do not name: none is taken. DeepSeek-V3 on 1,024 H100 (NeMo's
-// performance summary): TP 2, PP 8 with 4 virtual stages, EP 64, FP8, micro-batch 1, 8,192
-// sequences of 4,096 tokens. The intra-node Qwen row waits for its 94 layers on 32 stages of 3
-// chunks (the embedding and the loss counted as layers).
+// fixed (tests/moe_runs.h): Qwen3-235B-A22B on 256 H100 and DeepSeek-V3 on 1,024. The intra-node
+// Qwen row waits for its 94 layers on 32 stages of 3 chunks (the embedding and the loss counted
+// as layers).
 #include <gtest/gtest.h>
 
-#include "unity/core/machine/machine_spec.h"
-#include "unity/core/pcg/compute_dtype.h"
-#include "unity/core/plan/plan_optimizer.h"
+#include "../moe_runs.h"
 
 namespace unity {
 namespace {
-
-OptimizeOptions qwen3_layout(bool overlapped) {
-  OptimizeOptions o;
-  o.mode = "expert";
-  o.layout.tensor_parallel = 2;
-  o.layout.pipeline_stages = 8;
-  o.layout.interleave = 4;
-  o.layout.micro_batches = 128;
-  o.layout.expert_parallel = 32;
-  o.layout.dispatcher = TokenDispatcher::DeepEp;
-  o.layout.zero_stage = 1;
-  o.layout.overlap_grad_reduce = true;
-  o.layout.recompute = Recompute::None;
-  o.layout.sequence_parallel = true;
-  o.layout.tp_comm_overlap = true;
-  o.pins = {"fuse_attention"};
-  o.layout.ep_comm_overlap = overlapped;
-  return o;
-}
 
 // The two cross-node rows: the all-to-alls exposed (19.7 s a step), and run behind another
 // micro-batch's compute (17.6 s).
 TEST(MoeRuns, Qwen3With32WayCrossNodeExpertParallelism) {
   const MachineSpec machine = load_machine("dgx-h100", {0, 256});
-  const Graph model = load_model_for_devices("qwen3-235b-a22b", 256, 2048);
+  const Graph model = moe::qwen3_model();
   double times[2] = {0, 0};
   for (bool overlapped : {false, true}) {
-    const Plan plan = optimize_plan(model, machine, qwen3_layout(overlapped));
+    const Plan plan = optimize_plan(model, machine, moe::qwen3_layout(overlapped));
     ASSERT_TRUE(plan.pipeline);
     const PipelinePlan& p = *plan.pipeline;
     EXPECT_EQ(p.expert_parallel, 32);
@@ -69,12 +43,7 @@ TEST(MoeRuns, Qwen3With32WayCrossNodeExpertParallelism) {
 // TFLOP/s count differs from Megatron-LM's, the step time does not.
 TEST(MoeRuns, DeepSeekV3On1024H100) {
   const MachineSpec machine = load_machine("dgx-h100", {0, 1024});
-  Graph model = load_model_for_devices("deepseek-v3", 1024, 8192);
-  set_fp8_gemms(model);
-  OptimizeOptions o = qwen3_layout(false);
-  o.layout.expert_parallel = 64;
-  o.pins = {"fuse_attention", "fuse_latent_attention"};
-  const Plan plan = optimize_plan(model, machine, o);
+  const Plan plan = optimize_plan(moe::deepseek_v3_model(), machine, moe::deepseek_v3_layout());
   ASSERT_TRUE(plan.pipeline);
   const PipelinePlan& p = *plan.pipeline;
   EXPECT_EQ(p.expert_parallel, 64);
@@ -83,7 +52,7 @@ TEST(MoeRuns, DeepSeekV3On1024H100) {
   EXPECT_EQ(plan.summary.dtype, "fp8");
   EXPECT_TRUE(p.fits) << p.peak_memory / double(1 << 30);
   const double tokens_per_gpu = 8192.0 * 4096 / p.iteration_time / 1024;
-  const double published = 1297;
+  const double published = moe::kDeepSeekV3TokensPerGpu;
   std::printf(
       "deepseek-v3 TP2 PP8 VP4 EP64 fp8: %.0f tokens/s per GPU predicted, %.0f published "
       "(%+.1f%%), %.1f s a step\n",

@@ -613,6 +613,7 @@ class Planner {
   // experts spread over ep devices (1: the replica's own split).
   const SegmentProfile& profile(int kind, int tp, std::int64_t b, bool megatron_only, int cp,
                                 int ep) {
+    if (kind_experts(kind).operators == 0) ep = 1;  // the same segment whatever the experts' split
     const auto key = std::make_tuple(kind, tp, b, megatron_only, cp, ep);
     if (auto it = profiles_.find(key); it != profiles_.end()) return it->second;
     SegmentProfile p;  // infeasible unless the segment can be planned at this micro-batch size

@@ -1,0 +1,55 @@
+#pragma once
+// Published mixture-of-experts runs (shared/reference/moe-runs.md) and their layouts as Unity
+// plans them, shared by the MoeRuns tests and unity_bench_moe_runs.
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/pcg/compute_dtype.h"
+#include "unity/core/plan/plan_optimizer.h"
+
+namespace unity::moe {
+
+// Qwen3-235B-A22B on 256 H100 (NVIDIA's Megatron-MoE model zoo): TP 2, EP 32 (cross-node,
+// DeepEP), PP 8 with 4 virtual stages, DP 16, micro-batch 1, global batch 2,048 of 4,096 tokens,
+// on Megatron-Core's stack (sequence parallelism, TP overlap, the distributed optimizer with its
+// overlapped reduce, fused attention). Its "norm, act" recomputation re-runs element-wise work
+// only, which Unity's levels do not name: none is taken.
+inline OptimizeOptions qwen3_layout(bool overlapped) {
+  OptimizeOptions o;
+  o.mode = "expert";
+  o.layout.tensor_parallel = 2;
+  o.layout.pipeline_stages = 8;
+  o.layout.interleave = 4;
+  o.layout.micro_batches = 128;
+  o.layout.expert_parallel = 32;
+  o.layout.dispatcher = TokenDispatcher::DeepEp;
+  o.layout.zero_stage = 1;
+  o.layout.overlap_grad_reduce = true;
+  o.layout.recompute = Recompute::None;
+  o.layout.sequence_parallel = true;
+  o.layout.tp_comm_overlap = true;
+  o.pins = {"fuse_attention"};
+  o.layout.ep_comm_overlap = overlapped;
+  return o;
+}
+
+inline Graph qwen3_model() { return load_model_for_devices("qwen3-235b-a22b", 256, 2048); }
+
+// DeepSeek-V3 on 1,024 H100 (NeMo's performance summary): TP 2, PP 8 with 4 virtual stages, EP
+// 64, FP8, micro-batch 1, 8,192 sequences of 4,096 tokens, on the same stack with the latent
+// attention fused too (recomputation not stated, none taken). Published: 1,297 tokens a second
+// per GPU.
+inline constexpr double kDeepSeekV3TokensPerGpu = 1297;
+
+inline OptimizeOptions deepseek_v3_layout() {
+  OptimizeOptions o = qwen3_layout(false);
+  o.layout.expert_parallel = 64;
+  o.pins = {"fuse_attention", "fuse_latent_attention"};
+  return o;
+}
+
+inline Graph deepseek_v3_model() {
+  Graph g = load_model_for_devices("deepseek-v3", 1024, 8192);
+  set_fp8_gemms(g);
+  return g;
+}
+
+}  // namespace unity::moe
