@@ -273,8 +273,9 @@ std::vector<std::int64_t> resolve_reshape(const std::vector<std::int64_t>& input
       if (inferred >= 0)
         throw InputError(fmt::format("Reshape target {} has two -1 dims", format_dims(target)));
       inferred = static_cast<int>(i);
-    } else {
-      known *= out[i];
+    } else if (__builtin_mul_overflow(known, out[i], &known)) {
+      throw InputError(fmt::format("Reshape target {} has more elements than fit in 64 bits",
+                                   format_dims(target)));
     }
   }
   const std::int64_t total = product(input);
