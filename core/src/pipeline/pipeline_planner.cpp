@@ -618,11 +618,12 @@ class Planner {
     if (auto it = profiles_.find(key); it != profiles_.end()) return it->second;
     SegmentProfile p;  // infeasible unless the segment can be planned at this micro-batch size
     try {
-      Graph shard = context_shard(kind_plan(kind, tp, b, megatron_only).plan, sequence_, cp);
+      const Graph& plan = kind_plan(kind, tp, b, megatron_only).plan;
+      Graph shard = context_shard(plan, sequence_, cp);
       // Each device's Experts task at its expert-parallel shape: the experts it holds, fed by the
       // tokens of ep / (the replica's expert degree) replicas (task_work's "expert_parallel").
       if (ep > 1)
-        for (const auto& [id, n] : kind_plan(kind, tp, b, megatron_only).plan.nodes())
+        for (const auto& [id, n] : plan.nodes())
           if (n.op.type == OpType::Experts) {
             const int held = shard.shape(n.inputs[2]).dims[0].degree;
             if (ep % held == 0 && ep > held)
