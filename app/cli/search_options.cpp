@@ -178,6 +178,14 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
   cmd->add_option("--interleave", l.interleave, "Model chunks per device (interleaved 1F1B)")
       ->check(CLI::PositiveNumber)
       ->group(group);
+  cmd->add_flag("--account-for-embedding-in-pipeline-split", l.embedding_in_split,
+                "Expert mode: count the embedding as one more layer in the first chunk when "
+                "dealing layers to the stages (Megatron-LM's flag)")
+      ->group(group);
+  cmd->add_flag("--account-for-loss-in-pipeline-split", l.loss_in_split,
+                "Expert mode: count the loss as one more layer in the last chunk (Megatron-LM's "
+                "flag)")
+      ->group(group);
   cmd->add_option("--recompute", l.recompute, "Activation recomputation")
       ->check(CLI::IsMember({"full", "selective", "none"}))
       ->group(group);
@@ -221,6 +229,8 @@ LayoutRequest LayoutOptions::layout() const {
   if (overlap_grad_reduce) r.overlap_grad_reduce = true;
   if (tp_comm_overlap) r.tp_comm_overlap = true;
   if (!device_order.empty()) r.device_order = device_order_from_string(device_order);
+  r.embedding_in_split = embedding_in_split;
+  r.loss_in_split = loss_in_split;
   return r;
 }
 

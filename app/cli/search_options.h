@@ -40,6 +40,8 @@ struct LayoutOptions {
   bool sequence_parallel = false;
   bool overlap_grad_reduce = false;
   bool tp_comm_overlap = false;
+  bool embedding_in_split = false;  // --account-for-embedding-in-pipeline-split
+  bool loss_in_split = false;       // --account-for-loss-in-pipeline-split
   std::string device_order;
   std::string dispatcher;
   bool ep_comm_overlap = false;

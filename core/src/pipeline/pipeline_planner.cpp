@@ -1,6 +1,7 @@
 #include "unity/core/pipeline/pipeline_planner.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -9,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "layout_space.h"
 #include "unity/core/errors.h"
 #include "unity/core/mapping/machine_mapping.h"
 #include "unity/core/mapping/mapping_cost.h"
@@ -42,42 +44,16 @@ std::vector<int> chunk_layer_ends(int layers, int count) {
   return ends;
 }
 
-std::vector<int> divisors(int n) {
-  std::vector<int> out;
-  for (int d = 1; d <= n; ++d)
-    if (n % d == 0) out.push_back(d);
-  return out;
-}
-
-// One layout the planner costs.
-struct Layout {
-  int tp = 1, pp = 1, dp = 1, m = 1, v = 1;
-  std::int64_t b = 1;
-  Recompute recompute = Recompute::None;
-  int zero = 0;
-  bool sp = false;
-  bool overlap = false;     // data-parallel reduce (and ZeRO-1's gather) behind compute
-  bool tp_overlap = false;  // tensor-parallel collectives pipelined with the GEMMs
-  DeviceOrder order = DeviceOrder::PipelineOutermost;
-  // The joint search's segment plans, or Megatron-LM's (which the layout search also weighs: the
-  // segment search ranks one mapping and leaves the weights' synchronisation out, which a plan
-  // that keeps whole weights on each device pays once per iteration).
-  bool megatron_segments = false;
-  int ep = 1;  // expert parallelism: experts spread over ep devices of tp x dp (1: none)
-  TokenDispatcher dispatcher = TokenDispatcher::AllToAll;
-  bool ep_overlap = false;  // all-to-alls behind another micro-batch's compute
-  int cp = 1;               // context parallelism: each sequence over cp devices (1: none)
-  ContextExchange cp_exchange = ContextExchange::Ring;
-  int copies() const { return dp * cp; }  // devices of a stage holding the same weights
-};
+using pipeline_layouts::kTpOverlapSms;
+using pipeline_layouts::kTpOverlapSplits;
+using pipeline_layouts::Layout;
+using pipeline_layouts::LayoutGrid;
+using pipeline_layouts::LayoutSpace;
 
 // SMs DeepEP's kernels (and NCCL's all-to-all) hold while they run beside compute: DeepEP's
 // Buffer default (num_sms = 20).
 constexpr int kExpertCommSms = 20;
 
-// Transformer Engine's pipelined reduce-scatter overlap (pipeline_cost.h, overlapped_pass).
-constexpr int kTpOverlapSplits = 4;
-constexpr int kTpOverlapSms = 16;
 // SMs that NCCL's data-parallel collectives hold while they overlap compute: one thread block per
 // channel, and as many channels as Transformer Engine gives its overlap (NCCL_MAX_NCHANNELS caps
 // them on a real run).
@@ -112,7 +88,22 @@ class Planner {
       layer_of_.push_back(std::max(0, next > s.layer ? s.layer : s.layer - 1));
       block_.push_back(repeated[static_cast<std::size_t>(s.kind)]);
     }
+    // The layers Megatron-LM deals to the chunks: the transformer's, and where asked the
+    // embedding before the first block and the loss after the last, each one more.
+    const auto first_block = std::find(block_.begin(), block_.end(), true) - block_.begin();
+    const auto last_block = block_.rend() - std::find(block_.rbegin(), block_.rend(), true) - 1;
+    const auto& r = options_.request;
+    const int shift = r.embedding_in_split ? 1 : 0;
+    split_layers_ = chain_.layers + shift + (r.loss_in_split ? 1 : 0);
+    for (int j = 0; j < segments; ++j)
+      split_layer_of_.push_back(j < first_block                     ? 0
+                                : j > last_block && r.loss_in_split ? chain_.layers + shift
+                                                                    : layer_of_[j] + shift);
+    segments_of_.assign(static_cast<std::size_t>(chain_.kinds()), {0, 0});
+    for (int j = 0; j < segments; ++j)
+      ++segments_of_[static_cast<std::size_t>(chain_.segments[j].kind)][block_[j] ? 1 : 0];
     find_tied_weights();
+    for (const TiedPair& t : tied_) tied_elements_ += t.elements;
     // Sequence parallelism splits token-wise operators along a sequence: a transformer's.
     transformer_ = has_attention(model);
     // Context parallelism splits the attentions' sequence (the first one's: a decoder's are one).
@@ -128,18 +119,65 @@ class Planner {
   }
 
   std::optional<PipelinePlan> run() {
-    const auto layouts = enumerate();
+    const LayoutSpace space({.model = model_.name,
+                             .batch = model_.batch_size,
+                             .segments = static_cast<int>(chain_.segments.size()),
+                             .layers = split_layers_,
+                             .sequence = sequence_,
+                             .experts = experts_,
+                             .transformer = transformer_,
+                             .joint = options_.joint},
+                            options_.request, machine_);
     std::optional<PipelinePlan> best;
+    double best_key = kInfinity;
+    std::int64_t best_index = 0;
     bool megatron_segments = false;
-    for (const Layout& l : layouts) {
-      if (options_.cancel && options_.cancel->load()) break;
-      if (best && options_.deadline && std::chrono::steady_clock::now() >= *options_.deadline)
-        break;
+    bool stopped = false;
+    // The plan of the layout at enumeration index `index`: kept when it is better than the best
+    // so far, or as good and earlier in the enumeration (an in-order search's choice).
+    auto consider = [&](const Layout& l, std::int64_t index) {
       PipelinePlan p = evaluate(l);
       ++evaluated_;
-      if (!best || key(p) < key(*best)) {
+      const double k = key(p);
+      if (!best || k < best_key || (k == best_key && index < best_index)) {
         best = std::move(p);
+        best_key = k;
+        best_index = index;
         megatron_segments = l.megatron_segments;
+      }
+    };
+    auto stop = [&] {
+      stopped =
+          stopped || (options_.cancel && options_.cancel->load()) ||
+          (best && options_.deadline && std::chrono::steady_clock::now() >= *options_.deadline);
+      return stopped;
+    };
+    // Whether a layout whose key is at least `bound` can still be chosen.
+    auto may_win = [&](double bound, std::int64_t index) {
+      return !best || bound < best_key || (bound == best_key && index < best_index);
+    };
+    if (options_.exhaustive) {
+      for (const LayoutGrid& g : space.grids())
+        for (std::int64_t i = 0; i < space.count(g) && !stop(); ++i)
+          consider(space.layout(g, i), g.first + i);
+    } else {
+      // Best-first: every grid's lower bound (its layouts' least), then the grids in that order,
+      // each layout costed only where its own bound can beat the best plan so far.
+      const std::vector<double> bounds = grid_bounds(space);
+      std::vector<std::size_t> order(bounds.size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return bounds[a] < bounds[b]; });
+      for (std::size_t gi : order) {
+        const LayoutGrid& g = space.grids()[gi];
+        if (stop() || !may_win(bounds[gi], g.first)) {
+          if (stopped) break;
+          continue;
+        }
+        for (std::int64_t i = 0; i < space.count(g) && !stop(); ++i) {
+          const Layout l = space.layout(g, i);
+          if (may_win(bound(l), g.first + i)) consider(l, g.first + i);
+        }
       }
     }
     if (!best || !std::isfinite(best->iteration_time)) return std::nullopt;
@@ -165,289 +203,6 @@ class Planner {
 
   std::string first_name(int segment) const {
     return model_.node(chain_.segments[segment].nodes.front()).op.name;
-  }
-
-  // Every layout the request allows.
-  std::vector<Layout> enumerate() const {
-    const auto& r = options_.request;
-    const int n = machine_.num_devices();
-    const int per_node = machine_.devices_per_node;
-    const std::int64_t batch = model_.batch_size;
-    if (batch <= 0) throw InputError(fmt::format("'{}' has no batch size to plan", model_.name));
-    std::vector<int> tps;
-    if (r.tensor_parallel) {
-      const int tp = r.tensor_parallel;
-      if (tp > per_node || per_node % tp != 0 || n % tp != 0)
-        throw InputError(fmt::format(
-            "--tp {}: tensor parallelism stays inside a node, so it must divide the {} devices of "
-            "a {} node (and the {} devices in use)",
-            tp, per_node, machine_.name, n));
-      tps = {tp};
-    } else {
-      for (int tp : divisors(std::min(per_node, n)))
-        if (per_node % tp == 0 && n % tp == 0) tps.push_back(tp);
-    }
-    std::vector<Layout> out;
-    for (int tp : tps)
-      for (int cp : context_parallel_degrees(tp)) {
-        if (cp == 1 || r.context_parallel) {
-          add_grids(tp, cp, out);
-          continue;
-        }
-        // A searched context-parallel degree that what was fixed does not fit is skipped.
-        try {
-          add_grids(tp, cp, out);
-        } catch (const InputError&) {
-        }
-      }
-    if (out.empty() && r.pipeline_stages && !r.tensor_parallel &&
-        std::none_of(tps.begin(), tps.end(),
-                     [&](int tp) { return (n / tp) % r.pipeline_stages == 0; }))
-      throw InputError(fmt::format("--pp {}: {} devices do not split into {} stages",
-                                   r.pipeline_stages, n, r.pipeline_stages));
-    return out;
-  }
-
-  // The context-parallel degrees with `tp`: those the model's sequence splits into 2 x cp chunks
-  // and the machine's devices into tp x cp replicas. Searched in joint mode (powers of two), 1 in
-  // expert mode unless asked.
-  std::vector<int> context_parallel_degrees(int tp) const {
-    const auto& r = options_.request;
-    const int n = machine_.num_devices();
-    auto fits = [&](int cp) {
-      return cp == 1 || (sequence_ > 0 && sequence_ % (2 * cp) == 0 && n % (tp * cp) == 0);
-    };
-    if (r.context_parallel) {
-      const int cp = r.context_parallel;
-      if (cp > 1 && sequence_ == 0)
-        throw InputError(fmt::format("--cp {}: '{}' has no attention to split the sequence of", cp,
-                                     model_.name));
-      if (cp > 1 && sequence_ % (2 * cp) != 0)
-        throw InputError(fmt::format(
-            "--cp {}: the sequence of {} tokens does not split into 2 x {} chunks (context "
-            "parallelism deals each rank two chunks, one from each end, to balance causal work)",
-            cp, sequence_, cp));
-      if (!fits(cp)) {
-        if (!r.tensor_parallel) return {};
-        throw InputError(
-            fmt::format("--cp {}: {} devices do not split into replicas of --tp {} x "
-                        "--cp {} devices",
-                        cp, n, tp, cp));
-      }
-      return {cp};
-    }
-    std::vector<int> out{1};
-    if (options_.joint && transformer_)
-      for (int cp = 2; tp * cp <= n; cp *= 2)
-        if (fits(cp)) out.push_back(cp);
-    return out;
-  }
-
-  // The layouts of replicas of tp x cp devices.
-  void add_grids(int tp, int cp, std::vector<Layout>& out) const {
-    const auto& r = options_.request;
-    const int n = machine_.num_devices();
-    const int segments = static_cast<int>(chain_.segments.size());
-    const std::int64_t batch = model_.batch_size;
-    const int replicas = n / (tp * cp);
-    {
-      std::vector<int> pps;
-      if (r.pipeline_stages) {
-        const int pp = r.pipeline_stages;
-        if (replicas % pp != 0) {
-          // A searched replica size that leaves too few replicas is skipped; a fixed one fails.
-          if (!r.tensor_parallel) return;
-          throw InputError(fmt::format(
-              "--pp {}: {} devices / (--tp {}{}) = {} stage replicas, which {} stages do not "
-              "divide",
-              pp, n, tp, cp > 1 ? fmt::format(" x --cp {}", cp) : std::string(), replicas, pp));
-        }
-        if (pp > segments)
-          throw InputError(fmt::format("--pp {}: '{}' has only {} segments to make stages of", pp,
-                                       model_.name, segments));
-        pps = {pp};
-      } else {
-        for (int pp : divisors(replicas))
-          if (pp <= segments) pps.push_back(pp);
-      }
-      for (int pp : pps) {
-        const int dp = replicas / pp;
-        if (batch % dp != 0) {
-          if (r.pipeline_stages && r.tensor_parallel)
-            throw InputError(fmt::format(
-                "--batch {} does not divide over {} data-parallel copies ({} devices / (--tp {} "
-                "x --pp {}{}))",
-                batch, dp, n, tp, pp, cp > 1 ? fmt::format(" x --cp {}", cp) : std::string()));
-          continue;
-        }
-        add_layouts(tp, cp, pp, dp, batch / dp, out);
-      }
-    }
-  }
-
-  void add_layouts(int tp, int cp, int pp, int dp, std::int64_t per_replica,
-                   std::vector<Layout>& out) const {
-    const auto& r = options_.request;
-    const bool joint = options_.joint;
-    const int segments = static_cast<int>(chain_.segments.size());
-    std::vector<int> ms;
-    if (r.micro_batches) {
-      if (per_replica % r.micro_batches != 0)
-        throw InputError(
-            fmt::format("--micro-batches {}: the {} samples of each data-parallel copy "
-                        "do not split into that many",
-                        r.micro_batches, per_replica));
-      ms = {r.micro_batches};
-    } else {
-      // Micro-batches of up to 64 samples (larger ones only add memory).
-      for (std::int64_t b = 1; b <= std::min<std::int64_t>(per_replica, 64); ++b)
-        if (per_replica % b == 0) ms.push_back(static_cast<int>(per_replica / b));
-    }
-    std::vector<Recompute> recomputes;
-    if (r.recompute)
-      recomputes = {*r.recompute};
-    else if (joint)
-      recomputes = {Recompute::None, Recompute::Selective, Recompute::Full};
-    else
-      recomputes = {Recompute::Full};  // Megatron-LM's published runs recompute every layer
-    std::vector<int> zeros;
-    if (r.zero_stage >= 0) {
-      // Asked for, ZeRO 2 and 3 combine with pipelines too: every micro-batch then
-      // reduce-scatters its gradients (and ZeRO 3 all-gathers the weights for every pass), which
-      // the cost counts.
-      zeros = {r.zero_stage};
-    } else if (joint) {
-      // With pipelines the search goes up to ZeRO 2, which Llama 3's FSDP ran with its pipeline
-      // (each micro-batch's gradients reduced behind the next one's compute); ZeRO 3 would gather
-      // the weights for every pass of every micro-batch.
-      zeros = pp > 1 ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1, 2, 3};
-    } else {
-      zeros = {0};
-    }
-    // Overlapping the data-parallel communication with compute never costs time in this model,
-    // so the joint search takes it; Megatron-LM's published layouts (SC'21) did not overlap.
-    const bool overlap = r.overlap_grad_reduce ? *r.overlap_grad_reduce : joint;
-    std::vector<bool> sps;
-    if (r.sequence_parallel)
-      sps = {*r.sequence_parallel && tp > 1};
-    else
-      sps = joint && tp > 1 && transformer_ ? std::vector<bool>{false, true}
-                                            : std::vector<bool>{false};
-    // Overlapping tensor-parallel collectives with GEMMs pipelines the sequence-parallel
-    // all-gathers and reduce-scatters (Megatron-Core requires --sequence-parallel for it), on
-    // devices whose SMs it can share.
-    const bool can_overlap_tp = tp > 1 && machine_.device(0).sm_count > kTpOverlapSms;
-    if (r.tp_comm_overlap && *r.tp_comm_overlap && tp > 1 &&
-        !(r.sequence_parallel && *r.sequence_parallel))
-      throw InputError(
-          "--tp-comm-overlap needs --sequence-parallel (the overlap pipelines the "
-          "sequence-parallel all-gathers and reduce-scatters with their GEMMs)");
-    // The joint search's segment plans, and in joint mode Megatron-LM's beside them.
-    const std::vector<bool> segment_plans =
-        joint && tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false};
-    const std::vector<int> eps = expert_parallel_degrees(tp, cp * dp);
-    std::vector<ContextExchange> exchanges{ContextExchange::Ring};
-    if (r.context_exchange)
-      exchanges = {*r.context_exchange};
-    else if (joint && cp > 1)
-      exchanges.push_back(ContextExchange::AllGather);
-    std::vector<TokenDispatcher> dispatchers{TokenDispatcher::AllToAll};
-    if (r.dispatcher)
-      dispatchers = {*r.dispatcher};
-    else if (joint && experts_ > 0)
-      dispatchers.push_back(TokenDispatcher::DeepEp);
-    std::vector<bool> ep_overlaps{false};
-    if (r.ep_comm_overlap)
-      ep_overlaps = {*r.ep_comm_overlap};
-    else if (joint && experts_ > 0)
-      ep_overlaps.push_back(true);
-    // The order of the devices matters where links differ above the node: on a machine of pods.
-    std::vector<DeviceOrder> orders{DeviceOrder::PipelineOutermost};
-    if (r.device_order)
-      orders = {*r.device_order};
-    else if (machine_.pod_of(machine_.num_devices() - 1) > 0 && pp > 1 && dp > 1)
-      orders.push_back(DeviceOrder::DataParallelOutermost);
-    for (int m : ms) {
-      std::vector<int> vs;
-      if (r.interleave) {
-        vs = {r.interleave};
-      } else {
-        for (int v = 1; v <= 8; ++v) vs.push_back(v);
-      }
-      for (int v : vs) {
-        if (v > 1 && (pp == 1 || m % pp != 0)) {
-          if (r.interleave && r.pipeline_stages)
-            throw InputError(
-                fmt::format("--interleave {} needs --pp > 1 and a micro-batch count "
-                            "that --pp divides (Megatron-LM's schedule); got --pp {} "
-                            "and {} micro-batches",
-                            v, pp, m));
-          continue;
-        }
-        if (pp * v > segments) continue;
-        // Megatron-LM gives each chunk the same number of layers, or one fewer to the chunks at
-        // the ends where they do not divide (chunk_layer_ends); every chunk needs a layer.
-        if (!joint && chain_.layers < pp * v) {
-          if (r.pipeline_stages && r.interleave)
-            throw InputError(fmt::format("--pp {} --interleave {}: {} layers do not fill {} chunks",
-                                         pp, v, chain_.layers, pp * v));
-          continue;
-        }
-        for (Recompute rc : recomputes)
-          for (int z : zeros)
-            for (bool sp : sps) {
-              std::vector<bool> tpos{false};
-              if (r.tp_comm_overlap)
-                tpos = {*r.tp_comm_overlap && sp && can_overlap_tp};
-              else if (joint && sp && can_overlap_tp)
-                tpos = {false, true};
-              for (bool tpo : tpos)
-                for (DeviceOrder order : orders)
-                  for (bool megatron : segment_plans)
-                    for (int ep : eps)
-                      for (TokenDispatcher d : dispatchers)
-                        for (bool epo : ep_overlaps)
-                          for (ContextExchange x : exchanges) {
-                            if (ep == 1 && (d != dispatchers.front() || epo)) continue;
-                            if (cp == 1 && x != exchanges.front()) continue;
-                            out.push_back({tp, pp, dp, m, v, per_replica / m, rc, z, sp, overlap,
-                                           tpo, order, megatron, ep, d, epo, cp, x});
-                          }
-            }
-      }
-    }
-  }
-
-  // The expert-parallel degrees a layout of tp x dp devices per pipeline rank can take (dp: the
-  // copies, context-parallel ranks included): 1 (the replica's own split), and multiples of tp
-  // that divide tp x dp and the experts (Megatron-Core folds EP into the tensor-, context- and
-  // data-parallel ranks: tp x cp x dp = ep x edp with ETP 1).
-  std::vector<int> expert_parallel_degrees(int tp, int dp) const {
-    const int asked = options_.request.expert_parallel;
-    if (experts_ == 0) {
-      if (asked > 1)
-        throw InputError(
-            fmt::format("--ep {}: '{}' has no mixture-of-experts layers", asked, model_.name));
-      return {1};
-    }
-    auto fits = [&](int ep) {
-      return ep == 1 || (ep % tp == 0 && (tp * dp) % ep == 0 && experts_ % ep == 0);
-    };
-    if (asked) {
-      if (!fits(asked)) {
-        if (options_.request.tensor_parallel && options_.request.pipeline_stages)
-          throw InputError(fmt::format(
-              "--ep {}: expert parallelism spreads the {} experts over a multiple of --tp {} "
-              "that divides the {} devices of a pipeline stage (tp x dp) and the experts",
-              asked, experts_, tp, tp * dp));
-        return {};
-      }
-      return {asked};
-    }
-    std::vector<int> out{1};
-    for (int ep = tp; ep <= tp * dp; ep *= 2)
-      if (ep > 1 && fits(ep)) out.push_back(ep);
-    return out;
   }
 
   // The experts of one segment kind: weight elements in all (serial), the Experts operators, and
@@ -659,11 +414,11 @@ class Planner {
     const int n = static_cast<int>(t.size());
     std::vector<std::pair<int, int>> out;
     if (!options_.joint) {
-      const std::vector<int> ends = chunk_layer_ends(chain_.layers, count);
+      const std::vector<int> ends = chunk_layer_ends(split_layers_, count);
       int first = 0;
       for (int c = 0; c < count; ++c) {
         int last = first;
-        while (last + 1 < n && (c + 1 == count || layer_of_[last + 1] < ends[c])) ++last;
+        while (last + 1 < n && (c + 1 == count || split_layer_of_[last + 1] < ends[c])) ++last;
         if (c + 1 == count) last = n - 1;
         out.emplace_back(first, last);
         first = last + 1;
@@ -732,6 +487,211 @@ class Planner {
     return costs_.transfers_time(moves) + gather;
   }
 
+  // What one segment of a kind costs a micro-batch under a layout's segment options, whatever its
+  // pipeline, recomputation and ZeRO stage: the same for every segment of the kind.
+  struct KindCost {
+    const SegmentProfile* profile = nullptr;
+    double forward = 0, backward = 0;  // seconds, its exposed collectives and all-to-alls in them
+    double comm = 0;                   // seconds of collectives
+    double sp_share = 0;  // activation bytes sequence parallelism splits off the whole ones
+    // Expert parallelism: each MoE layer's tokens go to the devices of their experts and back by
+    // all-to-all (dispatch and combine forward, their gradients backward), each device sending
+    // its 1/(tp x cp) of the micro-batch's tokens times top-k.
+    double alltoall = 0;        // seconds, exposed unless overlapped with another micro-batch
+    double alltoall_bytes = 0;  // every replica's devices
+    // Context parallelism: its attentions' keys and values exchanged among the sequence shards
+    // (context_exchange.h).
+    bool has_exchange = false;
+    double exchange = 0, exchange_bytes = 0, exchange_workspace = 0;
+    // Weight elements a device holds: the dense ones, its share of the experts, and of those
+    // all, the ones fp8 GEMMs read.
+    double dense_parameters = 0, expert_parameters = 0, fp8_parameters = 0;
+  };
+
+  const KindCost& kind_cost(const Layout& l, int kind) {
+    const auto key = std::make_tuple(kind, l.tp, l.cp, l.pp, l.dp, static_cast<int>(l.order), l.b,
+                                     l.megatron_segments, l.ep, l.sp, l.tp_overlap,
+                                     static_cast<int>(l.dispatcher), l.ep_overlap,
+                                     static_cast<int>(l.cp_exchange));
+    if (auto it = kind_costs_.find(key); it != kind_costs_.end()) return it->second;
+    KindCost c;
+    const SegmentProfile& s = profile(kind, l.tp, l.b, l.megatron_segments, l.cp, l.ep);
+    c.profile = &s;
+    if (!s.feasible) return kind_costs_.emplace(key, c).first->second;
+    // Sequence parallelism splits what tensor parallelism leaves whole (norms, residual sums)
+    // along the sequence: 1/tp of its activations and of its work on each device.
+    const double sp_left = l.sp ? 1.0 - 1.0 / l.tp : 0.0;
+    c.sp_share = s.whole_activations * sp_left;
+    c.forward = s.forward - s.whole_forward * sp_left;
+    c.backward = s.backward - s.whole_backward * sp_left;
+    c.comm = s.communication;
+    c.dense_parameters = s.parameters;
+    c.fp8_parameters = s.fp8_parameters;
+    if (const KindExperts& ex = kind_experts(kind); l.ep > 1 && ex.operators > 0) {
+      const double element = static_cast<double>(size_of(dtype_));
+      const double message =
+          static_cast<double>(l.b) * ex.tokens_per_sample / (l.tp * l.cp) * ex.hidden * element;
+      const DispatchCost& d = dispatch(l, message);
+      c.alltoall = 4.0 * ex.operators * d.seconds;
+      // Overlapped, they are placed once the chunks are known (the warm-up's stay exposed).
+      if (!l.ep_overlap) {
+        c.forward += c.alltoall / 2;
+        c.backward += c.alltoall / 2;
+      }
+      // Every expert group of the stage's tp x dp devices: dp x tp / ep of them a replica's.
+      c.alltoall_bytes = 4.0 * ex.operators * d.bytes * l.tp * l.cp / l.ep;
+      // The experts leave the replica's plan: 1/ep of them on each device (their fp8 copies
+      // with them).
+      const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments);
+      c.expert_parameters = ex.parameters / l.ep;
+      c.dense_parameters -= kp.expert_parameters;
+      if (kp.expert_fp8_parameters > 0)
+        c.fp8_parameters += c.expert_parameters * kp.expert_fp8_parameters / kp.expert_parameters -
+                            kp.expert_fp8_parameters;
+    }
+    if (l.tp_overlap) {
+      // Each pass's collectives (half the segment's) pipelined with its compute.
+      const double half = s.communication / 2;
+      const int sms = machine_.device(0).sm_count;
+      const double f =
+          overlapped_pass(c.forward - half, half, kTpOverlapSplits, kTpOverlapSms, sms);
+      const double b =
+          overlapped_pass(c.backward - half, half, kTpOverlapSplits, kTpOverlapSms, sms);
+      c.comm = (f - (c.forward - half)) + (b - (c.backward - half));
+      c.forward = f;
+      c.backward = b;
+    }
+    if (l.cp > 1 && !s.attentions.empty()) {
+      const ContextExchangeCost& sum = exchange(l, s);
+      c.has_exchange = true;
+      c.forward += sum.forward;
+      c.backward += sum.backward;
+      c.comm += sum.forward + sum.backward;
+      c.exchange = sum.forward + sum.backward;
+      c.exchange_bytes = sum.bytes;
+      c.exchange_workspace = sum.workspace;
+    }
+    return kind_costs_.emplace(key, c).first->second;
+  }
+
+  // An all-to-all of `message` bytes a device among the layout's first expert group: the same for
+  // every layout of that grid, dispatcher and degree.
+  const DispatchCost& dispatch(const Layout& l, double message) {
+    const auto key = std::make_tuple(static_cast<int>(l.dispatcher), message, l.tp, l.cp, l.pp,
+                                     l.dp, static_cast<int>(l.order), l.ep);
+    if (auto it = dispatches_.find(key); it != dispatches_.end()) return it->second;
+    return dispatches_
+        .emplace(key,
+                 dispatch_cost(l.dispatcher, experts_, top_k_, expert_group(l, 0), message, costs_))
+        .first->second;
+  }
+
+  // The key/value exchange of a segment profile's attentions among the layout's sequence shards.
+  const ContextExchangeCost& exchange(const Layout& l, const SegmentProfile& s) {
+    const auto key = std::make_tuple(&s, static_cast<int>(l.cp_exchange), l.tp, l.cp, l.pp, l.dp,
+                                     static_cast<int>(l.order));
+    if (auto it = exchanges_.find(key); it != exchanges_.end()) return it->second;
+    ContextExchangeCost sum;
+    for (const auto& a : s.attentions) {
+      const ContextExchangeCost x =
+          context_exchange_cost(l.cp_exchange, context_groups(l, 0), a.kv_bytes, a.products_forward,
+                                a.products_backward, costs_);
+      sum.forward += x.forward;
+      sum.backward += x.backward;
+      sum.bytes += x.bytes;
+      sum.workspace = std::max(sum.workspace, x.workspace);
+    }
+    return exchanges_.emplace(key, sum).first->second;
+  }
+
+  // A segment's recomputation under the layout (repeated blocks only): the forward work its
+  // backward pass runs again, and the activation bytes it keeps for the backward.
+  std::pair<double, double> recomputation(const KindCost& c, bool block, const Layout& l) const {
+    const SegmentProfile& s = *c.profile;
+    if (block && l.recompute == Recompute::Full)
+      return {c.forward, s.input_bytes / (l.sp ? l.tp : 1)};
+    if (block && l.recompute == Recompute::Selective)
+      return {s.attention_core, s.activations - s.attention_internals - c.sp_share};
+    return {0.0, s.activations - c.sp_share};
+  }
+
+  // A lower bound on the key (key()) of the layout's plan, from its segments' costs alone:
+  // - time: the 1F1B schedule's (m - 1 + (v - 1) / v) x busiest + sum / v (pipeline_time) with the
+  //   busiest rank at least the average and at least the longest segment, every send, gradient
+  //   synchronisation and optimizer step left out;
+  // - memory: the fullest device at least the average of the ranks, each holding its weights'
+  //   share (tied tables all counted once) and the fewest micro-batches in flight any rank holds.
+  double bound(const Layout& l, const std::vector<const KindCost*>& costs) const {
+    double total = 0, longest = 0, kept = 0, dense = 0, held = 0, fp8 = 0, workspace = 0;
+    for (int k = 0; k < chain_.kinds(); ++k) {
+      const KindCost& c = *costs[static_cast<std::size_t>(k)];
+      if (!c.profile->feasible) return kInfinity;
+      for (const bool block : {false, true}) {
+        const int count = segments_of_[static_cast<std::size_t>(k)][block ? 1 : 0];
+        if (count == 0) continue;
+        const auto [extra, keep] = recomputation(c, block, l);
+        const double t = c.forward + c.backward + extra;
+        total += count * t;
+        longest = std::max(longest, t);
+        kept += count * std::max(0.0, keep);
+        dense += count * c.dense_parameters;
+        held += count * c.expert_parameters;
+        fp8 += count * c.fp8_parameters;
+      }
+      if (c.has_exchange) workspace = std::max(workspace, c.exchange_workspace);
+    }
+    const double v = l.v;
+    const double time = (l.m - 1 + (v - 1) / v) * std::max(total / l.pp, longest) + total / v;
+    const int edp = l.ep > 1 ? l.tp * l.copies() / l.ep : l.copies();
+    const double per_dense =
+        parameter_memory(1.0, dtype_, options_.optimizer, l.zero, l.copies()).total();
+    const double per_expert =
+        parameter_memory(1.0, dtype_, options_.optimizer, l.zero, edp).total();
+    const double memory =
+        (per_dense * std::max(0.0, dense - tied_elements_ / l.tp) + per_expert * held + 2 * fp8 +
+         in_flight_micro_batches(l.pp - 1, l.pp, l.m, l.v) * kept) /
+            l.pp +
+        workspace;
+    // Rounding: the plan sums the same terms in another order.
+    constexpr double kSlack = 1 - 1e-9;
+    return memory * kSlack > memory_ ? 1e9 + memory * kSlack : time * kSlack;
+  }
+  double bound(const Layout& l) { return bound(l, kind_costs(l)); }
+
+  std::vector<const KindCost*> kind_costs(const Layout& l) {
+    std::vector<const KindCost*> out;
+    for (int k = 0; k < chain_.kinds(); ++k) out.push_back(&kind_cost(l, k));
+    return out;
+  }
+
+  // Each grid's lower bound: its layouts' least. Grids not reached before the deadline or a
+  // cancel keep none (infinity) and come last.
+  std::vector<double> grid_bounds(const LayoutSpace& space) {
+    std::vector<double> out(space.grids().size(), kInfinity);
+    for (std::size_t gi = 0; gi < out.size(); ++gi) {
+      if ((options_.cancel && options_.cancel->load()) ||
+          (options_.deadline && std::chrono::steady_clock::now() >= *options_.deadline))
+        break;
+      const LayoutGrid& g = space.grids()[gi];
+      const auto& stage = space.stages()[static_cast<std::size_t>(g.stage)];
+      // The layouts of a grid run through its segment options fastest: each option's costs
+      // serve every recomputation and ZeRO stage.
+      double least = kInfinity;
+      for (std::size_t o = 0; o < stage.segments.size(); ++o) {
+        Layout l = space.layout(g, static_cast<std::int64_t>(o));
+        const std::vector<const KindCost*> costs = kind_costs(l);
+        for (Recompute rc : stage.recomputes)
+          for (int z : stage.zeros) {
+            l.recompute = rc;
+            l.zero = z;
+            least = std::min(least, bound(l, costs));
+          }
+      }
+      out[gi] = least;
+    }
+    return out;
+  }
+
   PipelinePlan evaluate(const Layout& l) {
     PipelinePlan p;
     p.tensor_parallel = l.tp;
@@ -753,107 +713,46 @@ class Planner {
     p.context_exchange = l.cp_exchange;
     p.token_dispatcher = l.dispatcher;
     p.ep_comm_overlap = l.ep_overlap;
+    p.embedding_in_split = !options_.joint && options_.request.embedding_in_split;
+    p.loss_in_split = !options_.joint && options_.request.loss_in_split;
     const int n = static_cast<int>(chain_.segments.size());
-    // Expert parallelism: each MoE layer's tokens go to the devices of their experts and back by
-    // all-to-all (dispatch and combine forward, their gradients backward), each device sending
-    // its 1/tp of the micro-batch's tokens (sequence-parallel shards) times top-k; none of it
-    // overlapped (Megatron-Core's all-to-all dispatcher without its 1F1B overlap).
-    std::vector<double> alltoall(n, 0.0);
-    double alltoall_bytes = 0;                   // per micro-batch, every replica's devices
-    std::map<double, DispatchCost> alltoall_of;  // by message bytes
-    const double element = static_cast<double>(size_of(dtype_));
+    std::vector<double> alltoall(n, 0.0);  // per segment and micro-batch
+    double alltoall_bytes = 0;             // per micro-batch, every replica's devices
     std::vector<double> time(n), saved(n), work(n, 0.0), forward(n), backward(n), comm(n);
     double bytes = 0;  // per micro-batch, inside the replicas
-    // Context parallelism: each attention's keys and values exchanged among the sequence shards
-    // (context_exchange.h), per segment and micro-batch.
     std::vector<double> exchange(n, 0.0);
     double exchange_bytes = 0, exchange_workspace = 0;  // per micro-batch, a copy's devices
-    std::map<int, ContextExchangeCost> exchange_of;     // by segment kind
     double recompute_flops = 0, flops = 0;
     std::vector<const SegmentProfile*> prof(n);
-    for (int j = 0; j < n; ++j) {
-      const int kind = chain_.segments[j].kind;
-      const SegmentProfile& s = profile(kind, l.tp, l.b, l.megatron_segments, l.cp, l.ep);
-      prof[j] = &s;
-      if (!s.feasible) {
+    std::vector<const KindCost*> kind_costs(static_cast<std::size_t>(chain_.kinds()));
+    for (int k = 0; k < chain_.kinds(); ++k) {
+      kind_costs[static_cast<std::size_t>(k)] = &kind_cost(l, k);
+      if (!kind_costs[static_cast<std::size_t>(k)]->profile->feasible) {
         p.iteration_time = kInfinity;
         p.peak_memory = kInfinity;
         return p;
       }
+    }
+    for (int j = 0; j < n; ++j) {
+      const int kind = chain_.segments[j].kind;
+      const KindCost& kc = *kind_costs[static_cast<std::size_t>(kind)];
+      const SegmentProfile& s = *kc.profile;
+      prof[j] = &s;
       const auto [dense, core] = kind_flops(kind, l.b);
       flops += 3 * dense;
-      double extra = 0, keep = s.activations;
-      // Sequence parallelism splits what tensor parallelism leaves whole (norms, residual sums)
-      // along the sequence: 1/tp of its activations and of its work on each device.
-      const double sp_left = l.sp ? 1.0 - 1.0 / l.tp : 0.0;
-      const double sp_share = s.whole_activations * sp_left;
-      forward[j] = s.forward - s.whole_forward * sp_left;
-      backward[j] = s.backward - s.whole_backward * sp_left;
-      comm[j] = s.communication;
-      if (const KindExperts& ex = kind_experts(kind); l.ep > 1 && ex.operators > 0) {
-        const double message =
-            static_cast<double>(l.b) * ex.tokens_per_sample / (l.tp * l.cp) * ex.hidden * element;
-        auto it = alltoall_of.find(message);
-        if (it == alltoall_of.end())
-          it = alltoall_of
-                   .emplace(message, dispatch_cost(l.dispatcher, experts_, top_k_,
-                                                   expert_group(l, 0), message, costs_))
-                   .first;
-        alltoall[j] = 4.0 * ex.operators * it->second.seconds;
-        // Overlapped, they are placed once the chunks are known (the warm-up's stay exposed).
-        if (!l.ep_overlap) {
-          forward[j] += alltoall[j] / 2;
-          backward[j] += alltoall[j] / 2;
-        }
-        // Every expert group of the stage's tp x dp devices: dp x tp / ep of them a replica's.
-        alltoall_bytes += 4.0 * ex.operators * it->second.bytes * l.tp * l.cp / l.ep;
+      forward[j] = kc.forward;
+      backward[j] = kc.backward;
+      comm[j] = kc.comm;
+      alltoall[j] = kc.alltoall;
+      alltoall_bytes += kc.alltoall_bytes;
+      if (kc.has_exchange) {
+        exchange[j] = kc.exchange;
+        exchange_bytes += kc.exchange_bytes;
+        exchange_workspace = std::max(exchange_workspace, kc.exchange_workspace);
       }
-      if (l.tp_overlap) {
-        // Each pass's collectives (half the segment's) pipelined with its compute.
-        const double half = s.communication / 2;
-        const int sms = machine_.device(0).sm_count;
-        const double f =
-            overlapped_pass(forward[j] - half, half, kTpOverlapSplits, kTpOverlapSms, sms);
-        const double b =
-            overlapped_pass(backward[j] - half, half, kTpOverlapSplits, kTpOverlapSms, sms);
-        comm[j] = (f - (forward[j] - half)) + (b - (backward[j] - half));
-        forward[j] = f;
-        backward[j] = b;
-      }
-      if (l.cp > 1 && !s.attentions.empty()) {
-        auto it = exchange_of.find(kind);
-        if (it == exchange_of.end()) {
-          ContextExchangeCost sum;
-          for (const auto& a : s.attentions) {
-            const ContextExchangeCost c =
-                context_exchange_cost(l.cp_exchange, context_groups(l, 0), a.kv_bytes,
-                                      a.products_forward, a.products_backward, costs_);
-            sum.forward += c.forward;
-            sum.backward += c.backward;
-            sum.bytes += c.bytes;
-            sum.workspace = std::max(sum.workspace, c.workspace);
-          }
-          it = exchange_of.emplace(kind, sum).first;
-        }
-        const ContextExchangeCost& c = it->second;
-        forward[j] += c.forward;
-        backward[j] += c.backward;
-        comm[j] += c.forward + c.backward;
-        exchange[j] = c.forward + c.backward;
-        exchange_bytes += c.bytes;
-        exchange_workspace = std::max(exchange_workspace, c.workspace);
-      }
-      if (block_[j] && l.recompute == Recompute::Full) {
-        extra = forward[j];
-        keep = s.input_bytes / (l.sp ? l.tp : 1);
-        recompute_flops += dense;
-      } else if (block_[j] && l.recompute == Recompute::Selective) {
-        extra = s.attention_core;
-        keep = s.activations - s.attention_internals - sp_share;
-        recompute_flops += core;
-      } else {
-        keep = s.activations - sp_share;
-      }
+      const auto [extra, keep] = recomputation(kc, block_[j], l);
+      if (block_[j] && l.recompute == Recompute::Full) recompute_flops += dense;
+      if (block_[j] && l.recompute == Recompute::Selective) recompute_flops += core;
       time[j] = forward[j] + backward[j] + extra;
       work[j] = extra;
       saved[j] = std::max(0.0, keep);
@@ -1077,6 +976,10 @@ class Planner {
   const DataType dtype_;
   std::vector<int> layer_of_;  // per segment: the layer it belongs to
   std::vector<bool> block_;
+  std::vector<int> split_layer_of_;  // per segment: its layer as Megatron-LM deals them (chunks())
+  int split_layers_ = 0;
+  std::vector<std::array<int, 2>> segments_of_;  // per kind: its segments, not blocks and blocks
+  double tied_elements_ = 0;                     // of every tied table's copies
   double memory_ = 0;
   bool transformer_ = false;
   std::map<int, std::unique_ptr<CostModel>> replica_costs_;
@@ -1085,6 +988,13 @@ class Planner {
   std::map<std::tuple<int, int, std::int64_t, bool, int, int>, SegmentProfile> profiles_;
   std::map<std::pair<int, std::int64_t>, std::pair<double, double>> flops_;
   std::map<int, KindExperts> experts_of_;
+  std::map<
+      std::tuple<int, int, int, int, int, int, std::int64_t, bool, int, bool, bool, int, bool, int>,
+      KindCost>
+      kind_costs_;
+  std::map<std::tuple<int, double, int, int, int, int, int, int>, DispatchCost> dispatches_;
+  std::map<std::tuple<const SegmentProfile*, int, int, int, int, int, int>, ContextExchangeCost>
+      exchanges_;
   std::int64_t experts_ = 0;  // experts of the model's mixture-of-experts layers (0: none)
   std::int64_t top_k_ = 0;
   std::int64_t sequence_ = 0;  // tokens of a sample's sequence (0: no attention)

@@ -43,6 +43,8 @@ std::string LayoutRequest::describe() const {
   if (ep_comm_overlap && *ep_comm_overlap) parts.emplace_back("--overlap-moe-expert-parallel-comm");
   if (context_parallel) parts.push_back(fmt::format("--cp {}", context_parallel));
   if (context_exchange) parts.push_back(fmt::format("--cp-comm {}", to_string(*context_exchange)));
+  if (embedding_in_split) parts.emplace_back("--account-for-embedding-in-pipeline-split");
+  if (loss_in_split) parts.emplace_back("--account-for-loss-in-pipeline-split");
   return fmt::format("{}", fmt::join(parts, " "));
 }
 

@@ -101,6 +101,8 @@ PipelinePlan pipeline_from_json(const json& j) {
     p.expert_data_parallel = j.value("edp", p.data_parallel);
     p.token_dispatcher = token_dispatcher_from_string(j.value("dispatcher", "alltoall"));
     p.ep_comm_overlap = j.value("ep_comm_overlap", false);
+    p.embedding_in_split = j.value("embedding_in_split", false);
+    p.loss_in_split = j.value("loss_in_split", false);
     p.alltoall_time = j.value("alltoall_ms", 0.0) / 1e3;
     p.alltoall_bytes = j.value("alltoall_bytes", 0.0);
     p.context_parallel = j.value("cp", 1);
@@ -206,6 +208,8 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"edp", p.expert_data_parallel},
           {"dispatcher", to_string(p.token_dispatcher)},
           {"ep_comm_overlap", p.ep_comm_overlap},
+          {"embedding_in_split", p.embedding_in_split},
+          {"loss_in_split", p.loss_in_split},
           {"alltoall_ms", p.alltoall_time * 1e3},
           {"alltoall_bytes", p.alltoall_bytes},
           {"cp", p.context_parallel},

@@ -41,6 +41,9 @@ struct PipelineOptions {
   // Past this, layouts not yet evaluated are skipped and segment searches stop with their best so
   // far (at least one layout is evaluated); none: no limit.
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Cost every layout in enumeration order instead of best-first by a lower bound, skipping
+  // none (what the tests hold the bounded search to: the same plan).
+  bool exhaustive = false;
   // Measured operator times (a calibrated machine's profiles) instead of the analytic ones.
   std::shared_ptr<const ProfileSource> profiles;
 };
@@ -96,6 +99,10 @@ struct PipelinePlan {
   ContextExchange context_exchange = ContextExchange::Ring;
   double cp_time = 0;   // seconds of that exchange left exposed per iteration, the busiest rank
   double cp_bytes = 0;  // bytes all devices send in it per iteration
+
+  // The embedding and the loss counted as layers in the stages' layer counts (LayoutRequest).
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
 
   PipelineGrid grid() const {
     return {tensor_parallel, pipeline_stages, data_parallel, device_order, context_parallel};

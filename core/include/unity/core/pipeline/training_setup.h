@@ -55,11 +55,17 @@ struct LayoutRequest {
   // --cp-comm: how those devices share keys and values; unset: searched in joint mode,
   // Megatron-Core's ring (p2p) in expert mode.
   std::optional<ContextExchange> context_exchange;
+  // --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split (Megatron's):
+  // in expert mode, the stages' layer counts take the embedding and the loss each as one more
+  // layer, at the first and the last chunk (NVIDIA's Qwen3-235B-A22B: 94 layers + 2 on 32 stages
+  // of 3 chunks). The joint search balances chunks by time, which these do not change.
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
   bool empty() const {
     return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
            zero_stage < 0 && !sequence_parallel && !overlap_grad_reduce && !tp_comm_overlap &&
            !device_order && !expert_parallel && !dispatcher && !ep_comm_overlap &&
-           !context_parallel && !context_exchange;
+           !context_parallel && !context_exchange && !embedding_in_split && !loss_in_split;
   }
   // "--tp 8 --pp 8 --micro-batches 96": what was fixed, for messages.
   std::string describe() const;

@@ -1,0 +1,337 @@
+#include "layout_space.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+
+namespace unity::pipeline_layouts {
+namespace {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+}  // namespace
+
+LayoutSpace::LayoutSpace(const LayoutFacts& facts, const LayoutRequest& request,
+                         const MachineSpec& machine)
+    : facts_(facts), request_(request), machine_(machine) {
+  const auto& r = request_;
+  const int n = machine_.num_devices();
+  const int per_node = machine_.devices_per_node;
+  if (facts_.batch <= 0)
+    throw InputError(fmt::format("'{}' has no batch size to plan", facts_.model));
+  std::vector<int> tps;
+  if (r.tensor_parallel) {
+    const int tp = r.tensor_parallel;
+    if (tp > per_node || per_node % tp != 0 || n % tp != 0)
+      throw InputError(fmt::format(
+          "--tp {}: tensor parallelism stays inside a node, so it must divide the {} devices of "
+          "a {} node (and the {} devices in use)",
+          tp, per_node, machine_.name, n));
+    tps = {tp};
+  } else {
+    for (int tp : divisors(std::min(per_node, n)))
+      if (per_node % tp == 0 && n % tp == 0) tps.push_back(tp);
+  }
+  for (int tp : tps)
+    for (int cp : context_parallel_degrees(tp)) {
+      if (cp == 1 || r.context_parallel) {
+        add_stages(tp, cp);
+        continue;
+      }
+      // A searched context-parallel degree that what was fixed does not fit is skipped.
+      const auto stages = stages_.size();
+      const auto grids = grids_.size();
+      const auto size = size_;
+      try {
+        add_stages(tp, cp);
+      } catch (const InputError&) {
+        stages_.resize(stages);
+        grids_.resize(grids);
+        size_ = size;
+      }
+    }
+  if (grids_.empty() && r.pipeline_stages && !r.tensor_parallel &&
+      std::none_of(tps.begin(), tps.end(),
+                   [&](int tp) { return (n / tp) % r.pipeline_stages == 0; }))
+    throw InputError(fmt::format("--pp {}: {} devices do not split into {} stages",
+                                 r.pipeline_stages, n, r.pipeline_stages));
+}
+
+// The context-parallel degrees with `tp`: those the model's sequence splits into 2 x cp chunks
+// and the machine's devices into tp x cp replicas. Searched in joint mode (powers of two), 1 in
+// expert mode unless asked.
+std::vector<int> LayoutSpace::context_parallel_degrees(int tp) const {
+  const auto& r = request_;
+  const int n = machine_.num_devices();
+  const std::int64_t sequence = facts_.sequence;
+  auto fits = [&](int cp) {
+    return cp == 1 || (sequence > 0 && sequence % (2 * cp) == 0 && n % (tp * cp) == 0);
+  };
+  if (r.context_parallel) {
+    const int cp = r.context_parallel;
+    if (cp > 1 && sequence == 0)
+      throw InputError(
+          fmt::format("--cp {}: '{}' has no attention to split the sequence of", cp, facts_.model));
+    if (cp > 1 && sequence % (2 * cp) != 0)
+      throw InputError(fmt::format(
+          "--cp {}: the sequence of {} tokens does not split into 2 x {} chunks (context "
+          "parallelism deals each rank two chunks, one from each end, to balance causal work)",
+          cp, sequence, cp));
+    if (!fits(cp)) {
+      if (!r.tensor_parallel) return {};
+      throw InputError(
+          fmt::format("--cp {}: {} devices do not split into replicas of --tp {} x --cp {} devices",
+                      cp, n, tp, cp));
+    }
+    return {cp};
+  }
+  std::vector<int> out{1};
+  if (facts_.joint && facts_.transformer)
+    for (int cp = 2; tp * cp <= n; cp *= 2)
+      if (fits(cp)) out.push_back(cp);
+  return out;
+}
+
+// The layouts of replicas of tp x cp devices.
+void LayoutSpace::add_stages(int tp, int cp) {
+  const auto& r = request_;
+  const int n = machine_.num_devices();
+  const int replicas = n / (tp * cp);
+  std::vector<int> pps;
+  if (r.pipeline_stages) {
+    const int pp = r.pipeline_stages;
+    if (replicas % pp != 0) {
+      // A searched replica size that leaves too few replicas is skipped; a fixed one fails.
+      if (!r.tensor_parallel) return;
+      throw InputError(fmt::format(
+          "--pp {}: {} devices / (--tp {}{}) = {} stage replicas, which {} stages do not divide",
+          pp, n, tp, cp > 1 ? fmt::format(" x --cp {}", cp) : std::string(), replicas, pp));
+    }
+    if (pp > facts_.segments)
+      throw InputError(fmt::format("--pp {}: '{}' has only {} segments to make stages of", pp,
+                                   facts_.model, facts_.segments));
+    pps = {pp};
+  } else {
+    for (int pp : divisors(replicas))
+      if (pp <= facts_.segments) pps.push_back(pp);
+  }
+  for (int pp : pps) {
+    const int dp = replicas / pp;
+    if (facts_.batch % dp != 0) {
+      if (r.pipeline_stages && r.tensor_parallel)
+        throw InputError(fmt::format(
+            "--batch {} does not divide over {} data-parallel copies ({} devices / (--tp {} x "
+            "--pp {}{}))",
+            facts_.batch, dp, n, tp, pp, cp > 1 ? fmt::format(" x --cp {}", cp) : std::string()));
+      continue;
+    }
+    add_grids(tp, cp, pp, dp, facts_.batch / dp);
+  }
+}
+
+void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_replica) {
+  const auto& r = request_;
+  const bool joint = facts_.joint;
+  StageChoices stage{tp, cp, pp, dp, per_replica, false, {}, {}, {}};
+  std::vector<int> ms;
+  if (r.micro_batches) {
+    if (per_replica % r.micro_batches != 0)
+      throw InputError(
+          fmt::format("--micro-batches {}: the {} samples of each data-parallel copy "
+                      "do not split into that many",
+                      r.micro_batches, per_replica));
+    ms = {r.micro_batches};
+  } else {
+    // Micro-batches of up to 64 samples (larger ones only add memory).
+    for (std::int64_t b = 1; b <= std::min<std::int64_t>(per_replica, 64); ++b)
+      if (per_replica % b == 0) ms.push_back(static_cast<int>(per_replica / b));
+  }
+  if (r.recompute)
+    stage.recomputes = {*r.recompute};
+  else if (joint)
+    stage.recomputes = {Recompute::None, Recompute::Selective, Recompute::Full};
+  else
+    stage.recomputes = {Recompute::Full};  // Megatron-LM's published runs recompute every layer
+  if (r.zero_stage >= 0) {
+    // Asked for, ZeRO 2 and 3 combine with pipelines too: every micro-batch then reduce-scatters
+    // its gradients (and ZeRO 3 all-gathers the weights for every pass), which the cost counts.
+    stage.zeros = {r.zero_stage};
+  } else if (joint) {
+    // With pipelines the search goes up to ZeRO 2, which Llama 3's FSDP ran with its pipeline
+    // (each micro-batch's gradients reduced behind the next one's compute); ZeRO 3 would gather
+    // the weights for every pass of every micro-batch.
+    stage.zeros = pp > 1 ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1, 2, 3};
+  } else {
+    stage.zeros = {0};
+  }
+  // Overlapping the data-parallel communication with compute never costs time in this model, so
+  // the joint search takes it; Megatron-LM's published layouts (SC'21) did not overlap.
+  stage.overlap = r.overlap_grad_reduce ? *r.overlap_grad_reduce : joint;
+  std::vector<bool> sps;
+  if (r.sequence_parallel)
+    sps = {*r.sequence_parallel && tp > 1};
+  else
+    sps = joint && tp > 1 && facts_.transformer ? std::vector<bool>{false, true}
+                                                : std::vector<bool>{false};
+  // Overlapping tensor-parallel collectives with GEMMs pipelines the sequence-parallel all-gathers
+  // and reduce-scatters (Megatron-Core requires --sequence-parallel for it), on devices whose SMs
+  // it can share.
+  const bool can_overlap_tp = tp > 1 && machine_.device(0).sm_count > kTpOverlapSms;
+  if (r.tp_comm_overlap && *r.tp_comm_overlap && tp > 1 &&
+      !(r.sequence_parallel && *r.sequence_parallel))
+    throw InputError(
+        "--tp-comm-overlap needs --sequence-parallel (the overlap pipelines the "
+        "sequence-parallel all-gathers and reduce-scatters with their GEMMs)");
+  // The joint search's segment plans, and in joint mode Megatron-LM's beside them.
+  const std::vector<bool> segment_plans =
+      joint && tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false};
+  const std::vector<int> eps = expert_parallel_degrees(tp, cp * dp);
+  std::vector<ContextExchange> exchanges{ContextExchange::Ring};
+  if (r.context_exchange)
+    exchanges = {*r.context_exchange};
+  else if (joint && cp > 1)
+    exchanges.push_back(ContextExchange::AllGather);
+  std::vector<TokenDispatcher> dispatchers{TokenDispatcher::AllToAll};
+  if (r.dispatcher)
+    dispatchers = {*r.dispatcher};
+  else if (joint && facts_.experts > 0)
+    dispatchers.push_back(TokenDispatcher::DeepEp);
+  std::vector<bool> ep_overlaps{false};
+  if (r.ep_comm_overlap)
+    ep_overlaps = {*r.ep_comm_overlap};
+  else if (joint && facts_.experts > 0)
+    ep_overlaps.push_back(true);
+  // The order of the devices matters where links differ above the node: on a machine of pods.
+  std::vector<DeviceOrder> orders{DeviceOrder::PipelineOutermost};
+  if (r.device_order)
+    orders = {*r.device_order};
+  else if (machine_.pod_of(machine_.num_devices() - 1) > 0 && pp > 1 && dp > 1)
+    orders.push_back(DeviceOrder::DataParallelOutermost);
+  for (bool sp : sps) {
+    std::vector<bool> tpos{false};
+    if (r.tp_comm_overlap)
+      tpos = {*r.tp_comm_overlap && sp && can_overlap_tp};
+    else if (joint && sp && can_overlap_tp)
+      tpos = {false, true};
+    for (bool tpo : tpos)
+      for (DeviceOrder order : orders)
+        for (bool megatron : segment_plans)
+          for (int ep : eps)
+            for (TokenDispatcher d : dispatchers)
+              for (bool epo : ep_overlaps)
+                for (ContextExchange x : exchanges) {
+                  if (ep == 1 && (d != dispatchers.front() || epo)) continue;
+                  if (cp == 1 && x != exchanges.front()) continue;
+                  stage.segments.push_back({sp, tpo, order, megatron, ep, d, epo, x});
+                }
+  }
+  const int index = static_cast<int>(stages_.size());
+  const std::int64_t per_grid = static_cast<std::int64_t>(stage.recomputes.size()) *
+                                static_cast<std::int64_t>(stage.zeros.size()) *
+                                static_cast<std::int64_t>(stage.segments.size());
+  stages_.push_back(std::move(stage));
+  for (int m : ms) {
+    std::vector<int> vs;
+    if (r.interleave) {
+      vs = {r.interleave};
+    } else {
+      for (int v = 1; v <= 8; ++v) vs.push_back(v);
+    }
+    for (int v : vs) {
+      if (v > 1 && (pp == 1 || m % pp != 0)) {
+        if (r.interleave && r.pipeline_stages)
+          throw InputError(
+              fmt::format("--interleave {} needs --pp > 1 and a micro-batch count that --pp "
+                          "divides (Megatron-LM's schedule); got --pp {} and {} micro-batches",
+                          v, pp, m));
+        continue;
+      }
+      if (pp * v > facts_.segments) continue;
+      // Megatron-LM gives each chunk the same number of layers, or one fewer to the chunks at the
+      // ends where they do not divide (chunk_layer_ends); every chunk needs a layer.
+      if (!joint && facts_.layers < pp * v) {
+        if (r.pipeline_stages && r.interleave)
+          throw InputError(fmt::format("--pp {} --interleave {}: {} layers do not fill {} chunks",
+                                       pp, v, facts_.layers, pp * v));
+        continue;
+      }
+      if (per_grid == 0) continue;
+      grids_.push_back({index, m, v, per_replica / m, size_});
+      size_ += per_grid;
+    }
+  }
+}
+
+// The expert-parallel degrees a layout of tp x dp devices per pipeline rank can take (dp: the
+// copies, context-parallel ranks included): 1 (the replica's own split), and multiples of tp that
+// divide tp x dp and the experts (Megatron-Core folds EP into the tensor-, context- and
+// data-parallel ranks: tp x cp x dp = ep x edp with ETP 1).
+std::vector<int> LayoutSpace::expert_parallel_degrees(int tp, int dp) const {
+  const int asked = request_.expert_parallel;
+  const std::int64_t experts = facts_.experts;
+  if (experts == 0) {
+    if (asked > 1)
+      throw InputError(
+          fmt::format("--ep {}: '{}' has no mixture-of-experts layers", asked, facts_.model));
+    return {1};
+  }
+  auto fits = [&](int ep) {
+    return ep == 1 || (ep % tp == 0 && (tp * dp) % ep == 0 && experts % ep == 0);
+  };
+  if (asked) {
+    if (!fits(asked)) {
+      if (request_.tensor_parallel && request_.pipeline_stages)
+        throw InputError(fmt::format(
+            "--ep {}: expert parallelism spreads the {} experts over a multiple of --tp {} that "
+            "divides the {} devices of a pipeline stage (tp x dp) and the experts",
+            asked, experts, tp, tp * dp));
+      return {};
+    }
+    return {asked};
+  }
+  std::vector<int> out{1};
+  for (int ep = tp; ep <= tp * dp; ep *= 2)
+    if (ep > 1 && fits(ep)) out.push_back(ep);
+  return out;
+}
+
+std::int64_t LayoutSpace::count(const LayoutGrid& g) const {
+  const StageChoices& s = stages_[static_cast<std::size_t>(g.stage)];
+  return static_cast<std::int64_t>(s.recomputes.size() * s.zeros.size() * s.segments.size());
+}
+
+Layout LayoutSpace::layout(const LayoutGrid& g, std::int64_t i) const {
+  const StageChoices& s = stages_[static_cast<std::size_t>(g.stage)];
+  const auto segments = static_cast<std::int64_t>(s.segments.size());
+  const auto zeros = static_cast<std::int64_t>(s.zeros.size());
+  const SegmentOptions& o = s.segments[static_cast<std::size_t>(i % segments)];
+  Layout l;
+  l.tp = s.tp;
+  l.pp = s.pp;
+  l.dp = s.dp;
+  l.m = g.m;
+  l.v = g.v;
+  l.b = g.b;
+  l.recompute = s.recomputes[static_cast<std::size_t>(i / segments / zeros)];
+  l.zero = s.zeros[static_cast<std::size_t>(i / segments % zeros)];
+  l.sp = o.sp;
+  l.overlap = s.overlap;
+  l.tp_overlap = o.tp_overlap;
+  l.order = o.order;
+  l.megatron_segments = o.megatron_segments;
+  l.ep = o.ep;
+  l.dispatcher = o.dispatcher;
+  l.ep_overlap = o.ep_overlap;
+  l.cp = s.cp;
+  l.cp_exchange = o.cp_exchange;
+  return l;
+}
+
+}  // namespace unity::pipeline_layouts

@@ -1,0 +1,78 @@
+// The pipeline planner's best-first layout search: grids of layouts visited in the order of a
+// lower bound on their plans, a layout costed only where its bound can beat the best plan so far.
+// It must choose exactly the plan that costing every layout in enumeration order chooses, while
+// costing fewer of them.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/pcg/compute_dtype.h"
+#include "unity/core/pipeline/pipeline_planner.h"
+#include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/zoo/transformer_models.h"
+
+namespace unity {
+namespace {
+
+void expect_same_plan(const Graph& model, const MachineSpec& machine, PipelineOptions o) {
+  const auto bounded = plan_pipeline(model, machine, o);
+  o.exhaustive = true;
+  const auto every = plan_pipeline(model, machine, o);
+  ASSERT_TRUE(bounded);
+  ASSERT_TRUE(every);
+  std::printf("%s on %d devices: %lld of %lld layouts costed, %.3f ms\n", model.name.c_str(),
+              machine.num_devices(), static_cast<long long>(bounded->layouts_evaluated),
+              static_cast<long long>(every->layouts_evaluated), every->iteration_time * 1e3);
+  EXPECT_EQ(bounded->iteration_time, every->iteration_time);
+  EXPECT_EQ(bounded->peak_memory, every->peak_memory);
+  EXPECT_EQ(bounded->fits, every->fits);
+  EXPECT_EQ(bounded->tensor_parallel, every->tensor_parallel);
+  EXPECT_EQ(bounded->pipeline_stages, every->pipeline_stages);
+  EXPECT_EQ(bounded->data_parallel, every->data_parallel);
+  EXPECT_EQ(bounded->micro_batches, every->micro_batches);
+  EXPECT_EQ(bounded->interleave, every->interleave);
+  EXPECT_EQ(bounded->recompute, every->recompute);
+  EXPECT_EQ(bounded->zero_stage, every->zero_stage);
+  EXPECT_EQ(bounded->sequence_parallel, every->sequence_parallel);
+  EXPECT_EQ(bounded->tp_comm_overlap, every->tp_comm_overlap);
+  EXPECT_EQ(bounded->expert_parallel, every->expert_parallel);
+  EXPECT_EQ(bounded->token_dispatcher, every->token_dispatcher);
+  EXPECT_EQ(bounded->ep_comm_overlap, every->ep_comm_overlap);
+  EXPECT_EQ(bounded->context_parallel, every->context_parallel);
+  EXPECT_EQ(bounded->context_exchange, every->context_exchange);
+  // The bound prunes: a search that costs every layout anyway proves nothing.
+  EXPECT_LT(bounded->layouts_evaluated, every->layouts_evaluated / 4);
+}
+
+PipelineOptions joint() {
+  PipelineOptions o;
+  o.joint = true;
+  o.budget = 4;
+  return o;
+}
+
+// A 4-layer decoder with grouped-query attention: tensor, context, pipeline and data parallelism,
+// recomputation, ZeRO, sequence parallelism and TP overlap searched on 16 H100s.
+TEST(LayoutSearch, DecoderPlanEqualsTheExhaustiveSearchs) {
+  const Graph model = zoo::build_llama(32, {4, 256, 4, 2, 512, 128, 1024}, DataType::BFloat16);
+  expect_same_plan(model, load_machine("dgx-h100", {0, 16}), joint());
+}
+
+// A mixture of experts: expert parallelism, the dispatcher and the all-to-all overlap too.
+TEST(LayoutSearch, MixtureOfExpertsPlanEqualsTheExhaustiveSearchs) {
+  expect_same_plan(load_model_for_devices("moe-tiny", 16, 32), load_machine("dgx-h100", {0, 16}),
+                   joint());
+}
+
+// Memory binds: a 7.5B GPT on 8 A100s of 80 GB fits only with its weights and optimizer state
+// split, so the fastest layouts by compute do not fit and the bound's memory side must prune.
+TEST(LayoutSearch, ModelThatMustBeSplitToFitPlanEqualsTheExhaustiveSearchs) {
+  PipelineOptions o = joint();
+  o.request.sequence_parallel = false;
+  o.request.tp_comm_overlap = false;
+  expect_same_plan(load_model_for_devices("gpt-7.5b", 8, 64), load_machine("dgx-a100", {0, 8}), o);
+}
+
+}  // namespace
+}  // namespace unity
