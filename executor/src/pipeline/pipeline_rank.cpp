@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "unity/core/pipeline/context_parallel_plan.h"
 #include "unity/executor/compute_precision.h"
 #include "unity/executor/pipeline_training.h"
 
@@ -67,22 +68,26 @@ Graph renamed_kind_plan(const Graph& plan, const Graph& model, const SegmentChai
   return g;
 }
 
-// Replica ranks whose tasks read Input `input` (each reads it whole).
-std::vector<int> readers_of(const Program& p, NodeId input) {
-  std::set<int> ranks;
+// Replica ranks whose tasks read Input `input`, and the region each reads: the whole input, or
+// one box of it (a sequence shard's rows under context parallelism).
+void find_readers(const Program& p, NodeId input, Piece& piece) {
+  std::map<int, Region> regions;
   for (const auto& step : p.steps)
     for (const auto& task : step.tasks)
       for (const auto& req : task.inputs) {
         const TensorInfo& t = p.tensor(req.tensor);
         if (t.origin != TensorOrigin::Input || t.root != input) continue;
-        const auto& whole = p.graph.node(input).outputs.at(0);
-        if (req.region.num_elements() != whole.num_elements())
-          throw LoweringError(
-              fmt::format("{} is read in parts; a pipeline stage hands activations on whole",
-                          p.graph.describe(input)));
-        ranks.insert(task.rank);
+        auto [it, fresh] = regions.emplace(task.rank, req.region);
+        if (!fresh && it->second != req.region)
+          throw LoweringError(fmt::format(
+              "{} is read in two parts ({} and {}) on one device; a pipeline stage hands each "
+              "device one box of an activation",
+              p.graph.describe(input), it->second.to_string(), req.region.to_string()));
       }
-  return {ranks.begin(), ranks.end()};
+  for (const auto& [rank, region] : regions) {
+    piece.readers.push_back(rank);
+    piece.reader_regions.push_back(region);
+  }
 }
 
 // The replica rank and piece holding the whole first copy of `t`.
@@ -99,20 +104,25 @@ std::pair<int, int> whole_holder(const Program& p, TensorRef t) {
       p.graph.describe(t.node)));
 }
 
-Piece make_piece(Graph graph, NodeId input, TensorRef output, bool final, int tp,
-                 const std::map<NodeId, MachineView>* views) {
+Piece make_piece(Graph graph, NodeId input, TensorRef output, bool final, int devices,
+                 const std::map<NodeId, MachineView>* views, int replica_rank) {
   Piece piece;
   LoweringOptions lo;
   lo.require_loss = final;
   if (input >= 0) lo.inputs_with_gradients = {input};
   const auto single = views ? std::map<NodeId, MachineView>{} : single_device_views(graph);
-  piece.program = std::make_unique<Program>(lower_plan(graph, views ? *views : single, tp, lo));
+  piece.program =
+      std::make_unique<Program>(lower_plan(graph, views ? *views : single, devices, lo));
   piece.input = input;
   piece.output = output;
   const Graph& g = piece.program->graph;
   if (input >= 0) {
-    piece.readers = readers_of(*piece.program, input);
-    piece.input_bytes = static_cast<std::size_t>(g.node(input).outputs.at(0).num_elements()) * 4;
+    find_readers(*piece.program, input, piece);
+    piece.input_region = full_region(g.node(input).outputs.at(0).sizes());
+    piece.input_bytes = static_cast<std::size_t>(piece.input_region.num_elements()) * 4;
+    for (std::size_t i = 0; i < piece.readers.size(); ++i)
+      if (piece.readers[i] == replica_rank)
+        piece.read_bytes = static_cast<std::size_t>(piece.reader_regions[i].num_elements()) * 4;
   }
   if (output.node >= 0) {
     std::tie(piece.holder, piece.holder_piece) = whole_holder(*piece.program, output);
@@ -132,7 +142,7 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
   r->rank = world.rank();
   r->stages = pp.pipeline_stages;
   r->copies = pp.data_parallel;
-  r->tp = pp.tensor_parallel;
+  r->replica = pp.grid().replica();
   r->micro_batches = pp.micro_batches;
   r->interleave = pp.interleave;
   r->micro_batch_size = pp.micro_batch_size;
@@ -141,19 +151,20 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
   const PipelinePosition pos = pipeline_position(pp, r->rank);
   r->stage = pos.stage;
   r->copy = pos.copy;
-  r->replica_rank = r->rank % r->tp;
+  r->replica_rank = pp.grid().position(r->rank).index;
   for (int c = 0; c < r->copies; ++c)
     r->copy_group.push_back(r->world_rank(r->stage, c, r->replica_rank));
-  if (r->tp == 1) {
+  if (r->replica == 1) {
     r->replica_comm = make_local_communicator();
   } else {
     std::vector<int> members;
-    for (int t = 0; t < r->tp; ++t) members.push_back(r->world_rank(r->stage, r->copy, t));
+    for (int t = 0; t < r->replica; ++t) members.push_back(r->world_rank(r->stage, r->copy, t));
     r->replica_comm = make_group_communicator(world, members);
   }
   r->memory = std::make_unique<DeviceMemory>(backend);
 
   const SegmentChain chain = segment_chain(model);
+  const std::int64_t sequence = attention_sequence(model);  // what context parallelism splits
   const std::vector<bool> repeated = repeated_kinds(chain);
   const int chunks = r->stages * r->interleave;
   const int last_segment = static_cast<int>(chain.segments.size()) - 1;
@@ -192,21 +203,41 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
     const StagePlan& sp = pp.chunks[c];
     LocalChunk lc;
     lc.model_chunk = c;
-    if (r->tp > 1 && pp.kind_plans.size() != static_cast<std::size_t>(chain.kinds()))
+    if (pp.tensor_parallel > 1 && pp.kind_plans.size() != static_cast<std::size_t>(chain.kinds()))
       throw LoweringError(
           "the plan has no segment plans for its tensor-parallel stages (made by an older "
           "Unity): plan it again");
     for (int seg = sp.first_segment; seg <= sp.last_segment; ++seg) {
       Piece piece;
-      if (r->tp == 1) {
+      if (r->replica == 1) {
         const ChunkGraph cg = chunk_graph(model, chain, seg, seg, r->micro_batch_size);
-        piece = make_piece(cg.graph, cg.input, cg.output, seg == last_segment, 1, nullptr);
+        piece = make_piece(cg.graph, cg.input, cg.output, seg == last_segment, 1, nullptr, 0);
       } else {
-        const SegmentKindPlan& kp = pp.kind_plans[chain.segments[seg].kind];
-        Graph g = executed_graph(renamed_kind_plan(kp.pcg, model, chain, seg, r->micro_batch_size));
+        // The tensor-parallel plan: the kind's, or with one tensor-parallel device the segment's
+        // own graph on it.
+        Graph g;
+        std::map<NodeId, MachineView> views;
+        std::string name;  // the segment's input
+        if (pp.tensor_parallel > 1) {
+          const SegmentKindPlan& kp = pp.kind_plans[chain.segments[seg].kind];
+          g = executed_graph(renamed_kind_plan(kp.pcg, model, chain, seg, r->micro_batch_size));
+          views = kp.views;
+          if (chain.segments[seg].input.node >= 0)
+            name = model.node(chain.segments[seg].input.node).op.name + ".out";
+        } else {
+          ChunkGraph cg = chunk_graph(model, chain, seg, seg, r->micro_batch_size);
+          if (cg.input >= 0) name = cg.graph.node(cg.input).op.name;
+          g = std::move(cg.graph);
+          views = single_device_views(g);
+        }
+        if (pp.context_parallel > 1) {
+          ContextParallelPlan split =
+              context_parallel_plan(g, views, pp.tensor_parallel, pp.context_parallel, sequence);
+          g = std::move(split.pcg);
+          views = std::move(split.views);
+        }
         NodeId input = -1;
-        if (chain.segments[seg].input.node >= 0) {
-          const std::string name = model.node(chain.segments[seg].input.node).op.name + ".out";
+        if (!name.empty()) {
           for (const auto& [id, n] : g.nodes())
             if (n.op.type == OpType::Input && n.op.name == name) input = id;
           if (input < 0)
@@ -220,7 +251,8 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
                 fmt::format("segment {}'s plan has {} outputs, not one", seg, sinks.size()));
           output = sinks.front();
         }
-        piece = make_piece(std::move(g), input, output, seg == last_segment, r->tp, &kp.views);
+        piece = make_piece(std::move(g), input, output, seg == last_segment, r->replica, &views,
+                           r->replica_rank);
       }
       piece.recomputed = r->recompute && repeated[chain.segments[seg].kind] && piece.input >= 0;
       lc.pieces.push_back(std::move(piece));
@@ -254,13 +286,13 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
                          piece.readers.end();
       if (piece.recomputed && reads)
         for (int s = 0; s < slots_needed[j]; ++s)
-          piece.stash.push_back(r->memory->allocate(piece.input_bytes));
+          piece.stash.push_back(r->memory->allocate(piece.read_bytes));
     }
     const Piece& first = lc.pieces.front();
     const Piece& last = lc.pieces.back();
     if (r->replica_rank == 0) {
       if (first.input_bytes > 0) lc.input_buffer = r->memory->allocate(first.input_bytes);
-      if (first.input_bytes > 0 && r->tp > 1)
+      if (first.input_bytes > 0 && r->replica > 1)
         lc.input_scratch = r->memory->allocate(first.input_bytes);
       if (last.output_bytes > 0) lc.output_buffer = r->memory->allocate(last.output_bytes);
     }

@@ -1,9 +1,11 @@
 #pragma once
 // What one rank of a pipelined run holds. Its stage's model chunks, each made of one piece per
 // segment, lowered for the devices of one stage replica and one micro-batch: serial with stage
-// replicas of one device, else the segment kind's planned PCG and views renamed after it. An engine
-// per piece and micro-batch in flight (one for a recomputed block), the inputs stashed for
-// recomputation, and with ZeRO its shard of each chunk's weights and optimizer state.
+// replicas of one device, else the segment kind's planned PCG and views renamed after it (the
+// segment's serial graph with one tensor-parallel device), split by sequence over the replica's
+// context-parallel shards (context_parallel_plan.h) when it has them. An engine per piece and
+// micro-batch in flight (one for a recomputed block), the inputs stashed for recomputation, and
+// with ZeRO its shard of each chunk's weights and optimizer state.
 #include <map>
 #include <memory>
 #include <string>
@@ -28,9 +30,14 @@ struct Piece {
   std::vector<std::unique_ptr<Engine>> engines;  // [0] owns the weights
   NodeId input = -1;                             // the activation entering (-1: none)
   TensorRef output{-1, 0};                       // the activation leaving (-1: the model's sinks)
-  std::vector<int> readers;                      // replica ranks reading `input` whole
-  int holder = -1;        // replica rank holding `output` whole (its first copy)
-  int holder_piece = -1;  // which piece of `output` that is
+  std::vector<int> readers;                      // replica ranks reading `input`
+  // What each reader reads of it: the whole activation, or with context parallelism its sequence
+  // shard's rows (handed over packed, in that region's row-major order).
+  std::vector<Region> reader_regions;
+  Region input_region;         // the whole activation
+  std::size_t read_bytes = 0;  // of `input`, on this rank (0: it reads none)
+  int holder = -1;             // replica rank holding `output` whole (its first copy)
+  int holder_piece = -1;       // which piece of `output` that is
   std::size_t input_bytes = 0, output_bytes = 0;
   // A repeated block (a transformer layer's half) under full recomputation: one engine, and its
   // input kept per micro-batch in flight (on the devices reading it), from which its forward runs
@@ -66,7 +73,8 @@ struct PipelineRank {
   std::unique_ptr<DeviceMemory> memory;        // staging, stash, ZeRO buffers
   const PipelinePlan* plan = nullptr;
   int rank = 0, stage = 0, copy = 0, replica_rank = 0;
-  int stages = 1, copies = 1, tp = 1, micro_batches = 1, interleave = 1;
+  // replica: devices of a stage replica, tensor_parallel x context_parallel (PipelineGrid).
+  int stages = 1, copies = 1, replica = 1, micro_batches = 1, interleave = 1;
   std::int64_t micro_batch_size = 1;
   bool recompute = false;         // full recomputation
   int zero = 0;                   // ZeRO stage as run (0 with one copy)

@@ -175,13 +175,49 @@ class PipelineRun::Impl {
     }
   }
 
+  // Hands replica rank `to` (into `dst` there) its `part` of a whole activation that replica rank
+  // `from` holds (`whole` there), packed first into `pack` (on `from`) when it is not all of it.
+  void send_part(int from, const void* whole, int to, void* dst, const Region& all,
+                 const Region& part, void* pack) {
+    const std::size_t bytes = static_cast<std::size_t>(part.num_elements()) * 4;
+    if (part == all) return move(from, whole, to, dst, bytes, false, nullptr);
+    const int me = r_.replica_rank;
+    if (me != from && me != to) return;
+    if (from == to) return copy_region(be_, whole, all, dst, part, part, 4, false);
+    if (me == from) {
+      copy_region(be_, whole, all, pack, part, part, 4, false);
+      move(from, pack, to, nullptr, bytes, false, nullptr);
+    } else {
+      move(from, nullptr, to, dst, bytes, false, nullptr);
+    }
+  }
+
+  // Adds the gradient of `part` (at replica rank `from`, `src` there) into the whole one at
+  // replica rank `to` (`whole` there), received through `scratch`.
+  void add_part(int from, const void* src, int to, void* whole, const Region& all,
+                const Region& part, void* scratch) {
+    const std::size_t bytes = static_cast<std::size_t>(part.num_elements()) * 4;
+    if (part == all) return move(from, src, to, whole, bytes, true, scratch);
+    const int me = r_.replica_rank;
+    if (me != from && me != to) return;
+    if (from == to) return copy_region(be_, src, part, whole, all, part, 4, true);
+    if (me == from) {
+      move(from, src, to, nullptr, bytes, false, nullptr);
+    } else {
+      move(from, nullptr, to, scratch, bytes, false, nullptr);
+      copy_region(be_, scratch, part, whole, all, part, 4, true);
+    }
+  }
+
   // The chunk's incoming activation (at the replica's lead) to every device reading it.
   void deliver_input(LocalChunk& c, int j, int mb, const void* value) {
     auto& first = c.pieces.front();
-    for (int reader : first.readers) {
+    for (std::size_t i = 0; i < first.readers.size(); ++i) {
+      const int reader = first.readers[i];
       void* dst =
           reader == r_.replica_rank ? r_.engine(j, 0, mb).input_slot(first.input)->value : nullptr;
-      move(0, value, reader, dst, first.input_bytes, false, nullptr);
+      send_part(0, value, reader, dst, first.input_region, first.reader_regions[i],
+                c.input_scratch);
     }
   }
 
@@ -192,10 +228,12 @@ class PipelineRun::Impl {
     const void* src = from.holder == r_.replica_rank
                           ? r_.engine(j, p, mb).output_piece(from.output, from.holder_piece)->value
                           : nullptr;
-    for (int reader : to.readers) {
+    for (std::size_t i = 0; i < to.readers.size(); ++i) {
+      const int reader = to.readers[i];
       void* dst =
           reader == r_.replica_rank ? r_.engine(j, p + 1, mb).input_slot(to.input)->value : nullptr;
-      move(from.holder, src, reader, dst, from.output_bytes, false, nullptr);
+      send_part(from.holder, src, reader, dst, to.input_region, to.reader_regions[i],
+                c.hand_off[p]);
     }
   }
 
@@ -207,7 +245,7 @@ class PipelineRun::Impl {
       auto& piece = c.pieces[p];
       Engine& e = r_.engine(j, static_cast<int>(p), mb);
       if (!piece.stash.empty())
-        be_.copy(piece.stash[slot], e.input_slot(piece.input)->value, piece.input_bytes);
+        be_.copy(piece.stash[slot], e.input_slot(piece.input)->value, piece.read_bytes);
       e.set_batch_offset(offset);
       e.forward(it);
     }
@@ -221,10 +259,11 @@ class PipelineRun::Impl {
     void* dst = from.holder == r_.replica_rank
                     ? r_.engine(j, p, mb).output_piece(from.output, from.holder_piece)->grad
                     : nullptr;
-    for (int reader : to.readers) {
+    for (std::size_t i = 0; i < to.readers.size(); ++i) {
+      const int reader = to.readers[i];
       const void* src =
           reader == r_.replica_rank ? r_.engine(j, p + 1, mb).input_slot(to.input)->grad : nullptr;
-      move(reader, src, from.holder, dst, from.output_bytes, true, c.hand_off[p]);
+      add_part(reader, src, from.holder, dst, to.input_region, to.reader_regions[i], c.hand_off[p]);
     }
   }
 
@@ -240,7 +279,7 @@ class PipelineRun::Impl {
       if (piece.recomputed) {
         // Its activations went with the next micro-batch's forward: back from the kept input.
         if (!piece.stash.empty())
-          be_.copy(e.input_slot(piece.input)->value, piece.stash[slot], piece.input_bytes);
+          be_.copy(e.input_slot(piece.input)->value, piece.stash[slot], piece.read_bytes);
         e.set_batch_offset(offset);
         e.forward(it);
       }
@@ -277,10 +316,12 @@ class PipelineRun::Impl {
   void collect_input_gradient(LocalChunk& c, int j, int mb) {
     auto& first = c.pieces.front();
     if (r_.replica_rank == 0) be_.fill_zero(c.input_buffer, first.input_bytes);
-    for (int reader : first.readers) {
+    for (std::size_t i = 0; i < first.readers.size(); ++i) {
+      const int reader = first.readers[i];
       const void* src =
           reader == r_.replica_rank ? r_.engine(j, 0, mb).input_slot(first.input)->grad : nullptr;
-      move(reader, src, 0, c.input_buffer, first.input_bytes, true, c.input_scratch);
+      add_part(reader, src, 0, c.input_buffer, first.input_region, first.reader_regions[i],
+               c.input_scratch);
     }
   }
 

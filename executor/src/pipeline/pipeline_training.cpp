@@ -15,17 +15,25 @@ namespace unity::executor {
 void check_pipeline_run(const Plan& plan, int ranks) {
   if (!plan.pipeline) throw LoweringError("the plan is not pipelined");
   const PipelinePlan& p = *plan.pipeline;
-  if (p.context_parallel > 1)
-    throw LoweringError(fmt::format(
-        "the plan splits each sequence over {} devices (context parallelism), which the "
-        "executor does not run yet: plan it with --cp 1 to check it here",
-        p.context_parallel));
-  const int devices = p.pipeline_stages * p.data_parallel * p.tensor_parallel;
+  const int replica = p.grid().replica();
+  const int devices = p.pipeline_stages * p.data_parallel * replica;
   if (ranks != devices)
     throw LoweringError(fmt::format(
         "the pipelined plan needs one rank per device: {} stages x {} copies x {} devices a "
-        "replica = {} ranks, not {}",
-        p.pipeline_stages, p.data_parallel, p.tensor_parallel, devices, ranks));
+        "replica{} = {} ranks, not {}",
+        p.pipeline_stages, p.data_parallel, replica,
+        p.context_parallel > 1 ? fmt::format(" ({} tensor-parallel x {} sequence shards)",
+                                             p.tensor_parallel, p.context_parallel)
+                               : "",
+        devices, ranks));
+  if (p.context_parallel > 1)
+    for (const auto& [id, n] : plan.pcg.nodes())
+      if (n.op.type == OpType::LatentAttention)
+        throw LoweringError(fmt::format(
+            "{} compresses the keys and values of the whole sequence, which the executor does "
+            "not split by sequence: plan it with --cp 1 to run it here (the plan splits each "
+            "sequence over {} devices)",
+            plan.pcg.describe(id), p.context_parallel));
   if (p.tensor_parallel > 1 && p.kind_plans.empty())
     throw LoweringError(
         "the plan has no segment plans for its tensor-parallel stages (made by an older Unity): "
@@ -115,19 +123,20 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
   if (options.warmup < 0) throw InputError("warm-up iterations cannot be negative");
   check_pipeline_run(plan, comm.size());
   const PipelinePlan& pp = *plan.pipeline;
-  if (pp.tensor_parallel > 1 && comm.name() == "nccl")
+  if (pp.grid().replica() > 1 && comm.name() == "nccl")
     throw LoweringError(
-        "tensor-parallel pipeline stages run on the CPU backend: NCCL splits its communicators "
-        "over every rank at once, and each stage replica creates its own");
+        "tensor- and context-parallel pipeline stages run on the CPU backend: NCCL splits its "
+        "communicators over every rank at once, and each stage replica creates its own");
   TrainingResult result;
   const auto setup_start = clock::now();
   if (options.monitor) options.monitor->at(-1, ProgressMonitor::Phase::Setup, -1);
   const Graph model = pipeline_model(plan);
   auto rank = detail::make_pipeline_rank(plan, model, comm, backend, options.seed);
-  // The copies of each device of each stage replica sum their gradients together.
+  // The copies of each device of each stage replica sum their gradients together (the sequence
+  // shards of a replica sum theirs inside its segments' programs).
   std::vector<std::vector<int>> groups;
   for (int s = 0; s < rank->stages; ++s)
-    for (int t = 0; t < rank->tp; ++t) {
+    for (int t = 0; t < rank->replica; ++t) {
       std::vector<int> g;
       for (int c = 0; c < rank->copies; ++c) g.push_back(rank->world_rank(s, c, t));
       groups.push_back(g);
@@ -184,7 +193,7 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
       for (int k = 0; k < 3; ++k)
         per_stage[3 * pos.stage + k] = std::max(per_stage[3 * pos.stage + k], v[2 + k]);
       // The timeline shows each stage's first copy (its replica's lead).
-      if (pos.copy != 0 || r % rank->tp != 0) continue;
+      if (pos.copy != 0 || r % rank->replica != 0) continue;
       const double shift = shared_clock ? v[5] - first : 0.0;
       for (std::size_t b = 0; b < boxes; ++b) {
         const double* x = v + 6 + 5 * b;
@@ -239,7 +248,7 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
     for (const float* p : {c.m, c.v, c.shard_weights})
       if (p) shard_state += static_cast<double>(c.shard) * 4;
     for (const auto& piece : c.pieces)
-      stash += static_cast<double>(piece.stash.size() * piece.input_bytes);
+      stash += static_cast<double>(piece.stash.size() * piece.read_bytes);
   }
   const double runtime = static_cast<double>(rank->memory->bytes());
   mem.optimizer = engine_optimizer + shard_state;
@@ -251,7 +260,7 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
   for (int r = 0; r < comm.size(); ++r) {
     const double* v = all.data() + static_cast<std::size_t>(r) * 6;
     measured.peak_memory_bytes.push_back(v[0]);
-    if (pipeline_position(pp, r).copy == 0 && r % rank->tp == 0)
+    if (pipeline_position(pp, r).copy == 0 && r % rank->replica == 0)
       measured.memory.push_back({v[1], v[2], v[3], v[4], v[5]});
   }
   result.pipeline = std::move(measured);
