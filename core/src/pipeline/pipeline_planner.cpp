@@ -760,13 +760,14 @@ class Planner {
     // overlapped (Megatron-Core's all-to-all dispatcher without its 1F1B overlap).
     std::vector<double> alltoall(n, 0.0);
     double alltoall_bytes = 0;                   // per micro-batch, every replica's devices
+    double alltoall_inter_node = 0;              // of those, across nodes
     std::map<double, DispatchCost> alltoall_of;  // by message bytes
     const double element = static_cast<double>(size_of(dtype_));
     std::vector<double> time(n), saved(n), work(n, 0.0), forward(n), backward(n), comm(n);
     double bytes = 0;  // per micro-batch, inside the replicas
     // Context parallelism: each attention's keys and values exchanged among the sequence shards
     // (context_exchange.h), per segment and micro-batch.
-    std::vector<double> exchange(n, 0.0);
+    std::vector<double> exchange(n, 0.0), exchange_forward(n, 0.0);
     double exchange_bytes = 0, exchange_workspace = 0;  // per micro-batch, a copy's devices
     std::map<int, ContextExchangeCost> exchange_of;     // by segment kind
     double recompute_flops = 0, flops = 0;
@@ -807,6 +808,8 @@ class Planner {
         }
         // Every expert group of the stage's tp x dp devices: dp x tp / ep of them a replica's.
         alltoall_bytes += 4.0 * ex.operators * it->second.bytes * l.tp * l.cp / l.ep;
+        alltoall_inter_node +=
+            4.0 * ex.operators * it->second.inter_node_bytes * l.tp * l.cp / l.ep;
       }
       if (l.tp_overlap) {
         // Each pass's collectives (half the segment's) pipelined with its compute.
@@ -840,6 +843,7 @@ class Planner {
         backward[j] += c.backward;
         comm[j] += c.forward + c.backward;
         exchange[j] = c.forward + c.backward;
+        exchange_forward[j] = c.forward;
         exchange_bytes += c.bytes;
         exchange_workspace = std::max(exchange_workspace, c.workspace);
       }
@@ -864,7 +868,8 @@ class Planner {
     std::vector<double> rank_time(l.pp, 0.0), rank_params(l.pp, 0.0), rank_saved(l.pp, 0.0),
         rank_comm(l.pp, 0.0), rank_workspace(l.pp, 0.0), rank_segment_params(l.pp, 0.0),
         rank_forward(l.pp, 0.0), rank_backward(l.pp, 0.0), rank_fp8_params(l.pp, 0.0),
-        rank_expert_params(l.pp, 0.0), rank_alltoall(l.pp, 0.0), rank_exchange(l.pp, 0.0);
+        rank_expert_params(l.pp, 0.0), rank_alltoall(l.pp, 0.0), rank_exchange(l.pp, 0.0),
+        rank_replica_experts(l.pp, 0.0), rank_expert_fp8(l.pp, 0.0);
     double p2p_bytes = 0, fill_p2p = 0;
     const bool overlap_p2p = sends_overlap_compute(l.v, l.overlap);
     for (int c = 0; c < static_cast<int>(parts.size()); ++c) {
@@ -887,6 +892,8 @@ class Planner {
         const double recomputed = l.recompute == Recompute::Full && block_[j] ? 1.5 : 1.0;
         rank_alltoall[rank] += alltoall[j] * recomputed;
         rank_exchange[rank] += exchange[j] * recomputed;
+        add_segment_exchanges(sp.exchanges, alltoall[j], l.ep_overlap, exchange_forward[j],
+                              exchange[j], recomputed > 1);
         if (l.ep_overlap && alltoall[j] > 0) {
           // Behind the partner micro-batch's dense compute (pipeline_cost.h).
           const double exposed = exposed_expert_alltoall(
@@ -895,6 +902,8 @@ class Planner {
               machine_.device(0).sm_count);
           sp.forward += exposed / 2;
           sp.backward += exposed / 2;
+          sp.exchanges.alltoall_exposed.forward += exposed / 2;
+          sp.exchanges.alltoall_exposed.backward += exposed / 2;
         }
         const int kind = chain_.segments[j].kind;
         double fp8_parameters = s.fp8_parameters;
@@ -904,11 +913,18 @@ class Planner {
           const double held = kind_experts(kind).parameters / l.ep;
           const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments);
           sp.parameters += held - kp.expert_parameters;
-          if (kp.expert_fp8_parameters > 0)
+          if (kp.expert_fp8_parameters > 0) {
             fp8_parameters +=
                 held * kp.expert_fp8_parameters / kp.expert_parameters - kp.expert_fp8_parameters;
+            rank_expert_fp8[rank] += held * kp.expert_fp8_parameters / kp.expert_parameters;
+          }
           rank_expert_params[rank] += held;
           chunk_experts += held;
+        } else if (kind_experts(kind).operators > 0) {
+          // The experts stay in the replica's plan, among the dense weights.
+          const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments);
+          rank_replica_experts[rank] += kp.expert_parameters;
+          rank_expert_fp8[rank] += kp.expert_fp8_parameters;
         }
         rank_fp8_params[rank] += fp8_parameters;
         rank_saved[rank] += saved[j];
@@ -994,6 +1010,10 @@ class Planner {
         mem.gradients += experts.gradients;
         mem.optimizer += experts.optimizer;
       }
+      set_expert_share(mem,
+                       rank_expert_params[r] > 0 ? rank_expert_params[r] : rank_replica_experts[r],
+                       rank_expert_params[r] > 0 ? edp : l.copies(), rank_expert_fp8[r], dtype_,
+                       options_.optimizer, l.zero);
       mem.activations = in_flight_micro_batches(r, l.pp, l.m, l.v) * rank_saved[r];
       // FP8 training keeps each fp8 GEMM's weight cast to fp8 and transposed beside the bf16
       // one (Transformer Engine's cached fp8 weights): 2 more bytes a parameter.
@@ -1013,6 +1033,9 @@ class Planner {
     p.communication_bytes = (bytes + p2p_bytes) * l.m * l.dp + sync_bytes;
     p.alltoall_time = l.m * *std::max_element(rank_alltoall.begin(), rank_alltoall.end());
     p.alltoall_bytes = alltoall_bytes * l.m * l.dp;
+    p.alltoall_inter_node_bytes = alltoall_inter_node * l.m * l.dp;
+    p.experts = experts_;
+    p.top_k = top_k_;
     p.cp_time = l.m * *std::max_element(rank_exchange.begin(), rank_exchange.end());
     p.cp_bytes = exchange_bytes * l.m * l.dp;
     // FLOPs over the whole batch: the micro-batch's times the micro-batches of every copy.
