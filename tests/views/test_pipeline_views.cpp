@@ -281,9 +281,10 @@ class PipelineViewsTests : public QObject {
       QCOMPARE(bar.rank, i);
       QVERIFY(!bar.measured);
       QCOMPARE(bar.total(), want.total());
-      QCOMPARE(bar.bytes[0], want.weights);
-      QCOMPARE(bar.bytes[2], want.optimizer);
-      QCOMPARE(bar.bytes[3], want.activations);
+      QCOMPARE(bar.bytes[MemoryBarsChart::Weights], want.weights);
+      QCOMPARE(bar.bytes[MemoryBarsChart::Optimizer], want.optimizer);
+      QCOMPARE(bar.bytes[MemoryBarsChart::Experts], 0.0);  // a dense model
+      QCOMPARE(bar.bytes[MemoryBarsChart::Activations], want.activations);
       // Stacked: each segment starts where the one below ends; the stack's height is the total's.
       double height = 0;
       for (int k = 0; k < MemoryBarsChart::kKinds; ++k) {

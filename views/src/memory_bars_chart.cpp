@@ -38,22 +38,29 @@ MemoryBarsChart::Bar barOf(const MemoryBreakdown& m, int rank, bool measured) {
   MemoryBarsChart::Bar b;
   b.rank = rank;
   b.measured = measured;
-  b.bytes = {m.weights, m.gradients, m.optimizer, m.activations, m.workspace};
+  b.bytes = {m.weights - m.expert_weights,
+             m.gradients - m.expert_gradients,
+             m.optimizer - m.expert_optimizer,
+             m.experts(),
+             m.activations,
+             m.workspace};
   return b;
 }
 }  // namespace
 
 QString MemoryBarsChart::kindName(int kind) {
   switch (kind) {
-    case 0:
+    case Weights:
       return tr("weights");
-    case 1:
+    case Gradients:
       return tr("gradients");
-    case 2:
+    case Optimizer:
       return tr("optimizer state");
-    case 3:
+    case Experts:
+      return tr("experts (weights, gradients, optimizer)");
+    case Activations:
       return tr("activations in flight");
-    case 4:
+    case Workspace:
       return tr("workspace");
   }
   return {};
@@ -115,6 +122,11 @@ void MemoryBarsChart::setRankLabels(const QStringList& labels) {
 
 bool MemoryBarsChart::hasMeasured() const {
   return std::any_of(bars_.begin(), bars_.end(), [](const Bar& b) { return b.measured; });
+}
+
+bool MemoryBarsChart::hasExperts() const {
+  return std::any_of(bars_.begin(), bars_.end(),
+                     [](const Bar& b) { return !b.totalOnly && b.bytes[Experts] > 0; });
 }
 
 int MemoryBarsChart::groups() const {
@@ -219,11 +231,13 @@ void MemoryBarsChart::paintChart(QPainter& p, const QSizeF& size) const {
     chip(kTotalColor, kTotalColor.darker(140), tr("all kinds (this plan has no breakdown)"));
   } else {
     // Narrow charts (the run and compare views) name the kinds briefly.
-    const QStringList brief{tr("weights"), tr("gradients"), tr("optimizer"), tr("activations"),
-                            tr("workspace")};
+    const QStringList brief{tr("weights"), tr("gradients"),   tr("optimizer"),
+                            tr("experts"), tr("activations"), tr("workspace")};
+    const bool experts = hasExperts();
     for (int k = 0; k < kKinds; ++k)
-      chip(memoryKindColors()[size_t(k)], memoryKindColors()[size_t(k)].darker(140),
-           narrow ? brief[k] : kindName(k));
+      if (k != Experts || experts)
+        chip(memoryKindColors()[size_t(k)], memoryKindColors()[size_t(k)].darker(140),
+             narrow ? brief[k] : kindName(k));
   }
   if (hasMeasured())
     chip(QBrush(ink, Qt::BDiagPattern), ink, narrow ? tr("measured") : tr("measured (right bar)"));

@@ -53,6 +53,37 @@ MemoryView::MemoryView(ExplorerDocument* document, QWidget* parent)
 
 QString MemoryView::noteText() const { return note_->text(); }
 
+QString MemoryView::expertsNote(const PipelinePlan& pp) {
+  // The rank whose experts take most, and what they take there by kind.
+  const MemoryBreakdown* most = nullptr;
+  int rank = 0;
+  for (size_t r = 0; r < pp.rank_memory.size(); ++r)
+    if (!most || pp.rank_memory[r].experts() > most->experts()) {
+      most = &pp.rank_memory[r];
+      rank = int(r);
+    }
+  if (!most || most->experts() <= 0 || pp.experts <= 0) return {};
+  const int ep = std::max(1, pp.expert_parallel);
+  const QString where =
+      ep > 1 ? tr("each device holds %1 of each MoE layer's %2 experts (expert parallelism %3), "
+                  "the %4 devices holding the same ones reducing their gradients%5")
+                   .arg(pp.experts / ep)
+                   .arg(pp.experts)
+                   .arg(ep)
+                   .arg(pp.expert_data_parallel)
+                   .arg(pp.zero_stage >= 1 ? tr(" and sharding their optimizer state") : QString())
+             : tr("each device holds its tensor-parallel share of all %1 experts of each MoE "
+                  "layer (no expert parallelism)")
+                   .arg(pp.experts);
+  return tr(" Experts (yellow): %1; on rank %2 their weights take %3, gradients %4, optimizer "
+            "state %5 (%6% of what the device holds).")
+      .arg(where)
+      .arg(rank)
+      .arg(formatBytes(most->expert_weights), formatBytes(most->expert_gradients),
+           formatBytes(most->expert_optimizer))
+      .arg(most->total() > 0 ? qRound(100 * most->experts() / most->total()) : 0);
+}
+
 void MemoryView::display() {
   plan_ = chooser_->plan();
   layout_->clear();
@@ -100,17 +131,21 @@ void MemoryView::display() {
                            ? tr("layer %1").arg(c.first_layer)
                            : tr("layers %1–%2").arg(c.first_layer).arg(c.last_layer);
   chart_->setRankLabels(labels);
-  QString note = tr("One bar per pipeline rank: each of its %1 devices (%2 tensor-parallel × %3 "
+  const QString context =
+      pp.context_parallel > 1 ? tr(" × %1 context-parallel").arg(pp.context_parallel) : QString();
+  QString note = tr("One bar per pipeline rank: each of its %1 devices (%2 tensor-parallel%8 × %3 "
                     "data-parallel) holds the same, a %4. Recomputation %5, ZeRO stage %6; the "
                     "activations are "
                     "those of the micro-batches in flight (up to %7 under 1F1B).")
-                     .arg(pp.tensor_parallel * pp.data_parallel)
+                     .arg(pp.tensor_parallel * pp.context_parallel * pp.data_parallel)
                      .arg(pp.tensor_parallel)
                      .arg(pp.data_parallel)
                      .arg(device)
                      .arg(QString::fromStdString(std::string(to_string(pp.recompute))))
                      .arg(pp.zero_stage)
-                     .arg(std::min(pp.micro_batches, pp.pipeline_stages));
+                     .arg(std::min(pp.micro_batches, pp.pipeline_stages))
+                     .arg(context);
+  note += expertsNote(pp);
   if (measured && !measured->memory.empty() && measured->compute_dtype != measured->plan_dtype &&
       !measured->compute_dtype.empty())
     note += tr(" The run computed in %1 (the plan: %2), so its measured bytes differ by that.")

@@ -19,12 +19,13 @@ inline QColor backwardColor(int chunk) {
 }
 
 // The kinds of a device's memory, in the order the bars stack them (pipeline_cost.h's
-// MemoryBreakdown): weights, gradients, optimizer state, activations, workspace.
-inline const std::array<QColor, 5>& memoryKindColors() {
-  static const std::array<QColor, 5> colors = {
+// MemoryBreakdown): weights, gradients, optimizer state, experts, activations, workspace.
+inline const std::array<QColor, 6>& memoryKindColors() {
+  static const std::array<QColor, 6> colors = {
       QColor(0x5c, 0x6b, 0xc0),  // weights: indigo
       QColor(0x26, 0xa6, 0x9a),  // gradients: teal
       QColor(0xab, 0x47, 0xbc),  // optimizer state: purple
+      QColor(0xfd, 0xd8, 0x35),  // experts: yellow, as the expert colouring of the topology
       QColor(0xff, 0x8a, 0x65),  // activations: deep orange
       QColor(0xbd, 0xbd, 0xbd),  // workspace: grey
   };

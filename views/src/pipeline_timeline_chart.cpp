@@ -33,10 +33,23 @@ constexpr double kNarrow = 900;      // narrower pictures (the compare view's ha
 const QColor kCommHidden(0xe1, 0xbe, 0xe7);
 const QColor kCommExposed(0x7b, 0x1f, 0xa2);
 const QColor kOptimizerStep(0x54, 0x6e, 0x7a);
+// The expert all-to-alls in green (dispatch, and combine a shade darker), the context-parallel
+// K/V exchange in brown: what an MoE or long-sequence plan pays stands apart from the rest.
+const QColor kDispatchExposed(0x00, 0x89, 0x7b);
+const QColor kDispatchHidden(0xb2, 0xdf, 0xdb);
+const QColor kCombineExposed(0x00, 0x5b, 0x4f);
+const QColor kCombineHidden(0x80, 0xcb, 0xc4);
+const QColor kExchangeExposed(0x8d, 0x6e, 0x63);
+const QColor kExchangeHidden(0xd7, 0xcc, 0xc8);
 constexpr double kLaneShare = 0.34;  // of a stage's band, under its compute row
+
+bool isAlltoall(const CommBox& c) { return c.kind == kCommDispatch || c.kind == kCommCombine; }
 
 QColor commColor(const CommBox& c) {
   if (c.kind == kCommOptimizerStep) return kOptimizerStep;
+  if (c.kind == kCommDispatch) return c.exposed ? kDispatchExposed : kDispatchHidden;
+  if (c.kind == kCommCombine) return c.exposed ? kCombineExposed : kCombineHidden;
+  if (c.kind == kCommContextExchange) return c.exposed ? kExchangeExposed : kExchangeHidden;
   return c.exposed ? kCommExposed : kCommHidden;
 }
 
@@ -44,6 +57,19 @@ QString commLabel(const CommBox& c) {
   if (c.kind == kCommGradientSync) return QObject::tr("grad sync");
   if (c.kind == kCommOptimizerStep) return QObject::tr("optimizer");
   return QString::fromStdString(c.kind);
+}
+
+// Which kinds of communication a timeline has, for its colour key.
+struct CommKinds {
+  bool alltoall = false, exchange = false;
+};
+CommKinds commKinds(const PipelineTimeline& t) {
+  CommKinds k;
+  for (const CommBox& c : t.comm) {
+    k.alltoall = k.alltoall || isAlltoall(c);
+    k.exchange = k.exchange || c.kind == kCommContextExchange;
+  }
+  return k;
 }
 
 QString tickText(double ms, double step) {
@@ -131,6 +157,10 @@ double PipelineTimelineChart::keyWidth() const {
   if (!timeline_.comm.empty())
     w += fm.horizontalAdvance(tr("comm (exposed)") + tr("comm (hidden)") + tr("optimizer step")) +
          3 * 32;
+  const CommKinds kinds = commKinds(timeline_);
+  if (kinds.alltoall)
+    w += fm.horizontalAdvance(tr("all-to-all (exposed)") + tr("all-to-all (hidden)")) + 2 * 32;
+  if (kinds.exchange) w += fm.horizontalAdvance(tr("K/V exchange")) + 32;
   return w;
 }
 
@@ -252,7 +282,13 @@ void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
   if ((ownLine ? keyRect.left() : keyRect.left() + captionWidth + 16) + keyWidth() <=
       keyRect.right()) {
     if (lanes) {
+      const CommKinds kinds = commKinds(timeline_);
       key(kOptimizerStep, kOptimizerStep, tr("optimizer step"));
+      if (kinds.exchange) key(kExchangeExposed, kExchangeExposed, tr("K/V exchange"));
+      if (kinds.alltoall) {
+        key(kDispatchExposed, kDispatchExposed, tr("all-to-all (exposed)"));
+        key(kDispatchHidden, kDispatchHidden, tr("all-to-all (hidden)"));
+      }
       key(kCommExposed, kCommExposed, tr("comm (exposed)"));
       key(kCommHidden, kCommHidden, tr("comm (hidden)"));
     }
@@ -284,12 +320,14 @@ void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
                fm.elidedText(rowLabel(r, narrow), Qt::ElideMiddle, labelWidth));
     // Where this stage's time goes: forward, backward, waiting for its communication, or waiting
     // for the other stages (its share of the bubble).
-    double forward = 0, backward = 0, waitP2p = 0, waitSync = 0;
+    double forward = 0, backward = 0, waitP2p = 0, waitSync = 0, waitAlltoall = 0;
     for (const TimelineBox& b : timeline_.boxes)
       if (b.rank == r) (b.backward ? backward : forward) += b.end - b.start;
     for (const CommBox& c : timeline_.comm)
-      if (c.rank == r && c.exposed && c.kind != kCommOptimizerStep)
+      if (c.rank == r && c.exposed && c.kind != kCommOptimizerStep) {
         (c.end <= timeline_.makespan + 1e-12 ? waitP2p : waitSync) += c.end - c.start;
+        if (isAlltoall(c)) waitAlltoall += c.end - c.start;
+      }
     const double idle = std::max(0.0, timeline_.makespan - forward - backward - waitP2p);
     const QString idleText =
         tr("idle %1 (%2%)")
@@ -297,10 +335,12 @@ void PipelineTimelineChart::paintChart(QPainter& p, const QSizeF& size) const {
             .arg(timeline_.makespan > 0 ? qRound(100 * idle / timeline_.makespan) : 0);
     QString workText = tr("fwd %1 · bwd %2").arg(formatMs(forward * 1e3), formatMs(backward * 1e3));
     if (lanes) workText += tr("\ncomm exposed %1").arg(formatMs((waitP2p + waitSync) * 1e3));
+    const bool alltoalls = waitAlltoall > 0;
+    if (alltoalls) workText += tr("\nof it all-to-all %1").arg(formatMs(waitAlltoall * 1e3));
     const QRectF stats(g.plot.right() + 8, row.top(), kStatsWidth, row.height());
     if (narrow) {
       // no room: the caption's bubble says it
-    } else if (row.height() >= (lanes ? 3 : 2) * fm.height() + 2) {
+    } else if (row.height() >= ((lanes ? 3 : 2) + (alltoalls ? 1 : 0)) * fm.height() + 2) {
       p.drawText(stats, Qt::AlignLeft | Qt::AlignVCenter, workText + QLatin1Char('\n') + idleText);
     } else {
       p.drawText(stats, Qt::AlignLeft | Qt::AlignVCenter, idleText);

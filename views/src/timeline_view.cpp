@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "unity/core/pipeline/expert_placement.h"
 #include "unity/core/pipeline/training_setup.h"
 #include "unity/views/display_format.h"
 #include "unity/views/explorer_document.h"
@@ -23,6 +24,16 @@ QString pipelineLayoutText(const PipelinePlan& p) {
                .arg(p.tensor_parallel)
                .arg(p.pipeline_stages)
                .arg(p.data_parallel);
+  if (p.expert_parallel > 1)
+    parts << QObject::tr("ep %1 (edp %2) · %3")
+                 .arg(p.expert_parallel)
+                 .arg(p.expert_data_parallel)
+                 .arg(p.token_dispatcher == TokenDispatcher::DeepEp ? QObject::tr("DeepEP")
+                                                                    : QObject::tr("all-to-all"));
+  if (p.context_parallel > 1)
+    parts << QObject::tr("cp %1 (%2)")
+                 .arg(p.context_parallel)
+                 .arg(QString::fromStdString(std::string(to_string(p.context_exchange))));
   parts << QObject::tr("%1 micro-batches of %2").arg(p.micro_batches).arg(p.micro_batch_size);
   if (p.interleave > 1) parts << QObject::tr("%1 chunks per device").arg(p.interleave);
   parts << QObject::tr("recompute %1")
@@ -32,11 +43,48 @@ QString pipelineLayoutText(const PipelinePlan& p) {
   return parts.join(QStringLiteral(" · "));
 }
 
+QString exchangesText(const PipelinePlan& p) {
+  QStringList lines;
+  const auto share = [](double part, double whole) {
+    return whole > 0 ? qRound(100 * part / whole) : 0;
+  };
+  if (p.alltoall_time > 0) {
+    const AlltoallTraffic t = alltoall_traffic(p);
+    lines << QObject::tr(
+                 "<b>All-to-all</b> (dispatch and combine in every MoE layer, forward and "
+                 "backward; %1 experts, top %2, over ep %3): stage %4, the busiest, spends "
+                 "%5 an iteration in them, <b>%6 exposed</b> (%7% of the iteration)%8; all "
+                 "devices send %9 an iteration, %10% of it across nodes.")
+                 .arg(p.experts)
+                 .arg(p.top_k)
+                 .arg(p.expert_parallel)
+                 .arg(t.busiest_rank)
+                 .arg(formatMs(t.seconds * 1e3), formatMs(t.exposed * 1e3))
+                 .arg(share(t.exposed, p.iteration_time))
+                 .arg(p.ep_comm_overlap ? QObject::tr(", the rest behind another micro-batch")
+                                        : QObject::tr(", none overlapped"))
+                 .arg(formatBytes(t.bytes))
+                 .arg(share(t.inter_node_bytes, t.bytes));
+  }
+  if (p.cp_time > 0)
+    lines << QObject::tr(
+                 "<b>K/V exchange</b> (context parallelism %1, %2): %3 an iteration "
+                 "exposed on the busiest stage (%4% of the iteration); all devices send "
+                 "%5.")
+                 .arg(p.context_parallel)
+                 .arg(QString::fromStdString(std::string(to_string(p.context_exchange))))
+                 .arg(formatMs(p.cp_time * 1e3))
+                 .arg(share(p.cp_time, p.iteration_time))
+                 .arg(formatBytes(p.cp_bytes));
+  return lines.join(QStringLiteral("<br>"));
+}
+
 TimelineView::TimelineView(ExplorerDocument* document, QWidget* parent)
     : QWidget(parent),
       document_(document),
       chooser_(new PlanChooser(document, this)),
       layout_(new QLabel(this)),
+      exchanges_(new QLabel(this)),
       export_(new QPushButton(tr("Export"), this)),
       predicted_(new PipelineTimelineChart(this)),
       measured_(new PipelineTimelineChart(this)) {
@@ -45,6 +93,11 @@ TimelineView::TimelineView(ExplorerDocument* document, QWidget* parent)
   measured_->setObjectName(QStringLiteral("measuredTimeline"));
   layout_->setObjectName(QStringLiteral("timelineLayout"));
   layout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  exchanges_->setObjectName(QStringLiteral("timelineExchanges"));
+  exchanges_->setTextFormat(Qt::RichText);
+  exchanges_->setWordWrap(true);
+  exchanges_->setStyleSheet(QStringLiteral("color: #37474f; padding: 2px 8px 6px 8px;"));
+  exchanges_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   auto* menu = new QMenu(export_);
   menu->addAction(tr("Predicted Timeline…"), predicted_, &PipelineTimelineChart::exportWithDialog);
   QAction* measuredExport = menu->addAction(tr("Measured Timeline…"), measured_,
@@ -66,7 +119,9 @@ TimelineView::TimelineView(ExplorerDocument* document, QWidget* parent)
   layout->addLayout(top);
   layout->addWidget(predicted_, 1);
   layout->addWidget(measured_, 1);
+  layout->addWidget(exchanges_);
   measured_->hide();
+  exchanges_->hide();
 
   connect(chooser_, &PlanChooser::planChosen, this, &TimelineView::display);
   connect(document_, &ExplorerDocument::measurementChanged, this, &TimelineView::showMeasurement);
@@ -77,9 +132,12 @@ TimelineView::TimelineView(ExplorerDocument* document, QWidget* parent)
 TimelineView::~TimelineView() { watcher_.waitForFinished(); }
 
 QString TimelineView::layoutText() const { return layout_->text(); }
+QString TimelineView::exchangesText() const { return exchanges_->text(); }
 
 void TimelineView::display() {
   plan_ = chooser_->plan();
+  exchanges_->clear();
+  exchanges_->hide();
   if (!plan_) {
     layout_->clear();
     predicted_->clear(tr("No plan yet: the timeline appears once a plan is computed."));
@@ -97,6 +155,8 @@ void TimelineView::display() {
     return;
   }
   layout_->setText(pipelineLayoutText(*plan_->pipeline));
+  exchanges_->setText(views::exchangesText(*plan_->pipeline));
+  exchanges_->setVisible(!exchanges_->text().isEmpty());
   if (watcher_.isRunning()) {
     pending_ = true;  // the result of the running one is dropped, then this plan is simulated
     return;

@@ -61,7 +61,7 @@ std::set<int> TopologyLayout::route(const MachineSpec& m, int a, int b) const {
   return out;
 }
 
-TopologyLayout layOutTopology(const MachineSpec& m, double aspect) {
+TopologyLayout layOutTopology(const MachineSpec& m, double aspect, int columnStep) {
   TopologyLayout t;
   const int perIsland = m.island_size();
   const int islandsPerNode = m.islands_per_node();
@@ -79,6 +79,7 @@ TopologyLayout layOutTopology(const MachineSpec& m, double aspect) {
   int columns = 1;
   double bestScale = 0;
   for (int c = 1; c <= m.num_nodes; ++c) {
+    if (columnStep > 1 && c % columnStep != 0 && c != m.num_nodes) continue;
     const int r = (m.num_nodes + c - 1) / c;
     const double w = c * nodeW + (c - 1) * kNodeGapX;
     const double h =

@@ -21,6 +21,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <map>
 
 #include "pipeline_colors.h"
 #include "table_style.h"
@@ -53,6 +54,17 @@ QPixmap rampPixmap() {
   painter.setPen(QColor(0x90, 0xa4, 0xae));
   painter.drawRect(0, 0, p.width() - 1, p.height() - 1);
   return p;
+}
+
+// The expert all-to-all's links: the timeline's all-to-all green.
+const QColor kAlltoallLink(0x00, 0x89, 0x7b);
+
+// A device's colour by the experts it holds: its place in its expert-parallel group along a
+// rainbow, so that the devices holding the same experts share a colour and a group runs through
+// all of them.
+QColor expertColor(int epRank, int ep) {
+  const double t = ep > 1 ? double(epRank) / double(ep - 1) : 0.0;
+  return QColor::fromHsvF(0.80 * t, 0.55, 0.97);
 }
 
 QPen linkPen(TopologyLink::Kind kind, bool highlighted) {
@@ -140,10 +152,16 @@ TopologyView::TopologyView(ExplorerDocument* document, QWidget* parent)
   auto* stage = new QRadioButton(tr("Pipeline stage"), this);
   stage->setToolTip(tr("Which pipeline stage each device runs (pipelined plans)"));
   stage->setObjectName(QStringLiteral("stageColouring"));
+  auto* experts = new QRadioButton(tr("Experts"), this);
+  experts->setToolTip(
+      tr("Which experts each device holds, its expert-parallel group and the links the group's "
+         "all-to-all crosses (mixture-of-experts plans)"));
+  experts->setObjectName(QStringLiteral("expertColouring"));
   memory->setChecked(true);
   heatButtons_->addButton(memory, int(HeatMap::Memory));
   heatButtons_->addButton(load, int(HeatMap::Load));
   heatButtons_->addButton(stage, int(HeatMap::Stage));
+  heatButtons_->addButton(experts, int(HeatMap::Experts));
   rampLabel_->setPixmap(rampPixmap());
   selection_->setWordWrap(true);
   selection_->setStyleSheet(QStringLiteral("padding: 4px 6px;"));
@@ -159,6 +177,7 @@ TopologyView::TopologyView(ExplorerDocument* document, QWidget* parent)
   top->addWidget(memory);
   top->addWidget(load);
   top->addWidget(stage);
+  top->addWidget(experts);
   top->addSpacing(8);
   auto* ramp = new QHBoxLayout(ramp_);
   ramp->setContentsMargins(0, 0, 0, 0);
@@ -275,11 +294,17 @@ void TopologyView::display(const QString& mode) {
   // A pipelined plan is shown by stage unless the user chose a colouring; a plan without a
   // pipeline has no stages to show.
   const bool pipelined = plan_ && plan_->pipeline;
+  const bool experts = pipelined && plan_->pipeline->experts > 0;
   heatButtons_->button(int(HeatMap::Stage))->setEnabled(pipelined);
-  if (pipelined && !heatChosen_) heatMap_ = HeatMap::Stage;
+  heatButtons_->button(int(HeatMap::Experts))->setEnabled(experts);
+  // An expert-parallel plan is shown by its experts: where they live is what it is about.
+  if (pipelined && !heatChosen_)
+    heatMap_ = experts && plan_->pipeline->expert_parallel > 1 ? HeatMap::Experts : HeatMap::Stage;
+  if (!experts && heatMap_ == HeatMap::Experts)
+    heatMap_ = pipelined ? HeatMap::Stage : HeatMap::Memory;
   if (!pipelined && heatMap_ == HeatMap::Stage) heatMap_ = HeatMap::Memory;
   heatButtons_->button(int(heatMap_))->setChecked(true);
-  ramp_->setVisible(heatMap_ != HeatMap::Stage);
+  ramp_->setVisible(heatMap_ == HeatMap::Memory || heatMap_ == HeatMap::Load);
   // A pipelined plan's operators have no placements of their own (its stages are planned
   // segment by segment): the operator list would be empty.
   const bool table = !plan_ || !plan_->mapping.per_op.empty();
@@ -289,7 +314,18 @@ void TopologyView::display(const QString& mode) {
     QTimer::singleShot(0, this, [this] { fitCanvas(); });
   }
   computeHeat();
-  if (machineChanged) rebuildScene();
+  // An expert group over several whole nodes gets rows of whole groups.
+  int step = 1;
+  if (pipelined && machine_ && plan_->pipeline->experts > 0 &&
+      plan_->pipeline->device_order == DeviceOrder::PipelineOutermost) {
+    const int ep = plan_->pipeline->expert_parallel, perNode = machine_->devices_per_node;
+    if (ep > perNode && ep % perNode == 0) step = ep / perNode;
+  }
+  if (machineChanged || step != columnStep_) {
+    columnStep_ = step;
+    rebuildScene();
+  }
+  rebuildOverlays();
   legend_->setText(legendText());
   paintState();
   followDocumentSelection(document_->selectedName());
@@ -301,6 +337,7 @@ void TopologyView::computeHeat() {
   busy_ = QList<double>(n, 0.0);
   heat_ = QList<double>(n, 0.0);
   stage_ = QList<int>(n, -1);
+  experts_ = QList<ExpertPlacement>(n);
   if (!plan_ || !machine_) return;
   if (plan_->pipeline) {
     // Each device's pipeline rank, as the plan's grid orders them (device_order.h).
@@ -308,6 +345,7 @@ void TopologyView::computeHeat() {
     const int planned =
         pp.tensor_parallel * pp.context_parallel * pp.data_parallel * pp.pipeline_stages;
     for (int d = 0; d < std::min(n, planned); ++d) stage_[d] = pp.grid().position(d).stage;
+    for (int d = 0; d < n; ++d) experts_[d] = expert_placement(pp, d);
     // Every device of a rank keeps what its rank does.
     for (int d = 0; d < n; ++d)
       if (stage_[d] >= 0 && size_t(stage_[d]) < pp.rank_memory.size() &&
@@ -326,16 +364,146 @@ void TopologyView::computeHeat() {
 }
 
 void TopologyView::setHeatMap(HeatMap map) {
-  if (map == HeatMap::Stage && !(plan_ && plan_->pipeline)) map = HeatMap::Memory;
+  const bool pipelined = plan_ && plan_->pipeline;
+  if (map == HeatMap::Experts && !(pipelined && plan_->pipeline->experts > 0))
+    map = pipelined ? HeatMap::Stage : HeatMap::Memory;
+  if (map == HeatMap::Stage && !pipelined) map = HeatMap::Memory;
   heatMap_ = map;
-  ramp_->setVisible(heatMap_ != HeatMap::Stage);
-  legend_->setText(legendText());
+  ramp_->setVisible(heatMap_ == HeatMap::Memory || heatMap_ == HeatMap::Load);
   if (QAbstractButton* b = heatButtons_->button(int(map))) b->setChecked(true);
   computeHeat();
+  rebuildOverlays();
+  legend_->setText(legendText());
   paintState();
 }
 
+void TopologyView::rebuildOverlays() {
+  for (QGraphicsItem* item : overlayItems_) {
+    scene_->removeItem(item);
+    delete item;
+  }
+  overlayItems_.clear();
+  outlines_.clear();
+  alltoallLinks_.clear();
+  overlayBounds_ = layout_.bounds;
+  if (heatMap_ != HeatMap::Experts || !plan_ || !plan_->pipeline || !machine_) {
+    scene_->setSceneRect(overlayBounds_);
+    fitCanvas();
+    return;
+  }
+  const PipelinePlan& pp = *plan_->pipeline;
+  const int n = int(layout_.devices.size());
+  // Devices of each (stage, group), in order.
+  std::map<std::pair<int, int>, QList<int>> groups;
+  for (int d = 0; d < std::min(n, int(experts_.size())); ++d)
+    if (experts_[d].stage >= 0) groups[{experts_[d].stage, experts_[d].group}].append(d);
+  // The drawing is fitted to the room: lines and labels grow with it so that they stay legible.
+  const double unit = std::max(1.0, layout_.bounds.width() / 1400);
+  overlayUnit_ = unit;
+  const QColor ink(0x26, 0x32, 0x38);
+  for (const auto& [key, devices] : groups) {
+    GroupOutline o;
+    o.stage = key.first;
+    o.group = key.second;
+    o.label = tr("stage %1 · expert group %2").arg(key.first).arg(key.second);
+    // A node wholly in the group is outlined with its neighbours in the same row of nodes; a
+    // node it shares, around the group's devices there.
+    std::map<int, QList<int>> byNode;
+    for (int d : devices) byNode[layout_.devices[d].node].append(d);
+    QRectF span;
+    for (const auto& [node, members] : byNode) {
+      const QRectF nodeRect = layout_.nodes[node].rect;
+      if (members.size() == machine_->devices_per_node) {
+        if (!span.isEmpty() && qAbs(span.top() - nodeRect.top()) < 1 &&
+            nodeRect.left() - span.right() < nodeRect.width() / 4)
+          span = span.united(nodeRect);
+        else {
+          if (!span.isEmpty()) o.rects.append(span);
+          span = nodeRect;
+        }
+        continue;
+      }
+      QRectF around;
+      for (int d : members)
+        around =
+            around.isEmpty() ? layout_.devices[d].rect : around.united(layout_.devices[d].rect);
+      o.rects.append(around.adjusted(-8, -8, 8, 8));
+    }
+    if (!span.isEmpty()) o.rects.append(span);
+    outlines_.append(o);
+  }
+  // Outlines only where they stay apart: a group scattered over the machine (tp-pp-dp order)
+  // would be boxes over other groups' devices.
+  const bool contiguous =
+      std::all_of(outlines_.begin(), outlines_.end(), [&](const GroupOutline& o) {
+        int inside = 0;
+        for (const QRectF& r : o.rects)
+          for (const TopologyDevice& d : layout_.devices)
+            if (r.contains(d.rect.center())) ++inside;
+        return inside == int(groups[{o.stage, o.group}].size());
+      });
+  if (contiguous)
+    for (const GroupOutline& o : outlines_) {
+      for (const QRectF& r : o.rects) {
+        auto* box = scene_->addRect(r.adjusted(-3 * unit, -3 * unit, 3 * unit, 3 * unit),
+                                    QPen(ink, 2.5 * unit), Qt::NoBrush);
+        box->setZValue(6);
+        overlayItems_.append(box);
+      }
+      // Left of the group's first row: the rows of the drawing read as a table of groups.
+      const QRectF first = o.rects.front();
+      QGraphicsSimpleTextItem* text = addText(scene_, o.label, QPointF(0, 0),
+                                              int(std::clamp(13 * unit, 13.0, 160.0)), true, ink);
+      const QRectF r = text->boundingRect();
+      text->setPos(first.left() - r.width() - 10 * unit, first.center().y() - r.height() / 2);
+      text->setZValue(7);
+      overlayItems_.append(text);
+      overlayBounds_ = overlayBounds_.united(text->sceneBoundingRect().adjusted(-8, -8, 8, 8));
+    }
+  else
+    outlines_.clear();
+  // Rows of whole groups: under each column of nodes, the experts its nodes hold.
+  if (contiguous && columnStep_ > 1 && !layout_.nodes.isEmpty()) {
+    double bottom = 0;
+    for (const TopologyBox& b : layout_.nodes) bottom = std::max(bottom, b.rect.bottom());
+    for (int node = 0; node < std::min(columnStep_, int(layout_.nodes.size())); ++node) {
+      std::int64_t first = -1, last = -1;
+      for (const TopologyDevice& d : layout_.devices)
+        if (d.node == node && experts_.value(d.index).last_expert >= 0) {
+          const ExpertPlacement& e = experts_[d.index];
+          first = first < 0 ? e.first_expert : std::min(first, e.first_expert);
+          last = std::max(last, e.last_expert);
+        }
+      if (first < 0) continue;
+      const QRectF column = layout_.nodes[node].rect;
+      QGraphicsSimpleTextItem* text =
+          addText(scene_, tr("experts %1–%2").arg(first).arg(last), QPointF(0, 0),
+                  int(std::clamp(13 * unit, 13.0, 160.0)), true, ink);
+      const QRectF r = text->boundingRect();
+      text->setPos(column.center().x() - r.width() / 2, bottom + 6 * unit);
+      text->setZValue(7);
+      overlayItems_.append(text);
+      overlayBounds_ = overlayBounds_.united(text->sceneBoundingRect().adjusted(-8, -8, 8, 8));
+    }
+  }
+  // One group's all-to-all (the first of the busiest stage): every device to every other, so
+  // every port and every node uplink the group's devices have.
+  const int busiest = alltoall_traffic(pp).busiest_rank;
+  const auto it = groups.find({busiest, 0});
+  if (pp.expert_parallel > 1 && it != groups.end() && it->second.size() > 1) {
+    const QList<int>& g = it->second;
+    for (int i = 1; i < g.size(); ++i)
+      for (int l : layout_.route(*machine_, g[0], g[i])) alltoallLinks_.insert(l);
+    for (int l : layout_.route(*machine_, g[1], g[0])) alltoallLinks_.insert(l);
+  }
+  scene_->setSceneRect(overlayBounds_);
+  fitCanvas();
+}
+
 void TopologyView::rebuildScene() {
+  overlayItems_.clear();  // the scene deletes them
+  outlines_.clear();
+  overlayBounds_ = QRectF();
   scene_->clear();
   deviceItems_.clear();
   deviceTexts_.clear();
@@ -346,7 +514,7 @@ void TopologyView::rebuildScene() {
     return;
   }
   const MachineSpec& m = *machine_;
-  layout_ = layOutTopology(m);
+  layout_ = layOutTopology(m, 1.4, columnStep_);
   const QColor ink(0x26, 0x32, 0x38);
   if (!layout_.networkSwitch.isEmpty()) {
     scene_
@@ -415,7 +583,16 @@ void TopologyView::paintState() {
     deviceItems_[d]->setPen(on ? QPen(QColor(0x1e, 0x88, 0xe5), 4)
                                : QPen(QColor(0x45, 0x5a, 0x64), 1.2));
     QString text;
-    if (plan_ && heatMap_ == HeatMap::Stage) {
+    if (plan_ && heatMap_ == HeatMap::Experts) {
+      const ExpertPlacement& e = experts_.value(d);
+      text = e.stage < 0                      ? tr("idle")
+             : e.last_expert < e.first_expert ? tr("stage %1").arg(e.stage)
+                                              : tr("experts %1–%2\nstage %3 · group %4")
+                                                    .arg(e.first_expert)
+                                                    .arg(e.last_expert)
+                                                    .arg(e.stage)
+                                                    .arg(e.group);
+    } else if (plan_ && heatMap_ == HeatMap::Stage) {
       const int stage = stage_.value(d);
       const PipelinePlan& pp = *plan_->pipeline;
       const int copy = stage < 0 ? 0 : pp.grid().position(d).copy;
@@ -447,13 +624,25 @@ void TopologyView::paintState() {
   }
   for (int i = 0; i < linkItems_.size(); ++i) {
     const bool on = links_.count(i) != 0;
-    linkItems_[i]->setPen(linkPen(layout_.links[i].kind, on));
-    linkItems_[i]->setZValue(on ? 3 : 2);
+    const bool alltoall = !on && alltoallLinks_.count(i) != 0;
+    QPen pen = linkPen(layout_.links[i].kind, on);
+    if (alltoall) pen = QPen(kAlltoallLink, 4 * overlayUnit_, Qt::SolidLine, Qt::RoundCap);
+    linkItems_[i]->setPen(pen);
+    linkItems_[i]->setZValue(on || alltoall ? 3 : 2);
   }
   selection_->setText(selectionText());
 }
 
+QString TopologyView::deviceText(int device) const {
+  return device >= 0 && device < deviceTexts_.size() ? deviceTexts_[device]->text() : QString();
+}
+
 QColor TopologyView::deviceColor(int device) const {
+  if (heatMap_ == HeatMap::Experts) {
+    const ExpertPlacement e = experts_.value(device);
+    if (e.stage < 0) return QColor(0xee, 0xee, 0xee);
+    return expertColor(e.ep_rank, plan_ ? plan_->pipeline->expert_parallel : 1);
+  }
   if (heatMap_ == HeatMap::Stage) {
     const int stage = stage_.value(device, -1);
     return stage < 0 ? QColor(0xee, 0xee, 0xee) : stageColor(stage);
@@ -464,6 +653,29 @@ QColor TopologyView::deviceColor(int device) const {
 QString TopologyView::legendText() const {
   if (!machine_) return {};
   QString text = machineLegendText(*machine_);
+  if (heatMap_ == HeatMap::Experts && plan_ && plan_->pipeline) {
+    const PipelinePlan& pp = *plan_->pipeline;
+    const int ep = std::max(1, pp.expert_parallel);
+    const std::int64_t held = pp.experts / ep;
+    // The rainbow's ends and middle, each with the experts it stands for.
+    QStringList chips;
+    for (int r : {0, ep / 2, ep - 1}) {
+      if (r > 0 && r == ep / 2 && ep < 3) continue;
+      chips << tr("<span style='color:%1; font-size:large;'>&#9632;</span>&nbsp;experts %2–%3")
+                   .arg(expertColor(r, ep).darker(115).name())
+                   .arg(r * held)
+                   .arg(r * held + held - 1);
+    }
+    return tr("<b>Experts</b> (%1 in each MoE layer, %2 a device: expert parallelism %3, each "
+              "group of %3 devices holding all of its stage's experts, %4 copies of each) &nbsp; "
+              "%5 &nbsp; <span style='color:%6; font-weight:bold;'>━━</span>&nbsp;one group's "
+              "all-to-all<br>%7")
+        .arg(pp.experts)
+        .arg(held)
+        .arg(ep)
+        .arg(pp.expert_data_parallel)
+        .arg(chips.join(QStringLiteral(" … ")), kAlltoallLink.name(), text);
+  }
   if (heatMap_ != HeatMap::Stage || !plan_ || !plan_->pipeline) return text;
   // Each stage's colour and layers (every chunk of an interleaved schedule).
   const PipelinePlan& pp = *plan_->pipeline;
@@ -542,6 +754,7 @@ void TopologyView::selectOperator(NodeId id) {
 
 QString TopologyView::selectionText() const {
   if (!plan_) return tr("No plan yet: the heat map and placements appear once a plan is computed.");
+  if (plan_->pipeline && selected_ < 0 && heatMap_ == HeatMap::Experts) return expertsText();
   if (plan_->pipeline && selected_ < 0) {
     const PipelinePlan& pp = *plan_->pipeline;
     const int perStage = pp.tensor_parallel * pp.data_parallel;
@@ -578,6 +791,46 @@ QString TopologyView::selectionText() const {
                                  .arg(formatMs(comm), kinds.join(QStringLiteral(", "))));
 }
 
+QString TopologyView::expertsText() const {
+  const PipelinePlan& pp = *plan_->pipeline;
+  const int ep = std::max(1, pp.expert_parallel);
+  const int devices = machine_ ? machine_->num_devices() : 1;
+  const int perNode = machine_ ? machine_->devices_per_node : 1;
+  const AlltoallTraffic t = alltoall_traffic(pp);
+  QString where =
+      tr("Each stage's %1 devices form %2 expert-parallel group%3 of %4 (%5); device <i>i</i> of "
+         "a group holds experts %6<i>i</i> to %6<i>i</i> + %7 of each of the stage's MoE layers, "
+         "and its gradients are reduced with the %8 device%9 holding the same ones.")
+          .arg(pp.tensor_parallel * pp.context_parallel * pp.data_parallel)
+          .arg(pp.tensor_parallel * pp.context_parallel * pp.data_parallel / ep)
+          .arg(pp.tensor_parallel * pp.context_parallel * pp.data_parallel / ep > 1
+                   ? QStringLiteral("s")
+                   : QString())
+          .arg(ep)
+          .arg(ep > perNode ? tr("%1 nodes").arg((ep + perNode - 1) / perNode)
+                            : tr("inside a node"))
+          .arg(pp.experts / ep)
+          .arg(pp.experts / ep - 1)
+          .arg(pp.expert_data_parallel - 1)
+          .arg(pp.expert_data_parallel > 2 ? QStringLiteral("s") : QString());
+  if (ep <= 1 || t.bytes <= 0) return where;
+  const QString fabric = machine_ && machine_->num_nodes > 1
+                             ? QString::fromStdString(machine_->inter_node.name)
+                             : tr("the fabric");
+  const QString nvlink = machine_ ? QString::fromStdString(machine_->intra_island.name) : QString();
+  return where +
+         tr(" <b>All-to-all</b> an iteration: each device sends %1 on average, %2 over %3 to its "
+            "own node and %4 over %5 to the others; the busiest stage (%6) spends %7 in it, "
+            "<b>%8 exposed</b> (%9% of the %10 iteration).")
+             .arg(formatBytes(t.bytes / devices), formatBytes(t.intra_node_bytes() / devices),
+                  nvlink.toHtmlEscaped(), formatBytes(t.inter_node_bytes / devices),
+                  fabric.toHtmlEscaped())
+             .arg(t.busiest_rank)
+             .arg(formatMs(t.seconds * 1e3), formatMs(t.exposed * 1e3))
+             .arg(pp.iteration_time > 0 ? qRound(100 * t.exposed / pp.iteration_time) : 0)
+             .arg(formatMs(pp.iteration_time * 1e3));
+}
+
 void TopologyView::followDocumentSelection(const QString& name) {
   if (!plan_) return;
   NodeId id = -1;
@@ -593,8 +846,9 @@ void TopologyView::resizeEvent(QResizeEvent* event) {
 }
 
 void TopologyView::fitCanvas() {
-  if (!layout_.bounds.isEmpty()) {
-    canvas_->fitInView(layout_.bounds, Qt::KeepAspectRatio);
+  const QRectF bounds = overlayBounds_.isEmpty() ? layout_.bounds : overlayBounds_;
+  if (!bounds.isEmpty()) {
+    canvas_->fitInView(bounds, Qt::KeepAspectRatio);
     if (canvas_->transform().m11() > 1.3) canvas_->setTransform(QTransform::fromScale(1.3, 1.3));
   }
 }

@@ -48,6 +48,27 @@ MemoryBreakdown parameter_memory(double parameters, DataType dtype, Optimizer op
   return m;
 }
 
+void set_expert_share(MemoryBreakdown& m, double parameters, int copies, double fp8_parameters,
+                      DataType dtype, Optimizer optimizer, int zero) {
+  const MemoryBreakdown e = parameter_memory(parameters, dtype, optimizer, zero, copies);
+  m.expert_weights = e.weights + 2.0 * fp8_parameters;
+  m.expert_gradients = e.gradients;
+  m.expert_optimizer = e.optimizer;
+}
+
+void add_segment_exchanges(ChunkExchanges& chunk, double alltoall, bool overlapped,
+                           double exchange_forward, double exchange, bool recomputed) {
+  const double again = recomputed ? 1.0 : 0.0;  // the forward pass's, run again
+  chunk.alltoall.forward += alltoall / 2;
+  chunk.alltoall.backward += alltoall / 2 * (1 + again);
+  if (!overlapped) {
+    chunk.alltoall_exposed.forward += alltoall / 2;
+    chunk.alltoall_exposed.backward += alltoall / 2 * (1 + again);
+  }
+  chunk.context_exchange.forward += exchange_forward;
+  chunk.context_exchange.backward += exchange - exchange_forward + again * exchange_forward;
+}
+
 double overlapped_pass(double compute, double communication, int splits, int comm_sms, int sms) {
   if (communication <= 0) return compute;
   const double exposed =

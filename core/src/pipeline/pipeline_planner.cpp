@@ -497,12 +497,13 @@ class Planner {
     // Expert parallelism: each MoE layer's tokens go to the devices of their experts and back by
     // all-to-all (dispatch and combine forward, their gradients backward), each device sending
     // its 1/(tp x cp) of the micro-batch's tokens times top-k.
-    double alltoall = 0;        // seconds, exposed unless overlapped with another micro-batch
-    double alltoall_bytes = 0;  // every replica's devices
+    double alltoall = 0;             // seconds, exposed unless overlapped with another micro-batch
+    double alltoall_bytes = 0;       // every replica's devices
+    double alltoall_inter_node = 0;  // of those, across nodes
     // Context parallelism: its attentions' keys and values exchanged among the sequence shards
     // (context_exchange.h).
     bool has_exchange = false;
-    double exchange = 0, exchange_bytes = 0, exchange_workspace = 0;
+    double exchange = 0, exchange_forward = 0, exchange_bytes = 0, exchange_workspace = 0;
     // Weight elements a device holds: the dense ones, its share of the experts, and of those
     // all, the ones fp8 GEMMs read.
     double dense_parameters = 0, expert_parameters = 0, fp8_parameters = 0;
@@ -540,6 +541,7 @@ class Planner {
       }
       // Every expert group of the stage's tp x dp devices: dp x tp / ep of them a replica's.
       c.alltoall_bytes = 4.0 * ex.operators * d.bytes * l.tp * l.cp / l.ep;
+      c.alltoall_inter_node = 4.0 * ex.operators * d.inter_node_bytes * l.tp * l.cp / l.ep;
       // The experts leave the replica's plan: 1/ep of them on each device (their fp8 copies
       // with them).
       const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments);
@@ -568,6 +570,7 @@ class Planner {
       c.backward += sum.backward;
       c.comm += sum.forward + sum.backward;
       c.exchange = sum.forward + sum.backward;
+      c.exchange_forward = sum.forward;
       c.exchange_bytes = sum.bytes;
       c.exchange_workspace = sum.workspace;
     }
@@ -718,9 +721,10 @@ class Planner {
     const int n = static_cast<int>(chain_.segments.size());
     std::vector<double> alltoall(n, 0.0);  // per segment and micro-batch
     double alltoall_bytes = 0;             // per micro-batch, every replica's devices
+    double alltoall_inter_node = 0;        // of those, across nodes
     std::vector<double> time(n), saved(n), work(n, 0.0), forward(n), backward(n), comm(n);
     double bytes = 0;  // per micro-batch, inside the replicas
-    std::vector<double> exchange(n, 0.0);
+    std::vector<double> exchange(n, 0.0), exchange_forward(n, 0.0);
     double exchange_bytes = 0, exchange_workspace = 0;  // per micro-batch, a copy's devices
     double recompute_flops = 0, flops = 0;
     std::vector<const SegmentProfile*> prof(n);
@@ -745,8 +749,10 @@ class Planner {
       comm[j] = kc.comm;
       alltoall[j] = kc.alltoall;
       alltoall_bytes += kc.alltoall_bytes;
+      alltoall_inter_node += kc.alltoall_inter_node;
       if (kc.has_exchange) {
         exchange[j] = kc.exchange;
+        exchange_forward[j] = kc.exchange_forward;
         exchange_bytes += kc.exchange_bytes;
         exchange_workspace = std::max(exchange_workspace, kc.exchange_workspace);
       }
@@ -763,7 +769,8 @@ class Planner {
     std::vector<double> rank_time(l.pp, 0.0), rank_params(l.pp, 0.0), rank_saved(l.pp, 0.0),
         rank_comm(l.pp, 0.0), rank_workspace(l.pp, 0.0), rank_segment_params(l.pp, 0.0),
         rank_forward(l.pp, 0.0), rank_backward(l.pp, 0.0), rank_fp8_params(l.pp, 0.0),
-        rank_expert_params(l.pp, 0.0), rank_alltoall(l.pp, 0.0), rank_exchange(l.pp, 0.0);
+        rank_expert_params(l.pp, 0.0), rank_alltoall(l.pp, 0.0), rank_exchange(l.pp, 0.0),
+        rank_replica_experts(l.pp, 0.0), rank_expert_fp8(l.pp, 0.0);
     double p2p_bytes = 0, fill_p2p = 0;
     const bool overlap_p2p = sends_overlap_compute(l.v, l.overlap);
     for (int c = 0; c < static_cast<int>(parts.size()); ++c) {
@@ -786,6 +793,8 @@ class Planner {
         const double recomputed = l.recompute == Recompute::Full && block_[j] ? 1.5 : 1.0;
         rank_alltoall[rank] += alltoall[j] * recomputed;
         rank_exchange[rank] += exchange[j] * recomputed;
+        add_segment_exchanges(sp.exchanges, alltoall[j], l.ep_overlap, exchange_forward[j],
+                              exchange[j], recomputed > 1);
         if (l.ep_overlap && alltoall[j] > 0) {
           // Behind the partner micro-batch's dense compute (pipeline_cost.h).
           const double exposed = exposed_expert_alltoall(
@@ -794,6 +803,8 @@ class Planner {
               machine_.device(0).sm_count);
           sp.forward += exposed / 2;
           sp.backward += exposed / 2;
+          sp.exchanges.alltoall_exposed.forward += exposed / 2;
+          sp.exchanges.alltoall_exposed.backward += exposed / 2;
         }
         const int kind = chain_.segments[j].kind;
         double fp8_parameters = s.fp8_parameters;
@@ -803,11 +814,18 @@ class Planner {
           const double held = kind_experts(kind).parameters / l.ep;
           const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments);
           sp.parameters += held - kp.expert_parameters;
-          if (kp.expert_fp8_parameters > 0)
+          if (kp.expert_fp8_parameters > 0) {
             fp8_parameters +=
                 held * kp.expert_fp8_parameters / kp.expert_parameters - kp.expert_fp8_parameters;
+            rank_expert_fp8[rank] += held * kp.expert_fp8_parameters / kp.expert_parameters;
+          }
           rank_expert_params[rank] += held;
           chunk_experts += held;
+        } else if (kind_experts(kind).operators > 0) {
+          // The experts stay in the replica's plan, among the dense weights.
+          const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments);
+          rank_replica_experts[rank] += kp.expert_parameters;
+          rank_expert_fp8[rank] += kp.expert_fp8_parameters;
         }
         rank_fp8_params[rank] += fp8_parameters;
         rank_saved[rank] += saved[j];
@@ -893,6 +911,10 @@ class Planner {
         mem.gradients += experts.gradients;
         mem.optimizer += experts.optimizer;
       }
+      set_expert_share(mem,
+                       rank_expert_params[r] > 0 ? rank_expert_params[r] : rank_replica_experts[r],
+                       rank_expert_params[r] > 0 ? edp : l.copies(), rank_expert_fp8[r], dtype_,
+                       options_.optimizer, l.zero);
       mem.activations = in_flight_micro_batches(r, l.pp, l.m, l.v) * rank_saved[r];
       // FP8 training keeps each fp8 GEMM's weight cast to fp8 and transposed beside the bf16
       // one (Transformer Engine's cached fp8 weights): 2 more bytes a parameter.
@@ -912,6 +934,9 @@ class Planner {
     p.communication_bytes = (bytes + p2p_bytes) * l.m * l.dp + sync_bytes;
     p.alltoall_time = l.m * *std::max_element(rank_alltoall.begin(), rank_alltoall.end());
     p.alltoall_bytes = alltoall_bytes * l.m * l.dp;
+    p.alltoall_inter_node_bytes = alltoall_inter_node * l.m * l.dp;
+    p.experts = experts_;
+    p.top_k = top_k_;
     p.cp_time = l.m * *std::max_element(rank_exchange.begin(), rank_exchange.end());
     p.cp_bytes = exchange_bytes * l.m * l.dp;
     // FLOPs over the whole batch: the micro-batch's times the micro-batches of every copy.

@@ -185,12 +185,36 @@ PipelineTimeline predicted_timeline(const PipelinePlan& plan) {
   for (TimelineBox& b : t.boxes) {
     const std::size_t c = static_cast<std::size_t>(b.chunk);
     if (c >= plan.chunks.size()) continue;
-    const double compute = b.backward ? plan.chunks[c].backward : plan.chunks[c].forward;
+    const StagePlan& chunk = plan.chunks[c];
+    const auto in_pass = [&b](const PassSeconds& s) { return b.backward ? s.backward : s.forward; };
+    const double alltoall = in_pass(chunk.exchanges.alltoall);
+    const double alltoall_exposed = std::min(alltoall, in_pass(chunk.exchanges.alltoall_exposed));
+    const double kv = in_pass(chunk.exchanges.context_exchange);
+    const double pass = b.backward ? chunk.backward : chunk.forward;
+    const double compute = std::max(0.0, pass - alltoall_exposed - kv);
     const double pass_end = b.end;
     b.end = std::min(pass_end, b.start + compute);
     if (hidden[c] > 0)
       t.comm.push_back({b.rank, kCommP2p, b.start, b.start + std::min(hidden[c], compute), false});
-    if (pass_end - b.end > 1e-15) t.comm.push_back({b.rank, kCommP2p, b.end, pass_end, true});
+    // Dispatch then combine forward; backward, the combine's gradients go first.
+    const auto alltoalls = [&](double from, double seconds, bool exposed) {
+      const char* first = b.backward ? kCommCombine : kCommDispatch;
+      const char* second = b.backward ? kCommDispatch : kCommCombine;
+      t.comm.push_back({b.rank, first, from, from + seconds / 2, exposed});
+      t.comm.push_back({b.rank, second, from + seconds / 2, from + seconds, exposed});
+    };
+    if (alltoall - alltoall_exposed > 1e-15)
+      alltoalls(b.start, std::min(alltoall - alltoall_exposed, compute), false);
+    double at = b.end;
+    if (alltoall_exposed > 0) {
+      alltoalls(at, std::min(alltoall_exposed, pass_end - at), true);
+      at = std::min(pass_end, at + alltoall_exposed);
+    }
+    if (kv > 0) {
+      t.comm.push_back({b.rank, kCommContextExchange, at, std::min(pass_end, at + kv), true});
+      at = std::min(pass_end, at + kv);
+    }
+    if (pass_end - at > 1e-15) t.comm.push_back({b.rank, kCommP2p, at, pass_end, true});
     if (b.backward)
       last_backward[static_cast<std::size_t>(b.rank)] =
           std::max(last_backward[static_cast<std::size_t>(b.rank)], b.end);

@@ -56,6 +56,7 @@ DispatchCost dispatch_cost(TokenDispatcher d, std::int64_t experts, std::int64_t
       if (src != dst) {
         moves.push_back({src, dst, dispatch_bytes(d, g, message, same_node(src, dst))});
         cost.bytes += moves.back().bytes;
+        if (!same_node(src, dst)) cost.inter_node_bytes += moves.back().bytes;
       }
   cost.seconds = costs.transfers_time(moves);
   return cost;

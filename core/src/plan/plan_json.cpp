@@ -25,9 +25,16 @@ json bytes_to_json(const std::vector<double>& bytes) {
 }
 
 json memory_to_json(const MemoryBreakdown& m) {
-  return {{"weights", bytes_to_json(m.weights)},     {"gradients", bytes_to_json(m.gradients)},
-          {"optimizer", bytes_to_json(m.optimizer)}, {"activations", bytes_to_json(m.activations)},
-          {"workspace", bytes_to_json(m.workspace)}, {"total", bytes_to_json(m.total())}};
+  json out = {
+      {"weights", bytes_to_json(m.weights)},     {"gradients", bytes_to_json(m.gradients)},
+      {"optimizer", bytes_to_json(m.optimizer)}, {"activations", bytes_to_json(m.activations)},
+      {"workspace", bytes_to_json(m.workspace)}, {"total", bytes_to_json(m.total())}};
+  // Of weights, gradients and optimizer, the experts' (mixture-of-experts models only).
+  if (m.experts() > 0)
+    out["experts"] = {{"weights", bytes_to_json(m.expert_weights)},
+                      {"gradients", bytes_to_json(m.expert_gradients)},
+                      {"optimizer", bytes_to_json(m.expert_optimizer)}};
+  return out;
 }
 
 namespace {
@@ -77,7 +84,25 @@ MemoryBreakdown memory_from_json(const json& j) {
   m.optimizer = j.value("optimizer", 0.0);
   m.activations = j.value("activations", 0.0);
   m.workspace = j.value("workspace", 0.0);
+  if (j.contains("experts")) {
+    const json& e = j.at("experts");
+    m.expert_weights = e.value("weights", 0.0);
+    m.expert_gradients = e.value("gradients", 0.0);
+    m.expert_optimizer = e.value("optimizer", 0.0);
+  }
   return m;
+}
+
+// A chunk's seconds per micro-batch in each pass, [forward, backward] in ms; absent: none.
+json pass_ms_to_json(const PassSeconds& s) {
+  return json::array({s.forward * 1e3, s.backward * 1e3});
+}
+PassSeconds pass_ms_from_json(const json& chunk, const char* key) {
+  PassSeconds s;
+  if (!chunk.contains(key)) return s;
+  s.forward = chunk.at(key).at(0).get<double>() / 1e3;
+  s.backward = chunk.at(key).at(1).get<double>() / 1e3;
+  return s;
 }
 
 PipelinePlan pipeline_from_json(const json& j) {
@@ -105,6 +130,9 @@ PipelinePlan pipeline_from_json(const json& j) {
     p.loss_in_split = j.value("loss_in_split", false);
     p.alltoall_time = j.value("alltoall_ms", 0.0) / 1e3;
     p.alltoall_bytes = j.value("alltoall_bytes", 0.0);
+    p.alltoall_inter_node_bytes = j.value("alltoall_inter_node_bytes", 0.0);
+    p.experts = j.value("experts", std::int64_t{0});
+    p.top_k = j.value("top_k", std::int64_t{0});
     p.context_parallel = j.value("cp", 1);
     p.context_exchange = context_exchange_from_string(j.value("cp_comm", "p2p"));
     p.cp_time = j.value("cp_ms", 0.0) / 1e3;
@@ -136,6 +164,9 @@ PipelinePlan pipeline_from_json(const json& j) {
       sp.backward = c.value("backward_ms", 0.0) / 1e3;
       sp.p2p = c.value("p2p_ms", 0.0) / 1e3;
       sp.parameters = c.value("parameters", 0.0);
+      sp.exchanges.alltoall = pass_ms_from_json(c, "alltoall_ms");
+      sp.exchanges.alltoall_exposed = pass_ms_from_json(c, "alltoall_exposed_ms");
+      sp.exchanges.context_exchange = pass_ms_from_json(c, "cp_exchange_ms");
       p.chunks.push_back(std::move(sp));
     }
     for (const json& m : j.at("memory_per_rank")) p.rank_memory.push_back(memory_from_json(m));
@@ -170,16 +201,26 @@ PipelinePlan pipeline_from_json(const json& j) {
 
 json pipeline_to_json(const PipelinePlan& p) {
   json stages = json::array();
-  for (const auto& c : p.chunks)
-    stages.push_back({{"rank", c.rank},
-                      {"segments", {c.first_segment, c.last_segment}},
-                      {"layers", {c.first_layer, c.last_layer}},
-                      {"first_node", c.first_node},
-                      {"last_node", c.last_node},
-                      {"forward_ms", c.forward * 1e3},
-                      {"backward_ms", c.backward * 1e3},
-                      {"p2p_ms", c.p2p * 1e3},
-                      {"parameters", static_cast<std::int64_t>(c.parameters)}});
+  for (const auto& c : p.chunks) {
+    json stage = {{"rank", c.rank},
+                  {"segments", {c.first_segment, c.last_segment}},
+                  {"layers", {c.first_layer, c.last_layer}},
+                  {"first_node", c.first_node},
+                  {"last_node", c.last_node},
+                  {"forward_ms", c.forward * 1e3},
+                  {"backward_ms", c.backward * 1e3},
+                  {"p2p_ms", c.p2p * 1e3},
+                  {"parameters", static_cast<std::int64_t>(c.parameters)}};
+    // Only where the chunk has them (mixture-of-experts and context-parallel plans).
+    const ChunkExchanges& x = c.exchanges;
+    if (x.alltoall.total() > 0) {
+      stage["alltoall_ms"] = pass_ms_to_json(x.alltoall);
+      stage["alltoall_exposed_ms"] = pass_ms_to_json(x.alltoall_exposed);
+    }
+    if (x.context_exchange.total() > 0)
+      stage["cp_exchange_ms"] = pass_ms_to_json(x.context_exchange);
+    stages.push_back(std::move(stage));
+  }
   json memory = json::array();
   for (const auto& m : p.rank_memory) memory.push_back(memory_to_json(m));
   json sync = json::array();
@@ -212,6 +253,9 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"loss_in_split", p.loss_in_split},
           {"alltoall_ms", p.alltoall_time * 1e3},
           {"alltoall_bytes", p.alltoall_bytes},
+          {"alltoall_inter_node_bytes", p.alltoall_inter_node_bytes},
+          {"experts", p.experts},
+          {"top_k", p.top_k},
           {"cp", p.context_parallel},
           {"cp_comm", to_string(p.context_exchange)},
           {"cp_ms", p.cp_time * 1e3},

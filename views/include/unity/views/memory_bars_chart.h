@@ -1,7 +1,8 @@
 #pragma once
 // Memory per device as stacked bars: one bar per pipeline rank (a device of that rank; its
-// data-parallel copies hold the same), stacked by kind (weights, gradients, optimizer state,
-// activations in flight, workspace: pipeline_cost.h's MemoryBreakdown), a dashed line at the
+// data-parallel copies hold the same), stacked by kind (weights, gradients, optimizer state, the
+// experts' weights, gradients and optimizer state together as a kind of their own, activations in
+// flight, workspace: pipeline_cost.h's MemoryBreakdown), a dashed line at the
 // device's capacity and a GiB axis. A run's measured bars stand beside the predicted ones. Plans
 // without a breakdown (not pipelined) can show each device's total alone. Painted directly, as
 // the cost breakdown bars are.
@@ -22,7 +23,10 @@ class MemoryBarsChart : public QWidget {
   Q_OBJECT
 
  public:
-  static constexpr int kKinds = 5;  // weights, gradients, optimizer, activations, workspace
+  // The stacked kinds, bottom first. Weights, gradients and optimizer are the dense layers'
+  // (MemoryBreakdown's less its expert shares); Experts, the three of the experts a device holds.
+  enum Kind { Weights, Gradients, Optimizer, Experts, Activations, Workspace };
+  static constexpr int kKinds = 6;
   static QString kindName(int kind);
 
   struct Bar {
@@ -48,6 +52,7 @@ class MemoryBarsChart : public QWidget {
   const QList<Bar>& bars() const { return bars_; }
   double capacity() const { return capacity_; }
   bool hasMeasured() const;
+  bool hasExperts() const;  // a bar with expert memory (the legend names the kind only then)
   QString title() const { return title_; }
   QString message() const { return message_; }
 

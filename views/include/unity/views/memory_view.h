@@ -1,9 +1,10 @@
 #pragma once
 // The memory view: where a device's memory goes under the chosen plan. A pipelined plan gets one
-// stacked bar per pipeline rank (weights, gradients, optimizer state, activations in flight,
-// workspace; the plan's rank_memory) against the device's capacity, and, after a run of it, the
-// measured breakdown beside each. Other plans get each device's total (the cost model's
-// memory_per_device, not broken down) or, on many devices, a sentence with the fullest one.
+// stacked bar per pipeline rank (weights, gradients, optimizer state, the experts' memory,
+// activations in flight, workspace; the plan's rank_memory) against the device's capacity, and,
+// after a run of it, the measured breakdown beside each. Other plans get each device's total (the
+// cost model's memory_per_device, not broken down) or, on many devices, a sentence with the fullest
+// one.
 #include <QWidget>
 
 #include <memory>
@@ -31,6 +32,9 @@ class MemoryView : public QWidget {
   PlanChooser* chooser() const { return chooser_; }
   std::shared_ptr<const Plan> shownPlan() const { return plan_; }
   QString noteText() const;
+  // The note's sentence on a mixture-of-experts plan's experts: how many a device holds, over how
+  // many devices their state is sharded, and their bytes by kind (empty: no experts).
+  static QString expertsNote(const PipelinePlan& plan);
 
  private:
   void display();

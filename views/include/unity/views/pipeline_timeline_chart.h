@@ -4,8 +4,9 @@
 // micro-batch's number inside when it fits), the bubbles left empty (hatched), a time axis in ms
 // over the whole iteration and a caption with the makespan and the bubble fraction. Under each
 // stage's row, a thinner lane of its communication: point-to-point sends and the gradient
-// synchronisation, light where compute hides them and strong where the stage waits for them, and
-// the optimizer step that ends the iteration. It draws what core's
+// synchronisation, light where compute hides them and strong where the stage waits for them, the
+// expert all-to-alls (dispatch and combine, green) and the context-parallel K/V exchange (brown)
+// likewise, and the optimizer step that ends the iteration. It draws what core's
 // pipeline_schedule.h computes (predicted from a plan) or what a run measured; it computes
 // nothing itself. Painted directly: thousands of boxes are cheap to paint and costly as items.
 //

@@ -32,7 +32,8 @@ class TimelineView : public QWidget {
   PipelineTimelineChart* measuredChart() const { return measured_; }
   PlanChooser* chooser() const { return chooser_; }
   std::shared_ptr<const Plan> shownPlan() const { return plan_; }
-  QString layoutText() const;  // "tp 4 × pp 8 × dp 48 · 32 micro-batches of 1 · ..."
+  QString layoutText() const;     // "tp 4 × pp 8 × dp 48 · 32 micro-batches of 1 · ..."
+  QString exchangesText() const;  // under the chart: the plan's all-to-alls and K/V exchange
   bool busy() const { return watcher_.isRunning(); }
 
  signals:
@@ -51,6 +52,7 @@ class TimelineView : public QWidget {
   ExplorerDocument* document_;
   PlanChooser* chooser_;
   QLabel* layout_;
+  QLabel* exchanges_;
   QPushButton* export_;
   PipelineTimelineChart* predicted_;
   PipelineTimelineChart* measured_;
@@ -60,6 +62,11 @@ class TimelineView : public QWidget {
 };
 
 // "tp 4 × pp 8 × dp 48 · 32 micro-batches of 1 · 5 chunks per device · recompute full · ZeRO 0"
+// (with "ep 64 (edp 2) · deepep" and "cp 2 (p2p)" where the plan has them)
 QString pipelineLayoutText(const PipelinePlan& p);
+// What a plan's expert all-to-alls and context-parallel exchange cost per iteration, from the
+// plan's figures (the busiest stage's seconds, how many of them exposed, the bytes and how many
+// cross nodes); empty for a plan without them.
+QString exchangesText(const PipelinePlan& p);
 
 }  // namespace unity::views

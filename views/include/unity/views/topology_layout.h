@@ -52,7 +52,8 @@ struct TopologyLayout {
 };
 
 // `aspect`: width / height of the room the drawing is shown in; nodes wrap into the number of
-// columns that fills it best.
-TopologyLayout layOutTopology(const MachineSpec& machine, double aspect = 1.4);
+// columns that fills it best, a multiple of `columnStep` (all the nodes when fewer): a plan whose
+// groups span k nodes puts whole groups in each row.
+TopologyLayout layOutTopology(const MachineSpec& machine, double aspect = 1.4, int columnStep = 1);
 
 }  // namespace unity::views

@@ -38,8 +38,44 @@ struct MemoryBreakdown {
   double optimizer = 0;    // fp32 master weights (mixed precision) and the optimizer's state
   double activations = 0;  // kept for the backward pass, for every micro-batch in flight
   double workspace = 0;    // transient: a recomputed block's activations, ZeRO-3's gathered layer
+  // Of weights, gradients and optimizer, the mixture-of-experts layers' experts that the device
+  // holds (its 1/ep share of each layer's experts under expert parallelism, with their state
+  // sharded over the expert-data-parallel copies): part of those kinds, not added to the total.
+  double expert_weights = 0;
+  double expert_gradients = 0;
+  double expert_optimizer = 0;
   double total() const { return weights + gradients + optimizer + activations + workspace; }
+  double experts() const { return expert_weights + expert_gradients + expert_optimizer; }
 };
+
+// The experts' share of a device's parameter memory (MemoryBreakdown::expert_*): `parameters`
+// expert weight elements held as parameter_memory holds them, sharded over `copies` (the
+// expert-data-parallel devices holding the same experts), plus the fp8 copies of `fp8_parameters`
+// of them (2 bytes each: Transformer Engine's cast and transposed weights). Sets the shares only:
+// the kinds themselves already count them.
+void set_expert_share(MemoryBreakdown& m, double parameters, int copies, double fp8_parameters,
+                      DataType dtype, Optimizer optimizer, int zero);
+
+// Seconds of one micro-batch in a pipeline chunk's forward and backward passes.
+struct PassSeconds {
+  double forward = 0, backward = 0;
+  double total() const { return forward + backward; }
+};
+// What a chunk's exchanges between devices take in its passes, per micro-batch: the expert
+// all-to-alls (dispatch and combine in the forward pass, their gradients in the backward), of
+// those what the passes wait for (the rest runs behind another micro-batch's compute), and the
+// context-parallel exchange of keys and values (exposed: what outlasts the attention's products).
+// Full recomputation runs the forward pass's again in the backward pass.
+struct ChunkExchanges {
+  PassSeconds alltoall;
+  PassSeconds alltoall_exposed;
+  PassSeconds context_exchange;
+};
+// Adds one segment's: `alltoall` seconds of all-to-alls per micro-batch (half in each pass), all
+// exposed unless `overlapped` (the caller adds the exposed part then), and `exchange` seconds of
+// K/V exchange of which `exchange_forward` in the forward pass.
+void add_segment_exchanges(ChunkExchanges& chunk, double alltoall, bool overlapped,
+                           double exchange_forward, double exchange, bool recomputed);
 
 // Bytes for `parameters` weights held on a device in `dtype`, with `optimizer`, sharded by ZeRO
 // stage `zero` (1: optimizer state, 2: and gradients, 3: and weights) over `data_parallel` copies.

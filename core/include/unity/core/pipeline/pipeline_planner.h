@@ -58,6 +58,9 @@ struct StagePlan {
   double backward = 0;
   double p2p = 0;         // seconds per micro-batch sending and receiving activations
   double parameters = 0;  // weight elements per device
+  // Of forward and backward, the expert all-to-alls and the context-parallel K/V exchange
+  // (pipeline_cost.h): what the timeline draws in the chunk's communication lane.
+  ChunkExchanges exchanges;
 };
 
 // How one kind of segment runs on the devices of a stage replica: its PCG for one micro-batch
@@ -89,9 +92,12 @@ struct PipelinePlan {
   int expert_parallel = 1;
   int expert_data_parallel = 1;
   TokenDispatcher token_dispatcher = TokenDispatcher::AllToAll;
-  bool ep_comm_overlap = false;  // all-to-alls behind another micro-batch's compute
-  double alltoall_time = 0;      // seconds of all-to-all per iteration on the busiest rank
-  double alltoall_bytes = 0;     // bytes all devices send in all-to-alls per iteration
+  bool ep_comm_overlap = false;          // all-to-alls behind another micro-batch's compute
+  double alltoall_time = 0;              // seconds of all-to-all per iteration on the busiest rank
+  double alltoall_bytes = 0;             // bytes all devices send in all-to-alls per iteration
+  double alltoall_inter_node_bytes = 0;  // of those, to a device of another node
+  std::int64_t experts = 0;              // per mixture-of-experts layer (0: none)
+  std::int64_t top_k = 0;                // experts each token is routed to
   // Context parallelism: each sequence split over this many devices (a stage replica is
   // tensor_parallel x context_parallel devices), its attentions' keys and values exchanged among
   // them (context_exchange.h). The weights are synchronised over data_parallel x context_parallel.

@@ -52,6 +52,11 @@ struct CommBox {
 inline constexpr const char* kCommP2p = "p2p";
 inline constexpr const char* kCommGradientSync = "gradient sync";
 inline constexpr const char* kCommOptimizerStep = "optimizer step";
+// A pass's expert all-to-alls: tokens to their experts' devices, and the experts' outputs back
+// (in the backward pass their gradients, in reverse order).
+inline constexpr const char* kCommDispatch = "dispatch";
+inline constexpr const char* kCommCombine = "combine";
+inline constexpr const char* kCommContextExchange = "K/V exchange";  // context parallelism
 
 struct PipelineTimeline {
   int stages = 1;
@@ -85,6 +90,10 @@ std::vector<std::string> stage_labels(const PipelinePlan& plan);
 // - each chunk's point-to-point time split between its forward and backward passes; the part the
 //   plan leaves exposed follows the pass's compute box as an exposed "p2p" box (the rank waits),
 //   the part it hides (Megatron-Core's overlapped interleaved sends) overlaps the compute;
+// - a pass's expert all-to-alls (StagePlan::exchanges), half "dispatch" and half "combine": the
+//   exposed ones follow its compute together (they interleave with the layers in truth, so the
+//   compute box is the pass less them), the hidden ones overlap the compute; then the
+//   context-parallel "K/V exchange" the pass waits for, then its exposed sends;
 // - after each rank's last backward, the data-parallel gradient synchronisation: its hidden part
 //   (behind the last backward passes) ending with them, its exposed part after the makespan;
 // - the optimizer step once every rank's synchronisation is done (the gradient norm is reduced

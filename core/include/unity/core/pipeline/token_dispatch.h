@@ -39,6 +39,7 @@ double dispatch_bytes(TokenDispatcher d, const DispatchGroup& g, double message,
 struct DispatchCost {
   double seconds = 0;
   double bytes = 0;
+  double inter_node_bytes = 0;  // of bytes, those sent to a device of another node
 };
 DispatchCost dispatch_cost(TokenDispatcher d, std::int64_t experts, std::int64_t top_k,
                            const std::vector<int>& group, double message, const CostModel& costs);
