@@ -103,3 +103,29 @@ TEST(ExportCli, MegatronRuleBrokenIsNamed) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(dir / "out.sh"));
 }
+
+// A DeepSeek-shaped MoE plan with EP fixed exports to Megatron-LM with its experts and latent
+// attention; DeepSpeed refuses it naming what it cannot express, exit 1, nothing written.
+TEST(ExportCli, MixtureOfExpertsPlan) {
+  Folder dir("export_moe");
+  auto r = run_cli(
+      "optimize deepseek-tiny --batch 32 --machine dgx-h100 --gpus 8 --mode expert --tp 2 --pp 1 "
+      "--ep 4 --dispatcher deepep --out " +
+      dir / "plan.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli("export " + dir / "plan.json" + " --to megatron -o " + dir / "moe.sh");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto args = launch_test::script_args(slurp(dir / "moe.sh"));
+  EXPECT_EQ(args.at("--num-experts"), "4");
+  EXPECT_EQ(args.at("--moe-router-topk"), "2");
+  EXPECT_EQ(args.at("--moe-ffn-hidden-size"), "32");
+  EXPECT_EQ(args.at("--expert-model-parallel-size"), "4");
+  EXPECT_EQ(args.at("--moe-token-dispatcher-type"), "flex");
+  EXPECT_TRUE(args.count("--moe-enable-deepep"));
+  EXPECT_TRUE(args.count("--multi-latent-attention"));
+  r = run_cli("export " + dir / "plan.json" + " --to deepspeed -o " + dir / "ds.sh");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no multi-head latent attention"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not DeepEP"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "ds.sh"));
+}

@@ -66,26 +66,15 @@ std::string row_name(const ::testing::TestParamInfo<Row>& info) {
 // Each published run's layout (--mode expert --tp t --pp p, as test_megatron_table1 plans it)
 // becomes pretrain_gpt.py flags with the run's TP, PP, global batch and full recomputation
 // (the SC'21 runs recompute every layer), in fp16, with the model's shape. Where the expert mode
-// chose virtual stages Megatron-LM cannot make (chunks of unequal layers: 80 layers on 8 stages
-// in 4 chunks each), the export names the rule, and --nearest writes the same run with as many
-// virtual stages as divide each stage's layers.
+// chose virtual stages of unequal layers (80 layers on 8 stages in 4 chunks each), they are
+// written as Megatron-Core's --pipeline-model-parallel-layout.
 TEST_P(Table1Export, MegatronFlagsAreThePublishedRun) {
   const Row& row = GetParam();
   const Graph model = load_model_for_devices(row.model, row.gpus, row.batch);
   const Plan plan =
       optimize_plan(model, load_machine("selene", {0, row.gpus}), megatron::layout_of(row));
   ASSERT_TRUE(plan.pipeline);
-  ExportResult r;
-  try {
-    r = export_launch(round_trip(plan), {Framework::Megatron, false});
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("rule 'virtual stages divide the layers per stage'"),
-              std::string::npos)
-        << e.what();
-    r = export_launch(round_trip(plan), {Framework::Megatron, true});
-    ASSERT_TRUE(r.nearest);
-    EXPECT_LT(r.spec.interleave, plan.pipeline->interleave);
-  }
+  const ExportResult r = export_launch(round_trip(plan), {Framework::Megatron, false});
   const LaunchFile& f = r.file;
   expect_known_names(f);
   auto args = script_args(f.text);
@@ -100,9 +89,12 @@ TEST_P(Table1Export, MegatronFlagsAreThePublishedRun) {
   // The interleaved schedule where the layout uses one, its chunks as Megatron-LM sizes them.
   const LaunchSpec& spec = r.spec;
   const ModelShape& m = *plan.summary.model_shape;
-  if (spec.interleave > 1)
+  // (Chunks of unequal layers as Megatron-Core's pipeline layout.)
+  if (spec.interleave > 1 && m.layers % (row.pp * spec.interleave) == 0)
     EXPECT_EQ(args["--num-layers-per-virtual-pipeline-stage"],
               std::to_string(m.layers / (row.pp * spec.interleave)));
+  else if (spec.interleave > 1)
+    EXPECT_EQ(args["--pipeline-model-parallel-layout"], "\"" + pipeline_layout(spec) + "\"");
   else
     EXPECT_FALSE(args.count("--num-layers-per-virtual-pipeline-stage"));
   EXPECT_EQ(args["--micro-batch-size"], std::to_string(spec.micro_batch_size));
@@ -271,7 +263,7 @@ TEST(MegatronRules, EachViolationNamesItsRule) {
   };
   EXPECT_TRUE(has("TP divides the attention heads"));
   EXPECT_TRUE(has("TP divides the KV heads (query groups)"));
-  EXPECT_TRUE(has("virtual stages divide the layers per stage"));
+  EXPECT_FALSE(has("virtual stages need PP > 1"));
   EXPECT_TRUE(has("global batch = micro-batch x DP x accumulation"));
   EXPECT_TRUE(has("TP communication overlap needs sequence parallelism"));
   EXPECT_FALSE(has("TP divides the FFN width"));  // 768 on 3
@@ -294,6 +286,16 @@ TEST(MegatronRules, EachViolationNamesItsRule) {
   const auto args = script_args(write_megatron(s).text);
   EXPECT_EQ(args.at("--decoder-first-pipeline-num-layers"), "1");
   EXPECT_EQ(args.at("--decoder-last-pipeline-num-layers"), "1");
+  // Virtual stages of unequal layers: Megatron-Core's layout, stages in model order (chunk c on
+  // rank c % PP), E the embedding, L the loss.
+  s.pp = 2;
+  s.interleave = 3;
+  s.chunk_layers = {1, 1, 2, 2, 2, 1};
+  EXPECT_TRUE(megatron_layout_violations(s).empty());
+  EXPECT_EQ(pipeline_layout(s), "Et|t|(t*2|)*2t*2|tL");
+  const auto layout = script_args(write_megatron(s).text);
+  EXPECT_EQ(layout.at("--pipeline-model-parallel-layout"), "\"Et|t|(t*2|)*2t*2|tL\"");
+  EXPECT_FALSE(layout.count("--num-layers-per-virtual-pipeline-stage"));
 }
 
 // The joint search's plan of an MLP is no framework's: refused, naming why, with or without
@@ -368,27 +370,6 @@ TEST(ExportNames, FrameworkNamesAreRead) {
   for (auto list :
        {NameList::Megatron, NameList::MegatronDeepSpeed, NameList::Torchtitan, NameList::DeepSpeed})
     EXPECT_GT(accepted_names(list).size(), 50u);
-}
-
-// A mixture-of-experts plan: refused for every framework, naming the experts (issue 32 writes
-// them once the MoE planner is in).
-TEST(ExportRefusal, MixtureOfExpertsPlanNamesTheExperts) {
-  OptimizeOptions o;
-  o.mode = "expert";
-  o.layout.tensor_parallel = 2;
-  o.layout.pipeline_stages = 1;
-  o.layout.expert_parallel = 2;
-  const Plan plan = round_trip(
-      optimize_plan(load_model_for_devices("moe-tiny", 2), load_machine("cpu-local", {0, 2}), o));
-  for (Framework f : {Framework::Megatron, Framework::Torchtitan, Framework::DeepSpeed}) {
-    try {
-      export_launch(plan, {f, false});
-      ADD_FAILURE() << "exported";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("mixture-of-experts layers"), std::string::npos)
-          << e.what();
-    }
-  }
 }
 
 namespace {

@@ -15,7 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-bool model_parallel(const LaunchSpec& s) { return s.tp > 1 || s.pp > 1; }
+// Megatron-DeepSpeed's model where the plan has TP or PP, or experts (a DeepSpeed config alone
+// holds no model).
+bool model_parallel(const LaunchSpec& s) { return s.tp > 1 || s.pp > 1 || s.model.moe; }
 
 // The config, and each leaf key's dotted name.
 json deepspeed_config(const LaunchSpec& s, std::vector<std::pair<NameList, std::string>>& names) {
@@ -98,6 +100,39 @@ std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
   if (m.heads % s.tp != 0 || m.kv_heads % s.tp != 0)
     out.push_back(fmt::format("TP {} does not divide the {} heads and {} KV heads", s.tp, m.heads,
                               m.kv_heads));
+  if (m.mla) out.push_back("Megatron-DeepSpeed has no multi-head latent attention");
+  if (const auto& e = m.moe) {
+    // DeepSpeed's MoE layer (deepspeed/moe): a softmax gate picking 1 or 2 experts (top-2's
+    // picked scores renormalised), experts that are copies of the dense MLP, spread over
+    // data-parallel ranks (ep_size) and dispatched by its own all-to-all.
+    if (e->top_k > 2)
+      out.push_back(fmt::format("DeepSpeed's MoE gate picks 1 or 2 experts, not {}", e->top_k));
+    if (e->sigmoid)
+      out.push_back("DeepSpeed's MoE gate scores with a softmax, not a sigmoid");
+    else if (e->top_k == 2 && !e->normalize_top_k)
+      out.push_back("DeepSpeed's top-2 gate renormalises the two picked scores, the model's not");
+    if (e->shared_ffn > 0)
+      out.push_back(
+          "DeepSpeed's MoE has no shared experts (its residual MoE mixes a dense MLP in by a "
+          "learned coefficient)");
+    if (e->dense_layers() > 0 && m.ffn != e->expert_ffn)
+      out.push_back(
+          fmt::format("DeepSpeed's experts are copies of the dense MLP ({} wide), not {} wide",
+                      m.ffn, e->expert_ffn));
+    if (s.tp > 1)
+      out.push_back(fmt::format(
+          "DeepSpeed spreads the experts over data-parallel copies only (ep_size), not over the "
+          "plan's TP group of {}",
+          s.tp));
+    else if (s.dp % s.ep != 0)
+      out.push_back(
+          fmt::format("DeepSpeed's EP {} must divide the {} data-parallel copies", s.ep, s.dp));
+    if (s.dispatcher == TokenDispatcher::DeepEp)
+      out.push_back("DeepSpeed dispatches tokens with its own all-to-all, not DeepEP");
+    if (s.ep_comm_overlap)
+      out.push_back("DeepSpeed does not overlap the experts' all-to-alls with another micro-batch");
+    if (s.zero_stage == 3) out.push_back("DeepSpeed's ZeRO-3 does not take MoE layers");
+  }
   return out;
 }
 
@@ -140,6 +175,22 @@ LaunchFile write_deepspeed(const LaunchSpec& s) {
   args.add("--make-vocab-size-divisible-by", num(detail::vocab_divisor(m.vocab, s.tp)));
   args.add("--attention-dropout", "0.0");
   args.add("--hidden-dropout", "0.0");
+  if (const auto& e = m.moe) {
+    // Every layer a candidate (interval 1), the dense ones listed with 1 expert.
+    std::string counts = fmt::format("{}", e->experts);
+    if (e->dense_layers() > 0) {
+      std::vector<std::int64_t> per_layer;
+      for (int l : e->layers) per_layer.push_back(l ? e->experts : 1);
+      counts = fmt::format("{}", fmt::join(per_layer, " "));
+    }
+    args.add("--num-experts", counts);
+    args.add("--expert-interval", "1");
+    args.add("--topk", num(e->top_k));
+    args.add("--mlp-type", "standard");
+    args.add("--moe-expert-parallel-size", num(s.ep));
+    args.add("--disable-moe-token-dropping");
+    if (s.zero_stage > 0) args.add("--create-moe-param-group");
+  }
   args.add("--tensor-model-parallel-size", num(s.tp));
   args.add("--pipeline-model-parallel-size", num(s.pp));
   if (s.pp == 1) args.add("--no-pipeline-parallel");

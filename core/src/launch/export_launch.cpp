@@ -22,6 +22,11 @@ std::string reasons_text(const std::vector<std::string>& reasons) {
 // The layouts to try, nearest first: the plan's own knobs, then with what the framework cannot
 // run changed, then its TP and PP alone (interleaving searched, then none), then Megatron-LM's
 // best layout of the model.
+bool shape_has_experts(const Plan& plan) {
+  const auto shape = plan_model_shape(plan);
+  return shape && shape->moe;
+}
+
 std::vector<LayoutRequest> nearby_layouts(const Plan& plan, Framework framework) {
   LayoutRequest own;
   if (const auto& p = plan.pipeline) {
@@ -38,11 +43,35 @@ std::vector<LayoutRequest> nearby_layouts(const Plan& plan, Framework framework)
     own.context_parallel = p->context_parallel;
     if (p->context_parallel > 1) own.context_exchange = p->context_exchange;
   }
+  if (const auto& p = plan.pipeline; p && shape_has_experts(plan)) {
+    own.expert_parallel = p->expert_parallel;
+    own.dispatcher = p->token_dispatcher;
+    own.ep_comm_overlap = p->ep_comm_overlap;
+  }
   // What each framework's limits change in a request (Megatron-LM: as many virtual stages as
-  // divide each stage's layers; DeepSpeed: no interleaving, ZeRO-1 at most with stages, no TP
-  // overlap, no context parallelism).
+  // divide each stage's layers, the all-to-all overlap only where Megatron-Core takes it;
+  // DeepSpeed: no interleaving, ZeRO-1 at most with stages, no TP overlap, no context
+  // parallelism, experts over data-parallel copies alone with its own all-to-all; torchtitan:
+  // no stages for a model it does not pipeline).
   const auto shape = plan_model_shape(plan);
+  const bool moe = shape && shape->moe;
   const auto fit = [&](LayoutRequest r) {
+    if (moe && framework == Framework::Megatron && r.ep_comm_overlap.value_or(false) &&
+        (r.recompute == Recompute::Full || r.expert_parallel == 1 ||
+         (r.pipeline_stages > 1 && r.interleave == 1)))
+      r.ep_comm_overlap = false;
+    if (moe && framework == Framework::DeepSpeed) {
+      r.tensor_parallel = 1;
+      r.sequence_parallel.reset();
+      r.dispatcher = TokenDispatcher::AllToAll;
+      r.ep_comm_overlap = false;
+      r.micro_batches = 0;
+      if (r.zero_stage == 3) r.zero_stage = 2;
+    }
+    if (moe && framework == Framework::Torchtitan && !shape->mla) {
+      r.pipeline_stages = 1;  // qwen3 and gpt_oss: no pipelining in torchtitan v0.2.2
+      r.interleave = 1;
+    }
     if (framework == Framework::Megatron && shape && r.interleave > 1 && r.pipeline_stages > 0) {
       const std::int64_t per_stage =
           shape->layers % r.pipeline_stages == 0 ? shape->layers / r.pipeline_stages : 1;
@@ -64,6 +93,7 @@ std::vector<LayoutRequest> nearby_layouts(const Plan& plan, Framework framework)
   LayoutRequest grid;
   grid.tensor_parallel = own.tensor_parallel;
   grid.pipeline_stages = own.pipeline_stages;
+  grid.expert_parallel = own.expert_parallel;
   LayoutRequest plain = grid;  // the grid without interleaving, which every framework runs
   plain.interleave = plain.pipeline_stages > 0 ? 1 : 0;
   std::vector<LayoutRequest> out{own, fit(own), fit(grid), plain, fit(LayoutRequest{})};
@@ -94,6 +124,26 @@ std::optional<Graph> serial_model_of(const Plan& plan) {
   z.mlp_bias = m.mlp_bias;
   z.parallel_residual = m.parallel_residual;
   z.sandwich_norms = m.sandwich_norms;
+  if (const auto& e = m.moe) {
+    // Shared experts are built as shared_experts x expert_ffn wide.
+    if (e->shared_ffn % e->expert_ffn != 0) return std::nullopt;
+    z.experts = e->experts;
+    z.experts_per_token = e->top_k;
+    z.expert_ffn = e->expert_ffn;
+    z.shared_experts = e->shared_ffn / e->expert_ffn;
+    for (std::size_t i = 0; i < e->layers.size(); ++i)
+      if (!e->layers[i]) z.dense_layers.push_back(static_cast<std::int64_t>(i));
+    z.router_sigmoid = e->sigmoid;
+    z.normalize_top_k = e->normalize_top_k;
+    if (!e->gated) z.gelu = true;
+  }
+  if (const auto& a = m.mla) {
+    z.q_lora = a->q_lora_rank;
+    z.kv_lora = a->kv_lora_rank;
+    z.qk_nope = a->qk_head_dim;
+    z.qk_rope = a->qk_rope_head_dim;
+    z.v_head_dim = a->v_head_dim;
+  }
   Graph g;
   g.name = plan.summary.model;
   g.batch_size = plan.pcg.batch_size;

@@ -60,6 +60,10 @@ std::string LaunchSpec::describe() const {
   std::string text = fmt::format("tp{} pp{} dp{}", tp, pp, dp);
   if (cp > 1) text += fmt::format(" cp{} ({})", cp, to_string(cp_exchange));
   if (interleave > 1) text += fmt::format(" v{}", interleave);
+  if (model.moe) {
+    text += fmt::format(", experts ep{} etp{} edp{} ({})", ep, etp, edp, to_string(dispatcher));
+    if (ep_comm_overlap) text += " overlapped";
+  }
   text += fmt::format(", micro-batch {} x {}, global batch {}", micro_batch_size, micro_batches,
                       global_batch);
   text += fmt::format(", recompute {}", to_string(recompute));
@@ -111,6 +115,12 @@ Derivation launch_spec_of(const Plan& plan) {
     s.micro_batch_size = p->micro_batch_size;
     s.micro_batches = p->micro_batches;
     s.device_order = p->device_order;
+    if (shape && shape->moe) {
+      s.ep = p->expert_parallel > 1 ? p->expert_parallel : p->tensor_parallel;
+      s.edp = p->tensor_parallel * p->context_parallel * p->data_parallel / s.ep;
+      s.dispatcher = p->token_dispatcher;
+      s.ep_comm_overlap = p->ep_comm_overlap;
+    }
     for (const auto& d : p->segment_plans)
       if (!is_megatron_segment_plan(d))
         out.inexpressible.push_back(fmt::format(
@@ -138,6 +148,10 @@ Derivation launch_spec_of(const Plan& plan) {
                                 plan.summary.devices, s.tp, s.dp)) {
     s.micro_batch_size = s.global_batch / std::max(s.dp, 1);
     if (shape) s.chunk_layers = {static_cast<int>(shape->layers)};
+    if (shape && shape->moe) {  // the experts split over each TP group (ETP 1)
+      s.ep = s.tp;
+      s.edp = s.dp;
+    }
   } else {
     out.inexpressible.push_back(fmt::format(
         "the plan is a per-operator partition ({}{}), not a Megatron-style layout of tensor, "

@@ -18,6 +18,69 @@ std::string order_name(DeviceOrder o) {
 
 }  // namespace
 
+namespace {
+
+// Megatron-Core's expert grid and its MoE options' checks (TransformerConfig.__post_init__,
+// core_v0.15.0).
+std::vector<std::string> megatron_expert_violations(const LaunchSpec& s) {
+  std::vector<std::string> out;
+  const MoeShape& e = *s.model.moe;
+  if (s.etp * s.ep * s.edp != s.tp * s.cp * s.dp)
+    out.push_back(fmt::format(
+        "rule 'the expert grid folds into the dense one (TP x CP x DP = ETP x EP x EDP per "
+        "stage)': {} x {} x {} != {} x {} x {}",
+        s.tp, s.cp, s.dp, s.etp, s.ep, s.edp));
+  if (e.experts % s.ep != 0)
+    out.push_back(
+        fmt::format("rule 'EP divides the experts': {} experts on EP {}", e.experts, s.ep));
+  if (e.expert_ffn % s.etp != 0)
+    out.push_back(fmt::format("rule 'ETP divides the experts' FFN width': {} on ETP {}",
+                              e.expert_ffn, s.etp));
+  if (e.shared_ffn % s.tp != 0)
+    out.push_back(fmt::format("rule 'TP divides the shared experts' width': {} on TP {}",
+                              e.shared_ffn, s.tp));
+  if (s.ep_comm_overlap) {
+    const std::string rule = "rule '--overlap-moe-expert-parallel-comm needs ";
+    if (s.ep < 2) out.push_back(rule + fmt::format("expert parallelism': EP {}", s.ep));
+    if (s.pp > 1 && s.interleave < 2)
+      out.push_back(rule + fmt::format("virtual stages when PP > 1': PP {} without them", s.pp));
+    if (s.recompute == Recompute::Full) out.push_back(rule + "no full recomputation'");
+    if (s.dtype == "fp32") out.push_back(rule + "bf16 or fp16': the plan trains in fp32");
+  }
+  return out;
+}
+
+}  // namespace
+
+bool uneven_chunks(const LaunchSpec& s) {
+  return std::adjacent_find(s.chunk_layers.begin(), s.chunk_layers.end(), std::not_equal_to<>()) !=
+         s.chunk_layers.end();
+}
+
+std::string pipeline_layout(const LaunchSpec& s) {
+  // Megatron-Core's PipelineParallelLayerLayout: stages in model order (chunk c on pipeline rank
+  // c % PP, as Unity places them), "|" between them, E the embedding, t a transformer layer, L
+  // the loss; "t*n" and "(...|)*n" repeat.
+  const auto chunk = [&](std::size_t c) {
+    std::string text = c == 0 ? "E" : "";
+    const int n = s.chunk_layers[c];
+    text += n == 1 ? "t" : fmt::format("t*{}", n);
+    if (c + 1 == s.chunk_layers.size()) text += "L";
+    return text;
+  };
+  std::string out;
+  for (std::size_t c = 0; c < s.chunk_layers.size();) {
+    std::size_t run = 1;
+    if (c > 0)
+      while (c + run + 1 < s.chunk_layers.size() && s.chunk_layers[c + run] == s.chunk_layers[c])
+        ++run;
+    if (!out.empty()) out += "|";
+    out += run > 1 ? fmt::format("({}|)*{}", chunk(c), run - 1) + chunk(c + run - 1) : chunk(c);
+    c += run;
+  }
+  return out;
+}
+
 std::vector<std::string> megatron_layout_violations(const LaunchSpec& s) {
   std::vector<std::string> out;
   const ModelShape& m = s.model;
@@ -27,20 +90,20 @@ std::vector<std::string> megatron_layout_violations(const LaunchSpec& s) {
   if (m.kv_heads % s.tp != 0)
     out.push_back(fmt::format("rule 'TP divides the KV heads (query groups)': {} KV heads on TP {}",
                               m.kv_heads, s.tp));
-  if (m.ffn % s.tp != 0)
+  if ((!m.moe || m.moe->dense_layers() > 0) && m.ffn % s.tp != 0)
     out.push_back(fmt::format("rule 'TP divides the FFN width': {} on TP {}", m.ffn, s.tp));
+  if (m.moe) {
+    for (auto& v : megatron_expert_violations(s)) out.push_back(std::move(v));
+  } else if (s.ep > 1 || s.etp > 1) {
+    out.push_back(
+        fmt::format("rule 'expert parallelism needs experts': EP {} on a dense model", s.ep));
+  }
   const std::vector<int> stages = s.stage_layers();
   if (s.interleave > 1) {
     if (s.pp < 2)
       out.push_back(
           fmt::format("rule 'virtual stages need PP > 1': v{} on PP {}", s.interleave, s.pp));
-    if (std::adjacent_find(s.chunk_layers.begin(), s.chunk_layers.end(), std::not_equal_to<>()) !=
-            s.chunk_layers.end() ||
-        stages.front() % s.interleave != 0)
-      out.push_back(fmt::format(
-          "rule 'virtual stages divide the layers per stage': stages of [{}] layers in {} "
-          "virtual stages each (chunks of [{}])",
-          fmt::join(stages, ", "), s.interleave, fmt::join(s.chunk_layers, ", ")));
+    // Chunks of unequal layers are written as --pipeline-model-parallel-layout (see below).
   } else if (s.pp > 2 && std::adjacent_find(stages.begin() + 1, stages.end() - 1,
                                             std::not_equal_to<>()) != stages.end() - 1) {
     out.push_back(fmt::format(
@@ -80,7 +143,12 @@ std::vector<std::string> megatron_cannot_run(const LaunchSpec& s) {
     out.push_back(
         "Megatron-LM biases every linear layer or none (--disable-bias-linear), not "
         "the attention's alone");
-  if (!m.rope_scaling.empty() && m.rope_scaling != "llama3")
+  if (m.mla && !m.rope_scaling.empty())
+    out.push_back(fmt::format(
+        "rope scaling '{}' on the latent attention (Megatron-LM's --rope-type yarn takes its "
+        "factors, which Unity does not read from the config)",
+        m.rope_scaling));
+  else if (!m.rope_scaling.empty() && m.rope_scaling != "llama3")
     out.push_back(fmt::format("rope scaling '{}' (Megatron-LM's --use-rope-scaling is Llama 3's)",
                               m.rope_scaling));
   if (m.sliding_window > 0 && m.sliding_window < m.seq)
@@ -88,6 +156,20 @@ std::vector<std::string> megatron_cannot_run(const LaunchSpec& s) {
         fmt::format("sliding-window attention ({} tokens) that Unity's plan costs as "
                     "full attention",
                     m.sliding_window));
+  if (const auto& e = m.moe) {
+    if (e->sigmoid && !e->normalize_top_k && e->top_k > 1)
+      out.push_back(
+          "a sigmoid router whose picked scores are not renormalised (Megatron-LM's sigmoid "
+          "router divides them by their sum)");
+    if (m.router_score_correction && !e->sigmoid)
+      out.push_back(
+          "a routing-score correction on a softmax router (Megatron-LM's "
+          "--moe-router-enable-expert-bias needs sigmoid scores)");
+    if (m.expert_bias && !m.mlp_bias)
+      out.push_back(
+          "biases on the experts and the router alone (Megatron-LM biases every linear layer or "
+          "none)");
+  }
   for (auto& v : megatron_layout_violations(s)) out.push_back(std::move(v));
   return out;
 }
@@ -104,11 +186,22 @@ LaunchFile write_megatron(const LaunchSpec& s) {
   model.add("--num-layers", num(m.layers));
   model.add("--hidden-size", num(m.hidden));
   model.add("--num-attention-heads", num(m.heads));
-  if (m.kv_heads != m.heads) {
-    model.add("--group-query-attention");
-    model.add("--num-query-groups", num(m.kv_heads));
+  if (const auto& a = m.mla) {
+    // Multi-head latent attention (MLATransformerConfig): its ranks and head sizes, plain rotary
+    // embeddings (its default is YaRN's, and the fused rope kernel is YaRN's only).
+    model.add("--multi-latent-attention");
+    if (a->q_lora_rank > 0) model.add("--q-lora-rank", num(a->q_lora_rank));
+    model.add("--kv-lora-rank", num(a->kv_lora_rank));
+    model.add("--qk-head-dim", num(a->qk_head_dim));
+    model.add("--qk-pos-emb-head-dim", num(a->qk_rope_head_dim));
+    model.add("--v-head-dim", num(a->v_head_dim));
+  } else {
+    if (m.kv_heads != m.heads) {
+      model.add("--group-query-attention");
+      model.add("--num-query-groups", num(m.kv_heads));
+    }
+    if (m.kv_channels() * m.heads != m.hidden) model.add("--kv-channels", num(m.kv_channels()));
   }
-  if (m.kv_channels() * m.heads != m.hidden) model.add("--kv-channels", num(m.kv_channels()));
   model.add("--ffn-hidden-size", num(m.ffn));
   model.add("--seq-length", num(m.seq));
   model.add("--max-position-embeddings",
@@ -117,6 +210,10 @@ LaunchFile write_megatron(const LaunchSpec& s) {
     model.add("--position-embedding-type", "rope");
     if (m.rope_theta > 0) model.add("--rotary-base", num(static_cast<std::int64_t>(m.rope_theta)));
     if (m.rope_scaling == "llama3") model.add("--use-rope-scaling");
+    if (m.mla) {
+      model.add("--rope-type", "rope");
+      model.add("--no-rope-fusion");
+    }
   } else {
     model.add("--position-embedding-type", "learned_absolute");
   }
@@ -129,6 +226,23 @@ LaunchFile write_megatron(const LaunchSpec& s) {
   model.add("--make-vocab-size-divisible-by", num(detail::vocab_divisor(m.vocab, s.tp)));
   model.add("--attention-dropout", "0.0");
   model.add("--hidden-dropout", "0.0");
+  ArgList experts{NameList::Megatron, {}, {}};
+  if (const auto& e = m.moe) {
+    experts.add("--num-experts", num(e->experts));
+    experts.add("--moe-ffn-hidden-size", num(e->expert_ffn));
+    experts.add("--moe-router-topk", num(e->top_k));
+    if (e->shared_ffn > 0) experts.add("--moe-shared-expert-intermediate-size", num(e->shared_ffn));
+    experts.add("--moe-layer-freq", e->dense_layers() > 0 ? "\"" + e->layer_freq() + "\"" : "1");
+    experts.add("--moe-router-score-function", e->sigmoid ? "sigmoid" : "softmax");
+    // Megatron's softmax after the top-k is the softmax over all renormalised over the picked;
+    // before it (pre-softmax), the picked scores as they are.
+    if (!e->sigmoid && !e->normalize_top_k && e->top_k > 1) experts.add("--moe-router-pre-softmax");
+    if (m.router_score_correction) experts.add("--moe-router-enable-expert-bias");
+    if (s.dtype == "bf16" || s.dtype == "fp8") experts.add("--moe-grouped-gemm");
+    experts.add("--moe-token-dispatcher-type",
+                s.dispatcher == TokenDispatcher::DeepEp ? "flex" : "alltoall");
+    if (s.dispatcher == TokenDispatcher::DeepEp) experts.add("--moe-enable-deepep");
+  }
 
   parallel.add("--tensor-model-parallel-size", num(s.tp));
   parallel.add("--pipeline-model-parallel-size", num(s.pp));
@@ -137,11 +251,18 @@ LaunchFile write_megatron(const LaunchSpec& s) {
     parallel.add("--cp-comm-type", std::string(to_string(s.cp_exchange)));
   }
   const std::vector<int> stages = s.stage_layers();
-  if (s.interleave > 1) {
+  if (s.interleave > 1 && uneven_chunks(s)) {
+    parallel.add("--pipeline-model-parallel-layout", "\"" + pipeline_layout(s) + "\"");
+  } else if (s.interleave > 1) {
     parallel.add("--num-layers-per-virtual-pipeline-stage", num(s.chunk_layers.front()));
   } else if (s.pp > 1 && (stages.front() != stages[1] || stages.back() != stages[1])) {
     parallel.add("--decoder-first-pipeline-num-layers", num(stages.front()));
     parallel.add("--decoder-last-pipeline-num-layers", num(stages.back()));
+  }
+  if (m.moe) {
+    parallel.add("--expert-model-parallel-size", num(s.ep));
+    parallel.add("--expert-tensor-parallel-size", num(s.etp));
+    if (s.ep_comm_overlap) parallel.add("--overlap-moe-expert-parallel-comm");
   }
   if (s.sequence_parallel && s.tp > 1) parallel.add("--sequence-parallel");
   if (s.tp_comm_overlap) parallel.add("--tp-comm-overlap");
@@ -203,11 +324,22 @@ LaunchFile write_megatron(const LaunchSpec& s) {
     f.notes.push_back(
         fmt::format("Megatron-LM pads the vocabulary to a multiple of TP {}: {} rows become more",
                     s.tp, m.vocab));
+  if (m.moe && s.ep > 1 && s.tp > 1 && !s.sequence_parallel)
+    f.notes.push_back(
+        "Megatron-Core warns that expert and tensor parallelism together need sequence "
+        "parallelism (--sequence-parallel), which the plan did not use");
+  if (m.moe && s.dtype != "bf16" && s.dtype != "fp8")
+    f.notes.push_back(fmt::format(
+        "Megatron-LM's grouped GEMM for the experts (--moe-grouped-gemm) is bf16's only: the "
+        "plan's {} experts run as one GEMM each",
+        s.dtype));
   const std::pair<const char*, const ArgList*> arrays[] = {
-      {"MODEL_ARGS", &model},         {"PARALLEL_ARGS", &parallel},   {"BATCH_ARGS", &batch},
-      {"RECOMPUTE_ARGS", &recompute}, {"PRECISION_ARGS", &precision}, {"TRAINING_ARGS", &data}};
+      {"MODEL_ARGS", &model},  {"MOE_ARGS", &experts},         {"PARALLEL_ARGS", &parallel},
+      {"BATCH_ARGS", &batch},  {"RECOMPUTE_ARGS", &recompute}, {"PRECISION_ARGS", &precision},
+      {"TRAINING_ARGS", &data}};
   std::vector<std::string> used;
   for (const auto& [name, args] : arrays) {
+    if (args->lines.empty() && args == &experts) continue;
     f.text += fmt::format("\n{}=(\n", name);
     for (const auto& line : args->lines) f.text += "  " + line + "\n";
     f.text += ")\n";

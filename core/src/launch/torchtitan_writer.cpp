@@ -1,7 +1,8 @@
 // A torchtitan job TOML (key names: torchtitan v0.2.2's torchtitan/config/job_config.py). The
-// model is one of torchtitan's registered llama3 flavors (torchtitan/models/llama3/__init__.py),
-// whose sizes a TOML cannot change; pipeline chunks are given layer by layer
-// (module_fqns_per_model_part), so any cut between whole layers is kept.
+// model is one of torchtitan's registered flavors (llama3's for a dense decoder, deepseek_v3's,
+// qwen3's and gpt_oss's for a mixture of experts), whose sizes a TOML cannot change; pipeline
+// chunks are given layer by layer (module_fqns_per_model_part), so any cut between whole layers is
+// kept.
 #include <cmath>
 
 #include <fmt/format.h>
@@ -42,6 +43,65 @@ const Flavor* llama3_flavor(const ModelShape& m) {
   return nullptr;
 }
 
+// torchtitan's mixture-of-experts flavors at v0.2.2 (torchtitan/models/{deepseek_v3,qwen3,
+// gpt_oss}/__init__.py), as the shapes Unity reads off a graph: routed experts of expert_ffn
+// (MoEArgs), shared experts' MLP together (num_shared_experts x moe_inter_dim), dense layers
+// first (n_dense_layers, inter_dim), DeepSeek's latent attention. Whether the model's train spec
+// pipelines (qwen3 and gpt_oss have no pipelining_fn) and whether its attention is SDPA, the only
+// one torchtitan's context parallelism takes (the DeepSeek flavors but debugmodel and gpt_oss
+// attend with FlexAttention).
+struct MoeFlavor {
+  const char* model;
+  const char* name;
+  std::int64_t dim, layers, heads, kv_heads, head_dim, vocab;
+  std::int64_t dense_first, dense_ffn;
+  std::int64_t experts, top_k, expert_ffn, shared_ffn;
+  bool sigmoid, route_norm;
+  std::int64_t q_lora, kv_lora, qk_nope, qk_rope;  // kv_lora 0: grouped-query attention
+  bool attention_bias;
+  bool pipelines, sdpa;
+};
+
+constexpr MoeFlavor kMoeFlavors[] = {
+    {"deepseek_v3", "16B",    2048,  27,    16, 16,  128, 102400, 1,     10944, 64,   6,
+     1408,          2 * 1408, false, false, 0,  512, 128, 64,     false, true,  false},
+    {"deepseek_v3", "236B",   5120,  60,    128,  128, 128, 102400, 1,     12288, 160,  6,
+     1536,          2 * 1536, false, false, 1536, 512, 128, 64,     false, true,  false},
+    {"deepseek_v3", "671B", 7168, 61,   128,  128, 128, 129280, 3,     18432, 256,  8,
+     2048,          2048,   true, true, 1536, 512, 128, 64,     false, true,  false},
+    {"qwen3", "30B-A3B", 2048,  48,   32, 4, 128, 151936, 0,     0,     128, 8,
+     768,     0,         false, true, 0,  0, 0,   0,      false, false, true},
+    {"qwen3", "235B-A22B", 4096,  94,   64, 4, 128, 151936, 0,     0,     128, 8,
+     1536,    0,           false, true, 0,  0, 0,   0,      false, false, true},
+    {"gpt_oss", "20b", 2880,  24,   64, 8, 64, 201088, 0,    0,     32,   4,
+     2880,      0,     false, true, 0,  0, 0,  0,      true, false, false},
+    {"gpt_oss", "120b", 2880,  36,   64, 8, 64, 201088, 0,    0,     128,  4,
+     2880,      0,      false, true, 0,  0, 0,  0,      true, false, false},
+};
+
+const MoeFlavor* moe_flavor(const ModelShape& m) {
+  if (!m.moe) return nullptr;
+  const MoeShape& e = *m.moe;
+  for (const MoeFlavor& f : kMoeFlavors) {
+    bool dense_first = e.dense_layers() == f.dense_first;
+    for (std::size_t i = 0; i < e.layers.size(); ++i)
+      dense_first =
+          dense_first && (e.layers[i] == 1) == (static_cast<std::int64_t>(i) >= f.dense_first);
+    const bool attention =
+        f.kv_lora > 0 ? m.mla && m.mla->q_lora_rank == f.q_lora &&
+                            m.mla->kv_lora_rank == f.kv_lora && m.mla->qk_head_dim == f.qk_nope &&
+                            m.mla->qk_rope_head_dim == f.qk_rope && m.mla->v_head_dim == f.head_dim
+                      : !m.mla && m.kv_heads == f.kv_heads && m.kv_channels() == f.head_dim;
+    if (f.dim == m.hidden && f.layers == m.layers && f.heads == m.heads && f.vocab == m.vocab &&
+        attention && dense_first && (f.dense_first == 0 || f.dense_ffn == m.ffn) &&
+        e.experts == f.experts && e.top_k == f.top_k && e.expert_ffn == f.expert_ffn &&
+        e.shared_ffn == f.shared_ffn && e.sigmoid == f.sigmoid &&
+        e.normalize_top_k == f.route_norm && m.attention_bias == f.attention_bias)
+      return &f;
+  }
+  return nullptr;
+}
+
 // Writes `[section]` tables of key = value lines, recording each key's dotted name.
 struct Toml {
   std::string text;
@@ -66,7 +126,44 @@ namespace detail {
 std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& s) {
   std::vector<std::string> out;
   const ModelShape& m = s.model;
-  const bool llama = m.rotary && m.rms_norm && m.gated_mlp && m.activation == "silu" &&
+  if (s.dtype == "fp16")
+    out.push_back("torchtitan trains in bfloat16 or float32 (mixed_precision_param), not float16");
+  if (m.moe) {
+    const bool swiglu_decoder = m.rotary && m.rms_norm && m.gated_mlp && m.activation == "silu" &&
+                                !m.mlp_bias && !m.parallel_residual && !m.sandwich_norms && !m.tied;
+    const MoeFlavor* f = swiglu_decoder ? moe_flavor(m) : nullptr;
+    if (!f) {
+      out.push_back(fmt::format(
+          "torchtitan has no mixture-of-experts flavor of this shape (dim {}, {} layers, {} "
+          "experts of {}, top {}{}); its flavors are deepseek_v3 16B, 236B and 671B, qwen3 "
+          "30B-A3B and 235B-A22B, gpt_oss 20b and 120b (and llama4's), and a TOML cannot "
+          "change their sizes",
+          m.hidden, m.layers, m.moe->experts, m.moe->expert_ffn, m.moe->top_k,
+          m.mla ? ", latent attention" : ""));
+      return out;
+    }
+    if (s.pp > 1 && !f->pipelines)
+      out.push_back(fmt::format(
+          "torchtitan v0.2.2's {} has no pipeline parallelism (its train spec has no pipelining "
+          "function): PP {}",
+          f->model, s.pp));
+    if (s.cp > 1 && !f->sdpa)
+      out.push_back(fmt::format(
+          "torchtitan's {} {} attends with FlexAttention, which its context parallelism does not "
+          "take (SDPA only): CP {}",
+          f->model, f->name, s.cp));
+    if (s.dispatcher == TokenDispatcher::DeepEp && s.ep < 2)
+      out.push_back(
+          "torchtitan's DeepEP backend needs expert parallelism (expert_parallel_degree > 1)");
+    if (s.etp != 1 && s.etp != s.tp)
+      out.push_back(
+          fmt::format("torchtitan's expert tensor parallelism is 1 or TP, not {}", s.etp));
+    if (std::string(f->model) == "deepseek_v3" && s.tp > 1 && s.dtype == "fp8")
+      out.push_back(
+          "torchtitan's deepseek_v3 refuses float8 tensorwise scaling with tensor parallelism");
+    return out;
+  }
+  const bool llama = !m.mla && m.rotary && m.rms_norm && m.gated_mlp && m.activation == "silu" &&
                      !m.mlp_bias && !m.attention_bias && !m.qkv_bias && !m.qk_norm &&
                      !m.parallel_residual && !m.sandwich_norms && !m.tied;
   if (!llama)
@@ -79,8 +176,6 @@ std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& s) {
         "heads, FFN {}, vocabulary {}); its flavors are debugmodel, 8B, 70B and 405B, and a "
         "TOML cannot change their sizes",
         m.hidden, m.layers, m.heads, m.kv_heads, m.ffn, m.vocab));
-  if (s.dtype == "fp16")
-    out.push_back("torchtitan trains in bfloat16 or float32 (mixed_precision_param), not float16");
   if (m.sliding_window > 0 && m.sliding_window < m.seq)
     out.push_back("torchtitan's llama3 has no sliding-window attention");
   return out;
@@ -91,6 +186,7 @@ std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& s) {
 LaunchFile write_torchtitan(const LaunchSpec& s) {
   const ModelShape& m = s.model;
   const Flavor* flavor = llama3_flavor(m);
+  const MoeFlavor* moe = moe_flavor(m);
   LaunchFile f;
   Toml t;
   t.text = fmt::format(
@@ -103,10 +199,12 @@ LaunchFile write_torchtitan(const LaunchSpec& s) {
   t.set("description", toml_string("Unity plan: " + s.describe()));
 
   t.table("model");
-  t.set("name", toml_string("llama3"));
-  t.set("flavor", toml_string(flavor ? flavor->name : "?"));
+  t.set("name", toml_string(moe ? moe->model : "llama3"));
+  t.set("flavor", toml_string(moe ? moe->name : flavor ? flavor->name : "?"));
   if (!m.hf_name.empty()) t.set("hf_assets_path", toml_string("./assets/hf/" + m.hf_name));
-  if (s.dtype == "fp8") t.set("converters", "[\"quantize.linear.float8\"]");
+  if (s.dtype == "fp8")
+    t.set("converters", m.moe ? "[\"quantize.linear.float8\", \"quantize.grouped_mm.float8\"]"
+                              : "[\"quantize.linear.float8\"]");
 
   t.table("training");
   // With stages, a step's local batch is the pipeline's micro-batches; without, the optimizer
@@ -123,7 +221,8 @@ LaunchFile write_torchtitan(const LaunchSpec& s) {
   int replicate = 1, shard = 1;
   std::string reshard;
   if (s.dp > 1) {
-    if (s.zero_stage == 0 && s.tp == 1 && s.pp == 1) {
+    // torchtitan's experts shard over FSDP's mesh (efsdp), so an MoE model shards.
+    if (s.zero_stage == 0 && s.tp == 1 && s.pp == 1 && !m.moe) {
       replicate = s.dp;  // DDP: torchtitan's replicate, on a one-dimensional mesh only
     } else {
       shard = s.dp;
@@ -165,6 +264,17 @@ LaunchFile write_torchtitan(const LaunchSpec& s) {
     t.set("module_fqns_per_model_part", parts + "]");
   }
   t.set("context_parallel_degree", fmt::format("{}", s.cp));
+  if (m.moe) {
+    t.set("expert_parallel_degree", fmt::format("{}", s.ep));
+    t.set("expert_tensor_parallel_degree", fmt::format("{}", s.etp));
+    if (s.dispatcher == TokenDispatcher::DeepEp)
+      t.set("expert_parallel_comm_backend", toml_string("deepep"));
+    if (s.ep_comm_overlap)
+      f.notes.push_back(
+          "torchtitan overlaps the experts' all-to-alls only in its DualPipeV schedule "
+          "(pipeline_parallel_expert_parallel_overlap); the plan's overlap behind another "
+          "micro-batch in 1F1B is not written, its all-to-alls run exposed");
+  }
   if (s.cp > 1 && s.cp_exchange == ContextExchange::AllGather)
     f.notes.push_back(
         "torchtitan's context parallelism passes keys and values around a ring "
@@ -184,6 +294,10 @@ LaunchFile write_torchtitan(const LaunchSpec& s) {
   if (s.dtype == "fp8") {
     t.table("quantize.linear.float8");
     t.set("recipe_name", toml_string("tensorwise"), "per-tensor scaling, as Unity costs fp8");
+    if (m.moe) {
+      t.table("quantize.grouped_mm.float8");
+      t.set("fqns", "[\"experts\"]", "the experts' grouped GEMMs in fp8 too");
+    }
   }
   f.text = std::move(t.text);
   f.names = std::move(t.names);

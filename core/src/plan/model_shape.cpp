@@ -4,6 +4,7 @@
 // state the FFN width, and how many of those a layer has whether its MLP is gated.
 #include "unity/core/plan/model_shape.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -33,20 +34,76 @@ const Node* weight_input(const Graph& g, const Node& n, std::size_t slot) {
 
 }  // namespace
 
+std::int64_t MoeShape::moe_layers() const { return std::count(layers.begin(), layers.end(), 1); }
+
+std::int64_t MoeShape::dense_layers() const {
+  return static_cast<std::int64_t>(layers.size()) - moe_layers();
+}
+
+std::string MoeShape::layer_freq() const {
+  if (dense_layers() == 0) return "1";
+  std::vector<std::string> runs;
+  for (std::size_t i = 0; i < layers.size();) {
+    std::size_t j = i;
+    while (j < layers.size() && layers[j] == layers[i]) ++j;
+    runs.push_back(fmt::format("[{}]*{}", layers[i], j - i));
+    i = j;
+  }
+  return fmt::format("({})", fmt::join(runs, "+"));
+}
+
 namespace {
+
+// The router feeding an Experts node's gates (graph_builder.h's moe_router): the scatter of the
+// picked scores, the TopK, the Softmax or Sigmoid and the Linear scoring the experts. Sets the
+// score function and the renormalisation; nullptr (with `why`) where the gates come otherwise.
+const Node* router_linear(const Graph& g, const Node& experts, MoeShape& m, NodeId& score_id,
+                          std::string& why) {
+  const Node& scatter = g.node(experts.inputs.at(1).node);
+  if (scatter.op.type != OpType::ScatterElements || scatter.inputs.size() != 3) {
+    why = fmt::format("the gates of {} are not a router's top-k scores", g.describe(experts.id));
+    return nullptr;
+  }
+  const Node& topk = g.node(scatter.inputs[1].node);
+  const Node& picked = g.node(scatter.inputs[2].node);
+  const Node& score = g.node(topk.inputs.at(0).node);
+  if (topk.op.type != OpType::TopK ||
+      (score.op.type != OpType::Softmax && score.op.type != OpType::Sigmoid) ||
+      g.node(score.inputs.at(0).node).op.type != OpType::Linear) {
+    why = fmt::format("the router of {} is not a Linear, a softmax or sigmoid and a top-k",
+                      g.describe(experts.id));
+    return nullptr;
+  }
+  m.sigmoid = score.op.type == OpType::Sigmoid;
+  score_id = score.id;
+  m.normalize_top_k = picked.op.type == OpType::Div;
+  return &g.node(score.inputs[0].node);
+}
 
 std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
   const auto fail = [&](const std::string& reason) -> std::optional<ModelShape> {
     if (why) *why = reason;
     return std::nullopt;
   };
-  std::vector<const Node*> attention, embeddings, linears, norms, adds;
+  // In topological order, so that each layer's attention comes before its MLP's experts.
+  std::vector<const Node*> attention, embeddings, linears, norms, adds, experts;
+  std::vector<int> layer_has_experts;
   const Node* loss = nullptr;
-  int gelus = 0, sigmoids = 0;
-  for (const auto& [id, n] : g.nodes()) {
+  int gelus = 0;
+  std::set<NodeId> sigmoids;
+  for (NodeId id : g.topological_order()) {
+    const Node& n = g.node(id);
     switch (n.op.type) {
       case OpType::MultiHeadAttention:
+      case OpType::LatentAttention:
         attention.push_back(&n);
+        layer_has_experts.push_back(0);
+        break;
+      case OpType::Experts:
+        if (layer_has_experts.empty() || layer_has_experts.back())
+          return fail(fmt::format("{} is not the MLP of an attention layer", g.describe(id)));
+        experts.push_back(&n);
+        layer_has_experts.back() = 1;
         break;
       case OpType::Embedding:
         embeddings.push_back(&n);
@@ -64,7 +121,7 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
         ++gelus;
         break;
       case OpType::Sigmoid:
-        ++sigmoids;
+        sigmoids.insert(id);
         break;
       case OpType::SoftmaxCrossEntropy:
         loss = &n;
@@ -73,14 +130,6 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
       case OpType::ConvTranspose:
       case OpType::EmbeddingBag:
         return fail(fmt::format("it has {} operators", to_string(n.op.type)));
-      case OpType::LatentAttention:
-        return fail(
-            "it has multi-head latent attention, whose launch (Megatron-LM's "
-            "--multi-latent-attention, --q-lora-rank, ...) Unity does not write yet");
-      case OpType::Experts:
-        return fail(
-            "it has mixture-of-experts layers, whose launch (Megatron-LM's --num-experts, "
-            "--expert-model-parallel-size, ...) Unity does not write yet");
       default:
         break;
     }
@@ -90,31 +139,110 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
     return fail("it has no cross-entropy loss over a vocabulary (a language model's head)");
   ModelShape s;
   const Node& first = *attention.front();
+  const bool latent = first.op.type == OpType::LatentAttention;
   s.layers = static_cast<std::int64_t>(attention.size());
   s.hidden = size_at(g, first.inputs[0], 2);
   s.seq = size_at(g, first.inputs[0], 1);
   s.heads = first.op.attrs.get_int("num_heads");
-  s.kv_heads = first.op.attrs.get_int("num_kv_heads", s.heads);
+  if (latent) {
+    LatentAttentionShape a;
+    a.qk_head_dim = first.op.attrs.get_int("qk_nope_head_dim");
+    a.qk_rope_head_dim = first.op.attrs.get_int("qk_rope_head_dim");
+    a.v_head_dim = first.op.attrs.get_int("v_head_dim");
+    // The latents' widths are the norms' (latent_attention.h: q_norm [q_lora] when queries are
+    // compressed, kv_norm [kv_lora]): eight inputs with a query latent, six without.
+    const bool compressed = first.inputs.size() == 8;
+    if (compressed) a.q_lora_rank = size_at(g, first.inputs[2], 0);
+    a.kv_lora_rank = size_at(g, first.inputs[compressed ? 5 : 3], 0);
+    s.kv_heads = s.heads;
+    s.head_dim = a.v_head_dim;
+    s.rotary = true;  // the decoupled rotary part
+    s.mla = a;
+  } else {
+    s.kv_heads = first.op.attrs.get_int("num_kv_heads", s.heads);
+    s.head_dim = first.op.attrs.get_int("head_dim", s.heads > 0 ? s.hidden / s.heads : 0);
+    s.rotary = first.op.attrs.get_int("rotary", 0) != 0;
+  }
   if (s.heads <= 0 || s.kv_heads <= 0 || s.hidden <= 0 || s.seq <= 0)
     return fail("its attention has no heads or no width");
-  s.head_dim = first.op.attrs.get_int("head_dim", s.heads > 0 ? s.hidden / s.heads : 0);
-  s.rotary = first.op.attrs.get_int("rotary", 0) != 0;
   // An imported rotary attention keeps its base (rotary_base, left out at 10000: then not given).
   if (s.rotary) s.rope_theta = first.op.attrs.get_double("rotary_base", 0.0);
+  const auto attrs_of = [](const Node& a) {
+    std::vector<std::int64_t> out;
+    for (const char* k : {"num_heads", "num_kv_heads", "head_dim", "rotary", "qk_nope_head_dim",
+                          "qk_rope_head_dim", "v_head_dim"})
+      out.push_back(a.op.attrs.get_int(k, -1));
+    return out;
+  };
   for (const Node* a : attention) {
-    if (a->inputs[0] != a->inputs[1] || a->inputs[0] != a->inputs[2])
+    if (a->op.type != first.op.type)
+      return fail("it mixes multi-head and multi-head latent attention");
+    if (!latent && (a->inputs[0] != a->inputs[1] || a->inputs[0] != a->inputs[2]))
       return fail(fmt::format("{} is not self-attention", g.describe(a->id)));
     if (a->op.attrs.get_int("causal", 0) == 0)
       return fail(fmt::format("{} is not causal (an encoder's attention, not a decoder's)",
                               g.describe(a->id)));
-    if (a->op.attrs.get_int("num_heads") != s.heads ||
-        a->op.attrs.get_int("num_kv_heads", s.heads) != s.kv_heads ||
-        a->op.attrs.get_int("head_dim", s.hidden / s.heads) != s.head_dim ||
-        (a->op.attrs.get_int("rotary", 0) != 0) != s.rotary ||
+    if (attrs_of(*a) != attrs_of(first) || a->inputs.size() != first.inputs.size() ||
+        (latent && (size_at(g, a->inputs[2], 0) != size_at(g, first.inputs[2], 0) ||
+                    size_at(g, a->inputs[3], 0) != size_at(g, first.inputs[3], 0) ||
+                    size_at(g, a->inputs[5], 0) != size_at(g, first.inputs[5], 0))) ||
         a->op.attrs.get_double("rotary_base", 0.0) !=
             first.op.attrs.get_double("rotary_base", 0.0) ||
         size_at(g, a->inputs[0], 2) != s.hidden)
       return fail("its attention layers differ in heads, head size or width");
+  }
+  // Mixture-of-experts layers: the experts' shape, their routers, and the shared experts' MLP (a
+  // dense MLP whose down projection is added to the experts' output).
+  std::set<const Node*> routers, shared_downs;
+  std::set<NodeId> router_scores;
+  if (!experts.empty()) {
+    MoeShape m;
+    const Node& e0 = *experts.front();
+    m.experts = size_at(g, e0.inputs.at(2), 0);
+    m.expert_ffn = size_at(g, e0.inputs.at(2), 2);
+    m.top_k = e0.op.attrs.get_int("top_k");
+    m.gated = e0.op.attrs.get_string("mlp", "swiglu") == "swiglu";
+    m.layers = layer_has_experts;
+    for (const Node* e : experts) {
+      MoeShape r;
+      std::string reason;
+      NodeId score = -1;
+      const Node* router = router_linear(g, *e, r, score, reason);
+      if (!router) return fail(reason);
+      if (routers.empty()) {
+        m.sigmoid = r.sigmoid;
+        m.normalize_top_k = r.normalize_top_k;
+      }
+      routers.insert(router);
+      router_scores.insert(score);
+      if (size_at(g, e->inputs.at(2), 0) != m.experts ||
+          size_at(g, e->inputs.at(2), 2) != m.expert_ffn ||
+          e->op.attrs.get_int("top_k") != m.top_k ||
+          (e->op.attrs.get_string("mlp", "swiglu") == "swiglu") != m.gated ||
+          r.sigmoid != m.sigmoid || r.normalize_top_k != m.normalize_top_k)
+        return fail("its mixture-of-experts layers differ in experts, width, top-k or router");
+    }
+    // The routers' Sigmoids are no MLP's activation.
+    for (NodeId id : router_scores) sigmoids.erase(id);
+    std::set<NodeId> expert_ids;
+    for (const Node* e : experts) expert_ids.insert(e->id);
+    for (const Node* a : adds) {
+      if (a->inputs.size() != 2) continue;
+      for (int side = 0; side < 2; ++side)
+        if (expert_ids.count(a->inputs[side].node)) {
+          const Node& other = g.node(a->inputs[1 - side].node);
+          if (other.op.type == OpType::Linear && weight_input(g, other, 1)) {
+            shared_downs.insert(&other);
+            const std::int64_t width = size_at(g, weight_input(g, other, 1)->output(), 0);
+            if (m.shared_ffn != 0 && m.shared_ffn != width)
+              return fail("its shared experts differ in width");
+            m.shared_ffn = width;
+          }
+        }
+    }
+    if (!shared_downs.empty() && static_cast<std::int64_t>(shared_downs.size()) != m.moe_layers())
+      return fail("some of its mixture-of-experts layers have shared experts, others not");
+    s.moe = m;
   }
   // The head: the Linear whose logits the loss reads.
   const Node& head = g.node(loss->inputs.at(0).node);
@@ -136,12 +264,12 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
   if (!token) return fail("it has no token embedding as large as its head's vocabulary");
   if (s.rotary == (s.positions > 0))
     return fail(s.rotary ? "it has rotary and learned positions" : "it has no positions");
-  // The MLPs: the Linears other than the head that read the hidden state (up, and gate) and the
-  // ones that write it (down).
+  // The MLPs: the Linears other than the head and the routers that read the hidden state (up,
+  // and gate) and the ones that write it (down); the shared experts' among them.
   std::map<std::int64_t, int> widths;  // output width -> Linears reading the hidden state
   int downs = 0;
   for (const Node* l : linears) {
-    if (l == &head) continue;
+    if (l == &head || routers.count(l)) continue;
     const Node* w = weight_input(g, *l, 1);
     if (!w) return fail(fmt::format("{} has no weight of its own", g.describe(l->id)));
     const std::int64_t in = size_at(g, w->output(), 0), out = size_at(g, w->output(), 1);
@@ -154,16 +282,50 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
                               s.hidden, s.hidden));
     if (weight_input(g, *l, 2)) s.mlp_bias = true;
   }
-  if (widths.size() != 1) return fail("its layers do not have one MLP width");
-  s.ffn = widths.begin()->first;
-  const int ups = widths.begin()->second;
-  if (downs != s.layers || (ups != s.layers && ups != 2 * s.layers))
-    return fail("its layers do not have one MLP each");
-  s.gated_mlp = ups == 2 * s.layers;
+  const std::int64_t moe_layers = s.moe ? s.moe->moe_layers() : 0;
+  const std::int64_t dense_layers = s.layers - moe_layers;
+  // The dense MLPs (and the shared experts') are gated where their up projections come in pairs.
+  const auto gated_count = [&](std::int64_t mlps, int ups) {
+    if (ups == mlps) return std::optional<bool>(false);
+    if (ups == 2 * mlps) return std::optional<bool>(true);
+    return std::optional<bool>();
+  };
+  std::optional<bool> gated;  // of the shared experts' MLPs
+  if (s.moe && s.moe->shared_ffn > 0) {
+    const std::int64_t shared = s.moe->shared_ffn;
+    const int ups = widths.count(shared) ? widths[shared] : 0;
+    if (dense_layers > 0 && widths.size() == 1) {
+      // The dense layers' width is the shared experts': every layer has one MLP of it.
+      gated = gated_count(s.layers, ups);
+      if (gated) widths[shared] = static_cast<int>(dense_layers * (*gated ? 2 : 1));
+    } else {
+      gated = gated_count(moe_layers, ups);
+      widths.erase(shared);
+    }
+    if (!gated) return fail("its shared experts are not one MLP each");
+    downs -= static_cast<int>(moe_layers);
+  }
+  if (dense_layers > 0) {
+    if (widths.size() != 1) return fail("its layers do not have one MLP width");
+    s.ffn = widths.begin()->first;
+    const auto dense_gated = gated_count(dense_layers, widths.begin()->second);
+    if (downs != dense_layers || !dense_gated) return fail("its layers do not have one MLP each");
+    if (gated && *gated != *dense_gated)
+      return fail("its shared experts and dense MLPs differ in gating");
+    gated = dense_gated;
+  } else {
+    if (!widths.empty() || downs != 0) return fail("its layers do not have one MLP each");
+    s.ffn = s.moe->expert_ffn;
+  }
+  s.gated_mlp = gated ? *gated : s.moe->gated;
+  if (s.moe && s.moe->gated != s.gated_mlp)
+    return fail("its experts and dense MLPs differ in gating");
   if (gelus > 0)
     s.activation = "gelu";
-  else if (sigmoids > 0 && s.gated_mlp)
-    s.activation = "silu";
+  else if (s.gated_mlp && (!sigmoids.empty() || (s.moe && !gated)))
+    s.activation = "silu";  // SiLU nodes, or SwiGLU experts alone
+  else if (!s.gated_mlp && s.moe && !gated)
+    s.activation = "gelu";  // GELU experts alone
   else
     return fail("its MLP's activation is neither GELU nor SiLU");
   // Norms: two a layer and a final one (four a layer with Gemma's sandwich norms), RMS or not.
@@ -212,6 +374,10 @@ void add_hf_details(ModelShape& s, const hf::HfConfig& c) {
   s.qk_norm = c.qk_norm;
   s.sliding_window = c.sliding_window;
   s.max_positions = c.max_positions;
+  if (c.moe) {
+    s.expert_bias = c.moe->expert_bias;
+    s.router_score_correction = c.moe->score_correction;
+  }
 }
 
 json model_shape_to_json(const ModelShape& s) {
@@ -233,6 +399,21 @@ json model_shape_to_json(const ModelShape& s) {
             {"attention_bias", s.attention_bias},
             {"parallel_residual", s.parallel_residual},
             {"sandwich_norms", s.sandwich_norms}};
+  if (const auto& m = s.moe)
+    j["moe"] = {{"experts", m->experts},
+                {"top_k", m->top_k},
+                {"expert_ffn", m->expert_ffn},
+                {"shared_ffn", m->shared_ffn},
+                {"layers", m->layers},
+                {"score_function", m->sigmoid ? "sigmoid" : "softmax"},
+                {"normalize_top_k", m->normalize_top_k},
+                {"gated", m->gated}};
+  if (const auto& a = s.mla)
+    j["mla"] = {{"q_lora_rank", a->q_lora_rank},
+                {"kv_lora_rank", a->kv_lora_rank},
+                {"qk_head_dim", a->qk_head_dim},
+                {"qk_rope_head_dim", a->qk_rope_head_dim},
+                {"v_head_dim", a->v_head_dim}};
   if (!s.hf_architecture.empty())
     j["hf"] = {{"architecture", s.hf_architecture},
                {"name", s.hf_name},
@@ -241,7 +422,9 @@ json model_shape_to_json(const ModelShape& s) {
                {"qkv_bias", s.qkv_bias},
                {"qk_norm", s.qk_norm},
                {"sliding_window", s.sliding_window},
-               {"max_positions", s.max_positions}};
+               {"max_positions", s.max_positions},
+               {"expert_bias", s.expert_bias},
+               {"router_score_correction", s.router_score_correction}};
   return j;
 }
 
@@ -282,6 +465,60 @@ ModelShape model_shape_from_json(const json& j) {
       s.qk_norm = h.value("qk_norm", false);
       s.sliding_window = json_integer_or<std::int64_t>(h, "sliding_window", 0, where);
       s.max_positions = json_integer_or<std::int64_t>(h, "max_positions", 0, where);
+      s.expert_bias = h.value("expert_bias", false);
+      s.router_score_correction = h.value("router_score_correction", false);
+    }
+    if (j.contains("moe")) {
+      const json& mj = j["moe"];
+      const std::string at = fmt::format("{}.moe", where);
+      if (!mj.is_object()) throw InputError(at + " must be an object");
+      MoeShape m;
+      for (auto [field, key] :
+           {std::pair{&m.experts, "experts"}, {&m.top_k, "top_k"}, {&m.expert_ffn, "expert_ffn"}}) {
+        if (!mj.contains(key)) throw InputError(fmt::format("{}: missing field '{}'", at, key));
+        *field = json_integer<std::int64_t>(mj[key], fmt::format("{}.{}", at, key));
+        if (*field <= 0) throw InputError(fmt::format("{}.{} must be positive", at, key));
+      }
+      if (m.top_k > m.experts)
+        throw InputError(
+            fmt::format("{}.top_k {} is more than the {} experts", at, m.top_k, m.experts));
+      m.shared_ffn = json_integer_or<std::int64_t>(mj, "shared_ffn", 0, at.c_str());
+      if (!mj.contains("layers") || !mj["layers"].is_array())
+        throw InputError(at + ".layers must be a list of 0 (dense) and 1 (experts) per layer");
+      for (const json& l : mj["layers"]) {
+        const int v = json_integer<int>(l, at + ".layers");
+        if (v != 0 && v != 1)
+          throw InputError(at + ".layers must be a list of 0 (dense) and 1 (experts) per layer");
+        m.layers.push_back(v);
+      }
+      if (static_cast<std::int64_t>(m.layers.size()) != s.layers || m.moe_layers() == 0)
+        throw InputError(
+            fmt::format("{}.layers must list the {} layers, some with experts", at, s.layers));
+      const std::string score = mj.value("score_function", "softmax");
+      if (score != "softmax" && score != "sigmoid")
+        throw InputError(
+            fmt::format("{}.score_function must be softmax or sigmoid, got '{}'", at, score));
+      m.sigmoid = score == "sigmoid";
+      m.normalize_top_k = mj.value("normalize_top_k", false);
+      m.gated = mj.value("gated", true);
+      s.moe = m;
+    }
+    if (j.contains("mla")) {
+      const json& aj = j["mla"];
+      const std::string at = fmt::format("{}.mla", where);
+      if (!aj.is_object()) throw InputError(at + " must be an object");
+      LatentAttentionShape a;
+      a.q_lora_rank = json_integer_or<std::int64_t>(aj, "q_lora_rank", 0, at.c_str());
+      for (auto [field, key] : {std::pair{&a.kv_lora_rank, "kv_lora_rank"},
+                                {&a.qk_head_dim, "qk_head_dim"},
+                                {&a.qk_rope_head_dim, "qk_rope_head_dim"},
+                                {&a.v_head_dim, "v_head_dim"}}) {
+        if (!aj.contains(key)) throw InputError(fmt::format("{}: missing field '{}'", at, key));
+        *field = json_integer<std::int64_t>(aj[key], fmt::format("{}.{}", at, key));
+        if (*field <= 0) throw InputError(fmt::format("{}.{} must be positive", at, key));
+      }
+      if (a.q_lora_rank < 0) throw InputError(at + ".q_lora_rank must not be negative");
+      s.mla = a;
     }
   } catch (const json::exception& e) {
     throw InputError(fmt::format("{}: a field has the wrong type ({})", where, e.what()));

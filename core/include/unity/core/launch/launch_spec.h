@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "unity/core/pipeline/device_order.h"
+#include "unity/core/pipeline/token_dispatch.h"
 #include "unity/core/pipeline/training_setup.h"
 #include "unity/core/plan/model_shape.h"
 #include "unity/core/plan/plan.h"
@@ -28,7 +29,14 @@ struct LaunchSpec {
   int tp = 1, pp = 1, dp = 1;
   int cp = 1;  // context parallelism: each sequence over cp devices
   ContextExchange cp_exchange = ContextExchange::Ring;
-  int interleave = 1;  // model chunks per pipeline rank (Megatron's virtual stages)
+  // Mixture-of-experts layers (model.moe): Megatron-Core's expert grid over each stage's
+  // devices, TP x CP x DP = ETP x EP x EDP. Unity splits experts whole (ETP 1) over its TP group
+  // and, with --ep, a share of the data-parallel copies: EP is the plan's ep, or its TP where ep
+  // is 1. 1 x 1 x 1 for a dense model.
+  int ep = 1, etp = 1, edp = 1;
+  TokenDispatcher dispatcher = TokenDispatcher::AllToAll;
+  bool ep_comm_overlap = false;  // all-to-alls behind another micro-batch's compute (1F1B)
+  int interleave = 1;            // model chunks per pipeline rank (Megatron's virtual stages)
   // Per model chunk (pp x interleave of them, in model order): the transformer layers it holds.
   std::vector<int> chunk_layers;
   bool sequence_parallel = false;

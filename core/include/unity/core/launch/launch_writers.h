@@ -38,10 +38,16 @@ struct LaunchFile {
 
 // Megatron-LM's own layout rules, each violation naming its rule: TP divides the heads, the KV
 // heads and the FFN width; the stages cut the layers as Megatron can (evenly, or fewer in the
-// first and last stage); virtual stages divide the layers per stage; global batch = micro-batch x
-// DP x accumulation; TP communication overlap needs sequence parallelism. (Megatron's expert grid
-// folds into the dense one; Unity plans no mixture-of-experts layers, so there is none to check.)
+// first and last stage; with virtual stages any cut, written as a layout); global batch =
+// micro-batch x DP x accumulation; TP communication overlap needs sequence parallelism; with
+// experts, the expert grid folds into the dense one (TP x CP x DP = ETP x EP x EDP), EP divides the
+// experts, ETP their width, TP the shared experts', and the all-to-all overlap has expert
+// parallelism, virtual stages where PP > 1, no full recomputation and bf16 or fp16.
 std::vector<std::string> megatron_layout_violations(const LaunchSpec& spec);
+// Whether the model chunks hold unequal layers, and then Megatron-Core's
+// --pipeline-model-parallel-layout of them ("Et*2|(t*3|)*29t*3|t*2L": stages in model order).
+bool uneven_chunks(const LaunchSpec& spec);
+std::string pipeline_layout(const LaunchSpec& spec);
 
 // Why `framework` cannot run `spec` (Megatron: its layout rules among them); empty: it can.
 std::vector<std::string> cannot_run(const LaunchSpec& spec, Framework framework);

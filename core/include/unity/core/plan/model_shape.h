@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +21,39 @@ namespace hf {
 struct HfConfig;
 }
 
+// A mixture-of-experts decoder's experts, read off its Experts operators and their routers
+// (graph_builder.h's moe_router: a Linear to E scores, Softmax or Sigmoid, TopK, the picked
+// scores renormalised or not, scattered into the gates).
+struct MoeShape {
+  std::int64_t experts = 0;      // routed experts of each MoE layer
+  std::int64_t top_k = 0;        // experts a token goes through
+  std::int64_t expert_ffn = 0;   // each routed expert's FFN width
+  std::int64_t shared_ffn = 0;   // the shared experts' MLP, all of them together (0: none)
+  std::vector<int> layers;       // per transformer layer: 1 with experts, 0 dense
+  bool sigmoid = false;          // the router scores with a sigmoid (DeepSeek-V3), else softmax
+  bool normalize_top_k = false;  // the picked scores divided by their sum
+  bool gated = true;             // SwiGLU experts, else GELU ones
+
+  std::int64_t moe_layers() const;
+  std::int64_t dense_layers() const;
+  // Megatron-LM's --moe-layer-freq of `layers`: "1" when every layer has experts, else the
+  // Python list expression it evaluates, run-length written: "([0]*3+[1]*58)".
+  std::string layer_freq() const;
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3), read off LatentAttention's attributes and
+// weights.
+struct LatentAttentionShape {
+  std::int64_t q_lora_rank = 0;  // 0: queries projected directly (no query latent)
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_head_dim = 0;       // each head's query/key part without rotation (qk_nope)
+  std::int64_t qk_rope_head_dim = 0;  // each head's rotated part
+  std::int64_t v_head_dim = 0;
+};
+
 struct ModelShape {
+  // ffn: the dense MLPs' width; where every layer has experts, the experts' (moe->expert_ffn).
+  // A latent attention's head_dim is its value heads' (v_head_dim) and kv_heads its heads.
   std::int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
   std::int64_t seq = 0;
   std::int64_t positions = 0;      // rows of a learned position table (0: none)
@@ -33,6 +66,8 @@ struct ModelShape {
   bool attention_bias = false;     // a bias after the attention's output projection
   bool parallel_residual = false;  // x + attn(norm(x)) + mlp(norm'(x)) (GPT-NeoX)
   bool sandwich_norms = false;     // norms after the attention and the MLP too (Gemma 2, 3)
+  std::optional<MoeShape> moe;     // mixture-of-experts layers
+  std::optional<LatentAttentionShape> mla;  // multi-head latent attention instead of MHA
   // What a Hugging Face config says beyond the graph (hf_config.h); empty where the model is not
   // one.
   std::string hf_architecture;  // "LlamaForCausalLM", ...
@@ -42,7 +77,9 @@ struct ModelShape {
   bool qkv_bias = false;
   bool qk_norm = false;
   std::int64_t sliding_window = 0;
-  std::int64_t max_positions = 0;  // max_position_embeddings (0: not given)
+  std::int64_t max_positions = 0;        // max_position_embeddings (0: not given)
+  bool expert_bias = false;              // biases on the experts and the router (gpt-oss)
+  bool router_score_correction = false;  // DeepSeek-V3's per-expert bias of the routing scores
 
   std::int64_t kv_channels() const { return head_dim > 0 ? head_dim : hidden / heads; }
 };
