@@ -166,6 +166,25 @@ TEST(MegatronMoe, Qwen3PublishedLayout) {
   EXPECT_NE(ds.find("not DeepEP"), std::string::npos) << ds;
 }
 
+// The intra-node row counts the embedding and the loss as layers: 96 chunks on 32 stages, the
+// first holding the embedding alone and the last the loss alone, which Megatron's layout string
+// writes as E and L stages of their own.
+TEST(MegatronMoe, Qwen3IntraNodeLayoutWithTheEmbeddingAndLossAsStages) {
+  const Plan plan = moe_round_trip(optimize_plan(
+      moe::qwen3_model(), load_machine("dgx-h100", {0, 256}), moe::qwen3_intra_node_layout()));
+  ASSERT_TRUE(plan.pipeline);
+  EXPECT_TRUE(plan.pipeline->embedding_in_split && plan.pipeline->loss_in_split);
+  const ExportResult r = export_launch(plan, {Framework::Megatron, false});
+  expect_known_names(r.file);
+  auto args = script_args(r.file.text);
+  EXPECT_EQ(args["--pipeline-model-parallel-size"], "32");
+  EXPECT_EQ(args["--pipeline-model-parallel-layout"], "\"E|(t|)*93t|L\"");
+  EXPECT_EQ(args["--expert-model-parallel-size"], "8");
+  EXPECT_EQ(args["--moe-token-dispatcher-type"], "alltoall");
+  EXPECT_EQ(r.spec.dp, 4);
+  EXPECT_EQ(r.spec.edp, 1);
+}
+
 // DeepSeek-V3 on 1,024 H100s as NeMo ran it (TP 2, PP 8, VP 4, EP 64, fp8, DeepEP): its MLA and
 // its dense-first layers as the config publishes them.
 TEST(MegatronMoe, DeepSeekV3PublishedLayout) {

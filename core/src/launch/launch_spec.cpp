@@ -127,10 +127,22 @@ Derivation launch_spec_of(const Plan& plan) {
             "the joint search split {} its own way, not as Megatron-LM splits a layer (a "
             "per-operator partition no framework's launcher takes)",
             d.substr(0, d.rfind(": "))));
-    // Stages cut between layers: no layer in two chunks, every chunk with a layer.
-    for (std::size_t c = 0; c < p->chunks.size(); ++c) {
+    // Stages cut between layers: no layer in two chunks, every chunk with a layer, but for the
+    // embedding's and the loss's own chunks where the plan counted them as layers (Megatron's
+    // --account-for-embedding/loss-in-pipeline-split; the layout string writes them as E and L).
+    const std::size_t chunks = p->chunks.size();
+    const bool embedding_alone = p->embedding_in_split && chunks > 1 &&
+                                 p->chunks[0].last_layer == p->chunks[1].first_layer;
+    const bool loss_alone = p->loss_in_split && chunks > 1 &&
+                            p->chunks[chunks - 1].first_layer == p->chunks[chunks - 2].last_layer;
+    for (std::size_t c = 0; c < chunks; ++c) {
       const StagePlan& chunk = p->chunks[c];
-      if (c + 1 < p->chunks.size() && chunk.last_layer >= p->chunks[c + 1].first_layer)
+      if ((c == 0 && embedding_alone) || (c + 1 == chunks && loss_alone)) {
+        s.chunk_layers.push_back(0);
+        continue;
+      }
+      if (c + 1 < chunks && !(c + 2 == chunks && loss_alone) &&
+          chunk.last_layer >= p->chunks[c + 1].first_layer)
         out.inexpressible.push_back(fmt::format(
             "model chunk {} ends inside layer {} (after '{}'), which chunk {} continues: "
             "frameworks cut pipeline stages between whole layers",

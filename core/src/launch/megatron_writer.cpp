@@ -64,7 +64,7 @@ std::string pipeline_layout(const LaunchSpec& s) {
   const auto chunk = [&](std::size_t c) {
     std::string text = c == 0 ? "E" : "";
     const int n = s.chunk_layers[c];
-    text += n == 1 ? "t" : fmt::format("t*{}", n);
+    if (n > 0) text += n == 1 ? "t" : fmt::format("t*{}", n);  // 0: the embedding or loss alone
     if (c + 1 == s.chunk_layers.size()) text += "L";
     return text;
   };
