@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
@@ -70,4 +72,42 @@ TEST(HfConfigCli, BadConfigsExitOneAndWriteNothing) {
   auto resized = run_cli("show " + test_config("tiny-llama") + " --hidden 128");
   EXPECT_EQ(resized.exit_code, 1);
   EXPECT_NE(resized.err.find("hidden_size"), std::string::npos) << resized.err;
+}
+
+// DeepSeek-V3's config scales its latent attention's rotary embeddings by YaRN (factor 40, mscale
+// 1, mscale_all_dim 1; original 4,096 positions, beta 32 and 1, Megatron-LM's own defaults): the
+// Megatron-LM export writes them. A config whose YaRN Megatron-LM cannot take is refused naming
+// the field, nothing written.
+TEST(HfConfigCli, DeepSeekV3YarnExportsToMegatron) {
+  const auto dir = fs::temp_directory_path() / (std::to_string(::getpid()) + "_hf_yarn");
+  fs::create_directories(dir);
+  const std::string plan = (dir / "plan.json").string();
+  const std::string layout =
+      " --machine dgx-h100 --nodes 128 --batch 8192 --dtype fp8 --mode expert --tp 2 --pp 8 "
+      "--interleave 4 --micro-batches 128 --ep 64 --dispatcher deepep --zero 1 "
+      "--overlap-grad-reduce --recompute none --sequence-parallel --tp-comm-overlap "
+      "--pin fuse_attention --pin fuse_latent_attention --out ";
+  auto r = run_cli("optimize " + published("DeepSeek-V3") + layout + plan);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto e = run_cli("export " + plan + " --to megatron");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  for (const char* arg : {"--rope-type yarn", "--rotary-scaling-factor 40", "--mscale 1\n",
+                          "--mscale-all-dim 1", "--rotary-base 10000"})
+    EXPECT_NE(e.out.find(arg), std::string::npos) << arg << "\n" << e.out;
+  EXPECT_EQ(e.out.find("--no-rope-fusion"), std::string::npos);
+
+  nlohmann::json config =
+      nlohmann::json::parse(std::ifstream(published("DeepSeek-V3") + "/config.json"));
+  config["rope_scaling"]["beta_fast"] = 16;
+  fs::create_directories(dir / "beta16");
+  std::ofstream(dir / "beta16" / "config.json") << config.dump();
+  const std::string plan16 = (dir / "plan16.json").string();
+  r = run_cli("optimize " + (dir / "beta16").string() + layout + plan16);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string out16 = (dir / "launch16.sh").string();
+  e = run_cli("export " + plan16 + " --to megatron -o " + out16);
+  EXPECT_EQ(e.exit_code, 1);
+  EXPECT_NE(e.err.find("YaRN's beta_fast 16"), std::string::npos) << e.err;
+  EXPECT_FALSE(fs::exists(out16));
+  fs::remove_all(dir);
 }

@@ -382,6 +382,8 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
     const json& s = f.at("rope_scaling");
     if (!s.is_object()) f.fail("rope_scaling", fmt::format("must be an object, got {}", s.dump()));
     c.rope_scaling = s.value("rope_type", s.value("type", std::string("unnamed")));
+    for (const auto& [key, value] : s.items())
+      if (value.is_number()) c.rope_scaling_params[key] = value.get<double>();
   }
   if (!(c.rotary_fraction > 0 && c.rotary_fraction <= 1))
     f.fail(family == Family::NeoX ? "rotary_pct" : "partial_rotary_factor",

@@ -52,6 +52,27 @@ std::vector<std::string> megatron_expert_violations(const LaunchSpec& s) {
 
 }  // namespace
 
+namespace {
+
+// YaRN on the latent attention: Megatron-LM's arguments set its factor, mscale and
+// mscale_all_dim; the rest come from MLATransformerConfig's defaults (core_v0.15.0:
+// original_max_position_embeddings 4096, beta_fast 32, beta_slow 1), which a config must match.
+std::vector<std::string> yarn_violations(const ModelShape& m) {
+  std::vector<std::string> out;
+  for (const auto& [key, megatron] :
+       {std::pair<const char*, double>{"original_max_position_embeddings", 4096},
+        {"beta_fast", 32},
+        {"beta_slow", 1}}) {
+    const auto it = m.rope_scaling_params.find(key);
+    if (it != m.rope_scaling_params.end() && it->second != megatron)
+      out.push_back(fmt::format("YaRN's {} {} (Megatron-LM takes no argument for it and uses {})",
+                                key, it->second, megatron));
+  }
+  return out;
+}
+
+}  // namespace
+
 bool uneven_chunks(const LaunchSpec& s) {
   return std::adjacent_find(s.chunk_layers.begin(), s.chunk_layers.end(), std::not_equal_to<>()) !=
          s.chunk_layers.end();
@@ -143,11 +164,13 @@ std::vector<std::string> megatron_cannot_run(const LaunchSpec& s) {
     out.push_back(
         "Megatron-LM biases every linear layer or none (--disable-bias-linear), not "
         "the attention's alone");
-  if (m.mla && !m.rope_scaling.empty())
+  if (m.mla && !m.rope_scaling.empty() && m.rope_scaling != "yarn")
     out.push_back(fmt::format(
-        "rope scaling '{}' on the latent attention (Megatron-LM's --rope-type yarn takes its "
-        "factors, which Unity does not read from the config)",
+        "rope scaling '{}' on the latent attention (Megatron-LM's latent attention scales "
+        "rotary embeddings by YaRN or not at all)",
         m.rope_scaling));
+  else if (m.mla && m.rope_scaling == "yarn")
+    for (auto& v : yarn_violations(m)) out.push_back(std::move(v));
   else if (!m.rope_scaling.empty() && m.rope_scaling != "llama3")
     out.push_back(fmt::format("rope scaling '{}' (Megatron-LM's --use-rope-scaling is Llama 3's)",
                               m.rope_scaling));
@@ -210,7 +233,17 @@ LaunchFile write_megatron(const LaunchSpec& s) {
     model.add("--position-embedding-type", "rope");
     if (m.rope_theta > 0) model.add("--rotary-base", num(static_cast<std::int64_t>(m.rope_theta)));
     if (m.rope_scaling == "llama3") model.add("--use-rope-scaling");
-    if (m.mla) {
+    if (m.mla && m.rope_scaling == "yarn") {
+      // YaRN (MLATransformerConfig's default rope type), its factors from the config.
+      const auto param = [&](const char* key, double fallback) {
+        const auto it = m.rope_scaling_params.find(key);
+        return fmt::format("{}", it != m.rope_scaling_params.end() ? it->second : fallback);
+      };
+      model.add("--rope-type", "yarn");
+      model.add("--rotary-scaling-factor", param("factor", 1.0));
+      model.add("--mscale", param("mscale", 1.0));
+      model.add("--mscale-all-dim", param("mscale_all_dim", 0.0));
+    } else if (m.mla) {
       model.add("--rope-type", "rope");
       model.add("--no-rope-fusion");
     }

@@ -370,6 +370,7 @@ void add_hf_details(ModelShape& s, const hf::HfConfig& c) {
   s.hf_name = c.name;
   s.rope_theta = c.rope_theta;
   s.rope_scaling = c.rope_scaling;
+  s.rope_scaling_params = c.rope_scaling_params;
   s.qkv_bias = c.qkv_bias;
   s.qk_norm = c.qk_norm;
   s.sliding_window = c.sliding_window;
@@ -419,6 +420,7 @@ json model_shape_to_json(const ModelShape& s) {
                {"name", s.hf_name},
                {"rope_theta", s.rope_theta},
                {"rope_scaling", s.rope_scaling},
+               {"rope_scaling_params", s.rope_scaling_params},
                {"qkv_bias", s.qkv_bias},
                {"qk_norm", s.qk_norm},
                {"sliding_window", s.sliding_window},
@@ -461,6 +463,17 @@ ModelShape model_shape_from_json(const json& j) {
       s.hf_name = h.value("name", "");
       s.rope_theta = h.value("rope_theta", 0.0);
       s.rope_scaling = h.value("rope_scaling", "");
+      if (h.contains("rope_scaling_params")) {
+        const json& params = h["rope_scaling_params"];
+        if (!params.is_object())
+          throw InputError(fmt::format("{}.hf.rope_scaling_params must be an object", where));
+        for (const auto& [key, value] : params.items()) {
+          if (!value.is_number())
+            throw InputError(
+                fmt::format("{}.hf.rope_scaling_params.{} must be a number", where, key));
+          s.rope_scaling_params[key] = value.get<double>();
+        }
+      }
       s.qkv_bias = h.value("qkv_bias", false);
       s.qk_norm = h.value("qk_norm", false);
       s.sliding_window = json_integer_or<std::int64_t>(h, "sliding_window", 0, where);

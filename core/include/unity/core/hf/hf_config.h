@@ -6,6 +6,7 @@
 // with those classes' defaults where a published config leaves a field out.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,9 @@ struct HfConfig {
   double rope_theta = 0;            // rope_theta / rotary_emb_base; 0: none
   double rotary_fraction = 1;       // rotary_pct / partial_rotary_factor: share of a head rotated
   std::string rope_scaling;         // rope_scaling's rope_type ("llama3", "yarn", ...); "": none
+  // rope_scaling's numbers by name (YaRN's factor, original_max_position_embeddings, beta_fast,
+  // beta_slow, mscale, mscale_all_dim; Llama 3's factor and frequency factors), as given.
+  std::map<std::string, double> rope_scaling_params;
   std::int64_t sliding_window = 0;  // the window of the layers that use one; 0: none
   std::int64_t sliding_layers = 0;  // how many layers attend within the window
   std::string dtype;                // torch_dtype (or dtype): "bfloat16", "float16", "float32"

@@ -7,6 +7,7 @@
 // whose PCG the search rewrote can no longer show it, and adds what only a Hugging Face config
 // says (rope theta, q/k/v biases, q/k norms, sliding window).
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,10 +71,11 @@ struct ModelShape {
   std::optional<LatentAttentionShape> mla;  // multi-head latent attention instead of MHA
   // What a Hugging Face config says beyond the graph (hf_config.h); empty where the model is not
   // one.
-  std::string hf_architecture;  // "LlamaForCausalLM", ...
-  std::string hf_name;          // the config's folder, "Llama-3.1-8B"
-  double rope_theta = 0;        // 0: not given
-  std::string rope_scaling;     // "llama3", "yarn", ... ("": none)
+  std::string hf_architecture;                        // "LlamaForCausalLM", ...
+  std::string hf_name;                                // the config's folder, "Llama-3.1-8B"
+  double rope_theta = 0;                              // 0: not given
+  std::string rope_scaling;                           // "llama3", "yarn", ... ("": none)
+  std::map<std::string, double> rope_scaling_params;  // its numbers by name (hf_config.h)
   bool qkv_bias = false;
   bool qk_norm = false;
   std::int64_t sliding_window = 0;
