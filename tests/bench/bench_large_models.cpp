@@ -19,8 +19,9 @@ namespace {
 std::string layout(const Plan& p) {
   if (!p.pipeline) return p.summary.origin.empty() ? "joint search" : p.summary.origin;
   const auto& l = *p.pipeline;
-  std::string text = fmt::format("tp{} pp{} dp{} m{}", l.tensor_parallel, l.pipeline_stages,
-                                 l.data_parallel, l.micro_batches);
+  std::string text = fmt::format("tp{}", l.tensor_parallel);
+  if (l.context_parallel > 1) text += fmt::format(" cp{}", l.context_parallel);
+  text += fmt::format(" pp{} dp{} m{}", l.pipeline_stages, l.data_parallel, l.micro_batches);
   if (l.interleave > 1) text += fmt::format(" v{}", l.interleave);
   text += fmt::format(" {}", to_string(l.recompute));
   if (l.zero_stage) text += fmt::format(" zero{}", l.zero_stage);

@@ -3,6 +3,7 @@
 // weights each device holds, and the joint search choosing EP for a mixture-of-experts model.
 #include <gtest/gtest.h>
 
+#include "small_moe.h"
 #include "unity/core/cost/cost_model.h"
 #include "unity/core/errors.h"
 #include "unity/core/machine/machine_spec.h"
@@ -43,31 +44,9 @@ TEST(ExpertParallelism, OverlappedAllToAllByHand) {
   EXPECT_DOUBLE_EQ(exposed_expert_alltoall(2, 8, 1, 20, 132), 2);
 }
 
-// A 4-layer decoder whose every MLP is 16 experts of 256, top 2, batch 32 of 128 tokens.
-Graph small_moe() {
-  zoo::TransformerSizes z{4, 256, 4, 4, 512, 128, 1024};
-  z.experts = 16;
-  z.experts_per_token = 2;
-  z.expert_ffn = 256;
-  z.normalize_top_k = true;
-  return zoo::build_llama(32, z, DataType::BFloat16);
-}
+using testing::small_moe;
 
-PipelineOptions fixed(int ep, TokenDispatcher d) {
-  PipelineOptions o;
-  o.request.tensor_parallel = 1;
-  o.request.pipeline_stages = 2;
-  o.request.micro_batches = 2;
-  o.request.interleave = 1;
-  o.request.recompute = Recompute::None;
-  o.request.zero_stage = 0;
-  o.request.sequence_parallel = false;
-  o.request.overlap_grad_reduce = false;
-  o.request.tp_comm_overlap = false;
-  o.request.expert_parallel = ep;
-  o.request.dispatcher = d;
-  return o;
-}
+PipelineOptions fixed(int ep, TokenDispatcher d) { return testing::small_moe_layout(ep, d, 0); }
 
 // On 2 DGX H100 nodes (16 GPUs): tp 1, pp 2, dp 8; ep 8 puts each stage's expert group on one
 // node... and 2 micro-batches of 2 samples (256 tokens, 512 bytes each in bf16).

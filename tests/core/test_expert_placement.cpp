@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "small_moe.h"
 #include "unity/core/machine/machine_spec.h"
 #include "unity/core/pipeline/expert_placement.h"
 #include "unity/core/pipeline/pipeline_cost.h"
@@ -16,33 +17,10 @@
 namespace unity::expert_placement_test {
 namespace {
 
-// A 4-layer decoder whose every MLP is 16 experts of 256 (SwiGLU), top 2, batch 32 of 128 tokens
-// (as test_expert_parallelism.cpp's).
-Graph small_moe() {
-  zoo::TransformerSizes z{4, 256, 4, 4, 512, 128, 1024};
-  z.experts = 16;
-  z.experts_per_token = 2;
-  z.expert_ffn = 256;
-  z.normalize_top_k = true;
-  return zoo::build_llama(32, z, DataType::BFloat16);
-}
+using testing::small_moe;
 
-// tp 1, 2 stages of 2 micro-batches, ZeRO 1, the experts over `ep` devices of each stage.
 PipelineOptions fixed(int ep, bool overlap = false) {
-  PipelineOptions o;
-  o.request.tensor_parallel = 1;
-  o.request.pipeline_stages = 2;
-  o.request.micro_batches = 2;
-  o.request.interleave = 1;
-  o.request.recompute = Recompute::None;
-  o.request.zero_stage = 1;
-  o.request.sequence_parallel = false;
-  o.request.overlap_grad_reduce = false;
-  o.request.tp_comm_overlap = false;
-  o.request.expert_parallel = ep;
-  o.request.dispatcher = TokenDispatcher::AllToAll;
-  o.request.ep_comm_overlap = overlap;
-  return o;
+  return testing::small_moe_layout(ep, TokenDispatcher::AllToAll, 1, overlap);
 }
 
 // Each stage holds 2 MoE layers of 16 SwiGLU experts (3 matrices of 256 x 256).

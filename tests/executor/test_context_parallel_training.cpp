@@ -6,6 +6,7 @@
 #include <set>
 
 #include "executor_test_support.h"
+#include "pipeline_test_support.h"
 #include "unity/core/pipeline/context_parallel_plan.h"
 #include "unity/core/pipeline/layer_segments.h"
 #include "unity/core/plan/plan_optimizer.h"
@@ -45,21 +46,8 @@ TrainingOptions sgd(int iterations = 3) {
   return o;
 }
 
-TrainingResult train_pipeline_on_threads(const Plan& plan, const TrainingOptions& o) {
-  const PipelinePlan& p = *plan.pipeline;
-  return testing::run_on_threads(p.pipeline_stages * p.data_parallel * p.grid().replica(),
-                                 [&](DeviceBackend& backend, Communicator& comm) {
-                                   return train_pipeline(plan, o, backend, comm);
-                                 });
-}
-
-TrainingResult train_one_rank(const Plan& plan, const TrainingOptions& o) {
-  const Graph model = pipeline_model(plan);
-  const Program p = lower_plan(model, single_device_views(model), 1);
-  auto backend = make_cpu_backend(1);
-  auto comm = make_local_communicator();
-  return train(p, o, *backend, *comm);
-}
+using testing::train_one_rank;
+using testing::train_pipeline_on_threads;
 
 // The attention segment of `plan` as the executor lowers it for a stage replica: the kind's
 // tensor-parallel plan (or the serial segment with one tensor-parallel device) split by sequence.

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "executor_test_support.h"
+#include "pipeline_test_support.h"
 #include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/pipeline/layer_segments.h"
 #include "unity/core/plan/plan_optimizer.h"
@@ -57,22 +58,8 @@ TrainingOptions options(const std::string& optimizer, int iterations = 4) {
   return o;
 }
 
-// Every rank on a thread; rank 0's result.
-TrainingResult train_pipeline_on_threads(const Plan& plan, const TrainingOptions& o) {
-  const PipelinePlan& p = *plan.pipeline;
-  return testing::run_on_threads(p.pipeline_stages * p.data_parallel * p.tensor_parallel,
-                                 [&](DeviceBackend& backend, Communicator& comm) {
-                                   return train_pipeline(plan, o, backend, comm);
-                                 });
-}
-
-TrainingResult train_one_rank(const Plan& plan, const TrainingOptions& o) {
-  const Graph model = pipeline_model(plan);
-  const Program p = lower_plan(model, single_device_views(model), 1);
-  auto backend = make_cpu_backend(1);
-  auto comm = make_local_communicator();
-  return train(p, o, *backend, *comm);
-}
+using testing::train_one_rank;
+using testing::train_pipeline_on_threads;
 
 double max_relative(const TrainingResult& run, const TrainingResult& ref) {
   double worst = 0;
