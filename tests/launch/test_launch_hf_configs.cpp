@@ -1,0 +1,88 @@
+// Every published Hugging Face config in models/hf (one per architecture Unity reads) plans on a
+// DGX H100 node with Megatron-LM's layout and exports to each of the three frameworks, or is
+// refused by one with what it cannot express (issue: a config.json in, a launch out).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "launch_test_helpers.h"
+#include "unity/core/errors.h"
+#include "unity/core/hf/hf_config.h"
+#include "unity/core/launch/export_launch.h"
+#include "unity/core/launch/launch_writers.h"
+#include "unity/core/machine/machine_spec.h"
+#include "unity/core/plan/model_shape.h"
+#include "unity/core/plan/plan.h"
+#include "unity/core/plan/plan_optimizer.h"
+
+using namespace unity;
+using namespace unity::launch;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The largest tensor-parallel degree of a node that divides the heads and the KV heads.
+int megatron_tp(const hf::HfConfig& c) {
+  for (int tp : {8, 4, 2})
+    if (c.heads % tp == 0 && c.kv_heads % tp == 0) return tp;
+  return 1;
+}
+
+}  // namespace
+
+TEST(HfConfigExport, EveryPublishedConfigPlansAndExportsOrSaysWhy) {
+  const fs::path root = fs::path(UNITY_SOURCE_DIR) / "models" / "hf";
+  std::set<std::string> architectures;
+  std::set<std::string> megatron;  // the architectures Megatron-LM's export wrote
+  for (const auto& entry : fs::directory_iterator(root)) {
+    if (!fs::exists(entry.path() / "config.json")) continue;
+    const std::string path = entry.path().string();
+    SCOPED_TRACE(path);
+    const hf::HfConfig config = hf::read_hf_config(path);
+    architectures.insert(config.architecture);
+    zoo::TransformerResize resize;
+    // 4,096 tokens where the model's positions reach that far (GPT-2's learned ones stop at 1,024).
+    if (!config.learned_positions || config.max_positions >= 4096) resize.seq = 4096;
+    const Graph model = load_model_for_devices(path, 8, 32, resize);
+    OptimizeOptions o;
+    o.mode = "expert";
+    o.layout.tensor_parallel = megatron_tp(config);
+    o.layout.pipeline_stages = 1;
+    o.layout.zero_stage = 1;
+    Plan plan =
+        plan_from_json(plan_to_json(optimize_plan(model, load_machine("dgx-h100", {0, 8}), o)));
+    ASSERT_TRUE(plan.summary.model_shape) << "no model shape for " << config.architecture;
+    add_hf_details(*plan.summary.model_shape, config);
+    for (Framework f : {Framework::Megatron, Framework::Torchtitan, Framework::DeepSpeed}) {
+      try {
+        const ExportResult r = export_launch(plan, {f, false});
+        launch_test::expect_known_names(r.file);
+        if (f == Framework::Megatron) megatron.insert(config.architecture);
+        std::printf("%-26s %-10s written\n", config.architecture.c_str(),
+                    std::string(display_name(f)).c_str());
+      } catch (const InputError& e) {
+        const std::string why = e.what();
+        EXPECT_NE(why.find("cannot"), std::string::npos) << why;
+        std::printf("%-26s %-10s refused: %.150s\n", config.architecture.c_str(),
+                    std::string(display_name(f)).c_str(), why.c_str());
+      }
+    }
+  }
+  // Every architecture the reader knows has its published config here.
+  for (const char* a :
+       {"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+        "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Phi3ForCausalLM", "GPT2LMHeadModel",
+        "GPTNeoXForCausalLM", "MixtralForCausalLM", "Qwen3MoeForCausalLM", "DeepseekV3ForCausalLM",
+        "GptOssForCausalLM"})
+    EXPECT_TRUE(architectures.count(a)) << a;
+  // Megatron-LM's pretrain_gpt.py runs the Llama-like decoders, GPT-2, the MoE ones and the latent
+  // attention; the rest are refused naming what its layers lack (Gemma's extra norms, NeoX's
+  // parallel residual, Phi-3's sliding window, gpt-oss's attention-only biases).
+  EXPECT_EQ(megatron,
+            (std::set<std::string>{"DeepseekV3ForCausalLM", "GPT2LMHeadModel", "LlamaForCausalLM",
+                                   "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
+                                   "Qwen3ForCausalLM", "Qwen3MoeForCausalLM"}));
+}
