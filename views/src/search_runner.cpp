@@ -303,6 +303,9 @@ void SearchRunner::drain(bool last) {
                          e.kind == SearchEvent::Kind::Finished;
     s.segment = e.segment;
     s.segments = e.segments;
+    if (!e.phase.empty()) s.phase = QString::fromStdString(e.phase);
+    if (e.best_ms > 0 && e.best_fits && e.segment < 0 && e.kind != SearchEvent::Kind::Started)
+      s.planBestMs = s.planBestMs > 0 ? std::min(s.planBestMs, e.best_ms) : e.best_ms;
     if (e.best_ms > 0 && (e.best_fits || e.kind == SearchEvent::Kind::Finished))
       s.bestMs = restart || s.bestMs <= 0 ? e.best_ms : std::min(s.bestMs, e.best_ms);
     switch (e.kind) {
@@ -387,6 +390,9 @@ void SearchRunner::onWorkerDone(std::shared_ptr<const Plan> plan, QString error,
   // The plan's own figures at the end: they include work that reported no events (the core's
   // quiet sequential pass of a joint search).
   snapshot_.bestMs = plan_->summary.iteration_time_ms;
+  if (plan_->summary.fits_in_memory &&
+      (snapshot_.planBestMs <= 0 || snapshot_.bestMs < snapshot_.planBestMs))
+    snapshot_.planBestMs = snapshot_.bestMs;
   snapshot_.candidates =
       std::max<qint64>(snapshot_.candidates, plan_->summary.candidates_evaluated);
   setState(State::Finished);

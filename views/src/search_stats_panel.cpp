@@ -31,16 +31,22 @@ void SearchStatsPanel::clear() {
 void SearchStatsPanel::setSnapshot(const SearchSnapshot& s) {
   const QString piece =
       s.segments > 0 ? tr(" (piece %1 of %2)").arg(s.segment + 1).arg(s.segments) : QString();
-  const QString best = s.status.isEmpty() && s.segments > 0
-                           ? tr("%1 (this piece)").arg(formatMs(s.bestMs))
-                           : formatMs(s.bestMs);
+  QString best = s.status.isEmpty() && s.segments > 0
+                     ? tr("%1 (this piece)").arg(formatMs(s.bestMs))
+                     : formatMs(s.bestMs);
+  if (s.status.isEmpty() && s.segments > 0 && s.planBestMs > 0)
+    best += tr(" · best whole plan so far %1").arg(formatMs(s.planBestMs));
   rows_ = {
       {tr("Best"), tr("%1   (model before the search: %2)").arg(best, formatMs(s.startMs))},
       {tr("Candidates"), tr("%1 costed · %2 per second · queue %3")
                              .arg(s.candidates)
                              .arg(s.candidatesPerSecond, 0, 'f', 1)
                              .arg(s.queueSize)},
-      {tr("Progress"), tr("step %1%2 · %3 s").arg(s.step).arg(piece).arg(s.elapsed, 0, 'f', 1)}};
+      {tr("Progress"), tr("%1step %2%3 · %4 s")
+                           .arg(s.phase.isEmpty() ? QString() : s.phase + QStringLiteral(" · "))
+                           .arg(s.step)
+                           .arg(piece)
+                           .arg(s.elapsed, 0, 'f', 1)}};
   current_ = s.rule.isEmpty() ? QString()
                               : tr("Current candidate: %1 at %2 → %3")
                                     .arg(s.rule, s.matchedNames.join(QStringLiteral(", ")),

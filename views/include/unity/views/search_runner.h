@@ -36,6 +36,10 @@ struct SearchSnapshot {
   double candidatesPerSecond = 0;
   int segment = -1;  // graph splitting: the piece being searched (-1: the whole graph)
   int segments = 0;
+  // The best whole plan so far that fits (0: none yet): what the whole-graph searches and each
+  // finished search report, never a piece's time; it only falls.
+  double planBestMs = 0;
+  QString phase;          // which of a plan's searches runs ("joint search from the model", ...)
   QString rule;           // the last candidate's substitution
   QList<NodeId> matched;  // where it applied (node ids of the parent candidate)
   QStringList matchedNames;
