@@ -507,6 +507,10 @@ class Planner {
     // Weight elements a device holds: the dense ones, its share of the experts, and of those
     // all, the ones fp8 GEMMs read.
     double dense_parameters = 0, expert_parameters = 0, fp8_parameters = 0;
+    // The experts' weights a device holds in fp8 (its share, or the replica plan's pieces), and
+    // without expert parallelism the expert pieces among its dense weights: what the memory bars
+    // draw as experts.
+    double expert_fp8_parameters = 0, replica_expert_parameters = 0;
   };
 
   const KindCost& kind_cost(const Layout& l, int kind) {
@@ -547,9 +551,15 @@ class Planner {
       const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments);
       c.expert_parameters = ex.parameters / l.ep;
       c.dense_parameters -= kp.expert_parameters;
-      if (kp.expert_fp8_parameters > 0)
-        c.fp8_parameters += c.expert_parameters * kp.expert_fp8_parameters / kp.expert_parameters -
-                            kp.expert_fp8_parameters;
+      if (kp.expert_fp8_parameters > 0) {
+        c.expert_fp8_parameters =
+            c.expert_parameters * kp.expert_fp8_parameters / kp.expert_parameters;
+        c.fp8_parameters += c.expert_fp8_parameters - kp.expert_fp8_parameters;
+      }
+    } else if (ex.operators > 0) {
+      const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments);
+      c.replica_expert_parameters = kp.expert_parameters;
+      c.expert_fp8_parameters = kp.expert_fp8_parameters;
     }
     if (l.tp_overlap) {
       // Each pass's collectives (half the segment's) pipelined with its compute.
@@ -787,9 +797,12 @@ class Planner {
       double chunk_experts = 0;  // expert weight elements a device holds of the chunk's
       for (int j = first; j <= last; ++j) {
         const SegmentProfile& s = *prof[j];
+        // Under expert parallelism the experts leave the replica's plan: 1/ep of them on each
+        // device, synchronised over the devices holding the same ones (kind_cost()).
+        const KindCost& kc = *kind_costs[static_cast<std::size_t>(chain_.segments[j].kind)];
         sp.forward += forward[j];
         sp.backward += backward[j] + work[j];
-        sp.parameters += s.parameters;
+        sp.parameters += kc.dense_parameters + kc.expert_parameters;
         const double recomputed = l.recompute == Recompute::Full && block_[j] ? 1.5 : 1.0;
         rank_alltoall[rank] += alltoall[j] * recomputed;
         rank_exchange[rank] += exchange[j] * recomputed;
@@ -806,28 +819,11 @@ class Planner {
           sp.exchanges.alltoall_exposed.forward += exposed / 2;
           sp.exchanges.alltoall_exposed.backward += exposed / 2;
         }
-        const int kind = chain_.segments[j].kind;
-        double fp8_parameters = s.fp8_parameters;
-        if (l.ep > 1 && kind_experts(kind).operators > 0) {
-          // The experts leave the replica's plan: 1/ep of them on each device, synchronised
-          // over the devices holding the same ones (their fp8 copies with them).
-          const double held = kind_experts(kind).parameters / l.ep;
-          const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments);
-          sp.parameters += held - kp.expert_parameters;
-          if (kp.expert_fp8_parameters > 0) {
-            fp8_parameters +=
-                held * kp.expert_fp8_parameters / kp.expert_parameters - kp.expert_fp8_parameters;
-            rank_expert_fp8[rank] += held * kp.expert_fp8_parameters / kp.expert_parameters;
-          }
-          rank_expert_params[rank] += held;
-          chunk_experts += held;
-        } else if (kind_experts(kind).operators > 0) {
-          // The experts stay in the replica's plan, among the dense weights.
-          const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments);
-          rank_replica_experts[rank] += kp.expert_parameters;
-          rank_expert_fp8[rank] += kp.expert_fp8_parameters;
-        }
-        rank_fp8_params[rank] += fp8_parameters;
+        rank_expert_params[rank] += kc.expert_parameters;
+        chunk_experts += kc.expert_parameters;
+        rank_expert_fp8[rank] += kc.expert_fp8_parameters;
+        rank_replica_experts[rank] += kc.replica_expert_parameters;
+        rank_fp8_params[rank] += kc.fp8_parameters;
         rank_saved[rank] += saved[j];
         rank_comm[rank] +=
             comm[j] + (l.recompute == Recompute::Full && block_[j] ? comm[j] / 2 : 0.0);
