@@ -139,7 +139,7 @@ void LayoutSpace::add_stages(int tp, int cp) {
 void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_replica) {
   const auto& r = request_;
   const bool joint = facts_.joint;
-  StageChoices stage{tp, cp, pp, dp, per_replica, false, {}, {}, {}};
+  StageChoices stage{tp, cp, pp, dp, false, {}, {}, {}};
   std::vector<int> ms;
   if (r.micro_batches) {
     if (per_replica % r.micro_batches != 0)

@@ -55,16 +55,12 @@ struct Layout {
   int cp = 1;  // context parallelism: each sequence over cp devices (1: none)
   ContextExchange cp_exchange = ContextExchange::Ring;
   int copies() const { return dp * cp; }  // devices of a stage holding the same weights
-  SegmentOptions segment_options() const {
-    return {sp, tp_overlap, order, megatron_segments, ep, dispatcher, ep_overlap, cp_exchange};
-  }
 };
 
 // What the layouts of one stage shape (tp x cp devices a replica, pp stages, dp copies) choose
 // among besides their pipeline shape.
 struct StageChoices {
   int tp = 1, cp = 1, pp = 1, dp = 1;
-  std::int64_t per_replica = 1;  // samples of each data-parallel copy
   bool overlap = false;
   std::vector<Recompute> recomputes;
   std::vector<int> zeros;
