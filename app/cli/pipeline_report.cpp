@@ -46,10 +46,8 @@ void print_pipeline(const PipelinePlan& p, bool costs) {
         p.cp_time * 1e3, human_bytes(static_cast<std::int64_t>(p.cp_bytes)));
   fmt::print("time        pipeline {:.3f} ms, gradient sync {:.3f} ms, optimizer step {:.3f} ms\n",
              p.pipeline_time * 1e3, p.sync_time * 1e3, p.update_time * 1e3);
-  fmt::print(
-      "throughput  {:.1f} TFLOP/s per device ({:.3g} FLOPs per iteration, Megatron-LM's "
-      "count)\n\n",
-      p.tflops_per_device, p.model_flops);
+  fmt::print("throughput  {:.1f} TFLOP/s per device ({:.3g} FLOPs per iteration, {})\n\n",
+             p.tflops_per_device, p.model_flops, flop_count_description(p.flop_count));
   if (!costs) return;
   Table stages({"chunk", "rank", "layers", "from", "to", "forward ms", "backward ms", "p2p ms",
                 "parameters"});

@@ -69,6 +69,18 @@ int main() {
                plan.summary.fits_in_memory ? "" : " (does not fit)");
   }
 
+  {
+    const Plan plan = optimize_plan(h100::llama3_long_context_model(),
+                                    load_machine("dgx-h100", {0, h100::kLlama3LongContextGpus}),
+                                    h100::llama3_long_context_layout());
+    fmt::print("| {} (CP 16, 131,072 tokens) | 8 | 16 | 8 | {} | {:.1f} | {} | {} | {:.1f}{} |\n",
+               h100::kLlama3LongContextGpus, h100::kLlama3LongContextPublished,
+               plan.summary.tflops_per_device,
+               error(plan.summary.tflops_per_device, h100::kLlama3LongContextPublished),
+               layout(*plan.pipeline), plan.summary.peak_memory_bytes / double(1 << 30),
+               plan.summary.fits_in_memory ? "" : " (does not fit)");
+  }
+
   const Plan fp8 = optimize_plan(h100::fp8_llama70b_model(), load_machine("dgx-h100", {0, 64}),
                                  h100::fp8_llama70b_layout());
   fmt::print(

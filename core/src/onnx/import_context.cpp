@@ -25,6 +25,10 @@ bool ImportContext::is_constant(const std::string& name) const {
   return it != values_.end() && !it->second.tensor;
 }
 
+bool ImportContext::is_scalar_constant(const std::string& value) {
+  return is_constant(value) && product(dims(value)) == 1;
+}
+
 bool ImportContext::is_parameter(const std::string& name) const {
   auto it = values_.find(name);
   if (it == values_.end() || !it->second.initializer) return false;

@@ -40,8 +40,9 @@ class ImportContext {
   bool known(const std::string& value) const {
     return values_.count(value) != 0 || sequences_.count(value) != 0;
   }
-  bool is_constant(const std::string& value) const;  // an initializer or folded values
-  bool is_tensor(const std::string& value) const;    // already a Graph tensor
+  bool is_constant(const std::string& value) const;   // an initializer or folded values
+  bool is_scalar_constant(const std::string& value);  // a constant of one element
+  bool is_tensor(const std::string& value) const;     // already a Graph tensor
   // A floating-point initializer: a parameter of the model (not a folded index or shape).
   bool is_parameter(const std::string& value) const;
   // The constant's values (reads an initializer on first use). Throws InputError for activations.

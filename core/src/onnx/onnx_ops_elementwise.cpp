@@ -29,10 +29,6 @@ void map_reciprocal(ImportContext& ctx, const ::onnx::NodeProto& node, std::int6
 
 void map_clip(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset);
 
-bool is_scalar_constant(ImportContext& ctx, const std::string& value) {
-  return ctx.is_constant(value) && product(ctx.dims(value)) == 1;
-}
-
 // x op c (or c op x when `constant_first`) with a scalar constant c, in our scalar operators.
 TensorRef scalar_arithmetic(ImportContext& ctx, const std::string& op, TensorRef x, double c,
                             bool constant_first, const std::string& name) {
@@ -70,9 +66,9 @@ void map_binary(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
   const std::string name = node_name(node);
   const Ints expected = broadcast_dims(ctx.dims(a), ctx.dims(b));
   TensorRef out;
-  if (is_scalar_constant(ctx, b)) {
+  if (ctx.is_scalar_constant(b)) {
     out = scalar_arithmetic(ctx, op, ctx.tensor(a), ctx.constant(b).scalar(), false, name);
-  } else if (is_scalar_constant(ctx, a)) {
+  } else if (ctx.is_scalar_constant(a)) {
     out = scalar_arithmetic(ctx, op, ctx.tensor(b), ctx.constant(a).scalar(), true, name);
   } else {
     static const std::map<std::string, OpType> types = {
@@ -92,7 +88,7 @@ void map_binary(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
 
 void map_pow(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   const std::string& exponent = node.input(1);
-  if (!is_scalar_constant(ctx, exponent)) {
+  if (!ctx.is_scalar_constant(exponent)) {
     unsupported_use(node, "Pow is supported with a scalar constant exponent only");
   }
   const TensorRef x = ctx.tensor(node.input(0));
@@ -132,7 +128,7 @@ void map_where(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) 
   }
   const std::string& x = node.input(fill_first ? 2 : 1);
   const std::string& fill_value = node.input(fill_first ? 1 : 2);
-  if (!is_scalar_constant(ctx, fill_value)) {
+  if (!ctx.is_scalar_constant(fill_value)) {
     unsupported_use(node, fmt::format("Where with a non-scalar constant value '{}' of shape {}",
                                       fill_value, format_dims(ctx.dims(fill_value))));
   }

@@ -18,10 +18,6 @@ namespace {
 
 using Ints = std::vector<std::int64_t>;
 
-bool is_scalar_constant(ImportContext& ctx, const std::string& value) {
-  return ctx.is_constant(value) && product(ctx.dims(value)) == 1;
-}
-
 double finite_scalar(ImportContext& ctx, const std::string& value) {
   const double v = ctx.constant(value).scalar();
   const double most = std::numeric_limits<float>::max();
@@ -42,10 +38,10 @@ void map_compare(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
   const std::string name = node_name(node);
   const Ints expected = broadcast_dims(ctx.dims(a), ctx.dims(b));
   TensorRef out;
-  if (is_scalar_constant(ctx, b))
+  if (ctx.is_scalar_constant(b))
     out = ctx.add(OpType::Compare, {{"comparison", comparison}, {"scalar", finite_scalar(ctx, b)}},
                   {ctx.tensor(a)}, name);
-  else if (is_scalar_constant(ctx, a))
+  else if (ctx.is_scalar_constant(a))
     out = ctx.add(OpType::Compare, {{"comparison", swapped}, {"scalar", finite_scalar(ctx, a)}},
                   {ctx.tensor(b)}, name);
   else
@@ -80,7 +76,7 @@ void emit_where(ImportContext& ctx, const ::onnx::NodeProto& node) {
   for (int slot = 1; slot <= 2; ++slot) {
     const std::string& value = node.input(slot);
     expected = broadcast_dims(expected, ctx.dims(value));
-    if (is_scalar_constant(ctx, value)) {
+    if (ctx.is_scalar_constant(value)) {
       attrs.set(slot == 1 ? "x" : "y", finite_scalar(ctx, value));
       integer_scalars = integer_scalars || ctx.constant(value).is_integer();
     } else {

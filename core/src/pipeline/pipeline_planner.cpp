@@ -406,7 +406,9 @@ class Planner {
       // What selective recomputation runs again; a fused kernel's backward recomputes anyway.
       if (is_attention(n.op.type) && !runs_fused_attention(n, machine_.device(0)))
         core += attention_task(serial, n).core_flops();  // the scores and the context
-    return flops_.emplace(key, std::make_pair(dense_forward_flops(serial), core)).first->second;
+    return flops_
+        .emplace(key, std::make_pair(dense_forward_flops(serial, options_.flop_count), core))
+        .first->second;
   }
 
   // Contiguous chunks of segments: Megatron-LM's layer counts, or balanced by time.
@@ -938,6 +940,7 @@ class Planner {
     // FLOPs over the whole batch: the micro-batch's times the micro-batches of every copy.
     const double scale = static_cast<double>(l.m) * l.dp;
     p.model_flops = (flops + recompute_flops) * scale;
+    p.flop_count = options_.flop_count;
     p.tflops_per_device =
         p.iteration_time > 0 ? p.model_flops / p.iteration_time / machine_.num_devices() / 1e12 : 0;
     return p;

@@ -123,12 +123,15 @@ SegmentProfile::Attention attention_exchange(const Graph& g, const Node& n, cons
 
 }  // namespace
 
-double dense_forward_flops(const Graph& graph) {
+double dense_forward_flops(const Graph& graph, FlopCount count) {
   double flops = 0;
   for (const auto& [id, n] : graph.nodes()) {
     if (!is_dense(n.op.type)) continue;
     const TaskWork w = task_work(graph, id);
     flops += w.flops + w.skipped_flops;
+    if (count == FlopCount::Causal && is_attention(n.op.type) &&
+        n.op.attrs.get_int("causal", 0) != 0)
+      flops -= attention_task(graph, n).core_flops() / 2;
   }
   return flops;
 }

@@ -148,6 +148,7 @@ PipelinePlan pipeline_from_json(const json& j) {
     p.peak_memory = j.value("peak_memory_bytes", 0.0);
     p.fits = j.value("fits_in_memory", false);
     p.model_flops = j.value("model_flops_per_iteration", 0.0);
+    p.flop_count = flop_count_from_string(j.value("flop_count", "full"));
     p.tflops_per_device = j.value("tflops_per_device", 0.0);
     for (const json& c : j.at("stages")) {
       StagePlan sp;
@@ -272,6 +273,7 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"peak_memory_bytes", bytes_to_json(p.peak_memory)},
           {"fits_in_memory", p.fits},
           {"model_flops_per_iteration", p.model_flops},
+          {"flop_count", to_string(p.flop_count)},
           {"tflops_per_device", p.tflops_per_device},
           {"layouts_evaluated", p.layouts_evaluated},
           {"segment_candidates_evaluated", p.candidates_evaluated},
@@ -327,6 +329,7 @@ json summary_to_json(const PlanSummary& s) {
       {"alltoall_bytes", bytes_to_json(s.alltoall_bytes)},
       {"cp_bytes", bytes_to_json(s.cp_bytes)},
       {"model_flops_per_iteration", s.model_flops_per_iteration},
+      {"flop_count", s.flop_count},
       {"tflops_per_device", s.tflops_per_device}};
   if (s.model_shape) j["model_shape"] = model_shape_to_json(*s.model_shape);
   return j;
@@ -397,6 +400,7 @@ Plan plan_from_json_fields(const json& j) {
   p.summary.alltoall_bytes = s.value("alltoall_bytes", 0.0);
   p.summary.cp_bytes = s.value("cp_bytes", 0.0);
   p.summary.model_flops_per_iteration = s.value("model_flops_per_iteration", 0.0);
+  p.summary.flop_count = to_string(flop_count_from_string(s.value("flop_count", "full")));
   p.summary.tflops_per_device = s.value("tflops_per_device", 0.0);
   p.summary.origin = s.value("origin", "");
   if (s.contains("model_shape")) p.summary.model_shape = model_shape_from_json(s["model_shape"]);

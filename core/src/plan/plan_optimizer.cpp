@@ -254,8 +254,9 @@ class PlanSearch {
       s.cp_bytes = p->cp_bytes;
       s.model_flops_per_iteration = p->model_flops;
     } else {
-      s.model_flops_per_iteration = 3 * dense_forward_flops(model_);
+      s.model_flops_per_iteration = 3 * dense_forward_flops(model_, options_.flop_count);
     }
+    s.flop_count = to_string(options_.flop_count);
     if (s.iteration_time_ms > 0)
       s.tflops_per_device =
           s.model_flops_per_iteration / (s.iteration_time_ms / 1e3) / s.devices / 1e12;
@@ -387,6 +388,7 @@ class PlanSearch {
     po.cancel = options_.cancel;
     po.deadline = deadline_;
     po.profiles = options_.profiles;
+    po.flop_count = options_.flop_count;
     auto p = plan_pipeline(model, machine_, po);
     if (!p)
       throw InputError(fmt::format("no pipeline layout of '{}' (batch {}) on {} devices{}{}",

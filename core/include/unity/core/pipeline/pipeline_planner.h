@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "unity/core/cost/cost_model.h"
+#include "unity/core/cost/flop_count.h"
 #include "unity/core/machine/machine_spec.h"
 #include "unity/core/mapping/machine_view.h"
 #include "unity/core/pcg/graph.h"
@@ -46,6 +47,8 @@ struct PipelineOptions {
   bool exhaustive = false;
   // Measured operator times (a calibrated machine's profiles) instead of the analytic ones.
   std::shared_ptr<const ProfileSource> profiles;
+  // How model_flops counts a causal attention (flop_count.h): the figure reported, not the time.
+  FlopCount flop_count = FlopCount::Full;
 };
 
 // One pipeline chunk: consecutive segments on one pipeline rank (v chunks per rank interleaved).
@@ -129,6 +132,7 @@ struct PipelinePlan {
   double peak_memory = 0;          // bytes, the fullest device
   bool fits = false;
   double model_flops = 0;  // per iteration, Megatron-LM's count (recomputation included)
+  FlopCount flop_count = FlopCount::Full;  // how model_flops counts a causal attention
   double tflops_per_device = 0;
   // Per pipeline rank, its data-parallel synchronisation (pipeline_cost.h's DataSync): seconds
   // of communication in all, and of those the seconds added to the iteration (sync_time is the

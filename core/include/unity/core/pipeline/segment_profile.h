@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "unity/core/cost/cost_model.h"
+#include "unity/core/cost/flop_count.h"
 #include "unity/core/pcg/graph.h"
 #include "unity/core/search/substitution_search.h"
 
@@ -46,7 +47,8 @@ struct SegmentProfile {
 SegmentProfile profile_segment(const Graph& plan, const CostModel& model);
 
 // Forward FLOPs of a serial graph's dense operators (Linear, MatMul, BatchMatMul, Conv2D, the
-// attention operators and Experts): what Megatron-LM's FLOP formula counts.
-double dense_forward_flops(const Graph& graph);
+// attention operators and Experts): what Megatron-LM's FLOP formula counts, a causal attention's
+// products in full or at half (flop_count.h).
+double dense_forward_flops(const Graph& graph, FlopCount count = FlopCount::Full);
 
 }  // namespace unity

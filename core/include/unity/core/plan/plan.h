@@ -67,6 +67,7 @@ struct PlanSummary {
   double alltoall_bytes = 0;
   double cp_bytes = 0;  // bytes context parallelism's key/value exchange sends per iteration
   double model_flops_per_iteration = 0;
+  std::string flop_count = "full";  // how it counts a causal attention (flop_count.h)
   double tflops_per_device = 0;
   // A decoder-only transformer's shape (model_shape.h), what `unity export` writes a launch from;
   // none for other models and in plans written before it.

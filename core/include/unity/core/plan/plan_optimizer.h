@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "unity/core/cost/cost_model.h"
+#include "unity/core/cost/flop_count.h"
 #include "unity/core/pipeline/training_setup.h"
 #include "unity/core/plan/plan.h"
 #include "unity/core/search/search_observer.h"
@@ -39,6 +40,8 @@ struct OptimizeOptions {
   double time_limit_seconds = 0;
   // Measured op times that override the analytic cost model (a project's op profiles); null: none.
   std::shared_ptr<const ProfileSource> profiles;
+  // How the plan's TFLOP/s count a causal attention (flop_count.h): the figure, not the time.
+  FlopCount flop_count = FlopCount::Full;
   // Large models: what the user fixed of the pipeline layout (--tp --pp --micro-batches ...). Not
   // empty: the plan is a pipeline layout (expert: Megatron-LM's, joint: searched segments).
   LayoutRequest layout;

@@ -1,0 +1,22 @@
+#pragma once
+// How a throughput in TFLOP/s counts a causal attention's products, which is how training
+// frameworks differ when they report one. The count decides the figure a plan is compared with,
+// never the time it is predicted to take.
+//
+// - Full: every score of the s x s matrix, the causal mask's masked half included. Megatron-LM's
+//   formula through Megatron-Core 0.11 (Narayanan et al., SC'21, appendix; core_r0.8.0's
+//   num_floating_point_operations counts seq_length / hidden_size), PaLM's MFU.
+// - Causal: the unmasked half only. Megatron-LM's formula from Megatron-Core 0.12 on (its
+//   seq_length / hidden_size / 2: "only half of the attention matrix is non-zero"), which NeMo
+//   and Megatron-LM's published runs since then report, and FlashAttention's benchmarks.
+#include <string_view>
+
+namespace unity {
+
+enum class FlopCount { Full, Causal };
+
+std::string_view to_string(FlopCount count);               // "full", "causal"
+FlopCount flop_count_from_string(std::string_view name);   // throws InputError
+std::string_view flop_count_description(FlopCount count);  // for reports: whose count it is
+
+}  // namespace unity

@@ -1,0 +1,25 @@
+#include "unity/core/cost/flop_count.h"
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+
+namespace unity {
+
+std::string_view to_string(FlopCount count) {
+  return count == FlopCount::Causal ? "causal" : "full";
+}
+
+FlopCount flop_count_from_string(std::string_view name) {
+  for (auto c : {FlopCount::Full, FlopCount::Causal})
+    if (to_string(c) == name) return c;
+  throw InputError(fmt::format("unknown FLOP count '{}' (expected full or causal)", name));
+}
+
+std::string_view flop_count_description(FlopCount count) {
+  return count == FlopCount::Causal
+             ? "causal attention at half, Megatron-Core 0.12's count on"
+             : "causal attention in full, Megatron-LM's count before Megatron-Core 0.12";
+}
+
+}  // namespace unity
