@@ -1,7 +1,10 @@
 // Megatron-LM's Table 1 (shared/reference/megatron-lm-table1.md) planned on Selene: Megatron's
 // layout (--mode expert --tp t --pp p) against the published TFLOP/s per GPU, and the joint
-// search's own plan beside it, with the search seconds of each; then search time against GPU count.
+// search's own plan beside it, with the search seconds of each; then search time against GPU count:
+// gpt-1t on selene up to 3,072 GPUs, and Llama 3 405B on dgx-h100 (the Llama 3 cluster: pods of
+// 3,072 GPUs) up to 16,384, at Llama 3's batch of 2,048 sequences of 8,192 tokens.
 //   build/tests/bench/unity_bench_large_models [--budget 200] [--rows 1-10] [--scaling gpt-1t]
+//                                              [--h100-scaling llama3-405b]
 #include <chrono>
 #include <string>
 #include <vector>
@@ -40,17 +43,39 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// Joint search seconds against GPU count on dgx-h100 at a fixed batch of 2,048 sequences.
+int h100_search_scaling(const std::string& model_name, std::int64_t budget) {
+  if (model_name.empty() || model_name == "none") return 0;
+  fmt::print("\nJoint search seconds for {} against GPU count (dgx-h100, batch 2,048)\n\n",
+             model_name);
+  fmt::print("| GPUs | search s | iteration ms | TFLOP/s per GPU | layout |\n");
+  fmt::print("|---:|---:|---:|---:|---|\n");
+  for (int gpus : {1024, 2048, 4096, 8192, 16384}) {
+    const MachineSpec cluster = load_machine("dgx-h100", {0, gpus});
+    const Graph model = load_model_for_devices(model_name, gpus, 2048);
+    const auto t0 = std::chrono::steady_clock::now();
+    const Plan plan = joint_plan(model, cluster, budget);
+    fmt::print("| {} | {:.1f} | {:.0f}{} | {:.1f} | {} |\n", gpus, seconds_since(t0),
+               plan.summary.iteration_time_ms, plan.summary.fits_in_memory ? "" : " (does not fit)",
+               plan.summary.tflops_per_device, layout(plan));
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::int64_t budget = 200;
   int first = 1, last = 10;
   std::string scaling = "gpt-1t";
+  std::string h100_scaling = "llama3-405b";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--budget") budget = std::stoll(argv[i + 1]);
     if (flag == "--rows") std::sscanf(argv[i + 1], "%d-%d", &first, &last);
     if (flag == "--scaling") scaling = argv[i + 1];
+    if (flag == "--h100-scaling") h100_scaling = argv[i + 1];
   }
   fmt::print("Megatron-LM Table 1 on selene (joint budget {})\n\n", budget);
   fmt::print(
@@ -78,7 +103,7 @@ int main(int argc, char** argv) {
         search);
     std::fflush(stdout);
   }
-  if (scaling.empty() || scaling == "none") return 0;
+  if (scaling.empty() || scaling == "none") return h100_search_scaling(h100_scaling, budget);
   fmt::print("\nJoint search seconds for {} against GPU count (selene, batch = GPUs)\n\n", scaling);
   fmt::print("| GPUs | search s | iteration ms | layout |\n|---:|---:|---:|---|\n");
   for (int gpus : {64, 256, 1024, 3072}) {
@@ -91,5 +116,5 @@ int main(int argc, char** argv) {
                layout(plan));
     std::fflush(stdout);
   }
-  return 0;
+  return h100_search_scaling(h100_scaling, budget);
 }
