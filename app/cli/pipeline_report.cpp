@@ -36,6 +36,15 @@ void print_pipeline(const PipelinePlan& p, bool costs) {
         p.expert_parallel, p.expert_parallel, p.expert_data_parallel, to_string(p.token_dispatcher),
         p.ep_comm_overlap ? " behind another micro-batch's compute" : "", p.alltoall_time * 1e3,
         human_bytes(static_cast<std::int64_t>(p.alltoall_bytes)));
+  if (!p.expert_load.balanced())
+    fmt::print(
+        "            {}\n",
+        p.expert_load.dropless()
+            ? fmt::format("dropless routing, the busiest device's experts at {:.2f}x an even share",
+                          p.expert_load.imbalance)
+            : fmt::format("capacity factor {:.2f}: each expert's tokens capped at {:.2f}x an even "
+                          "share and padded to it, the rest dropped",
+                          p.expert_load.capacity_factor, p.expert_load.capacity_factor));
   if (p.context_parallel > 1)
     fmt::print(
         "context     cp {}: each sequence over {} devices, keys and values {}, {:.3f} ms exposed "

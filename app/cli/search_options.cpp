@@ -163,6 +163,18 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
                   "NVLink); searched by the joint search")
       ->check(CLI::IsMember({"alltoall", "deepep"}))
       ->group(group);
+  cmd->add_option("--moe-expert-capacity-factor", l.capacity_factor,
+                  "Each expert takes at most this many times its even share of tokens, padded up "
+                  "to it, the rest dropped (Megatron-Core's flag with "
+                  "--moe-pad-expert-input-to-capacity); default: dropless")
+      ->check(CLI::Range(0.01, 64.0))
+      ->group(group);
+  cmd->add_option("--moe-load-imbalance", l.imbalance,
+                  "Dropless routing: the busiest expert-parallel device's tokens over an even "
+                  "share, which sets the layer's time (1: balanced)")
+      ->check(CLI::Range(1.0, 64.0))
+      ->capture_default_str()
+      ->group(group);
   cmd->add_flag("--overlap-moe-expert-parallel-comm", l.ep_comm_overlap,
                 "Run each micro-batch's expert all-to-alls behind another micro-batch's compute "
                 "(Megatron-Core's batch-level overlap; the joint search chooses it)")
@@ -228,6 +240,8 @@ LayoutRequest LayoutOptions::layout() const {
   r.expert_parallel = ep;
   if (!dispatcher.empty()) r.dispatcher = token_dispatcher_from_string(dispatcher);
   if (ep_comm_overlap) r.ep_comm_overlap = true;
+  r.expert_load.capacity_factor = capacity_factor;
+  r.expert_load.imbalance = imbalance;
   r.context_parallel = cp;
   if (!cp_comm.empty()) r.context_exchange = context_exchange_from_string(cp_comm);
   if (!recompute.empty()) r.recompute = recompute_from_string(recompute);

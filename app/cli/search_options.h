@@ -46,6 +46,8 @@ struct LayoutOptions {
   std::string dispatcher;
   bool ep_comm_overlap = false;
   std::string cp_comm;
+  double capacity_factor = 0;  // --moe-expert-capacity-factor (0: dropless)
+  double imbalance = 1;        // --moe-load-imbalance
   LayoutRequest layout() const;
 };
 void add_layout_options(CLI::App* cmd, LayoutOptions& l);

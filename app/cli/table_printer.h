@@ -17,7 +17,7 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-std::string human_count(std::int64_t n);   // 25.03 M
-std::string human_bytes(std::int64_t n);   // 95.5 MiB
+std::string human_count(std::int64_t n);  // 25.03 M
+std::string human_bytes(std::int64_t n);  // 95.5 MiB
 
 }  // namespace unity::cli

@@ -123,3 +123,29 @@ TEST(OptimizeCli, ProgressNeverReportsAWholePlanBestThatRises) {
   const double plan_ms = nlohmann::json::parse(r.out)["iteration_time_ms"].get<double>();
   EXPECT_LE(plan_ms, bests.back() + 1e-3);
 }
+
+// The experts' load and the FLOP count from the command line: a capacity factor costs the
+// experts and all-to-alls padded to it and travels in the plan; --flop-count causal lowers the
+// reported TFLOP/s and leaves the time; out-of-range values exit 1 naming the flag.
+TEST(OptimizeCli, ExpertLoadAndFlopCountFlags) {
+  const std::string layout =
+      "optimize moe-tiny --machine dgx-h100 --gpus 8 --mode expert --tp 1 --pp 1 --ep 4 --json";
+  auto dropless = run_cli(layout);
+  auto capped = run_cli(layout + " --moe-expert-capacity-factor 1.5 --flop-count causal");
+  ASSERT_EQ(dropless.exit_code, 0) << dropless.err;
+  ASSERT_EQ(capped.exit_code, 0) << capped.err;
+  const auto a = nlohmann::json::parse(dropless.out), b = nlohmann::json::parse(capped.out);
+  EXPECT_NEAR(b["alltoall_bytes"].get<double>() / a["alltoall_bytes"].get<double>(), 1.5, 1e-9);
+  EXPECT_GT(b["iteration_time_ms"].get<double>(), a["iteration_time_ms"].get<double>());
+  EXPECT_EQ(a["flop_count"], "full");
+  EXPECT_EQ(b["flop_count"], "causal");
+  EXPECT_LT(b["model_flops_per_iteration"].get<double>(),
+            a["model_flops_per_iteration"].get<double>());
+
+  auto low = run_cli(layout + " --moe-load-imbalance 0.5");
+  EXPECT_EQ(low.exit_code, 1);
+  EXPECT_NE(low.err.find("--moe-load-imbalance"), std::string::npos) << low.err;
+  auto count = run_cli(layout + " --flop-count half");
+  EXPECT_EQ(count.exit_code, 1);
+  EXPECT_NE(count.err.find("--flop-count"), std::string::npos) << count.err;
+}

@@ -291,6 +291,14 @@ TEST(TorchtitanMoe, Qwen3FlavorAndExpertKeys) {
   const auto args = script_args(export_launch(plan, {Framework::Megatron, false}).file.text);
   EXPECT_TRUE(args.count("--overlap-moe-expert-parallel-comm"));
   EXPECT_EQ(args.at("--expert-model-parallel-size"), "8");
+  // torchtitan routes dropless: a capacity factor is said, not written.
+  o.layout.expert_load.capacity_factor = 1.5;
+  const Plan capped = moe_round_trip(optimize_plan(load_model_for_devices("qwen3-30b-a3b", 16, 64),
+                                                   load_machine("dgx-h100", {0, 16}), o));
+  const LaunchFile c = export_launch(capped, {Framework::Torchtitan, false}).file;
+  EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+    return n.find("capacity factor 1.5") != std::string::npos;
+  }));
 }
 
 // Megatron-DeepSpeed's MoE flags for a small MoE whose experts spread over data-parallel copies;
@@ -339,4 +347,35 @@ TEST(DeepSpeedMoe, DeepSeekTinyRefusals) {
   const std::string ds = moe_refusal(plan, Framework::DeepSpeed);
   EXPECT_NE(ds.find("no multi-head latent attention"), std::string::npos) << ds;
   EXPECT_THROW(export_launch(plan, {Framework::DeepSpeed, true}), InputError);
+}
+
+// A capacity factor travels in the plan file and is written as each framework takes it:
+// Megatron-LM's capacity with padding, Megatron-DeepSpeed's train capacity in place of its
+// dropless flag; torchtitan routes dropless and says so. A dropless plan writes none of them.
+TEST(MegatronMoe, CapacityFactorWrittenAsEachFrameworkTakesIt) {
+  OptimizeOptions o;
+  o.mode = "expert";
+  o.layout.tensor_parallel = 1;
+  o.layout.pipeline_stages = 1;
+  o.layout.expert_parallel = 4;
+  o.layout.expert_load.capacity_factor = 1.25;
+  const Plan plan = moe_round_trip(optimize_plan(load_model_for_devices("moe-tiny", 8, 32),
+                                                 load_machine("dgx-h100", {0, 8}), o));
+  ASSERT_TRUE(plan.pipeline);
+  EXPECT_DOUBLE_EQ(plan.pipeline->expert_load.capacity_factor, 1.25);
+  const LaunchFile meg = export_launch(plan, {Framework::Megatron, false}).file;
+  expect_known_names(meg);
+  auto args = script_args(meg.text);
+  EXPECT_EQ(args["--moe-expert-capacity-factor"], "1.25");
+  EXPECT_TRUE(args.count("--moe-pad-expert-input-to-capacity"));
+  const LaunchFile ds = export_launch(plan, {Framework::DeepSpeed, false}).file;
+  expect_known_names(ds);
+  args = script_args(ds.text);
+  EXPECT_EQ(args["--moe-train-capacity-factor"], "1.25");
+  EXPECT_FALSE(args.count("--disable-moe-token-dropping"));
+
+  const Plan dropless = small_moe_plan("moe-tiny", 8, 1, 1, 4);
+  args = script_args(export_launch(dropless, {Framework::Megatron, false}).file.text);
+  EXPECT_FALSE(args.count("--moe-expert-capacity-factor"));
+  EXPECT_FALSE(args.count("--moe-pad-expert-input-to-capacity"));
 }

@@ -97,8 +97,10 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
         for (std::size_t slot = 2; slot < n.inputs.size(); ++slot)
           w.bytes -= piece_bytes(in_shape(static_cast<int>(slot))) * (1 - 1 / f);
       const double ffn = static_cast<double>(w1.dims[2].size / w1.dims[2].degree);
-      const double routed =
-          tokens * static_cast<double>(n.op.attrs.get_int("top_k")) * local_experts / experts;
+      // The planner's "expert_load" (expert_load.h): the busiest device's tokens over an even
+      // share, from a router's imbalance or a capacity factor's padding.
+      const double routed = tokens * static_cast<double>(n.op.attrs.get_int("top_k")) *
+                            local_experts / experts * n.op.attrs.get_double("expert_load", 1.0);
       const bool gated = n.inputs.size() == 5;
       const double up = 2.0 * routed * hidden * ffn * (gated ? 2 : 1);
       const double down = 2.0 * routed * ffn * hidden;

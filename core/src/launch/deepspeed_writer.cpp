@@ -188,7 +188,11 @@ LaunchFile write_deepspeed(const LaunchSpec& s) {
     args.add("--topk", num(e->top_k));
     args.add("--mlp-type", "standard");
     args.add("--moe-expert-parallel-size", num(s.ep));
-    args.add("--disable-moe-token-dropping");
+    // DeepSpeed's gate pads each expert's tokens to its capacity and drops the rest.
+    if (s.expert_load.dropless())
+      args.add("--disable-moe-token-dropping");
+    else
+      args.add("--moe-train-capacity-factor", fmt::format("{}", s.expert_load.capacity_factor));
     if (s.zero_stage > 0) args.add("--create-moe-param-group");
   }
   args.add("--tensor-model-parallel-size", num(s.tp));

@@ -120,6 +120,7 @@ Derivation launch_spec_of(const Plan& plan) {
       s.edp = p->tensor_parallel * p->context_parallel * p->data_parallel / s.ep;
       s.dispatcher = p->token_dispatcher;
       s.ep_comm_overlap = p->ep_comm_overlap;
+      s.expert_load = p->expert_load;
     }
     for (const auto& d : p->segment_plans)
       if (!is_megatron_segment_plan(d))
@@ -131,8 +132,8 @@ Derivation launch_spec_of(const Plan& plan) {
     // embedding's and the loss's own chunks where the plan counted them as layers (Megatron's
     // --account-for-embedding/loss-in-pipeline-split; the layout string writes them as E and L).
     const std::size_t chunks = p->chunks.size();
-    const bool embedding_alone = p->embedding_in_split && chunks > 1 &&
-                                 p->chunks[0].last_layer == p->chunks[1].first_layer;
+    const bool embedding_alone =
+        p->embedding_in_split && chunks > 1 && p->chunks[0].last_layer == p->chunks[1].first_layer;
     const bool loss_alone = p->loss_in_split && chunks > 1 &&
                             p->chunks[chunks - 1].first_layer == p->chunks[chunks - 2].last_layer;
     for (std::size_t c = 0; c < chunks; ++c) {

@@ -275,6 +275,10 @@ LaunchFile write_megatron(const LaunchSpec& s) {
     experts.add("--moe-token-dispatcher-type",
                 s.dispatcher == TokenDispatcher::DeepEp ? "flex" : "alltoall");
     if (s.dispatcher == TokenDispatcher::DeepEp) experts.add("--moe-enable-deepep");
+    if (!s.expert_load.dropless()) {
+      experts.add("--moe-expert-capacity-factor", fmt::format("{}", s.expert_load.capacity_factor));
+      experts.add("--moe-pad-expert-input-to-capacity");
+    }
   }
 
   parallel.add("--tensor-model-parallel-size", num(s.tp));

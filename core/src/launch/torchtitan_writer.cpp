@@ -269,6 +269,11 @@ LaunchFile write_torchtitan(const LaunchSpec& s) {
     t.set("expert_tensor_parallel_degree", fmt::format("{}", s.etp));
     if (s.dispatcher == TokenDispatcher::DeepEp)
       t.set("expert_parallel_comm_backend", toml_string("deepep"));
+    if (!s.expert_load.dropless())
+      f.notes.push_back(fmt::format(
+          "torchtitan routes tokens dropless; the plan's capacity factor {} (each expert padded "
+          "to it, the rest dropped) is not written, and the experts' load will follow the router",
+          s.expert_load.capacity_factor));
     if (s.ep_comm_overlap)
       f.notes.push_back(
           "torchtitan overlaps the experts' all-to-alls only in its DualPipeV schedule "

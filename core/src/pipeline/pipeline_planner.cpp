@@ -376,14 +376,16 @@ class Planner {
       const Graph& plan = kind_plan(kind, tp, b, megatron_only).plan;
       Graph shard = context_shard(plan, sequence_, cp);
       // Each device's Experts task at its expert-parallel shape: the experts it holds, fed by the
-      // tokens of ep / (the replica's expert degree) replicas (task_work's "expert_parallel").
-      if (ep > 1)
-        for (const auto& [id, n] : plan.nodes())
-          if (n.op.type == OpType::Experts) {
-            const int held = shard.shape(n.inputs[2]).dims[0].degree;
-            if (ep % held == 0 && ep > held)
-              shard.mutable_node(id).op.attrs.set("expert_parallel", std::int64_t{ep / held});
-          }
+      // tokens of ep / (the replica's expert degree) replicas (task_work's "expert_parallel"),
+      // and as loaded as the busiest device (expert_load.h).
+      for (const auto& [id, n] : plan.nodes())
+        if (n.op.type == OpType::Experts) {
+          const int held = shard.shape(n.inputs[2]).dims[0].degree;
+          if (ep > 1 && ep % held == 0 && ep > held)
+            shard.mutable_node(id).op.attrs.set("expert_parallel", std::int64_t{ep / held});
+          const double load = options_.request.expert_load.factor(ep > 1 || held > 1);
+          if (load != 1) shard.mutable_node(id).op.attrs.set("expert_load", load);
+        }
       p = profile_segment(shard, replica_costs(tp));
     } catch (const ShapeError&) {
       // A micro-batch size the model's shapes do not take (a Reshape holding the batch).
@@ -536,9 +538,13 @@ class Planner {
     c.fp8_parameters = s.fp8_parameters;
     if (const KindExperts& ex = kind_experts(kind); l.ep > 1 && ex.operators > 0) {
       const double element = static_cast<double>(size_of(dtype_));
-      const double message =
-          static_cast<double>(l.b) * ex.tokens_per_sample / (l.tp * l.cp) * ex.hidden * element;
+      // The busiest device receives its experts' load of tokens (expert_load.h), which the
+      // exchange waits for; dropless, the others receive less, and all of them send as many.
+      const ExpertLoad& load = options_.request.expert_load;
+      const double message = static_cast<double>(l.b) * ex.tokens_per_sample / (l.tp * l.cp) *
+                             ex.hidden * element * load.factor(true);
       const DispatchCost& d = dispatch(l, message);
+      const double sent = load.dropless() ? 1 / load.factor(true) : 1.0;
       c.alltoall = 4.0 * ex.operators * d.seconds;
       // Overlapped, they are placed once the chunks are known (the warm-up's stay exposed).
       if (!l.ep_overlap) {
@@ -546,8 +552,8 @@ class Planner {
         c.backward += c.alltoall / 2;
       }
       // Every expert group of the stage's tp x dp devices: dp x tp / ep of them a replica's.
-      c.alltoall_bytes = 4.0 * ex.operators * d.bytes * l.tp * l.cp / l.ep;
-      c.alltoall_inter_node = 4.0 * ex.operators * d.inter_node_bytes * l.tp * l.cp / l.ep;
+      c.alltoall_bytes = 4.0 * ex.operators * d.bytes * sent * l.tp * l.cp / l.ep;
+      c.alltoall_inter_node = 4.0 * ex.operators * d.inter_node_bytes * sent * l.tp * l.cp / l.ep;
       // The experts leave the replica's plan: 1/ep of them on each device (their fp8 copies
       // with them).
       const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments);
@@ -934,6 +940,7 @@ class Planner {
     p.alltoall_bytes = alltoall_bytes * l.m * l.dp;
     p.alltoall_inter_node_bytes = alltoall_inter_node * l.m * l.dp;
     p.experts = experts_;
+    p.expert_load = options_.request.expert_load;
     p.top_k = top_k_;
     p.cp_time = l.m * *std::max_element(rank_exchange.begin(), rank_exchange.end());
     p.cp_bytes = exchange_bytes * l.m * l.dp;

@@ -126,6 +126,8 @@ PipelinePlan pipeline_from_json(const json& j) {
     p.expert_data_parallel = j.value("edp", p.data_parallel);
     p.token_dispatcher = token_dispatcher_from_string(j.value("dispatcher", "alltoall"));
     p.ep_comm_overlap = j.value("ep_comm_overlap", false);
+    p.expert_load.capacity_factor = j.value("moe_expert_capacity_factor", 0.0);
+    p.expert_load.imbalance = j.value("moe_load_imbalance", 1.0);
     p.embedding_in_split = j.value("embedding_in_split", false);
     p.loss_in_split = j.value("loss_in_split", false);
     p.alltoall_time = j.value("alltoall_ms", 0.0) / 1e3;
@@ -250,6 +252,8 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"edp", p.expert_data_parallel},
           {"dispatcher", to_string(p.token_dispatcher)},
           {"ep_comm_overlap", p.ep_comm_overlap},
+          {"moe_expert_capacity_factor", p.expert_load.capacity_factor},
+          {"moe_load_imbalance", p.expert_load.imbalance},
           {"embedding_in_split", p.embedding_in_split},
           {"loss_in_split", p.loss_in_split},
           {"alltoall_ms", p.alltoall_time * 1e3},

@@ -53,6 +53,9 @@ Shapes infer_experts(const Operator& op, const Shapes& in) {
   expect_positive(top_k, "top_k");
   // The planner's expert-parallel share of a task (task_work.cpp); 1 everywhere else.
   expect_positive(op.attrs.get_int("expert_parallel", 1), "expert_parallel");
+  // And its load: the busiest device's tokens over an even share (expert_load.h).
+  if (op.attrs.get_double("expert_load", 1.0) <= 0)
+    fail("expert_load must be positive, got {}", op.attrs.get_double("expert_load", 1.0));
   if (top_k > experts) fail("top_k {} is more than the {} experts", top_k, experts);
 
   const int d_tokens = degree_product(x, 0, r - 1);

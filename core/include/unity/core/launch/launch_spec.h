@@ -36,6 +36,7 @@ struct LaunchSpec {
   int ep = 1, etp = 1, edp = 1;
   TokenDispatcher dispatcher = TokenDispatcher::AllToAll;
   bool ep_comm_overlap = false;  // all-to-alls behind another micro-batch's compute (1F1B)
+  ExpertLoad expert_load;        // dropless, or a capacity factor with padding (expert_load.h)
   int interleave = 1;            // model chunks per pipeline rank (Megatron's virtual stages)
   // Per model chunk (pp x interleave of them, in model order): the transformer layers it holds.
   std::vector<int> chunk_layers;

@@ -133,6 +133,7 @@ struct PipelinePlan {
   bool fits = false;
   double model_flops = 0;  // per iteration, Megatron-LM's count (recomputation included)
   FlopCount flop_count = FlopCount::Full;  // how model_flops counts a causal attention
+  ExpertLoad expert_load;                  // the load the experts were costed at (stated)
   double tflops_per_device = 0;
   // Per pipeline rank, its data-parallel synchronisation (pipeline_cost.h's DataSync): seconds
   // of communication in all, and of those the seconds added to the iteration (sync_time is the

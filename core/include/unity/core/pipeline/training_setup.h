@@ -9,6 +9,7 @@
 
 #include "unity/core/pipeline/context_exchange.h"
 #include "unity/core/pipeline/device_order.h"
+#include "unity/core/pipeline/expert_load.h"
 #include "unity/core/pipeline/token_dispatch.h"
 
 namespace unity {
@@ -49,6 +50,9 @@ struct LayoutRequest {
   // micro-batch's compute in the 1F1B steady state (Megatron-Core's batch-level overlap).
   // Unset: searched in joint mode, off in expert mode.
   std::optional<bool> ep_comm_overlap;
+  // --moe-expert-capacity-factor, --moe-load-imbalance: the busiest device's tokens against an
+  // even share (expert_load.h); balanced and dropless unless given. Stated, not searched.
+  ExpertLoad expert_load;
   // --cp: devices each sequence is split over (context parallelism, context_exchange.h; 0:
   // searched in joint mode where the model has attention, 1 in expert mode).
   int context_parallel = 0;
