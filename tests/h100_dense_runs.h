@@ -97,15 +97,13 @@ inline constexpr Llama3Run kLlama3Pretraining[] = {{8192, 430.0}, {16384, 400.0}
 // sequence parallelism (without it, or recomputation, 8K-token micro-batches do not fit) and the
 // tensor-parallel overlap.
 //
-// The paper does not say how its TFLOP/s count a causal attention. They are compared in the
-// causal count (flop_count.h: the unmasked half, as FlashAttention's benchmarks and Megatron-Core
-// since 0.12 count it); at 8K tokens the full count reads 4% higher, at 131K tokens 40%
-// (docs/accuracy.md gives both).
+// The paper does not say how its TFLOP/s count a causal attention; Meta's torchtitan counts it in
+// full ("we follow the convention and do not account for sparsity in causal attention"), and so
+// do these rows (flop_count.h; docs/accuracy.md gives the causal count beside).
 inline OptimizeOptions llama3_layout() {
   OptimizeOptions o = megatron_core_layout(8, 16);
   o.layout.zero_stage = 2;
   o.layout.device_order = DeviceOrder::DataParallelOutermost;
-  o.flop_count = FlopCount::Causal;
   return o;
 }
 
@@ -149,7 +147,6 @@ inline OptimizeOptions fp8_llama70b_layout() {
   OptimizeOptions o = megatron_core_layout(4, 8);
   o.layout.interleave = 5;
   o.layout.micro_batches = 64;
-  o.flop_count = FlopCount::Causal;  // Megatron-Core 0.12's count (flop_count.h)
   return o;
 }
 
@@ -179,7 +176,6 @@ inline OptimizeOptions fp8_context_layout(const Fp8ContextRun& run) {
   o.layout.context_exchange = ContextExchange::Ring;
   o.layout.interleave = run.interleave;
   o.layout.micro_batches = static_cast<int>(run.batch / (run.gpus / (run.tp * run.pp * run.cp)));
-  o.flop_count = FlopCount::Causal;  // Megatron-Core 0.12's count (flop_count.h)
   return o;
 }
 

@@ -66,8 +66,8 @@ void add_search_options(CLI::App* cmd, OptimizeOptions& o) {
   cmd->add_option_function<std::string>(
          "--flop-count", [&o](const std::string& v) { o.flop_count = flop_count_from_string(v); },
          "How TFLOP/s count a causal attention, to compare with a framework's figure: full "
-         "(Megatron-LM before Megatron-Core 0.12, PaLM) or causal (the unmasked half: "
-         "Megatron-Core 0.12 on, NeMo); the predicted time is the same")
+         "(Megatron-LM before Megatron-Core 0.12, torchtitan, PaLM) or causal (the unmasked "
+         "half: Megatron-Core 0.12 on); the predicted time is the same")
       ->check(CLI::IsMember({"full", "causal"}))
       ->default_str("full");
 }

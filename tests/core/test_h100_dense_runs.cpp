@@ -94,7 +94,7 @@ TEST(PublishedAccuracyRecord, H100HoldsOverEveryRow) {
   ASSERT_TRUE(stated);
   EXPECT_EQ(stated->family, "H100");
   EXPECT_EQ(
-      stated->describe().rfind("H100: 13 of 15 published runs within 10% (-6.3% to +15.4%", 0), 0u);
+      stated->describe().rfind("H100: 12 of 15 published runs within 10% (-2.5% to +50.5%", 0), 0u);
   EXPECT_FALSE(published_accuracy(load_machine("summit")));
 }
 
@@ -134,9 +134,9 @@ TEST(Llama3H100, PublishedLayoutFitsAndIsPredictedNearThePublishedThroughput) {
 }
 
 // The long-context row of Table 4: 131,072 tokens a sequence over CP 16, the keys and values
-// all-gathered. At this length the attention is 57% of the full FLOP count and 40% of the causal
-// one, which the Llama 3 rows are compared in (tests/h100_dense_runs.h).
-TEST(Llama3H100, LongContextRowWithContextParallelismPredictedNearThePublishedThroughput) {
+// all-gathered. It plans and fits as published; its throughput is not reproduced (+50.5%,
+// docs/accuracy.md): at this length the attention is 57% of the FLOP count.
+TEST(Llama3H100, LongContextRowPlansAndFitsWithContextParallelism) {
   const Plan plan = optimize_plan(h100::llama3_long_context_model(),
                                   load_machine("dgx-h100", {0, h100::kLlama3LongContextGpus}),
                                   h100::llama3_long_context_layout());
@@ -149,9 +149,10 @@ TEST(Llama3H100, LongContextRowWithContextParallelismPredictedNearThePublishedTh
   EXPECT_EQ(p.data_parallel, 8);
   EXPECT_GT(p.cp_time, 0);
   EXPECT_TRUE(plan.summary.fits_in_memory) << plan.summary.peak_memory_bytes / double(1 << 30);
-  EXPECT_EQ(plan.summary.flop_count, "causal");
-  EXPECT_NEAR(plan.summary.tflops_per_device / h100::kLlama3LongContextPublished, 1.0, 0.10)
-      << plan.summary.tflops_per_device << " (" << plan.summary.origin << ")";
+  std::printf("llama3-405b 131,072 tokens TP8 CP16 PP16 DP8: %.1f TFLOP/s predicted, %.0f "
+              "published (%+.1f%%)\n",
+              plan.summary.tflops_per_device, h100::kLlama3LongContextPublished,
+              100 * (plan.summary.tflops_per_device / h100::kLlama3LongContextPublished - 1));
 }
 
 }  // namespace unity::h100_test
@@ -174,6 +175,35 @@ TEST(Fp8H100, Llama3_70bPublishedLayoutPredictedNearThePublishedThroughput) {
 }  // namespace unity::h100_test
 
 namespace unity::h100_test {
+
+// The FP8 table publishes tokens/s beside TFLOP/s, so their ratio is the FLOPs it counts a token:
+// 800e12 / 13,812, 780e12 / 1,621 and 834e12 / 315. Unity's full count (flop_count.h) gives the
+// same within 1%, the causal count 4-11% less: NeMo's performance scripts, which the table follows,
+// count a causal attention in full.
+TEST(Fp8H100, PublishedThroughputIsTheFullCount) {
+  struct Row {
+    Graph model;
+    MachineSpec machine;
+    OptimizeOptions layout;
+    double batch, tokens_per_gpu, tflops;
+  };
+  std::vector<Row> rows;
+  rows.push_back({h100::fp8_llama70b_model(), load_machine("dgx-h100", {0, 64}),
+                  h100::fp8_llama70b_layout(), 128, 1621, 780});
+  for (const auto& run : h100::kFp8ContextRuns)
+    rows.push_back({h100::fp8_context_model(run), load_machine("dgx-h100", {0, run.gpus}),
+                    h100::fp8_context_layout(run), static_cast<double>(run.batch),
+                    run.gpus == 8 ? 13812.0 : 315.0, run.published});
+  for (auto& row : rows) {
+    const double published = row.tflops / row.tokens_per_gpu;  // TFLOP a token
+    const double tokens = row.batch * 8192;
+    const Plan full = optimize_plan(row.model, row.machine, row.layout);
+    row.layout.flop_count = FlopCount::Causal;
+    const Plan causal = optimize_plan(row.model, row.machine, row.layout);
+    EXPECT_NEAR(full.summary.model_flops_per_iteration / tokens / 1e12 / published, 1.0, 0.01);
+    EXPECT_LT(causal.summary.model_flops_per_iteration / tokens / 1e12 / published, 0.97);
+  }
+}
 
 // Megatron-LM's FP8 runs with context parallelism, planned with their published layouts: the
 // sequence split over 2 devices, the keys and values ringed behind the attention.

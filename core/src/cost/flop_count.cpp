@@ -18,8 +18,8 @@ FlopCount flop_count_from_string(std::string_view name) {
 
 std::string_view flop_count_description(FlopCount count) {
   return count == FlopCount::Causal
-             ? "causal attention at half, Megatron-Core 0.12's count on"
-             : "causal attention in full, Megatron-LM's count before Megatron-Core 0.12";
+             ? "causal attention at half, as Megatron-Core counts from 0.12"
+             : "causal attention in full, as Megatron-LM counted before Megatron-Core 0.12";
 }
 
 }  // namespace unity

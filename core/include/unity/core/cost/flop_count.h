@@ -5,10 +5,13 @@
 //
 // - Full: every score of the s x s matrix, the causal mask's masked half included. Megatron-LM's
 //   formula through Megatron-Core 0.11 (Narayanan et al., SC'21, appendix; core_r0.8.0's
-//   num_floating_point_operations counts seq_length / hidden_size), PaLM's MFU.
+//   num_floating_point_operations counts seq_length / hidden_size), PaLM's MFU, torchtitan's
+//   ("we follow the convention and do not account for sparsity in causal attention"), and the
+//   FP8 Llama 3 table NeMo's performance scripts produced (its tokens/s and TFLOP/s agree with it).
 // - Causal: the unmasked half only. Megatron-LM's formula from Megatron-Core 0.12 on (its
-//   seq_length / hidden_size / 2: "only half of the attention matrix is non-zero"), which NeMo
-//   and Megatron-LM's published runs since then report, and FlashAttention's benchmarks.
+//   seq_length / hidden_size / 2: "only half of the attention matrix is non-zero"), which the
+//   Megatron-MoE model zoo's Qwen3 runs report (their step time and TFLOP/s agree with it), and
+//   FlashAttention's benchmarks.
 #include <string_view>
 
 namespace unity {
