@@ -141,10 +141,19 @@ inline MachineSpec llama3_cluster(const Llama3Run& run) {
 // micro-batches of one, TP 4, PP 8, 5 virtual stages, FP8 GEMMs (Transformer Engine).
 inline constexpr double kFp8Llama70bPublished = 780.0;  // TFLOP/s per GPU
 
-// Its layout on Megatron-Core's stack (as megatron_core_layout); recomputation is not published
-// and none is taken, as for the weak-scaling runs.
+// The FP8 recipe of Megatron-LM's script for these runs (examples/llama/
+// train_llama3_8b_h100_fp8.sh, "following NeMo's performance scripts"): the weights of fp8 GEMMs
+// held in fp8 (--fp8-param-gather) and the gradients reduced in bf16 (--grad-reduce-in-bf16).
+inline void fp8_recipe(OptimizeOptions& o) {
+  o.layout.fp8_param_gather = true;
+  o.layout.grad_reduce_in_bf16 = true;
+}
+
+// Its layout on Megatron-Core's stack (as megatron_core_layout) with that recipe; recomputation
+// is not published and none is taken, as for the weak-scaling runs.
 inline OptimizeOptions fp8_llama70b_layout() {
   OptimizeOptions o = megatron_core_layout(4, 8);
+  fp8_recipe(o);
   o.layout.interleave = 5;
   o.layout.micro_batches = 64;
   return o;
@@ -172,6 +181,7 @@ inline constexpr Fp8ContextRun kFp8ContextRuns[] = {{"llama3-8b", 8, 128, 1, 1, 
 
 inline OptimizeOptions fp8_context_layout(const Fp8ContextRun& run) {
   OptimizeOptions o = megatron_core_layout(run.tp, run.pp);
+  fp8_recipe(o);
   o.layout.context_parallel = run.cp;
   o.layout.context_exchange = ContextExchange::Ring;
   o.layout.interleave = run.interleave;

@@ -175,6 +175,14 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
       ->check(CLI::Range(1.0, 64.0))
       ->capture_default_str()
       ->group(group);
+  cmd->add_flag("--grad-reduce-in-bf16", l.grad_reduce_in_bf16,
+                "Keep and reduce the gradients in bf16, 2 bytes an element instead of fp32's 4 "
+                "(Megatron-LM's flag; a bf16 or fp8 model)")
+      ->group(group);
+  cmd->add_flag("--fp8-param-gather", l.fp8_param_gather,
+                "Hold the weights of fp8 GEMMs in fp8 (and gather them so), not in bf16 beside an "
+                "fp8 copy (Megatron-LM's flag; --dtype fp8)")
+      ->group(group);
   cmd->add_flag("--overlap-moe-expert-parallel-comm", l.ep_comm_overlap,
                 "Run each micro-batch's expert all-to-alls behind another micro-batch's compute "
                 "(Megatron-Core's batch-level overlap; the joint search chooses it)")
@@ -242,6 +250,8 @@ LayoutRequest LayoutOptions::layout() const {
   if (ep_comm_overlap) r.ep_comm_overlap = true;
   r.expert_load.capacity_factor = capacity_factor;
   r.expert_load.imbalance = imbalance;
+  r.grad_reduce_in_bf16 = grad_reduce_in_bf16;
+  r.fp8_param_gather = fp8_param_gather;
   r.context_parallel = cp;
   if (!cp_comm.empty()) r.context_exchange = context_exchange_from_string(cp_comm);
   if (!recompute.empty()) r.recompute = recompute_from_string(recompute);

@@ -48,6 +48,8 @@ struct LayoutOptions {
   std::string cp_comm;
   double capacity_factor = 0;  // --moe-expert-capacity-factor (0: dropless)
   double imbalance = 1;        // --moe-load-imbalance
+  bool grad_reduce_in_bf16 = false;
+  bool fp8_param_gather = false;
   LayoutRequest layout() const;
 };
 void add_layout_options(CLI::App* cmd, LayoutOptions& l);

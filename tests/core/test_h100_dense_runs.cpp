@@ -94,7 +94,7 @@ TEST(PublishedAccuracyRecord, H100HoldsOverEveryRow) {
   ASSERT_TRUE(stated);
   EXPECT_EQ(stated->family, "H100");
   EXPECT_EQ(
-      stated->describe().rfind("H100: 12 of 15 published runs within 10% (-2.5% to +50.5%", 0), 0u);
+      stated->describe().rfind("H100: 12 of 15 published runs within 10% (+0.1% to +50.5%", 0), 0u);
   EXPECT_FALSE(published_accuracy(load_machine("summit")));
 }
 
@@ -149,10 +149,11 @@ TEST(Llama3H100, LongContextRowPlansAndFitsWithContextParallelism) {
   EXPECT_EQ(p.data_parallel, 8);
   EXPECT_GT(p.cp_time, 0);
   EXPECT_TRUE(plan.summary.fits_in_memory) << plan.summary.peak_memory_bytes / double(1 << 30);
-  std::printf("llama3-405b 131,072 tokens TP8 CP16 PP16 DP8: %.1f TFLOP/s predicted, %.0f "
-              "published (%+.1f%%)\n",
-              plan.summary.tflops_per_device, h100::kLlama3LongContextPublished,
-              100 * (plan.summary.tflops_per_device / h100::kLlama3LongContextPublished - 1));
+  std::printf(
+      "llama3-405b 131,072 tokens TP8 CP16 PP16 DP8: %.1f TFLOP/s predicted, %.0f "
+      "published (%+.1f%%)\n",
+      plan.summary.tflops_per_device, h100::kLlama3LongContextPublished,
+      100 * (plan.summary.tflops_per_device / h100::kLlama3LongContextPublished - 1));
 }
 
 }  // namespace unity::h100_test
@@ -218,6 +219,8 @@ TEST(Fp8H100, ContextParallelRunsPredictedNearThePublishedThroughput) {
     EXPECT_EQ(plan.summary.cp, 2);
     EXPECT_EQ(plan.pipeline->data_parallel, run.gpus / (run.tp * run.pp * 2));
     EXPECT_GT(plan.pipeline->cp_bytes, 0);
+    // With the recipe's fp8 weights and bf16 gradients they fit, as they ran.
+    EXPECT_TRUE(plan.summary.fits_in_memory) << plan.summary.peak_memory_bytes / double(1 << 30);
     EXPECT_NEAR(plan.summary.tflops_per_device / run.published, 1.0, 0.10)
         << run.model << ": " << plan.summary.tflops_per_device << " (" << plan.summary.origin
         << ")";

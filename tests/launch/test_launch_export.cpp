@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../h100_dense_runs.h"
 #include "../megatron_table1.h"
 #include "launch_test_helpers.h"
 #include "unity/core/errors.h"
@@ -403,3 +404,25 @@ TEST(ContextParallelExport, MegatronAndTorchtitanSplitTheSequenceDeepSpeedRefuse
 }
 
 }  // namespace
+
+// Megatron-LM's FP8 Llama 3 70B, planned with its script's recipe (tests/h100_dense_runs.h): the
+// weights of fp8 GEMMs held in fp8 and the gradients reduced in bf16 travel in the plan file and
+// are written as Megatron-LM and torchtitan take them.
+TEST(Fp8RecipeExport, Llama3_70bFlagsAndKeys) {
+  const Plan plan = plan_from_json(plan_to_json(optimize_plan(
+      h100::fp8_llama70b_model(), load_machine("dgx-h100", {0, 64}), h100::fp8_llama70b_layout())));
+  ASSERT_TRUE(plan.pipeline);
+  EXPECT_TRUE(plan.pipeline->fp8_param_gather);
+  EXPECT_TRUE(plan.pipeline->grad_reduce_in_bf16);
+  const LaunchFile meg = export_launch(plan, {Framework::Megatron, false}).file;
+  expect_known_names(meg);
+  const auto args = script_args(meg.text);
+  EXPECT_TRUE(args.count("--fp8-param-gather"));
+  EXPECT_TRUE(args.count("--grad-reduce-in-bf16"));
+  EXPECT_EQ(args.at("--fp8-format"), "hybrid");
+  const LaunchFile titan = export_launch(plan, {Framework::Torchtitan, true}).file;
+  expect_known_names(titan);
+  auto keys = toml_keys(titan.text);
+  EXPECT_EQ(keys["training.mixed_precision_reduce"], "\"bfloat16\"");
+  EXPECT_EQ(keys["quantize.linear.float8.enable_fsdp_float8_all_gather"], "true");
+}

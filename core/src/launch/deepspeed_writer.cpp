@@ -140,6 +140,10 @@ std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
 
 LaunchFile write_deepspeed(const LaunchSpec& s) {
   LaunchFile f;
+  if (s.grad_reduce_in_bf16)
+    f.notes.push_back(
+        "the plan keeps and reduces gradients in bf16; this config leaves DeepSpeed's "
+        "gradient accumulation dtype at its default");
   const json config = deepspeed_config(s, f.names);
   const std::string header =
       fmt::format("Unity's plan for {} on {} ({} GPUs): {}; predicted {:.1f} ms per iteration ({})",

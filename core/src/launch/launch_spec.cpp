@@ -115,6 +115,8 @@ Derivation launch_spec_of(const Plan& plan) {
     s.micro_batch_size = p->micro_batch_size;
     s.micro_batches = p->micro_batches;
     s.device_order = p->device_order;
+    s.grad_reduce_in_bf16 = p->grad_reduce_in_bf16;
+    s.fp8_param_gather = p->fp8_param_gather;
     if (shape && shape->moe) {
       s.ep = p->expert_parallel > 1 ? p->expert_parallel : p->tensor_parallel;
       s.edp = p->tensor_parallel * p->context_parallel * p->data_parallel / s.ep;

@@ -331,6 +331,8 @@ LaunchFile write_megatron(const LaunchSpec& s) {
   if (s.dtype == "bf16" || s.dtype == "fp8") precision.add("--bf16");
   if (s.dtype == "fp16") precision.add("--fp16");
   if (s.dtype == "fp8") precision.add("--fp8-format", "hybrid");
+  if (s.fp8_param_gather) precision.add("--fp8-param-gather");
+  if (s.grad_reduce_in_bf16) precision.add("--grad-reduce-in-bf16");
 
   data.add("--data-path", "\"${DATA_PATH}\"");
   if (!m.hf_architecture.empty()) {

@@ -216,6 +216,7 @@ LaunchFile write_torchtitan(const LaunchSpec& s) {
                                          : std::string());
   t.set("seq_len", fmt::format("{}", m.seq));
   t.set("mixed_precision_param", toml_string(s.dtype == "fp32" ? "float32" : "bfloat16"));
+  if (s.grad_reduce_in_bf16) t.set("mixed_precision_reduce", toml_string("bfloat16"));
 
   t.table("parallelism");
   int replicate = 1, shard = 1;
@@ -299,6 +300,8 @@ LaunchFile write_torchtitan(const LaunchSpec& s) {
   if (s.dtype == "fp8") {
     t.table("quantize.linear.float8");
     t.set("recipe_name", toml_string("tensorwise"), "per-tensor scaling, as Unity costs fp8");
+    if (s.fp8_param_gather)
+      t.set("enable_fsdp_float8_all_gather", "true", "the weights gathered in fp8");
     if (m.moe) {
       t.table("quantize.grouped_mm.float8");
       t.set("fqns", "[\"experts\"]", "the experts' grouped GEMMs in fp8 too");

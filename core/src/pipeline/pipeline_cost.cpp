@@ -36,22 +36,25 @@ double exposed_expert_alltoall(double alltoall, double partner, double alone, in
 }
 
 MemoryBreakdown parameter_memory(double parameters, DataType dtype, Optimizer optimizer, int zero,
-                                 int data_parallel) {
+                                 int data_parallel, double gradient_element) {
   MemoryBreakdown m;
   const double size = static_cast<double>(size_of(dtype));
   const double master = size < 4 ? 4.0 : 0.0;  // fp32 copy the optimizer updates
   const double state = 4.0 * optimizer_state_copies(optimizer);
   const double shards = std::max(1, data_parallel);
   m.weights = parameters * size / (zero >= 3 ? shards : 1);
-  m.gradients = parameters * gradient_bytes(dtype) / (zero >= 2 ? shards : 1);
+  const double gradient = gradient_element > 0 ? gradient_element : gradient_bytes(dtype);
+  m.gradients = parameters * gradient / (zero >= 2 ? shards : 1);
   m.optimizer = parameters * (master + state) / (zero >= 1 ? shards : 1);
   return m;
 }
 
 void set_expert_share(MemoryBreakdown& m, double parameters, int copies, double fp8_parameters,
-                      DataType dtype, Optimizer optimizer, int zero) {
-  const MemoryBreakdown e = parameter_memory(parameters, dtype, optimizer, zero, copies);
-  m.expert_weights = e.weights + 2.0 * fp8_parameters;
+                      DataType dtype, Optimizer optimizer, int zero, double gradient_element,
+                      double fp8_copy) {
+  const MemoryBreakdown e =
+      parameter_memory(parameters, dtype, optimizer, zero, copies, gradient_element);
+  m.expert_weights = e.weights + fp8_copy * fp8_parameters;
   m.expert_gradients = e.gradients;
   m.expert_optimizer = e.optimizer;
 }

@@ -93,6 +93,17 @@ class Planner {
     const auto first_block = std::find(block_.begin(), block_.end(), true) - block_.begin();
     const auto last_block = block_.rend() - std::find(block_.rbegin(), block_.rend(), true) - 1;
     const auto& r = options_.request;
+    if (r.grad_reduce_in_bf16 && size_of(dtype_) != 2)
+      throw InputError(
+          fmt::format("--grad-reduce-in-bf16 needs a bf16 or fp8 model; '{}' computes in {}",
+                      model_.name, to_string(dtype_)));
+    if (r.fp8_param_gather &&
+        std::none_of(model_.nodes().begin(), model_.nodes().end(), [&](const auto& entry) {
+          return runs_fp8_gemms(entry.second, machine_.device(0));
+        }))
+      throw InputError(
+          "--fp8-param-gather keeps the weights of fp8 GEMMs in fp8: it needs --dtype fp8 on a "
+          "device with an fp8 peak");
     const int shift = r.embedding_in_split ? 1 : 0;
     split_layers_ = chain_.layers + shift + (r.loss_in_split ? 1 : 0);
     for (int j = 0; j < segments; ++j)
@@ -595,6 +606,15 @@ class Planner {
     return kind_costs_.emplace(key, c).first->second;
   }
 
+  // Bytes a gradient element is kept and reduced in: bf16 with --grad-reduce-in-bf16, else as
+  // the frameworks keep the dtype's (gradient_bytes).
+  double gradient_element() const {
+    return options_.request.grad_reduce_in_bf16 ? 2.0 : gradient_bytes(dtype_);
+  }
+  // Bytes an fp8 GEMM's weight holds beyond the dtype's: its fp8 and transposed fp8 copies (2),
+  // or none where --fp8-param-gather holds those two in place of the bf16 weight.
+  double fp8_copy() const { return options_.request.fp8_param_gather ? 0.0 : 2.0; }
+
   // An all-to-all of `message` bytes a device among the layout's first expert group: the same for
   // every layout of that grid, dispatcher and degree.
   const DispatchCost& dispatch(const Layout& l, double message) {
@@ -665,12 +685,13 @@ class Planner {
     const double time = (l.m - 1 + (v - 1) / v) * std::max(total / l.pp, longest) + total / v;
     const int edp = l.ep > 1 ? l.tp * l.copies() / l.ep : l.copies();
     const double per_dense =
-        parameter_memory(1.0, dtype_, options_.optimizer, l.zero, l.copies()).total();
+        parameter_memory(1.0, dtype_, options_.optimizer, l.zero, l.copies(), gradient_element())
+            .total();
     const double per_expert =
-        parameter_memory(1.0, dtype_, options_.optimizer, l.zero, edp).total();
+        parameter_memory(1.0, dtype_, options_.optimizer, l.zero, edp, gradient_element()).total();
     const double memory =
-        (per_dense * std::max(0.0, dense - tied_elements_ / l.tp) + per_expert * held + 2 * fp8 +
-         in_flight_micro_batches(l.pp - 1, l.pp, l.m, l.v) * kept) /
+        (per_dense * std::max(0.0, dense - tied_elements_ / l.tp) + per_expert * held +
+         fp8_copy() * fp8 + in_flight_micro_batches(l.pp - 1, l.pp, l.m, l.v) * kept) /
             l.pp +
         workspace;
     // Rounding: the plan sums the same terms in another order.
@@ -876,12 +897,17 @@ class Planner {
     const auto& dev = machine_.device(0);
     double sync_bytes = 0;
     for (int r = 0; r < l.pp; ++r) {
+      // ZeRO's gather moves the weights as held: fp8 ones in fp8 with --fp8-param-gather.
+      const double fp8_share = options_.request.fp8_param_gather && rank_params[r] > 0
+                                   ? std::clamp(rank_fp8_params[r] / rank_params[r], 0.0, 1.0)
+                                   : 0.0;
+      const double gathered = size * (1 - fp8_share) + fp8_share;
       // Rank r's weights of `parameters` elements synchronised over the devices of `group`.
       auto sync_over = [&](double parameters, const std::vector<int>& group) {
         return data_parallel_sync(
             {.parameters = parameters,
-             .gradient_bytes = gradient_bytes(dtype_),
-             .weight_bytes = size,
+             .gradient_bytes = gradient_element(),
+             .weight_bytes = gathered,
              .zero = l.zero,
              .micro_batches = l.m,
              .overlap = l.overlap,
@@ -906,11 +932,11 @@ class Planner {
       const double shard = (l.zero >= 1 ? rank_params[r] / l.copies() : rank_params[r]) +
                            (l.zero >= 1 ? rank_expert_params[r] / edp : rank_expert_params[r]);
       p.update_time = std::max(p.update_time, costs_.update_time(shard * 4.0, dev));
-      MemoryBreakdown mem =
-          parameter_memory(rank_params[r], dtype_, options_.optimizer, l.zero, l.copies());
+      MemoryBreakdown mem = parameter_memory(rank_params[r], dtype_, options_.optimizer, l.zero,
+                                             l.copies(), gradient_element());
       if (rank_expert_params[r] > 0) {
-        const MemoryBreakdown experts =
-            parameter_memory(rank_expert_params[r], dtype_, options_.optimizer, l.zero, edp);
+        const MemoryBreakdown experts = parameter_memory(
+            rank_expert_params[r], dtype_, options_.optimizer, l.zero, edp, gradient_element());
         mem.weights += experts.weights;
         mem.gradients += experts.gradients;
         mem.optimizer += experts.optimizer;
@@ -918,11 +944,12 @@ class Planner {
       set_expert_share(mem,
                        rank_expert_params[r] > 0 ? rank_expert_params[r] : rank_replica_experts[r],
                        rank_expert_params[r] > 0 ? edp : l.copies(), rank_expert_fp8[r], dtype_,
-                       options_.optimizer, l.zero);
+                       options_.optimizer, l.zero, gradient_element(), fp8_copy());
       mem.activations = in_flight_micro_batches(r, l.pp, l.m, l.v) * rank_saved[r];
       // FP8 training keeps each fp8 GEMM's weight cast to fp8 and transposed beside the bf16
-      // one (Transformer Engine's cached fp8 weights): 2 more bytes a parameter.
-      mem.weights += 2.0 * rank_fp8_params[r];
+      // one (Transformer Engine's cached fp8 weights): 2 more bytes a parameter; or, with
+      // --fp8-param-gather, the two fp8 copies in place of the bf16 one: none more.
+      mem.weights += fp8_copy() * rank_fp8_params[r];
       mem.workspace = std::max(rank_workspace[r], exchange_workspace) +
                       (l.zero == 3 ? 2 * rank_segment_params[r] * size : 0.0);
       p.peak_memory = std::max(p.peak_memory, mem.total());
@@ -941,6 +968,8 @@ class Planner {
     p.alltoall_inter_node_bytes = alltoall_inter_node * l.m * l.dp;
     p.experts = experts_;
     p.expert_load = options_.request.expert_load;
+    p.grad_reduce_in_bf16 = options_.request.grad_reduce_in_bf16;
+    p.fp8_param_gather = options_.request.fp8_param_gather;
     p.top_k = top_k_;
     p.cp_time = l.m * *std::max_element(rank_exchange.begin(), rank_exchange.end());
     p.cp_bytes = exchange_bytes * l.m * l.dp;
@@ -993,7 +1022,7 @@ class Planner {
         continue;
       }
       exposed = std::max(exposed, costs_.allreduce_time({device(l, a, 0, 0), device(l, b, 0, 0)},
-                                                        per_device * gradient_bytes(dtype_)));
+                                                        per_device * gradient_element()));
     }
     return exposed;
   }

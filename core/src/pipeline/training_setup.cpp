@@ -45,6 +45,12 @@ std::string LayoutRequest::describe() const {
   if (context_exchange) parts.push_back(fmt::format("--cp-comm {}", to_string(*context_exchange)));
   if (embedding_in_split) parts.emplace_back("--account-for-embedding-in-pipeline-split");
   if (loss_in_split) parts.emplace_back("--account-for-loss-in-pipeline-split");
+  if (!expert_load.dropless())
+    parts.push_back(fmt::format("--moe-expert-capacity-factor {}", expert_load.capacity_factor));
+  else if (expert_load.imbalance != 1)
+    parts.push_back(fmt::format("--moe-load-imbalance {}", expert_load.imbalance));
+  if (grad_reduce_in_bf16) parts.emplace_back("--grad-reduce-in-bf16");
+  if (fp8_param_gather) parts.emplace_back("--fp8-param-gather");
   return fmt::format("{}", fmt::join(parts, " "));
 }
 

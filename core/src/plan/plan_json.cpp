@@ -128,6 +128,8 @@ PipelinePlan pipeline_from_json(const json& j) {
     p.ep_comm_overlap = j.value("ep_comm_overlap", false);
     p.expert_load.capacity_factor = j.value("moe_expert_capacity_factor", 0.0);
     p.expert_load.imbalance = j.value("moe_load_imbalance", 1.0);
+    p.grad_reduce_in_bf16 = j.value("grad_reduce_in_bf16", false);
+    p.fp8_param_gather = j.value("fp8_param_gather", false);
     p.embedding_in_split = j.value("embedding_in_split", false);
     p.loss_in_split = j.value("loss_in_split", false);
     p.alltoall_time = j.value("alltoall_ms", 0.0) / 1e3;
@@ -254,6 +256,8 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"ep_comm_overlap", p.ep_comm_overlap},
           {"moe_expert_capacity_factor", p.expert_load.capacity_factor},
           {"moe_load_imbalance", p.expert_load.imbalance},
+          {"grad_reduce_in_bf16", p.grad_reduce_in_bf16},
+          {"fp8_param_gather", p.fp8_param_gather},
           {"embedding_in_split", p.embedding_in_split},
           {"loss_in_split", p.loss_in_split},
           {"alltoall_ms", p.alltoall_time * 1e3},

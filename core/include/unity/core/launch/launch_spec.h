@@ -44,6 +44,8 @@ struct LaunchSpec {
   bool tp_comm_overlap = false;
   bool overlap_grad_reduce = false;  // and, with ZeRO, the weights' gather behind the forward
   int zero_stage = 0;
+  bool grad_reduce_in_bf16 = false;  // gradients kept and reduced in bf16
+  bool fp8_param_gather = false;     // fp8 GEMMs' weights held and gathered in fp8
   Recompute recompute = Recompute::None;
   std::int64_t micro_batch_size = 1;
   int micro_batches = 1;  // per iteration and data-parallel copy: the accumulation steps

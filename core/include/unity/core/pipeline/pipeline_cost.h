@@ -51,10 +51,12 @@ struct MemoryBreakdown {
 // The experts' share of a device's parameter memory (MemoryBreakdown::expert_*): `parameters`
 // expert weight elements held as parameter_memory holds them, sharded over `copies` (the
 // expert-data-parallel devices holding the same experts), plus the fp8 copies of `fp8_parameters`
-// of them (2 bytes each: Transformer Engine's cast and transposed weights). Sets the shares only:
-// the kinds themselves already count them.
+// of them (`fp8_copy` bytes each: Transformer Engine's cast and transposed weights, 2; none where
+// the weights are held in fp8 themselves). Sets the shares only: the kinds themselves already
+// count them.
 void set_expert_share(MemoryBreakdown& m, double parameters, int copies, double fp8_parameters,
-                      DataType dtype, Optimizer optimizer, int zero);
+                      DataType dtype, Optimizer optimizer, int zero, double gradient_element = 0,
+                      double fp8_copy = 2);
 
 // Seconds of one micro-batch in a pipeline chunk's forward and backward passes.
 struct PassSeconds {
@@ -82,8 +84,10 @@ void add_segment_exchanges(ChunkExchanges& chunk, double alltoall, bool overlapp
 // Mixed precision (a 2-byte dtype) keeps fp32 master weights with the optimizer state: Adam in
 // fp16 is 2 + 2 + 12 = 16 bytes a parameter (ZeRO's K = 12); in bf16, whose gradients are fp32
 // (gradient_bytes), 2 + 4 + 12 = 18.
+// `gradient_element`: bytes a gradient element is kept in where the recipe says (0:
+// gradient_bytes(dtype)).
 MemoryBreakdown parameter_memory(double parameters, DataType dtype, Optimizer optimizer, int zero,
-                                 int data_parallel);
+                                 int data_parallel, double gradient_element = 0);
 
 // The data-parallel synchronisation of one pipeline rank's weights over its copies, once an
 // iteration (Megatron-Core's distributed data parallelism):

@@ -134,6 +134,8 @@ struct PipelinePlan {
   double model_flops = 0;  // per iteration, Megatron-LM's count (recomputation included)
   FlopCount flop_count = FlopCount::Full;  // how model_flops counts a causal attention
   ExpertLoad expert_load;                  // the load the experts were costed at (stated)
+  bool grad_reduce_in_bf16 = false;        // gradients kept and reduced in bf16 (training_setup.h)
+  bool fp8_param_gather = false;           // fp8 GEMMs' weights held in fp8 (training_setup.h)
   double tflops_per_device = 0;
   // Per pipeline rank, its data-parallel synchronisation (pipeline_cost.h's DataSync): seconds
   // of communication in all, and of those the seconds added to the iteration (sync_time is the

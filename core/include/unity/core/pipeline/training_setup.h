@@ -53,6 +53,13 @@ struct LayoutRequest {
   // --moe-expert-capacity-factor, --moe-load-imbalance: the busiest device's tokens against an
   // even share (expert_load.h); balanced and dropless unless given. Stated, not searched.
   ExpertLoad expert_load;
+  // --grad-reduce-in-bf16 (Megatron-LM's): gradients accumulated and reduced in bf16, 2 bytes an
+  // element instead of fp32's 4 (gradient_bytes). A bf16 or fp8 model only.
+  bool grad_reduce_in_bf16 = false;
+  // --fp8-param-gather (Megatron-LM's, Transformer Engine's fp8 weights): the weights fp8 GEMMs
+  // read are held in fp8 (with their transposed copy), not in bf16 beside an fp8 copy: 2 bytes
+  // an element instead of 4, and gathered in fp8. An fp8 model only.
+  bool fp8_param_gather = false;
   // --cp: devices each sequence is split over (context parallelism, context_exchange.h; 0:
   // searched in joint mode where the model has attention, 1 in expert mode).
   int context_parallel = 0;
@@ -69,7 +76,8 @@ struct LayoutRequest {
     return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
            zero_stage < 0 && !sequence_parallel && !overlap_grad_reduce && !tp_comm_overlap &&
            !device_order && !expert_parallel && !dispatcher && !ep_comm_overlap &&
-           !context_parallel && !context_exchange && !embedding_in_split && !loss_in_split;
+           !context_parallel && !context_exchange && !embedding_in_split && !loss_in_split &&
+           expert_load.balanced() && !grad_reduce_in_bf16 && !fp8_param_gather;
   }
   // "--tp 8 --pp 8 --micro-batches 96": what was fixed, for messages.
   std::string describe() const;
