@@ -16,6 +16,14 @@ inline Graph small_moe() {
   return zoo::build_llama(32, z, DataType::BFloat16);
 }
 
+// One of the graph's Experts operators (-1 where it has none).
+inline NodeId an_experts_node(const Graph& g) {
+  NodeId experts = -1;
+  for (const auto& [id, n] : g.nodes())
+    if (n.op.type == OpType::Experts) experts = id;
+  return experts;
+}
+
 // tp 1, 2 stages of 2 micro-batches, no recomputation or overlap of the dense layers' traffic,
 // ZeRO `zero`, the experts over `ep` devices of each stage reached by `dispatcher`.
 inline PipelineOptions small_moe_layout(int ep, TokenDispatcher dispatcher, int zero,

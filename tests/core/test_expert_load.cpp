@@ -32,9 +32,7 @@ TEST(ExpertLoad, FactorOfEachRouting) {
 // 16 experts of 256 x 256 (SwiGLU), at 1.5 x: 2 x 1.5 x 8,192 x 256 x 256 x 3 FLOPs.
 TEST(ExpertLoad, ExpertTaskRunsItsLoadOfTokens) {
   Graph g = small_moe();
-  NodeId experts = -1;
-  for (const auto& [id, n] : g.nodes())
-    if (n.op.type == OpType::Experts) experts = id;
+  const NodeId experts = testing::an_experts_node(g);
   ASSERT_GE(experts, 0);
   g.mutable_node(experts).op.attrs.set("expert_load", 1.5);
   const TaskWork w = task_work(g, experts);

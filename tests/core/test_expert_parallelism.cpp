@@ -76,9 +76,7 @@ TEST(ExpertParallelism, AllToAllTimeAndBytesByHand) {
 // each expert's GEMM.
 TEST(ExpertParallelism, ExpertTaskAtItsExpertParallelShape) {
   Graph g = small_moe();
-  NodeId experts = -1;
-  for (const auto& [id, n] : g.nodes())
-    if (n.op.type == OpType::Experts) experts = id;
+  const NodeId experts = testing::an_experts_node(g);
   ASSERT_GE(experts, 0);
   const TaskWork whole = task_work(g, experts);
   g.mutable_node(experts).op.attrs.set("expert_parallel", std::int64_t{4});
