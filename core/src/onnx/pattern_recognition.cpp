@@ -41,7 +41,11 @@ class Matcher {
     if (value.empty()) return std::nullopt;
     auto dims = m_.static_dims(value);
     if (!dims || product(*dims) != 1) return std::nullopt;
-    return m_.static_value(value)->as_double(0);
+    // Static dims need not come with a value (a Constant without one), nor a value with its
+    // element (a malformed initializer): neither is a scalar to match.
+    const auto v = m_.static_value(value);
+    if (!v || (v->is_integer() ? v->ints.empty() : v->floats.empty())) return std::nullopt;
+    return v->as_double(0);
   }
   bool scalar_near(const std::string& value, double expected) const {
     auto v = scalar(value);
