@@ -120,6 +120,32 @@ TEST(FusedAttention, TimeOnADeviceByHand) {
   EXPECT_DOUBLE_EQ(fallback.backward, u.backward);
 }
 
+// With the kernel's own measured rates (an H100's cuDNN figures are 0.61 forward, 0.52
+// backward): the projections stay at the GEMM rate, the products run at the kernel's. Forward:
+// 1,048,576 / 0.5 + 524,288 / 0.61 TFLOP/s; backward: 2 x 1,048,576 / 0.5 + 1.25 x 1,048,576 /
+// 0.52.
+TEST(FusedAttention, ProductsAtTheKernelsMeasuredRates) {
+  DeviceSpec d = testing_machines::ideal_device(1e12, 1e12);
+  d.compute_efficiency = 0.5;
+  d.fused_attention = true;
+  d.fused_attention_forward_efficiency = 0.61;
+  d.fused_attention_backward_efficiency = 0.52;
+  const CostModel model(testing_machines::one_device_machine(d));
+  const Attention fused = attention(true, true);
+  const OpTimes f = model.task_times(fused.g, fused.node, d);
+  EXPECT_NEAR(f.forward, kProjections / 0.5e12 + kScores / 2 / 0.61e12, 1e-15);
+  EXPECT_NEAR(f.backward, 2 * kProjections / 0.5e12 + 1.25 * kScores / 0.52e12, 1e-15);
+  // The unfused kernels are GEMMs and a softmax: the fused kernel's rates do not apply.
+  const Attention unfused = attention(true, false);
+  d.fused_attention_forward_efficiency = d.fused_attention_backward_efficiency = 0;
+  const OpTimes u = model.task_times(unfused.g, unfused.node, d);
+  d.fused_attention_forward_efficiency = 0.61;
+  d.fused_attention_backward_efficiency = 0.52;
+  const OpTimes u2 = model.task_times(unfused.g, unfused.node, d);
+  EXPECT_DOUBLE_EQ(u.forward, u2.forward);
+  EXPECT_DOUBLE_EQ(u.backward, u2.backward);
+}
+
 TEST(FusedAttention, KeepsTheLogSumExpInsteadOfTheProbabilities) {
   const MachineSpec one = load_machine("dgx-h100", {0, 1});
   CostModel model(one);

@@ -107,7 +107,17 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
   const double transcendental = w.transcendentals * device.transcendental_seconds;
   const double forward =
       std::max(compute, memory) + serial + transcendental + device.launch_latency;
-  return {forward, forward * backward_ratio(graph, node, w, device)};
+  const double backward = forward * backward_ratio(graph, node, w, device);
+  // A fused attention kernel's products at its own measured rates, not a GEMM's.
+  if (w.fused_products && device.fused_attention_forward_efficiency > 0 &&
+      device.fused_attention_backward_efficiency > 0) {
+    const double gemm = 1 / (peak * device.compute_efficiency);
+    return {
+        forward + w.product_flops * (1 / (peak * device.fused_attention_forward_efficiency) - gemm),
+        backward + w.product_backward_flops *
+                       (1 / (peak * device.fused_attention_backward_efficiency) - gemm)};
+  }
+  return {forward, backward};
 }
 
 double CostModel::backward_ratio(const Graph& graph, NodeId node, const TaskWork& w,

@@ -114,8 +114,9 @@ class Parser {
         j, path,
         {"name", "kind", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16", "peak_flops_fp8",
          "memory_bandwidth", "memory_bytes", "compute_efficiency", "memory_efficiency",
-         "launch_latency", "sm_count", "fused_attention", "fused_elementwise",
-         "skips_data_gradients", "transcendental_seconds", "gemm_rates"});
+         "launch_latency", "sm_count", "fused_attention", "fused_attention_forward_efficiency",
+         "fused_attention_backward_efficiency", "fused_elementwise", "skips_data_gradients",
+         "transcendental_seconds", "gemm_rates"});
     DeviceSpec d;
     d.name = text(j, path, "name", true);
     d.kind = text(j, path, "kind", false, d.kind);
@@ -130,6 +131,10 @@ class Parser {
     d.launch_latency = number(j, path, "launch_latency", false, d.launch_latency);
     d.sm_count = small_integer(j, path, "sm_count", false, 0);
     d.fused_attention = boolean(j, path, "fused_attention", false);
+    d.fused_attention_forward_efficiency =
+        number(j, path, "fused_attention_forward_efficiency", false, 0.0);
+    d.fused_attention_backward_efficiency =
+        number(j, path, "fused_attention_backward_efficiency", false, 0.0);
     d.fused_elementwise = boolean(j, path, "fused_elementwise", false);
     d.skips_data_gradients = boolean(j, path, "skips_data_gradients", false);
     d.transcendental_seconds = number(j, path, "transcendental_seconds", false, 0.0);
@@ -235,6 +240,12 @@ void validate_machine(const MachineSpec& m) {
     c.non_negative(f + ".transcendental_seconds", d.transcendental_seconds);
     if (d.sm_count < 0)
       c.fail(fmt::format("{}.sm_count must not be negative, got {}", f, d.sm_count));
+    for (const auto& [name, value] :
+         {std::pair{"fused_attention_forward_efficiency", d.fused_attention_forward_efficiency},
+          std::pair{"fused_attention_backward_efficiency", d.fused_attention_backward_efficiency}})
+      if (!(value >= 0 && value <= 1))
+        c.fail(fmt::format("{}.{} must be between 0 and 1 (0: a GEMM's rate), got {}", f, name,
+                           value));
   }
   // Per node of the whole cluster, so that any sub-cluster keeps its nodes' types.
   if (!m.node_device_type.empty() &&
@@ -321,6 +332,8 @@ json machine_to_json(const MachineSpec& m) {
                      {"launch_latency", d.launch_latency},
                      {"sm_count", d.sm_count},
                      {"fused_attention", d.fused_attention},
+                     {"fused_attention_forward_efficiency", d.fused_attention_forward_efficiency},
+                     {"fused_attention_backward_efficiency", d.fused_attention_backward_efficiency},
                      {"fused_elementwise", d.fused_elementwise},
                      {"skips_data_gradients", d.skips_data_gradients},
                      {"transcendental_seconds", d.transcendental_seconds},

@@ -61,6 +61,7 @@ struct TaskWork {
   // backward's work (flops x backward_ratio) theirs: what a context-parallel ring's sends hide
   // behind.
   double product_flops = 0, product_backward_flops = 0;
+  bool fused_products = false;  // those products run in one fused attention kernel
   // An attention's work: `around` FLOPs of projections and the like, and `all` FLOPs of its two
   // batched products (scores and context), of which `run` run. Fused (one FlashAttention kernel,
   // Dao et al. 2022), a causal mask skips the rest and the backward recomputes the scores: five
@@ -73,6 +74,7 @@ struct TaskWork {
     backward_ratio = fused ? (2.0 * around + 2.5 * run) / flops : 2.0;
     product_flops = run;
     product_backward_flops = (fused ? 2.5 : 2.0) * run;
+    fused_products = fused;
   }
   void add_gemm(double m, double n, double count, double flops) {
     if (gemm_count < static_cast<int>(gemms.size())) gemms[gemm_count++] = {m, n, count, flops};

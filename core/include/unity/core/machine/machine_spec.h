@@ -34,6 +34,12 @@ struct DeviceSpec {
   // Megatron-Core and PyTorch use, need Ampere or newer). Without it a fused attention operator
   // runs the unfused kernels and costs as they do.
   bool fused_attention = false;
+  // That kernel's rate on the attention's two batched products, as a fraction of peak, forward
+  // and backward, measured (its other work, the projections, are GEMMs); 0: a GEMM's rate
+  // (compute_efficiency). Backward kernels recompute the scores and run five products, and reach
+  // less than the forward's.
+  double fused_attention_forward_efficiency = 0;
+  double fused_attention_backward_efficiency = 0;
   // Fuses chains of element-wise operators into kernels whose backward pass recomputes what the
   // chain made from the inputs it keeps (Megatron-Core's fused SwiGLU and bias-GeLU,
   // torch.compile's partitioner): an element-wise result read only by element-wise operators is not
