@@ -23,6 +23,7 @@ const std::map<std::string, OpHandler>& handlers() {
     register_mask_ops(t);
     register_reduce_ops(t);
     register_rearrange_ops(t);
+    register_function_ops(t);
     return t;
   }();
   return table;
