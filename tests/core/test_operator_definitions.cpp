@@ -218,3 +218,63 @@ TEST(AxisOperators, LogSoftmaxOfLargeLogitsStaysFinite) {
   split.dims[0].degree = 2;
   EXPECT_EQ(infer_output_shapes(g.node(ls.node).op, {split})[0], split);
 }
+
+// LRN by hand: channels [1, 2, 3], size 2 (a window of c and c + 1), alpha 1, beta 1, bias 1:
+// y_c = x_c / (1 + 0.5 x the sum of squares in the window).
+TEST(AxisOperators, LrnNormalisesByTheWindowAboveEachChannel) {
+  const AxisFunction& f = *axis_function(OpType::LRN);
+  const std::vector<double> x = {1, 2, 3};
+  std::vector<double> y(3);
+  const double params[] = {2, 1, 1, 1};  // size, alpha, beta, bias
+  f.forward(x.data(), y.data(), 3, params);
+  EXPECT_NEAR(y[0], 1 / (1 + 0.5 * (1 + 4)), 1e-12);
+  EXPECT_NEAR(y[1], 2 / (1 + 0.5 * (4 + 9)), 1e-12);
+  EXPECT_NEAR(y[2], 3 / (1 + 0.5 * 9), 1e-12);
+  // Size 3 centres the window: channel 1 reads all three.
+  const double centred[] = {3, 1, 1, 1};
+  f.forward(x.data(), y.data(), 3, centred);
+  EXPECT_NEAR(y[0], 1 / (1 + (1 + 4) / 3.0), 1e-12);
+  EXPECT_NEAR(y[1], 2 / (1 + (1 + 4 + 9) / 3.0), 1e-12);
+  // The channels are read whole; N and H split.
+  Graph g;
+  GraphBuilder b(g);
+  const TensorRef in = b.input("x", {2, 4, 6, 6});
+  const TensorRef lrn = b.op(OpType::LRN, {{"axis", std::int64_t{1}}, {"size", 3.0}}, {in}, "lrn");
+  ParallelTensorShape split = g.shape(in);
+  split.dims[1].degree = 2;
+  EXPECT_THROW(infer_output_shapes(g.node(lrn.node).op, {split}), ShapeError);
+  split.dims[1].degree = 1;
+  split.dims[0].degree = 2;
+  split.dims[2].degree = 3;
+  EXPECT_EQ(infer_output_shapes(g.node(lrn.node).op, {split})[0], split);
+  // Without its size it is refused.
+  Operator no_size{OpType::LRN, {{"axis", std::int64_t{1}}}, "no_size"};
+  EXPECT_THROW(infer_output_shapes(no_size, {g.shape(in)}), ShapeError);
+}
+
+// Trilu on the 2 x 3 matrix [[1, 2, 3], [4, 5, 6]] flattened: the triangles torch.triu/tril give.
+TEST(AxisOperators, TriluKeepsATriangleOfTheFlattenedMatrix) {
+  const AxisFunction& f = *axis_function(OpType::Trilu);
+  const std::vector<double> x = {1, 2, 3, 4, 5, 6};
+  auto run = [&](double upper, double k) {
+    std::vector<double> y(6);
+    const double params[] = {2, upper, k};  // rows, upper, k
+    f.forward(x.data(), y.data(), 6, params);
+    return y;
+  };
+  EXPECT_EQ(run(1, 0), (std::vector<double>{1, 2, 3, 0, 5, 6}));
+  EXPECT_EQ(run(0, 0), (std::vector<double>{1, 0, 0, 4, 5, 0}));
+  EXPECT_EQ(run(1, 1), (std::vector<double>{0, 2, 3, 0, 0, 6}));
+  EXPECT_EQ(run(0, -1), (std::vector<double>{0, 0, 0, 4, 0, 0}));
+  EXPECT_EQ(run(1, -5), x);
+}
+
+TEST(AxisOperators, HardmaxIsTheOneHotOfTheFirstMaximum) {
+  const AxisFunction& f = *axis_function(OpType::Hardmax);
+  const std::vector<double> x = {1, 3, 3, 2};
+  std::vector<double> y(4), dx(4, 5.0);
+  f.forward(x.data(), y.data(), 4, nullptr);
+  EXPECT_EQ(y, (std::vector<double>{0, 1, 0, 0}));
+  f.backward(x.data(), y.data(), x.data(), dx.data(), 4, nullptr);
+  EXPECT_EQ(dx, (std::vector<double>(4, 0.0)));
+}

@@ -601,17 +601,19 @@ TEST(GradientCheck, EveryPointwiseOperator) {
 }
 
 // Every operator along an axis, on its middle axis and on its last, its parameters at their
-// defaults and all set to 1 (CumSum exclusive and reversed).
+// defaults (a required one 3: LRN's size) and all set to 1 (CumSum exclusive and reversed).
 TEST(GradientCheck, EveryAxisOperator) {
   int checked = 0;
   for (const OperatorDefinition* d : operator_definitions()) {
-    if (!d->along_axis) continue;
+    // Hardmax is piecewise constant: a central difference that moves the maximum jumps (its zero
+    // gradient is checked in AxisOperators.HardmaxIsTheOneHotOfTheFirstMaximum).
+    if (!d->along_axis || d->info.type == OpType::Hardmax) continue;
     for (const bool set : {false, true}) {
       if (set && d->along_axis->parameters.empty()) continue;
       for (std::int64_t axis : {1, 2}) {
         Attributes attrs{{"axis", axis}};
-        if (set)
-          for (const auto& p : d->along_axis->parameters) attrs.set(std::string(p.name), 1.0);
+        for (const auto& p : d->along_axis->parameters)
+          if (set || !p.default_value) attrs.set(std::string(p.name), set ? 1.0 : 3.0);
         check_gradients([&](GraphBuilder& b) {
           return b.op(d->info.type, attrs, {b.weight("x", {2, 5, 3})}, "f");
         });
@@ -620,6 +622,29 @@ TEST(GradientCheck, EveryAxisOperator) {
     ++checked;
   }
   EXPECT_GE(checked, 2);
+}
+
+// LRN across the channels with windows of odd and even size (the even one reaches one channel
+// further up than down) and AlexNet's constants made larger, so that the window terms weigh;
+// Trilu's triangles with a diagonal above and below the main one on a wide matrix.
+TEST(GradientCheck, LrnAndTrilu) {
+  for (double size : {2.0, 3.0, 5.0})
+    check_gradients([&](GraphBuilder& b) {
+      return b.op(OpType::LRN,
+                  {{"axis", std::int64_t{1}},
+                   {"size", size},
+                   {"alpha", 0.5},
+                   {"beta", 0.75},
+                   {"bias", 2.0}},
+                  {b.weight("x", {2, 6, 2, 2})}, "lrn");
+    });
+  for (double upper : {0.0, 1.0})
+    for (double k : {-1.0, 2.0})
+      check_gradients([&](GraphBuilder& b) {
+        return b.op(OpType::Trilu,
+                    {{"axis", std::int64_t{1}}, {"rows", 3.0}, {"upper", upper}, {"k", k}},
+                    {b.weight("x", {2, 12})}, "trilu");
+      });
 }
 
 TEST(GradientCheck, BinaryWithBroadcasting) {

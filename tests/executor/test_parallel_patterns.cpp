@@ -321,3 +321,39 @@ TEST(ParallelPatterns, ExpertsSplitByExpertsByFfnAndByTokens) {
     expect_equivalent(g, 2, 2);
   }
 }
+
+// A sub-pixel convolution (ESPCN) split along the image's height: the convolution exchanges halos,
+// LRN reads its channels whole on each piece's rows, and PixelShuffle as ONNX's DepthToSpace (CRD)
+// imports it, Reshape [N, C, b, b, H, W], Transpose, Reshape [N, C, H b, W b], keeps the rows
+// split (H is the outer dim of each H x b group), up to the Combine before the head.
+TEST(ParallelPatterns, PixelShuffleAndLrnSplitAlongHeight) {
+  Graph g;
+  GraphBuilder b(g);
+  TensorRef x = b.partition(b.input("image", {2, 2, 8, 6}), 2, 2);
+  TensorRef w = b.replicate(b.weight("conv.weight", {8, 2, 3, 3}), 2);
+  x = b.op(OpType::Conv2D,
+           {{"out_channels", std::int64_t{8}},
+            {"kernel", std::vector<std::int64_t>{3, 3}},
+            {"stride", std::vector<std::int64_t>{1, 1}},
+            {"padding", std::vector<std::int64_t>{1, 1}}},
+           {x, w}, "conv");
+  x = b.op(OpType::LRN, {{"axis", std::int64_t{1}}, {"size", 3.0}, {"alpha", 0.5}}, {x}, "lrn");
+  x = b.reshape(x, {2, 2, 2, 2, 8, 6}, "shuffle.blocks");
+  x = b.transpose(x, {0, 1, 4, 2, 5, 3}, "shuffle.move");
+  x = b.reshape(x, {2, 2, 16, 12}, "shuffle");
+  EXPECT_EQ(g.shape(x).dims[2].degree, 2);
+  x = b.combine(x, 2, 2);
+  classify(b, b.flatten(x, "flat"), 2);
+  expect_equivalent(g, 2, 2);
+}
+
+// Trilu keeps a triangle of each sample's matrix: the samples split, the matrix is read whole.
+TEST(ParallelPatterns, TriluSplitBySamples) {
+  Graph g;
+  GraphBuilder b(g);
+  TensorRef x = b.partition(b.linear(b.input("x", {4, 12}), 12, "fc"), 0, 2);
+  x = b.op(OpType::Trilu, {{"axis", std::int64_t{1}}, {"rows", 3.0}, {"k", 1.0}}, {x}, "triu");
+  x = b.combine(x, 0, 2);
+  classify(b, x, 4);
+  expect_equivalent(g, 2, 2);
+}

@@ -197,8 +197,8 @@ class FuzzedSpGraph {
     return b_.op(d.info.type, attrs, {x}, name("act"));
   }
 
-  // Any registered operator along an axis (LogSoftmax, CumSum), on the last one, its parameters 0
-  // or 1.
+  // Any registered operator along an axis (LogSoftmax, CumSum, LRN, Trilu, ...), on the last one,
+  // its parameters at their defaults or 1 (a required one always 1).
   TensorRef along_last_axis(TensorRef x) {
     static const std::vector<const OperatorDefinition*> along = [] {
       std::vector<const OperatorDefinition*> v;
@@ -210,7 +210,7 @@ class FuzzedSpGraph {
         *along[in_.ConsumeIntegralInRange<std::size_t>(0, along.size() - 1)];
     Attributes attrs{{"axis", std::int64_t{-1}}};
     for (const auto& p : d.along_axis->parameters)
-      if (in_.ConsumeBool()) attrs.set(std::string(p.name), 1.0);
+      if (in_.ConsumeBool() || !p.default_value) attrs.set(std::string(p.name), 1.0);
     return b_.op(d.info.type, attrs, {x}, name("axis"));
   }
 

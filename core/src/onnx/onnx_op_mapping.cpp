@@ -22,6 +22,8 @@ const std::map<std::string, OpHandler>& handlers() {
     register_index_ops(t);
     register_mask_ops(t);
     register_reduce_ops(t);
+    register_rearrange_ops(t);
+    register_function_ops(t);
     return t;
   }();
   return table;

@@ -50,6 +50,12 @@ void register_resize_ops(std::map<std::string, OpHandler>& table);
 void register_reduce_ops(std::map<std::string, OpHandler>& table);
 // TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (onnx_ops_index.cpp).
 void register_index_ops(std::map<std::string, OpHandler>& table);
+// DepthToSpace, SpaceToDepth, Tile, Trilu and MeanVarianceNormalization of activations, from
+// operators the PCG has (onnx_ops_rearrange.cpp).
+void register_rearrange_ops(std::map<std::string, OpHandler>& table);
+// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss as the bodies of the functions ONNX
+// defines them by (onnx_ops_function.cpp).
+void register_function_ops(std::map<std::string, OpHandler>& table);
 // Comparisons, logic and Cast of activations (onnx_ops_mask.cpp).
 void register_mask_ops(std::map<std::string, OpHandler>& table);
 // Where as the Where operator: a condition computed from the model's inputs, or a constant one

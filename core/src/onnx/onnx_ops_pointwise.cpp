@@ -2,6 +2,8 @@
 // definition's onnx_types becomes one node of that operator, its parameters read from the ONNX
 // attributes they name (a parameter at its default is left out of the node, so that rules match
 // it as written), or its axis.
+#include <fmt/format.h>
+
 #include "onnx/constant_folding.h"
 #include "onnx/onnx_op_mapping.h"
 #include "unity/core/errors.h"
@@ -45,6 +47,16 @@ void map_pointwise(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64
     attrs.set("axis",
               std::int64_t{normalize_axis(static_cast<std::int64_t>(ctx.constant(axis).scalar()),
                                           static_cast<std::int64_t>(ctx.sizes(x).size()))});
+    ctx.bind_tensor(node.output(0), ctx.add(d.info.type, attrs, {x}, node_name(node)));
+    return;
+  }
+  if (d.along_axis && d.along_axis->onnx_fixed_axis) {
+    const TensorRef x = ctx.tensor(node.input(0));
+    const auto rank = static_cast<int>(ctx.sizes(x).size());
+    const int axis = *d.along_axis->onnx_fixed_axis;
+    if (axis >= rank)
+      unsupported_use(node, fmt::format("its input has rank {}, it needs a dim {}", rank, axis));
+    attrs.set("axis", std::int64_t{axis});
     ctx.bind_tensor(node.output(0), ctx.add(d.info.type, attrs, {x}, node_name(node)));
     return;
   }

@@ -400,6 +400,54 @@ def padding_mask_attention():
            input_names=["input_ids"], output_names=["logits"])
 
 
+class SuperResolution(nn.Module):
+    """ESPCN (Shi et al. 2016) at toy size, with the other layout operators of its kind: the image
+    folded into channels (PixelUnshuffle), a convolution, AlexNet's LocalResponseNorm, a
+    sub-pixel convolution out to 2 x 2 channels per pixel and PixelShuffle back to the image. A
+    tiled skip adds the input's mean image to every output channel, and the triangle of each image
+    is kept (torch.triu). torch exports PixelShuffle as DepthToSpace (CRD), PixelUnshuffle as a
+    Reshape/Transpose/Reshape, LocalResponseNorm as its pieces (the model's own LRN node is in
+    lrn_espcn below), repeat as Tile and triu as Trilu."""
+
+    def __init__(self, lrn=False):
+        super().__init__()
+        self.unshuffle = nn.PixelUnshuffle(2)
+        self.conv1 = nn.Conv2d(4, 8, 3, padding=1)
+        self.norm = nn.LocalResponseNorm(3) if lrn else nn.Identity()
+        self.conv2 = nn.Conv2d(8, 4, 3, padding=1)
+        self.shuffle = nn.PixelShuffle(2)
+
+    def forward(self, x):
+        h = torch.tanh(self.conv1(self.unshuffle(x)))
+        y = self.shuffle(self.conv2(self.norm(h)))
+        skip = x.mean(1, keepdim=True).repeat(1, 2, 1, 1)
+        return torch.triu(y + skip, 1)
+
+
+def super_resolution():
+    torch.manual_seed(0)
+    export(SuperResolution(), (torch.randn(2, 1, 8, 8),), "pixel_shuffle.onnx", opset=14,
+           input_names=["image"], output_names=["y"])
+    # nn.LocalResponseNorm exports as Pow/Pad/AvgPool pieces; ONNX's own LRN node instead, as
+    # Caffe2 and TensorFlow converters write it for AlexNet and GoogLeNet.
+    torch.manual_seed(0)
+    path = os.path.join(HERE, "pixel_shuffle.onnx")
+    model = onnx.load(path)
+    graph = model.graph
+    conv = next(n for n in graph.node if n.op_type == "Tanh")
+    lrn = helper.make_node("LRN", [conv.output[0]], ["lrn_out"], name="lrn", size=3,
+                           alpha=1e-2, beta=0.75, bias=1.0)
+    for n in graph.node:
+        for i, name in enumerate(n.input):
+            if name == conv.output[0]:
+                n.input[i] = "lrn_out"
+    index = list(graph.node).index(conv)
+    graph.node.insert(index + 1, lrn)
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, "lrn_espcn.onnx"))
+    print(f"lrn_espcn.onnx: {os.path.getsize(os.path.join(HERE, 'lrn_espcn.onnx'))} bytes")
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     mlp()
@@ -418,3 +466,4 @@ if __name__ == "__main__":
     resize_variants()
     pad_variants()
     padding_mask_attention()
+    super_resolution()

@@ -58,6 +58,8 @@ struct AxisFunction {
   // ONNX gives the axis as the node's second input (a constant), as CumSum does, rather than as
   // an attribute (Softmax, LogSoftmax: before opset 13 over the dims from the axis on).
   bool onnx_axis_input = false;
+  // ONNX fixes the axis rather than naming it (LRN normalises across the channels, dim 1).
+  std::optional<int> onnx_fixed_axis = std::nullopt;
 };
 
 struct OperatorDefinition {

@@ -97,4 +97,7 @@
   X(Where)                  \
   X(Cast)                   \
   X(Reduction)              \
-  X(LatentAttention)
+  X(LatentAttention)        \
+  X(LRN)                    \
+  X(Hardmax)                \
+  X(Trilu)
