@@ -97,4 +97,5 @@
   X(Where)                  \
   X(Cast)                   \
   X(Reduction)              \
-  X(LatentAttention)
+  X(LatentAttention)        \
+  X(Arithmetic)
