@@ -863,6 +863,32 @@ def context_parallel():
     return out
 
 
+# --- parallel: arithmetic (max, min, sum, mean, prelu, mod, fmod, pow) ------------------------------
+
+def arithmetic():
+    """Arithmetic is element-wise over broadcast operands (core/src/ops/arithmetic.cpp): a dim both
+    operands have at one size splits alike on both; a dim the second lacks (PRelu's slope [C, 1, 1]
+    against x [N, C, H, W]: the samples) splits the first and copies the second to every piece.
+    Rules name two operands; a variadic Max, Min, Sum or Mean of three or more has none."""
+    return [
+        rule("arithmetic_partition", "parallel",
+             "Arithmetic of operands of one shape: split any dim of both", ["a", "b"],
+             [node("op", "Arithmetic", ["a", "b"])], ["op"],
+             [part("pa", "a", "k"), part("pb", "b", "k"),
+              node("op2", "Arithmetic", ["pa", "pb"], copy="op"), comb("out", "op2", "k")],
+             ["out"], ["d", dim_of("a")],
+             [c("equal", "rank(b)", "rank(a)"), c("equal", "size(b,k)", "size(a,k)")]),
+        rule("arithmetic_broadcast_partition", "parallel",
+             "Arithmetic with a lower-rank second operand (PRelu's slope): split a dim it is "
+             "broadcast along, copy it to every piece", ["a", "b"],
+             [node("op", "Arithmetic", ["a", "b"])], ["op"],
+             [part("pa", "a", "k"), repl("rb", "b"),
+              node("op2", "Arithmetic", ["pa", "rb"], copy="op"), comb("out", "op2", "k")],
+             ["out"], ["d", dim_of("a")],
+             [c("less", "k", "rank(a)-rank(b)")]),
+    ]
+
+
 FAMILIES = {
     "fusion": fusion,
     "dense": dense,
@@ -879,6 +905,7 @@ FAMILIES = {
     "experts": experts,
     "latent_attention": latent_attention,
     "mask": mask,
+    "arithmetic": arithmetic,
     "context_parallel": context_parallel,
 }
 

@@ -520,9 +520,9 @@ TEST(ShapeInference, EveryOperatorIsCovered) {
   int undescribed = 0;
   for (const OperatorDefinition* d : operator_definitions())
     undescribed += !d->pointwise && !d->along_axis;
-  EXPECT_EQ(undescribed, 53);  // 35, Resize, the index operators, Pad, GatherND, ScatterND,
+  EXPECT_EQ(undescribed, 54);  // 35, Resize, the index operators, Pad, GatherND, ScatterND,
                                // ConvTranspose, Experts, Compare, Logical, Where, Cast, Reduction,
-                               // LatentAttention
+                               // LatentAttention, Arithmetic (test_arithmetic_operator.cpp)
 }
 
 // The index operators read their axis whole and split every other dim alike on all inputs.

@@ -857,3 +857,58 @@ TEST(GradientCheck, WhereOperator) {
     return b.op(OpType::Where, {}, {cond, b.weight("x", {3, 4}), b.weight("y", {3, 4})}, "where");
   });
 }
+
+// Arithmetic: max, min, sum, mean of one to three operands (one broadcast), prelu with a slope per
+// channel ([C, 1, 1], nn.PReLU's export) and a scalar one, mod and fmod (dividends of both signs,
+// so that floor and trunc differ), pow with a computed exponent of a positive base. A central
+// difference across a kink (prelu at x = 0, max at a tie, mod where a / b is whole) checks no
+// derivative: the shapes are such that no sampled element lies within eps of one.
+TEST(GradientCheck, ArithmeticOperator) {
+  auto f = [](const char* function) { return Attributes{{"function", std::string(function)}}; };
+  for (const char* function : {"max", "min", "sum", "mean"}) {
+    SCOPED_TRACE(function);
+    check_gradients([&](GraphBuilder& b) {
+      return b.op(OpType::Arithmetic, f(function),
+                  {b.weight("a", {3, 4}), b.weight("b", {3, 4}), b.weight("c", {4})}, "op");
+    });
+    check_gradients([&](GraphBuilder& b) {
+      return b.op(OpType::Arithmetic, f(function), {b.weight("a", {2, 5})}, "op");
+    });
+  }
+  check_gradients([&](GraphBuilder& b) {
+    Attributes a = f("max");
+    a.set("scalar", 0.1);
+    return b.op(OpType::Arithmetic, a, {b.weight("a", {4, 5})}, "relu_like");
+  });
+  check_gradients([&](GraphBuilder& b) {
+    return b.op(OpType::Arithmetic, f("prelu"),
+                {b.weight("x", {2, 3, 4, 5}), b.weight("slope", {3, 1, 1})}, "prelu");
+  });
+  check_gradients([&](GraphBuilder& b) {
+    return b.op(OpType::Arithmetic, f("prelu"), {b.weight("x", {4, 6}), b.weight("slope", {6})},
+                "prelu");
+  });
+  for (const char* function : {"mod", "fmod"}) {
+    SCOPED_TRACE(function);
+    // a in [-3, 3], b in [0.9, 1.3] or [-1.3, -0.9]: quotients of both signs, away from b = 0.
+    check_gradients([&](GraphBuilder& b) {
+      const TensorRef a =
+          b.op(OpType::ScalarMul, {{"scalar", 3.0}}, {b.weight("a", {3, 4})}, "scale");
+      const TensorRef d =
+          b.op(OpType::ScalarAdd, {{"scalar", 1.1}},
+               {b.op(OpType::ScalarMul, {{"scalar", 0.2}}, {b.weight("b", {3, 4})}, "narrow")},
+               "divisor");
+      const TensorRef neg = b.op(OpType::ScalarMul, {{"scalar", -1.0}}, {d}, "negative");
+      return b.op(OpType::Arithmetic, f("sum"),
+                  {b.op(OpType::Arithmetic, f(function), {a, d}, "positive_divisor"),
+                   b.op(OpType::Arithmetic, f(function), {a, neg}, "negative_divisor")},
+                  "both");
+    });
+  }
+  check_gradients(
+      [&](GraphBuilder& b) {
+        return b.op(OpType::Arithmetic, f("pow"), {b.weight("base", {3, 4}), b.weight("e", {4})},
+                    "pow");
+      },
+      Check{true});
+}

@@ -4,9 +4,9 @@
 // element-wise ops, linear layers with (replicated) weights, parallel-operator pairs that change
 // the degree in between, forks joined by Add, Mul or a Concat, Split/Concat pairs, Softmax,
 // LayerNorm, operators along an axis, TopK + ScatterElements, a masked Where or a Reduction of
-// each row scaling it, Resize or Pad of the features, optionally ending in a loss. Each choice is
-// made only where its shapes are valid, so libFuzzer's mutations explore graph structure rather
-// than shape errors.
+// each row scaling it, Arithmetic (max, min, sum, mean, prelu, mod, pow), Resize or Pad of the
+// features, optionally ending in a loss. Each choice is made only where its shapes are valid, so
+// libFuzzer's mutations explore graph structure rather than shape errors.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -108,7 +108,9 @@ class FuzzedSpGraph {
       case 8:
         if (plain(x)) {
           --budget_;
-          switch (in_.ConsumeIntegralInRange(0, 4)) {
+          switch (in_.ConsumeIntegralInRange(0, 5)) {
+            case 5:
+              return arithmetic(x);
             case 0:
               return b_.softmax(x, name("softmax"));
             case 3: {
@@ -212,6 +214,30 @@ class FuzzedSpGraph {
     for (const auto& p : d.along_axis->parameters)
       if (in_.ConsumeBool() || !p.default_value) attrs.set(std::string(p.name), 1.0);
     return b_.op(d.info.type, attrs, {x}, name("axis"));
+  }
+
+  // Arithmetic, any function: max, min, sum, mean of x, its Relu and a row of weights; prelu with
+  // a slope per feature; mod or fmod by a scalar; pow of a positive base by x.
+  TensorRef arithmetic(TensorRef x) {
+    static const char* const kFunctions[] = {"max",   "min", "sum",  "mean",
+                                             "prelu", "mod", "fmod", "pow"};
+    const std::string f = kFunctions[in_.ConsumeIntegralInRange(0, 7)];
+    const std::int64_t width = g_.shape(x).dims[1].size;
+    Attributes attrs{{"function", f}};
+    std::vector<TensorRef> in{x};
+    if (f == "prelu") {
+      in.push_back(b_.weight(name("slope"), {width}));
+    } else if (f == "mod" || f == "fmod") {
+      attrs.set("scalar", 1.5);
+    } else if (f == "pow") {
+      in = {b_.op(OpType::ScalarAdd, {{"scalar", 1.0}},
+                  {b_.op(OpType::Sigmoid, {}, {x}, name("s"))}, name("base")),
+            x};
+    } else {
+      in.push_back(b_.relu(x, name("relu")));
+      in.push_back(b_.weight(name("row"), {width}));
+    }
+    return b_.op(OpType::Arithmetic, attrs, in, name("arith"));
   }
 
   std::string name(const char* base) { return std::string(base) + std::to_string(counter_++); }

@@ -61,6 +61,10 @@ void register_mask_ops(std::map<std::string, OpHandler>& table);
 // Where as the Where operator: a condition computed from the model's inputs, or a constant one
 // selecting between two activations (onnx_ops_mask.cpp).
 void emit_where(ImportContext& ctx, const ::onnx::NodeProto& node);
+// Max, Min, Sum, Mean, PRelu, Mod of activations, and Pow with a tensor exponent (emit_tensor_pow):
+// the Arithmetic operator (onnx_ops_arithmetic.cpp).
+void register_arithmetic_ops(std::map<std::string, OpHandler>& table);
+void emit_tensor_pow(ImportContext& ctx, const ::onnx::NodeProto& node);
 // Throws when an output beyond the first (BatchNorm statistics, Dropout mask, MaxPool indices...)
 // is read by anything: our operators do not produce them.
 void require_only_first_output(const ImportContext& ctx, const ::onnx::NodeProto& node);

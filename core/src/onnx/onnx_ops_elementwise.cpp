@@ -89,7 +89,8 @@ void map_binary(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
 void map_pow(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   const std::string& exponent = node.input(1);
   if (!ctx.is_scalar_constant(exponent)) {
-    unsupported_use(node, "Pow is supported with a scalar constant exponent only");
+    emit_tensor_pow(ctx, node);  // Arithmetic's pow (onnx_ops_arithmetic.cpp)
+    return;
   }
   const TensorRef x = ctx.tensor(node.input(0));
   const TensorRef out =

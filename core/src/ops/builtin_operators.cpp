@@ -5,11 +5,7 @@
 #include "unity/core/ops/operator_definition.h"
 
 namespace unity {
-namespace {
-
-constexpr int kAny = 1 << 20;  // variadic (Concat)
-
-}  // namespace
+namespace {}  // namespace
 
 #define UNITY_BUILTIN_OPERATOR(op, category, min_inputs, max_inputs)                      \
   template <>                                                                             \
@@ -36,7 +32,7 @@ UNITY_BUILTIN_OPERATOR(Add, Compute, 2, 2)
 UNITY_BUILTIN_OPERATOR(Sub, Compute, 2, 2)
 UNITY_BUILTIN_OPERATOR(Mul, Compute, 2, 2)
 UNITY_BUILTIN_OPERATOR(Div, Compute, 2, 2)
-UNITY_BUILTIN_OPERATOR(Concat, Compute, 1, kAny)
+UNITY_BUILTIN_OPERATOR(Concat, Compute, 1, kAnyInputs)
 UNITY_BUILTIN_OPERATOR(Split, Compute, 1, 1)
 UNITY_BUILTIN_OPERATOR(Reshape, Compute, 1, 1)
 UNITY_BUILTIN_OPERATOR(Flatten, Compute, 1, 1)

@@ -8,9 +8,8 @@
 #include "unity/core/ops/mask_kernels.h"
 
 namespace unity::shape_rules {
-namespace {
 
-ParallelTensorShape broadcast(const Shapes& in, DataType dtype) {
+ParallelTensorShape broadcast_operands(const Shapes& in, DataType dtype) {
   int r = 0;
   for (const auto& s : in) r = std::max(r, s.rank());
   ParallelTensorShape y;
@@ -55,6 +54,12 @@ ParallelTensorShape broadcast(const Shapes& in, DataType dtype) {
           t, in[t].to_string(), in[0].to_string());
   y.replica = in[0].replica / bcast[0];
   return y;
+}
+
+namespace {
+
+ParallelTensorShape broadcast(const Shapes& in, DataType dtype) {
+  return broadcast_operands(in, dtype);
 }
 
 void expect_mask(const ParallelTensorShape& s, const char* what) {

@@ -100,5 +100,9 @@ Shapes infer_experts(const Operator& op, const Shapes& in);
 Shapes infer_pad_nd(const Operator& op, const Shapes& in);
 // Compare, Logical, Where, Cast (shape_inference_mask.cpp).
 Shapes infer_mask(const Operator& op, const Shapes& in);
+// Operands broadcast like numpy's (shape_inference_mask.cpp): a dim of one size on every operand
+// that has it keeps that size's degree, a broadcast dim has degree 1, and a broadcast operand's
+// replica covers the partitions it is broadcast to. The output in type `dtype`.
+ParallelTensorShape broadcast_operands(const Shapes& in, DataType dtype);
 
 }  // namespace unity::shape_rules

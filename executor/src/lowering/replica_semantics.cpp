@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "lowering_internal.h"
+#include "unity/core/ops/arithmetic.h"
 #include "unity/core/ops/index_operators.h"
-#include "unity/core/ops/mask_kernels.h"
 #include "unity/core/ops/operator_definition.h"
 
 namespace unity::executor::detail {
@@ -45,8 +45,9 @@ ReplicaLayout binary_layout(const Graph& g, const Node& n, const std::vector<Rep
   bool partial = false;
   for (const auto& o : outer) partial = partial || o.has_partial();
   if (!partial) return ReplicaLayout::copies(a.size());
-  if (is_mask_operator(n.op.type))
-    fail_at(g, n.id, "reads partial sums, but comparisons, logic and selection are not linear");
+  if (is_broadcast_operator(n.op.type))
+    fail_at(g, n.id, "reads partial sums, but comparisons, logic, selection and {} are not linear",
+            n.op.type == OpType::Arithmetic ? n.op.attrs.get_string("function", "") : "the rest");
   const ReplicaLayout& b = outer[1];
   switch (n.op.type) {
     case OpType::Add:
@@ -179,7 +180,7 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
       return {in[0].with_inner({extra, true})};
     }
     default:
-      if (is_mask_operator(t) && t != OpType::Cast) return {binary_layout(g, n, in)};
+      if (is_broadcast_operator(t)) return {binary_layout(g, n, in)};
       if (is_index_operator(t)) {
         // Picking by value or by index is not linear in the indices (nor TopK in x).
         require_all_copies(g, n, in, "it picks by value or by index");

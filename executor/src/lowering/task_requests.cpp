@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "lowering_internal.h"
+#include "unity/core/ops/arithmetic.h"
 #include "unity/core/ops/index_operators.h"
-#include "unity/core/ops/mask_kernels.h"
 #include "unity/core/ops/window_attrs.h"
 #include "unity/core/shapes/concat_pieces.h"
 #include "unity/core/shapes/reshape_groups.h"
@@ -611,7 +611,7 @@ std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
         parallel(c);
       else if (is_index_operator(n.op.type))
         index_op(c);
-      else if (is_mask_operator(n.op.type) && n.op.type != OpType::Cast)
+      else if (is_broadcast_operator(n.op.type))
         binary(c);
       else
         elementwise_like(c);  // unary, Softmax (axis whole)

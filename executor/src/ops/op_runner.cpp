@@ -107,6 +107,7 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
       if (is_parallel_op(n.op.type)) return make_parallel_runner(g, n);
       if (is_index_operator(n.op.type)) return make_index_runner(g, n);
       if (is_mask_operator(n.op.type)) return make_mask_runner(g, n);
+      if (n.op.type == OpType::Arithmetic) return make_arithmetic_runner(g, n);
       return make_elementwise_runner(g, n);
   }
   throw LoweringError(fmt::format("{}: no kernel for {}", g.describe(n.id), to_string(n.op.type)));

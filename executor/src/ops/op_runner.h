@@ -91,5 +91,7 @@ std::unique_ptr<OpRunner> make_reduction_runner(const Graph& g, const Node& n);
 std::unique_ptr<OpRunner> make_pad_nd_runner(const Graph& g, const Node& n);
 // Compare, Logical, Where, Cast (mask_ops.cpp).
 std::unique_ptr<OpRunner> make_mask_runner(const Graph& g, const Node& n);
+// Arithmetic: max, min, sum, mean, prelu, mod, pow of broadcast operands (arithmetic_ops.cpp).
+std::unique_ptr<OpRunner> make_arithmetic_runner(const Graph& g, const Node& n);
 
 }  // namespace unity::executor::detail

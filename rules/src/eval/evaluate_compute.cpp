@@ -8,6 +8,7 @@
 
 #include "evaluate_internal.h"
 #include "kernels.h"
+#include "unity/core/ops/arithmetic.h"
 #include "unity/core/ops/experts_kernels.h"
 #include "unity/core/ops/index_kernels.h"
 #include "unity/core/ops/latent_attention.h"
@@ -356,29 +357,48 @@ ReplicaLayout mask_layout(const OpContext& c) {
   return ReplicaLayout::copies(outer.size());
 }
 
-// A mask operator on replica j (the core's mask kernels, in double; masks as 0 and 1).
-DenseTensor mask_output(const OpContext& c, int j) {
-  const mask_kernels::MaskFunction f = mask_kernels::mask_function(c.op);
+// The operands of a mask or Arithmetic operator on replica j, each from the copy of its piece that
+// belongs to replica j, and the output's sizes: the pieces' (a micro-batch's), broadcast.
+struct BroadcastPieces {
   std::vector<const double*> in;
   std::vector<std::vector<std::int64_t>> sizes;
+  std::vector<std::int64_t> out_sizes;
+};
+
+BroadcastPieces broadcast_pieces(const OpContext& c, int j) {
+  BroadcastPieces p;
   for (std::size_t i = 0; i < c.in.size(); ++i) {
     const int k =
         c.op.type == OpType::Cast ? 1 : broadcast_degree_to(c.in[i]->shape, c.out_shapes[0]);
     const DenseTensor& piece = c.piece(i, j * k);
-    in.push_back(piece.data.data());
-    sizes.push_back(piece.sizes);
+    p.in.push_back(piece.data.data());
+    p.sizes.push_back(piece.sizes);
   }
-  // Sizes from the pieces (a micro-batch's), broadcast.
-  std::vector<std::int64_t> out_sizes;
-  for (const auto& s : sizes)
-    if (s.size() > out_sizes.size()) out_sizes.resize(s.size(), 1);
-  for (const auto& s : sizes)
+  for (const auto& s : p.sizes)
+    if (s.size() > p.out_sizes.size()) p.out_sizes.resize(s.size(), 1);
+  for (const auto& s : p.sizes)
     for (std::size_t d = 0; d < s.size(); ++d) {
-      auto& o = out_sizes[d + out_sizes.size() - s.size()];
+      auto& o = p.out_sizes[d + p.out_sizes.size() - s.size()];
       if (s[d] != 1) o = s[d];
     }
-  DenseTensor out(out_sizes);
-  mask_kernels::forward(f, in, sizes, out_sizes, out.data.data());
+  return p;
+}
+
+// A mask operator on replica j (the core's mask kernels, in double; masks as 0 and 1).
+DenseTensor mask_output(const OpContext& c, int j) {
+  const BroadcastPieces p = broadcast_pieces(c, j);
+  DenseTensor out(p.out_sizes);
+  mask_kernels::forward(mask_kernels::mask_function(c.op), p.in, p.sizes, p.out_sizes,
+                        out.data.data());
+  return out;
+}
+
+// Arithmetic on replica j (the core's kernels, in double).
+DenseTensor arithmetic_output(const OpContext& c, int j) {
+  const BroadcastPieces p = broadcast_pieces(c, j);
+  DenseTensor out(p.out_sizes);
+  arithmetic::forward(arithmetic::arithmetic_of(c.op), p.in, p.sizes, p.out_sizes,
+                      !is_floating(c.out_shapes[0].dtype), out.data.data());
   return out;
 }
 
@@ -541,7 +561,7 @@ std::vector<ReplicaLayout> output_layouts(const OpContext& c) {
     return {ReplicaLayout::partials(out.replica)};
   }
   if (is_elementwise_binary(op.type)) return {binary_layout(c)};
-  if (is_mask_operator(op.type) && op.type != OpType::Cast) return {mask_layout(c)};
+  if (is_broadcast_operator(op.type)) return {mask_layout(c)};
   if (!reads_partials(op)) require_copies(c, "is not linear");
   if (op.type == OpType::SoftmaxCrossEntropy)
     return {c.in[0]->layout.with_inner({vocab_blocks(c), true})};
@@ -605,6 +625,11 @@ std::vector<std::vector<DenseTensor>> compute_replicas(const OpContext& c) {
   if (is_mask_operator(op.type)) {
     std::vector<DenseTensor> parts;
     for (int j = 0; j < out.replica; ++j) parts.push_back(mask_output(c, j));
+    return {parts};
+  }
+  if (op.type == OpType::Arithmetic) {
+    std::vector<DenseTensor> parts;
+    for (int j = 0; j < out.replica; ++j) parts.push_back(arithmetic_output(c, j));
     return {parts};
   }
   if (is_pad_nd_op(op.type)) {

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "unity/core/ops/arithmetic.h"
 #include "unity/core/ops/operator_definition.h"
 #include "unity/core/ops/reduction.h"
 #include "unity/core/ops/resize.h"
@@ -111,6 +112,8 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   m[OpType::Logical] = {e("logic", {"and", "or", "xor", "not"}, std::nullopt)};
   m[OpType::Cast] = {
       e("to", {"float32", "float16", "bfloat16", "int32", "int64", "bool"}, std::nullopt)};
+  // Arithmetic's `scalar`, too, stands for a missing (last) operand.
+  m[OpType::Arithmetic] = {e("function", arithmetic::function_names(), std::nullopt)};
   for (auto t : {OpType::Partition, OpType::Combine, OpType::Pipeline, OpType::Batch})
     m[t] = {i("dim"), i("degree")};
   for (auto t : {OpType::Replicate, OpType::Reduce, OpType::AllReduce}) m[t] = {i("degree")};

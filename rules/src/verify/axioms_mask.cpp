@@ -13,7 +13,9 @@ void add_mask_axioms(Theory& th, OpType op) {
   const std::string n(to_string(op));
   const E k = ivar("k"), d = ivar("d"), i = ivar("i");
   const std::vector<E> vars = {tvar("x"), tvar("y"), tvar("z")};
-  const int min_arity = op_info(op).min_inputs, max_arity = op_info(op).max_inputs;
+  // Up to three operands (a variadic operator's first three: its rules name no more).
+  const int min_arity = op_info(op).min_inputs;
+  const int max_arity = std::min(op_info(op).max_inputs, 3);
   for (int arity = std::max(min_arity, 1); arity <= max_arity; ++arity) {
     const std::vector<E> args(vars.begin(), vars.begin() + arity);
     const std::string suffix = max_arity > min_arity ? "_" + std::to_string(arity) : "";

@@ -247,13 +247,14 @@ std::vector<ParallelTensorShape> RandomInstances::shapes_for(O op, int arity, in
     case O::Sub:
     case O::Mul:
     case O::Div:
+    case O::Arithmetic:
     case O::MSELoss:
     case O::Concat: {
       auto xs = random_sizes(r);
       std::vector<ParallelTensorShape> out(static_cast<std::size_t>(arity), serial(xs));
       if (op == O::Concat && r > 0)
         for (auto& s : out) s.dims[0].size = pick_size();  // often concatenated along 0
-      if (op != O::MSELoss && op != O::Concat && r > 1 && pick({0, 0, 0, 1}) == 1)
+      if (op != O::MSELoss && op != O::Concat && arity == 2 && r > 1 && pick({0, 0, 0, 1}) == 1)
         out[static_cast<std::size_t>(pick({0, 1}))] =
             serial(std::vector<std::int64_t>(xs.begin() + 1, xs.end()));  // a broadcast bias
       return out;
@@ -463,6 +464,10 @@ std::optional<Concrete> RandomInstances::bind_attribute(const Expr& var, O op, i
   // The mask operators' enums (attribute_schema.cpp's order): any comparison, the logic of as many
   // operands as the instance has (not: one), any type.
   if (n == "comparison") return I(choose({0, 1, 2, 3, 4}));
+  // Arithmetic (arithmetic.h's order): max, min, sum, mean of any number of operands; prelu, mod
+  // and fmod of two. Not pow: a negative base (values are drawn in [-1, 1]) gives NaN.
+  if (n == "function" && op == O::Arithmetic)
+    return I(in.size() == 2 ? choose({0, 1, 2, 3, 4, 5, 6}) : choose({0, 1, 2, 3}));
   if (n == "logic") return I(in.size() == 1 ? 3 : choose({0, 1, 2}));
   if (n == "to") return I(choose({0, 1, 2, 3, 4, 5}));
   if (n == "off_value" || n == "on_value")

@@ -76,6 +76,7 @@ const Theory& operator_theory(OpType op) {
       if (t == OpType::Reduction) add_reduction_theory(th);
       if (is_index_operator(t)) add_index_axioms(th, t);
       if (is_mask_operator(t)) add_mask_axioms(th, t);
+      if (t == OpType::Arithmetic) add_arithmetic_theory(th);
     }
     return all;
   }();

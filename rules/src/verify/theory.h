@@ -98,6 +98,9 @@ void add_reduction_theory(Theory& t);
 void add_index_axioms(Theory& t, OpType op);
 // Compare, Logical, Where, Cast (axioms_mask.cpp).
 void add_mask_axioms(Theory& t, OpType op);
+// Arithmetic (axioms_arithmetic.cpp): the mask operators' axioms and a split of a dim the second
+// operand broadcasts along.
+void add_arithmetic_theory(Theory& t);
 
 // Builders shared by those files.
 E P(const E& k, const E& d, const E& x);  // Partition

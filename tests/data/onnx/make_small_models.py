@@ -448,6 +448,30 @@ def super_resolution():
     print(f"lrn_espcn.onnx: {os.path.getsize(os.path.join(HERE, 'lrn_espcn.onnx'))} bytes")
 
 
+def arithmetic():
+    # nn.PReLU (a slope per channel, exported [C, 1, 1]), torch.maximum and torch.minimum of two
+    # activations, and torch.pow with a computed exponent: PRelu, Max, Min and Pow, each one
+    # Arithmetic node (core/src/ops/arithmetic.cpp).
+    class Arithmetic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, padding=1)
+            self.prelu = nn.PReLU(4, init=0.2)
+            self.gate = nn.Conv2d(3, 4, 1)
+            self.fc = nn.Linear(4 * 6 * 6, 5)
+
+        def forward(self, x):
+            h = self.prelu(self.conv(x))
+            g = self.gate(x)
+            h = torch.maximum(h, g) + torch.minimum(h, 0.5 * g)
+            h = torch.pow(torch.sigmoid(g) + 0.5, torch.tanh(h))
+            return self.fc(h.flatten(1))
+
+    torch.manual_seed(0)
+    export(Arithmetic(), (torch.randn(2, 3, 6, 6),), "arithmetic.onnx", opset=13,
+           input_names=["x"], output_names=["y"])
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     mlp()
@@ -467,3 +491,4 @@ if __name__ == "__main__":
     pad_variants()
     padding_mask_attention()
     super_resolution()
+    arithmetic()

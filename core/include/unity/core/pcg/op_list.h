@@ -89,15 +89,16 @@
   X(ArgMin)                \
   X(Pad)                   \
   X(GatherND)              \
-  X(ScatterND)              \
-  X(ConvTranspose)          \
-  X(Experts)                \
-  X(Compare)                \
-  X(Logical)                \
-  X(Where)                  \
-  X(Cast)                   \
-  X(Reduction)              \
-  X(LatentAttention)        \
-  X(LRN)                    \
-  X(Hardmax)                \
-  X(Trilu)
+  X(ScatterND)             \
+  X(ConvTranspose)         \
+  X(Experts)               \
+  X(Compare)               \
+  X(Logical)               \
+  X(Where)                 \
+  X(Cast)                  \
+  X(Reduction)             \
+  X(LatentAttention)       \
+  X(LRN)                   \
+  X(Hardmax)               \
+  X(Trilu)                 \
+  X(Arithmetic)

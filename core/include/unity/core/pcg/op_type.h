@@ -17,6 +17,9 @@ enum class OpType { UNITY_OPERATORS(UNITY_ENUM_ENTRY) };
 
 enum class OpCategory { Source, Compute, Parallel };
 
+// OpInfo::max_inputs of a variadic operator (Concat, the arithmetic's max/min/sum/mean).
+inline constexpr int kAnyInputs = 1 << 20;
+
 struct OpInfo {
   OpType type;
   std::string_view name;
