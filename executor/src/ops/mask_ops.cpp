@@ -14,23 +14,6 @@ namespace {
 
 namespace mk = mask_kernels;
 
-std::vector<double> fetch(DeviceBackend& be, const Slot& s) {
-  if (s.elem_size == 8) {
-    const auto v = host_ints(be, s);
-    return {v.begin(), v.end()};
-  }
-  const auto v = host_copy(be, s.value, s.elements());
-  return {v.begin(), v.end()};
-}
-
-void store(DeviceBackend& be, Slot& s, const std::vector<double>& v) {
-  if (s.elem_size == 8) {
-    upload(be, s.value, std::vector<std::int64_t>(v.begin(), v.end()));
-    return;
-  }
-  upload(be, s.value, std::vector<float>(v.begin(), v.end()));
-}
-
 class MaskRunner final : public OpRunner {
  public:
   explicit MaskRunner(const Node& n) : f_(mk::mask_function(n.op)) {}
@@ -38,17 +21,10 @@ class MaskRunner final : public OpRunner {
   void forward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
     DeviceBackend& be = ctx.backend;
     for (auto& t : tasks) {
-      std::vector<std::vector<double>> in;
-      std::vector<const double*> ptrs;
-      std::vector<std::vector<std::int64_t>> sizes;
-      for (const Slot* s : t.in) {
-        in.push_back(fetch(be, *s));
-        sizes.push_back(s->shape);
-      }
-      for (const auto& v : in) ptrs.push_back(v.data());
+      const HostOperands h = host_operands(be, t);
       std::vector<double> out(static_cast<std::size_t>(t.out[0]->elements()));
-      mk::forward(f_, ptrs, sizes, t.out[0]->shape, out.data());
-      store(be, *t.out[0], out);
+      mk::forward(f_, h.ptrs, h.sizes, t.out[0]->shape, out.data());
+      upload_doubles(be, *t.out[0], out);
     }
   }
 
@@ -67,18 +43,12 @@ class MaskRunner final : public OpRunner {
       if (!any) continue;
       const auto cond = host_ints(be, *t.in[0]);
       const auto dy = host_copy(be, t.out[0]->grad, t.out[0]->elements());
-      std::vector<std::vector<float>> grads(t.in.size());
-      std::vector<float*> ptrs(t.in.size(), nullptr);
       std::vector<std::vector<std::int64_t>> sizes;
-      for (std::size_t s = 0; s < t.in.size(); ++s) {
-        sizes.push_back(t.in[s]->shape);
-        if (s == 0 || !t.in[s]->grad) continue;
-        grads[s] = host_copy(be, t.in[s]->grad, t.in[s]->elements());
-        ptrs[s] = grads[s].data();
-      }
-      mk::where_backward(f_, cond.data(), dy.data(), sizes, t.out[0]->shape, ptrs);
-      for (std::size_t s = 1; s < t.in.size(); ++s)
-        if (ptrs[s]) upload(be, t.in[s]->grad, grads[s]);
+      for (const Slot* s : t.in) sizes.push_back(s->shape);
+      // The condition takes no gradient.
+      HostGradients grads(be, t, [](std::size_t s) { return s > 0; });
+      mk::where_backward(f_, cond.data(), dy.data(), sizes, t.out[0]->shape, grads.ptrs);
+      grads.upload(be, t);
     }
   }
 

@@ -36,6 +36,60 @@ inline void upload(DeviceBackend& be, void* dst, const std::vector<std::int64_t>
   be.to_device(dst, v.data(), v.size() * sizeof(std::int64_t));
 }
 
+// The host kernels of broadcasting operators (mask_ops.cpp, arithmetic_ops.cpp) read every
+// operand as doubles: float pieces as floats, integer and bool pieces as the int64 the executor
+// holds them in; and write their result back in the slot's type.
+inline std::vector<double> host_doubles(DeviceBackend& be, const Slot& s) {
+  if (s.elem_size == 8) {
+    const auto v = host_ints(be, s);
+    return {v.begin(), v.end()};
+  }
+  const auto v = host_copy(be, s.value, s.elements());
+  return {v.begin(), v.end()};
+}
+inline void upload_doubles(DeviceBackend& be, const Slot& s, const std::vector<double>& v) {
+  if (s.elem_size == 8)
+    upload(be, s.value, std::vector<std::int64_t>(v.begin(), v.end()));
+  else
+    upload(be, s.value, std::vector<float>(v.begin(), v.end()));
+}
+
+// A task's operands on the host, as doubles, with their local shapes.
+struct HostOperands {
+  std::vector<std::vector<double>> values;
+  std::vector<const double*> ptrs;
+  std::vector<std::vector<std::int64_t>> sizes;
+};
+inline HostOperands host_operands(DeviceBackend& be, const TaskBuffers& t) {
+  HostOperands h;
+  for (const Slot* s : t.in) {
+    h.values.push_back(host_doubles(be, *s));
+    h.sizes.push_back(s->shape);
+  }
+  for (const auto& v : h.values) h.ptrs.push_back(v.data());
+  return h;
+}
+
+// The input gradients a host kernel adds into: copied to the host for the inputs `takes(s)`
+// accepts (ptrs[s] null for the others), written back by upload().
+struct HostGradients {
+  std::vector<std::vector<float>> values;
+  std::vector<float*> ptrs;
+  template <class Takes>
+  HostGradients(DeviceBackend& be, const TaskBuffers& t, Takes takes)
+      : values(t.in.size()), ptrs(t.in.size(), nullptr) {
+    for (std::size_t s = 0; s < t.in.size(); ++s) {
+      if (!t.in[s]->grad || !takes(s)) continue;
+      values[s] = host_copy(be, t.in[s]->grad, t.in[s]->elements());
+      ptrs[s] = values[s].data();
+    }
+  }
+  void upload(DeviceBackend& be, const TaskBuffers& t) const {
+    for (std::size_t s = 0; s < t.in.size(); ++s)
+      if (ptrs[s]) detail::upload(be, t.in[s]->grad, values[s]);
+  }
+};
+
 // The activation some operators apply to their result ("activation" attribute).
 class FusedActivation {
  public:
