@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "unity/core/errors.h"
 #include "unity/core/pcg/graph_builder.h"
@@ -19,9 +20,30 @@ LossKind loss_kind_from_string(std::string_view s) {
   throw InputError(fmt::format("unknown loss '{}' (expected cross-entropy or mse)", s));
 }
 
+bool derives_from_loss(const Graph& g, NodeId id) {
+  std::vector<NodeId> stack{id};
+  std::set<NodeId> seen;
+  while (!stack.empty()) {
+    const NodeId cur = stack.back();
+    stack.pop_back();
+    if (!seen.insert(cur).second) continue;
+    const Node& n = g.node(cur);
+    if (n.op.type == OpType::SoftmaxCrossEntropy || n.op.type == OpType::MSELoss) return true;
+    for (const auto& in : n.inputs) stack.push_back(in.node);
+  }
+  return false;
+}
+
+bool is_objective(const Graph& g, TensorRef sink) {
+  const ParallelTensorShape shape = g.shape(sink);
+  return derives_from_loss(g, sink.node) || (shape.rank() == 0 && is_floating(shape.dtype));
+}
+
 bool has_loss(const Graph& g) {
   for (const auto& [id, n] : g.nodes())
     if (n.op.type == OpType::SoftmaxCrossEntropy || n.op.type == OpType::MSELoss) return true;
+  for (const TensorRef sink : g.sinks())
+    if (g.uses(sink.node).empty() && is_objective(g, sink)) return true;
   return false;
 }
 

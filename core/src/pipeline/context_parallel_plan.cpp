@@ -7,6 +7,7 @@
 #include "unity/core/errors.h"
 #include "unity/core/ops/attention_core.h"
 #include "unity/core/ops/operator_definition.h"
+#include "unity/core/pcg/training_loss.h"
 
 namespace unity {
 namespace {
@@ -95,7 +96,7 @@ class Splitter {
     // The segment's outputs are handed on whole; its loss stays split (each shard's positions'
     // losses are part of the objective, which averages over them all).
     for (const TensorRef& sink : old_.sinks()) {
-      if (!split_.count(sink) || derives_from_loss(sink.node)) continue;
+      if (!split_.count(sink) || derives_from_loss(old_, sink.node)) continue;
       const TensorRef whole =
           add_parallel(OpType::Combine, map_.at(sink), kSequence, cp_, name_of(sink) + ".cp_out");
       if (auto it = views_.find(sink.node); it != views_.end()) out_.views[whole.node] = it->second;
@@ -106,14 +107,6 @@ class Splitter {
 
  private:
   std::string name_of(TensorRef t) const { return old_.node(t.node).op.name; }
-
-  bool derives_from_loss(NodeId id) const {
-    const Node& n = old_.node(id);
-    if (n.op.type == OpType::SoftmaxCrossEntropy || n.op.type == OpType::MSELoss) return true;
-    for (const auto& in : n.inputs)
-      if (derives_from_loss(in.node)) return true;
-    return false;
-  }
 
   TensorRef add_parallel(OpType type, TensorRef x, int dim, int degree, const std::string& name) {
     Operator op;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "unity/core/errors.h"
@@ -118,11 +119,33 @@ Graph make_data_parallel(const Graph& serial, int degree, const std::set<NodeId>
   }
   try {
     g.infer_shapes();
+    sum_partial_reductions(g);
   } catch (const ShapeError& e) {
     throw InputError(fmt::format("'{}' cannot be trained data-parallel on {} devices: {}",
                                  serial.name, degree, e.what()));
   }
   return g;
+}
+
+void sum_partial_reductions(Graph& g) {
+  for (const NodeId id : g.topological_order()) {
+    const Node& n = g.node(id);
+    const OpType type = n.op.type;
+    if (n.outputs.empty() || is_source_op(type) || is_parallel_op(type)) continue;
+    if (type == OpType::SoftmaxCrossEntropy || type == OpType::MSELoss) continue;
+    int widest = 1;
+    for (const auto& in : n.inputs) widest = std::max(widest, g.shape(in).replica);
+    const int replica = n.outputs[0].replica;
+    if (replica <= widest || replica % widest != 0) continue;
+    const TensorRef out{id, 0};
+    const auto users = g.uses(out);
+    if (users.empty()) continue;
+    Operator sum{
+        OpType::AllReduce, {{"degree", std::int64_t{replica / widest}}}, n.op.name + ".allreduce"};
+    const NodeId summed = g.add(std::move(sum), {out});
+    for (const auto& u : users) g.set_input(u.node, u.slot, {summed, 0});
+  }
+  g.infer_shapes();
 }
 
 }  // namespace unity

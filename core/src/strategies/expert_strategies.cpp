@@ -167,6 +167,7 @@ Graph mixed_parallel(const Graph& model, int n, const std::set<NodeId>& serial_o
       }
   }
   cancel_inverse_parallel_ops(g);
+  sum_partial_reductions(g);
   g.validate();
   return g;
 }

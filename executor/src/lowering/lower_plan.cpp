@@ -5,6 +5,7 @@
 #include "lowering_internal.h"
 #include "program_passes.h"
 #include "unity/core/mapping/mapping_cost.h"
+#include "unity/core/pcg/training_loss.h"
 
 namespace unity::executor {
 namespace {
@@ -82,20 +83,6 @@ void check_request(const Graph& g, const Node& n, const TensorInfo& t, const Req
   if (r.replica < 0 || r.replica >= t.shape.replica)
     fail_at(g, n.id, "internal: replica {} of input {} with {} replicas", r.replica, r.slot,
             t.shape.replica);
-}
-
-bool derives_from_loss(const Graph& g, NodeId id) {
-  std::vector<NodeId> stack{id};
-  std::set<NodeId> seen;
-  while (!stack.empty()) {
-    const NodeId cur = stack.back();
-    stack.pop_back();
-    if (!seen.insert(cur).second) continue;
-    const Node& n = g.node(cur);
-    if (n.op.type == OpType::SoftmaxCrossEntropy || n.op.type == OpType::MSELoss) return true;
-    for (const auto& in : n.inputs) stack.push_back(in.node);
-  }
-  return false;
 }
 
 }  // namespace
@@ -185,7 +172,7 @@ Program lower_plan(const Graph& pcg, const std::map<NodeId, MachineView>& views,
   }
 
   for (const auto& sink : g.sinks()) {
-    const bool objective = options.train_all_outputs || derives_from_loss(g, sink.node);
+    const bool objective = options.train_all_outputs || is_objective(g, sink);
     if (objective && is_floating(g.shape(sink).dtype) && placement.is_placed(sink.node))
       p.losses.push_back(sink);
     else
@@ -194,8 +181,7 @@ Program lower_plan(const Graph& pcg, const std::map<NodeId, MachineView>& views,
   if (options.require_loss && p.losses.empty())
     throw LoweringError(
         "nothing to train: no output of the graph derives from a loss operator "
-        "(SoftmaxCrossEntropy "
-        "or MSELoss)");
+        "(SoftmaxCrossEntropy or MSELoss) or is a 0-d loss of the model's own");
 
   detail::collect_weight_shards(p);
   detail::plan_gradient_syncs(p);

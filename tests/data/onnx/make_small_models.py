@@ -472,6 +472,39 @@ def arithmetic():
            input_names=["x"], output_names=["y"])
 
 
+def own_loss():
+    # Training exports that end in their own loss, a 0-d value: torch's cross_entropy with
+    # ignore_index over a small CNN (ONNX SoftmaxCrossEntropyLoss, mean over the labels it does not
+    # ignore) and a regression's mean squared error written out ((y - t) ** 2).mean(). Unity
+    # trains that value as it is, attaching no loss of its own.
+    import torch.nn.functional as F
+
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3, padding=1)
+            self.fc = nn.Linear(8, 5)
+
+        def forward(self, image, label):
+            h = torch.relu(self.conv(image)).mean((2, 3))
+            return F.cross_entropy(self.fc(h), label, ignore_index=2)
+
+    class Regression(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(16, 32)
+            self.fc2 = nn.Linear(32, 4)
+
+        def forward(self, x, target):
+            return ((self.fc2(torch.tanh(self.fc1(x))) - target) ** 2).mean()
+
+    torch.manual_seed(0)
+    export(Classifier(), (torch.randn(4, 3, 8, 8), torch.randint(0, 5, (4,))), "cnn_own_loss.onnx",
+           opset=17, input_names=["image", "label"], output_names=["loss"])
+    export(Regression(), (torch.randn(4, 16), torch.randn(4, 4)), "mlp_own_loss.onnx", opset=17,
+           input_names=["x", "target"], output_names=["loss"])
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     mlp()
@@ -492,3 +525,4 @@ if __name__ == "__main__":
     padding_mask_attention()
     super_resolution()
     arithmetic()
+    own_loss()

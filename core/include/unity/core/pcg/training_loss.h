@@ -17,7 +17,15 @@ enum class LossKind { CrossEntropy, Mse };
 std::string_view to_string(LossKind k);              // "cross-entropy", "mse"
 LossKind loss_kind_from_string(std::string_view s);  // throws InputError
 
-// Whether any operator of the graph is a loss (SoftmaxCrossEntropy, MSELoss).
+// Whether `id` is a loss operator (SoftmaxCrossEntropy, MSELoss) or reads one, directly or not.
+bool derives_from_loss(const Graph& g, NodeId id);
+
+// Whether a sink is an objective of training: it derives from a loss operator, or it is a 0-d
+// floating value, a loss the model computes itself (an export of `F.cross_entropy(model(x), y)`
+// or `((model(x) - y) ** 2).mean()` ends in one scalar). Training minimises it as it is.
+bool is_objective(const Graph& g, TensorRef sink);
+
+// Whether the graph has an objective already: a loss operator, or a sink that is its own loss.
 bool has_loss(const Graph& g);
 
 struct AttachedLoss {
@@ -26,9 +34,9 @@ struct AttachedLoss {
   std::vector<std::string> outputs;  // "logits [64, 10]": the outputs that got one
 };
 
-// A model with a loss comes back unchanged (nullopt); asking for a loss then is an InputError, as
-// is cross-entropy on a 0-d output or a model without a floating output. Without `requested`,
-// cross-entropy for 2-D outputs ([batch, classes]) and MSE otherwise.
+// A model with a loss (has_loss) comes back unchanged (nullopt); asking for a loss then is an
+// InputError, as is cross-entropy on a 0-d output or a model without a floating output. Without
+// `requested`, cross-entropy for 2-D outputs ([batch, classes]) and MSE otherwise.
 std::optional<AttachedLoss> attach_loss(Graph& g, std::optional<LossKind> requested);
 
 // "attached cross-entropy to output 'logits' [64, 10] (the labels are synthesised; choose with
