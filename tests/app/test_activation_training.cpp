@@ -17,14 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("unity-activations-" + std::to_string(getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir / name;
-}
+fs::path scratch(const std::string& name) { return scratch_file("activations", name); }
 
 TEST(ActivationTraining, TorchActivationsImportAsTheirOwnOperatorsAndTrainOnTwoRanks) {
   const fs::path onnx = fs::path(UNITY_SOURCE_DIR) / "tests" / "data" / "onnx" / "activations.onnx";

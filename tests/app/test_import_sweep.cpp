@@ -1,9 +1,9 @@
 // The import sweep (issue 20): models exported from PyTorch as a user would export them
 // (tests/python/export_sweep.py: every torchvision classification family, nn.Transformer,
-// nn.TransformerEncoder, LSTM and GRU language models, a GPT-style causal decoder), each imported
-// and planned in every mode on summit 1, 2 and 4 nodes and on cpu-local 2 and 4 ranks. Every
-// command must exit 0 and write a plan whose PCG validates and whose every operator has a machine
-// view. A few train on 2 CPU ranks with --check, equal to one rank.
+// nn.TransformerEncoder, LSTM, GRU and bidirectional ReLU RNN language models, a GPT-style causal
+// decoder), each imported and planned in every mode on summit 1, 2 and 4 nodes and on cpu-local 2
+// and 4 ranks. Every command must exit 0 and write a plan whose PCG validates and whose every
+// operator has a machine view. A few train on 2 CPU ranks with --check, equal to one rank.
 //
 // The exports are the families' own classes at a small size (export_sweep.py --small), so the whole
 // sweep runs in minutes with small search budgets; the published sizes are planned by the
@@ -47,6 +47,7 @@ const std::vector<std::string> kModels = {"alexnet",
                                           "transformer_encoder",
                                           "lstm_lm",
                                           "gru_lm",
+                                          "rnn_relu_lm",
                                           "gpt_decoder",
                                           "llama_decoder",
                                           "fcn_resnet50",
@@ -136,11 +137,11 @@ TEST_P(ImportSweep, PlansInEveryModeOnEveryMachine) {
 
 INSTANTIATE_TEST_SUITE_P(TorchExports, ImportSweep, ::testing::ValuesIn(kModels), model_name);
 
-// Scaled versions of ten of them train on 2 CPU ranks with the data-parallel plan, and the run
+// Scaled versions of eleven of them train on 2 CPU ranks with the data-parallel plan, and the run
 // equals one rank (--check): the importer's decompositions (HardSwish, strided Slice, unrolled
-// LSTM, the transformer's attention reshapes, grouped-query rotary attention, bilinear and nearest
-// Resize, GroupNorm as InstanceNormalization between Reshapes, the top-k MoE's routing,
-// ConvTranspose, 1-D convolution) are trained, not only planned.
+// LSTM and bidirectional ReLU RNN, the transformer's attention reshapes, grouped-query rotary
+// attention, bilinear and nearest Resize, GroupNorm as InstanceNormalization between Reshapes, the
+// top-k MoE's routing, ConvTranspose, 1-D convolution) are trained, not only planned.
 class SweepTraining : public ImportSweep {};
 
 TEST_P(SweepTraining, DataParallelOnTwoRanksEqualsOneRank) {
@@ -154,10 +155,10 @@ TEST_P(SweepTraining, DataParallelOnTwoRanksEqualsOneRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TorchExports, SweepTraining,
-                         ::testing::Values("mobilenet_v3_small", "swin_t", "lstm_lm", "transformer",
-                                           "llama_decoder", "lraspp_mobilenet_v3_large",
-                                           "vae_decoder", "moe_topk", "unet",
-                                           "audio_encoder"),
+                         ::testing::Values("mobilenet_v3_small", "swin_t", "lstm_lm", "rnn_relu_lm",
+                                           "transformer", "llama_decoder",
+                                           "lraspp_mobilenet_v3_large", "vae_decoder", "moe_topk",
+                                           "unet", "audio_encoder"),
                          model_name);
 
 }  // namespace

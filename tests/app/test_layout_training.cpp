@@ -19,14 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path layout_scratch(const std::string& name) {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("unity-layouts-" + std::to_string(getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir / name;
-}
+fs::path layout_scratch(const std::string& name) { return scratch_file("layouts", name); }
 
 class LayoutTraining : public ::testing::TestWithParam<std::string> {
  protected:

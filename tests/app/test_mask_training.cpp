@@ -19,14 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path mask_scratch(const std::string& name) {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("unity-masks-" + std::to_string(getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir / name;
-}
+fs::path mask_scratch(const std::string& name) { return scratch_file("masks", name); }
 
 TEST(MaskTraining, APaddingMaskComputedFromTheIdsTrainsOnTwoRanksLikeOne) {
   const fs::path onnx =

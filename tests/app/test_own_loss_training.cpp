@@ -19,14 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path own_loss_scratch(const std::string& name) {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("unity-own-loss-" + std::to_string(getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir / name;
-}
+fs::path own_loss_scratch(const std::string& name) { return scratch_file("own-loss", name); }
 
 fs::path export_path(const std::string& model) {
   return fs::path(UNITY_SOURCE_DIR) / "tests" / "data" / "onnx" / (model + ".onnx");
@@ -70,6 +63,7 @@ TEST(OwnLossTraining, AskingForAnotherLossIsRefused) {
   EXPECT_EQ(imported.exit_code, 1);
   EXPECT_NE(imported.err.find("has a loss already"), std::string::npos) << imported.err;
   EXPECT_FALSE(fs::exists(own_loss_scratch("refused.json")));
+  fs::remove_all(own_loss_scratch("").parent_path());
 }
 
 INSTANTIATE_TEST_SUITE_P(Exports, OwnLossTraining,

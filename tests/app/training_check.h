@@ -7,9 +7,21 @@
 #include <filesystem>
 #include <string>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+
+// A file in this process's scratch directory for a suite ("unity-<suite>-<pid>" under the temporary
+// directory, made on first use), so that parallel ctest runs do not share files. The directory
+// itself is scratch_file(suite, "").parent_path().
+inline std::filesystem::path scratch_file(const std::string& suite, const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("unity-" + suite + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir / name;
+}
 
 // Names a test of an export by its model ("resnet18").
 inline std::string model_name(const ::testing::TestParamInfo<std::string>& p) { return p.param; }

@@ -8,8 +8,9 @@ Every torchvision classification family, and torch.nn's building blocks as users
   torchvision   alexnet vgg11 resnet18 resnext50_32x4d wide_resnet50_2 densenet121 inception_v3
                 googlenet squeezenet1_1 shufflenet_v2_x1_0 mnasnet0_5 mobilenet_v2 mobilenet_v3_small
                 efficientnet_b0 regnet_y_400mf convnext_tiny vit_b_16 swin_t maxvit_t
-  torch.nn      transformer (nn.Transformer), transformer_encoder, lstm_lm and gru_lm (2-layer language
-                models), gpt_decoder (a causal decoder that builds its mask in forward())
+  torch.nn      transformer (nn.Transformer), transformer_encoder, lstm_lm, gru_lm and rnn_relu_lm
+                (2-layer language models; the last a bidirectional nn.RNN with ReLU), gpt_decoder
+                (a causal decoder that builds its mask in forward())
 
 --small builds each family's own classes at a small size (fewer blocks, narrower layers, smaller
 images), so that a test exports, imports and plans the whole sweep in seconds; without it the models
@@ -163,13 +164,16 @@ class TransformerModel(nn.Module):
 
 
 class RecurrentLanguageModel(nn.Module):
-    """Embedding, a 2-layer LSTM or GRU, a Linear to the vocabulary: PyTorch's word_language_model."""
+    """Embedding, a 2-layer LSTM, GRU or RNN, a Linear to the vocabulary: PyTorch's
+    word_language_model (its RNN_RELU is nn.RNN with nonlinearity='relu'); `options` go to the
+    recurrent layer (bidirectional doubles the decoder's input)."""
 
-    def __init__(self, kind, vocab, embed, hidden):
+    def __init__(self, kind, vocab, embed, hidden, **options):
         super().__init__()
         self.embedding = nn.Embedding(vocab, embed)
-        self.rnn = getattr(nn, kind)(embed, hidden, num_layers=2)
-        self.decoder = nn.Linear(hidden, vocab)
+        self.rnn = getattr(nn, kind)(embed, hidden, num_layers=2, **options)
+        directions = 2 if options.get("bidirectional") else 1
+        self.decoder = nn.Linear(hidden * directions, vocab)
 
     def forward(self, ids):  # ids: [sequence, batch], as the word_language_model example has them
         output, _ = self.rnn(self.embedding(ids))
@@ -225,10 +229,10 @@ def transformer_encoder(small, batch):
     return model, (torch.randn(batch, seq, d),), ["input"], {"input": {0: "batch"}}
 
 
-def recurrent(kind):
+def recurrent(kind, **options):
     def build(small, batch):
         vocab, embed, hidden, seq = (50, 16, 16, 3) if small else (10000, 650, 650, 35)
-        model = RecurrentLanguageModel(kind, vocab, embed, hidden)
+        model = RecurrentLanguageModel(kind, vocab, embed, hidden, **options)
         axes = {"ids": {1: "batch"}, "output": {1: "batch"}}
         return model, (torch.randint(0, vocab, (seq, batch)),), ["ids"], axes
     return build
@@ -548,7 +552,9 @@ FAMILIES_2026 = {
 
 
 TORCH_NN = {"transformer": transformer, "transformer_encoder": transformer_encoder,
-            "lstm_lm": recurrent("LSTM"), "gru_lm": recurrent("GRU"), "gpt_decoder": gpt_decoder}
+            "lstm_lm": recurrent("LSTM"), "gru_lm": recurrent("GRU"),
+            "rnn_relu_lm": recurrent("RNN", nonlinearity="relu", bidirectional=True),
+            "gpt_decoder": gpt_decoder}
 
 NAMES = list(TORCHVISION) + list(TORCH_NN) + list(FAMILIES_2026)
 

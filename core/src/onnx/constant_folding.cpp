@@ -16,17 +16,62 @@ namespace {
 
 using namespace folding;
 
-const std::set<std::string_view> kConstantOnlyOps = {
-    "Constant", "Shape", "Size", "ConstantOfShape", "Range", "Floor", "Ceil", "Abs",
-    "Min",      "Max",   "Mod",  "Expand",          "Log",   "Trilu", "Tile", "ScatterND"};
-// Where also has a mapping for activations (a masked fill, see onnx_ops_elementwise.cpp), and so
-// do the comparisons and logic (onnx_ops_mask.cpp).
-const std::set<std::string_view> kAlsoFoldable = {
-    "Gather",         "Unsqueeze", "Squeeze",    "Concat", "Cast", "Slice",   "Reshape",
-    "Flatten",        "Transpose", "Add",        "Sub",    "Mul",  "Div",     "Pow",
-    "Sqrt",           "Neg",       "Reciprocal", "Exp",    "Erf",  "Relu",    "Sigmoid",
-    "Tanh",           "Where",     "Split",      "Equal",  "Less", "Greater", "LessOrEqual",
-    "GreaterOrEqual", "Not",       "And",        "Or",     "Xor"};
+// Ops folded when every input is a constant. Most also import on activations (see the handlers of
+// onnx_op_mapping.cpp); ConstantOfShape, Range and Constant exist only to compute constants.
+const std::set<std::string_view> kFoldableOps = {"Constant",
+                                                 "Shape",
+                                                 "Size",
+                                                 "EyeLike",
+                                                 "ConstantOfShape",
+                                                 "Range",
+                                                 "Floor",
+                                                 "Ceil",
+                                                 "Abs",
+                                                 "Min",
+                                                 "Max",
+                                                 "Mod",
+                                                 "Expand",
+                                                 "Log",
+                                                 "Trilu",
+                                                 "Tile",
+                                                 "ScatterND",
+                                                 "Gather",
+                                                 "Unsqueeze",
+                                                 "Squeeze",
+                                                 "Concat",
+                                                 "Cast",
+                                                 "CastLike",
+                                                 "Slice",
+                                                 "Reshape",
+                                                 "Flatten",
+                                                 "Transpose",
+                                                 "Add",
+                                                 "Sub",
+                                                 "Mul",
+                                                 "Div",
+                                                 "Pow",
+                                                 "Sqrt",
+                                                 "Neg",
+                                                 "Reciprocal",
+                                                 "Exp",
+                                                 "Erf",
+                                                 "Relu",
+                                                 "Sigmoid",
+                                                 "Tanh",
+                                                 "Where",
+                                                 "Split",
+                                                 "Equal",
+                                                 "Less",
+                                                 "Greater",
+                                                 "LessOrEqual",
+                                                 "GreaterOrEqual",
+                                                 "Not",
+                                                 "And",
+                                                 "Or",
+                                                 "Xor",
+                                                 "HannWindow",
+                                                 "HammingWindow",
+                                                 "BlackmanWindow"};
 
 std::vector<std::int64_t> axes_of(const ::onnx::NodeProto& node,
                                   const std::vector<const ConstTensor*>& in, int slot) {
@@ -44,14 +89,28 @@ ConstTensor reshaped(ConstTensor t, std::vector<std::int64_t> dims) {
 
 }  // namespace
 
-bool is_constant_only_op(std::string_view op) { return kConstantOnlyOps.count(op) != 0; }
-bool is_foldable_op(std::string_view op) {
-  return is_constant_only_op(op) || kAlsoFoldable.count(op) != 0;
+bool is_foldable_op(std::string_view op) { return kFoldableOps.count(op) != 0; }
+bool is_shape_query_op(std::string_view op) {
+  return op == "Shape" || op == "Size" || op == "EyeLike";
 }
-bool is_shape_query_op(std::string_view op) { return op == "Shape" || op == "Size"; }
 
-ConstTensor fold_shape_query(const ::onnx::NodeProto& node, const std::vector<std::int64_t>& dims) {
+ConstTensor fold_shape_query(const ::onnx::NodeProto& node, const std::vector<std::int64_t>& dims,
+                             int elem_type) {
   if (node.op_type() == "Size") return ConstTensor::from_ints({product(dims)}, {});
+  if (node.op_type() == "EyeLike") {
+    // Ones on diagonal k of a 2-D tensor of the input's shape, zeros elsewhere.
+    if (dims.size() != 2) fail(node, "EyeLike needs a 2-D input");
+    ConstTensor out = empty_like(static_cast<int>(attr_int(node, "dtype", elem_type)), dims);
+    const std::int64_t k = attr_int(node, "k", 0);
+    for (std::int64_t i = 0; i < dims[0]; ++i)
+      for (std::int64_t j = 0; j < dims[1]; ++j) {
+        if (out.is_integer())
+          out.ints.push_back(j - i == k);
+        else
+          out.floats.push_back(j - i == k ? 1.0 : 0.0);
+      }
+    return out;
+  }
   const auto rank = static_cast<std::int64_t>(dims.size());
   auto clamp = [rank](std::int64_t v) {
     return std::clamp<std::int64_t>(v < 0 ? v + rank : v, 0, rank);
@@ -94,7 +153,13 @@ std::optional<std::vector<ConstTensor>> fold_node(const ::onnx::NodeProto& node,
     out = *in[0];
   } else if (op == "Cast") {
     need(1);
-    out = fold_cast(node, *in[0]);
+    out = fold_cast(*in[0], static_cast<int>(attr_int(node, "to", 1 /* FLOAT */)));
+  } else if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow") {
+    need(1);
+    out = fold_window(node, in[0]->scalar());
+  } else if (op == "CastLike") {
+    need(2);
+    out = fold_cast(*in[0], in[1]->elem_type);
   } else if (op == "Gather") {
     need(2);
     out = fold_gather(node, *in[0], *in[1]);

@@ -18,12 +18,12 @@ namespace unity::onnxio {
 inline constexpr std::int64_t kMaxFoldElements = std::int64_t{1} << 22;
 
 bool is_foldable_op(std::string_view op_type);
-// Ops that exist only to compute constants: the importer supports them only when they fold.
-bool is_constant_only_op(std::string_view op_type);
-// Shape and Size: need only the sizes of their input.
+// Shape, Size and EyeLike: need only the sizes of their input (EyeLike also its element type, an
+// onnx::TensorProto_DataType, for the output's when the node names none).
 bool is_shape_query_op(std::string_view op_type);
 
-ConstTensor fold_shape_query(const ::onnx::NodeProto& node, const std::vector<std::int64_t>& dims);
+ConstTensor fold_shape_query(const ::onnx::NodeProto& node, const std::vector<std::int64_t>& dims,
+                             int elem_type);
 // inputs[i] is null for an absent optional input. Returns nullopt when the result would be larger
 // than kMaxFoldElements. Throws InputError (naming the node) for malformed nodes.
 std::optional<std::vector<ConstTensor>> fold_node(const ::onnx::NodeProto& node,

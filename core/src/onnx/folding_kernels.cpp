@@ -238,8 +238,7 @@ ConstTensor fold_unary(const ::onnx::NodeProto& node, const ConstTensor& x) {
       });
 }
 
-ConstTensor fold_cast(const ::onnx::NodeProto& node, const ConstTensor& x) {
-  const int to = static_cast<int>(attr_int(node, "to", TP::FLOAT));
+ConstTensor fold_cast(const ConstTensor& x, int to) {
   ConstTensor out = empty_like(to, x.dims);
   for (std::int64_t k = 0; k < x.numel(); ++k) {
     if (to == TP::BOOL)
@@ -248,6 +247,30 @@ ConstTensor fold_cast(const ::onnx::NodeProto& node, const ConstTensor& x) {
       out.ints.push_back(x.as_int(k));
     else
       out.floats.push_back(x.as_double(k));
+  }
+  return out;
+}
+
+ConstTensor fold_window(const ::onnx::NodeProto& node, double size) {
+  const auto n = static_cast<std::int64_t>(size);
+  if (n < 0 || static_cast<double>(n) != size) fail(node, "the window size must be a whole number");
+  const bool periodic = attr_int(node, "periodic", 1) != 0;
+  const double span = static_cast<double>(periodic ? n : n - 1);
+  ConstTensor out = empty_like(static_cast<int>(attr_int(node, "output_datatype", TP::FLOAT)), {n});
+  constexpr double kTau = 6.283185307179586;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double phase = span > 0 ? kTau * static_cast<double>(i) / span : 0.0;
+    double w = 0;
+    if (node.op_type() == "HannWindow")
+      w = 0.5 - 0.5 * std::cos(phase);
+    else if (node.op_type() == "HammingWindow")
+      w = 25.0 / 46.0 - 21.0 / 46.0 * std::cos(phase);
+    else  // Blackman
+      w = 0.42 - 0.5 * std::cos(phase) + 0.08 * std::cos(2 * phase);
+    if (out.is_integer())
+      out.ints.push_back(static_cast<std::int64_t>(w));
+    else
+      out.floats.push_back(w);
   }
   return out;
 }

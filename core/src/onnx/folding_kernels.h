@@ -34,7 +34,11 @@ bool is_unary_op(std::string_view op_type);
 ConstTensor fold_unary(const ::onnx::NodeProto& node, const ConstTensor& x);
 ConstTensor fold_binary(const ::onnx::NodeProto& node, const ConstTensor& a, const ConstTensor& b);
 ConstTensor fold_where(const ConstTensor& condition, const ConstTensor& x, const ConstTensor& y);
-ConstTensor fold_cast(const ::onnx::NodeProto& node, const ConstTensor& x);
+ConstTensor fold_cast(const ConstTensor& x, int to);
+// HannWindow, HammingWindow, BlackmanWindow of `size` points (a signal's window before its DFT):
+// periodic (the default) over size points, else symmetric over size - 1, in output_datatype.
+ConstTensor fold_window(const ::onnx::NodeProto& node,
+                        double size);  // to: an onnx::TensorProto_DataType
 // Trilu: keeps the elements on and above (upper) or on and below (!upper) diagonal k of the last
 // two dims, zeroes the rest (how exporters write torch.triu/tril, e.g. of a causal mask).
 ConstTensor fold_trilu(const ::onnx::NodeProto& node, const ConstTensor& x, std::int64_t k,

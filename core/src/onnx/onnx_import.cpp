@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -132,6 +133,27 @@ std::int64_t add_inputs(ImportContext& ctx, const OnnxImportOptions& options,
   return batch;
 }
 
+// Operators whose results nothing reads and that are no output of the model: what only a shape was
+// taken from (an EyeLike's or a Shape's input computed for nothing else), a piece of a recurrent
+// layer its first step never reads. Left in, each would be a sink of the graph, taken for one of
+// the model's outputs (and given a loss). The model's inputs stay: they are its interface.
+void remove_dead_operators(ImportContext& ctx, const OnnxModel& model) {
+  std::set<NodeId> outputs;
+  for (const auto& output : model.graph().output())
+    if (ctx.known(output.name()) && ctx.is_tensor(output.name()))
+      outputs.insert(ctx.tensor(output.name()).node);
+  Graph& g = ctx.graph();
+  for (bool removed = true; removed;) {
+    removed = false;
+    std::vector<NodeId> dead;
+    for (const auto& [id, n] : g.nodes())
+      if (n.op.type != OpType::Input && !outputs.count(id) && g.uses(id).empty())
+        dead.push_back(id);
+    for (const NodeId id : dead) g.remove(id);
+    removed = !dead.empty();
+  }
+}
+
 std::string with_context(const std::filesystem::path& path, const ::onnx::NodeProto& node,
                          const char* what) {
   const std::string where = describe_node(node);
@@ -151,7 +173,8 @@ void import_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
     return;
   }
   if (is_shape_query_op(op)) {
-    ctx.bind_constant(node.output(0), fold_shape_query(node, ctx.dims(node.input(0))));
+    ctx.bind_constant(node.output(0), fold_shape_query(node, ctx.dims(node.input(0)),
+                                                       ctx.elem_type(node.input(0))));
     return;
   }
   // Expanding a parameter (ViT's class token, one per image) must not fold: the copies would become
@@ -209,6 +232,8 @@ Graph import_onnx(const std::filesystem::path& path, const OnnxImportOptions& op
       throw InputError(with_context(path, node, e.what()));
     }
   }
+  // Before the rewrites below, while every output's name still leads to its operator.
+  remove_dead_operators(ctx, model);
   merge_slices(ctx);
   fuse_attention(ctx);
   fold_row_reshapes(ctx);

@@ -5,8 +5,10 @@
 // summed over its own summed letters, transposed to [batch..., free, contracted] (or [...,
 // contracted, free]) with its free and contracted letters merged, multiplied (BatchMatMul, or
 // MatMul without batch letters), and the product is reshaped and transposed to the output's order.
-// One operand is a Transpose and a ReduceSum. A letter repeated within an operand (a diagonal), an
-// ellipsis and more than two operands are named as unsupported.
+// One operand is a Transpose and a ReduceSum. An ellipsis ("...id,...jd->...ij", as attention
+// written with einsum has it) stands for letters of its own, one per dim it covers, aligned from
+// the right as numpy aligns them. A letter repeated within an operand (a diagonal) and more than
+// two operands are named as unsupported.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,12 +27,74 @@ struct Equation {
   std::string output;
 };
 
-Equation parse(const ::onnx::NodeProto& node) {
-  std::string text;
+// The equation with each "..." written out as letters the equation does not use: an operand's
+// covers the dims its letters leave (rank - letters), the last ones of the widest operand's, and
+// an implicit output starts with all of them (numpy's rule).
+std::string expand_ellipsis(const ::onnx::NodeProto& node, const std::string& text,
+                            const std::vector<std::size_t>& ranks) {
+  const std::string dots = "...";
+  if (text.find(dots) == std::string::npos) return text;
+  const auto arrow = text.find("->");
+  const std::string lhs = text.substr(0, arrow);
+  std::vector<std::string> operands;
+  for (std::size_t start = 0;;) {
+    const auto comma = lhs.find(',', start);
+    operands.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (operands.size() != ranks.size())
+    unsupported_use(node, "the equation's operands do not match the inputs");
+  std::string unused;
+  for (char c = 'A'; c <= 'Z'; ++c)
+    if (text.find(c) == std::string::npos) unused += c;
+  for (char c = 'a'; c <= 'z'; ++c)
+    if (text.find(c) == std::string::npos) unused += c;
+  std::vector<std::size_t> covered(operands.size(), 0);
+  std::size_t widest = 0;
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    const auto at = operands[i].find(dots);
+    if (at == std::string::npos) continue;
+    const std::size_t letters = operands[i].size() - dots.size();
+    if (ranks[i] < letters)
+      unsupported_use(node,
+                      fmt::format("operand {} ('{}') has rank {}, fewer dims than its letters", i,
+                                  operands[i], ranks[i]));
+    covered[i] = ranks[i] - letters;
+    widest = std::max(widest, covered[i]);
+  }
+  if (widest > unused.size())
+    unsupported_use(node, "the ellipsis covers more dims than there are letters to name them");
+  const std::string all = unused.substr(0, widest);
+  std::string out;
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    std::string o = operands[i];
+    if (const auto at = o.find(dots); at != std::string::npos)
+      o.replace(at, dots.size(), all.substr(widest - covered[i]));
+    out += (i ? "," : "") + o;
+  }
+  if (arrow != std::string::npos) {
+    std::string result = text.substr(arrow + 2);
+    if (const auto at = result.find(dots); at != std::string::npos)
+      result.replace(at, dots.size(), all);
+    return out + "->" + result;
+  }
+  // Implicit output: the ellipsis dims, then the letters that appear once, in alphabetical order.
+  std::map<char, int> count;
+  for (const auto& o : operands)
+    for (char c : o)
+      if (c != '.') ++count[c];
+  std::string result = all;
+  for (const auto& [c, n] : count)
+    if (n == 1) result += c;
+  return out + "->" + result;
+}
+
+Equation parse(const ::onnx::NodeProto& node, const std::vector<std::size_t>& ranks) {
+  std::string written;
   for (char c : attr_string(node, "equation", ""))
-    if (c != ' ') text += c;
-  if (text.find("...") != std::string::npos)
-    unsupported_use(node, "an equation with an ellipsis ('...') is not supported");
+    if (c != ' ') written += c;
+  const std::string text = expand_ellipsis(node, written, ranks);
   Equation e;
   const auto arrow = text.find("->");
   const std::string lhs = text.substr(0, arrow);
@@ -54,11 +118,11 @@ Equation parse(const ::onnx::NodeProto& node) {
   for (const auto& o : e.operands) {
     for (std::size_t i = 0; i < o.size(); ++i) {
       if (!std::isalpha(static_cast<unsigned char>(o[i])))
-        unsupported_use(node, fmt::format("cannot read the equation '{}'", text));
+        unsupported_use(node, fmt::format("cannot read the equation '{}'", written));
       if (o.find(o[i], i + 1) != std::string::npos)
         unsupported_use(node, fmt::format("letter '{}' repeats within an operand of '{}' (a "
                                           "diagonal), which is not supported",
-                                          o[i], text));
+                                          o[i], written));
     }
   }
   return e;
@@ -70,7 +134,9 @@ class EinsumMapper {
       : ctx_(ctx), node_(node), name_(node_name(node)) {}
 
   void run() {
-    const Equation e = parse(node_);
+    std::vector<std::size_t> ranks;
+    for (const auto& input : node_.input()) ranks.push_back(ctx_.dims(input).size());
+    const Equation e = parse(node_, ranks);
     if (static_cast<int>(e.operands.size()) != node_.input_size())
       unsupported_use(node_, "the equation's operands do not match the inputs");
     if (e.operands.size() > 2)

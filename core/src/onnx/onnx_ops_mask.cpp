@@ -111,11 +111,63 @@ void map_cast(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
                                           {x}, node_name(node)));
 }
 
+// IsNaN and IsInf (torch.isnan / isinf, and nan_to_num's masks) as the comparisons they are: a NaN
+// is the only value not equal to itself, and an infinity the only one beyond the largest float
+// (which a NaN is not).
+void map_is_nan(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const TensorRef x = ctx.tensor(node.input(0));
+  const std::string name = node_name(node);
+  const TensorRef same = ctx.add(OpType::Compare, {{"comparison", std::string("equal")}}, {x, x},
+                                 name + ".self_equal");
+  ctx.bind_tensor(node.output(0),
+                  ctx.add(OpType::Logical, {{"logic", std::string("not")}}, {same}, name));
+}
+
+void map_is_inf(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const TensorRef x = ctx.tensor(node.input(0));
+  const std::string name = node_name(node);
+  const bool negative = attr_int(node, "detect_negative", 1) != 0;
+  const bool positive = attr_int(node, "detect_positive", 1) != 0;
+  const double most = std::numeric_limits<float>::max();
+  auto beyond = [&](TensorRef t, const std::string& comparison, double bound, const char* tag) {
+    return ctx.add(OpType::Compare, {{"comparison", comparison}, {"scalar", bound}}, {t},
+                   name + tag);
+  };
+  TensorRef out;
+  if (negative && positive)
+    out = beyond(ctx.add(OpType::Abs, {}, {x}, name + ".abs"), "greater", most, "");
+  else if (positive)
+    out = beyond(x, "greater", most, "");
+  else if (negative)
+    out = beyond(x, "less", -most, "");
+  else  // detects nothing: false everywhere (x < -inf)
+    out = beyond(x, "less", -std::numeric_limits<double>::max(), "");
+  ctx.bind_tensor(node.output(0), out);
+}
+
+// CastLike (opset 15; torch's newer exporter writes it for every Python scalar it mixes into a
+// tensor's arithmetic) is a Cast to the type of its second input, which the importer knows
+// whether that input is a constant or computed.
+void map_cast_like(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
+  if (node.input_size() < 2) unsupported_use(node, "CastLike needs its target_type input");
+  ::onnx::NodeProto cast = node;
+  cast.set_op_type("Cast");
+  cast.mutable_input()->RemoveLast();
+  auto* to = cast.add_attribute();
+  to->set_name("to");
+  to->set_type(::onnx::AttributeProto::INT);
+  to->set_i(ctx.elem_type(node.input(1)));
+  import_node(ctx, cast, opset);
+}
+
 void register_mask_ops(std::map<std::string, OpHandler>& table) {
   for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"})
     table[op] = map_compare;
   for (const char* op : {"Not", "And", "Or", "Xor"}) table[op] = map_logical;
   table["Cast"] = map_cast;
+  table["CastLike"] = map_cast_like;
+  table["IsNaN"] = map_is_nan;
+  table["IsInf"] = map_is_inf;
 }
 
 }  // namespace unity::onnxio

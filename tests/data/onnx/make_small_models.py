@@ -505,6 +505,94 @@ def own_loss():
            input_names=["x", "target"], output_names=["loss"])
 
 
+def node_tests():
+    # Unity's own node tests, in the layout of ONNX's (node/NAME/model.onnx and test_data_set_0 with
+    # the inputs and expected outputs, computed here with numpy): operators and forms that ONNX's
+    # suite feeds only as inputs or constants, or does not test. test_unity_masks_and_casts: NaN and
+    # infinity masks (IsNaN, IsInf), a masked fill, CastLike to int64 and back (truncation), and a
+    # Reshape to the width of a product computed only for its Shape (which then must not stay in
+    # the graph as an extra output).
+    import numpy as np
+    from onnx import numpy_helper
+
+    name = "test_unity_masks_and_casts"
+    folder = os.path.join(HERE, "node", name)
+    os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
+    x = np.array([[1.5, -2.25, np.nan, 4.0, np.inf, 0.5],
+                  [-np.inf, 3.75, -1.5, 2.0, 7.25, -0.75],
+                  [0.25, np.nan, 5.5, -3.25, 1.0, 2.5],
+                  [6.0, -4.5, np.inf, 0.75, -2.0, 3.0]], dtype=np.float32)
+    nodes = [
+        helper.make_node("IsNaN", ["x"], ["nan"]),
+        helper.make_node("IsInf", ["x"], ["inf"]),
+        helper.make_node("Or", ["nan", "inf"], ["bad"]),
+        helper.make_node("Where", ["bad", "zero", "x"], ["clean"]),
+        helper.make_node("CastLike", ["clean", "like_int"], ["whole"]),
+        helper.make_node("CastLike", ["whole", "clean"], ["truncated"]),
+        helper.make_node("Add", ["truncated", "clean"], ["sum"]),
+        helper.make_node("Transpose", ["clean"], ["clean_t"]),
+        helper.make_node("MatMul", ["clean", "clean_t"], ["gram"]),
+        helper.make_node("Shape", ["gram"], ["gram_shape"]),
+        helper.make_node("Slice", ["gram_shape", "one", "two"], ["rows"]),
+        helper.make_node("Concat", ["rows", "minus_one"], ["target"], axis=0),
+        helper.make_node("Reshape", ["sum", "target"], ["y"]),
+        helper.make_node("IsInf", ["x"], ["positive"], detect_negative=0),
+    ]
+    constants = [numpy_helper.from_array(np.array(0.0, dtype=np.float32), "zero"),
+                 numpy_helper.from_array(np.array(0, dtype=np.int64), "like_int"),
+                 numpy_helper.from_array(np.array([1], dtype=np.int64), "one"),
+                 numpy_helper.from_array(np.array([2], dtype=np.int64), "two"),
+                 numpy_helper.from_array(np.array([-1], dtype=np.int64), "minus_one")]
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 6]),
+         helper.make_tensor_value_info("positive", TensorProto.BOOL, [4, 6])], constants)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(folder, "model.onnx"))
+    clean = np.where(np.isnan(x) | np.isinf(x), np.float32(0), x)
+    y = (np.trunc(clean) + clean).reshape(4, -1)
+    data = os.path.join(folder, "test_data_set_0")
+    with open(os.path.join(data, "input_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(x, "x").SerializeToString())
+    for index, (tensor, value) in enumerate([("y", y), ("positive", np.isposinf(x))]):
+        with open(os.path.join(data, f"output_{index}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(value, tensor).SerializeToString())
+    print(f"node/{name}: {os.path.getsize(os.path.join(folder, 'model.onnx'))} bytes")
+
+    # test_unity_einsum_ellipsis: attention scores written with an ellipsis over the batch and
+    # head dims, and the context by probabilities with an implicit output whose ellipsis dims lead
+    # ("...ij,...jk" is "...ik").
+    name = "test_unity_einsum_ellipsis"
+    folder = os.path.join(HERE, "node", name)
+    data = os.path.join(folder, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    k = rng.standard_normal((2, 3, 6, 5)).astype(np.float32)
+    p = rng.standard_normal((2, 3, 4, 6)).astype(np.float32)
+    nodes = [helper.make_node("Einsum", ["q", "k"], ["scores"], equation="...id,...jd->...ij"),
+             helper.make_node("Einsum", ["p", "k"], ["context"], equation="...ij,...jk")]
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("q", TensorProto.FLOAT, [2, 3, 4, 5]),
+                      helper.make_tensor_value_info("k", TensorProto.FLOAT, [2, 3, 6, 5]),
+                      helper.make_tensor_value_info("p", TensorProto.FLOAT, [2, 3, 4, 6])],
+        [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [2, 3, 4, 6]),
+         helper.make_tensor_value_info("context", TensorProto.FLOAT, [2, 3, 4, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(folder, "model.onnx"))
+    for index, (tensor, value) in enumerate([("q", q), ("k", k), ("p", p)]):
+        with open(os.path.join(data, f"input_{index}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(value, tensor).SerializeToString())
+    expected = [("scores", np.einsum("...id,...jd->...ij", q, k)),
+                ("context", np.einsum("...ij,...jk", p, k))]
+    for index, (tensor, value) in enumerate(expected):
+        with open(os.path.join(data, f"output_{index}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(value, tensor).SerializeToString())
+    print(f"node/{name}: {os.path.getsize(os.path.join(folder, 'model.onnx'))} bytes")
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     mlp()
@@ -526,3 +614,4 @@ if __name__ == "__main__":
     super_resolution()
     arithmetic()
     own_loss()
+    node_tests()
