@@ -419,11 +419,19 @@ Outcome run_test(const fs::path& dir, const fs::path& scratch) {
       r.why = "wrong shape";
       return o;
     }
+    // Some of ONNX's expected outputs were typed in to 4 decimals (GridSample's bicubic test):
+    // where every expected value is a multiple of 1e-4, half of that unit is the tolerance.
+    bool four_decimals = !expected.integer;
+    for (std::size_t i = 0; i < n && four_decimals; ++i) {
+      const double scaled = expected.values[i] * 1e4;
+      four_decimals = std::abs(scaled - std::round(scaled)) < 1e-2;
+    }
+    const double absolute = four_decimals ? 5e-5 : 1e-5;
     for (std::size_t i = 0; i < n; ++i) {
       const double e =
           expected.integer ? static_cast<double>(expected.integers[i]) : expected.values[i];
       const double v = got.integer ? static_cast<double>(got.integers[i]) : got.values[i];
-      if (std::abs(v - e) > 1e-5 + 1e-4 * std::abs(e)) {
+      if (std::abs(v - e) > absolute + 1e-4 * std::abs(e)) {
         o.failure = "output " + std::to_string(k) + "[" + std::to_string(i) +
                     "] = " + std::to_string(v) + ", expected " + std::to_string(e);
         r.why = "wrong values";
@@ -643,7 +651,11 @@ TEST(OnnxBackendData, EveryImplementedOpTypeMatchesOnnxReferenceOutputs) {
                          "Hardmax",
                          "MeanVarianceNormalization",
                          "NegativeLogLikelihoodLoss",
-                         "SoftmaxCrossEntropyLoss"})
+                         "SoftmaxCrossEntropyLoss",
+                         "RNN",
+                         "IsNaN",
+                         "IsInf",
+                         "GridSample"})
     EXPECT_GT(passed[op], 0) << op << " has no passing ONNX node test";
   EXPECT_TRUE(failed.empty());
   check_coverage_report(results);

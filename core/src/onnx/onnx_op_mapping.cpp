@@ -19,6 +19,7 @@ const std::map<std::string, OpHandler>& handlers() {
     register_einsum_ops(t);
     register_control_flow_ops(t);
     register_resize_ops(t);
+    register_grid_sample_ops(t);
     register_index_ops(t);
     register_mask_ops(t);
     register_arithmetic_ops(t);

@@ -46,6 +46,8 @@ void register_einsum_ops(std::map<std::string, OpHandler>& table);
 void register_control_flow_ops(std::map<std::string, OpHandler>& table);
 // Resize and Upsample (onnx_ops_resize.cpp).
 void register_resize_ops(std::map<std::string, OpHandler>& table);
+// GridSample from Reshape, GatherElements and the weights' arithmetic (onnx_ops_grid_sample.cpp).
+void register_grid_sample_ops(std::map<std::string, OpHandler>& table);
 // ReduceSum, ReduceMean and the other reductions (onnx_ops_reduce.cpp).
 void register_reduce_ops(std::map<std::string, OpHandler>& table);
 // TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (onnx_ops_index.cpp).

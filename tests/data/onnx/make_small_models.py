@@ -505,6 +505,33 @@ def own_loss():
            input_names=["x", "target"], output_names=["loss"])
 
 
+def grid_sample_warp():
+    # A warp as optical-flow and spatial-transformer networks train one: a convolution predicts a
+    # displacement per pixel, added to the identity grid, and F.grid_sample (bilinear, border
+    # padding) resamples the image there; a convolution after it. torch exports grid_sample at
+    # opset 16 as one GridSample node, which Unity imports as GatherElements and arithmetic.
+    import torch.nn.functional as F
+
+    class Warp(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.flow = nn.Conv2d(3, 2, 3, padding=1)
+            self.head = nn.Conv2d(3, 4, 3, padding=1)
+            ys, xs = torch.meshgrid(torch.linspace(-1, 1, 8), torch.linspace(-1, 1, 8),
+                                    indexing="ij")
+            self.register_buffer("identity", torch.stack([xs, ys], -1)[None])
+
+        def forward(self, image):
+            flow = 0.25 * torch.tanh(self.flow(image)).permute(0, 2, 3, 1)
+            warped = F.grid_sample(image, self.identity + flow, mode="bilinear",
+                                   padding_mode="border", align_corners=False)
+            return self.head(warped)
+
+    torch.manual_seed(0)
+    export(Warp(), (torch.randn(2, 3, 8, 8),), "grid_sample_warp.onnx", opset=16,
+           input_names=["image"], output_names=["y"])
+
+
 def node_tests():
     # Unity's own node tests, in the layout of ONNX's (node/NAME/model.onnx and test_data_set_0 with
     # the inputs and expected outputs, computed here with numpy): operators and forms that ONNX's
@@ -592,6 +619,42 @@ def node_tests():
             f.write(numpy_helper.from_array(value, tensor).SerializeToString())
     print(f"node/{name}: {os.path.getsize(os.path.join(folder, 'model.onnx'))} bytes")
 
+    # test_unity_grid_sample_padding: GridSample with a grid reaching past the input, in every mode
+    # and padding against torch.nn.functional.grid_sample (ONNX's own tests cover the paddings
+    # with bilinear sampling only, and print bicubic's values to 4 decimals).
+    import torch
+    name = "test_unity_grid_sample_padding"
+    folder = os.path.join(HERE, "node", name)
+    data = os.path.join(folder, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    x = rng.standard_normal((2, 2, 4, 5)).astype(np.float32)
+    grid = rng.uniform(-1.4, 1.4, (2, 3, 6, 2)).astype(np.float32)
+    variants = [(mode, padding, corners) for mode in ("bicubic", "bilinear", "nearest")
+                for padding in ("zeros", "border", "reflection") for corners in (0, 1)]
+    nodes, outputs, expected = [], [], []
+    for mode, padding, corners in variants:
+        out = f"{mode}_{padding}_{corners}"
+        nodes.append(helper.make_node("GridSample", ["x", "grid"], [out], mode=mode,
+                                      padding_mode=padding, align_corners=corners))
+        outputs.append(helper.make_tensor_value_info(out, TensorProto.FLOAT, [2, 2, 3, 6]))
+        expected.append((out, torch.nn.functional.grid_sample(
+            torch.from_numpy(x), torch.from_numpy(grid), mode=mode, padding_mode=padding,
+            align_corners=bool(corners)).numpy()))
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2, 4, 5]),
+                      helper.make_tensor_value_info("grid", TensorProto.FLOAT, [2, 3, 6, 2])],
+        outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(folder, "model.onnx"))
+    for index, (tensor, value) in enumerate([("x", x), ("grid", grid)]):
+        with open(os.path.join(data, f"input_{index}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(value, tensor).SerializeToString())
+    for index, (tensor, value) in enumerate(expected):
+        with open(os.path.join(data, f"output_{index}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(value, tensor).SerializeToString())
+    print(f"node/{name}: {os.path.getsize(os.path.join(folder, 'model.onnx'))} bytes")
+
 
 if __name__ == "__main__":
     torch.manual_seed(0)
@@ -614,4 +677,5 @@ if __name__ == "__main__":
     super_resolution()
     arithmetic()
     own_loss()
+    grid_sample_warp()
     node_tests()

@@ -1,0 +1,50 @@
+// A warp as optical-flow and spatial-transformer networks train one (tests/data/onnx/
+// grid_sample_warp.onnx, from make_small_models.py): a convolution predicts a displacement per
+// pixel and torch's grid_sample (bilinear, border padding) resamples the image there. The
+// GridSample node imports as the operators it is made of (core/src/onnx/onnx_ops_grid_sample.cpp:
+// four GatherElements of the flattened image, their bilinear weights), plans jointly, and trains
+// on 2 CPU ranks equal to one rank, the gradient reaching the flow's convolution through the
+// weights.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "training_check.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path warp_scratch(const std::string& name) { return scratch_file("grid-sample", name); }
+
+TEST(GridSampleTraining, AFlowWarpImportsAsGathersAndTrainsOnTwoRanksLikeOne) {
+  const fs::path onnx =
+      fs::path(UNITY_SOURCE_DIR) / "tests" / "data" / "onnx" / "grid_sample_warp.onnx";
+  const fs::path json = warp_scratch("warp.json");
+  const auto imported = run_cli("import " + onnx.string() + " --loss mse -o " + json.string());
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  std::map<std::string, int> ops;
+  const auto graph = nlohmann::json::parse(std::ifstream(json));
+  for (const auto& n : graph["nodes"]) ++ops[n["op"].get<std::string>()];
+  EXPECT_EQ(ops["GatherElements"], 4);  // the four bilinear corners
+  EXPECT_EQ(ops["Floor"], 2);           // x and y
+  EXPECT_EQ(ops["Conv2D"], 2);
+  const fs::path joint = warp_scratch("warp.joint.json");
+  const auto planned =
+      run_cli("optimize " + json.string() + " --machine cpu-local --gpus 2 --mode joint --out " +
+              joint.string());
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  const auto run = run_cli("run " + joint.string() + " --iterations 2 --check --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_LT(nlohmann::json::parse(run.out)["max_rel_diff"].get<double>(), 1e-4);
+  expect_trains_like_one_rank(json, warp_scratch("warp.plan.json"));
+  fs::remove_all(warp_scratch("").parent_path());
+}
+
+}  // namespace
