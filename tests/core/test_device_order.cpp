@@ -31,6 +31,21 @@ TEST(DeviceOrder, TensorParallelInnermostThenEitherOrder) {
   EXPECT_THROW(device_order_from_string("pp-tp-dp"), InputError);
 }
 
+TEST(DeviceOrder, GroupsOfAStageInMegatronCoresRankOrder) {
+  // TP 2, CP 2, PP 2, DP 2, the pipeline outermost: stage 1 holds devices 8-15, a replica 4 of
+  // them (tensor-parallel ranks innermost, then the sequence shards), its two copies next.
+  const PipelineGrid g{2, 2, 2, DeviceOrder::PipelineOutermost, 2};
+  EXPECT_EQ(g.nth_device(1, 0), 8);
+  EXPECT_EQ(g.nth_device(1, 5), 13);  // copy 1, index 1
+  // The weights' holders: tensor-parallel rank 0 of every shard of every copy.
+  EXPECT_EQ(g.data_parallel_group(1), (std::vector<int>{8, 10, 12, 14}));
+  // EP 4: the first four devices exchange tokens; every fourth holds the same experts.
+  EXPECT_EQ(g.expert_group(1, 4), (std::vector<int>{8, 9, 10, 11}));
+  EXPECT_EQ(g.expert_data_group(1, 4), (std::vector<int>{8, 12}));
+  // One ring of sequence shards a tensor-parallel rank, in the first copy.
+  EXPECT_EQ(g.context_groups(0), (std::vector<std::vector<int>>{{0, 2}, {1, 3}}));
+}
+
 TEST(PodCrossingRing, SharesThePodsUplinksWithTheOtherGroupsRings) {
   // The Llama 3 cluster: pods of 3,072 GPUs, 50 GB/s per GPU inside, 7.14 GB/s per GPU when a
   // whole pod sends across.

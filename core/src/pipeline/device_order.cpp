@@ -30,4 +30,34 @@ GridPosition PipelineGrid::position(int device) const {
   return {r / dp, r % dp, index};
 }
 
+int PipelineGrid::nth_device(int stage, int i) const {
+  return device(stage, i / replica(), i % replica());
+}
+
+std::vector<int> PipelineGrid::data_parallel_group(int stage) const {
+  std::vector<int> g;
+  for (int i = 0; i < replica() * dp; i += tp) g.push_back(nth_device(stage, i));
+  return g;
+}
+
+std::vector<int> PipelineGrid::expert_group(int stage, int ep) const {
+  std::vector<int> g;
+  for (int i = 0; i < ep; ++i) g.push_back(nth_device(stage, i));
+  return g;
+}
+
+std::vector<int> PipelineGrid::expert_data_group(int stage, int ep) const {
+  std::vector<int> g;
+  for (int i = 0; i < replica() * dp; i += ep) g.push_back(nth_device(stage, i));
+  return g;
+}
+
+std::vector<std::vector<int>> PipelineGrid::context_groups(int stage) const {
+  std::vector<std::vector<int>> groups(static_cast<std::size_t>(tp));
+  for (int j = 0; j < tp; ++j)
+    for (int c = 0; c < cp; ++c)
+      groups[static_cast<std::size_t>(j)].push_back(device(stage, 0, c * tp + j));
+  return groups;
+}
+
 }  // namespace unity

@@ -55,6 +55,7 @@ struct Layout {
   int cp = 1;  // context parallelism: each sequence over cp devices (1: none)
   ContextExchange cp_exchange = ContextExchange::Ring;
   int copies() const { return dp * cp; }  // devices of a stage holding the same weights
+  PipelineGrid grid() const { return {tp, pp, dp, order, cp}; }
 };
 
 // What the layouts of one stage shape (tp x cp devices a replica, pp stages, dp copies) choose

@@ -242,35 +242,6 @@ class Planner {
     return experts_of_.emplace(kind, e).first->second;
   }
 
-  // The devices of pipeline rank `rank` that exchange tokens in one all-to-all (the first expert
-  // group: tp devices of ep / tp consecutive copies), and those holding the same experts (one
-  // device a group, every ep / tp copies).
-  std::vector<int> expert_group(const Layout& l, int rank) const {
-    std::vector<int> g;
-    for (int i = 0; i < l.ep; ++i) g.push_back(nth_device(l, rank, i));
-    return g;
-  }
-  std::vector<int> expert_data_group(const Layout& l, int rank) const {
-    std::vector<int> g;
-    for (int i = 0; i < l.tp * l.copies(); i += l.ep) g.push_back(nth_device(l, rank, i));
-    return g;
-  }
-  // The devices of pipeline rank `rank` holding the same weights (tensor-parallel rank 0 of every
-  // sequence shard of every copy), which synchronise them.
-  std::vector<int> data_parallel_group(const Layout& l, int rank) const {
-    std::vector<int> g;
-    for (int i = 0; i < l.tp * l.copies(); i += l.tp) g.push_back(nth_device(l, rank, i));
-    return g;
-  }
-  // The context-parallel ranks of the first copy of pipeline rank `rank`, one ring per
-  // tensor-parallel rank.
-  std::vector<std::vector<int>> context_groups(const Layout& l, int rank) const {
-    std::vector<std::vector<int>> groups(l.tp);
-    for (int j = 0; j < l.tp; ++j)
-      for (int c = 0; c < l.cp; ++c) groups[j].push_back(device(l, rank, 0, c * l.tp + j));
-    return groups;
-  }
-
   const CostModel& replica_costs(int tp) {
     auto it = replica_costs_.find(tp);
     if (it != replica_costs_.end()) return *it->second;
@@ -477,17 +448,6 @@ class Planner {
     return out;
   }
 
-  // Device `index` (tensor-parallel rank + tp x context-parallel rank) of copy `copy` of
-  // pipeline rank `rank`.
-  int device(const Layout& l, int rank, int copy, int index) const {
-    return PipelineGrid{l.tp, l.pp, l.dp, l.order, l.cp}.device(rank, copy, index);
-  }
-  // The i-th device of pipeline rank `rank` in Megatron-Core's rank order inside a stage: tensor-
-  // parallel ranks, then context-parallel ones, then copies.
-  int nth_device(const Layout& l, int rank, int i) const {
-    return device(l, rank, i / (l.tp * l.cp), i % (l.tp * l.cp));
-  }
-
   // Sending one activation of `bytes` from pipeline rank a to rank b: each of the replica's devices
   // sends 1/tp of it to its peer and the receivers all-gather it (Megatron-LM's scatter/gather);
   // with sequence parallelism the activation is split along the sequence already and stays so.
@@ -495,8 +455,8 @@ class Planner {
     std::vector<Transfer> moves;
     std::vector<int> replica;
     for (int j = 0; j < l.tp; ++j) {
-      moves.push_back({device(l, a, 0, j), device(l, b, 0, j), bytes / l.tp});
-      replica.push_back(device(l, b, 0, j));
+      moves.push_back({l.grid().device(a, 0, j), l.grid().device(b, 0, j), bytes / l.tp});
+      replica.push_back(l.grid().device(b, 0, j));
     }
     const double gather = l.sp ? 0.0 : costs_.allreduce_time(replica, bytes) / 2;
     return costs_.transfers_time(moves) + gather;
@@ -622,8 +582,8 @@ class Planner {
                                      l.dp, static_cast<int>(l.order), l.ep);
     if (auto it = dispatches_.find(key); it != dispatches_.end()) return it->second;
     return dispatches_
-        .emplace(key,
-                 dispatch_cost(l.dispatcher, experts_, top_k_, expert_group(l, 0), message, costs_))
+        .emplace(key, dispatch_cost(l.dispatcher, experts_, top_k_, l.grid().expert_group(0, l.ep),
+                                    message, costs_))
         .first->second;
   }
 
@@ -635,8 +595,8 @@ class Planner {
     ContextExchangeCost sum;
     for (const auto& a : s.attentions) {
       const ContextExchangeCost x =
-          context_exchange_cost(l.cp_exchange, context_groups(l, 0), a.kv_bytes, a.products_forward,
-                                a.products_backward, costs_);
+          context_exchange_cost(l.cp_exchange, l.grid().context_groups(0), a.kv_bytes,
+                                a.products_forward, a.products_backward, costs_);
       sum.forward += x.forward;
       sum.backward += x.backward;
       sum.bytes += x.bytes;
@@ -918,13 +878,14 @@ class Planner {
              .comm_sms = kNcclSms},
             [&](double buffer) { return costs_.allreduce_time(group, buffer); });
       };
-      const DataSync sync = sync_over(rank_params[r], data_parallel_group(l, r));
+      const DataSync sync = sync_over(rank_params[r], l.grid().data_parallel_group(r));
       // The experts' weights, each held by the expert-data-parallel devices of its shard, are
       // synchronised among those (one group per device of an expert group).
       const int edp = p.expert_data_parallel;
-      const DataSync expert_sync = rank_expert_params[r] > 0
-                                       ? sync_over(rank_expert_params[r], expert_data_group(l, r))
-                                       : DataSync{};
+      const DataSync expert_sync =
+          rank_expert_params[r] > 0
+              ? sync_over(rank_expert_params[r], l.grid().expert_data_group(r, l.ep))
+              : DataSync{};
       p.sync_time = std::max(p.sync_time, sync.exposed + expert_sync.exposed);
       p.rank_sync_total.push_back(sync.total + expert_sync.total);
       p.rank_sync_exposed.push_back(sync.exposed + expert_sync.exposed);
@@ -1021,8 +982,9 @@ class Planner {
         rank_params[a] -= per_device;
         continue;
       }
-      exposed = std::max(exposed, costs_.allreduce_time({device(l, a, 0, 0), device(l, b, 0, 0)},
-                                                        per_device * gradient_element()));
+      exposed = std::max(exposed,
+                         costs_.allreduce_time({l.grid().device(a, 0, 0), l.grid().device(b, 0, 0)},
+                                               per_device * gradient_element()));
     }
     return exposed;
   }

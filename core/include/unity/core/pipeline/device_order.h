@@ -7,6 +7,7 @@
 // outermost ("tp-pp-dp"): a replica's sends stay inside its pod and the data-parallel collectives,
 // which overlap with compute, cross the pods.
 #include <string_view>
+#include <vector>
 
 namespace unity {
 
@@ -33,6 +34,20 @@ struct PipelineGrid {
 
   int device(int stage, int copy, int index) const;
   GridPosition position(int device) const;
+
+  // The i-th device of pipeline stage `stage` in Megatron-Core's rank order inside a stage:
+  // tensor-parallel ranks, then context-parallel ones, then copies.
+  int nth_device(int stage, int i) const;
+  // The devices of a stage holding the same weights (tensor-parallel rank 0 of every sequence
+  // shard of every copy), which synchronise them.
+  std::vector<int> data_parallel_group(int stage) const;
+  // The devices of a stage that exchange tokens in one all-to-all of expert parallelism `ep` (the
+  // first expert group: its first ep devices, tp devices of ep / tp consecutive copies), and those
+  // holding the same experts (one device a group, every ep devices).
+  std::vector<int> expert_group(int stage, int ep) const;
+  std::vector<int> expert_data_group(int stage, int ep) const;
+  // The context-parallel ranks of a stage's first copy, one ring per tensor-parallel rank.
+  std::vector<std::vector<int>> context_groups(int stage) const;
 };
 
 }  // namespace unity
