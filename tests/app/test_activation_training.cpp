@@ -24,9 +24,7 @@ TEST(ActivationTraining, TorchActivationsImportAsTheirOwnOperatorsAndTrainOnTwoR
   const fs::path json = scratch("activations.json");
   const auto imported = run_cli("import " + onnx.string() + " --batch 8 -o " + json.string());
   ASSERT_EQ(imported.exit_code, 0) << imported.err;
-  std::map<std::string, int> ops;
-  const auto model = nlohmann::json::parse(std::ifstream(json));
-  for (const auto& n : model["nodes"]) ++ops[n["op"].get<std::string>()];
+  auto ops = operator_counts(json);
   // One node each; Mish is exported as Softplus, Tanh and Mul, Softsign as Abs, Add and Div.
   for (const char* op :
        {"LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Sin", "Abs"})

@@ -29,9 +29,7 @@ TEST(GridSampleTraining, AFlowWarpImportsAsGathersAndTrainsOnTwoRanksLikeOne) {
   const fs::path json = warp_scratch("warp.json");
   const auto imported = run_cli("import " + onnx.string() + " --loss mse -o " + json.string());
   ASSERT_EQ(imported.exit_code, 0) << imported.err;
-  std::map<std::string, int> ops;
-  const auto graph = nlohmann::json::parse(std::ifstream(json));
-  for (const auto& n : graph["nodes"]) ++ops[n["op"].get<std::string>()];
+  auto ops = operator_counts(json);
   EXPECT_EQ(ops["GatherElements"], 4);  // the four bilinear corners
   EXPECT_EQ(ops["Floor"], 2);           // x and y
   EXPECT_EQ(ops["Conv2D"], 2);

@@ -32,9 +32,7 @@ TEST_P(LayoutTraining, SuperResolutionTrainsOnTwoRanksLikeOne) {
   const fs::path json = layout_scratch(model + ".json");
   const auto imported = run_cli("import " + onnx.string() + " --loss mse -o " + json.string());
   ASSERT_EQ(imported.exit_code, 0) << imported.err;
-  std::map<std::string, int> ops;
-  const auto graph = nlohmann::json::parse(std::ifstream(json));
-  for (const auto& n : graph["nodes"]) ++ops[n["op"].get<std::string>()];
+  auto ops = operator_counts(json);
   // PixelUnshuffle's and DepthToSpace's transposes; the tile's Expand; one Trilu; the LRN.
   EXPECT_EQ(ops["Transpose"], 2);
   EXPECT_GE(ops["Expand"], 1);

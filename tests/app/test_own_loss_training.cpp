@@ -36,15 +36,9 @@ TEST_P(OwnLossTraining, TrainsItsOwnLossOnTwoRanksLikeOne) {
   const auto imported = run_cli("import " + export_path(model).string() + " -o " + json.string());
   ASSERT_EQ(imported.exit_code, 0) << imported.err;
   EXPECT_EQ(imported.out.find("attached"), std::string::npos) << imported.out;
-  std::map<std::string, int> ops;
-  int inputs = 0;
-  const auto graph = nlohmann::json::parse(std::ifstream(json));
-  for (const auto& n : graph["nodes"]) {
-    ++ops[n["op"].get<std::string>()];
-    inputs += n["op"] == "Input";
-  }
+  auto ops = operator_counts(json);
   EXPECT_EQ(ops["SoftmaxCrossEntropy"] + ops["MSELoss"], 0);
-  EXPECT_EQ(inputs, 2);  // the model's own: no labels or targets synthesised beside them
+  EXPECT_EQ(ops["Input"], 2);  // the model's own: no labels or targets synthesised beside them
   for (const std::string mode : {"joint", "expert"}) {
     const fs::path plan = own_loss_scratch(model + "." + mode + ".json");
     const auto planned = run_cli("optimize " + json.string() + " --machine cpu-local --gpus 2 " +

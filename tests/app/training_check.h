@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <string>
 
 #include <unistd.h>
@@ -21,6 +23,15 @@ inline std::filesystem::path scratch_file(const std::string& suite, const std::s
                                     ("unity-" + suite + "-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return dir / name;
+}
+
+// How many operators of each type a model JSON (`unity import -o`) holds.
+inline std::map<std::string, int> operator_counts(const std::filesystem::path& model_json) {
+  std::map<std::string, int> ops;
+  std::ifstream in(model_json);
+  const auto model = nlohmann::json::parse(in);
+  for (const auto& n : model["nodes"]) ++ops[n["op"].get<std::string>()];
+  return ops;
 }
 
 // Names a test of an export by its model ("resnet18").

@@ -532,6 +532,23 @@ def grid_sample_warp():
            input_names=["image"], output_names=["y"])
 
 
+def save_node_test(name, model, inputs, outputs):
+    # One node test in ONNX's layout: node/NAME/model.onnx and test_data_set_0/input_K.pb and
+    # output_K.pb, each (tensor name, numpy value).
+    from onnx import numpy_helper
+
+    folder = os.path.join(HERE, "node", name)
+    data = os.path.join(folder, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(folder, "model.onnx"))
+    for kind, values in (("input", inputs), ("output", outputs)):
+        for index, (tensor, value) in enumerate(values):
+            with open(os.path.join(data, f"{kind}_{index}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(value, tensor).SerializeToString())
+    print(f"node/{name}: {os.path.getsize(os.path.join(folder, 'model.onnx'))} bytes")
+
+
 def node_tests():
     # Unity's own node tests, in the layout of ONNX's (node/NAME/model.onnx and test_data_set_0 with
     # the inputs and expected outputs, computed here with numpy): operators and forms that ONNX's
@@ -543,8 +560,6 @@ def node_tests():
     from onnx import numpy_helper
 
     name = "test_unity_masks_and_casts"
-    folder = os.path.join(HERE, "node", name)
-    os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
     x = np.array([[1.5, -2.25, np.nan, 4.0, np.inf, 0.5],
                   [-np.inf, 3.75, -1.5, 2.0, 7.25, -0.75],
                   [0.25, np.nan, 5.5, -3.25, 1.0, 2.5],
@@ -575,25 +590,14 @@ def node_tests():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 6]),
          helper.make_tensor_value_info("positive", TensorProto.BOOL, [4, 6])], constants)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(folder, "model.onnx"))
     clean = np.where(np.isnan(x) | np.isinf(x), np.float32(0), x)
     y = (np.trunc(clean) + clean).reshape(4, -1)
-    data = os.path.join(folder, "test_data_set_0")
-    with open(os.path.join(data, "input_0.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(x, "x").SerializeToString())
-    for index, (tensor, value) in enumerate([("y", y), ("positive", np.isposinf(x))]):
-        with open(os.path.join(data, f"output_{index}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(value, tensor).SerializeToString())
-    print(f"node/{name}: {os.path.getsize(os.path.join(folder, 'model.onnx'))} bytes")
+    save_node_test(name, model, [("x", x)], [("y", y), ("positive", np.isposinf(x))])
 
     # test_unity_einsum_ellipsis: attention scores written with an ellipsis over the batch and
     # head dims, and the context by probabilities with an implicit output whose ellipsis dims lead
     # ("...ij,...jk" is "...ik").
     name = "test_unity_einsum_ellipsis"
-    folder = os.path.join(HERE, "node", name)
-    data = os.path.join(folder, "test_data_set_0")
-    os.makedirs(data, exist_ok=True)
     rng = np.random.default_rng(0)
     q = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
     k = rng.standard_normal((2, 3, 6, 5)).astype(np.float32)
@@ -607,26 +611,15 @@ def node_tests():
         [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [2, 3, 4, 6]),
          helper.make_tensor_value_info("context", TensorProto.FLOAT, [2, 3, 4, 5])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(folder, "model.onnx"))
-    for index, (tensor, value) in enumerate([("q", q), ("k", k), ("p", p)]):
-        with open(os.path.join(data, f"input_{index}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(value, tensor).SerializeToString())
-    expected = [("scores", np.einsum("...id,...jd->...ij", q, k)),
-                ("context", np.einsum("...ij,...jk", p, k))]
-    for index, (tensor, value) in enumerate(expected):
-        with open(os.path.join(data, f"output_{index}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(value, tensor).SerializeToString())
-    print(f"node/{name}: {os.path.getsize(os.path.join(folder, 'model.onnx'))} bytes")
+    save_node_test(name, model, [("q", q), ("k", k), ("p", p)],
+                   [("scores", np.einsum("...id,...jd->...ij", q, k)),
+                    ("context", np.einsum("...ij,...jk", p, k))])
 
     # test_unity_grid_sample_padding: GridSample with a grid reaching past the input, in every mode
     # and padding against torch.nn.functional.grid_sample (ONNX's own tests cover the paddings
     # with bilinear sampling only, and print bicubic's values to 4 decimals).
     import torch
     name = "test_unity_grid_sample_padding"
-    folder = os.path.join(HERE, "node", name)
-    data = os.path.join(folder, "test_data_set_0")
-    os.makedirs(data, exist_ok=True)
     x = rng.standard_normal((2, 2, 4, 5)).astype(np.float32)
     grid = rng.uniform(-1.4, 1.4, (2, 3, 6, 2)).astype(np.float32)
     variants = [(mode, padding, corners) for mode in ("bicubic", "bilinear", "nearest")
@@ -645,15 +638,7 @@ def node_tests():
                       helper.make_tensor_value_info("grid", TensorProto.FLOAT, [2, 3, 6, 2])],
         outputs)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(folder, "model.onnx"))
-    for index, (tensor, value) in enumerate([("x", x), ("grid", grid)]):
-        with open(os.path.join(data, f"input_{index}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(value, tensor).SerializeToString())
-    for index, (tensor, value) in enumerate(expected):
-        with open(os.path.join(data, f"output_{index}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(value, tensor).SerializeToString())
-    print(f"node/{name}: {os.path.getsize(os.path.join(folder, 'model.onnx'))} bytes")
+    save_node_test(name, model, [("x", x), ("grid", grid)], expected)
 
 
 if __name__ == "__main__":
