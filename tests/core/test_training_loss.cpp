@@ -84,8 +84,13 @@ TEST(TrainingLoss, AZeroDimensionalOutputIsTheModelsOwnLoss) {
   ASSERT_TRUE(has_loss(g));
   for (const TensorRef sink : g.sinks()) EXPECT_TRUE(is_objective(g, sink));
   const auto before = g.size();
-  EXPECT_FALSE(attach_loss(g, std::nullopt).has_value());
-  EXPECT_EQ(g.size(), before);
+  const auto own = attach_loss(g, std::nullopt);
+  ASSERT_TRUE(own.has_value());
+  EXPECT_TRUE(own->own);
+  EXPECT_EQ(own->outputs, (std::vector<std::string>{"'loss'"}));
+  EXPECT_EQ(describe(*own, "own.onnx"),
+            "'own.onnx' ends in its own loss: output 'loss' (0-d) trained as it is");
+  EXPECT_EQ(g.size(), before);  // nothing attached
   EXPECT_THROW(attach_loss(g, LossKind::Mse), InputError);
   // A [8, 10] output is not a loss: it gets one.
   Graph export_model = inference_model();

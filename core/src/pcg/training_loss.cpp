@@ -70,7 +70,15 @@ std::optional<AttachedLoss> attach_loss(Graph& g, std::optional<LossKind> reques
     if (requested)
       throw InputError(
           fmt::format("--loss {}: '{}' has a loss already", to_string(*requested), g.name));
-    return std::nullopt;
+    for (const auto& [id, n] : g.nodes())
+      if (n.op.type == OpType::SoftmaxCrossEntropy || n.op.type == OpType::MSELoss)
+        return std::nullopt;
+    AttachedLoss own;
+    own.own = true;
+    for (const TensorRef sink : g.sinks())
+      if (g.uses(sink.node).empty() && is_objective(g, sink))
+        own.outputs.push_back(fmt::format("'{}'", g.node(sink.node).op.name));
+    return own;
   }
   // The model's outputs: floating sinks, but not the unread pieces of an operator whose other
   // outputs are read, nor the parts of a Split that a slice leaves.
@@ -114,6 +122,10 @@ std::optional<AttachedLoss> attach_loss(Graph& g, std::optional<LossKind> reques
 }
 
 std::string describe(const AttachedLoss& a, const std::string& model) {
+  if (a.own)
+    return fmt::format("'{}' ends in its own loss: output{} {} (0-d) trained as {}", model,
+                       a.outputs.size() == 1 ? "" : "s", fmt::join(a.outputs, ", "),
+                       a.outputs.size() == 1 ? "it is" : "they are");
   return fmt::format("'{}' has no loss: attached {} to output{} {} ({} synthesised{})", model,
                      to_string(a.kind), a.outputs.size() == 1 ? "" : "s",
                      fmt::join(a.outputs, ", "),

@@ -32,11 +32,15 @@ struct AttachedLoss {
   LossKind kind = LossKind::CrossEntropy;
   bool chosen = false;               // the kind was chosen here (none was asked for)
   std::vector<std::string> outputs;  // "logits [64, 10]": the outputs that got one
+  // Nothing was attached: the model ends in its own loss, `outputs` (0-d), trained as they are.
+  bool own = false;
 };
 
-// A model with a loss (has_loss) comes back unchanged (nullopt); asking for a loss then is an
-// InputError, as is cross-entropy on a 0-d output or a model without a floating output. Without
-// `requested`, cross-entropy for 2-D outputs ([batch, classes]) and MSE otherwise.
+// A model with a loss (has_loss) comes back unchanged: nullopt when it has a loss operator, its
+// own loss outputs (`own`) when it ends in 0-d values of its own, so that a command can say so;
+// asking for a loss then is an InputError, as is cross-entropy on a 0-d output or a model without a
+// floating output. Without `requested`, cross-entropy for 2-D outputs ([batch, classes]) and MSE
+// otherwise.
 std::optional<AttachedLoss> attach_loss(Graph& g, std::optional<LossKind> requested);
 
 // "attached cross-entropy to output 'logits' [64, 10] (the labels are synthesised; choose with
