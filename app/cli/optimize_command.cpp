@@ -107,7 +107,7 @@ void add_optimize_command(CLI::App& app) {
       fmt::print("  checked        {}\n", checked->describe());
     if (plan.pipeline) {
       fmt::print("\n");
-      print_pipeline(*plan.pipeline, false);
+      print_pipeline(*plan.pipeline, false, has_causal_attention(plan.pcg));
     }
     for (const auto& a : s.substitutions_applied)
       fmt::print("  applied        {}{} on {}\n", a.rule, a.pinned ? " (pinned)" : "",

@@ -14,7 +14,7 @@ std::string layers(const StagePlan& c) {
 
 }  // namespace
 
-void print_pipeline(const PipelinePlan& p, bool costs) {
+void print_pipeline(const PipelinePlan& p, bool costs, bool causal_attention) {
   fmt::print("layout      tp {}{} x pp {} x dp {} ({} stage replicas of {} devices), {} dtype\n",
              p.tensor_parallel,
              p.context_parallel > 1 ? fmt::format(" x cp {}", p.context_parallel) : std::string(),
@@ -55,8 +55,9 @@ void print_pipeline(const PipelinePlan& p, bool costs) {
         p.cp_time * 1e3, human_bytes(static_cast<std::int64_t>(p.cp_bytes)));
   fmt::print("time        pipeline {:.3f} ms, gradient sync {:.3f} ms, optimizer step {:.3f} ms\n",
              p.pipeline_time * 1e3, p.sync_time * 1e3, p.update_time * 1e3);
-  fmt::print("throughput  {:.1f} TFLOP/s per device ({:.3g} FLOPs per iteration, {})\n\n",
-             p.tflops_per_device, p.model_flops, flop_count_description(p.flop_count));
+  fmt::print("throughput  {:.1f} TFLOP/s per device ({:.3g} FLOPs per iteration{})\n\n",
+             p.tflops_per_device, p.model_flops,
+             causal_attention ? fmt::format(", {}", flop_count_description(p.flop_count)) : "");
   if (!costs) return;
   Table stages({"chunk", "rank", "layers", "from", "to", "forward ms", "backward ms", "p2p ms",
                 "parameters"});

@@ -5,6 +5,7 @@
 
 namespace unity::cli {
 
-void print_pipeline(const PipelinePlan& p, bool costs);
+// `causal_attention`: the model has one, so the throughput says how it counts it (flop_count.h).
+void print_pipeline(const PipelinePlan& p, bool costs, bool causal_attention);
 
 }  // namespace unity::cli

@@ -84,7 +84,7 @@ void print_plan(const Plan& plan, bool costs) {
              human_bytes(static_cast<std::int64_t>(s.peak_memory_bytes)),
              plan_memory_verdict(s.peak_memory_bytes, s.fits_in_memory, plan.machine).describe());
   if (plan.pipeline) {
-    print_pipeline(*plan.pipeline, costs);
+    print_pipeline(*plan.pipeline, costs, has_causal_attention(plan.pcg));
     return;
   }
   if (!costs) return;

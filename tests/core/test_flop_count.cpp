@@ -43,6 +43,14 @@ TEST(FlopCount, ChangesTheReportedThroughputNotThePredictedTime) {
   EXPECT_LT(b.summary.tflops_per_device, a.summary.tflops_per_device);
 }
 
+TEST(FlopCount, OnlyAModelWithACausalAttentionHasTwoCounts) {
+  EXPECT_TRUE(has_causal_attention(load_model_for_devices("llama-tiny", 1, 4)));
+  EXPECT_TRUE(has_causal_attention(load_model_for_devices("gpt-tiny", 1, 4)));
+  // BERT's attention is bidirectional; a CNN has none: their reports name no count.
+  EXPECT_FALSE(has_causal_attention(load_model_for_devices("bert-large", 1, 4)));
+  EXPECT_FALSE(has_causal_attention(load_model_for_devices("resnext50", 1, 4)));
+}
+
 TEST(FlopCount, NamesParseAndUnknownOnesAreRefused) {
   EXPECT_EQ(flop_count_from_string("causal"), FlopCount::Causal);
   EXPECT_EQ(flop_count_from_string("full"), FlopCount::Full);

@@ -22,4 +22,12 @@ std::string_view flop_count_description(FlopCount count) {
              : "causal attention in full, as Megatron-LM counted before Megatron-Core 0.12";
 }
 
+bool has_causal_attention(const Graph& g) {
+  for (const auto& [id, n] : g.nodes())
+    if ((n.op.type == OpType::MultiHeadAttention || n.op.type == OpType::LatentAttention) &&
+        n.op.attrs.get_int("causal", 0) != 0)
+      return true;
+  return false;
+}
+
 }  // namespace unity

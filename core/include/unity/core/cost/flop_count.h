@@ -14,6 +14,8 @@
 //   FlashAttention's benchmarks.
 #include <string_view>
 
+#include "unity/core/pcg/graph.h"
+
 namespace unity {
 
 enum class FlopCount { Full, Causal };
@@ -21,5 +23,8 @@ enum class FlopCount { Full, Causal };
 std::string_view to_string(FlopCount count);               // "full", "causal"
 FlopCount flop_count_from_string(std::string_view name);   // throws InputError
 std::string_view flop_count_description(FlopCount count);  // for reports: whose count it is
+// Whether the graph has a causal attention (MultiHeadAttention or LatentAttention with causal =
+// 1): only then do the two counts differ, and a report need say which it used.
+bool has_causal_attention(const Graph& g);
 
 }  // namespace unity
