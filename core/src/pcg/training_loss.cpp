@@ -20,6 +20,26 @@ LossKind loss_kind_from_string(std::string_view s) {
   throw InputError(fmt::format("unknown loss '{}' (expected cross-entropy or mse)", s));
 }
 
+namespace {
+
+bool is_loss_operator(OpType t) { return t == OpType::SoftmaxCrossEntropy || t == OpType::MSELoss; }
+
+bool has_loss_operator(const Graph& g) {
+  for (const auto& [id, n] : g.nodes())
+    if (is_loss_operator(n.op.type)) return true;
+  return false;
+}
+
+// The model's outputs that are objectives (sinks of operators none of whose outputs is read).
+std::vector<TensorRef> objective_outputs(const Graph& g) {
+  std::vector<TensorRef> out;
+  for (const TensorRef sink : g.sinks())
+    if (g.uses(sink.node).empty() && is_objective(g, sink)) out.push_back(sink);
+  return out;
+}
+
+}  // namespace
+
 bool derives_from_loss(const Graph& g, NodeId id) {
   std::vector<NodeId> stack{id};
   std::set<NodeId> seen;
@@ -28,7 +48,7 @@ bool derives_from_loss(const Graph& g, NodeId id) {
     stack.pop_back();
     if (!seen.insert(cur).second) continue;
     const Node& n = g.node(cur);
-    if (n.op.type == OpType::SoftmaxCrossEntropy || n.op.type == OpType::MSELoss) return true;
+    if (is_loss_operator(n.op.type)) return true;
     for (const auto& in : n.inputs) stack.push_back(in.node);
   }
   return false;
@@ -39,13 +59,7 @@ bool is_objective(const Graph& g, TensorRef sink) {
   return derives_from_loss(g, sink.node) || (shape.rank() == 0 && is_floating(shape.dtype));
 }
 
-bool has_loss(const Graph& g) {
-  for (const auto& [id, n] : g.nodes())
-    if (n.op.type == OpType::SoftmaxCrossEntropy || n.op.type == OpType::MSELoss) return true;
-  for (const TensorRef sink : g.sinks())
-    if (g.uses(sink.node).empty() && is_objective(g, sink)) return true;
-  return false;
-}
+bool has_loss(const Graph& g) { return has_loss_operator(g) || !objective_outputs(g).empty(); }
 
 namespace {
 
@@ -70,14 +84,11 @@ std::optional<AttachedLoss> attach_loss(Graph& g, std::optional<LossKind> reques
     if (requested)
       throw InputError(
           fmt::format("--loss {}: '{}' has a loss already", to_string(*requested), g.name));
-    for (const auto& [id, n] : g.nodes())
-      if (n.op.type == OpType::SoftmaxCrossEntropy || n.op.type == OpType::MSELoss)
-        return std::nullopt;
+    if (has_loss_operator(g)) return std::nullopt;
     AttachedLoss own;
     own.own = true;
-    for (const TensorRef sink : g.sinks())
-      if (g.uses(sink.node).empty() && is_objective(g, sink))
-        own.outputs.push_back(fmt::format("'{}'", g.node(sink.node).op.name));
+    for (const TensorRef sink : objective_outputs(g))
+      own.outputs.push_back(fmt::format("'{}'", g.node(sink.node).op.name));
     return own;
   }
   // The model's outputs: floating sinks, but not the unread pieces of an operator whose other
