@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 
+#include "parallel_shape_literal.h"
 #include "unity/core/errors.h"
 #include "unity/core/onnx/onnx_import.h"
 #include "unity/core/ops/arithmetic.h"
@@ -55,14 +56,7 @@ std::vector<std::vector<double>> grads(const ar::Arithmetic& a,
   return g;
 }
 
-ParallelTensorShape S(std::vector<std::pair<std::int64_t, int>> dims, int replica = 1,
-                      DataType dtype = DataType::Float32) {
-  ParallelTensorShape s;
-  for (auto [size, degree] : dims) s.dims.push_back({size, degree});
-  s.replica = replica;
-  s.dtype = dtype;
-  return s;
-}
+using test_shapes::S;
 
 Operator Op(const std::string& function) {
   return Operator{OpType::Arithmetic, {{"function", function}}, "op"};

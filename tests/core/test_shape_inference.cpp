@@ -1,6 +1,7 @@
 // Shape inference for every operator, on serial and parallel shapes, valid and invalid degrees.
 #include <gtest/gtest.h>
 
+#include "parallel_shape_literal.h"
 #include "unity/core/errors.h"
 #include "unity/core/ops/operator_definition.h"
 #include "unity/core/shapes/shape_inference.h"
@@ -9,14 +10,7 @@ using namespace unity;
 
 namespace {
 
-ParallelTensorShape S(std::vector<std::pair<std::int64_t, int>> dims, int replica = 1,
-                      DataType dtype = DataType::Float32) {
-  ParallelTensorShape s;
-  for (auto [size, degree] : dims) s.dims.push_back({size, degree});
-  s.replica = replica;
-  s.dtype = dtype;
-  return s;
-}
+using test_shapes::S;
 
 Operator Op(OpType t, Attributes a = {}) { return Operator{t, std::move(a), "op"}; }
 
