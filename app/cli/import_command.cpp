@@ -31,8 +31,19 @@ void add_import_command(CLI::App& app) {
     Graph g = load_model(opt->input, opt->batch);
     attach_training_loss(g, opt->loss, opt->input);
     write_text_file_atomic(opt->output, graph_to_json(g).dump(1) + "\n");
-    fmt::print(stderr, "imported '{}': {} nodes, {} parameters -> {}\n", opt->input, g.size(),
-               g.parameter_count(), opt->output);
+    std::int64_t constants = 0, constant_values = 0;
+    for (const auto& [id, n] : g.nodes())
+      if (n.op.type == OpType::Constant) {
+        ++constants;
+        constant_values += n.op.values->size();
+      }
+    // Constants are what the model computes from nothing it trains; they are held, not trained.
+    const std::string held = constants
+                                 ? fmt::format(" ({} constants of {} values kept as they are)",
+                                               constants, constant_values)
+                                 : "";
+    fmt::print(stderr, "imported '{}': {} nodes, {} parameters{} -> {}\n", opt->input, g.size(),
+               g.parameter_count(), held, opt->output);
   });
 }
 

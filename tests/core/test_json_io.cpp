@@ -55,6 +55,47 @@ TEST(JsonIo, FloatAttributesStayFloats) {
   EXPECT_TRUE(std::holds_alternative<double>(back.node(1).op.attrs.items().at("rate")));
 }
 
+TEST(JsonIo, ConstantsKeepTheirValues) {
+  Graph g;
+  auto x = g.add_input("x", {2, 3});
+  auto mask = g.add_constant("mask", {2, 3}, DataType::Float32,
+                             TensorValues::of_floats({0.f, -1e9f, 0.5f, -0.f, 3.25f, -7.f}));
+  auto positions = g.add_constant("positions", {3}, DataType::Int64,
+                                  TensorValues::of_integers({2, -1, 1LL << 40}));
+  g.add(Operator{OpType::Add, {}, "masked"}, {x, mask});
+  g.add(Operator{OpType::Embedding,
+                 {{"num_entries", std::int64_t{4}}, {"embedding_dim", std::int64_t{3}}},
+                 "embed"},
+        {positions, g.add_weight("table", {4, 3})});
+  const auto j = graph_to_json(g);
+  EXPECT_EQ(j["nodes"][1]["values"]["type"], "float32");
+  const Graph back = graph_from_json(nlohmann::json::parse(j.dump()));
+  expect_same_graph(g, back);
+  EXPECT_EQ(back.node(mask.node).op.values->floats(),
+            (std::vector<float>{0.f, -1e9f, 0.5f, -0.f, 3.25f, -7.f}));
+  EXPECT_EQ(back.node(positions.node).op.values->integers(),
+            (std::vector<std::int64_t>{2, -1, 1LL << 40}));
+  // Values are structure: other values, another hash; a Constant is no parameter.
+  Graph other = g;
+  other.mutable_node(mask.node).op.values = TensorValues::of_floats({0, 0, 0, 0, 0, 0});
+  EXPECT_NE(other.structural_hash(), g.structural_hash());
+  EXPECT_FALSE(other.node(mask.node).op == g.node(mask.node).op);
+  EXPECT_EQ(g.parameter_count(), 12);
+
+  auto bad = j;
+  bad["nodes"][1]["values"]["base64"] = "AAAA";  // 3 bytes: no whole float
+  EXPECT_NE(load_error(bad).find("no whole number of float32 elements"), std::string::npos);
+  bad = j;
+  bad["nodes"][1]["values"]["base64"] = "AAAAAA==";  // one float for six elements
+  EXPECT_NE(load_error(bad).find("holds 1 values for a shape of 6 elements"), std::string::npos);
+  bad = j;
+  bad["nodes"][1]["values"]["type"] = "float64";
+  EXPECT_NE(load_error(bad).find("values of type 'float64'"), std::string::npos);
+  bad = j;
+  bad["nodes"][1].erase("values");
+  EXPECT_NE(load_error(bad).find("must hold its values"), std::string::npos);
+}
+
 TEST(JsonIo, BadFilesNameTheProblem) {
   const Graph g = zoo::build("mnist-mlp");
   const auto good = graph_to_json(g);

@@ -81,14 +81,35 @@ void expect_plans(const Graph& g) {
 TEST(OnnxGptImport, MaskConstantsFoldAndMaskedFillsImport) {
   // Range, Greater/LessOrEqual, Xor/And, Trilu with k, Tile and ScatterND fold into one [2, 4, 4]
   // causal mask; Where(mask, -inf, x) is the Add of an additive mask, Where(mask, 0.5, x) is
-  // x * keep + 0.5 * mask. Without an attention around them the masks stay Weights.
+  // x * keep + 0.5 * mask. Without an attention around them the masks stay in the graph: as
+  // Constants holding their values, not as trained Weights.
   const Graph g = import_onnx(data("causal_mask_folding.onnx"));
   EXPECT_EQ(g.count(OpType::Softmax), 1);
   EXPECT_EQ(g.count(OpType::Add), 2);
   EXPECT_EQ(g.count(OpType::Mul), 1);
-  EXPECT_EQ(g.count(OpType::Weight), 3);
-  EXPECT_EQ(g.parameter_count(), 3 * 2 * 4 * 4);
+  EXPECT_EQ(g.count(OpType::Weight), 0);
+  EXPECT_EQ(g.count(OpType::Constant), 3);
+  EXPECT_EQ(g.parameter_count(), 0);
   EXPECT_EQ(g.sinks().size(), 2u);
+  // The additive mask: 0 where a position may be attended (on and below the diagonal), the fill
+  // above it, for both [4, 4] blocks.
+  int additive = 0;
+  for (const auto& [id, n] : g.nodes()) {
+    if (n.op.type != OpType::Constant || n.op.name.find(".mask") == std::string::npos) continue;
+    if (g.uses(id).empty() || g.node(g.uses(id).front().node).op.type != OpType::Add) continue;
+    ++additive;
+    ASSERT_EQ(n.op.values->size(), 2 * 4 * 4);
+    for (int b = 0; b < 2; ++b)
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) {
+          const float v = n.op.values->floats()[static_cast<std::size_t>(b * 16 + i * 4 + j)];
+          if (j <= i)
+            EXPECT_EQ(v, 0.0f) << b << " " << i << " " << j;
+          else
+            EXPECT_LT(v, -1e4f) << b << " " << i << " " << j;
+        }
+  }
+  EXPECT_EQ(additive, 1);
 }
 
 TEST(OnnxGptImport, SdpaCausalExportBecomesOneCausalAttention) {

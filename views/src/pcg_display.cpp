@@ -115,14 +115,15 @@ DisplayGraph buildDisplayGraph(const Graph& graph, const BlockGrouping& blocks,
     const Node& n = graph.node(id);
     const int block = blocks.blockOf.value(id, -1);
     const bool collapsed = block >= 0 && options.collapsed.contains(blocks.blocks[block].name);
-    if (!options.showSources && sourceSide.value(id) && n.op.type == OpType::Weight) continue;
+    const bool heldValues = n.op.type == OpType::Weight || n.op.type == OpType::Constant;
+    if (!options.showSources && sourceSide.value(id) && heldValues) continue;
     if (!options.showSources && sourceSide.value(id) && is_parallel_op(n.op.type)) {
       // A parallel operator on a weight: hidden with the weight (the consumer's properties show
       // it).
       bool onWeight = false;
       for (NodeId cur = id; !onWeight;) {
         const Node& c = graph.node(cur);
-        if (c.op.type == OpType::Weight) onWeight = true;
+        if (c.op.type == OpType::Weight || c.op.type == OpType::Constant) onWeight = true;
         if (c.inputs.empty() || !is_parallel_op(c.op.type)) break;
         cur = c.inputs.front().node;
       }

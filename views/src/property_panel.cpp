@@ -160,6 +160,9 @@ void PropertyPanel::showNode(const Graph& g, NodeId id, const Plan* plan) {
            "that read them"));
     if (n.op.type == OpType::Weight && !n.outputs.empty())
       add(placement, tr("Weight size"), formatBytes(double(n.outputs[0].bytes())));
+    if (n.op.type == OpType::Constant && !n.outputs.empty())
+      add(placement, tr("Constant size"), formatBytes(double(n.outputs[0].bytes())),
+          tr("Values the model holds and does not train (positions, masks, tables)"));
     return;
   }
   const std::vector<int> devices = cost->view.devices();

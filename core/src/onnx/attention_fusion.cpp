@@ -46,6 +46,11 @@ bool only_read_by(const Graph& g, TensorRef t, NodeId consumer) {
 }
 
 bool is_weight(const Graph& g, TensorRef t) { return is_op(g, t, OpType::Weight); }
+// A source with values known at import: a Weight (a buffer exported as an initializer) or a
+// Constant (a table computed in the model's forward).
+bool is_table(const Graph& g, TensorRef t) {
+  return is_weight(g, t) || is_op(g, t, OpType::Constant);
+}
 
 // A Linear whose output is `t`, with a 2-D Weight (fuse_at checks its sizes); nullopt otherwise.
 struct Projection {
@@ -207,7 +212,7 @@ std::optional<Rotary> walk_rotary(const Graph& g, TensorRef t, NodeId consumer) 
     const Node& mul = g.node(m.node);
     if (mul.op.type != OpType::Mul || !only_read_by(g, m, add.id)) return std::nullopt;
     for (std::size_t side = 0; side < 2; ++side) {
-      if (is_weight(g, mul.inputs[side]))
+      if (is_table(g, mul.inputs[side]))
         return Scaled{mul.id, mul.inputs[1 - side], mul.inputs[side]};
     }
     return std::nullopt;

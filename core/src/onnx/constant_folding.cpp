@@ -71,7 +71,8 @@ const std::set<std::string_view> kFoldableOps = {"Constant",
                                                  "Xor",
                                                  "HannWindow",
                                                  "HammingWindow",
-                                                 "BlackmanWindow"};
+                                                 "BlackmanWindow",
+                                                 "MelWeightMatrix"};
 
 std::vector<std::int64_t> axes_of(const ::onnx::NodeProto& node,
                                   const std::vector<const ConstTensor*>& in, int slot) {
@@ -157,6 +158,10 @@ std::optional<std::vector<ConstTensor>> fold_node(const ::onnx::NodeProto& node,
   } else if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow") {
     need(1);
     out = fold_window(node, in[0]->scalar());
+  } else if (op == "MelWeightMatrix") {
+    need(5);
+    out = fold_mel_weight_matrix(node, in[0]->as_int(0), in[1]->as_int(0), in[2]->as_double(0),
+                                 in[3]->as_double(0), in[4]->as_double(0));
   } else if (op == "CastLike") {
     need(2);
     out = fold_cast(*in[0], in[1]->elem_type);

@@ -275,6 +275,54 @@ ConstTensor fold_window(const ::onnx::NodeProto& node, double size) {
   return out;
 }
 
+ConstTensor fold_mel_weight_matrix(const ::onnx::NodeProto& node, std::int64_t mel_bins,
+                                   std::int64_t dft_length, double sample_rate, double lower_hz,
+                                   double upper_hz) {
+  if (mel_bins < 1 || dft_length < 1 || sample_rate <= 0 || lower_hz < 0 || upper_hz <= lower_hz)
+    fail(node, fmt::format("num_mel_bins {}, dft_length {}, sample_rate {} and the edges [{}, {}] "
+                           "hertz do not make filters",
+                           mel_bins, dft_length, sample_rate, lower_hz, upper_hz));
+  const std::int64_t spectrum_bins = dft_length / 2 + 1;
+  const auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+  const double low = mel(lower_hz);
+  const double step = (mel(upper_hz) - low) / static_cast<double>(mel_bins + 2);
+  // The filters' edges and centres as DFT bins: edge i of mel_bins + 2.
+  std::vector<std::int64_t> edge;
+  for (std::int64_t i = 0; i < mel_bins + 2; ++i) {
+    const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + low) / 2595.0) - 1);
+    edge.push_back(static_cast<std::int64_t>(
+        std::floor(static_cast<double>(dft_length + 1) * hz / sample_rate)));
+  }
+  std::vector<double> w(static_cast<std::size_t>(spectrum_bins * mel_bins), 0.0);
+  const auto at = [&](std::int64_t bin, std::int64_t filter) -> double& {
+    if (bin < 0 || bin >= spectrum_bins)
+      fail(node, fmt::format("a filter edge falls on bin {}, outside the {} bins of the spectrum "
+                             "(upper_edge_hertz above the Nyquist frequency?)",
+                             bin, spectrum_bins));
+    return w[static_cast<std::size_t>(bin * mel_bins + filter)];
+  };
+  for (std::int64_t f = 0; f < mel_bins; ++f) {
+    const std::int64_t left = edge[f], centre = edge[f + 1], right = edge[f + 2];
+    if (centre == left) {
+      at(centre, f) = 1.0;
+    } else {
+      for (std::int64_t b = left; b <= centre; ++b)
+        at(b, f) = static_cast<double>(b - left) / static_cast<double>(centre - left);
+    }
+    for (std::int64_t b = centre; b < right; ++b)
+      at(b, f) = static_cast<double>(right - b) / static_cast<double>(right - centre);
+  }
+  ConstTensor out = empty_like(static_cast<int>(attr_int(node, "output_datatype", TP::FLOAT)),
+                               {spectrum_bins, mel_bins});
+  for (double v : w) {
+    if (out.is_integer())
+      out.ints.push_back(static_cast<std::int64_t>(v));
+    else
+      out.floats.push_back(v);
+  }
+  return out;
+}
+
 ConstTensor fold_where(const ConstTensor& condition, const ConstTensor& x, const ConstTensor& y) {
   return elementwise(
       {&condition, &x, &y}, x.elem_type,

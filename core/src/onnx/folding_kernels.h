@@ -39,6 +39,12 @@ ConstTensor fold_cast(const ConstTensor& x, int to);
 // periodic (the default) over size points, else symmetric over size - 1, in output_datatype.
 ConstTensor fold_window(const ::onnx::NodeProto& node,
                         double size);  // to: an onnx::TensorProto_DataType
+// MelWeightMatrix: [dft_length / 2 + 1, num_mel_bins] triangular filters with peak 1, their edges
+// spaced evenly on the mel scale mel(f) = 2595 log10(1 + f / 700) over [lower, upper] hertz and
+// rounded down to DFT bins, as ONNX defines them; in output_datatype.
+ConstTensor fold_mel_weight_matrix(const ::onnx::NodeProto& node, std::int64_t mel_bins,
+                                   std::int64_t dft_length, double sample_rate, double lower_hz,
+                                   double upper_hz);
 // Trilu: keeps the elements on and above (upper) or on and below (!upper) diagonal k of the last
 // two dims, zeroes the rest (how exporters write torch.triu/tril, e.g. of a causal mask).
 ConstTensor fold_trilu(const ::onnx::NodeProto& node, const ConstTensor& x, std::int64_t k,

@@ -31,10 +31,7 @@ bool ImportContext::is_scalar_constant(const std::string& value) {
 
 bool ImportContext::is_parameter(const std::string& name) const {
   auto it = values_.find(name);
-  if (it == values_.end() || !it->second.initializer) return false;
-  const int t = it->second.elem_type;
-  return t == ::onnx::TensorProto::FLOAT || t == ::onnx::TensorProto::FLOAT16 ||
-         t == ::onnx::TensorProto::BFLOAT16 || t == ::onnx::TensorProto::DOUBLE;
+  return it != values_.end() && !it->second.tensor && it->second.parameter;
 }
 
 bool ImportContext::is_tensor(const std::string& name) const {
@@ -98,9 +95,16 @@ TensorRef ImportContext::weight(const std::string& name, const std::vector<std::
         fmt::format("constant '{}' has element type {}, which Unity cannot hold in a tensor", name,
                     elem_type_name(v.elem_type)));
   }
-  TensorRef ref = graph_.add_weight(name, dims, *dtype);
+  const bool parameter = v.parameter;
+  TensorRef ref = parameter ? graph_.add_weight(name, dims, *dtype)
+                            : graph_.add_constant(name, dims, *dtype, values_of(constant(name)));
   weights_.emplace(std::move(key), ref);
   return ref;
+}
+
+std::shared_ptr<const TensorValues> ImportContext::values_of(const ConstTensor& c) {
+  if (c.is_integer()) return TensorValues::of_integers(c.ints);
+  return TensorValues::of_floats(std::vector<float>(c.floats.begin(), c.floats.end()));
 }
 
 TensorRef ImportContext::transposed_weight(const std::string& name) {
@@ -110,7 +114,28 @@ TensorRef ImportContext::transposed_weight(const std::string& name) {
         fmt::format("'{}' must be a 2-D constant to be used as a transposed weight", name));
   }
   if (auto it = transposed_weights_.find(name); it != transposed_weights_.end()) return it->second;
-  TensorRef ref = weight(name, {v.dims[1], v.dims[0]});
+  TensorRef ref;
+  if (v.parameter) {
+    // A parameter's values are drawn anew: its transpose is the same parameter.
+    ref = weight(name, {v.dims[1], v.dims[0]});
+  } else {
+    const ConstTensor& c = constant(name);
+    ConstTensor t = c;
+    for (std::int64_t i = 0; i < v.dims[0]; ++i)
+      for (std::int64_t j = 0; j < v.dims[1]; ++j) {
+        const std::int64_t from = i * v.dims[1] + j, to = j * v.dims[0] + i;
+        if (c.is_integer())
+          t.ints[static_cast<std::size_t>(to)] = c.ints[static_cast<std::size_t>(from)];
+        else
+          t.floats[static_cast<std::size_t>(to)] = c.floats[static_cast<std::size_t>(from)];
+      }
+    const auto dtype = to_data_type(v.elem_type);
+    if (!dtype)
+      throw InputError(
+          fmt::format("constant '{}' has element type {}, which Unity cannot hold in a tensor",
+                      name, elem_type_name(v.elem_type)));
+    ref = graph_.add_constant(name + ".T", {v.dims[1], v.dims[0]}, *dtype, values_of(t));
+  }
   transposed_weights_.emplace(name, ref);
   return ref;
 }
@@ -121,19 +146,25 @@ void ImportContext::bind_tensor(const std::string& name, TensorRef t) {
   values_[name] = std::move(v);
 }
 
-void ImportContext::bind_constant(const std::string& name, ConstTensor constant) {
+void ImportContext::bind_constant(const std::string& name, ConstTensor constant, bool parameter) {
   Value v;
+  v.parameter = parameter && !constant.is_integer();
   v.dims = constant.dims;
   v.elem_type = constant.elem_type;
   v.constant = std::move(constant);
   values_[name] = std::move(v);
 }
 
-void ImportContext::bind_initializer(const std::string& name, const ::onnx::TensorProto* init) {
+void ImportContext::bind_initializer(const std::string& name, const ::onnx::TensorProto* init,
+                                     bool initializer) {
   Value v;
   v.initializer = init;
   v.dims = tensor_dims(*init);
   v.elem_type = init->data_type();
+  const int t = v.elem_type;
+  v.parameter =
+      initializer && (t == ::onnx::TensorProto::FLOAT || t == ::onnx::TensorProto::FLOAT16 ||
+                      t == ::onnx::TensorProto::BFLOAT16 || t == ::onnx::TensorProto::DOUBLE);
   values_[name] = std::move(v);
 }
 

@@ -1,9 +1,12 @@
 #pragma once
 // State of one import: what every ONNX value has become so far. A value is either a tensor of our
 // Graph (an activation, or a constant that an operator consumed as a tensor and that was therefore
-// turned into a Weight node) or a constant the importer knows (an initializer not read yet, or
-// folded values). Constants turn into Weight nodes only when an operator needs them as tensors, so
-// epsilons, exponents and shape arithmetic never show up in the graph.
+// turned into a source node) or a constant the importer knows (an initializer not read yet, or
+// folded values). Constants turn into source nodes only when an operator needs them as tensors, so
+// epsilons, exponents and shape arithmetic never show up in the graph. A parameter (a floating
+// initializer, or values folded from one) becomes a Weight, trained from fresh values; any other
+// constant (a Constant node, an integer initializer, values folded from those and from shapes:
+// positions, masks, grids, index lists) becomes a Constant holding its values.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -43,7 +46,7 @@ class ImportContext {
   bool is_constant(const std::string& value) const;   // an initializer or folded values
   bool is_scalar_constant(const std::string& value);  // a constant of one element
   bool is_tensor(const std::string& value) const;     // already a Graph tensor
-  // A floating-point initializer: a parameter of the model (not a folded index or shape).
+  // A parameter of the model: a floating-point initializer, or values folded from one.
   bool is_parameter(const std::string& value) const;
   // The constant's values (reads an initializer on first use). Throws InputError for activations.
   const ConstTensor& constant(const std::string& value);
@@ -53,8 +56,8 @@ class ImportContext {
     return static_cast<std::int64_t>(dims(value).size());
   }
 
-  // The value as a Graph tensor; a constant becomes a Weight node named after the value (shared by
-  // all its tensor uses). `dims` reshapes the weight (same element count), e.g. a [1, out] Gemm
+  // The value as a Graph tensor; a constant becomes a Weight or Constant node named after the value
+  // (shared by all its tensor uses). `dims` reshapes it (same element count), e.g. a [1, out] Gemm
   // bias.
   TensorRef tensor(const std::string& value);
   TensorRef weight(const std::string& value, const std::vector<std::int64_t>& dims);
@@ -62,8 +65,12 @@ class ImportContext {
   TensorRef transposed_weight(const std::string& value);
 
   void bind_tensor(const std::string& value, TensorRef tensor);
-  void bind_constant(const std::string& value, ConstTensor constant);
-  void bind_initializer(const std::string& value, const ::onnx::TensorProto* initializer);
+  // `parameter`: the values were folded from a parameter (a transposed or reshaped weight).
+  void bind_constant(const std::string& value, ConstTensor constant, bool parameter = false);
+  // `initializer`: one of the graph's initializers (a floating one is a parameter), not the tensor
+  // of a Constant node.
+  void bind_initializer(const std::string& value, const ::onnx::TensorProto* tensor,
+                        bool initializer = true);
   // `to` is another name of `from` (Identity). A constant alias becomes its own Weight when used as
   // a tensor: exporters deduplicate equal-valued parameters behind Identity nodes, and those are
   // separate parameters in the model that was exported.
@@ -121,7 +128,9 @@ class ImportContext {
     const ::onnx::TensorProto* initializer = nullptr;
     std::vector<std::int64_t> dims;  // of a constant
     int elem_type = 1;
+    bool parameter = false;  // see is_parameter
   };
+  static std::shared_ptr<const TensorValues> values_of(const ConstTensor& c);
   const Value& value(const std::string& name) const;
   Value& value(const std::string& name);
 

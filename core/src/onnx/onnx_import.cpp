@@ -190,12 +190,16 @@ void import_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
     }
     if (all_constant && elements <= kMaxFoldElements) {
       std::vector<const ConstTensor*> inputs;
-      for (const auto& input : node.input())
+      bool from_parameter = false;
+      for (const auto& input : node.input()) {
         inputs.push_back(input.empty() ? nullptr : &ctx.constant(input));
+        from_parameter = from_parameter || (!input.empty() && ctx.is_parameter(input));
+      }
       if (auto outputs = fold_node(node, inputs, opset)) {
         for (std::size_t i = 0; i < outputs->size() && static_cast<int>(i) < node.output_size();
              ++i) {
-          ctx.bind_constant(node.output(static_cast<int>(i)), std::move((*outputs)[i]));
+          ctx.bind_constant(node.output(static_cast<int>(i)), std::move((*outputs)[i]),
+                            from_parameter);
         }
         return;
       }

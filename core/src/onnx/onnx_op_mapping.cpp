@@ -20,6 +20,7 @@ const std::map<std::string, OpHandler>& handlers() {
     register_control_flow_ops(t);
     register_resize_ops(t);
     register_grid_sample_ops(t);
+    register_spectral_ops(t);
     register_index_ops(t);
     register_mask_ops(t);
     register_arithmetic_ops(t);
@@ -89,6 +90,19 @@ void require_only_first_output(const ImportContext& ctx, const ::onnx::NodeProto
 
 void unsupported_use(const ::onnx::NodeProto& node, const std::string& why) {
   throw InputError(fmt::format("{}: {}", describe_node(node), why));
+}
+
+// A constant input that sets the output's size.
+std::int64_t size_constant(ImportContext& ctx, const ::onnx::NodeProto& node, int slot,
+                           const char* what) {
+  const std::string& value = input_name(node, slot);
+  if (value.empty()) unsupported_use(node, fmt::format("the {} input is missing", what));
+  if (!ctx.is_constant(value))
+    unsupported_use(node, fmt::format("input '{}' ({}) sets the output's shape and is computed "
+                                      "from the model's inputs: a data-dependent output shape, "
+                                      "which a static plan cannot lay out",
+                                      value, what));
+  return static_cast<std::int64_t>(ctx.constant(value).as_double(0));
 }
 
 }  // namespace unity::onnxio

@@ -48,6 +48,8 @@ void register_control_flow_ops(std::map<std::string, OpHandler>& table);
 void register_resize_ops(std::map<std::string, OpHandler>& table);
 // GridSample from Reshape, GatherElements and the weights' arithmetic (onnx_ops_grid_sample.cpp).
 void register_grid_sample_ops(std::map<std::string, OpHandler>& table);
+// DFT and STFT as a MatMul and a 1-D convolution with Constant matrices (onnx_ops_spectral.cpp).
+void register_spectral_ops(std::map<std::string, OpHandler>& table);
 // ReduceSum, ReduceMean and the other reductions (onnx_ops_reduce.cpp).
 void register_reduce_ops(std::map<std::string, OpHandler>& table);
 // TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (onnx_ops_index.cpp).
@@ -71,5 +73,9 @@ void emit_tensor_pow(ImportContext& ctx, const ::onnx::NodeProto& node);
 // is read by anything: our operators do not produce them.
 void require_only_first_output(const ImportContext& ctx, const ::onnx::NodeProto& node);
 [[noreturn]] void unsupported_use(const ::onnx::NodeProto& node, const std::string& why);
+// The integer in input `slot`, which sets an output's size (TopK's k, STFT's frame step): refused
+// with the node named when it is missing or computed from the model's inputs.
+std::int64_t size_constant(ImportContext& ctx, const ::onnx::NodeProto& node, int slot,
+                           const char* what);
 
 }  // namespace unity::onnxio

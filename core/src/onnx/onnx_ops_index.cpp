@@ -1,7 +1,7 @@
 // The index operators: TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin, one node for
-// one node. Their indices must be activations (graph inputs or computed, e.g. TopK's): a
-// constant would become a Weight, whose values the graph does not keep. Numbers that size the
-// output (TopK's k, OneHot's depth) must be constants.
+// one node. Their indices are activations (graph inputs or computed, e.g. TopK's) or constants,
+// which become Constant nodes holding the indices. Numbers that size the output (TopK's k,
+// OneHot's depth) must be constants.
 #include <fmt/format.h>
 
 #include <optional>
@@ -30,25 +30,7 @@ TensorRef index_activation(ImportContext& ctx, const ::onnx::NodeProto& node, in
   const std::string& value = node.input(slot);
   if (!is_integer_elem_type(ctx.elem_type(value)))
     unsupported_use(node, fmt::format("the indices '{}' are not integers", value));
-  if (!ctx.is_tensor(value))
-    unsupported_use(node, fmt::format("the indices '{}' are a constant; they must be computed or "
-                                      "a graph input (a constant becomes a Weight, whose values "
-                                      "the graph does not keep)",
-                                      value));
   return ctx.tensor(value);
-}
-
-// A constant input that sets the output's size.
-std::int64_t size_constant(ImportContext& ctx, const ::onnx::NodeProto& node, int slot,
-                           const char* what) {
-  const std::string& value = input_name(node, slot);
-  if (value.empty()) unsupported_use(node, fmt::format("the {} input is missing", what));
-  if (!ctx.is_constant(value))
-    unsupported_use(node, fmt::format("input '{}' ({}) sets the output's shape and is computed "
-                                      "from the model's inputs: a data-dependent output shape, "
-                                      "which a static plan cannot lay out",
-                                      value, what));
-  return static_cast<std::int64_t>(ctx.constant(value).as_double(0));
 }
 
 void map_topk(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {

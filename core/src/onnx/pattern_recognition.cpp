@@ -292,7 +292,7 @@ std::optional<PatternMatch> match_conv_batch_norm(const Matcher& m, int conv) {
 void ensure_static(ImportContext& ctx, const std::string& value) {
   if (value.empty() || ctx.known(value)) return;
   if (const auto* tensor = ctx.model().static_tensor(value))
-    ctx.bind_initializer(value, tensor);
+    ctx.bind_initializer(value, tensor, ctx.model().initializer(tensor->name()) == tensor);
   else if (auto constant = ctx.model().static_value(value))
     ctx.bind_constant(value, std::move(*constant));
 }

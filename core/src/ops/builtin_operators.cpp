@@ -17,6 +17,7 @@ namespace {}  // namespace
 
 UNITY_BUILTIN_OPERATOR(Input, Source, 0, 0)
 UNITY_BUILTIN_OPERATOR(Weight, Source, 0, 0)
+UNITY_BUILTIN_OPERATOR(Constant, Source, 0, 0)
 UNITY_BUILTIN_OPERATOR(Linear, Compute, 2, 3)
 UNITY_BUILTIN_OPERATOR(MatMul, Compute, 2, 2)
 UNITY_BUILTIN_OPERATOR(BatchMatMul, Compute, 2, 2)

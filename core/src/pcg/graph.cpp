@@ -64,6 +64,13 @@ TensorRef Graph::add_weight(const std::string& name, const std::vector<std::int6
   return {add(source_op(OpType::Weight, name, sizes, dtype), {}), 0};
 }
 
+TensorRef Graph::add_constant(const std::string& name, const std::vector<std::int64_t>& sizes,
+                              DataType dtype, std::shared_ptr<const TensorValues> values) {
+  Operator op = source_op(OpType::Constant, name, sizes, dtype);
+  op.values = std::move(values);
+  return {add(std::move(op), {}), 0};
+}
+
 void Graph::insert_unchecked(NodeId id, Operator op, std::vector<TensorRef> inputs) {
   if (id < 0) throw GraphError(fmt::format("node id {} is negative", id));
   if (contains(id)) throw GraphError(fmt::format("node id {} is used twice", id));

@@ -37,6 +37,7 @@ void hash_operator(Hasher& h, const Node& n) {
     h.str(key);
     hash_attr(h, value);
   }
+  h.u64(n.op.values ? n.op.values->digest() : 0);
   h.u64(n.outputs.size());
   for (const auto& s : n.outputs) hash_shape(h, s);
 }

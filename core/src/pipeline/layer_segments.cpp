@@ -139,9 +139,10 @@ ChunkGraph sub_graph(const Graph& model, TensorRef input, const std::vector<Node
       const auto sizes = src.op.type == OpType::Input
                              ? batched_sizes(shape, model.batch_size, batch)
                              : shape.sizes();
-      const TensorRef copy = src.op.type == OpType::Input
-                                 ? g.add_input(src.op.name, sizes, shape.dtype)
-                                 : g.add_weight(src.op.name, sizes, shape.dtype);
+      const TensorRef copy =
+          src.op.type == OpType::Input    ? g.add_input(src.op.name, sizes, shape.dtype)
+          : src.op.type == OpType::Weight ? g.add_weight(src.op.name, sizes, shape.dtype)
+                                          : TensorRef{g.add(src.op, {}), 0};
       mapped[in] = copy;
       inputs.push_back(copy);
     }

@@ -88,7 +88,8 @@ std::set<TensorRef> recomputed_elementwise(const Graph& g) {
     if (!pointwise_readers) continue;
     const bool inputs_at_hand = std::all_of(n.inputs.begin(), n.inputs.end(), [&](TensorRef in) {
       const OpType producer = g.node(in.node).op.type;
-      return producer == OpType::Weight || !is_floating(g.shape(in).dtype) || available(in);
+      return producer == OpType::Weight || producer == OpType::Constant ||
+             !is_floating(g.shape(in).dtype) || available(in);
     });
     if (inputs_at_hand) recomputed.insert(n.output());
   }

@@ -44,6 +44,7 @@ std::vector<ParallelTensorShape> infer_output_shapes(const Operator& op,
   switch (op.type) {
     case OpType::Input:
     case OpType::Weight:
+    case OpType::Constant:
       out = infer_source(op, in);
       break;
     case OpType::Linear:

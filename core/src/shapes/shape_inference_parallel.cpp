@@ -24,7 +24,18 @@ Shapes infer_source(const Operator& op, const Shapes&) {
   } catch (const InputError& e) {
     fail("{}", e.what());
   }
-  return {ParallelTensorShape::serial(shape, dtype)};
+  auto out = ParallelTensorShape::serial(shape, dtype);
+  if (op.type == OpType::Constant) {
+    if (!op.values) fail("a Constant must hold its values");
+    if (op.values->size() != out.num_elements())
+      fail("holds {} values for a shape of {} elements", op.values->size(), out.num_elements());
+    if (op.values->is_integer() == is_floating(dtype))
+      fail("holds {} values for a {} tensor", op.values->is_integer() ? "integer" : "floating",
+           to_string(dtype));
+  } else if (op.values) {
+    fail("only a Constant holds values");
+  }
+  return {out};
 }
 
 Shapes infer_parallel(const Operator& op, const Shapes& in) {

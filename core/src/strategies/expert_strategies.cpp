@@ -104,7 +104,7 @@ Graph mixed_parallel(const Graph& model, int n, const std::set<NodeId>& serial_o
     const auto& shape = g.shape(s);
     const Node& src = model.node(t.node);
     const bool batched =
-        shape.rank() > 0 && shape.dims[0].size == batch && src.op.type != OpType::Weight;
+        shape.rank() > 0 && shape.dims[0].size == batch && src.op.type == OpType::Input;
     Operator op =
         batched ? Operator{OpType::Partition,
                            {{"dim", std::int64_t{0}}, {"degree", std::int64_t{n}}},

@@ -143,8 +143,10 @@ Program lower_plan(const Graph& pcg, const std::map<NodeId, MachineView>& views,
         t.requires_grad = grad && is_floating(t.shape.dtype);
       } else {
         t.root = placement.source_root(id);
-        t.origin =
-            g.node(t.root).op.type == OpType::Weight ? TensorOrigin::Weight : TensorOrigin::Input;
+        const OpType root = g.node(t.root).op.type;
+        t.origin = root == OpType::Weight     ? TensorOrigin::Weight
+                   : root == OpType::Constant ? TensorOrigin::Constant
+                                              : TensorOrigin::Input;
         t.requires_grad =
             (t.origin == TensorOrigin::Weight || options.inputs_with_gradients.count(t.root) > 0) &&
             is_floating(t.shape.dtype);

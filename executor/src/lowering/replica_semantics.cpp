@@ -86,6 +86,7 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
   switch (t) {
     case OpType::Input:
     case OpType::Weight:
+    case OpType::Constant:
       return {ReplicaLayout{}};
     case OpType::Partition:
     case OpType::Combine:

@@ -102,6 +102,7 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
       return make_pad_nd_runner(g, n);
     case OpType::Input:
     case OpType::Weight:
+    case OpType::Constant:
       break;
     default:
       if (is_parallel_op(n.op.type)) return make_parallel_runner(g, n);

@@ -115,6 +115,14 @@ void Engine::fill_source(const TensorInfo& t, Slot* s) {
     auto g = sources_.given->find(t.root);
     if (g != sources_.given->end()) given = &g->second;
   }
+  HostTensor constant;
+  if (!given && root.op.type == OpType::Constant) {
+    // Its own values, unless evaluate() was given others.
+    constant.integer = root.op.values->is_integer();
+    constant.values = root.op.values->floats();
+    constant.integers = root.op.values->integers();
+    given = &constant;
+  }
   if (given) {
     // Slice the region out of the whole tensor on the host, then upload.
     std::vector<char> host(bytes);

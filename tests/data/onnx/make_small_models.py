@@ -641,6 +641,164 @@ def node_tests():
     save_node_test(name, model, [("x", x), ("grid", grid)], expected)
 
 
+def constants_in_forward():
+    # test_unity_constants_in_forward: a model without parameters whose forward builds its own
+    # constants, as positional encodings, masks and warps do. torch folds them into Constant nodes;
+    # Unity must keep their values (not train them as Weights): a sinusoidal table added to x, a
+    # causal mask filled into the scores, rows of a constant table picked by constant indices, and
+    # an identity sampling grid that a flow moves (RAFT's coords_grid). Expected values from torch.
+    import math
+    import numpy as np
+
+    class ConstantsInForward(torch.nn.Module):
+        def forward(self, x, scores, image, flow):
+            t, d = x.shape[1], x.shape[2]
+            position = torch.arange(t, dtype=torch.float32).unsqueeze(1)
+            rate = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) * (-math.log(1e4) / d))
+            angle = position * rate
+            table = torch.stack([torch.sin(angle), torch.cos(angle)], -1).reshape(t, d)
+            y = x + table
+            mask = torch.triu(torch.ones(t, t, dtype=torch.bool), 1)
+            attended = scores.masked_fill(mask, float("-inf")).softmax(-1) @ y
+            picked = y[:, 1:4] * table[torch.tensor([5, 0, 2])]
+            h, w = image.shape[2], image.shape[3]
+            ys, xs = torch.meshgrid(torch.linspace(-1, 1, h), torch.linspace(-1, 1, w),
+                                    indexing="ij")
+            grid = torch.stack([xs, ys], -1).unsqueeze(0)
+            warped = torch.nn.functional.grid_sample(image, grid + flow, align_corners=True)
+            return attended, picked, warped
+
+    name = "test_unity_constants_in_forward"
+    generator = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 6, 8, generator=generator)
+    scores = torch.randn(2, 6, 6, generator=generator)
+    image = torch.randn(1, 2, 5, 7, generator=generator)
+    flow = 0.2 * torch.randn(1, 5, 7, 2, generator=generator)
+    inputs = (x, scores, image, flow)
+    names = ["x", "scores", "image", "flow"]
+    path = os.path.join(HERE, name + ".tmp.onnx")
+    torch.onnx.export(ConstantsInForward(), inputs, path, opset_version=16, input_names=names,
+                      output_names=["attended", "picked", "warped"])
+    model = onnx.load(path)
+    os.remove(path)
+    outputs = ConstantsInForward()(*inputs)
+    save_node_test(name, model, [(n, v.numpy()) for n, v in zip(names, inputs)],
+                   [(n, v.detach().numpy()) for n, v in
+                    zip(["attended", "picked", "warped"], outputs)])
+
+
+def mel_spectrogram():
+    # test_unity_mel_spectrogram: an audio front end as ONNX writes it (opset 17): a Hann window,
+    # STFT, the power spectrum, a MelWeightMatrix and a log. Expected values from numpy's FFT and
+    # ONNX's definition of the mel filters (checked against ONNX's own test_melweightmatrix).
+    import numpy as np
+
+    name = "test_unity_mel_spectrogram"
+    frame, step, mel_bins, rate, low, high = 64, 16, 10, 16000, 20.0, 8000.0
+    rng = np.random.default_rng(5)
+    signal = rng.standard_normal((2, 256, 1)).astype(np.float32)
+
+    def const(value, name, dtype):
+        return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(
+            np.array(value, dtype=dtype), name))
+
+    from onnx import numpy_helper
+    nodes = [
+        const(frame, "frame", np.int64), const(step, "step", np.int64),
+        const(mel_bins, "mel_bins", np.int64), const(rate, "rate", np.int64),
+        const(low, "low", np.float32), const(high, "high", np.float32),
+        const([-1], "last", np.int64), const(1e-6, "floor", np.float32),
+        helper.make_node("HannWindow", ["frame"], ["window"]),
+        helper.make_node("STFT", ["signal", "step", "window"], ["spectrum"]),
+        helper.make_node("Mul", ["spectrum", "spectrum"], ["squares"]),
+        helper.make_node("ReduceSum", ["squares", "last"], ["power"], keepdims=0),
+        helper.make_node("MelWeightMatrix", ["mel_bins", "frame", "rate", "low", "high"],
+                         ["filters"]),
+        helper.make_node("MatMul", ["power", "filters"], ["mel"]),
+        helper.make_node("Add", ["mel", "floor"], ["floored"]),
+        helper.make_node("Log", ["floored"], ["log_mel"]),
+    ]
+    frames = (256 - frame) // step + 1
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("signal", TensorProto.FLOAT, [2, 256, 1])],
+        [helper.make_tensor_value_info("log_mel", TensorProto.FLOAT, [2, frames, mel_bins])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+    window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(frame) / frame)  # periodic
+    pieces = np.stack([signal[:, f * step:f * step + frame, 0] for f in range(frames)], 1)
+    power = np.abs(np.fft.rfft(pieces * window, axis=-1)) ** 2
+    mel = lambda hz: 2595 * np.log10(1 + hz / 700)
+    spacing = (mel(high) - mel(low)) / (mel_bins + 2)
+    edges = [int(np.floor((frame + 1) * 700 * (10 ** ((i * spacing + mel(low)) / 2595) - 1) / rate))
+             for i in range(mel_bins + 2)]
+    filters = np.zeros((frame // 2 + 1, mel_bins))
+    for f in range(mel_bins):
+        left, centre, right = edges[f:f + 3]
+        if centre == left:
+            filters[centre, f] = 1
+        for b in range(left, centre + 1):
+            if centre > left:
+                filters[b, f] = (b - left) / (centre - left)
+        for b in range(centre, right):
+            filters[b, f] = (right - b) / (right - centre)
+    expected = np.log(power @ filters + 1e-6).astype(np.float32)
+    save_node_test(name, model, [("signal", signal)], [("log_mel", expected)])
+
+
+def spectral_classifier():
+    # An audio classifier on a spectral front end, written with ONNX's operators (torch 1.13 does
+    # not export torch.stft): a Hann-windowed STFT of the wave, the log power spectrum, a Linear
+    # per frame, the DFT of those features over time (a modulation spectrum), the log of its
+    # mean power, and a Gemm to 4 classes. STFT and DFT import as a convolution and a product
+    # with Constant matrices; only the two layers are trained.
+    import numpy as np
+    from onnx import numpy_helper
+
+    rng = np.random.default_rng(11)
+
+    def const(value, name, dtype):
+        return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(
+            np.array(value, dtype=dtype), name))
+
+    def init(name, shape):
+        return numpy_helper.from_array((0.1 * rng.standard_normal(shape)).astype(np.float32), name)
+
+    nodes = [
+        const(64, "frame", np.int64), const(16, "step", np.int64), const([2], "last", np.int64),
+        const([-1], "minus_one", np.int64),
+        const(1e-6, "floor", np.float32),
+        helper.make_node("HannWindow", ["frame"], ["window"]),
+        helper.make_node("Unsqueeze", ["wave", "last"], ["signal"]),
+        helper.make_node("STFT", ["signal", "step", "window"], ["spectrum"]),
+        helper.make_node("Mul", ["spectrum", "spectrum"], ["squares"]),
+        helper.make_node("ReduceSum", ["squares", "minus_one"], ["power"], keepdims=0),
+        helper.make_node("Add", ["power", "floor"], ["floored"]),
+        helper.make_node("Log", ["floored"], ["log_power"]),
+        helper.make_node("MatMul", ["log_power", "frame_weight"], ["projected"]),
+        helper.make_node("Add", ["projected", "frame_bias"], ["features"]),
+        helper.make_node("Tanh", ["features"], ["bounded"]),
+        helper.make_node("Unsqueeze", ["bounded", "minus_one"], ["real"]),
+        helper.make_node("DFT", ["real"], ["modulation"], axis=1, onesided=1),
+        helper.make_node("Mul", ["modulation", "modulation"], ["modulation_squares"]),
+        helper.make_node("ReduceMean", ["modulation_squares"], ["pooled"], axes=[1, 3],
+                         keepdims=0),
+        const(1.0, "one", np.float32),
+        helper.make_node("Add", ["pooled", "one"], ["pooled_one"]),
+        helper.make_node("Log", ["pooled_one"], ["log_pooled"]),
+        helper.make_node("Gemm", ["log_pooled", "class_weight", "class_bias"], ["logits"],
+                         transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "spectral_classifier",
+        [helper.make_tensor_value_info("wave", TensorProto.FLOAT, [4, 512])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [4, 4])],
+        initializer=[init("frame_weight", (33, 16)), init("frame_bias", (16,)),
+                     init("class_weight", (4, 16)), init("class_bias", (4,))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, "spectral_classifier.onnx"))
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     mlp()
@@ -664,3 +822,6 @@ if __name__ == "__main__":
     own_loss()
     grid_sample_warp()
     node_tests()
+    constants_in_forward()
+    mel_spectrogram()
+    spectral_classifier()

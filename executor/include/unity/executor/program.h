@@ -29,9 +29,10 @@ struct LoweringError : InputError {
 };
 
 enum class TensorOrigin {
-  Placed,  // produced by a placed operator's tasks: piece i lives on the rank of task i
-  Input,   // an Input's data (after parallel ops): each rank materialises the regions it reads
-  Weight,  // a Weight (after parallel ops): each rank keeps the regions its tasks read
+  Placed,    // produced by a placed operator's tasks: piece i lives on the rank of task i
+  Input,     // an Input's data (after parallel ops): each rank materialises the regions it reads
+  Weight,    // a Weight (after parallel ops): each rank keeps the regions its tasks read
+  Constant,  // a Constant's values (after parallel ops): read like an Input, never trained
 };
 
 struct TensorInfo {

@@ -15,7 +15,7 @@ class TensorTableModel : public QAbstractTableModel {
 
  public:
   enum Column { KindColumn, NameColumn, ShapeColumn, ElementsColumn, BytesColumn, ColumnCount };
-  enum class Kind { Input, Weight, Output };
+  enum class Kind { Input, Weight, Constant, Output };
 
   struct Entry {
     Kind kind;

@@ -49,6 +49,9 @@ class Graph {
                       DataType dtype = DataType::Float32);
   TensorRef add_weight(const std::string& name, const std::vector<std::int64_t>& sizes,
                        DataType dtype = DataType::Float32);
+  // A tensor with fixed values that is not trained (integer values for an integer dtype).
+  TensorRef add_constant(const std::string& name, const std::vector<std::int64_t>& sizes,
+                         DataType dtype, std::shared_ptr<const TensorValues> values);
   // Inserts a node with a given id (for loading files); shapes are inferred later by
   // infer_shapes().
   void insert_unchecked(NodeId id, Operator op, std::vector<TensorRef> inputs);

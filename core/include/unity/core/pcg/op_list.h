@@ -6,6 +6,7 @@
 #define UNITY_OPERATORS(X) \
   X(Input)                 \
   X(Weight)                \
+  X(Constant)              \
   X(Linear)                \
   X(MatMul)                \
   X(BatchMatMul)           \
