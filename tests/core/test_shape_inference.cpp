@@ -530,9 +530,10 @@ TEST(ShapeInference, EveryOperatorIsCovered) {
   for (const OperatorDefinition* d : operator_definitions())
     undescribed += !d->pointwise && !d->along_axis;
   EXPECT_EQ(undescribed,
-            55);  // 35, Constant, Resize, the index operators, Pad, GatherND, ScatterND,
+            56);  // 35, Constant, Resize, the index operators, Pad, GatherND, ScatterND,
                   // ConvTranspose, Experts, Compare, Logical, Where, Cast, Reduction,
-                  // LatentAttention, Arithmetic (test_arithmetic_operator.cpp)
+                  // LatentAttention, Arithmetic (test_arithmetic_operator.cpp), Random
+                  // (tests/executor/test_random_operator.cpp)
 }
 
 // The index operators read their axis whole and split every other dim alike on all inputs.

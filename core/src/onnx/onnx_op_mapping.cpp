@@ -21,6 +21,7 @@ const std::map<std::string, OpHandler>& handlers() {
     register_resize_ops(t);
     register_grid_sample_ops(t);
     register_spectral_ops(t);
+    register_random_ops(t);
     register_index_ops(t);
     register_mask_ops(t);
     register_arithmetic_ops(t);

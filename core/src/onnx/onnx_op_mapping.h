@@ -50,6 +50,8 @@ void register_resize_ops(std::map<std::string, OpHandler>& table);
 void register_grid_sample_ops(std::map<std::string, OpHandler>& table);
 // DFT and STFT as a MatMul and a 1-D convolution with Constant matrices (onnx_ops_spectral.cpp).
 void register_spectral_ops(std::map<std::string, OpHandler>& table);
+// RandomNormal(Like), RandomUniform(Like) and Bernoulli as Random (onnx_ops_random.cpp).
+void register_random_ops(std::map<std::string, OpHandler>& table);
 // ReduceSum, ReduceMean and the other reductions (onnx_ops_reduce.cpp).
 void register_reduce_ops(std::map<std::string, OpHandler>& table);
 // TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (onnx_ops_index.cpp).

@@ -85,18 +85,8 @@ class DropoutRunner final : public OpRunner {
  private:
   bool active(const StepContext& ctx) const { return ctx.training && rate_ > 0; }
   DropoutSpec spec(const StepContext& ctx, const Slot& out) const {
-    DropoutSpec s;
+    DropoutSpec s = global_numbering(ctx, out);
     s.rate = rate_;
-    s.seed = node_seed(ctx);
-    s.global_shape = ctx.node.outputs.at(0).sizes();
-    s.origin = out.region.begin;
-    s.local_shape = out.shape;
-    // A pipeline micro-batch numbers its elements as the whole batch does.
-    if (ctx.global_batch > 0 && !s.global_shape.empty() &&
-        s.global_shape[0] == ctx.program.graph.batch_size) {
-      s.global_shape[0] = ctx.global_batch;
-      s.origin[0] += ctx.batch_offset;
-    }
     return s;
   }
   double rate_;

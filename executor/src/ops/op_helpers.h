@@ -112,5 +112,9 @@ class FusedActivation {
 
 // The seed of a node's random numbers at an iteration (Dropout).
 std::uint64_t node_seed(const StepContext& ctx);
+// Where a task's output `out` lies in the node's whole output, and the node's seed: the numbering
+// of Dropout's and Random's numbers. A pipeline micro-batch numbers its elements as the whole
+// batch does.
+DropoutSpec global_numbering(const StepContext& ctx, const Slot& out);
 
 }  // namespace unity::executor::detail

@@ -56,6 +56,20 @@ std::uint64_t node_seed(const StepContext& ctx) {
                       static_cast<std::uint64_t>(ctx.iteration));
 }
 
+DropoutSpec global_numbering(const StepContext& ctx, const Slot& out) {
+  DropoutSpec s;
+  s.seed = node_seed(ctx);
+  s.global_shape = ctx.node.outputs.at(0).sizes();
+  s.origin = out.region.begin;
+  s.local_shape = out.shape;
+  if (ctx.global_batch > 0 && !s.global_shape.empty() &&
+      s.global_shape[0] == ctx.program.graph.batch_size) {
+    s.global_shape[0] = ctx.global_batch;
+    s.origin[0] += ctx.batch_offset;
+  }
+  return s;
+}
+
 std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
   switch (n.op.type) {
     case OpType::Linear:
@@ -100,6 +114,8 @@ std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
     case OpType::GatherND:
     case OpType::ScatterND:
       return make_pad_nd_runner(g, n);
+    case OpType::Random:
+      return make_random_runner(g, n);
     case OpType::Input:
     case OpType::Weight:
     case OpType::Constant:

@@ -4,6 +4,7 @@
 // bias of a split Linear or Conv2D is added by the first block only, so the partial sums add up to
 // the whole.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "evaluate_internal.h"
@@ -15,6 +16,7 @@
 #include "unity/core/ops/mask_kernels.h"
 #include "unity/core/ops/operator_definition.h"
 #include "unity/core/ops/pad_kernels.h"
+#include "unity/core/ops/random_values.h"
 #include "unity/core/ops/reduction.h"
 #include "unity/core/ops/resize.h"
 #include "unity/core/ops/window_attrs.h"
@@ -393,6 +395,20 @@ DenseTensor mask_output(const OpContext& c, int j) {
   return out;
 }
 
+// Random on replica j as the verifier reasons about it: an element-wise function of the value
+// (Dropout's stand-in, kernels.h), which commutes with every change of layout as the executor's
+// draws by global index do.
+DenseTensor random_output(const OpContext& c, int j) {
+  DenseTensor out = c.piece(0, j);
+  const auto f = random_values::random_function(c.op);
+  for (double& v : out.data) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    v = random_values::draw(f, 0x5eed, static_cast<std::int64_t>(bits), v);
+  }
+  return out;
+}
+
 // Arithmetic on replica j (the core's kernels, in double).
 DenseTensor arithmetic_output(const OpContext& c, int j) {
   const BroadcastPieces p = broadcast_pieces(c, j);
@@ -630,6 +646,11 @@ std::vector<std::vector<DenseTensor>> compute_replicas(const OpContext& c) {
   if (op.type == OpType::Arithmetic) {
     std::vector<DenseTensor> parts;
     for (int j = 0; j < out.replica; ++j) parts.push_back(arithmetic_output(c, j));
+    return {parts};
+  }
+  if (op.type == OpType::Random) {
+    std::vector<DenseTensor> parts;
+    for (int j = 0; j < out.replica; ++j) parts.push_back(random_output(c, j));
     return {parts};
   }
   if (is_pad_nd_op(op.type)) {

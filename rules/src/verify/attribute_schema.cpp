@@ -112,6 +112,14 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   m[OpType::Logical] = {e("logic", {"and", "or", "xor", "not"}, std::nullopt)};
   m[OpType::Cast] = {
       e("to", {"float32", "float16", "bfloat16", "int32", "int64", "bool"}, std::nullopt)};
+  // Random: what it draws, and the output's type.
+  m[OpType::Random] = {
+      e("distribution", {"normal", "uniform", "bernoulli"}, "normal"),
+      r("mean", 0.0),
+      r("scale", 1.0),
+      r("low", 0.0),
+      r("high", 1.0),
+      e("dtype", {"float32", "float16", "bfloat16", "int32", "int64", "bool"}, "float32")};
   // Arithmetic's `scalar`, too, stands for a missing (last) operand.
   m[OpType::Arithmetic] = {e("function", arithmetic::function_names(), std::nullopt)};
   for (auto t : {OpType::Partition, OpType::Combine, OpType::Pipeline, OpType::Batch})

@@ -799,6 +799,32 @@ def spectral_classifier():
     onnx.save(model, os.path.join(HERE, "spectral_classifier.onnx"))
 
 
+def vae():
+    # A variational autoencoder that returns its own loss: the encoder gives a mean and a log
+    # variance, the reparameterisation draws z = mean + exp(log_var / 2) * torch.randn_like(...)
+    # (RandomNormalLike), the decoder reconstructs x, and the loss is the reconstruction's squared
+    # error plus the KL divergence, a 0-d output. Unity imports the draw as its Random operator.
+    class Vae(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Sequential(nn.Linear(32, 24), nn.Tanh())
+            self.mean = nn.Linear(24, 6)
+            self.log_var = nn.Linear(24, 6)
+            self.decoder = nn.Sequential(nn.Linear(6, 24), nn.Tanh(), nn.Linear(24, 32))
+
+        def forward(self, x):
+            h = self.encoder(x)
+            mean, log_var = self.mean(h), self.log_var(h)
+            z = mean + torch.exp(0.5 * log_var) * torch.randn_like(mean)
+            reconstruction = self.decoder(z)
+            kl = -0.5 * torch.sum(1 + log_var - mean ** 2 - torch.exp(log_var))
+            return ((reconstruction - x) ** 2).sum() / x.shape[0] + kl / x.shape[0]
+
+    torch.manual_seed(0)
+    export(Vae(), (torch.randn(8, 32),), "vae_own_loss.onnx", opset=13, input_names=["x"],
+           output_names=["loss"])
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     mlp()
@@ -825,3 +851,4 @@ if __name__ == "__main__":
     constants_in_forward()
     mel_spectrogram()
     spectral_classifier()
+    vae()

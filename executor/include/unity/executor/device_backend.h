@@ -85,6 +85,30 @@ struct DropoutSpec {
   std::vector<i64> local_shape;
 };
 
+// Calls f(local_index, global_index) for each element of the local box of `s` (row-major): the
+// numbering Dropout's mask and the Random operator's numbers are drawn by.
+template <typename F>
+void for_global(const DropoutSpec& s, F f) {
+  const int rank = static_cast<int>(s.local_shape.size());
+  std::vector<i64> gs(static_cast<std::size_t>(rank), 1);
+  for (int d = rank - 2; d >= 0; --d) gs[d] = gs[d + 1] * s.global_shape[d + 1];
+  i64 total = 1;
+  for (auto e : s.local_shape) total *= e;
+  std::vector<i64> idx(static_cast<std::size_t>(rank), 0);
+  i64 g = 0;
+  for (int d = 0; d < rank; ++d) g += s.origin[d] * gs[d];
+  for (i64 i = 0; i < total; ++i) {
+    f(i, g);
+    for (int d = rank - 1; d >= 0; --d) {
+      ++idx[d];
+      g += gs[d];
+      if (idx[d] < s.local_shape[d]) break;
+      g -= gs[d] * idx[d];
+      idx[d] = 0;
+    }
+  }
+}
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "cpu_backend.h"
+#include "unity/core/ops/random_values.h"
 
 namespace unity::executor::cpu {
 namespace {
@@ -70,35 +71,7 @@ void for_broadcast(const BroadcastShape& s, F f) {
   }
 }
 
-// SplitMix64: a fast, well-mixed 64-bit hash.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Calls f(local_index, global_index) for a local box inside a global tensor.
-template <typename F>
-void for_global(const DropoutSpec& s, F f) {
-  const int rank = static_cast<int>(s.local_shape.size());
-  const auto gs = strides_of(s.global_shape);
-  i64 total = 1;
-  for (auto e : s.local_shape) total *= e;
-  std::vector<i64> idx(rank, 0);
-  i64 g = 0;
-  for (int d = 0; d < rank; ++d) g += s.origin[d] * gs[d];
-  for (i64 i = 0; i < total; ++i) {
-    f(i, g);
-    for (int d = rank - 1; d >= 0; --d) {
-      ++idx[d];
-      g += gs[d];
-      if (idx[d] < s.local_shape[d]) break;
-      g -= gs[d] * idx[d];
-      idx[d] = 0;
-    }
-  }
-}
+using random_values::mix;
 
 }  // namespace
 

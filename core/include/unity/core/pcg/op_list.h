@@ -102,4 +102,5 @@
   X(LRN)                   \
   X(Hardmax)               \
   X(Trilu)                 \
-  X(Arithmetic)
+  X(Arithmetic)            \
+  X(Random)
