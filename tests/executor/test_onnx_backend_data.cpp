@@ -213,9 +213,12 @@ bool adapt_model(onnx::ModelProto& m, const fs::path& dir, const std::string& wh
         graph, dir, [&](const std::string& name, int) { return structural.count(name) != 0; });
   }
   // A recurrent node's sequence lengths fed as an input: Unity unrolls the sequence, so they
-  // become a constant (the weights stay inputs: a constant weight would be initialised anew).
+  // become a constant (the weights stay inputs: a constant weight would be initialised anew);
+  // ReverseSequence's too (its reversal order is a constant index tensor).
   if (why.find("sequence_lens computed") != std::string::npos) {
-    const std::string lengths = graph.node(0).input_size() > 4 ? graph.node(0).input(4) : "";
+    const int slot = graph.node(0).op_type() == "ReverseSequence" ? 1 : 4;
+    const std::string lengths =
+        graph.node(0).input_size() > slot ? graph.node(0).input(slot) : "";
     return inputs_to_constants(graph, dir,
                                [&](const std::string& name, int) { return name == lengths; });
   }

@@ -9,6 +9,9 @@
 //   repeat count, and a Reshape that merges the two. Expand's gradient sums the copies.
 // - Trilu: the Trilu operator on the matrix flattened into one axis (core/src/ops/trilu.cpp); an
 //   integer matrix (a mask) is cast to float32 around it, exact up to 2^24.
+// - ReverseSequence with constant sequence lengths: a GatherElements along the time axis by a
+//   Constant index tensor of x's shape (position t of sample b reads len[b] - 1 - t within its
+//   length, t itself after it); the gradient scatters back through GatherElements.
 // - MeanVarianceNormalization: (x - mean) / (sqrt(mean((x - mean)^2)) + 1e-9) over its axes,
 //   with ReduceMean, Sub, Mul, Sqrt, ScalarAdd and Div (ONNX writes the variance as
 //   E[x^2] - E[x]^2, equal and less exact).
@@ -180,9 +183,53 @@ void map_mean_variance_normalization(ImportContext& ctx, const ::onnx::NodeProto
   ctx.bind_tensor(node.output(0), ctx.add(OpType::Div, {}, {centered, denominator}, name));
 }
 
+void map_reverse_sequence(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
+  const TensorRef x = ctx.tensor(node.input(0));
+  const Ints dims = ctx.sizes(x);
+  const auto rank = static_cast<std::int64_t>(dims.size());
+  if (rank < 2)
+    unsupported_use(node, fmt::format("the input {} has rank below 2", format_dims(dims)));
+  const int time = normalize_axis(attr_int(node, "time_axis", 0), rank);
+  const int batch = normalize_axis(attr_int(node, "batch_axis", 1), rank);
+  if (time == batch || time > 1 || batch > 1)
+    unsupported_use(
+        node,
+        fmt::format("time_axis {} and batch_axis {} must be 0 and 1 in some order", time, batch));
+  const std::string& lengths_value = node.input(1);
+  if (!ctx.is_constant(lengths_value))
+    unsupported_use(node,
+                    "sequence_lens computed from the inputs is not supported (the index "
+                    "tensor must be known at import)");
+  const Ints lengths = ctx.constant(lengths_value).to_ints();
+  const auto b_size = dims[static_cast<std::size_t>(batch)];
+  const auto t_size = dims[static_cast<std::size_t>(time)];
+  if (static_cast<std::int64_t>(lengths.size()) != b_size)
+    unsupported_use(node,
+                    fmt::format("{} sequence lengths for a batch of {}", lengths.size(), b_size));
+  for (std::int64_t l : lengths)
+    if (l < 1 || l > t_size)
+      unsupported_use(node, fmt::format("a sequence length {} outside [1, {}]", l, t_size));
+  // The index of every element along the time axis; the dims after the first two repeat it.
+  std::int64_t inner = 1;
+  for (std::int64_t d = 2; d < rank; ++d) inner *= dims[static_cast<std::size_t>(d)];
+  Ints index;
+  index.reserve(static_cast<std::size_t>(t_size * b_size * inner));
+  for (std::int64_t i0 = 0; i0 < dims[0]; ++i0)
+    for (std::int64_t i1 = 0; i1 < dims[1]; ++i1) {
+      const std::int64_t t = time == 0 ? i0 : i1;
+      const std::int64_t len = lengths[static_cast<std::size_t>(time == 0 ? i1 : i0)];
+      index.insert(index.end(), static_cast<std::size_t>(inner), t < len ? len - 1 - t : t);
+    }
+  const std::string name = ctx.fresh_name(node_name(node) + ".order");
+  ctx.bind_constant(name, ConstTensor::from_ints(std::move(index), dims));
+  ctx.bind_tensor(node.output(0), ctx.add(OpType::GatherElements, {{"axis", std::int64_t{time}}},
+                                          {x, ctx.tensor(name)}, node_name(node)));
+}
+
 }  // namespace
 
 void register_rearrange_ops(std::map<std::string, OpHandler>& table) {
+  table["ReverseSequence"] = map_reverse_sequence;
   table["DepthToSpace"] = map_depth_to_space;
   table["SpaceToDepth"] = map_space_to_depth;
   table["Tile"] = map_tile;
