@@ -137,6 +137,30 @@ std::int64_t add_inputs(ImportContext& ctx, const OnnxImportOptions& options,
 // taken from (an EyeLike's or a Shape's input computed for nothing else), a piece of a recurrent
 // layer its first step never reads. Left in, each would be a sink of the graph, taken for one of
 // the model's outputs (and given a loss). The model's inputs stay: they are its interface.
+// An output that no operator computes (a model input passed through, a shape or mask folded to a
+// constant) is read through an Identity named after it (a Cast to its own type for integers and
+// masks, which Identity does not take), so that it is a result of the graph like the others;
+// dropped, the model would lose an output. A parameter stays a Weight and is no result.
+void give_outputs_an_operator(ImportContext& ctx, const OnnxModel& model) {
+  Graph& g = ctx.graph();
+  for (const auto& output : model.graph().output()) {
+    const std::string& name = output.name();
+    if (!ctx.known(name) || ctx.is_sequence(name) || ctx.is_parameter(name)) continue;
+    if (ctx.is_tensor(name)) {
+      const OpType producer = g.node(ctx.tensor(name).node).op.type;
+      if (producer != OpType::Input && producer != OpType::Constant) continue;
+    } else if (!to_data_type(ctx.elem_type(name))) {
+      continue;  // a type no tensor holds (a string)
+    }
+    const TensorRef t = ctx.tensor(name);
+    const DataType type = g.shape(t).dtype;
+    ctx.bind_tensor(name,
+                    is_floating(type)
+                        ? ctx.add(OpType::Identity, {}, {t}, name)
+                        : ctx.add(OpType::Cast, {{"to", std::string(to_string(type))}}, {t}, name));
+  }
+}
+
 void remove_dead_operators(ImportContext& ctx, const OnnxModel& model) {
   std::set<NodeId> outputs;
   for (const auto& output : model.graph().output())
@@ -237,6 +261,7 @@ Graph import_onnx(const std::filesystem::path& path, const OnnxImportOptions& op
     }
   }
   // Before the rewrites below, while every output's name still leads to its operator.
+  give_outputs_an_operator(ctx, model);
   remove_dead_operators(ctx, model);
   merge_slices(ctx);
   fuse_attention(ctx);
