@@ -22,7 +22,7 @@ inline QString legendHtml() {
               QObject::tr("parallel")) +
          QStringLiteral("&nbsp;&nbsp; ") +
          chip(categoryFill(OpCategory::Source), categoryColor(OpCategory::Source),
-              QObject::tr("weight / input")) +
+              QObject::tr("weight / input / constant")) +
          QObject::tr(
              "&nbsp;&nbsp; <b>×N</b> runs as N tasks &nbsp;&nbsp; edges: [size/degree] r = "
              "replicas");

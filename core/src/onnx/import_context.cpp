@@ -210,6 +210,14 @@ TensorRef ImportContext::reshape(TensorRef x, const std::vector<std::int64_t>& t
   return add(OpType::Reshape, {{"shape", target}}, {x}, name);
 }
 
+TensorRef ImportContext::transpose(TensorRef x, const std::vector<std::int64_t>& perm,
+                                   const std::string& name) {
+  for (std::size_t d = 0; d < perm.size(); ++d)
+    if (perm[d] != static_cast<std::int64_t>(d))
+      return add(OpType::Transpose, {{"perm", perm}}, {x}, name);
+  return x;
+}
+
 TensorRef ImportContext::slice(TensorRef x, int axis, std::int64_t start, std::int64_t end,
                                const std::string& name) {
   const std::int64_t size = sizes(x).at(static_cast<std::size_t>(axis));

@@ -95,6 +95,8 @@ class ImportContext {
                   const std::string& name);
   // A Reshape, or the tensor itself when it already has these sizes.
   TensorRef reshape(TensorRef x, const std::vector<std::int64_t>& sizes, const std::string& name);
+  // A Transpose, or the tensor itself when `perm` keeps every dim in place.
+  TensorRef transpose(TensorRef x, const std::vector<std::int64_t>& perm, const std::string& name);
   // Piece [start, end) of x along axis (the whole tensor when that is everything).
   TensorRef slice(TensorRef x, int axis, std::int64_t start, std::int64_t end,
                   const std::string& name);

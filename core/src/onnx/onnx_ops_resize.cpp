@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "onnx/folding_kernels.h"
 #include "onnx/onnx_op_mapping.h"
 #include "unity/core/errors.h"
 #include "unity/core/ops/resize.h"
@@ -38,10 +39,6 @@ void emit_resize(ImportContext& ctx, const ::onnx::NodeProto& node, const std::s
   };
   if (!known(resize_mode_names(), mode))
     unsupported_use(node, fmt::format("mode '{}' is not supported (nearest, linear, cubic)", mode));
-  if (coordinates == "tf_crop_and_resize")
-    unsupported_use(node,
-                    "coordinate_transformation_mode 'tf_crop_and_resize' (a region of "
-                    "interest, with extrapolation) is not supported");
   if (!known(resize_coordinate_names(), coordinates))
     unsupported_use(
         node, fmt::format("coordinate_transformation_mode '{}' is not supported", coordinates));
@@ -86,6 +83,104 @@ void emit_resize(ImportContext& ctx, const ::onnx::NodeProto& node, const std::s
     attrs.set("exclude_outside", exclude_outside);
   }
   ctx.bind_tensor(node.output(0), ctx.add(OpType::Resize, std::move(attrs), {x}, node_name(node)));
+}
+
+// tf_crop_and_resize: output index i of an axis samples the input at start (n - 1) + i (end -
+// start) (n - 1) / (m - 1) (the middle of the region when m = 1), for the region [start, end) of
+// the axis (fractions of it, the `roi` input); a sample outside [0, n - 1] is the
+// extrapolation_value. The coordinates are known at import, so each resampled axis is a product
+// with a Constant [n, m] matrix of its taps (linear: two, nearest: one), and an Add of a Constant
+// puts the extrapolation value where a sample falls outside on any axis (its matrix column is zero
+// there). The gradient flows through the products.
+void emit_crop_and_resize(ImportContext& ctx, const ::onnx::NodeProto& node,
+                          const std::string& mode, const std::string& nearest, const Ints& out) {
+  const std::string name = node_name(node);
+  TensorRef x = ctx.tensor(node.input(0));
+  const Ints in = ctx.sizes(x);
+  const auto rank = static_cast<std::int64_t>(in.size());
+  if (static_cast<std::int64_t>(out.size()) != rank)
+    unsupported_use(node, fmt::format("the output shape {} does not have the input's rank {}",
+                                      format_dims(out), rank));
+  if (mode != "linear" && mode != "nearest")
+    unsupported_use(node, fmt::format("tf_crop_and_resize with mode '{}' (supported: linear, "
+                                      "nearest)",
+                                      mode));
+  const std::string& roi_value = input_name(node, 1);
+  if (roi_value.empty() || !ctx.is_constant(roi_value))
+    unsupported_use(node, "tf_crop_and_resize needs a constant roi");
+  const std::vector<double> roi = scales_of(ctx, roi_value);
+  if (static_cast<std::int64_t>(roi.size()) != 2 * rank)
+    unsupported_use(
+        node, fmt::format("roi has {} values for a rank-{} input (2 per dim)", roi.size(), rank));
+  const double extrapolation = attr_float(node, "extrapolation_value", 0.0);
+  // Per output dim, whether each index samples inside the input (1) or is extrapolated (0).
+  std::vector<std::vector<double>> inside(static_cast<std::size_t>(rank));
+  bool any_outside = false;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    const auto du = static_cast<std::size_t>(d);
+    const std::int64_t n = in[du], m = out[du];
+    const double start = roi[du], end = roi[du + static_cast<std::size_t>(rank)];
+    inside[du].assign(static_cast<std::size_t>(m), 1.0);
+    std::vector<double> w(static_cast<std::size_t>(n * m), 0.0);  // [n, m]
+    for (std::int64_t i = 0; i < m; ++i) {
+      const double at = m > 1 ? start * static_cast<double>(n - 1) +
+                                    static_cast<double>(i) * (end - start) *
+                                        static_cast<double>(n - 1) / static_cast<double>(m - 1)
+                              : 0.5 * (start + end) * static_cast<double>(n - 1);
+      if (at < 0 || at > static_cast<double>(n - 1)) {
+        inside[du][static_cast<std::size_t>(i)] = 0.0;
+        any_outside = true;
+        continue;
+      }
+      const auto low = static_cast<std::int64_t>(std::floor(at));
+      const double frac = at - static_cast<double>(low);
+      const auto put = [&](std::int64_t j, double weight) {
+        w[static_cast<std::size_t>(std::min(j, n - 1) * m + i)] += weight;
+      };
+      if (mode == "linear") {
+        put(low, 1.0 - frac);
+        put(low + 1, frac);
+      } else {
+        bool up = frac > 0.5;
+        if (frac == 0.5) up = nearest == "round_prefer_ceil";
+        if (nearest == "floor") up = false;
+        if (nearest == "ceil") up = frac > 0;
+        put(up ? low + 1 : low, 1.0);
+      }
+    }
+    bool identity = n == m;
+    for (std::int64_t i = 0; identity && i < m; ++i)
+      identity = w[static_cast<std::size_t>(i * m + i)] == 1.0;
+    if (identity) continue;
+    // The axis last, a product with [n, m], the axis back in its place.
+    Ints perm;
+    for (std::int64_t e = 0; e < rank; ++e)
+      if (e != d) perm.push_back(e);
+    perm.push_back(d);
+    Ints back(static_cast<std::size_t>(rank));
+    for (std::int64_t e = 0; e < rank; ++e)
+      back[static_cast<std::size_t>(perm[static_cast<std::size_t>(e)])] = e;
+    const std::string axis = fmt::format("{}.axis{}", name, d);
+    const std::string matrix = ctx.fresh_name(axis + ".taps");
+    ctx.bind_constant(matrix, ConstTensor::from_doubles(std::move(w), {n, m}));
+    const TensorRef rows = ctx.transpose(x, perm, axis + ".last");
+    const TensorRef sampled = ctx.add(OpType::MatMul, {}, {rows, ctx.tensor(matrix)}, axis);
+    x = ctx.transpose(sampled, back, axis + ".back");
+  }
+  if (any_outside && extrapolation != 0.0) {
+    // extrapolation x (1 - the product of the dims' inside flags), over the output's shape.
+    std::vector<double> fill(static_cast<std::size_t>(product(out)), 0.0);
+    folding::for_each_index(out, [&](const Ints& index, std::int64_t flat) {
+      double in_all = 1.0;
+      for (std::size_t d = 0; d < index.size(); ++d)
+        in_all *= inside[d][static_cast<std::size_t>(index[d])];
+      fill[static_cast<std::size_t>(flat)] = extrapolation * (1.0 - in_all);
+    });
+    const std::string constant = ctx.fresh_name(name + ".extrapolation");
+    ctx.bind_constant(constant, ConstTensor::from_doubles(std::move(fill), out));
+    x = ctx.add(OpType::Add, {}, {x, ctx.tensor(constant)}, name + ".extrapolated");
+  }
+  ctx.bind_tensor(node.output(0), x);
 }
 
 Ints sizes_from_scales(const Ints& in, const std::vector<double>& scales,
@@ -136,6 +231,10 @@ void map_resize(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t 
     out = sizes_from_scales(in, scales, node);
   } else {
     unsupported_use(node, "neither scales nor sizes are given");
+  }
+  if (coordinates == "tf_crop_and_resize") {
+    emit_crop_and_resize(ctx, node, mode, nearest, out);
+    return;
   }
   // align_corners maps by the sizes alone; ONNX still derives them from the scales.
   emit_resize(ctx, node, mode, coordinates, nearest, attr_float(node, "cubic_coeff_a", -0.75),

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <numeric>
 
 #include "onnx/constant_folding.h"
 #include "onnx/onnx_op_mapping.h"
@@ -25,13 +24,6 @@ TensorRef constant_matrix(ImportContext& ctx, const std::string& base, std::vect
   const std::string name = ctx.fresh_name(base);
   ctx.bind_constant(name, ConstTensor::from_doubles(std::move(values), std::move(dims)));
   return ctx.tensor(name);
-}
-
-TensorRef transpose(ImportContext& ctx, TensorRef x, const Ints& perm, const std::string& name) {
-  Ints identity(perm.size());
-  std::iota(identity.begin(), identity.end(), 0);
-  if (perm == identity) return x;
-  return ctx.add(OpType::Transpose, {{"perm", perm}}, {x}, name);
 }
 
 // The coefficients that sample j of part `part` (0 real, 1 imaginary) gives to the real (re) and
@@ -103,7 +95,7 @@ void map_dft(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t ops
   Ints flat = others;
   flat.push_back(parts * n);
   const TensorRef rows =
-      ctx.reshape(transpose(ctx, x, perm, name + ".to_rows"), flat, name + ".rows");
+      ctx.reshape(ctx.transpose(x, perm, name + ".to_rows"), flat, name + ".rows");
   const TensorRef product = ctx.add(OpType::MatMul, {}, {rows, matrix}, name + ".product");
   // [others..., 2, m] back to the input's order with m at the axis and the parts last.
   Ints split = others;
@@ -114,7 +106,7 @@ void map_dft(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t ops
   for (std::int64_t d = 0, other = 0; d < rank - 1; ++d)
     back.push_back(d == axis ? rank - 1 : other++);
   back.push_back(rank - 2);
-  ctx.bind_tensor(node.output(0), transpose(ctx, parted, back, name + ".spectrum"));
+  ctx.bind_tensor(node.output(0), ctx.transpose(parted, back, name + ".spectrum"));
 }
 
 void map_stft(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
@@ -166,7 +158,7 @@ void map_stft(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
       constant_matrix(ctx, name + ".stft_kernels", std::move(k), {2 * bins, parts, length});
   const TensorRef channels = parts == 1
                                  ? ctx.reshape(signal, {batch, 1, samples}, name + ".channels")
-                                 : transpose(ctx, signal, {0, 2, 1}, name + ".channels");
+                                 : ctx.transpose(signal, {0, 2, 1}, name + ".channels");
   const TensorRef frames = ctx.add(OpType::Conv2D,
                                    {{"out_channels", 2 * bins},
                                     {"kernel", Ints{length}},
@@ -176,7 +168,7 @@ void map_stft(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
                                    {channels, kernels}, name + ".frames");
   const std::int64_t count = ctx.sizes(frames)[2];
   const TensorRef parted = ctx.reshape(frames, {batch, 2, bins, count}, name + ".parts");
-  ctx.bind_tensor(node.output(0), transpose(ctx, parted, {0, 3, 2, 1}, name + ".spectrum"));
+  ctx.bind_tensor(node.output(0), ctx.transpose(parted, {0, 3, 2, 1}, name + ".spectrum"));
 }
 
 }  // namespace

@@ -825,6 +825,49 @@ def vae():
            output_names=["loss"])
 
 
+def crop_and_resize():
+    # test_unity_crop_and_resize: Resize's tf_crop_and_resize in nearest mode (ONNX's own test is
+    # linear): a region of each spatial axis, one output column (the region's middle), samples
+    # outside the input set to the extrapolation value. Expected values from the definition.
+    import numpy as np
+
+    name = "test_unity_crop_and_resize"
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    roi = np.array([0, 0, 0.1, -0.2, 1, 1, 1.3, 1.3], dtype=np.float32)
+    sizes = np.array([2, 3, 4, 1], dtype=np.int64)
+    from onnx import numpy_helper
+    nodes = [
+        helper.make_node("Constant", [], ["roi"], value=numpy_helper.from_array(roi, "roi")),
+        helper.make_node("Constant", [], ["sizes"], value=numpy_helper.from_array(sizes, "sizes")),
+        helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], mode="nearest",
+                         coordinate_transformation_mode="tf_crop_and_resize",
+                         extrapolation_value=-1.0),
+    ]
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [int(v) for v in sizes])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+    def sample(n, m, start, end):
+        if m == 1:
+            return [0.5 * (start + end) * (n - 1)]
+        return [start * (n - 1) + i * (end - start) * (n - 1) / (m - 1) for i in range(m)]
+
+    def nearest(at):  # round_prefer_floor
+        low = np.floor(at)
+        return int(low + 1) if at - low > 0.5 else int(low)
+
+    rows = sample(5, 4, float(roi[2]), float(roi[6]))
+    cols = sample(6, 1, float(roi[3]), float(roi[7]))
+    y = np.full((2, 3, 4, 1), -1.0, dtype=np.float32)
+    for i, r in enumerate(rows):
+        for j, c in enumerate(cols):
+            if 0 <= r <= 4 and 0 <= c <= 5:
+                y[:, :, i, j] = x[:, :, nearest(r), nearest(c)]
+    save_node_test(name, model, [("x", x)], [("y", y)])
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     mlp()
@@ -852,3 +895,4 @@ if __name__ == "__main__":
     mel_spectrogram()
     spectral_classifier()
     vae()
+    crop_and_resize()
