@@ -1,11 +1,13 @@
-// `unity import FILE.onnx -o model.json [--batch N]`: ONNX to our model JSON. Any MODEL works (a
-// zoo name too), which makes a zoo model a file to edit. On any error nothing is written.
+// `unity import FILE.onnx -o model.json [--batch N] [--constant NAME]...`: ONNX to our model
+// JSON. Any MODEL works (a zoo name too), which makes a zoo model a file to edit. On any error
+// nothing is written.
 #include <fmt/format.h>
 
 #include "commands.h"
 #include "search_options.h"
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
+#include "unity/core/onnx/onnx_import.h"
 #include "unity/core/zoo/model_loader.h"
 
 namespace unity::cli {
@@ -16,6 +18,7 @@ void add_import_command(CLI::App& app) {
     std::string output;
     std::int64_t batch = 0;
     std::string loss;
+    std::vector<std::string> constants;
   };
   auto opt = std::make_shared<Options>();
   auto* cmd =
@@ -27,8 +30,24 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("--batch", opt->batch, "Batch size for a symbolic batch dimension")
       ->check(CLI::PositiveNumber);
   add_loss_option(cmd, opt->loss);
+  cmd->add_option(
+         "--constant", opt->constants,
+         "An initializer of the .onnx that is a buffer, not a parameter (a name or a shell "
+         "pattern; repeatable): imported as a Constant holding its values, not trained")
+      ->type_name("NAME");
   cmd->callback([opt] {
-    Graph g = load_model(opt->input, opt->batch);
+    Graph g;
+    if (!opt->constants.empty()) {
+      if (std::filesystem::path(opt->input).extension() != ".onnx")
+        throw InputError(fmt::format("--constant names initializers of an .onnx model, not of '{}'",
+                                     opt->input));
+      OnnxImportOptions options;
+      options.batch_size = opt->batch;
+      options.constant_initializers = opt->constants;
+      g = import_onnx(opt->input, options);
+    } else {
+      g = load_model(opt->input, opt->batch);
+    }
     attach_training_loss(g, opt->loss, opt->input);
     write_text_file_atomic(opt->output, graph_to_json(g).dump(1) + "\n");
     std::int64_t constants = 0, constant_values = 0;

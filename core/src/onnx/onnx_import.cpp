@@ -6,6 +6,8 @@
 // Split and attention written out in pieces becomes one MultiHeadAttention (attention_fusion.cpp).
 #include "unity/core/onnx/onnx_import.h"
 
+#include <fnmatch.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -137,6 +139,34 @@ std::int64_t add_inputs(ImportContext& ctx, const OnnxImportOptions& options,
 // taken from (an EyeLike's or a Shape's input computed for nothing else), a piece of a recurrent
 // layer its first step never reads. Left in, each would be a sink of the graph, taken for one of
 // the model's outputs (and given a loss). The model's inputs stay: they are its interface.
+// The initializers, each a parameter (a floating one) unless options.constant_initializers names
+// it.
+void bind_initializers(ImportContext& ctx, const OnnxModel& model, const OnnxImportOptions& options,
+                       const std::filesystem::path& path) {
+  std::vector<bool> used(options.constant_initializers.size(), false);
+  for (const auto& init : model.graph().initializer()) {
+    bool constant = false;
+    for (std::size_t p = 0; p < used.size(); ++p)
+      if (fnmatch(options.constant_initializers[p].c_str(), init.name().c_str(), 0) == 0)
+        constant = used[p] = true;
+    ctx.bind_initializer(init.name(), &init, !constant);
+  }
+  for (std::size_t p = 0; p < used.size(); ++p) {
+    if (used[p]) continue;
+    std::vector<std::string> names;
+    for (const auto& init : model.graph().initializer()) names.push_back(init.name());
+    if (names.size() > 12) {
+      names.resize(12);
+      names.push_back("...");
+    }
+    throw InputError(
+        fmt::format("'{}': constant initializer '{}' matches no initializer of the "
+                    "model ({})",
+                    path.string(), options.constant_initializers[p],
+                    names.empty() ? "it has none" : fmt::format("{}", fmt::join(names, ", "))));
+  }
+}
+
 // An output that no operator computes (a model input passed through, a shape or mask folded to a
 // constant) is read through an Identity named after it (a Cast to its own type for integers and
 // masks, which Identity does not take), so that it is a result of the graph like the others;
@@ -241,7 +271,7 @@ Graph import_onnx(const std::filesystem::path& path, const OnnxImportOptions& op
   Graph graph;
   graph.name = path.stem().string();
   ImportContext ctx(model, graph);
-  for (const auto& init : model.graph().initializer()) ctx.bind_initializer(init.name(), &init);
+  bind_initializers(ctx, model, options, path);
   const std::int64_t batch = add_inputs(ctx, options, path);
 
   const auto patterns = find_patterns(model);
