@@ -33,14 +33,7 @@ TEST(GridSampleTraining, AFlowWarpImportsAsGathersAndTrainsOnTwoRanksLikeOne) {
   EXPECT_EQ(ops["GatherElements"], 4);  // the four bilinear corners
   EXPECT_EQ(ops["Floor"], 2);           // x and y
   EXPECT_EQ(ops["Conv2D"], 2);
-  const fs::path joint = warp_scratch("warp.joint.json");
-  const auto planned =
-      run_cli("optimize " + json.string() + " --machine cpu-local --gpus 2 --mode joint --out " +
-              joint.string());
-  ASSERT_EQ(planned.exit_code, 0) << planned.err;
-  const auto run = run_cli("run " + joint.string() + " --iterations 2 --check --json");
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_LT(nlohmann::json::parse(run.out)["max_rel_diff"].get<double>(), 1e-4);
+  expect_joint_plan_trains_like_one_rank(json, warp_scratch("warp.joint.json"));
   expect_trains_like_one_rank(json, warp_scratch("warp.plan.json"));
   fs::remove_all(warp_scratch("").parent_path());
 }

@@ -40,14 +40,7 @@ TEST(SpectralTraining, StftAndDftImportAsProductsWithConstantsAndTrainOnTwoRanks
   EXPECT_EQ(ops["Linear"], 2);    // the frame layer and the classes
   EXPECT_EQ(ops["Constant"], 2);  // their matrices
   EXPECT_EQ(ops["Weight"], 4);
-  const fs::path joint = spectral_scratch("spectral.joint.json");
-  const auto planned =
-      run_cli("optimize " + json.string() + " --machine cpu-local --gpus 2 --mode joint --out " +
-              joint.string());
-  ASSERT_EQ(planned.exit_code, 0) << planned.err;
-  const auto run = run_cli("run " + joint.string() + " --iterations 2 --check --json");
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_LT(nlohmann::json::parse(run.out)["max_rel_diff"].get<double>(), 1e-4);
+  expect_joint_plan_trains_like_one_rank(json, spectral_scratch("spectral.joint.json"));
   expect_trains_like_one_rank(json, spectral_scratch("spectral.plan.json"));
   fs::remove_all(spectral_scratch("").parent_path());
 }

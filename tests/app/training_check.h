@@ -37,6 +37,18 @@ inline std::map<std::string, int> operator_counts(const std::filesystem::path& m
 // Names a test of an export by its model ("resnet18").
 inline std::string model_name(const ::testing::TestParamInfo<std::string>& p) { return p.param; }
 
+// The model planned jointly on 2 CPU ranks (`plan` is written) trains 2 iterations equal to one
+// rank (--check).
+inline void expect_joint_plan_trains_like_one_rank(const std::filesystem::path& model_json,
+                                                   const std::filesystem::path& plan) {
+  const auto planned = run_cli("optimize " + model_json.string() +
+                               " --machine cpu-local --gpus 2 --mode joint --out " + plan.string());
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  const auto run = run_cli("run " + plan.string() + " --iterations 2 --check --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_LT(nlohmann::json::parse(run.out)["max_rel_diff"].get<double>(), 1e-4);
+}
+
 inline void expect_trains_like_one_rank(const std::filesystem::path& model_json,
                                         const std::filesystem::path& plan) {
   const auto planned =
