@@ -386,5 +386,22 @@ TEST(OnnxImport, TorchTransformerEncoderImports) {
   EXPECT_EQ(g.shape(g.sinks().front()).sizes(), (std::vector<std::int64_t>{2, 32, 64}));
 }
 
+
+// What a model computes in forward from nothing it trains is folded at import into Constants that
+// hold its values: the sinusoidal table's Sin and Cos (folded by their point-wise definitions),
+// the causal mask, the picked rows and the sampling grid. No parameter, no Sin or Cos operator.
+TEST(OnnxImport, ConstantsComputedInForwardFoldIntoConstants) {
+  const Graph g = import_onnx(data("node/test_unity_constants_in_forward/model.onnx"));
+  EXPECT_EQ(g.count(OpType::Sin), 0);
+  EXPECT_EQ(g.count(OpType::Cos), 0);
+  EXPECT_EQ(g.count(OpType::Weight), 0);
+  EXPECT_EQ(g.count(OpType::Constant), 4);
+  EXPECT_EQ(g.parameter_count(), 0);
+  std::int64_t values = 0;
+  for (const auto& [id, n] : g.nodes())
+    if (n.op.type == OpType::Constant) values += n.op.values->size();
+  EXPECT_EQ(values, 178);
+}
+
 }  // namespace
 }  // namespace unity

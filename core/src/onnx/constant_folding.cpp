@@ -9,6 +9,7 @@
 #include <string>
 
 #include "onnx/folding_kernels.h"
+#include "onnx/onnx_op_mapping.h"
 #include "unity/core/errors.h"
 
 namespace unity::onnxio {
@@ -90,7 +91,17 @@ ConstTensor reshaped(ConstTensor t, std::vector<std::int64_t> dims) {
 
 }  // namespace
 
-bool is_foldable_op(std::string_view op) { return kFoldableOps.count(op) != 0; }
+// A point-wise operator's ONNX type (Sin, Softplus, LeakyRelu, ...) that the unary folds above do
+// not cover: folded on floating constants by its definition's function.
+const OperatorDefinition* folded_by_definition(std::string_view op) {
+  if (is_unary_op(op)) return nullptr;
+  const OperatorDefinition* d = definition_for(op);
+  return d && d->pointwise ? d : nullptr;
+}
+
+bool is_foldable_op(std::string_view op) {
+  return kFoldableOps.count(op) != 0 || folded_by_definition(op) != nullptr;
+}
 bool is_shape_query_op(std::string_view op) {
   return op == "Shape" || op == "Size" || op == "EyeLike";
 }
@@ -273,6 +284,13 @@ std::optional<std::vector<ConstTensor>> fold_node(const ::onnx::NodeProto& node,
   } else if (op == "ScatterND") {
     need(3);
     out = fold_scatter_nd(node, *in[0], *in[1], *in[2]);
+  } else if (const OperatorDefinition* d = folded_by_definition(op)) {
+    need(1);
+    if (in[0]->is_integer()) return std::nullopt;
+    const std::vector<double> params =
+        operator_parameters({d->info.type, parameters_of(node, *d), ""});
+    out = *in[0];
+    for (double& v : out.floats) v = d->pointwise->value(v, params.data());
   } else if (is_unary_op(op)) {
     need(1);
     out = fold_unary(node, *in[0]);

@@ -9,6 +9,7 @@
 
 #include "onnx/import_context.h"
 #include "onnx/onnx_model_reader.h"
+#include "unity/core/ops/operator_definition.h"
 
 namespace unity::onnxio {
 
@@ -40,6 +41,11 @@ void emit_along_axis(ImportContext& ctx, const ::onnx::NodeProto& node, std::int
                      OpType type);
 // Every point-wise and along-axis operator definition's ONNX types (onnx_ops_pointwise.cpp).
 void register_pointwise_ops(std::map<std::string, OpHandler>& table);
+// The definition that imports ONNX type `onnx_type` one node for one node, or null.
+const OperatorDefinition* definition_for(std::string_view onnx_type);
+// The real parameters a node sets away from their defaults, as the definition names them (a
+// parameter at its default is left out, so that rules match the node as written).
+Attributes parameters_of(const ::onnx::NodeProto& node, const OperatorDefinition& d);
 void register_layout_ops(std::map<std::string, OpHandler>& table);
 void register_recurrent_ops(std::map<std::string, OpHandler>& table);
 void register_einsum_ops(std::map<std::string, OpHandler>& table);

@@ -12,33 +12,8 @@
 namespace unity::onnxio {
 namespace {
 
-const OperatorDefinition& definition_for(const std::string& onnx_type) {
-  for (const OperatorDefinition* d : operator_definitions())
-    for (std::string_view t : d->onnx_types)
-      if (t == onnx_type) return *d;
-  throw InputError("no operator imports ONNX " + onnx_type);  // registered only for these
-}
-
-// The parameters the node sets away from their defaults (a parameter at its default is left out,
-// so that rules match the node as written).
-Attributes parameters_of(const ::onnx::NodeProto& node, const OperatorDefinition& d) {
-  Attributes attrs;
-  for (const PointwiseParameter& p : declared_parameters(d.info.type)) {
-    if (p.onnx_name.empty()) continue;
-    const auto* attr = find_attribute(node, std::string(p.onnx_name));
-    const double value = !attr ? p.default_value.value_or(0.0)
-                         : attr->type() == ::onnx::AttributeProto::INT
-                             ? static_cast<double>(attr->i())
-                             : attr->f();
-    // ONNX keeps float32 attributes: its default, read back, is the default.
-    if (!p.default_value || static_cast<float>(value) != static_cast<float>(*p.default_value))
-      attrs.set(std::string(p.name), value);
-  }
-  return attrs;
-}
-
 void map_pointwise(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
-  const OperatorDefinition& d = definition_for(node.op_type());
+  const OperatorDefinition& d = *definition_for(node.op_type());
   Attributes attrs = parameters_of(node, d);
   if (d.along_axis && d.along_axis->onnx_axis_input) {
     const TensorRef x = ctx.tensor(node.input(0));
@@ -69,6 +44,29 @@ void map_pointwise(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64
 }
 
 }  // namespace
+
+const OperatorDefinition* definition_for(std::string_view onnx_type) {
+  for (const OperatorDefinition* d : operator_definitions())
+    for (std::string_view t : d->onnx_types)
+      if (t == onnx_type) return d;
+  return nullptr;
+}
+
+Attributes parameters_of(const ::onnx::NodeProto& node, const OperatorDefinition& d) {
+  Attributes attrs;
+  for (const PointwiseParameter& p : declared_parameters(d.info.type)) {
+    if (p.onnx_name.empty()) continue;
+    const auto* attr = find_attribute(node, std::string(p.onnx_name));
+    const double value = !attr ? p.default_value.value_or(0.0)
+                         : attr->type() == ::onnx::AttributeProto::INT
+                             ? static_cast<double>(attr->i())
+                             : attr->f();
+    // ONNX keeps float32 attributes: its default, read back, is the default.
+    if (!p.default_value || static_cast<float>(value) != static_cast<float>(*p.default_value))
+      attrs.set(std::string(p.name), value);
+  }
+  return attrs;
+}
 
 void register_pointwise_ops(std::map<std::string, OpHandler>& table) {
   for (const OperatorDefinition* d : operator_definitions())
