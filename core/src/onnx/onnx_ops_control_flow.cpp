@@ -5,12 +5,16 @@
 // - A Loop whose trip count and condition are constants is unrolled: each iteration imports the
 //   body's nodes under fresh value names, the body's inputs bound to the iteration number, the
 //   condition and the carried values; scan outputs are stacked along a new first axis.
-// - An If whose condition is a constant is its chosen branch.
+// - An If whose condition is a constant is its chosen branch. One whose condition is computed from
+//   the model's inputs runs both branches and selects each output with a Where, as torch.where
+//   would: the same values for branches without side effects (ONNX's have none), at the cost of
+//   both; the outputs of the two branches must have one shape.
 // - A sequence is a list of values at import time (each a tensor or a constant); SplitToSequence
 //   slices, ConcatFromSequence concatenates, SequenceAt picks by a constant position.
 // The pieces are imported as the ONNX nodes they stand for (Slice, Concat, Unsqueeze, Squeeze), so
 // constants fold and activations become Split and Concat as anywhere else. A trip count, condition
-// or position computed from the model's inputs is refused: the graph would depend on the data.
+// or position computed from the model's inputs is refused (but an If's condition, above): the
+// graph would depend on the data.
 #include <fmt/format.h>
 
 #include <map>
@@ -266,7 +270,51 @@ void import_loop(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
   }
 }
 
+// An If whose condition is computed: both branches, each output a Where of the condition.
+void import_if_by_where(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
+  const std::string name = node_name(node);
+  const std::string& cond_value = input_name(node, 0);
+  TensorRef cond = ctx.tensor(cond_value);
+  if (ctx.graph().shape(cond).num_elements() != 1)
+    unsupported_use(node, fmt::format("its condition ('{}') has shape {}, not one value",
+                                      cond_value, format_dims(ctx.sizes(cond))));
+  cond = ctx.reshape(cond, {}, name + ".cond");
+  if (ctx.graph().shape(cond).dtype != DataType::Bool)
+    cond = ctx.add(OpType::Cast, {{"to", std::string("bool")}}, {cond}, name + ".cond.bool");
+  std::vector<std::string> branches[2];
+  for (int b = 0; b < 2; ++b) {
+    const char* which = b == 0 ? "then_branch" : "else_branch";
+    const auto* branch = find_attribute(node, which);
+    if (!branch || !branch->has_g())
+      unsupported_use(node, fmt::format("it has no {} graph", which));
+    branches[b] = inline_graph(ctx, node, branch->g(), {},
+                               fmt::format("{}/{}/", name, b == 0 ? "then" : "else"), opset);
+    if (static_cast<int>(branches[b].size()) < node.output_size())
+      unsupported_use(node, fmt::format("its {} gives fewer outputs than the node has", which));
+  }
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (node.output(i).empty()) continue;
+    const std::string& a = branches[0][static_cast<std::size_t>(i)];
+    const std::string& b = branches[1][static_cast<std::size_t>(i)];
+    if (ctx.is_sequence(a) || ctx.is_sequence(b))
+      unsupported_use(node, fmt::format("its output {} is a sequence and its condition ('{}') is "
+                                        "computed: a list of tensors cannot be selected by value",
+                                        i, cond_value));
+    if (ctx.dims(a) != ctx.dims(b))
+      unsupported_use(
+          node, fmt::format("its condition ('{}') is computed and its branches give "
+                            "output {} of shapes {} and {}: a plan needs one shape",
+                            cond_value, i, format_dims(ctx.dims(a)), format_dims(ctx.dims(b))));
+    ctx.bind_tensor(node.output(i), ctx.add(OpType::Where, {}, {cond, ctx.tensor(a), ctx.tensor(b)},
+                                            fmt::format("{}.output{}", name, i)));
+  }
+}
+
 void import_if(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
+  if (ctx.is_tensor(input_name(node, 0))) {
+    import_if_by_where(ctx, node, opset);
+    return;
+  }
   const bool then = structural_int(ctx, node, input_name(node, 0), "condition") != 0;
   const auto* branch = find_attribute(node, then ? "then_branch" : "else_branch");
   if (!branch || !branch->has_g())

@@ -868,6 +868,46 @@ def crop_and_resize():
     save_node_test(name, model, [("x", x)], [("y", y)])
 
 
+def computed_if():
+    # An If whose condition is computed from the activations (a scripted model's `if h.sum() > 0`):
+    # Unity runs both branches and selects with a Where. x -> Gemm -> h; if sum(h) > 0 then
+    # relu(h) else 2 sigmoid(h); -> Gemm -> logits.
+    import numpy as np
+    from onnx import numpy_helper
+
+    rng = np.random.default_rng(13)
+
+    def init(name, shape):
+        return numpy_helper.from_array((0.3 * rng.standard_normal(shape)).astype(np.float32), name)
+
+    then_graph = helper.make_graph(
+        [helper.make_node("Relu", ["h"], ["then_out"])], "then", [],
+        [helper.make_tensor_value_info("then_out", TensorProto.FLOAT, [8, 16])])
+    two = numpy_helper.from_array(np.array(2.0, dtype=np.float32), "two")
+    else_graph = helper.make_graph(
+        [helper.make_node("Sigmoid", ["h"], ["squashed"]),
+         helper.make_node("Mul", ["squashed", "two"], ["else_out"])], "else", [],
+        [helper.make_tensor_value_info("else_out", TensorProto.FLOAT, [8, 16])],
+        initializer=[two])
+    zero = numpy_helper.from_array(np.array(0.0, dtype=np.float32), "zero")
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], transB=1),
+        helper.make_node("ReduceSum", ["h"], ["total"], keepdims=0),
+        helper.make_node("Greater", ["total", "zero"], ["cond"]),
+        helper.make_node("If", ["cond"], ["chosen"], then_branch=then_graph,
+                         else_branch=else_graph),
+        helper.make_node("Gemm", ["chosen", "w2", "b2"], ["logits"], transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "computed_if", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 12])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [8, 4])],
+        initializer=[init("w1", (16, 12)), init("b1", (16,)), init("w2", (4, 16)),
+                     init("b2", (4,)), zero])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, "computed_if.onnx"))
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     mlp()
@@ -896,3 +936,4 @@ if __name__ == "__main__":
     spectral_classifier()
     vae()
     crop_and_resize()
+    computed_if()
