@@ -837,6 +837,17 @@ def mask():
     return out
 
 
+def random():
+    """Random draws by each element's index in the whole tensor, so a split draws what the whole
+    does there: split any dim (the verifier stands it in by a function of the value)."""
+    return [rule(
+        "random_partition", "parallel",
+        "Random draws by each element's index in the whole tensor: split any dim", ["x"],
+        [node("op", "Random", ["x"])], ["op"],
+        [part("px", "x", "k"), node("op2", "Random", ["px"], copy="op"), comb("out", "op2", "k")],
+        ["out"], ["d", dim_of("x")])]
+
+
 def context_parallel():
     """Context parallelism (Llama 3's all-gathered keys and values): the query sequence splits,
     every block of queries attends to the whole keys and values, and the output is the same split
@@ -907,6 +918,7 @@ FAMILIES = {
     "mask": mask,
     "arithmetic": arithmetic,
     "context_parallel": context_parallel,
+    "random": random,
 }
 
 
