@@ -11,31 +11,13 @@
 #include <onnx/defs/schema.h>
 
 #include "unity/core/errors.h"
+#include "unity/core/pcg/half_precision.h"
 
 namespace unity::onnxio {
 namespace {
 
 const std::vector<ValueUse> kNoUses;
 const std::string kAbsent;
-
-float half_to_float(std::uint16_t bits) {
-  const int sign = (bits >> 15) & 1;
-  const int exponent = (bits >> 10) & 0x1f;
-  const int mantissa = bits & 0x3ff;
-  float magnitude;
-  if (exponent == 0) {
-    magnitude = std::ldexp(static_cast<float>(mantissa), -24);  // subnormal
-  } else if (exponent == 31) {
-    magnitude = mantissa == 0 ? INFINITY : NAN;
-  } else {
-    magnitude = std::ldexp(static_cast<float>(mantissa + 1024), exponent - 25);
-  }
-  return sign ? -magnitude : magnitude;
-}
-
-float bfloat16_to_float(std::uint16_t bits) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
-}
 
 // Bytes per element in raw_data for the element types we read.
 int raw_element_size(int elem_type) {
