@@ -121,6 +121,7 @@ TensorRef ImportContext::transposed_weight(const std::string& name) {
   } else {
     const ConstTensor& c = constant(name);
     ConstTensor t = c;
+    t.dims = {v.dims[1], v.dims[0]};
     for (std::int64_t i = 0; i < v.dims[0]; ++i)
       for (std::int64_t j = 0; j < v.dims[1]; ++j) {
         const std::int64_t from = i * v.dims[1] + j, to = j * v.dims[0] + i;
@@ -129,12 +130,7 @@ TensorRef ImportContext::transposed_weight(const std::string& name) {
         else
           t.floats[static_cast<std::size_t>(to)] = c.floats[static_cast<std::size_t>(from)];
       }
-    const auto dtype = to_data_type(v.elem_type);
-    if (!dtype)
-      throw InputError(
-          fmt::format("constant '{}' has element type {}, which Unity cannot hold in a tensor",
-                      name, elem_type_name(v.elem_type)));
-    ref = graph_.add_constant(name + ".T", {v.dims[1], v.dims[0]}, *dtype, values_of(t));
+    ref = tensor(fresh_constant(name + ".T", std::move(t)));
   }
   transposed_weights_.emplace(name, ref);
   return ref;
@@ -153,6 +149,12 @@ void ImportContext::bind_constant(const std::string& name, ConstTensor constant,
   v.elem_type = constant.elem_type;
   v.constant = std::move(constant);
   values_[name] = std::move(v);
+}
+
+std::string ImportContext::fresh_constant(const std::string& base, ConstTensor constant) {
+  std::string name = fresh_name(base);
+  bind_constant(name, std::move(constant));
+  return name;
 }
 
 void ImportContext::bind_initializer(const std::string& name, const ::onnx::TensorProto* init,

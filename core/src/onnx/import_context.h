@@ -67,6 +67,9 @@ class ImportContext {
   void bind_tensor(const std::string& value, TensorRef tensor);
   // `parameter`: the values were folded from a parameter (a transposed or reshaped weight).
   void bind_constant(const std::string& value, ConstTensor constant, bool parameter = false);
+  // Binds values the importer computes (a DFT matrix, an index tensor) under a fresh name starting
+  // with `base`; returns the name.
+  std::string fresh_constant(const std::string& base, ConstTensor constant);
   // `initializer`: one of the graph's initializers (a floating one is a parameter), not the tensor
   // of a Constant node.
   void bind_initializer(const std::string& value, const ::onnx::TensorProto* tensor,

@@ -135,10 +135,6 @@ std::int64_t add_inputs(ImportContext& ctx, const OnnxImportOptions& options,
   return batch;
 }
 
-// Operators whose results nothing reads and that are no output of the model: what only a shape was
-// taken from (an EyeLike's or a Shape's input computed for nothing else), a piece of a recurrent
-// layer its first step never reads. Left in, each would be a sink of the graph, taken for one of
-// the model's outputs (and given a loss). The model's inputs stay: they are its interface.
 // The initializers, each a parameter (a floating one) unless options.constant_initializers names
 // it.
 void bind_initializers(ImportContext& ctx, const OnnxModel& model, const OnnxImportOptions& options,
@@ -191,6 +187,10 @@ void give_outputs_an_operator(ImportContext& ctx, const OnnxModel& model) {
   }
 }
 
+// Operators whose results nothing reads and that are no output of the model: what only a shape was
+// taken from (an EyeLike's or a Shape's input computed for nothing else), a piece of a recurrent
+// layer its first step never reads. Left in, each would be a sink of the graph, taken for one of
+// the model's outputs (and given a loss). The model's inputs stay: they are its interface.
 void remove_dead_operators(ImportContext& ctx, const OnnxModel& model) {
   std::set<NodeId> outputs;
   for (const auto& output : model.graph().output())

@@ -63,12 +63,6 @@ void rename_free_values(::onnx::GraphProto& graph, const Renames& names) {
   for (auto& output : *graph.mutable_output()) output.set_name(renamed(free, output.name()));
 }
 
-std::string constant_value(ImportContext& ctx, const std::string& base, ConstTensor value) {
-  const std::string name = ctx.fresh_name(base);
-  ctx.bind_constant(name, std::move(value));
-  return name;
-}
-
 // `to` names the same value as `from`, a sequence or not.
 void bind_same(ImportContext& ctx, const std::string& to, const std::string& from) {
   if (ctx.is_sequence(from))
@@ -84,8 +78,8 @@ class Synthesizer {
       : ctx_(ctx), origin_(origin), opset_(opset) {}
 
   std::string ints(const std::vector<std::int64_t>& values) {
-    return constant_value(
-        ctx_, node_name(origin_) + "/const",
+    return ctx_.fresh_constant(
+        node_name(origin_) + "/const",
         ConstTensor::from_ints(values, {static_cast<std::int64_t>(values.size())}));
   }
 
@@ -243,11 +237,10 @@ void import_loop(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
     }
     const std::string prefix = fmt::format("{}/iter{}/", node_name(node), iteration);
     Renames names;
-    names[body.input(0).name()] =
-        constant_value(ctx, prefix + "iteration",
-                       ConstTensor::from_ints({iteration}, {}, ::onnx::TensorProto::INT64));
-    names[body.input(1).name()] = constant_value(
-        ctx, prefix + "cond", ConstTensor::from_ints({1}, {}, ::onnx::TensorProto::BOOL));
+    names[body.input(0).name()] = ctx.fresh_constant(
+        prefix + "iteration", ConstTensor::from_ints({iteration}, {}, ::onnx::TensorProto::INT64));
+    names[body.input(1).name()] = ctx.fresh_constant(
+        prefix + "cond", ConstTensor::from_ints({1}, {}, ::onnx::TensorProto::BOOL));
     for (int i = 0; i < carried; ++i) names[body.input(i + 2).name()] = state[i];
     const auto outputs = inline_graph(ctx, node, body, std::move(names), prefix, opset);
     go_on = structural_int(ctx, node, outputs[0], "condition") != 0;

@@ -55,9 +55,8 @@ void map_random(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
     if (s < 1)
       unsupported_use(node, fmt::format("shape {} has a size below 1", format_dims(*shape)));
   const Ints ones(shape->size(), 1);
-  const std::string zero = ctx.fresh_name(node_name(node) + ".zero");
-  ctx.bind_constant(zero, ConstTensor::from_doubles({0.0}, ones));
-  TensorRef like = ctx.tensor(zero);
+  TensorRef like = ctx.tensor(
+      ctx.fresh_constant(node_name(node) + ".zero", ConstTensor::from_doubles({0.0}, ones)));
   if (*shape != ones)
     like = ctx.add(OpType::Expand, {{"shape", *shape}}, {like}, node_name(node) + ".shape");
   emit_random(ctx, node, distribution(node, normal), like,

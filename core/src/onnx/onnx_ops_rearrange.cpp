@@ -220,8 +220,8 @@ void map_reverse_sequence(ImportContext& ctx, const ::onnx::NodeProto& node, std
       const std::int64_t len = lengths[static_cast<std::size_t>(time == 0 ? i1 : i0)];
       index.insert(index.end(), static_cast<std::size_t>(inner), t < len ? len - 1 - t : t);
     }
-  const std::string name = ctx.fresh_name(node_name(node) + ".order");
-  ctx.bind_constant(name, ConstTensor::from_ints(std::move(index), dims));
+  const std::string name = ctx.fresh_constant(node_name(node) + ".order",
+                                              ConstTensor::from_ints(std::move(index), dims));
   ctx.bind_tensor(node.output(0), ctx.add(OpType::GatherElements, {{"axis", std::int64_t{time}}},
                                           {x, ctx.tensor(name)}, node_name(node)));
 }

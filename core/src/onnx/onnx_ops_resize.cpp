@@ -161,8 +161,8 @@ void emit_crop_and_resize(ImportContext& ctx, const ::onnx::NodeProto& node,
     for (std::int64_t e = 0; e < rank; ++e)
       back[static_cast<std::size_t>(perm[static_cast<std::size_t>(e)])] = e;
     const std::string axis = fmt::format("{}.axis{}", name, d);
-    const std::string matrix = ctx.fresh_name(axis + ".taps");
-    ctx.bind_constant(matrix, ConstTensor::from_doubles(std::move(w), {n, m}));
+    const std::string matrix =
+        ctx.fresh_constant(axis + ".taps", ConstTensor::from_doubles(std::move(w), {n, m}));
     const TensorRef rows = ctx.transpose(x, perm, axis + ".last");
     const TensorRef sampled = ctx.add(OpType::MatMul, {}, {rows, ctx.tensor(matrix)}, axis);
     x = ctx.transpose(sampled, back, axis + ".back");
@@ -176,8 +176,8 @@ void emit_crop_and_resize(ImportContext& ctx, const ::onnx::NodeProto& node,
         in_all *= inside[d][static_cast<std::size_t>(index[d])];
       fill[static_cast<std::size_t>(flat)] = extrapolation * (1.0 - in_all);
     });
-    const std::string constant = ctx.fresh_name(name + ".extrapolation");
-    ctx.bind_constant(constant, ConstTensor::from_doubles(std::move(fill), out));
+    const std::string constant = ctx.fresh_constant(
+        name + ".extrapolation", ConstTensor::from_doubles(std::move(fill), out));
     x = ctx.add(OpType::Add, {}, {x, ctx.tensor(constant)}, name + ".extrapolated");
   }
   ctx.bind_tensor(node.output(0), x);

@@ -19,13 +19,6 @@ using Ints = std::vector<std::int64_t>;
 
 constexpr double kTau = 6.283185307179586;
 
-TensorRef constant_matrix(ImportContext& ctx, const std::string& base, std::vector<double> values,
-                          Ints dims) {
-  const std::string name = ctx.fresh_name(base);
-  ctx.bind_constant(name, ConstTensor::from_doubles(std::move(values), std::move(dims)));
-  return ctx.tensor(name);
-}
-
 // The coefficients that sample j of part `part` (0 real, 1 imaginary) gives to the real (re) and
 // imaginary (im) output at frequency k of an `n`-point transform (sign -1 forward, +1 inverse).
 struct Rotation {
@@ -80,8 +73,8 @@ void map_dft(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t ops
         w[row + static_cast<std::size_t>(k)] = scale * r.re;
         w[row + static_cast<std::size_t>(m + k)] = scale * r.im;
       }
-  const TensorRef matrix =
-      constant_matrix(ctx, name + ".dft_matrix", std::move(w), {parts * n, 2 * m});
+  const TensorRef matrix = ctx.tensor(ctx.fresh_constant(
+      name + ".dft_matrix", ConstTensor::from_doubles(std::move(w), {parts * n, 2 * m})));
 
   // The other signal dims first, then the parts and the transformed axis: [others..., parts x n].
   Ints perm, others;
@@ -154,8 +147,8 @@ void map_stft(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
         k[static_cast<std::size_t>((bin * parts + part) * length + j)] = w * r.re;
         k[static_cast<std::size_t>(((bins + bin) * parts + part) * length + j)] = w * r.im;
       }
-  const TensorRef kernels =
-      constant_matrix(ctx, name + ".stft_kernels", std::move(k), {2 * bins, parts, length});
+  const TensorRef kernels = ctx.tensor(ctx.fresh_constant(
+      name + ".stft_kernels", ConstTensor::from_doubles(std::move(k), {2 * bins, parts, length})));
   const TensorRef channels = parts == 1
                                  ? ctx.reshape(signal, {batch, 1, samples}, name + ".channels")
                                  : ctx.transpose(signal, {0, 2, 1}, name + ".channels");

@@ -1,5 +1,8 @@
 #include "unity/core/pcg/tensor_values.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "hashing.h"
 
 namespace unity {

@@ -115,20 +115,24 @@ void Engine::fill_source(const TensorInfo& t, Slot* s) {
     auto g = sources_.given->find(t.root);
     if (g != sources_.given->end()) given = &g->second;
   }
-  HostTensor constant;
-  if (!given && root.op.type == OpType::Constant) {
-    // Its own values, unless evaluate() was given others.
-    constant.integer = root.op.values->is_integer();
-    constant.values = root.op.values->floats();
-    constant.integers = root.op.values->integers();
-    given = &constant;
-  }
+  // The whole tensor to slice from: the values evaluate() was given, else a Constant's own.
+  const void* whole = nullptr;
+  std::size_t count = 0;
   if (given) {
+    whole = given->integer ? static_cast<const void*>(given->integers.data())
+                           : static_cast<const void*>(given->values.data());
+    count = given->integer ? given->integers.size() : given->values.size();
+  } else if (root.op.type == OpType::Constant) {
+    const TensorValues& v = *root.op.values;
+    whole = v.is_integer() ? static_cast<const void*>(v.integers().data())
+                           : static_cast<const void*>(v.floats().data());
+    count = static_cast<std::size_t>(v.size());
+  }
+  if (whole) {
     // Slice the region out of the whole tensor on the host, then upload.
     std::vector<char> host(bytes);
     BoxCopy c;
-    c.src = given->integer ? static_cast<const void*>(given->integers.data())
-                           : static_cast<const void*>(given->values.data());
+    c.src = whole;
     c.dst = host.data();
     c.elem_size = s->elem_size;
     c.src_shape = root_shape.sizes();
@@ -137,7 +141,7 @@ void Engine::fill_source(const TensorInfo& t, Slot* s) {
     c.dst_offset.assign(region.begin.size(), 0);
     c.extent = region.extents();
     const std::size_t expected = static_cast<std::size_t>(root_shape.num_elements());
-    if ((given->integer ? given->integers.size() : given->values.size()) != expected)
+    if (count != expected)
       throw InputError(fmt::format("value given for {} has the wrong number of elements",
                                    program_.graph.describe(t.root)));
     cpu::copy_box_host(c);
