@@ -837,15 +837,34 @@ def mask():
     return out
 
 
-def random():
-    """Random draws by each element's index in the whole tensor, so a split draws what the whole
-    does there: split any dim (the verifier stands it in by a function of the value)."""
-    return [rule(
-        "random_partition", "parallel",
-        "Random draws by each element's index in the whole tensor: split any dim", ["x"],
-        [node("op", "Random", ["x"])], ["op"],
-        [part("px", "x", "k"), node("op2", "Random", ["px"], copy="op"), comb("out", "op2", "k")],
-        ["out"], ["d", dim_of("x")])]
+def sliced_operators():
+    """The operators of core/src/ops/ with a slice layout (SliceLayout{whole_dims, output_dims}),
+    in op_list.h's order, with the number of trailing dims each reads whole."""
+    found = {}
+    for f in (ROOT / "core/src/ops").glob("*.cpp"):
+        text = f.read_text()
+        op = re.search(r"define_operator<OpType::(\w+)>", text)
+        layout = re.search(r"SliceLayout\{(\d+), (\d+)\}", text)
+        if op and layout:
+            found[op.group(1)] = int(layout.group(1))
+    return [(op, found[op]) for op in LISTED if op in found]
+
+
+def slices():
+    """An operator with a slice layout computes each slice over its input's last dims on its own
+    (Random: each element, by its index in the whole tensor; Det: each matrix), so a split of a
+    dim before them passes through it (the verifier's axioms say so: axioms_slice.cpp)."""
+    out = []
+    for op, whole in sliced_operators():
+        guard = [c("less", "k", f"rank(x)-{whole}")] if whole else None
+        what = "any dim" if not whole else f"any dim but the last {whole}, which it reads whole"
+        out.append(rule(
+            f"{op.lower()}_partition", "parallel",
+            f"{op} computes each slice of its input on its own: split {what}", ["x"],
+            [node("op", op, ["x"])], ["op"],
+            [part("px", "x", "k"), node("op2", op, ["px"], copy="op"), comb("out", "op2", "k")],
+            ["out"], ["d", dim_of("x")], guard))
+    return out
 
 
 def context_parallel():
@@ -918,7 +937,7 @@ FAMILIES = {
     "mask": mask,
     "arithmetic": arithmetic,
     "context_parallel": context_parallel,
-    "random": random,
+    "slices": slices,
 }
 
 

@@ -1,39 +1,47 @@
 #include "onnx/onnx_op_mapping.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "onnx/constant_folding.h"
 #include "unity/core/errors.h"
 
 namespace unity::onnxio {
+
 namespace {
 
-const std::map<std::string, OpHandler>& handlers() {
-  static const std::map<std::string, OpHandler> table = [] {
-    std::map<std::string, OpHandler> t;
-    register_dense_ops(t);
-    register_elementwise_ops(t);
-    register_pointwise_ops(t);
-    register_layout_ops(t);
-    register_recurrent_ops(t);
-    register_einsum_ops(t);
-    register_control_flow_ops(t);
-    register_resize_ops(t);
-    register_grid_sample_ops(t);
-    register_spectral_ops(t);
-    register_random_ops(t);
-    register_index_ops(t);
-    register_mask_ops(t);
-    register_arithmetic_ops(t);
-    register_reduce_ops(t);
-    register_rearrange_ops(t);
-    register_function_ops(t);
-    return t;
+std::vector<void (*)(OnnxImports&)>& registered_imports() {
+  static std::vector<void (*)(OnnxImports&)> files;
+  return files;
+}
+
+const OnnxImports& handlers() {
+  static const OnnxImports table = [] {
+    OnnxImports all;
+    for (auto add : registered_imports()) {
+      OnnxImports mine;
+      add(mine);
+      for (auto& [type, handler] : mine) {
+        if (!all.emplace(type, handler).second) {
+          // Two import files claim one ONNX type: which one runs would depend on link order.
+          std::fprintf(stderr, "unity: two ONNX imports registered for %s\n", type.c_str());
+          std::abort();
+        }
+      }
+    }
+    return all;
   }();
   return table;
 }
 
 }  // namespace
+
+OnnxImportRegistration::OnnxImportRegistration(void (*add)(OnnxImports& table)) {
+  registered_imports().push_back(add);
+}
 
 bool is_supported_op(const ::onnx::NodeProto& node) {
   return is_default_domain(node) && is_supported_op_type(node.op_type());

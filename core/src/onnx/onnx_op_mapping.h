@@ -30,52 +30,36 @@ void import_node(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t
 TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& conv,
                       const std::string& bias_value);
 
-// Internal: the per-concept handler tables (onnx_ops_dense.cpp, onnx_ops_elementwise.cpp,
-// onnx_ops_layout.cpp, onnx_ops_recurrent.cpp, onnx_ops_einsum.cpp).
+// How ONNX node types import. Each import file (onnx_ops_*.cpp) ends with
+// UNITY_REGISTER_ONNX_IMPORTS(fn): `fn` puts its handlers, by ONNX type, into the table. The
+// table is their union; two files importing one type stop the program at its first import. An
+// operator's import is its own file and that line, with no list to edit (the library is linked
+// whole: cmake/UnityWholeArchive.cmake).
 using OpHandler = void (*)(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset);
-void register_dense_ops(std::map<std::string, OpHandler>& table);
-void register_elementwise_ops(std::map<std::string, OpHandler>& table);
+using OnnxImports = std::map<std::string, OpHandler>;
+struct OnnxImportRegistration {
+  explicit OnnxImportRegistration(void (*add)(OnnxImports& table));
+};
+#define UNITY_ONNX_CONCAT_(a, b) a##b
+#define UNITY_ONNX_CONCAT(a, b) UNITY_ONNX_CONCAT_(a, b)
+#define UNITY_REGISTER_ONNX_IMPORTS(add)                                                     \
+  namespace {                                                                                \
+  const ::unity::onnxio::OnnxImportRegistration UNITY_ONNX_CONCAT(onnx_import_registration_, \
+                                                                  __COUNTER__){add};         \
+  }
 // Softmax, LogSoftmax, ...: one node of `type` with the node's axis (before opset 13, over the
 // dims from the axis on, flattened into one).
 void emit_along_axis(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset,
                      OpType type);
-// Every point-wise and along-axis operator definition's ONNX types (onnx_ops_pointwise.cpp).
-void register_pointwise_ops(std::map<std::string, OpHandler>& table);
 // The definition that imports ONNX type `onnx_type` one node for one node, or null.
 const OperatorDefinition* definition_for(std::string_view onnx_type);
 // The real parameters a node sets away from their defaults, as the definition names them (a
 // parameter at its default is left out, so that rules match the node as written).
 Attributes parameters_of(const ::onnx::NodeProto& node, const OperatorDefinition& d);
-void register_layout_ops(std::map<std::string, OpHandler>& table);
-void register_recurrent_ops(std::map<std::string, OpHandler>& table);
-void register_einsum_ops(std::map<std::string, OpHandler>& table);
-void register_control_flow_ops(std::map<std::string, OpHandler>& table);
-// Resize and Upsample (onnx_ops_resize.cpp).
-void register_resize_ops(std::map<std::string, OpHandler>& table);
-// GridSample from Reshape, GatherElements and the weights' arithmetic (onnx_ops_grid_sample.cpp).
-void register_grid_sample_ops(std::map<std::string, OpHandler>& table);
-// DFT and STFT as a MatMul and a 1-D convolution with Constant matrices (onnx_ops_spectral.cpp).
-void register_spectral_ops(std::map<std::string, OpHandler>& table);
-// RandomNormal(Like), RandomUniform(Like) and Bernoulli as Random (onnx_ops_random.cpp).
-void register_random_ops(std::map<std::string, OpHandler>& table);
-// ReduceSum, ReduceMean and the other reductions (onnx_ops_reduce.cpp).
-void register_reduce_ops(std::map<std::string, OpHandler>& table);
-// TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (onnx_ops_index.cpp).
-void register_index_ops(std::map<std::string, OpHandler>& table);
-// DepthToSpace, SpaceToDepth, Tile, Trilu and MeanVarianceNormalization of activations, from
-// operators the PCG has (onnx_ops_rearrange.cpp).
-void register_rearrange_ops(std::map<std::string, OpHandler>& table);
-// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss as the bodies of the functions ONNX
-// defines them by (onnx_ops_function.cpp).
-void register_function_ops(std::map<std::string, OpHandler>& table);
-// Comparisons, logic and Cast of activations (onnx_ops_mask.cpp).
-void register_mask_ops(std::map<std::string, OpHandler>& table);
 // Where as the Where operator: a condition computed from the model's inputs, or a constant one
 // selecting between two activations (onnx_ops_mask.cpp).
 void emit_where(ImportContext& ctx, const ::onnx::NodeProto& node);
-// Max, Min, Sum, Mean, PRelu, Mod of activations, and Pow with a tensor exponent (emit_tensor_pow):
-// the Arithmetic operator (onnx_ops_arithmetic.cpp).
-void register_arithmetic_ops(std::map<std::string, OpHandler>& table);
+// Pow with a tensor exponent as Arithmetic's pow (onnx_ops_arithmetic.cpp).
 void emit_tensor_pow(ImportContext& ctx, const ::onnx::NodeProto& node);
 // Throws when an output beyond the first (BatchNorm statistics, Dropout mask, MaxPool indices...)
 // is read by anything: our operators do not produce them.

@@ -70,10 +70,12 @@ void map_mod(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
 
 void emit_tensor_pow(ImportContext& ctx, const ::onnx::NodeProto& node) { emit(ctx, node, "pow"); }
 
-void register_arithmetic_ops(std::map<std::string, OpHandler>& table) {
+static void register_arithmetic_ops(OnnxImports& table) {
   for (const char* op : {"Max", "Min", "Sum", "Mean"}) table[op] = map_variadic;
   table["PRelu"] = map_prelu;
   table["Mod"] = map_mod;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_arithmetic_ops)
 
 }  // namespace unity::onnxio

@@ -424,7 +424,7 @@ void import_concat_from_sequence(ImportContext& ctx, const ::onnx::NodeProto& no
 
 }  // namespace
 
-void register_control_flow_ops(std::map<std::string, OpHandler>& table) {
+static void register_control_flow_ops(OnnxImports& table) {
   table["Loop"] = import_loop;
   table["If"] = import_if;
   table["SequenceEmpty"] = import_sequence_empty;
@@ -436,5 +436,7 @@ void register_control_flow_ops(std::map<std::string, OpHandler>& table) {
   table["SplitToSequence"] = import_split_to_sequence;
   table["ConcatFromSequence"] = import_concat_from_sequence;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_control_flow_ops)
 
 }  // namespace unity::onnxio

@@ -519,7 +519,7 @@ TensorRef emit_conv2d(ImportContext& ctx, const ::onnx::NodeProto& node,
                  inputs, node_name(node));
 }
 
-void register_dense_ops(std::map<std::string, OpHandler>& table) {
+static void register_dense_ops(OnnxImports& table) {
   table["MatMul"] = map_matmul;
   table["Gemm"] = map_gemm;
   table["Conv"] = map_conv;
@@ -533,5 +533,7 @@ void register_dense_ops(std::map<std::string, OpHandler>& table) {
   table["InstanceNormalization"] = map_instance_norm;
   table["GroupNormalization"] = map_group_norm;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_dense_ops)
 
 }  // namespace unity::onnxio

@@ -248,6 +248,8 @@ void map_einsum(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
 
 }  // namespace
 
-void register_einsum_ops(std::map<std::string, OpHandler>& table) { table["Einsum"] = map_einsum; }
+static void register_einsum_ops(OnnxImports& table) { table["Einsum"] = map_einsum; }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_einsum_ops)
 
 }  // namespace unity::onnxio

@@ -238,7 +238,7 @@ void emit_along_axis(ImportContext& ctx, const ::onnx::NodeProto& node, std::int
   ctx.bind_tensor(node.output(0), ctx.reshape(y, sizes, name + ".unflatten"));
 }
 
-void register_elementwise_ops(std::map<std::string, OpHandler>& table) {
+static void register_elementwise_ops(OnnxImports& table) {
   table["Neg"] = map_neg;
   table["Reciprocal"] = map_reciprocal;
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) table[op] = map_binary;
@@ -248,5 +248,7 @@ void register_elementwise_ops(std::map<std::string, OpHandler>& table) {
   table["Clip"] = map_clip;
   table["Where"] = map_where;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_elementwise_ops)
 
 }  // namespace unity::onnxio

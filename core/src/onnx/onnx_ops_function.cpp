@@ -84,9 +84,11 @@ void map_function(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_
 
 }  // namespace
 
-void register_function_ops(std::map<std::string, OpHandler>& table) {
+static void register_function_ops(OnnxImports& table) {
   table["NegativeLogLikelihoodLoss"] = map_function;
   table["SoftmaxCrossEntropyLoss"] = map_function;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_function_ops)
 
 }  // namespace unity::onnxio

@@ -233,8 +233,8 @@ void map_grid_sample(ImportContext& ctx, const ::onnx::NodeProto& node, std::int
 
 }  // namespace
 
-void register_grid_sample_ops(std::map<std::string, OpHandler>& table) {
-  table["GridSample"] = map_grid_sample;
-}
+static void register_grid_sample_ops(OnnxImports& table) { table["GridSample"] = map_grid_sample; }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_grid_sample_ops)
 
 }  // namespace unity::onnxio

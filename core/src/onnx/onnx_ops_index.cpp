@@ -173,7 +173,7 @@ void map_scatter_nd(ImportContext& ctx, const ::onnx::NodeProto& node, std::int6
 
 }  // namespace
 
-void register_index_ops(std::map<std::string, OpHandler>& table) {
+static void register_index_ops(OnnxImports& table) {
   table["GatherND"] = map_gather_nd;
   table["ScatterND"] = map_scatter_nd;
   table["TopK"] = map_topk;
@@ -184,5 +184,7 @@ void register_index_ops(std::map<std::string, OpHandler>& table) {
   table["ArgMax"] = map_arg_extreme;
   table["ArgMin"] = map_arg_extreme;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_index_ops)
 
 }  // namespace unity::onnxio

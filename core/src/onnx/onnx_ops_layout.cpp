@@ -371,7 +371,7 @@ void map_pad(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t ops
 
 }  // namespace
 
-void register_layout_ops(std::map<std::string, OpHandler>& table) {
+static void register_layout_ops(OnnxImports& table) {
   table["Reshape"] = map_reshape;
   table["Squeeze"] = map_squeeze;
   table["Unsqueeze"] = map_squeeze;
@@ -384,5 +384,7 @@ void register_layout_ops(std::map<std::string, OpHandler>& table) {
   table["Expand"] = map_expand;
   table["Pad"] = map_pad;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_layout_ops)
 
 }  // namespace unity::onnxio

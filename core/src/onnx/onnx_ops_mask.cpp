@@ -160,7 +160,7 @@ void map_cast_like(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64
   import_node(ctx, cast, opset);
 }
 
-void register_mask_ops(std::map<std::string, OpHandler>& table) {
+static void register_mask_ops(OnnxImports& table) {
   for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"})
     table[op] = map_compare;
   for (const char* op : {"Not", "And", "Or", "Xor"}) table[op] = map_logical;
@@ -169,5 +169,7 @@ void register_mask_ops(std::map<std::string, OpHandler>& table) {
   table["IsNaN"] = map_is_nan;
   table["IsInf"] = map_is_inf;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_mask_ops)
 
 }  // namespace unity::onnxio

@@ -73,12 +73,14 @@ void map_bernoulli(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64
 
 }  // namespace
 
-void register_random_ops(std::map<std::string, OpHandler>& table) {
+static void register_random_ops(OnnxImports& table) {
   table["RandomNormalLike"] = map_random_like;
   table["RandomUniformLike"] = map_random_like;
   table["RandomNormal"] = map_random;
   table["RandomUniform"] = map_random;
   table["Bernoulli"] = map_bernoulli;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_random_ops)
 
 }  // namespace unity::onnxio

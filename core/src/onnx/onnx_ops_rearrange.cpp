@@ -228,7 +228,7 @@ void map_reverse_sequence(ImportContext& ctx, const ::onnx::NodeProto& node, std
 
 }  // namespace
 
-void register_rearrange_ops(std::map<std::string, OpHandler>& table) {
+static void register_rearrange_ops(OnnxImports& table) {
   table["ReverseSequence"] = map_reverse_sequence;
   table["DepthToSpace"] = map_depth_to_space;
   table["SpaceToDepth"] = map_space_to_depth;
@@ -236,5 +236,7 @@ void register_rearrange_ops(std::map<std::string, OpHandler>& table) {
   table["Trilu"] = map_trilu;
   table["MeanVarianceNormalization"] = map_mean_variance_normalization;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_rearrange_ops)
 
 }  // namespace unity::onnxio

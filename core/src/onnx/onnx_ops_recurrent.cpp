@@ -470,10 +470,12 @@ void map_rnn(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
 
 }  // namespace
 
-void register_recurrent_ops(std::map<std::string, OpHandler>& table) {
+static void register_recurrent_ops(OnnxImports& table) {
   table["LSTM"] = map_lstm;
   table["GRU"] = map_gru;
   table["RNN"] = map_rnn;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_recurrent_ops)
 
 }  // namespace unity::onnxio

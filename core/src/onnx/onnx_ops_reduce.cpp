@@ -48,11 +48,13 @@ void map_reduce(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
 
 }  // namespace
 
-void register_reduce_ops(std::map<std::string, OpHandler>& table) {
+static void register_reduce_ops(OnnxImports& table) {
   table["ReduceMean"] = map_reduce;
   table["ReduceSum"] = map_reduce;
   for (std::size_t i = 0; i < reduction_names().size(); ++i)
     table[std::string(reduction_onnx_type(static_cast<ReductionKind>(i)))] = map_reduce;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_reduce_ops)
 
 }  // namespace unity::onnxio

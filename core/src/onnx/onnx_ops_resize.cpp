@@ -259,9 +259,11 @@ void map_upsample(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_
 
 }  // namespace
 
-void register_resize_ops(std::map<std::string, OpHandler>& table) {
+static void register_resize_ops(OnnxImports& table) {
   table["Resize"] = map_resize;
   table["Upsample"] = map_upsample;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_resize_ops)
 
 }  // namespace unity::onnxio

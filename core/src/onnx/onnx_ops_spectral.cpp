@@ -166,9 +166,11 @@ void map_stft(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
 
 }  // namespace
 
-void register_spectral_ops(std::map<std::string, OpHandler>& table) {
+static void register_spectral_ops(OnnxImports& table) {
   table["DFT"] = map_dft;
   table["STFT"] = map_stft;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_spectral_ops)
 
 }  // namespace unity::onnxio

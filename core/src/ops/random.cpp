@@ -6,6 +6,8 @@
 // node's seed and each element's index in the whole tensor, so any split draws what one device
 // draws. The output has the input's dims and degrees and the `dtype` attribute's type (default
 // float32); it reads copies (numbers drawn per copy would not sum) and passes no gradient.
+#include <cstring>
+
 #include "shapes/shape_rules.h"
 #include "unity/core/cost/cost_model.h"
 #include "unity/core/ops/operator_definition.h"
@@ -46,10 +48,24 @@ void work(const Graph&, const Node& n, bool, TaskWork& w) {
   w.backward_ratio = 0;  // no gradient
 }
 
+// As the verifier reasons about it: a function of each element's value (Dropout's stand-in),
+// which commutes with every change of layout as the executor's draws by global index do.
+std::vector<DoubleTensor> evaluate(const Operator& op, const std::vector<DoubleTensor>& in) {
+  DoubleTensor out = in.at(0);
+  const auto f = random_values::random_function(op);
+  for (double& v : out.data) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    v = random_values::draw(f, 0x5eed, static_cast<std::int64_t>(bits), v);
+  }
+  return {out};
+}
+
 }  // namespace
 
 template <>
 const OperatorDefinition& define_operator<OpType::Random>() {
+  using K = AttributeDeclaration::Kind;
   static const OperatorDefinition d{
       {OpType::Random, "Random", OpCategory::Compute, 1, 1},
       {},
@@ -58,7 +74,18 @@ const OperatorDefinition& define_operator<OpType::Random>() {
       "uniform (`low`, `high`) or bernoulli (1 with probability x); no gradient",
       {},
       &infer,
-      &work};
+      &work,
+      SliceLayout{0, 0},
+      &evaluate,
+      {{"distribution", K::Enum, {"normal", "uniform", "bernoulli"}, AttrValue{"normal"}},
+       {"mean", K::Real, {}, AttrValue{0.0}},
+       {"scale", K::Real, {}, AttrValue{1.0}},
+       {"low", K::Real, {}, AttrValue{0.0}},
+       {"high", K::Real, {}, AttrValue{1.0}},
+       {"dtype",
+        K::Enum,
+        {"float32", "float16", "bfloat16", "int32", "int64", "bool"},
+        AttrValue{"float32"}}}};
   return d;
 }
 

@@ -7,6 +7,7 @@
 #include "lowering_internal.h"
 #include "unity/core/ops/arithmetic.h"
 #include "unity/core/ops/index_operators.h"
+#include "unity/core/ops/operator_definition.h"
 #include "unity/core/ops/window_attrs.h"
 #include "unity/core/shapes/concat_pieces.h"
 #include "unity/core/shapes/reshape_groups.h"
@@ -59,6 +60,19 @@ struct Ctx {
 void elementwise_like(Ctx& c) {
   for (int slot = 0; slot < static_cast<int>(c.n.inputs.size()); ++slot)
     c.add(slot, c.region, c.piece.replica);
+}
+
+// An operator with a slice layout (Det: [..., m, m] -> [...]): the task's region of the leading
+// dims, every trailing dim of its slices whole.
+void slices(Ctx& c, const SliceLayout& layout) {
+  const auto& s = c.in(0);
+  const int leading = s.rank() - layout.whole_dims;
+  Region r = whole(s);
+  for (int j = 0; j < leading; ++j) {
+    r.begin[j] = c.region.begin[j];
+    r.end[j] = c.region.end[j];
+  }
+  c.add(0, r, c.piece.replica);
 }
 
 // Operands broadcast like numpy's (Add, ..., Where): each reads its own dims of the task's region
@@ -613,6 +627,8 @@ std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
         index_op(c);
       else if (is_broadcast_operator(n.op.type))
         binary(c);
+      else if (const SliceLayout* layout = slice_layout(n.op.type))
+        slices(c, *layout);
       else
         elementwise_like(c);  // unary, Softmax (axis whole)
   }

@@ -5,6 +5,7 @@
 // its type. Broadcast operands arrive as the pieces the task requested (size 1 along a broadcast
 // dim), so the local shapes broadcast as the whole ones do. Backward: each float operand's
 // derivative times dy, summed over the dims it is broadcast along; integer outputs have none.
+#include "kernel_registry.h"
 #include "op_helpers.h"
 #include "unity/core/ops/arithmetic.h"
 
@@ -49,8 +50,10 @@ class ArithmeticRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_arithmetic_runner(const Graph&, const Node& n) {
+static std::unique_ptr<OpRunner> make_arithmetic_runner(const Graph&, const Node& n) {
   return std::make_unique<ArithmeticRunner>(n);
 }
+
+UNITY_REGISTER_KERNEL(make_arithmetic_runner, OpType::Arithmetic)
 
 }  // namespace unity::executor::detail

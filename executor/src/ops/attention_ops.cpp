@@ -20,6 +20,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernel_registry.h"
 #include "op_helpers.h"
 
 namespace unity::executor::detail {
@@ -288,8 +289,10 @@ class AttentionRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_attention_runner(const Graph&, const Node& n) {
+static std::unique_ptr<OpRunner> make_attention_runner(const Graph&, const Node& n) {
   return std::make_unique<AttentionRunner>(n);
 }
+
+UNITY_REGISTER_KERNEL(make_attention_runner, OpType::MultiHeadAttention)
 
 }  // namespace unity::executor::detail

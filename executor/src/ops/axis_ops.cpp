@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernel_registry.h"
 #include "op_helpers.h"
 #include "unity/core/ops/operator_definition.h"
 
@@ -95,7 +96,7 @@ class AxisRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_axis_runner(const Graph& g, const Node& n) {
+static std::unique_ptr<OpRunner> make_axis_runner(const Graph& g, const Node& n) {
   const AxisFunction* f = axis_function(n.op.type);
   if (!f)
     throw LoweringError(
@@ -103,5 +104,8 @@ std::unique_ptr<OpRunner> make_axis_runner(const Graph& g, const Node& n) {
   return std::make_unique<AxisRunner>(*f, static_cast<int>(n.op.attrs.get_int("axis", -1)),
                                       operator_parameters(n.op));
 }
+
+static bool has_axis_function(OpType t) { return axis_function(t) != nullptr; }
+UNITY_REGISTER_KERNEL_FAMILY(make_axis_runner, has_axis_function)
 
 }  // namespace unity::executor::detail

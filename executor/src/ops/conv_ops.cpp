@@ -5,6 +5,7 @@
 #include <array>
 #include <tuple>
 
+#include "kernel_registry.h"
 #include "op_helpers.h"
 #include "unity/core/ops/window_attrs.h"
 
@@ -256,10 +257,12 @@ class PoolRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_conv_runner(const Graph&, const Node& n) {
+static std::unique_ptr<OpRunner> make_conv_runner(const Graph&, const Node& n) {
   if (n.op.type == OpType::Conv2D) return std::make_unique<ConvRunner>(n);
   if (n.op.type == OpType::ConvTranspose) return std::make_unique<ConvTransposeRunner>(n);
   return std::make_unique<PoolRunner>(n);
 }
+
+UNITY_REGISTER_KERNEL(make_conv_runner, OpType::Conv2D, OpType::ConvTranspose, OpType::Pool2D)
 
 }  // namespace unity::executor::detail

@@ -1,6 +1,7 @@
 // Linear, MatMul and BatchMatMul: GEMMs on the task's pieces. A task of a split reduction produces
 // a partial sum; only the task holding the first reduction block adds the bias, so the Reduce that
 // follows adds it once.
+#include "kernel_registry.h"
 #include "op_helpers.h"
 
 namespace unity::executor::detail {
@@ -102,9 +103,11 @@ class MatMulRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_dense_runner(const Graph&, const Node& n) {
+static std::unique_ptr<OpRunner> make_dense_runner(const Graph&, const Node& n) {
   if (n.op.type == OpType::Linear) return std::make_unique<LinearRunner>(n);
   return std::make_unique<MatMulRunner>();
 }
+
+UNITY_REGISTER_KERNEL(make_dense_runner, OpType::Linear, OpType::MatMul, OpType::BatchMatMul)
 
 }  // namespace unity::executor::detail

@@ -1,14 +1,14 @@
 // Unary, Dropout and broadcasting binary operators.
 #include <optional>
 
+#include <fmt/format.h>
+
+#include "kernel_registry.h"
 #include "op_helpers.h"
 #include "unity/core/ops/operator_definition.h"
 
 namespace unity::executor::detail {
-namespace {
 
-// The point-wise operators the backends have their own kernels for (CUDA's among them); the others
-// run their core definition's function (make_pointwise_runner).
 std::optional<UnaryKind> unary_kind(OpType t) {
   switch (t) {
     case OpType::Relu:
@@ -37,6 +37,8 @@ std::optional<UnaryKind> unary_kind(OpType t) {
       return std::nullopt;
   }
 }
+
+namespace {
 
 class UnaryRunner final : public OpRunner {
  public:
@@ -168,16 +170,26 @@ class ParallelRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_elementwise_runner(const Graph& g, const Node& n) {
+static std::unique_ptr<OpRunner> make_elementwise_runner(const Graph& g, const Node& n) {
   if (is_elementwise_binary(n.op.type)) return std::make_unique<BinaryRunner>(n);
   if (n.op.type == OpType::Dropout) return std::make_unique<DropoutRunner>(n);
-  if (const auto kind = unary_kind(n.op.type)) return std::make_unique<UnaryRunner>(n, *kind);
-  if (axis_function(n.op.type)) return make_axis_runner(g, n);
-  return make_pointwise_runner(g, n);
+  const auto kind = unary_kind(n.op.type);
+  if (!kind)
+    throw LoweringError(
+        fmt::format("{}: no kernel for {}", g.describe(n.id), to_string(n.op.type)));
+  return std::make_unique<UnaryRunner>(n, *kind);
 }
 
-std::unique_ptr<OpRunner> make_parallel_runner(const Graph&, const Node& n) {
+// Add, Sub, Mul, Div, Dropout, and the point-wise operators with a backend kernel (UnaryKind).
+static bool runs_elementwise(OpType t) {
+  return is_elementwise_binary(t) || t == OpType::Dropout || unary_kind(t).has_value();
+}
+
+static std::unique_ptr<OpRunner> make_parallel_runner(const Graph&, const Node& n) {
   return std::make_unique<ParallelRunner>(n);
 }
+
+UNITY_REGISTER_KERNEL_FAMILY(make_elementwise_runner, runs_elementwise)
+UNITY_REGISTER_KERNEL_FAMILY(make_parallel_runner, is_parallel_op)
 
 }  // namespace unity::executor::detail

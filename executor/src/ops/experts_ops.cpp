@@ -2,6 +2,7 @@
 // are copied to host memory and run by the core's kernel (unity/core/ops/experts_kernels.h, which
 // the rule evaluator runs too); the output is the task's partial sum. Every picked expert runs on
 // its tokens one by one, which is what a CPU rank checking a plan needs, not a grouped GEMM.
+#include "kernel_registry.h"
 #include "op_helpers.h"
 #include "unity/core/ops/experts_kernels.h"
 
@@ -69,8 +70,10 @@ class ExpertsRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_experts_runner(const Graph&, const Node& n) {
+static std::unique_ptr<OpRunner> make_experts_runner(const Graph&, const Node& n) {
   return std::make_unique<ExpertsRunner>(n);
 }
+
+UNITY_REGISTER_KERNEL(make_experts_runner, OpType::Experts)
 
 }  // namespace unity::executor::detail

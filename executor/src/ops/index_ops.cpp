@@ -7,8 +7,10 @@
 
 #include <cmath>
 
+#include "kernel_registry.h"
 #include "op_helpers.h"
 #include "unity/core/ops/index_kernels.h"
+#include "unity/core/ops/index_operators.h"
 
 namespace unity::executor::detail {
 namespace {
@@ -164,8 +166,10 @@ class IndexRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_index_runner(const Graph& g, const Node& n) {
+static std::unique_ptr<OpRunner> make_index_runner(const Graph& g, const Node& n) {
   return std::make_unique<IndexRunner>(g, n);
 }
+
+UNITY_REGISTER_KERNEL_FAMILY(make_index_runner, is_index_operator)
 
 }  // namespace unity::executor::detail

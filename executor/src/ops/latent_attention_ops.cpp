@@ -3,6 +3,7 @@
 // by the core's kernel (unity/core/ops/latent_attention.h, which the rule evaluator runs too); the
 // output is the task's partial sum over its heads. What a CPU rank checking a plan needs; the
 // CUDA backend runs it the same way, through host copies.
+#include "kernel_registry.h"
 #include "op_helpers.h"
 #include "unity/core/ops/latent_attention.h"
 
@@ -71,8 +72,10 @@ class LatentAttentionRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_latent_attention_runner(const Graph&, const Node& n) {
+static std::unique_ptr<OpRunner> make_latent_attention_runner(const Graph&, const Node& n) {
   return std::make_unique<LatentAttentionRunner>(n);
 }
+
+UNITY_REGISTER_KERNEL(make_latent_attention_runner, OpType::LatentAttention)
 
 }  // namespace unity::executor::detail

@@ -1,5 +1,6 @@
 // Concat, Split, Transpose, Expand, Softmax, ReduceSum/ReduceMean, and the operators that only
 // reinterpret a buffer (Reshape, Flatten, Identity: the output piece is the input's buffer).
+#include "kernel_registry.h"
 #include "op_helpers.h"
 
 namespace unity::executor::detail {
@@ -237,7 +238,7 @@ class ExpandRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_layout_runner(const Graph& g, const Node& n) {
+static std::unique_ptr<OpRunner> make_layout_runner(const Graph& g, const Node& n) {
   switch (n.op.type) {
     case OpType::Concat:
       return std::make_unique<ConcatRunner>(n);
@@ -256,5 +257,9 @@ std::unique_ptr<OpRunner> make_layout_runner(const Graph& g, const Node& n) {
       return std::make_unique<ReinterpretRunner>();
   }
 }
+
+UNITY_REGISTER_KERNEL(make_layout_runner, OpType::Concat, OpType::Split, OpType::Reshape,
+                      OpType::Flatten, OpType::Transpose, OpType::Expand, OpType::Softmax,
+                      OpType::ReduceSum, OpType::ReduceMean, OpType::Identity)
 
 }  // namespace unity::executor::detail

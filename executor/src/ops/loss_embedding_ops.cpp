@@ -3,6 +3,7 @@
 // partial sum that a Reduce completes.
 #include <fmt/format.h>
 
+#include "kernel_registry.h"
 #include "op_helpers.h"
 
 namespace unity::executor::detail {
@@ -103,13 +104,16 @@ class EmbeddingRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_loss_runner(const Graph& g, const Node& n) {
+static std::unique_ptr<OpRunner> make_loss_runner(const Graph& g, const Node& n) {
   if (n.op.type == OpType::SoftmaxCrossEntropy) return std::make_unique<CrossEntropyRunner>(g, n);
   return std::make_unique<MseRunner>();
 }
 
-std::unique_ptr<OpRunner> make_embedding_runner(const Graph&, const Node& n) {
+static std::unique_ptr<OpRunner> make_embedding_runner(const Graph&, const Node& n) {
   return std::make_unique<EmbeddingRunner>(n);
 }
+
+UNITY_REGISTER_KERNEL(make_loss_runner, OpType::SoftmaxCrossEntropy, OpType::MSELoss)
+UNITY_REGISTER_KERNEL(make_embedding_runner, OpType::Embedding, OpType::EmbeddingBag)
 
 }  // namespace unity::executor::detail

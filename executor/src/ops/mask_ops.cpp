@@ -6,6 +6,7 @@
 // Backward: Where routes dy to x where the condition holds and to y elsewhere, summed over the
 // dims each is broadcast along; a float-to-float Cast passes dy through; the masks and integer
 // casts have no gradient.
+#include "kernel_registry.h"
 #include "op_helpers.h"
 #include "unity/core/ops/mask_kernels.h"
 
@@ -58,8 +59,10 @@ class MaskRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_mask_runner(const Graph&, const Node& n) {
+static std::unique_ptr<OpRunner> make_mask_runner(const Graph&, const Node& n) {
   return std::make_unique<MaskRunner>(n);
 }
+
+UNITY_REGISTER_KERNEL_FAMILY(make_mask_runner, is_mask_operator)
 
 }  // namespace unity::executor::detail

@@ -4,6 +4,7 @@
 // data-parallel run computes exactly what one device computes.
 #include <set>
 
+#include "kernel_registry.h"
 #include "op_helpers.h"
 
 namespace unity::executor::detail {
@@ -197,9 +198,11 @@ class LayerNormRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_norm_runner(const Graph&, const Node& n) {
+static std::unique_ptr<OpRunner> make_norm_runner(const Graph&, const Node& n) {
   if (n.op.type == OpType::BatchNorm) return std::make_unique<BatchNormRunner>(n);
   return std::make_unique<LayerNormRunner>(n);
 }
+
+UNITY_REGISTER_KERNEL(make_norm_runner, OpType::BatchNorm, OpType::LayerNorm)
 
 }  // namespace unity::executor::detail

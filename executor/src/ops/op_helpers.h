@@ -1,12 +1,17 @@
 #pragma once
 // Small pieces the runners share.
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "op_runner.h"
 
 namespace unity::executor::detail {
+
+// The point-wise operators the backends have their own kernels for (CUDA's among them); the others
+// run their core definition's function on the host (pointwise_ops.cpp). elementwise_ops.cpp.
+std::optional<UnaryKind> unary_kind(OpType t);
 
 inline i64 product(const std::vector<i64>& v, std::size_t from = 0, std::size_t to = SIZE_MAX) {
   i64 p = 1;

@@ -1,10 +1,9 @@
 #include "op_runner.h"
-#include "unity/core/ops/index_operators.h"
-#include "unity/core/ops/mask_kernels.h"
 
 #include <fmt/format.h>
 
 #include "../runtime/synthetic_data.h"
+#include "kernel_registry.h"
 #include "op_helpers.h"
 #include "unity/core/pcg/graph_builder.h"
 
@@ -71,62 +70,7 @@ DropoutSpec global_numbering(const StepContext& ctx, const Slot& out) {
 }
 
 std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n) {
-  switch (n.op.type) {
-    case OpType::Linear:
-    case OpType::MatMul:
-    case OpType::BatchMatMul:
-      return make_dense_runner(g, n);
-    case OpType::Conv2D:
-    case OpType::ConvTranspose:
-    case OpType::Pool2D:
-      return make_conv_runner(g, n);
-    case OpType::BatchNorm:
-    case OpType::LayerNorm:
-      return make_norm_runner(g, n);
-    case OpType::MultiHeadAttention:
-      return make_attention_runner(g, n);
-    case OpType::Experts:
-      return make_experts_runner(g, n);
-    case OpType::LatentAttention:
-      return make_latent_attention_runner(g, n);
-    case OpType::Embedding:
-    case OpType::EmbeddingBag:
-      return make_embedding_runner(g, n);
-    case OpType::Concat:
-    case OpType::Split:
-    case OpType::Reshape:
-    case OpType::Flatten:
-    case OpType::Transpose:
-    case OpType::Expand:
-    case OpType::Softmax:
-    case OpType::ReduceSum:
-    case OpType::ReduceMean:
-    case OpType::Identity:
-      return make_layout_runner(g, n);
-    case OpType::SoftmaxCrossEntropy:
-    case OpType::MSELoss:
-      return make_loss_runner(g, n);
-    case OpType::Resize:
-      return make_resize_runner(g, n);
-    case OpType::Reduction:
-      return make_reduction_runner(g, n);
-    case OpType::Pad:
-    case OpType::GatherND:
-    case OpType::ScatterND:
-      return make_pad_nd_runner(g, n);
-    case OpType::Random:
-      return make_random_runner(g, n);
-    case OpType::Input:
-    case OpType::Weight:
-    case OpType::Constant:
-      break;
-    default:
-      if (is_parallel_op(n.op.type)) return make_parallel_runner(g, n);
-      if (is_index_operator(n.op.type)) return make_index_runner(g, n);
-      if (is_mask_operator(n.op.type)) return make_mask_runner(g, n);
-      if (n.op.type == OpType::Arithmetic) return make_arithmetic_runner(g, n);
-      return make_elementwise_runner(g, n);
-  }
+  if (const RunnerFactory factory = registered_kernel(n.op.type)) return factory(g, n);
   throw LoweringError(fmt::format("{}: no kernel for {}", g.describe(n.id), to_string(n.op.type)));
 }
 

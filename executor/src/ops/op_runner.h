@@ -60,39 +60,8 @@ class OpRunner {
   virtual void backward(StepContext& ctx, std::vector<TaskBuffers>& tasks) = 0;
 };
 
-// Throws LoweringError for an operator without a kernel.
+// The runner of the node's operator (kernel_registry.h); throws LoweringError for an operator
+// without a kernel.
 std::unique_ptr<OpRunner> make_op_runner(const Graph& g, const Node& n);
-
-// Runner factories, one per family (ops/*.cpp).
-std::unique_ptr<OpRunner> make_elementwise_runner(const Graph& g, const Node& n);
-// A point-wise operator from its core definition's function (throws LoweringError for others).
-std::unique_ptr<OpRunner> make_pointwise_runner(const Graph& g, const Node& n);
-// An operator along one axis from its core definition (axis_ops.cpp).
-std::unique_ptr<OpRunner> make_axis_runner(const Graph& g, const Node& n);
-std::unique_ptr<OpRunner> make_dense_runner(const Graph& g, const Node& n);
-std::unique_ptr<OpRunner> make_conv_runner(const Graph& g, const Node& n);
-std::unique_ptr<OpRunner> make_norm_runner(const Graph& g, const Node& n);
-std::unique_ptr<OpRunner> make_layout_runner(const Graph& g, const Node& n);
-std::unique_ptr<OpRunner> make_loss_runner(const Graph& g, const Node& n);
-std::unique_ptr<OpRunner> make_embedding_runner(const Graph& g, const Node& n);
-std::unique_ptr<OpRunner> make_attention_runner(const Graph& g, const Node& n);
-std::unique_ptr<OpRunner> make_parallel_runner(const Graph& g, const Node& n);
-// Resize from the core's interpolation (resize_ops.cpp).
-std::unique_ptr<OpRunner> make_resize_runner(const Graph& g, const Node& n);
-// TopK, GatherElements, ScatterElements, OneHot, ArgMax, ArgMin (index_ops.cpp).
-// Experts on the host (experts_ops.cpp).
-std::unique_ptr<OpRunner> make_experts_runner(const Graph& g, const Node& n);
-// LatentAttention from the core's kernel (latent_attention_ops.cpp).
-std::unique_ptr<OpRunner> make_latent_attention_runner(const Graph& g, const Node& n);
-std::unique_ptr<OpRunner> make_index_runner(const Graph& g, const Node& n);
-// Reduction from the core's arithmetic (reduction_ops.cpp).
-std::unique_ptr<OpRunner> make_reduction_runner(const Graph& g, const Node& n);
-// Pad, GatherND, ScatterND (pad_nd_ops.cpp).
-std::unique_ptr<OpRunner> make_pad_nd_runner(const Graph& g, const Node& n);
-std::unique_ptr<OpRunner> make_random_runner(const Graph& g, const Node& n);
-// Compare, Logical, Where, Cast (mask_ops.cpp).
-std::unique_ptr<OpRunner> make_mask_runner(const Graph& g, const Node& n);
-// Arithmetic: max, min, sum, mean, prelu, mod, pow of broadcast operands (arithmetic_ops.cpp).
-std::unique_ptr<OpRunner> make_arithmetic_runner(const Graph& g, const Node& n);
 
 }  // namespace unity::executor::detail

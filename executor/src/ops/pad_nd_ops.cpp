@@ -6,6 +6,7 @@
 // written positions to d(data) (all of it with add) and gathers d(updates).
 #include <fmt/format.h>
 
+#include "kernel_registry.h"
 #include "op_helpers.h"
 #include "unity/core/ops/pad_kernels.h"
 
@@ -116,8 +117,10 @@ class PadNdRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_pad_nd_runner(const Graph& g, const Node& n) {
+static std::unique_ptr<OpRunner> make_pad_nd_runner(const Graph& g, const Node& n) {
   return std::make_unique<PadNdRunner>(g, n);
 }
+
+UNITY_REGISTER_KERNEL(make_pad_nd_runner, OpType::Pad, OpType::GatherND, OpType::ScatterND)
 
 }  // namespace unity::executor::detail

@@ -4,6 +4,7 @@
 // correct but slow, so an operator that models train on GPUs gets a backend kernel (UnaryKind).
 #include <fmt/format.h>
 
+#include "kernel_registry.h"
 #include "op_helpers.h"
 #include "unity/core/ops/operator_definition.h"
 
@@ -45,12 +46,18 @@ class PointwiseRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_pointwise_runner(const Graph& g, const Node& n) {
+static std::unique_ptr<OpRunner> make_pointwise_runner(const Graph& g, const Node& n) {
   const PointwiseFunction* f = pointwise_function(n.op.type);
   if (!f)
     throw LoweringError(
         fmt::format("{}: no kernel for {}", g.describe(n.id), to_string(n.op.type)));
   return std::make_unique<PointwiseRunner>(*f, operator_parameters(n.op));
 }
+
+// The point-wise operators without a backend kernel (those with one: elementwise_ops.cpp).
+static bool runs_pointwise_on_host(OpType t) {
+  return pointwise_function(t) != nullptr && !unary_kind(t);
+}
+UNITY_REGISTER_KERNEL_FAMILY(make_pointwise_runner, runs_pointwise_on_host)
 
 }  // namespace unity::executor::detail

@@ -3,6 +3,7 @@
 // one-rank run's numbers, and uploads them in the output's type. Bernoulli reads its
 // probabilities first. No backward: the numbers do not depend on the input's values (Bernoulli's
 // draw is a step in p), so no gradient flows to it.
+#include "kernel_registry.h"
 #include "op_helpers.h"
 #include "unity/core/ops/random_values.h"
 
@@ -38,8 +39,10 @@ class RandomRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_random_runner(const Graph&, const Node& n) {
+static std::unique_ptr<OpRunner> make_random_runner(const Graph&, const Node& n) {
   return std::make_unique<RandomRunner>(n);
 }
+
+UNITY_REGISTER_KERNEL(make_random_runner, OpType::Random)
 
 }  // namespace unity::executor::detail

@@ -2,6 +2,7 @@
 // staged through host memory as Resize is (resize_ops.cpp). A piece holds the kept dims of its
 // output block and, over the reduced dims, the whole extent or (l1, sum_square) one block of it,
 // whose result is a partial sum; either way the task reduces its local piece over the axes.
+#include "kernel_registry.h"
 #include "op_helpers.h"
 #include "unity/core/ops/reduction.h"
 
@@ -49,8 +50,10 @@ class ReductionRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_reduction_runner(const Graph& g, const Node& n) {
+static std::unique_ptr<OpRunner> make_reduction_runner(const Graph& g, const Node& n) {
   return std::make_unique<ReductionRunner>(g, n);
 }
+
+UNITY_REGISTER_KERNEL(make_reduction_runner, OpType::Reduction)
 
 }  // namespace unity::executor::detail

@@ -2,6 +2,7 @@
 // staged through host memory as the point-wise kernels are (pointwise_ops.cpp): correct on a GPU,
 // and slow there. A piece holds the resized axes whole (shape inference), so its local extents are
 // the global ones there, and the dims split between tasks pass through.
+#include "kernel_registry.h"
 #include "op_helpers.h"
 #include "unity/core/ops/resize.h"
 
@@ -41,8 +42,10 @@ class ResizeRunner final : public OpRunner {
 
 }  // namespace
 
-std::unique_ptr<OpRunner> make_resize_runner(const Graph& g, const Node& n) {
+static std::unique_ptr<OpRunner> make_resize_runner(const Graph& g, const Node& n) {
   return std::make_unique<ResizeRunner>(resize_spec(n.op, g.shape(n.inputs.at(0)).rank()));
 }
+
+UNITY_REGISTER_KERNEL(make_resize_runner, OpType::Resize)
 
 }  // namespace unity::executor::detail

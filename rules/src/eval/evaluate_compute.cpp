@@ -4,7 +4,6 @@
 // bias of a split Linear or Conv2D is added by the first block only, so the partial sums add up to
 // the whole.
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 
 #include "evaluate_internal.h"
@@ -16,7 +15,6 @@
 #include "unity/core/ops/mask_kernels.h"
 #include "unity/core/ops/operator_definition.h"
 #include "unity/core/ops/pad_kernels.h"
-#include "unity/core/ops/random_values.h"
 #include "unity/core/ops/reduction.h"
 #include "unity/core/ops/resize.h"
 #include "unity/core/ops/window_attrs.h"
@@ -395,20 +393,6 @@ DenseTensor mask_output(const OpContext& c, int j) {
   return out;
 }
 
-// Random on replica j as the verifier reasons about it: an element-wise function of the value
-// (Dropout's stand-in, kernels.h), which commutes with every change of layout as the executor's
-// draws by global index do.
-DenseTensor random_output(const OpContext& c, int j) {
-  DenseTensor out = c.piece(0, j);
-  const auto f = random_values::random_function(c.op);
-  for (double& v : out.data) {
-    std::uint64_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    v = random_values::draw(f, 0x5eed, static_cast<std::int64_t>(bits), v);
-  }
-  return out;
-}
-
 // Arithmetic on replica j (the core's kernels, in double).
 DenseTensor arithmetic_output(const OpContext& c, int j) {
   const BroadcastPieces p = broadcast_pieces(c, j);
@@ -648,10 +632,24 @@ std::vector<std::vector<DenseTensor>> compute_replicas(const OpContext& c) {
     for (int j = 0; j < out.replica; ++j) parts.push_back(arithmetic_output(c, j));
     return {parts};
   }
-  if (op.type == OpType::Random) {
-    std::vector<DenseTensor> parts;
-    for (int j = 0; j < out.replica; ++j) parts.push_back(random_output(c, j));
-    return {parts};
+  if (const auto evaluate = operator_definition(op.type).evaluate) {
+    // An operator described in its own file: its kernel on each copy of its inputs.
+    std::vector<std::vector<DenseTensor>> outs(c.out_shapes.size());
+    for (int j = 0; j < out.replica; ++j) {
+      std::vector<DoubleTensor> in;
+      for (std::size_t i = 0; i < c.in.size(); ++i) {
+        DenseTensor x = c.piece(static_cast<int>(i), j);
+        in.push_back({std::move(x.sizes), std::move(x.data)});
+      }
+      std::vector<DoubleTensor> results = evaluate(op, in);
+      for (std::size_t o = 0; o < outs.size(); ++o) {
+        DenseTensor y;
+        y.sizes = std::move(results.at(o).sizes);
+        y.data = std::move(results.at(o).data);
+        outs[o].push_back(std::move(y));
+      }
+    }
+    return outs;
   }
   if (is_pad_nd_op(op.type)) {
     std::vector<DenseTensor> parts;

@@ -29,6 +29,20 @@ AttrSlot e(std::string n, std::vector<std::string> values, std::optional<std::st
   return s;
 }
 
+AttrKind slot_kind(AttributeDeclaration::Kind k) {
+  switch (k) {
+    case AttributeDeclaration::Kind::Int:
+      return K::Int;
+    case AttributeDeclaration::Kind::Real:
+      return K::Real;
+    case AttributeDeclaration::Kind::List:
+      return K::List;
+    case AttributeDeclaration::Kind::Enum:
+      return K::Enum;
+  }
+  return K::Int;
+}
+
 std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   std::map<OpType, std::vector<AttrSlot>> m;
   const auto act = e("activation", kActivationNames, "none");
@@ -112,14 +126,6 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
   m[OpType::Logical] = {e("logic", {"and", "or", "xor", "not"}, std::nullopt)};
   m[OpType::Cast] = {
       e("to", {"float32", "float16", "bfloat16", "int32", "int64", "bool"}, std::nullopt)};
-  // Random: what it draws, and the output's type.
-  m[OpType::Random] = {
-      e("distribution", {"normal", "uniform", "bernoulli"}, "normal"),
-      r("mean", 0.0),
-      r("scale", 1.0),
-      r("low", 0.0),
-      r("high", 1.0),
-      e("dtype", {"float32", "float16", "bfloat16", "int32", "int64", "bool"}, "float32")};
   // Arithmetic's `scalar`, too, stands for a missing (last) operand.
   m[OpType::Arithmetic] = {e("function", arithmetic::function_names(), std::nullopt)};
   for (auto t : {OpType::Partition, OpType::Combine, OpType::Pipeline, OpType::Batch})
@@ -135,6 +141,17 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
       slots.push_back(p.default_value ? r(std::string(p.name), *p.default_value)
                                       : r(std::string(p.name)));
     if (!slots.empty()) m[d->info.type] = std::move(slots);
+  }
+  // Operators described in their own files: the attributes their definitions declare.
+  for (const OperatorDefinition* d : operator_definitions()) {
+    if (d->attributes.empty() || m.count(d->info.type)) continue;
+    std::vector<AttrSlot> slots;
+    for (const AttributeDeclaration& a : d->attributes) {
+      AttrSlot s{std::string(a.name), slot_kind(a.kind), {}, a.default_value, ""};
+      for (std::string_view c : a.choices) s.enum_values.emplace_back(c);
+      slots.push_back(std::move(s));
+    }
+    m[d->info.type] = std::move(slots);
   }
   return m;
 }

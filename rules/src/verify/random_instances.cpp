@@ -1,4 +1,5 @@
 #include "random_instances.h"
+#include "unity/core/ops/operator_definition.h"
 
 #include <algorithm>
 #include <numeric>
@@ -270,6 +271,8 @@ std::vector<ParallelTensorShape> RandomInstances::shapes_for(O op, int arity, in
         if (op == O::Where) out[0] = serial(xs, DataType::Bool);
         return out;
       }
+      if (const auto example = operator_definition(op).example_inputs)
+        return example(random_sizes(r));
       return std::vector<ParallelTensorShape>(static_cast<std::size_t>(std::max(arity, 1)),
                                               serial(random_sizes(r)));
   }

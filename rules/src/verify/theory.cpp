@@ -75,9 +75,8 @@ const Theory& operator_theory(OpType op) {
       if (t == OpType::GatherND) add_gather_nd_theory(th);
       if (t == OpType::Reduction) add_reduction_theory(th);
       if (is_index_operator(t)) add_index_axioms(th, t);
-      // Random draws by each element's index in the whole tensor: it commutes with the layout as
-      // an element-wise, non-linear operator of one operand does, which the mask axioms state.
-      if (is_mask_operator(t) || t == OpType::Random) add_mask_axioms(th, t);
+      if (is_mask_operator(t)) add_mask_axioms(th, t);
+      if (d->slices) add_slice_axioms(th, t, *d->slices);
       if (t == OpType::Arithmetic) add_arithmetic_theory(th);
     }
     return all;

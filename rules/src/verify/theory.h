@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "spec_expr.h"
+#include "unity/core/ops/operator_definition.h"
 
 namespace unity::rules::spec {
 
@@ -98,6 +99,8 @@ void add_reduction_theory(Theory& t);
 void add_index_axioms(Theory& t, OpType op);
 // Compare, Logical, Where, Cast (axioms_mask.cpp).
 void add_mask_axioms(Theory& t, OpType op);
+// An operator with a slice layout (axioms_slice.cpp).
+void add_slice_axioms(Theory& t, OpType op, const SliceLayout& layout);
 // Arithmetic (axioms_arithmetic.cpp): the mask operators' axioms and a split of a dim the second
 // operand broadcasts along.
 void add_arithmetic_theory(Theory& t);

@@ -62,6 +62,34 @@ struct AxisFunction {
   std::optional<int> onnx_fixed_axis = std::nullopt;
 };
 
+// A tensor on the host in double, row-major: what an operator's `evaluate` reads and writes.
+struct DoubleTensor {
+  std::vector<std::int64_t> sizes;
+  std::vector<double> data;
+};
+
+// How an operator described in its own file splits, when it is this simple: it computes each
+// slice over the last `whole_dims` dims of its (one) input on its own, into a slice of the
+// output's last `output_dims` dims. A split of any dim before them passes through it to the
+// output's dim of the same index, copies pass as copies, and it is not linear (it reads copies,
+// never partial sums). The executor's task requests, the verifier's axioms, the rule evaluator's
+// layouts and the hand-written rule `<op>_partition` (scripts/handwritten_rules.py) follow from
+// it. Random is {0, 0} (every dim splits), Det {2, 0} (a matrix in, a number out).
+struct SliceLayout {
+  int whole_dims = 0;
+  int output_dims = 0;
+};
+
+// An attribute of an operator described in its own file as rules may name it: the verifier's
+// attribute slot (rules/src/verify/attribute_schema.cpp).
+struct AttributeDeclaration {
+  enum class Kind { Int, Real, List, Enum };
+  std::string_view name;
+  Kind kind = Kind::Int;
+  std::vector<std::string_view> choices;   // Enum: the names it takes
+  std::optional<AttrValue> default_value;  // empty: required
+};
+
 struct OperatorDefinition {
   OpInfo info;
   std::optional<PointwiseFunction> pointwise;
@@ -77,6 +105,17 @@ struct OperatorDefinition {
   std::vector<ParallelTensorShape> (*infer)(const Operator& op,
                                             const std::vector<ParallelTensorShape>& in) = nullptr;
   void (*work)(const Graph& g, const Node& n, bool fused_kernels, TaskWork& w) = nullptr;
+  // How it splits, where a slice layout says it (shape inference is still `infer`'s).
+  std::optional<SliceLayout> slices = std::nullopt;
+  // Its outputs from one copy of its inputs, in double: the rule evaluator's kernel, which checks
+  // every rule that names it on random instances.
+  std::vector<DoubleTensor> (*evaluate)(const Operator& op,
+                                        const std::vector<DoubleTensor>& in) = nullptr;
+  // The attributes rules may name (a point-wise or along-axis operator's come from its function).
+  std::vector<AttributeDeclaration> attributes = {};
+  // Input shapes for the verifier's random instances, given random sizes of the first input
+  // (Det's makes the last two equal); null: every input of those sizes.
+  std::vector<ParallelTensorShape> (*example_inputs)(std::vector<std::int64_t> sizes) = nullptr;
 };
 
 // Each operator's file defines its specialization.
@@ -95,6 +134,12 @@ std::span<const OperatorDefinition* const> operator_definitions();
 inline const PointwiseFunction* pointwise_function(OpType type) {
   const auto& p = operator_definition(type).pointwise;
   return p ? &*p : nullptr;
+}
+
+// The slice layout of an operator, or null.
+inline const SliceLayout* slice_layout(OpType type) {
+  const auto& s = operator_definition(type).slices;
+  return s ? &*s : nullptr;
 }
 
 // The along-axis function of an operator, or null.

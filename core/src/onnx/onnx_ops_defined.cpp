@@ -1,7 +1,8 @@
-// Point-wise and along-axis operators from their definitions: an ONNX node of one of a
-// definition's onnx_types becomes one node of that operator, its parameters read from the ONNX
-// attributes they name (a parameter at its default is left out of the node, so that rules match
-// it as written), or its axis.
+// Operators imported from their definitions: an ONNX node of one of a definition's onnx_types
+// becomes one node of that operator. A point-wise or along-axis operator's parameters are read
+// from the ONNX attributes they name (a parameter at its default is left out of the node, so that
+// rules match it as written), or its axis; an operator described in its own file (Det) takes the
+// node's inputs as they are.
 #include <fmt/format.h>
 
 #include "onnx/constant_folding.h"
@@ -12,7 +13,7 @@
 namespace unity::onnxio {
 namespace {
 
-void map_pointwise(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
+void map_defined(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {
   const OperatorDefinition& d = *definition_for(node.op_type());
   Attributes attrs = parameters_of(node, d);
   if (d.along_axis && d.along_axis->onnx_axis_input) {
@@ -39,8 +40,10 @@ void map_pointwise(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64
     emit_along_axis(ctx, node, opset, d.info.type);
     return;
   }
-  ctx.bind_tensor(node.output(0),
-                  ctx.add(d.info.type, attrs, {ctx.tensor(node.input(0))}, node_name(node)));
+  std::vector<TensorRef> inputs;
+  for (const auto& input : node.input())
+    if (!input.empty()) inputs.push_back(ctx.tensor(input));
+  ctx.bind_tensor(node.output(0), ctx.add(d.info.type, attrs, inputs, node_name(node)));
 }
 
 }  // namespace
@@ -68,10 +71,11 @@ Attributes parameters_of(const ::onnx::NodeProto& node, const OperatorDefinition
   return attrs;
 }
 
-void register_pointwise_ops(std::map<std::string, OpHandler>& table) {
+static void register_defined_ops(OnnxImports& table) {
   for (const OperatorDefinition* d : operator_definitions())
-    if (d->pointwise || d->along_axis)
-      for (std::string_view t : d->onnx_types) table[std::string(t)] = map_pointwise;
+    for (std::string_view t : d->onnx_types) table[std::string(t)] = map_defined;
 }
+
+UNITY_REGISTER_ONNX_IMPORTS(register_defined_ops)
 
 }  // namespace unity::onnxio
