@@ -825,6 +825,25 @@ def vae():
            output_names=["loss"])
 
 
+def det_flow():
+    # A flow-style layer: a Linear makes a 3 x 3 matrix per sample (around the identity), torch.det
+    # exports ONNX's Det, and the log of its square (a log-volume) joins the features for the head.
+    class DetFlow(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.matrix = nn.Linear(6, 9)
+            self.head = nn.Linear(7, 2)
+
+        def forward(self, x):
+            m = self.matrix(x).view(-1, 3, 3) + torch.eye(3)
+            log_volume = torch.log(torch.det(m) ** 2 + 1e-3).unsqueeze(1)
+            return self.head(torch.cat([x, log_volume], dim=1))
+
+    torch.manual_seed(0)
+    export(DetFlow(), (torch.randn(8, 6),), "det_flow.onnx", opset=13, input_names=["x"],
+           output_names=["y"])
+
+
 def crop_and_resize():
     # test_unity_crop_and_resize: Resize's tf_crop_and_resize in nearest mode (ONNX's own test is
     # linear): a region of each spatial axis, one output column (the region's middle), samples

@@ -103,4 +103,5 @@
   X(Hardmax)               \
   X(Trilu)                 \
   X(Arithmetic)            \
-  X(Random)
+  X(Random)                \
+  X(Det)
