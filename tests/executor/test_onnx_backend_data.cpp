@@ -52,8 +52,27 @@ fs::path data_root() {
   return {};
 }
 
-// Reads a tensor of the test data. Doubles are read as float32, as Unity imports them, int32 as
-// int64 and bools as int64 0 and 1; other types leave `unread` their name.
+// An integer tensor of element type T, widened to int64 as Unity holds it: raw_data, or ONNX's
+// int32_data (types of 32 bits or fewer) or uint64_data (UINT32, UINT64).
+template <typename T>
+bool read_integers(const onnx::TensorProto& t, std::size_t n, HostTensor& out) {
+  std::vector<T> values(n);
+  const std::string& raw = t.raw_data();
+  if (!raw.empty())
+    std::memcpy(values.data(), raw.data(), std::min(raw.size(), n * sizeof(T)));
+  else if (t.data_type() == onnx::TensorProto::UINT32 || t.data_type() == onnx::TensorProto::UINT64)
+    for (std::size_t i = 0; i < n; ++i)
+      values[i] = static_cast<T>(t.uint64_data(static_cast<int>(i)));
+  else
+    for (std::size_t i = 0; i < n; ++i)
+      values[i] = static_cast<T>(t.int32_data(static_cast<int>(i)));
+  out.integer = true;
+  out.integers.assign(values.begin(), values.end());
+  return true;
+}
+
+// Reads a tensor of the test data. Doubles are read as float32, as Unity imports them, integers
+// of every width as int64 and bools as int64 0 and 1; other types leave `unread` their name.
 bool read_tensor(const fs::path& file, HostTensor& out, std::string* unread = nullptr) {
   onnx::TensorProto t;
   std::ifstream in(file, std::ios::binary);
@@ -116,16 +135,20 @@ bool read_tensor(const fs::path& file, HostTensor& out, std::string* unread = nu
       }
       return true;
     }
-    case onnx::TensorProto::INT32: {
-      std::vector<std::int32_t> values(n);
-      if (!raw.empty())
-        std::memcpy(values.data(), raw.data(), std::min(raw.size(), n * 4));
-      else
-        for (std::size_t i = 0; i < n; ++i) values[i] = t.int32_data(static_cast<int>(i));
-      out.integer = true;
-      out.integers.assign(values.begin(), values.end());
-      return true;
-    }
+    case onnx::TensorProto::INT32:
+      return read_integers<std::int32_t>(t, n, out);
+    case onnx::TensorProto::INT8:
+      return read_integers<std::int8_t>(t, n, out);
+    case onnx::TensorProto::UINT8:
+      return read_integers<std::uint8_t>(t, n, out);
+    case onnx::TensorProto::INT16:
+      return read_integers<std::int16_t>(t, n, out);
+    case onnx::TensorProto::UINT16:
+      return read_integers<std::uint16_t>(t, n, out);
+    case onnx::TensorProto::UINT32:
+      return read_integers<std::uint32_t>(t, n, out);
+    case onnx::TensorProto::UINT64:
+      return read_integers<std::uint64_t>(t, n, out);
     default:
       if (unread) *unread = onnx::TensorProto::DataType_Name(t.data_type());
       return false;
@@ -399,6 +422,19 @@ Outcome run_test(const fs::path& dir, const fs::path& scratch) {
                      &type)) {
       r.why = "not compared: " + type + " input";
       return o;
+    }
+    // ONNX keeps the data of a bfloat16 input as its 16-bit patterns in a UINT16 tensor.
+    const int declared = input.type().tensor_type().elem_type();
+    if (t.integer &&
+        (declared == onnx::TensorProto::BFLOAT16 || declared == onnx::TensorProto::FLOAT16)) {
+      t.values.clear();
+      for (std::int64_t bits : t.integers) {
+        const auto b = static_cast<std::uint16_t>(bits);
+        t.values.push_back(declared == onnx::TensorProto::FLOAT16 ? unity::half_to_float(b)
+                                                                  : unity::bfloat16_to_float(b));
+      }
+      t.integers.clear();
+      t.integer = false;
     }
     for (const auto& [id, n] : g.nodes())
       if (n.op.type == OpType::Input && n.op.name == input.name()) sources[id] = t;

@@ -70,6 +70,18 @@ int ImportContext::elem_type(const std::string& name) const {
       return ::onnx::TensorProto::INT64;
     case DataType::Bool:
       return ::onnx::TensorProto::BOOL;
+    case DataType::Int8:
+      return ::onnx::TensorProto::INT8;
+    case DataType::UInt8:
+      return ::onnx::TensorProto::UINT8;
+    case DataType::Int16:
+      return ::onnx::TensorProto::INT16;
+    case DataType::UInt16:
+      return ::onnx::TensorProto::UINT16;
+    case DataType::UInt32:
+      return ::onnx::TensorProto::UINT32;
+    case DataType::UInt64:
+      return ::onnx::TensorProto::UINT64;
   }
   return ::onnx::TensorProto::FLOAT;
 }

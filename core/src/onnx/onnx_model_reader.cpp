@@ -313,6 +313,18 @@ std::optional<DataType> to_data_type(int onnx_elem_type) {
       return DataType::Int64;
     case TP::BOOL:
       return DataType::Bool;
+    case TP::INT8:
+      return DataType::Int8;
+    case TP::UINT8:
+      return DataType::UInt8;
+    case TP::INT16:
+      return DataType::Int16;
+    case TP::UINT16:
+      return DataType::UInt16;
+    case TP::UINT32:
+      return DataType::UInt32;
+    case TP::UINT64:
+      return DataType::UInt64;
     default:
       return std::nullopt;
   }

@@ -209,6 +209,22 @@ void map_conv(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   ctx.bind_tensor(node.output(0), emit_conv2d(ctx, node, ""));
 }
 
+// Pooling is floating. Max pooling of integers of 16 bits or fewer (a uint8 image) is exact in
+// float32: cast there and back; wider integers and averages of integers are refused.
+TensorRef pool_of(ImportContext& ctx, const ::onnx::NodeProto& node, const Attributes& attrs,
+                  TensorRef x) {
+  const DataType type = ctx.graph().shape(x).dtype;
+  const std::string name = node_name(node);
+  if (is_floating(type)) return ctx.add(OpType::Pool2D, attrs, {x}, name);
+  if (attrs.get_string("pool") != "max" || size_of(type) > 2)
+    unsupported_use(
+        node, fmt::format("{} pooling of {} values", attrs.get_string("pool"), to_string(type)));
+  const TensorRef wide =
+      ctx.add(OpType::Cast, {{"to", std::string("float32")}}, {x}, name + ".float");
+  const TensorRef pooled = ctx.add(OpType::Pool2D, attrs, {wide}, name + ".pool");
+  return ctx.add(OpType::Cast, {{"to", std::string(to_string(type))}}, {pooled}, name);
+}
+
 void map_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   require_only_first_output(ctx, node);
   const TensorRef x = require_spatial(ctx, node);
@@ -250,7 +266,7 @@ void map_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   if (end != begin) attrs.set("padding_end", end);
   if (dilations != Ints(r, 1)) attrs.set("dilation", dilations);
   if (count_include_pad) attrs.set("count_include_pad", std::int64_t{1});
-  ctx.bind_tensor(node.output(0), ctx.add(OpType::Pool2D, attrs, {x}, node_name(node)));
+  ctx.bind_tensor(node.output(0), pool_of(ctx, node, attrs, x));
 }
 
 void map_global_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
@@ -258,12 +274,12 @@ void map_global_pool(ImportContext& ctx, const ::onnx::NodeProto& node, std::int
   const Ints sizes = ctx.sizes(x);
   const Ints kernel(sizes.begin() + 2, sizes.end());
   const std::string pool = node.op_type() == "GlobalMaxPool" ? "max" : "avg";
-  ctx.bind_tensor(node.output(0), ctx.add(OpType::Pool2D,
+  ctx.bind_tensor(node.output(0), pool_of(ctx, node,
                                           {{"pool", pool},
                                            {"kernel", kernel},
                                            {"stride", kernel},
                                            {"padding", Ints(kernel.size(), 0)}},
-                                          {x}, node_name(node)));
+                                          x));
 }
 
 // What Conv and ConvTranspose read alike: x [N, C, spatial...], a weight of x's rank, and the

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -66,9 +68,14 @@ void map_binary(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
   const std::string name = node_name(node);
   const Ints expected = broadcast_dims(ctx.dims(a), ctx.dims(b));
   TensorRef out;
-  if (ctx.is_scalar_constant(b)) {
+  // Our scalar operators are floating; integers (index arithmetic: position ids less one) take
+  // the constant as a tensor operand and the integer kernel.
+  auto integer = [&](const std::string& v) {
+    return ctx.is_tensor(v) && !is_floating(ctx.graph().shape(ctx.tensor(v)).dtype);
+  };
+  if (ctx.is_scalar_constant(b) && !integer(a)) {
     out = scalar_arithmetic(ctx, op, ctx.tensor(a), ctx.constant(b).scalar(), false, name);
-  } else if (ctx.is_scalar_constant(a)) {
+  } else if (ctx.is_scalar_constant(a) && !integer(b)) {
     out = scalar_arithmetic(ctx, op, ctx.tensor(b), ctx.constant(a).scalar(), true, name);
   } else {
     static const std::map<std::string, OpType> types = {
@@ -176,33 +183,54 @@ void map_where(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) 
 // min(max(x, low), high) from operators the PCG has: a Relu for Clip(min 0) (ReLU), else
 // low + Relu(x - low) - Relu(x - high) (ReLU6 in MobileNets, HardSigmoid's clamp); one bound alone
 // drops its Relu. Exact, with the same gradient almost everywhere.
-TensorRef clip(ImportContext& ctx, TensorRef x, std::optional<double> low,
-               std::optional<double> high, const std::string& name) {
-  if (high && *high >= 3.0e38) high.reset();
-  if (low && *low <= -3.0e38) low.reset();
-  if (!low && !high) return x;
-  if (low && high && *low > *high)
+constexpr double kNoBound = std::numeric_limits<double>::quiet_NaN();
+
+// Clip of integers: Arithmetic's max and min with the bounds as its scalar (Relu is floating); a
+// NaN bound is none.
+TensorRef integer_clip(ImportContext& ctx, TensorRef x, double low, double high,
+                       const std::string& name) {
+  auto bound = [&](TensorRef in, const char* function, double value, const std::string& n) {
+    Attributes attrs;
+    attrs.set("function", std::string(function));
+    attrs.set("scalar", value);
+    return ctx.add(OpType::Arithmetic, attrs, {in}, n);
+  };
+  const bool has_high = !std::isnan(high);
+  const TensorRef y = std::isnan(low) ? x : bound(x, "max", low, has_high ? name + ".low" : name);
+  return has_high ? bound(y, "min", high, name) : y;
+}
+
+TensorRef clip(ImportContext& ctx, TensorRef x, std::optional<double> low_bound,
+               std::optional<double> high_bound, const std::string& name) {
+  // A NaN bound is none, as is one past float's range.
+  double low = low_bound.value_or(kNoBound), high = high_bound.value_or(kNoBound);
+  if (high >= 3.0e38) high = kNoBound;
+  if (low <= -3.0e38) low = kNoBound;
+  const bool has_low = !std::isnan(low), has_high = !std::isnan(high);
+  if (!has_low && !has_high) return x;
+  if (has_low && has_high && low > high)
     throw InputError(
-        fmt::format("node '{}': Clip to [{}, {}] has its bounds reversed", name, *low, *high));
+        fmt::format("node '{}': Clip to [{}, {}] has its bounds reversed", name, low, high));
+  if (!is_floating(ctx.graph().shape(x).dtype)) return integer_clip(ctx, x, low, high, name);
   auto shifted_relu = [&](double by, const std::string& suffix) {
     const TensorRef t =
         by == 0.0 ? x
                   : ctx.add(OpType::ScalarAdd, {{"scalar", -by}}, {x}, name + suffix + ".shift");
     return ctx.add(OpType::Relu, {}, {t}, name + suffix);
   };
-  if (low && !high) {
-    const TensorRef r = shifted_relu(*low, low == 0.0 ? "" : ".low");
-    return *low == 0.0 ? r : ctx.add(OpType::ScalarAdd, {{"scalar", *low}}, {r}, name);
+  if (!has_high) {
+    const TensorRef r = shifted_relu(low, low == 0.0 ? "" : ".low");
+    return low == 0.0 ? r : ctx.add(OpType::ScalarAdd, {{"scalar", low}}, {r}, name);
   }
-  if (!low) {  // min(x, high) = x - Relu(x - high)
-    const TensorRef over = shifted_relu(*high, ".high");
+  if (!has_low) {  // min(x, high) = x - Relu(x - high)
+    const TensorRef over = shifted_relu(high, ".high");
     return ctx.add(OpType::Sub, {}, {x, over}, name);
   }
-  const TensorRef below = shifted_relu(*low, ".low");
-  const TensorRef above = shifted_relu(*high, ".high");
+  const TensorRef below = shifted_relu(low, ".low");
+  const TensorRef above = shifted_relu(high, ".high");
   const TensorRef inside =
-      ctx.add(OpType::Sub, {}, {below, above}, *low == 0.0 ? name : name + ".span");
-  return *low == 0.0 ? inside : ctx.add(OpType::ScalarAdd, {{"scalar", *low}}, {inside}, name);
+      ctx.add(OpType::Sub, {}, {below, above}, low == 0.0 ? name : name + ".span");
+  return low == 0.0 ? inside : ctx.add(OpType::ScalarAdd, {{"scalar", low}}, {inside}, name);
 }
 
 void map_clip(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t opset) {

@@ -5,6 +5,7 @@
 
 #include "kernel_registry.h"
 #include "op_helpers.h"
+#include "unity/core/ops/mask_kernels.h"
 #include "unity/core/ops/operator_definition.h"
 
 namespace unity::executor::detail {
@@ -112,8 +113,12 @@ class BinaryRunner final : public OpRunner {
     }
   }
   void forward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
-    for (auto& t : tasks)
-      ctx.backend.binary(kind_, shapes(t), t.in[0]->f(), t.in[1]->f(), t.out[0]->f());
+    for (auto& t : tasks) {
+      if (t.out[0]->elem_size == 8)
+        integer_forward(ctx.backend, t);
+      else
+        ctx.backend.binary(kind_, shapes(t), t.in[0]->f(), t.in[1]->f(), t.out[0]->f());
+    }
   }
   void backward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
     for (auto& t : tasks) {
@@ -124,6 +129,41 @@ class BinaryRunner final : public OpRunner {
   }
 
  private:
+  // Integer operands (index arithmetic: a flat index from a row and a column) on the host in
+  // int64, as C computes them: two's-complement wraparound, division toward zero (by zero: 0, which
+  // ONNX leaves undefined), each result wrapped into the output's type (uint8 modulo 256).
+  void integer_forward(DeviceBackend& be, TaskBuffers& t) const {
+    using U = std::uint64_t;
+    const auto a = host_ints(be, *t.in[0]);
+    const auto b = host_ints(be, *t.in[1]);
+    const Slot& out = *t.out[0];
+    std::vector<std::int64_t> y(static_cast<std::size_t>(out.elements()));
+    mask_kernels::for_each_broadcast(
+        out.shape, {t.in[0]->shape, t.in[1]->shape},
+        [&](std::int64_t o, const std::vector<std::int64_t>& at) {
+          const std::int64_t x = a[static_cast<std::size_t>(at[0])];
+          const std::int64_t z = b[static_cast<std::size_t>(at[1])];
+          std::int64_t r = 0;
+          switch (kind_) {
+            case BinaryKind::Add:
+              r = static_cast<std::int64_t>(static_cast<U>(x) + static_cast<U>(z));
+              break;
+            case BinaryKind::Sub:
+              r = static_cast<std::int64_t>(static_cast<U>(x) - static_cast<U>(z));
+              break;
+            case BinaryKind::Mul:
+              r = static_cast<std::int64_t>(static_cast<U>(x) * static_cast<U>(z));
+              break;
+            default:  // Div
+              r = z == 0    ? 0
+                  : z == -1 ? static_cast<std::int64_t>(U{0} - static_cast<U>(x))
+                            : x / z;
+          }
+          y[static_cast<std::size_t>(o)] = wrap_integer(out.dtype, r);
+        });
+    upload(be, out.value, y);
+  }
+
   static BroadcastShape shapes(const TaskBuffers& t) {
     BroadcastShape s;
     s.out = t.out[0]->shape;

@@ -53,9 +53,12 @@ inline std::vector<double> host_doubles(DeviceBackend& be, const Slot& s) {
   return {v.begin(), v.end()};
 }
 inline void upload_doubles(DeviceBackend& be, const Slot& s, const std::vector<double>& v) {
-  if (s.elem_size == 8)
-    upload(be, s.value, std::vector<std::int64_t>(v.begin(), v.end()));
-  else
+  if (s.elem_size == 8) {
+    std::vector<std::int64_t> ints(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+      ints[i] = wrap_integer(s.dtype, static_cast<std::int64_t>(v[i]));
+    upload(be, s.value, ints);
+  } else
     upload(be, s.value, std::vector<float>(v.begin(), v.end()));
 }
 

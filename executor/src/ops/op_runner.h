@@ -20,6 +20,7 @@ struct Slot {
   Region region;
   std::vector<i64> shape;  // local extents of the region
   int elem_size = 4;
+  DataType dtype = DataType::Float32;  // integers (8-byte elements) wrap into its range
 
   float* f() const { return static_cast<float*>(value); }
   const std::int64_t* ints() const { return static_cast<const std::int64_t*>(value); }

@@ -39,6 +39,14 @@ struct Piece {
   int holder = -1;             // replica rank holding `output` whole (its first copy)
   int holder_piece = -1;       // which piece of `output` that is
   std::size_t input_bytes = 0, output_bytes = 0;
+  // Bytes an element of `input` and `output`: 4 for floats, 8 for integers (a uint8 image entering
+  // the piece that casts it; held as int64), which carry no gradient back.
+  int input_elem_size = 4, output_elem_size = 4;
+  bool input_has_gradient() const { return input_elem_size == 4; }
+  bool output_has_gradient() const { return output_elem_size == 4; }
+  // Whether anything before `output` in this piece trains: a cast image's floats do not, and
+  // their gradient, handed back from the next piece or stage, is dropped.
+  bool output_needs_gradient = true;
   // A repeated block (a transformer layer's half) under full recomputation: one engine, and its
   // input kept per micro-batch in flight (on the devices reading it), from which its forward runs
   // again before its backward. The embedding, the head and the loss keep their activations, as

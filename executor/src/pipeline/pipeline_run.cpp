@@ -117,7 +117,7 @@ class PipelineRun::Impl {
         first_backward = false;
         for (std::size_t p = 0; p < c.pieces.size(); ++p)
           r_.engine(a.chunk, static_cast<int>(p), a.micro_batch).begin_backward();
-        if (last.output_bytes > 0 && lead)
+        if (last.output_bytes > 0 && last.output_has_gradient() && lead)
           wait([&] {
             comm_.receive({peer(mc + 1), c.output_buffer, last.output_bytes},
                           message_tag(mc + 1, a.micro_batch, m, true));
@@ -125,11 +125,12 @@ class PipelineRun::Impl {
         // Recomputed blocks run their forward again inside: timed with the backward, as the cost
         // model counts it.
         const auto start = clock::now();
-        if (last.output_bytes > 0) deliver_output_gradient(c, a.chunk, a.micro_batch);
+        if (last.output_bytes > 0 && last.output_has_gradient() && last.output_needs_gradient)
+          deliver_output_gradient(c, a.chunk, a.micro_batch);
         backward_pieces(c, a.chunk, a.micro_batch, slot, offset, loss_scale, it);
         be_.synchronize();
         record(out, a, mc, t0, start, true);
-        if (first.input_bytes > 0) {
+        if (first.input_bytes > 0 && first.input_has_gradient()) {
           collect_input_gradient(c, a.chunk, a.micro_batch);
           if (lead)
             send(c.input_buffer, first.input_bytes, peer(mc - 1),
@@ -178,14 +179,15 @@ class PipelineRun::Impl {
   // Hands replica rank `to` (into `dst` there) its `part` of a whole activation that replica rank
   // `from` holds (`whole` there), packed first into `pack` (on `from`) when it is not all of it.
   void send_part(int from, const void* whole, int to, void* dst, const Region& all,
-                 const Region& part, void* pack) {
-    const std::size_t bytes = static_cast<std::size_t>(part.num_elements()) * 4;
+                 const Region& part, void* pack, int elem_size) {
+    const std::size_t bytes =
+        static_cast<std::size_t>(part.num_elements()) * static_cast<std::size_t>(elem_size);
     if (part == all) return move(from, whole, to, dst, bytes, false, nullptr);
     const int me = r_.replica_rank;
     if (me != from && me != to) return;
-    if (from == to) return copy_region(be_, whole, all, dst, part, part, 4, false);
+    if (from == to) return copy_region(be_, whole, all, dst, part, part, elem_size, false);
     if (me == from) {
-      copy_region(be_, whole, all, pack, part, part, 4, false);
+      copy_region(be_, whole, all, pack, part, part, elem_size, false);
       move(from, pack, to, nullptr, bytes, false, nullptr);
     } else {
       move(from, nullptr, to, dst, bytes, false, nullptr);
@@ -216,8 +218,8 @@ class PipelineRun::Impl {
       const int reader = first.readers[i];
       void* dst =
           reader == r_.replica_rank ? r_.engine(j, 0, mb).input_slot(first.input)->value : nullptr;
-      send_part(0, value, reader, dst, first.input_region, first.reader_regions[i],
-                c.input_scratch);
+      send_part(0, value, reader, dst, first.input_region, first.reader_regions[i], c.input_scratch,
+                first.input_elem_size);
     }
   }
 
@@ -232,8 +234,8 @@ class PipelineRun::Impl {
       const int reader = to.readers[i];
       void* dst =
           reader == r_.replica_rank ? r_.engine(j, p + 1, mb).input_slot(to.input)->value : nullptr;
-      send_part(from.holder, src, reader, dst, to.input_region, to.reader_regions[i],
-                c.hand_off[p]);
+      send_part(from.holder, src, reader, dst, to.input_region, to.reader_regions[i], c.hand_off[p],
+                to.input_elem_size);
     }
   }
 
@@ -256,6 +258,8 @@ class PipelineRun::Impl {
   void hand_back(LocalChunk& c, int j, int p, int mb) {
     const auto& from = c.pieces[p];
     const auto& to = c.pieces[p + 1];
+    // Integers carry no gradient, and one that nothing before needs is not handed back.
+    if (!to.input_has_gradient() || !from.output_needs_gradient) return;
     void* dst = from.holder == r_.replica_rank
                     ? r_.engine(j, p, mb).output_piece(from.output, from.holder_piece)->grad
                     : nullptr;

@@ -133,7 +133,7 @@ class Engine {
   const std::vector<StepState>& steps() const { return steps_; }
 
  private:
-  Slot* new_slot(const Region& region, int elem_size, bool grad, bool weight = false);
+  Slot* new_slot(const Region& region, DataType dtype, bool grad, bool weight = false);
   Slot* piece(TensorRef t, int index);  // a piece this rank holds (creates it on first use)
   Slot* source_slot(const TensorInfo& t, const Region& region);
   void setup_step(const Step& step);

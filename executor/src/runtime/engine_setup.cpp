@@ -10,8 +10,6 @@
 namespace unity::executor::detail {
 namespace {
 
-int element_size(const ParallelTensorShape& s) { return is_floating(s.dtype) ? 4 : 8; }
-
 // Every group a collective of the program runs on, in program order (the same list on every rank).
 std::vector<std::vector<int>> collective_groups(const Program& p) {
   std::vector<std::vector<int>> groups;
@@ -68,12 +66,13 @@ Engine::Engine(const Program& program, DeviceBackend& backend, Communicator& com
       syncs_.push_back(&sync);
 }
 
-Slot* Engine::new_slot(const Region& region, int elem_size, bool grad, bool weight) {
+Slot* Engine::new_slot(const Region& region, DataType dtype, bool grad, bool weight) {
   Slot& s = slots_.emplace_back();
   s.region = region;
   s.shape = region.extents();
-  s.elem_size = elem_size;
-  s.value = memory_.allocate(static_cast<std::size_t>(region.num_elements()) * elem_size);
+  s.elem_size = is_floating(dtype) ? 4 : 8;
+  s.dtype = dtype;
+  s.value = memory_.allocate(static_cast<std::size_t>(region.num_elements()) * s.elem_size);
   if (grad) s.grad = memory_.allocate_gradient(region.num_elements(), weight);
   return &s;
 }
@@ -83,7 +82,7 @@ Slot* Engine::piece(TensorRef t, int index) {
   auto it = pieces_.find(key);
   if (it != pieces_.end()) return it->second;
   const TensorInfo& info = program_.tensor(t);
-  Slot* s = new_slot(piece_region(info.shape, index), element_size(info.shape), info.requires_grad);
+  Slot* s = new_slot(piece_region(info.shape, index), info.shape.dtype, info.requires_grad);
   pieces_[key] = s;
   return s;
 }
@@ -99,7 +98,7 @@ Slot* Engine::source_slot(const TensorInfo& t, const Region& region) {
     return shared;
   }
   const Node& root = program_.graph.node(t.root);
-  Slot* s = new_slot(region, element_size(root.outputs.at(0)), t.requires_grad, weight);
+  Slot* s = new_slot(region, root.outputs.at(0).dtype, t.requires_grad, weight);
   fill_source(t, s);
   sources_by_region_[key] = s;
   return s;
@@ -223,6 +222,7 @@ void Engine::setup_step(const Step& step) {
         alias.region = piece_region(info.shape, tb.task->index);
         alias.shape = alias.region.extents();
         alias.elem_size = tb.in[0]->elem_size;
+        alias.dtype = tb.in[0]->dtype;
         alias.value = tb.in[0]->value;
         alias.grad = info.requires_grad ? tb.in[0]->grad : nullptr;
         pieces_[{ref, tb.task->index}] = &alias;
@@ -265,13 +265,14 @@ void Engine::setup_transfers(StepState& s) {
             view.region = req.region;
             view.shape = req.region.extents();
             view.elem_size = p->elem_size;
+            view.dtype = p->dtype;
             view.value = static_cast<char*>(p->value) + offset * p->elem_size;
             view.grad = p->grad ? p->grad + offset : nullptr;
             tb.in.push_back(&view);
             continue;
           }
         }
-        Slot* slot = new_slot(req.region, element_size(t.shape), t.requires_grad);
+        Slot* slot = new_slot(req.region, t.shape.dtype, t.requires_grad);
         for (const auto& f : frags) {
           if (f.rank == rank_) {
             Slot* p = piece(req.tensor, f.piece);

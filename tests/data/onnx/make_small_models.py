@@ -641,6 +641,64 @@ def node_tests():
     save_node_test(name, model, [("x", x), ("grid", grid)], expected)
 
 
+def uint8_image_classifier():
+    # A classifier that takes its images as uint8, as a data loader hands them over, and scales
+    # them itself (x.float() / 255): a UINT8 input, Cast, Div, then Conv, ReLU, pooling and a
+    # Linear.
+    class Uint8Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3, padding=1)
+            self.head = nn.Linear(8, 5)
+
+        def forward(self, image):
+            x = image.float() / 255.0
+            x = torch.relu(self.conv(x))
+            return self.head(x.mean(dim=(2, 3)))
+
+    torch.manual_seed(0)
+    image = torch.randint(0, 256, (4, 3, 12, 12), dtype=torch.uint8)
+    export(Uint8Classifier(), (image,), "uint8_image_classifier.onnx", opset=13,
+           input_names=["image"], output_names=["logits"])
+
+
+def integer_arithmetic():
+    # test_unity_integer_arithmetic: Add, Sub, Mul and Div of computed int64 tensors (index
+    # arithmetic in exports: a flat index from a row and a column, an offset per expert), Div
+    # truncating toward zero as C and ONNX Runtime do, and the same in uint8 with numpy's
+    # wraparound (a product past 255).
+    import numpy as np
+
+    name = "test_unity_integer_arithmetic"
+    rng = np.random.default_rng(5)
+    a = rng.integers(-50, 50, size=(3, 4)).astype(np.int64)
+    b = rng.integers(1, 9, size=(3, 4)).astype(np.int64) * rng.choice([-1, 1], size=(3, 4))
+    u = rng.integers(0, 64, size=(3, 4)).astype(np.uint8)
+    v = rng.integers(0, 64, size=(3, 4)).astype(np.uint8)
+    nodes = [
+        helper.make_node("Mul", ["a", "b"], ["ab"]),
+        helper.make_node("Add", ["ab", "a"], ["sum"]),
+        helper.make_node("Sub", ["sum", "b"], ["difference"]),
+        helper.make_node("Div", ["difference", "b"], ["quotient"]),
+        helper.make_node("Mul", ["u", "v"], ["uv"]),
+        helper.make_node("Add", ["uv", "v"], ["wrapped"]),
+    ]
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info("a", TensorProto.INT64, [3, 4]),
+         helper.make_tensor_value_info("b", TensorProto.INT64, [3, 4]),
+         helper.make_tensor_value_info("u", TensorProto.UINT8, [3, 4]),
+         helper.make_tensor_value_info("v", TensorProto.UINT8, [3, 4])],
+        [helper.make_tensor_value_info("quotient", TensorProto.INT64, [3, 4]),
+         helper.make_tensor_value_info("wrapped", TensorProto.UINT8, [3, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    difference = a * b + a - b
+    quotient = (np.sign(difference) * np.sign(b) * (np.abs(difference) // np.abs(b))).astype(np.int64)
+    wrapped = (u * v + v).astype(np.uint8)  # numpy wraps uint8 arithmetic
+    save_node_test(name, model, [("a", a), ("b", b), ("u", u), ("v", v)],
+                   [("quotient", quotient), ("wrapped", wrapped)])
+
+
 def constants_in_forward():
     # test_unity_constants_in_forward: a model without parameters whose forward builds its own
     # constants, as positional encodings, masks and warps do. torch folds them into Constant nodes;
@@ -950,6 +1008,7 @@ if __name__ == "__main__":
     own_loss()
     grid_sample_warp()
     node_tests()
+    integer_arithmetic()
     constants_in_forward()
     mel_spectrogram()
     spectral_classifier()

@@ -93,8 +93,9 @@ inline double logic(Logic l, double a, double b) {
 // x != 0, a floating type keeps the value (the kernels compute in float32 whatever the type).
 inline double cast(DataType to, double x) {
   if (to == DataType::Bool) return x != 0;
-  if (is_floating(to) || !std::isfinite(x)) return x;
-  return std::trunc(x);
+  if (is_floating(to) || !std::isfinite(x) || std::abs(x) >= 9.2e18) return x;
+  // Toward zero, then into the type's range as C's conversions leave it (300 to uint8 is 44).
+  return static_cast<double>(wrap_integer(to, static_cast<std::int64_t>(std::trunc(x))));
 }
 
 // Calls f(o, offsets) for each element o of an output of sizes `out` (row-major), offsets[i] the
