@@ -114,4 +114,13 @@ std::int64_t size_constant(ImportContext& ctx, const ::onnx::NodeProto& node, in
   return static_cast<std::int64_t>(ctx.constant(value).as_double(0));
 }
 
+void require_constant_size(const ::onnx::NodeProto& node, const char* what,
+                           std::initializer_list<std::int64_t> dims) {
+  std::int64_t n = 1;
+  for (std::int64_t d : dims)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > kMaxFoldElements)
+      unsupported_use(node,
+                      fmt::format("its {} would hold more than {} values", what, kMaxFoldElements));
+}
+
 }  // namespace unity::onnxio

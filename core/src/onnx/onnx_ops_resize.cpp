@@ -119,6 +119,8 @@ void emit_crop_and_resize(ImportContext& ctx, const ::onnx::NodeProto& node,
   for (std::int64_t d = 0; d < rank; ++d) {
     const auto du = static_cast<std::size_t>(d);
     const std::int64_t n = in[du], m = out[du];
+    // The dim's taps are an [n, m] Constant: bounded as folded constants are.
+    require_constant_size(node, "tf_crop_and_resize matrix of taps", {n, m});
     const double start = roi[du], end = roi[du + static_cast<std::size_t>(rank)];
     inside[du].assign(static_cast<std::size_t>(m), 1.0);
     std::vector<double> w(static_cast<std::size_t>(n * m), 0.0);  // [n, m]

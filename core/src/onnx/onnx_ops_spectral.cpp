@@ -64,6 +64,7 @@ void map_dft(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t ops
   // transform's length are cut off; a longer transform pads zeros, which add nothing.
   const double sign = inverse ? 1.0 : -1.0;
   const double scale = inverse ? 1.0 / static_cast<double>(length) : 1.0;
+  require_constant_size(node, "DFT matrix", {parts, n, 2, m});
   std::vector<double> w(static_cast<std::size_t>(parts * n * 2 * m), 0.0);
   for (int part = 0; part < parts; ++part)
     for (std::int64_t j = 0; j < std::min(n, length); ++j)
@@ -138,6 +139,7 @@ void map_stft(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t) {
   const std::int64_t bins = onesided ? length / 2 + 1 : length;
 
   // Kernels [2 bins, parts, length]: the real parts of the bins, then the imaginary ones.
+  require_constant_size(node, "STFT kernels", {2, bins, parts, length});
   std::vector<double> k(static_cast<std::size_t>(2 * bins * parts * length), 0.0);
   for (std::int64_t bin = 0; bin < bins; ++bin)
     for (int part = 0; part < parts; ++part)
