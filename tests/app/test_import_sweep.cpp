@@ -161,4 +161,22 @@ INSTANTIATE_TEST_SUITE_P(TorchExports, SweepTraining,
                                            "unet", "audio_encoder"),
                          model_name);
 
+// The joint plan too, where it splits a convolution's spatial dims inside a pipeline layout
+// (mc3_18 on 2 CPU ranks: tp 2 with 4 micro-batches): a device reads its input in overlapping
+// windows, which the stage hands it as one box (their bounding box) and the engine serves each
+// window from. Before, `unity run` refused the plan ("read in two parts on one device").
+class SweepJointTraining : public ImportSweep {};
+
+TEST_P(SweepJointTraining, JointPlanOnTwoRanksEqualsOneRank) {
+  const std::string model = GetParam();
+  if (const std::string why = export_model(model); !why.empty()) GTEST_SKIP() << why;
+  const fs::path json = export_dir() / (model + ".joint.json");
+  const auto imported = run_cli("import " + (export_dir() / (model + ".onnx")).string() +
+                                " --batch 4 -o " + json.string());
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  expect_joint_plan_trains_like_one_rank(json, export_dir() / (model + ".joint.plan.json"));
+}
+
+INSTANTIATE_TEST_SUITE_P(TorchExports, SweepJointTraining, ::testing::Values("mc3_18"), model_name);
+
 }  // namespace

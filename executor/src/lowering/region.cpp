@@ -35,6 +35,15 @@ Region full_region(const std::vector<std::int64_t>& sizes) {
   return {std::vector<std::int64_t>(sizes.size(), 0), sizes};
 }
 
+Region bounding_box(const Region& a, const Region& b) {
+  Region r = a;
+  for (int d = 0; d < a.rank(); ++d) {
+    r.begin[d] = std::min(a.begin[d], b.begin[d]);
+    r.end[d] = std::max(a.end[d], b.end[d]);
+  }
+  return r;
+}
+
 std::optional<Region> intersect(const Region& a, const Region& b) {
   Region r;
   r.begin.resize(a.begin.size());

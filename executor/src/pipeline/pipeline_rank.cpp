@@ -69,7 +69,8 @@ Graph renamed_kind_plan(const Graph& plan, const Graph& model, const SegmentChai
 }
 
 // Replica ranks whose tasks read Input `input`, and the region each reads: the whole input, or
-// one box of it (a sequence shard's rows under context parallelism).
+// one box of it (a sequence shard's rows under context parallelism; the bounding box of the
+// overlapping windows a split convolution reads, which the engine keeps in one slot).
 void find_readers(const Program& p, NodeId input, Piece& piece) {
   std::map<int, Region> regions;
   for (const auto& step : p.steps)
@@ -78,11 +79,7 @@ void find_readers(const Program& p, NodeId input, Piece& piece) {
         const TensorInfo& t = p.tensor(req.tensor);
         if (t.origin != TensorOrigin::Input || t.root != input) continue;
         auto [it, fresh] = regions.emplace(task.rank, req.region);
-        if (!fresh && it->second != req.region)
-          throw LoweringError(fmt::format(
-              "{} is read in two parts ({} and {}) on one device; a pipeline stage hands each "
-              "device one box of an activation",
-              p.graph.describe(input), it->second.to_string(), req.region.to_string()));
+        if (!fresh) it->second = bounding_box(it->second, req.region);
       }
   for (const auto& [rank, region] : regions) {
     piece.readers.push_back(rank);

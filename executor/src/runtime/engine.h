@@ -136,6 +136,8 @@ class Engine {
   Slot* new_slot(const Region& region, DataType dtype, bool grad, bool weight = false);
   Slot* piece(TensorRef t, int index);  // a piece this rank holds (creates it on first use)
   Slot* source_slot(const TensorInfo& t, const Region& region);
+  // A slot aliasing `region` of `whole` (contiguous in it): its value and gradient.
+  Slot* view_of(const Slot& whole, const Region& region);
   void setup_step(const Step& step);
   void setup_collective(StepState& s);
   void setup_transfers(StepState& s);
@@ -156,6 +158,10 @@ class Engine {
   std::deque<Slot> slots_;
   std::map<std::pair<TensorRef, int>, Slot*> pieces_;
   std::map<std::tuple<NodeId, std::vector<i64>, std::vector<i64>>, Slot*> sources_by_region_;
+  // Inputs this rank reads in several regions (a split convolution's overlapping windows): the
+  // bounding box of those regions, held in one slot that each region is read from (a view or a
+  // copy, gradients added back), so a pipeline stage hands the device one box.
+  std::map<NodeId, Region> input_boxes_;
   struct Shard {
     const WeightShard* shard;
     Slot* slot;

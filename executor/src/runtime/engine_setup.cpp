@@ -10,6 +10,24 @@
 namespace unity::executor::detail {
 namespace {
 
+// The inputs `rank` reads in more than one region, with the bounding box of those regions.
+std::map<NodeId, Region> input_boxes(const Program& program, int rank) {
+  std::map<NodeId, Region> first, boxes;
+  for (const auto& step : program.steps)
+    for (const auto& task : step.tasks) {
+      if (task.rank != rank) continue;
+      for (const auto& req : task.inputs) {
+        const TensorInfo& t = program.tensor(req.tensor);
+        if (t.origin != TensorOrigin::Input) continue;
+        auto [it, fresh] = first.emplace(t.root, req.region);
+        if (fresh || it->second == req.region) continue;
+        auto [box, new_box] = boxes.emplace(t.root, bounding_box(it->second, req.region));
+        if (!new_box) box->second = bounding_box(box->second, req.region);
+      }
+    }
+  return boxes;
+}
+
 // Every group a collective of the program runs on, in program order (the same list on every rank).
 std::vector<std::vector<int>> collective_groups(const Program& p) {
   std::vector<std::vector<int>> groups;
@@ -60,6 +78,7 @@ Engine::Engine(const Program& program, DeviceBackend& backend, Communicator& com
       }
     shards_.push_back({&s, source_slot(*info, s.region)});
   }
+  input_boxes_ = input_boxes(program, rank_);
   for (const auto& step : program.steps) setup_step(step);
   for (const auto& sync : program.gradient_syncs)
     if (std::find(sync.ranks.begin(), sync.ranks.end(), rank_) != sync.ranks.end())
@@ -179,6 +198,18 @@ void Engine::set_batch_offset(std::int64_t offset) {
   }
 }
 
+Slot* Engine::view_of(const Slot& whole, const Region& region) {
+  const i64 offset = offset_in(whole.region, region.begin);
+  Slot& view = slots_.emplace_back();
+  view.region = region;
+  view.shape = region.extents();
+  view.elem_size = whole.elem_size;
+  view.dtype = whole.dtype;
+  view.value = static_cast<char*>(whole.value) + offset * whole.elem_size;
+  view.grad = whole.grad ? whole.grad + offset : nullptr;
+  return &view;
+}
+
 Slot* Engine::input_slot(NodeId input) {
   Slot* found = nullptr;
   for (const auto& [key, slot] : sources_by_region_) {
@@ -249,7 +280,24 @@ void Engine::setup_transfers(StepState& s) {
         const Request& req = task.inputs[i];
         const TensorInfo& t = program_.tensor(req.tensor);
         if (t.origin != TensorOrigin::Placed) {
-          tb.in.push_back(source_slot(t, req.region));
+          const auto box =
+              t.origin == TensorOrigin::Input ? input_boxes_.find(t.root) : input_boxes_.end();
+          if (box == input_boxes_.end()) {
+            tb.in.push_back(source_slot(t, req.region));
+            continue;
+          }
+          // One of several regions of an input read here: from the slot of their bounding box.
+          Slot* whole = source_slot(t, box->second);
+          if (whole->region == req.region) {
+            tb.in.push_back(whole);
+          } else if (is_contiguous_within(whole->region, req.region)) {
+            tb.in.push_back(view_of(*whole, req.region));
+          } else {
+            Slot* slot = new_slot(req.region, t.shape.dtype, t.requires_grad);
+            s.copies.push_back({whole, slot, req.region});
+            if (t.requires_grad) s.grad_adds.push_back({slot, whole, req.region});
+            tb.in.push_back(slot);
+          }
           continue;
         }
         const auto& frags = task.fragments[i];
@@ -260,15 +308,7 @@ void Engine::setup_transfers(StepState& s) {
             continue;
           }
           if (is_contiguous_within(p->region, req.region)) {
-            const i64 offset = offset_in(p->region, req.region.begin);
-            Slot& view = slots_.emplace_back();
-            view.region = req.region;
-            view.shape = req.region.extents();
-            view.elem_size = p->elem_size;
-            view.dtype = p->dtype;
-            view.value = static_cast<char*>(p->value) + offset * p->elem_size;
-            view.grad = p->grad ? p->grad + offset : nullptr;
-            tb.in.push_back(&view);
+            tb.in.push_back(view_of(*p, req.region));
             continue;
           }
         }

@@ -26,6 +26,8 @@ struct Region {
 
 // The whole tensor.
 Region full_region(const std::vector<std::int64_t>& sizes);
+// The smallest region holding both (same rank).
+Region bounding_box(const Region& a, const Region& b);
 // Overlap of two regions of the same rank; nullopt when they do not overlap.
 std::optional<Region> intersect(const Region& a, const Region& b);
 
