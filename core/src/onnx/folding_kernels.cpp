@@ -9,6 +9,7 @@
 #include <string>
 
 #include "onnx/constant_folding.h"
+#include "onnx/onnx_op_mapping.h"
 #include "unity/core/errors.h"
 
 namespace unity::onnxio::folding {
@@ -283,10 +284,7 @@ ConstTensor fold_mel_weight_matrix(const ::onnx::NodeProto& node, std::int64_t m
                            "hertz do not make filters",
                            mel_bins, dft_length, sample_rate, lower_hz, upper_hz));
   const std::int64_t spectrum_bins = dft_length / 2 + 1;
-  std::int64_t values = 0;
-  if (__builtin_mul_overflow(spectrum_bins, mel_bins, &values) || values > kMaxFoldElements)
-    fail(node, fmt::format("a mel matrix of {} x {} values is larger than Unity folds ({})",
-                           spectrum_bins, mel_bins, kMaxFoldElements));
+  require_constant_size(node, "mel matrix", {spectrum_bins, mel_bins});
   const auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
   const double low = mel(lower_hz);
   const double step = (mel(upper_hz) - low) / static_cast<double>(mel_bins + 2);

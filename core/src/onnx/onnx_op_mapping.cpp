@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "onnx/constant_folding.h"
 #include "unity/core/errors.h"
@@ -119,8 +120,8 @@ void require_constant_size(const ::onnx::NodeProto& node, const char* what,
   std::int64_t n = 1;
   for (std::int64_t d : dims)
     if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > kMaxFoldElements)
-      unsupported_use(node,
-                      fmt::format("its {} would hold more than {} values", what, kMaxFoldElements));
+      unsupported_use(node, fmt::format("its {} of {} would hold more than {} values", what,
+                                        fmt::join(dims, " x "), kMaxFoldElements));
 }
 
 }  // namespace unity::onnxio

@@ -82,10 +82,7 @@ const OperatorDefinition& define_operator<OpType::Random>() {
        {"scale", K::Real, {}, AttrValue{1.0}},
        {"low", K::Real, {}, AttrValue{0.0}},
        {"high", K::Real, {}, AttrValue{1.0}},
-       {"dtype",
-        K::Enum,
-        {"float32", "float16", "bfloat16", "int32", "int64", "bool"},
-        AttrValue{"float32"}}}};
+       {"dtype", K::Enum, data_type_names(), AttrValue{"float32"}}}};
   return d;
 }
 

@@ -44,12 +44,19 @@ DataType data_type_from_string(std::string_view name) {
   for (const auto& e : kDataTypes)
     if (e.name == name) return e.type;
   std::string known;
-  for (const auto& e : kDataTypes) known += (known.empty() ? "" : ", ") + std::string(e.name);
+  for (std::string_view n : data_type_names())
+    known += (known.empty() ? "" : ", ") + std::string(n);
   throw InputError("unknown data type '" + std::string(name) + "' (expected one of " + known + ")");
 }
 
 bool is_floating(DataType type) {
   return type == DataType::Float32 || type == DataType::Float16 || type == DataType::BFloat16;
+}
+
+std::vector<std::string_view> data_type_names() {
+  std::vector<std::string_view> names;
+  for (const auto& e : kDataTypes) names.push_back(e.name);
+  return names;
 }
 
 std::int64_t wrap_integer(DataType type, std::int64_t value) {

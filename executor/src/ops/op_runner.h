@@ -13,6 +13,10 @@
 
 namespace unity::executor::detail {
 
+// Bytes an element of `type` takes in the executor's buffers: 4 for the floating types (float32
+// on the host), 8 for every integer type and bool (held as int64).
+inline int held_element_size(DataType type) { return is_floating(type) ? 4 : 8; }
+
 // A buffer on this rank covering a region of a tensor: a piece, a request, a weight shard.
 struct Slot {
   void* value = nullptr;

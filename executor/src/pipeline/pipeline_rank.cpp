@@ -116,7 +116,7 @@ Piece make_piece(Graph graph, NodeId input, TensorRef output, bool final, int de
   if (input >= 0) {
     find_readers(*piece.program, input, piece);
     piece.input_region = full_region(g.node(input).outputs.at(0).sizes());
-    piece.input_elem_size = is_floating(g.node(input).outputs.at(0).dtype) ? 4 : 8;
+    piece.input_elem_size = held_element_size(g.node(input).outputs.at(0).dtype);
     const auto elem = static_cast<std::size_t>(piece.input_elem_size);
     piece.input_bytes = static_cast<std::size_t>(piece.input_region.num_elements()) * elem;
     for (std::size_t i = 0; i < piece.readers.size(); ++i)
@@ -125,7 +125,7 @@ Piece make_piece(Graph graph, NodeId input, TensorRef output, bool final, int de
   }
   if (output.node >= 0) {
     std::tie(piece.holder, piece.holder_piece) = whole_holder(*piece.program, output);
-    piece.output_elem_size = is_floating(g.shape(output).dtype) ? 4 : 8;
+    piece.output_elem_size = held_element_size(g.shape(output).dtype);
     piece.output_needs_gradient = piece.program->tensor(output).requires_grad;
     piece.output_bytes = static_cast<std::size_t>(g.shape(output).num_elements()) *
                          static_cast<std::size_t>(piece.output_elem_size);

@@ -89,7 +89,7 @@ Slot* Engine::new_slot(const Region& region, DataType dtype, bool grad, bool wei
   Slot& s = slots_.emplace_back();
   s.region = region;
   s.shape = region.extents();
-  s.elem_size = is_floating(dtype) ? 4 : 8;
+  s.elem_size = held_element_size(dtype);
   s.dtype = dtype;
   s.value = memory_.allocate(static_cast<std::size_t>(region.num_elements()) * s.elem_size);
   if (grad) s.grad = memory_.allocate_gradient(region.num_elements(), weight);

@@ -140,7 +140,7 @@ std::map<std::string, HostTensor> Engine::gather_weights(bool gradients) {
   std::vector<Communicator::Message> sends, receives;
   std::vector<void*> temporary;
   for (const auto& item : items) {
-    const int es = is_floating(program_.graph.node(item.root).outputs.at(0).dtype) ? 4 : 8;
+    const int es = held_element_size(program_.graph.node(item.root).outputs.at(0).dtype);
     const std::size_t bytes = static_cast<std::size_t>(item.region.num_elements()) * es;
     if (item.sender == rank_ && rank_ != 0) {
       Slot* s = sources_by_region_.at({item.root, item.region.begin, item.region.end});
@@ -184,7 +184,7 @@ std::map<std::string, HostTensor> Engine::gather_weights(bool gradients) {
 
 HostTensor Engine::gather_tensor(TensorRef ref) {
   const TensorInfo& t = program_.tensor(ref);
-  const int es = is_floating(t.shape.dtype) ? 4 : 8;
+  const int es = held_element_size(t.shape.dtype);
   std::vector<int> pieces;
   for (int i = 0; i < static_cast<int>(t.piece_rank.size()); ++i)
     if (t.layout.copy_key(piece_index(t.shape, i).replica) == 0) pieces.push_back(i);

@@ -124,8 +124,9 @@ std::map<OpType, std::vector<AttrSlot>> make_schemas() {
                           {"equal", "less", "greater", "less_or_equal", "greater_or_equal"},
                           std::nullopt)};
   m[OpType::Logical] = {e("logic", {"and", "or", "xor", "not"}, std::nullopt)};
-  m[OpType::Cast] = {
-      e("to", {"float32", "float16", "bfloat16", "int32", "int64", "bool"}, std::nullopt)};
+  std::vector<std::string> type_names;
+  for (std::string_view n : data_type_names()) type_names.emplace_back(n);
+  m[OpType::Cast] = {e("to", type_names, std::nullopt)};
   // Arithmetic's `scalar`, too, stands for a missing (last) operand.
   m[OpType::Arithmetic] = {e("function", arithmetic::function_names(), std::nullopt)};
   for (auto t : {OpType::Partition, OpType::Combine, OpType::Pipeline, OpType::Batch})

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace unity {
 
@@ -28,6 +29,8 @@ std::string_view to_string(DataType type);
 // Accepts our names ("float32", "int64", ...); throws InputError naming the unknown type.
 DataType data_type_from_string(std::string_view name);
 bool is_floating(DataType type);
+// Every type's name, in the enum's order (Cast's `to`, Random's `dtype`).
+std::vector<std::string_view> data_type_names();
 // `value` in `type`'s range as two's-complement arithmetic leaves it (uint8: modulo 256; int8: 200
 // is -56); Bool: value != 0; Int64, UInt64 (held in 64 bits) and the floating types: unchanged.
 std::int64_t wrap_integer(DataType type, std::int64_t value);
