@@ -255,6 +255,7 @@ ConstTensor fold_cast(const ConstTensor& x, int to) {
 ConstTensor fold_window(const ::onnx::NodeProto& node, double size) {
   const auto n = static_cast<std::int64_t>(size);
   if (n < 0 || static_cast<double>(n) != size) fail(node, "the window size must be a whole number");
+  require_constant_size(node, "window", {n});
   const bool periodic = attr_int(node, "periodic", 1) != 0;
   const double span = static_cast<double>(periodic ? n : n - 1);
   ConstTensor out = empty_like(static_cast<int>(attr_int(node, "output_datatype", TP::FLOAT)), {n});

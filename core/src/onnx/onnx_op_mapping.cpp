@@ -112,11 +112,15 @@ std::int64_t size_constant(ImportContext& ctx, const ::onnx::NodeProto& node, in
                                       "from the model's inputs: a data-dependent output shape, "
                                       "which a static plan cannot lay out",
                                       value, what));
-  return static_cast<std::int64_t>(ctx.constant(value).as_double(0));
+  const ConstTensor& c = ctx.constant(value);
+  if (c.numel() != 1)
+    unsupported_use(
+        node, fmt::format("input '{}' ({}) holds {} values, not one", value, what, c.numel()));
+  return static_cast<std::int64_t>(c.as_double(0));
 }
 
 void require_constant_size(const ::onnx::NodeProto& node, const char* what,
-                           std::initializer_list<std::int64_t> dims) {
+                           const std::vector<std::int64_t>& dims) {
   std::int64_t n = 1;
   for (std::int64_t d : dims)
     if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > kMaxFoldElements)

@@ -2,7 +2,6 @@
 // ONNX operators -> operators of our PCG (docs/onnx.md has the table). Constants are folded before
 // a node gets here; a node reaching map_node has at least one activation input.
 #include <cstdint>
-#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -73,6 +72,6 @@ std::int64_t size_constant(ImportContext& ctx, const ::onnx::NodeProto& node, in
 // Refuses, naming the node, a constant the importer would build of `dims` (a DFT matrix, a
 // resampling's taps) past the size it folds constants to (kMaxFoldElements).
 void require_constant_size(const ::onnx::NodeProto& node, const char* what,
-                           std::initializer_list<std::int64_t> dims);
+                           const std::vector<std::int64_t>& dims);
 
 }  // namespace unity::onnxio

@@ -171,6 +171,7 @@ void emit_crop_and_resize(ImportContext& ctx, const ::onnx::NodeProto& node,
   }
   if (any_outside && extrapolation != 0.0) {
     // extrapolation x (1 - the product of the dims' inside flags), over the output's shape.
+    require_constant_size(node, "tf_crop_and_resize extrapolation fill", out);
     std::vector<double> fill(static_cast<std::size_t>(product(out)), 0.0);
     folding::for_each_index(out, [&](const Ints& index, std::int64_t flat) {
       double in_all = 1.0;
