@@ -106,6 +106,11 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       const double down = 2.0 * routed * ffn * hidden;
       w.flops = up + down;
       w.backward_ratio = 2;
+      const double even =
+          tokens * static_cast<double>(n.op.attrs.get_int("top_k")) * local_experts / experts;
+      w.expert_routed_input = even * hidden;
+      w.expert_up_output = even * ffn * (gated ? 2 : 1);
+      w.expert_act_output = even * ffn;
       const double rows = routed / std::max(1.0, local_experts);
       w.add_gemm(rows, ffn, local_experts * (gated ? 2 : 1), up);
       w.add_gemm(rows, hidden, local_experts, down);

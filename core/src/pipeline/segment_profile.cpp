@@ -59,6 +59,16 @@ double attention_internal_bytes(const Graph& g, const Node& n, bool scores,
   return a.kept_elements * size;
 }
 
+// Bytes one Experts task keeps inside itself for the backward pass (TaskWork's expert_*): the
+// GEMMs' inputs in fp8 where they run in fp8 (as they were cast, for the weight gradients), the
+// up projections' output in the tokens' type.
+double expert_internal_bytes(const Graph& g, const Node& n, const DeviceSpec& device) {
+  const TaskWork w = task_work(g, n.id);
+  const double size = static_cast<double>(size_of(g.shape(n.inputs.at(0)).dtype));
+  const double gemm_input = runs_fp8_gemms(n, device) && size == 2 ? 1 : size;
+  return (w.expert_routed_input + w.expert_act_output) * gemm_input + w.expert_up_output * size;
+}
+
 bool is_pointwise(OpType t) {
   return (is_elementwise_unary(t) && t != OpType::Dropout) || is_elementwise_binary(t);
 }
@@ -218,6 +228,7 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
         acts[dev] += attention_internal_bytes(plan, n, false, device) + probabilities;
         internals[dev] += probabilities;
       }
+      if (n.op.type == OpType::Experts) acts[dev] += expert_internal_bytes(plan, n, device);
     }
   }
   const auto busiest = std::max_element(acts.begin(), acts.end()) - acts.begin();

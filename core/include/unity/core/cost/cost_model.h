@@ -62,6 +62,11 @@ struct TaskWork {
   // behind.
   double product_flops = 0, product_backward_flops = 0;
   bool fused_products = false;  // those products run in one fused attention kernel
+  // Elements an Experts task makes inside itself that its backward pass reads, as Megatron-Core's
+  // grouped MLP keeps them, at an even share of the routed tokens: the routed copies of the
+  // tokens (the up projections' input), the up projections' output (the activation's input) and
+  // the activation's output (the down projection's input).
+  double expert_routed_input = 0, expert_up_output = 0, expert_act_output = 0;
   // An attention's work: `around` FLOPs of projections and the like, and `all` FLOPs of its two
   // batched products (scores and context), of which `run` run. Fused (one FlashAttention kernel,
   // Dao et al. 2022), a causal mask skips the rest and the backward recomputes the scores: five
