@@ -10,8 +10,8 @@ namespace unity::moe {
 // Qwen3-235B-A22B on 256 H100 (NVIDIA's Megatron-MoE model zoo): TP 2, EP 32 (cross-node,
 // DeepEP), PP 8 with 4 virtual stages, DP 16, micro-batch 1, global batch 2,048 of 4,096 tokens,
 // on Megatron-Core's stack (sequence parallelism, TP overlap, the distributed optimizer with its
-// overlapped reduce, fused attention). Its "norm, act" recomputation re-runs element-wise work
-// only, which Unity's levels do not name: none is taken.
+// overlapped reduce, fused attention) and its "norm, act" recomputation (Megatron-Core's
+// --recompute-modules layernorm moe_act).
 inline OptimizeOptions qwen3_layout(bool overlapped) {
   OptimizeOptions o;
   o.mode = "expert";
@@ -23,7 +23,8 @@ inline OptimizeOptions qwen3_layout(bool overlapped) {
   o.layout.dispatcher = TokenDispatcher::DeepEp;
   o.layout.zero_stage = 1;
   o.layout.overlap_grad_reduce = true;
-  o.layout.recompute = Recompute::None;
+  o.layout.recompute = Recompute::Selective;
+  o.layout.recompute_modules.bits = RecomputeModules::kLayerNorm | RecomputeModules::kMoeActivation;
   o.layout.sequence_parallel = true;
   o.layout.tp_comm_overlap = true;
   o.pins = {"fuse_attention"};
@@ -56,6 +57,8 @@ inline constexpr double kDeepSeekV3TokensPerGpu = 1297;
 
 inline OptimizeOptions deepseek_v3_layout() {
   OptimizeOptions o = qwen3_layout(false);
+  o.layout.recompute = Recompute::None;
+  o.layout.recompute_modules = {};
   o.layout.expert_parallel = 64;
   o.pins = {"fuse_attention", "fuse_latent_attention"};
   return o;

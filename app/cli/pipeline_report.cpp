@@ -25,7 +25,8 @@ void print_pipeline(const PipelinePlan& p, bool costs, bool causal_attention) {
                               : std::string(),
              p.micro_batches, p.micro_batch_size, 100 * p.bubble_fraction, p.bubble_time * 1e3);
   fmt::print("savers      recomputation {}, ZeRO stage {}, sequence parallelism {}\n",
-             to_string(p.recompute), p.zero_stage, p.sequence_parallel ? "on" : "off");
+             describe_recompute(to_string(p.recompute), p.recompute_modules), p.zero_stage,
+             p.sequence_parallel ? "on" : "off");
   fmt::print("overlap     data-parallel reduce and gather {}; tensor-parallel collectives {}\n",
              p.overlap_grad_reduce ? "behind the backward and forward passes" : "after the flush",
              p.tp_comm_overlap ? "pipelined with their GEMMs" : "between the GEMMs");

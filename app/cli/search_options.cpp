@@ -7,6 +7,7 @@
 
 #include "unity/use_cases/run_model.h"
 
+#include "unity/core/errors.h"
 #include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/pcg/training_loss.h"
 
@@ -216,6 +217,11 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
   cmd->add_option("--recompute", l.recompute, "Activation recomputation")
       ->check(CLI::IsMember({"full", "selective", "none"}))
       ->group(group);
+  cmd->add_option("--recompute-modules", l.recompute_modules,
+                  "What selective recomputation runs again, Megatron-Core's modules: core_attn "
+                  "(the default), layernorm, moe_act, moe (comma-separated; implies --recompute "
+                  "selective)")
+      ->group(group);
   cmd->add_option("--zero", l.zero, "ZeRO stage (1: optimizer state, 2: + gradients, 3: + weights)")
       ->check(CLI::Range(0, 3))
       ->group(group);
@@ -255,6 +261,13 @@ LayoutRequest LayoutOptions::layout() const {
   r.context_parallel = cp;
   if (!cp_comm.empty()) r.context_exchange = context_exchange_from_string(cp_comm);
   if (!recompute.empty()) r.recompute = recompute_from_string(recompute);
+  if (!recompute_modules.empty()) {
+    r.recompute_modules = recompute_modules_from_string(recompute_modules);
+    if (r.recompute && *r.recompute != Recompute::Selective)
+      throw InputError(fmt::format("--recompute-modules {} needs --recompute selective, not {}",
+                                   recompute_modules, to_string(*r.recompute)));
+    r.recompute = Recompute::Selective;
+  }
   r.zero_stage = zero;
   if (sequence_parallel) r.sequence_parallel = true;
   if (overlap_grad_reduce) r.overlap_grad_reduce = true;

@@ -37,6 +37,7 @@ void add_resize_options(CLI::App* cmd, zoo::TransformerResize& r);
 struct LayoutOptions {
   int tp = 0, pp = 0, micro_batches = 0, interleave = 0, zero = -1, ep = 0, cp = 0;
   std::string recompute;
+  std::string recompute_modules;
   bool sequence_parallel = false;
   bool overlap_grad_reduce = false;
   bool tp_comm_overlap = false;

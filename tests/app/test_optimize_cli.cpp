@@ -142,6 +142,27 @@ TEST(OptimizeCli, ExpertLoadAndFlopCountFlags) {
   EXPECT_LT(b["model_flops_per_iteration"].get<double>(),
             a["model_flops_per_iteration"].get<double>());
 
+  // Megatron-Core's recomputation modules: named, they ask for selective recomputation and
+  // travel in the JSON; an unknown one, or one beside another level, exits 1 naming it.
+  auto modules = run_cli(layout + " --recompute-modules moe_act,layernorm");
+  ASSERT_EQ(modules.exit_code, 0) << modules.err;
+  const auto m = nlohmann::json::parse(modules.out);
+  EXPECT_EQ(m["recompute"], "selective");
+  EXPECT_EQ(m["recompute_modules"], "layernorm,moe_act");
+  auto kept = run_cli(layout + " --recompute none");
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  const auto none = nlohmann::json::parse(kept.out);
+  EXPECT_EQ(none["recompute_modules"], "");
+  EXPECT_GT(m["iteration_time_ms"].get<double>(), none["iteration_time_ms"].get<double>());
+  EXPECT_LT(m["peak_memory_bytes"].get<double>(), none["peak_memory_bytes"].get<double>());
+  auto unknown = run_cli(layout + " --recompute-modules layernorm,mlp_act");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("unknown recomputation module 'mlp_act'"), std::string::npos)
+      << unknown.err;
+  auto clash = run_cli(layout + " --recompute full --recompute-modules moe");
+  EXPECT_EQ(clash.exit_code, 1);
+  EXPECT_NE(clash.err.find("needs --recompute selective"), std::string::npos) << clash.err;
+
   auto low = run_cli(layout + " --moe-load-imbalance 0.5");
   EXPECT_EQ(low.exit_code, 1);
   EXPECT_NE(low.err.find("--moe-load-imbalance"), std::string::npos) << low.err;

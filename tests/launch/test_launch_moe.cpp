@@ -158,12 +158,19 @@ TEST(MegatronMoe, Qwen3PublishedLayout) {
   // TP x CP x DP = 2 x 1 x 16 = ETP x EP x EDP = 1 x 32 x 1.
   EXPECT_EQ(r.spec.dp, 16);
   EXPECT_EQ(r.spec.edp, 1);
-  // torchtitan's qwen3 has the flavor but no pipelining; DeepSpeed neither top-8 nor DeepEP.
+  // Its "norm, act" recomputation, as NVIDIA's script writes it.
+  EXPECT_EQ(args["--recompute-granularity"], "selective");
+  EXPECT_NE(r.file.text.find("--recompute-modules layernorm moe_act\n"), std::string::npos)
+      << r.file.text;
+  // torchtitan's qwen3 has the flavor but no pipelining; DeepSpeed neither top-8 nor DeepEP;
+  // neither names recomputation modules.
   const std::string titan = moe_refusal(plan, Framework::Torchtitan);
   EXPECT_NE(titan.find("qwen3 has no pipeline parallelism"), std::string::npos) << titan;
+  EXPECT_NE(titan.find("not the modules layernorm,moe_act"), std::string::npos) << titan;
   const std::string ds = moe_refusal(plan, Framework::DeepSpeed);
   EXPECT_NE(ds.find("picks 1 or 2 experts, not 8"), std::string::npos) << ds;
   EXPECT_NE(ds.find("not DeepEP"), std::string::npos) << ds;
+  EXPECT_NE(ds.find("not the modules layernorm,moe_act"), std::string::npos) << ds;
 }
 
 // The intra-node row counts the embedding and the loss as layers: 96 chunks on 32 stages, the

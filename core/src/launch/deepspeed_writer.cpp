@@ -53,6 +53,11 @@ namespace detail {
 std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
   std::vector<std::string> out;
   if (s.dtype == "fp8") out.push_back("DeepSpeed has no fp8 training (bf16, fp16 or fp32)");
+  if (s.recompute == Recompute::Selective && !s.recompute_modules.is_default())
+    out.push_back(fmt::format(
+        "Megatron-DeepSpeed's selective recomputation runs the attention's scores again, not "
+        "the modules {} (Megatron-Core's --recompute-modules)",
+        to_string(s.recompute_modules)));
   if (s.cp > 1)
     out.push_back(fmt::format(
         "DeepSpeed has no context parallelism (CP {}): its Ulysses sequence parallelism splits "

@@ -35,6 +35,7 @@ std::vector<LayoutRequest> nearby_layouts(const Plan& plan, Framework framework)
     own.micro_batches = p->micro_batches;
     own.interleave = p->interleave;
     own.recompute = p->recompute;
+    own.recompute_modules = p->recompute_modules;
     own.zero_stage = p->zero_stage;
     own.sequence_parallel = p->sequence_parallel;
     own.overlap_grad_reduce = p->overlap_grad_reduce;
@@ -76,6 +77,13 @@ std::vector<LayoutRequest> nearby_layouts(const Plan& plan, Framework framework)
       const std::int64_t per_stage =
           shape->layers % r.pipeline_stages == 0 ? shape->layers / r.pipeline_stages : 1;
       while (r.interleave > 1 && per_stage % r.interleave != 0) --r.interleave;
+    }
+    // Modules beyond the attention's are Megatron-Core's: the others recompute the whole layer
+    // (the modules' memory saving, at a whole forward's time).
+    if (framework != Framework::Megatron && r.recompute == Recompute::Selective &&
+        !r.recompute_modules.is_default()) {
+      r.recompute = Recompute::Full;
+      r.recompute_modules = {};
     }
     if (framework == Framework::DeepSpeed) {
       r.interleave = 1;

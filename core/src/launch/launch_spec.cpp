@@ -66,7 +66,8 @@ std::string LaunchSpec::describe() const {
   }
   text += fmt::format(", micro-batch {} x {}, global batch {}", micro_batch_size, micro_batches,
                       global_batch);
-  text += fmt::format(", recompute {}", to_string(recompute));
+  text +=
+      fmt::format(", recompute {}", describe_recompute(to_string(recompute), recompute_modules));
   if (zero_stage > 0) text += fmt::format(", ZeRO-{}", zero_stage);
   if (sequence_parallel) text += ", sequence-parallel";
   if (tp_comm_overlap) text += ", TP overlap";
@@ -112,6 +113,7 @@ Derivation launch_spec_of(const Plan& plan) {
     s.overlap_grad_reduce = p->overlap_grad_reduce;
     s.zero_stage = p->zero_stage;
     s.recompute = p->recompute;
+    s.recompute_modules = p->recompute_modules;
     s.micro_batch_size = p->micro_batch_size;
     s.micro_batches = p->micro_batches;
     s.device_order = p->device_order;

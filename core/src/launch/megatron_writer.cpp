@@ -326,6 +326,11 @@ LaunchFile write_megatron(const LaunchSpec& s) {
     recompute.add("--recompute-num-layers", "1");
   } else if (s.recompute == Recompute::Selective) {
     recompute.add("--recompute-granularity", "selective");
+    if (!s.recompute_modules.is_default()) {
+      std::string modules = to_string(s.recompute_modules);
+      std::replace(modules.begin(), modules.end(), ',', ' ');
+      recompute.add("--recompute-modules", modules);
+    }
   }
 
   if (s.dtype == "bf16" || s.dtype == "fp8") precision.add("--bf16");

@@ -126,6 +126,11 @@ namespace detail {
 std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& s) {
   std::vector<std::string> out;
   const ModelShape& m = s.model;
+  if (s.recompute == Recompute::Selective && !s.recompute_modules.is_default())
+    out.push_back(fmt::format(
+        "torchtitan's selective activation checkpointing picks operators by its own policy, not "
+        "the modules {} (Megatron-Core's --recompute-modules)",
+        to_string(s.recompute_modules)));
   if (s.dtype == "fp16")
     out.push_back("torchtitan trains in bfloat16 or float32 (mixed_precision_param), not float16");
   if (m.moe) {

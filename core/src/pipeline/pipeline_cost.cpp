@@ -60,8 +60,9 @@ void set_expert_share(MemoryBreakdown& m, double parameters, int copies, double 
 }
 
 void add_segment_exchanges(ChunkExchanges& chunk, double alltoall, bool overlapped,
-                           double exchange_forward, double exchange, bool recomputed) {
-  const double again = recomputed ? 1.0 : 0.0;  // the forward pass's, run again
+                           double exchange_forward, double exchange, bool alltoall_recomputed,
+                           bool exchange_recomputed) {
+  const double again = alltoall_recomputed ? 1.0 : 0.0;  // the forward pass's, run again
   chunk.alltoall.forward += alltoall / 2;
   chunk.alltoall.backward += alltoall / 2 * (1 + again);
   if (!overlapped) {
@@ -69,7 +70,8 @@ void add_segment_exchanges(ChunkExchanges& chunk, double alltoall, bool overlapp
     chunk.alltoall_exposed.backward += alltoall / 2 * (1 + again);
   }
   chunk.context_exchange.forward += exchange_forward;
-  chunk.context_exchange.backward += exchange - exchange_forward + again * exchange_forward;
+  chunk.context_exchange.backward +=
+      exchange - exchange_forward + (exchange_recomputed ? exchange_forward : 0.0);
 }
 
 double overlapped_pass(double compute, double communication, int splits, int comm_sms, int sms) {

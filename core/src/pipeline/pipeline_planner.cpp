@@ -375,24 +375,29 @@ class Planner {
     return profiles_.emplace(key, p).first->second;
   }
 
-  // Forward dense FLOPs of a kind at `b` samples, and of those its attention's products.
-  std::pair<double, double> kind_flops(int kind, std::int64_t b) {
+  // Forward dense FLOPs of a kind at `b` samples, and of those its attention's products and its
+  // experts'.
+  struct KindFlops {
+    double dense = 0, core = 0, experts = 0;
+  };
+  const KindFlops& kind_flops(int kind, std::int64_t b) {
     const auto key = std::make_pair(kind, b);
     if (auto it = flops_.find(key); it != flops_.end()) return it->second;
     Graph serial;
     try {
       serial = segment_graph(model_, chain_.segments[chain_.representative[kind]], b);
     } catch (const ShapeError&) {
-      return flops_.emplace(key, std::make_pair(0.0, 0.0)).first->second;  // profile: infeasible
+      return flops_.emplace(key, KindFlops{}).first->second;  // profile: infeasible
     }
-    double core = 0;
-    for (const auto& [id, n] : serial.nodes())
+    KindFlops f;
+    f.dense = dense_forward_flops(serial, options_.flop_count);
+    for (const auto& [id, n] : serial.nodes()) {
       // What selective recomputation runs again; a fused kernel's backward recomputes anyway.
       if (is_attention(n.op.type) && !runs_fused_attention(n, machine_.device(0)))
-        core += attention_task(serial, n).core_flops();  // the scores and the context
-    return flops_
-        .emplace(key, std::make_pair(dense_forward_flops(serial, options_.flop_count), core))
-        .first->second;
+        f.core += attention_task(serial, n).core_flops();  // the scores and the context
+      if (n.op.type == OpType::Experts) f.experts += task_work(serial, id).flops;
+    }
+    return flops_.emplace(key, f).first->second;
   }
 
   // Contiguous chunks of segments: Megatron-LM's layer counts, or balanced by time.
@@ -611,9 +616,35 @@ class Planner {
     const SegmentProfile& s = *c.profile;
     if (block && l.recompute == Recompute::Full)
       return {c.forward, s.input_bytes / (l.sp ? l.tp : 1)};
-    if (block && l.recompute == Recompute::Selective)
-      return {s.attention_core, s.activations - s.attention_internals - c.sp_share};
+    if (block && l.recompute == Recompute::Selective) {
+      const RecomputeModules& m = options_.request.recompute_modules;
+      double again = 0, dropped = 0;
+      if (m.has(RecomputeModules::kCoreAttention)) {
+        again += s.attention_core;
+        dropped += s.attention_internals;
+      }
+      if (m.has(RecomputeModules::kLayerNorm)) {
+        again += s.norm_forward;
+        dropped += s.norm_outputs;
+      }
+      if (m.has(RecomputeModules::kMoe)) {
+        again += s.moe_forward;
+        dropped += s.moe_internals;
+      } else if (m.has(RecomputeModules::kMoeActivation)) {
+        again += s.expert_act_forward;
+        dropped += s.expert_act_outputs;
+      }
+      return {again, s.activations - dropped - c.sp_share};
+    }
     return {0.0, s.activations - c.sp_share};
+  }
+
+  // Whether the layout runs a block's mixture-of-experts layers forward again in the backward
+  // pass, their all-to-alls included (full recomputation, or the moe module).
+  bool recomputes_moe(const Layout& l, bool block) const {
+    return block && (l.recompute == Recompute::Full ||
+                     (l.recompute == Recompute::Selective &&
+                      options_.request.recompute_modules.has(RecomputeModules::kMoe)));
   }
 
   // A lower bound on the key (key()) of the layout's plan, from its segments' costs alone:
@@ -703,6 +734,8 @@ class Planner {
     p.micro_batch_size = l.b;
     p.interleave = l.v;
     p.recompute = l.recompute;
+    if (l.recompute == Recompute::Selective)
+      p.recompute_modules = options_.request.recompute_modules;
     p.zero_stage = l.zero;
     p.sequence_parallel = l.sp;
     p.overlap_grad_reduce = l.overlap;
@@ -741,7 +774,8 @@ class Planner {
       const KindCost& kc = *kind_costs[static_cast<std::size_t>(kind)];
       const SegmentProfile& s = *kc.profile;
       prof[j] = &s;
-      const auto [dense, core] = kind_flops(kind, l.b);
+      const KindFlops& kf = kind_flops(kind, l.b);
+      const double dense = kf.dense;
       flops += 3 * dense;
       forward[j] = kc.forward;
       backward[j] = kc.backward;
@@ -757,7 +791,11 @@ class Planner {
       }
       const auto [extra, keep] = recomputation(kc, block_[j], l);
       if (block_[j] && l.recompute == Recompute::Full) recompute_flops += dense;
-      if (block_[j] && l.recompute == Recompute::Selective) recompute_flops += core;
+      if (block_[j] && l.recompute == Recompute::Selective) {
+        const RecomputeModules& m = options_.request.recompute_modules;
+        if (m.has(RecomputeModules::kCoreAttention)) recompute_flops += kf.core;
+        if (m.has(RecomputeModules::kMoe)) recompute_flops += kf.experts;
+      }
       time[j] = forward[j] + backward[j] + extra;
       work[j] = extra;
       saved[j] = std::max(0.0, keep);
@@ -792,11 +830,13 @@ class Planner {
         sp.forward += forward[j];
         sp.backward += backward[j] + work[j];
         sp.parameters += kc.dense_parameters + kc.expert_parameters;
-        const double recomputed = l.recompute == Recompute::Full && block_[j] ? 1.5 : 1.0;
-        rank_alltoall[rank] += alltoall[j] * recomputed;
-        rank_exchange[rank] += exchange[j] * recomputed;
+        // A recomputed forward pass sends its all-to-alls and key/value exchanges again.
+        const bool moe_again = recomputes_moe(l, block_[j]);
+        const bool attention_again = l.recompute == Recompute::Full && block_[j];
+        rank_alltoall[rank] += alltoall[j] * (moe_again ? 1.5 : 1.0);
+        rank_exchange[rank] += exchange[j] * (attention_again ? 1.5 : 1.0);
         add_segment_exchanges(sp.exchanges, alltoall[j], l.ep_overlap, exchange_forward[j],
-                              exchange[j], recomputed > 1);
+                              exchange[j], moe_again, attention_again);
         if (l.ep_overlap && alltoall[j] > 0) {
           // Behind the partner micro-batch's dense compute (pipeline_cost.h).
           const double exposed = exposed_expert_alltoall(
@@ -1008,7 +1048,7 @@ class Planner {
   std::map<std::tuple<int, int, bool>, KindPlan> base_;
   std::map<std::tuple<int, int, std::int64_t, bool>, KindPlan> exact_;
   std::map<std::tuple<int, int, std::int64_t, bool, int, int>, SegmentProfile> profiles_;
-  std::map<std::pair<int, std::int64_t>, std::pair<double, double>> flops_;
+  std::map<std::pair<int, std::int64_t>, KindFlops> flops_;
   std::map<int, KindExperts> experts_of_;
   std::map<
       std::tuple<int, int, int, int, int, int, std::int64_t, bool, int, bool, bool, int, bool, int>,

@@ -59,14 +59,60 @@ double attention_internal_bytes(const Graph& g, const Node& n, bool scores,
   return a.kept_elements * size;
 }
 
-// Bytes one Experts task keeps inside itself for the backward pass (TaskWork's expert_*): the
-// GEMMs' inputs in fp8 where they run in fp8 (as they were cast, for the weight gradients), the
-// up projections' output in the tokens' type.
-double expert_internal_bytes(const Graph& g, const Node& n, const DeviceSpec& device) {
+// What one Experts task keeps inside itself for the backward pass (TaskWork's expert_*), in
+// bytes: the GEMMs' inputs in fp8 where they run in fp8 (as they were cast, for the weight
+// gradients), the up projections' output in the tokens' type; and of those, the activation's
+// output, with the seconds of the activation's own pass over the up projections' output.
+struct ExpertInternals {
+  double bytes = 0, act_output = 0, act_seconds = 0;
+};
+
+ExpertInternals expert_internals(const Graph& g, const Node& n, const DeviceSpec& device) {
   const TaskWork w = task_work(g, n.id);
   const double size = static_cast<double>(size_of(g.shape(n.inputs.at(0)).dtype));
   const double gemm_input = runs_fp8_gemms(n, device) && size == 2 ? 1 : size;
-  return (w.expert_routed_input + w.expert_act_output) * gemm_input + w.expert_up_output * size;
+  ExpertInternals e;
+  e.act_output = w.expert_act_output * gemm_input;
+  e.bytes = w.expert_routed_input * gemm_input + e.act_output + w.expert_up_output * size;
+  e.act_seconds = (w.expert_up_output + w.expert_act_output) * size /
+                  (device.memory_bandwidth * device.memory_efficiency);
+  return e;
+}
+
+// The tensor a parallel operator passes on, traced back to the compute operator that made it.
+TensorRef made_by(const Graph& g, TensorRef t) {
+  while (is_parallel_op(g.node(t.node).op.type) && !g.node(t.node).inputs.empty())
+    t = g.node(t.node).inputs.at(0);
+  return t;
+}
+
+bool is_norm(OpType t) { return t == OpType::LayerNorm; }
+
+// The nodes of each mixture-of-experts layer (recompute_modules.h's moe): its Experts operators
+// and their routers (what their gates are computed from, and the layer's input is not), with the
+// nodes its input comes from, which the layer keeps as its checkpoint.
+struct MoeLayers {
+  std::set<NodeId> nodes, before;
+};
+
+MoeLayers moe_layers(const Graph& g) {
+  MoeLayers m;
+  auto ancestors = [&](TensorRef from, const std::set<NodeId>& stop, std::set<NodeId>& into) {
+    std::vector<NodeId> todo{from.node};
+    while (!todo.empty()) {
+      const NodeId id = todo.back();
+      todo.pop_back();
+      if (stop.count(id) || !into.insert(id).second) continue;
+      for (const auto& in : g.node(id).inputs) todo.push_back(in.node);
+    }
+  };
+  for (const auto& [id, n] : g.nodes()) {
+    if (n.op.type != OpType::Experts || n.inputs.size() < 2) continue;
+    ancestors(n.inputs[0], {}, m.before);
+    m.nodes.insert(id);
+    ancestors(n.inputs[1], m.before, m.nodes);
+  }
+  return m;
 }
 
 bool is_pointwise(OpType t) {
@@ -156,10 +202,15 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
   // A stage replica's devices are of one type (its nodes are).
   const DeviceSpec& device = model.machine().device(0);
   double forward = 0, backward = 0, core = 0;
+  const MoeLayers moe = moe_layers(plan);
   for (const auto& op : mapping.per_op) {
     forward += op.forward;
     backward += op.backward;
     const Node& n = plan.node(op.node);
+    if (is_norm(n.op.type)) p.norm_forward += op.forward;
+    if (moe.nodes.count(op.node) && !is_parallel_op(n.op.type)) p.moe_forward += op.forward;
+    if (n.op.type == OpType::Experts)
+      p.expert_act_forward += expert_internals(plan, n, device).act_seconds;
     if (is_attention(n.op.type)) {
       core += op.forward * attention_core_share(plan, n, device);
       p.attentions.push_back(attention_exchange(plan, n, op, device));
@@ -185,7 +236,8 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
 
   const int devices = model.machine().num_devices();
   std::vector<double> params(devices, 0.0), acts(devices, 0.0), whole(devices, 0.0),
-      internals(devices, 0.0), fp8_params(devices, 0.0);
+      internals(devices, 0.0), fp8_params(devices, 0.0), norm_outputs(devices, 0.0),
+      act_outputs(devices, 0.0), moe_internals(devices, 0.0);
   const PlacementGraph placement(plan);
   const std::set<TensorRef> recomputed =
       device.fused_elementwise ? recomputed_elementwise(plan) : std::set<TensorRef>{};
@@ -222,19 +274,30 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
         if (n.op.type == OpType::SoftmaxCrossEntropy && size_of(shape.dtype) == 2) bytes *= 2;
         acts[dev] += bytes;
         if (shape.piece_elements() == shape.num_elements()) whole[dev] += bytes;
+        const TensorRef maker = made_by(plan, source);
+        if (is_norm(plan.node(maker.node).op.type)) norm_outputs[dev] += bytes;
+        if (moe.nodes.count(id) && !moe.before.count(maker.node)) moe_internals[dev] += bytes;
       }
       if (is_attention(n.op.type)) {
         const double probabilities = attention_internal_bytes(plan, n, true, device);
         acts[dev] += attention_internal_bytes(plan, n, false, device) + probabilities;
         internals[dev] += probabilities;
       }
-      if (n.op.type == OpType::Experts) acts[dev] += expert_internal_bytes(plan, n, device);
+      if (n.op.type == OpType::Experts) {
+        const ExpertInternals e = expert_internals(plan, n, device);
+        acts[dev] += e.bytes;
+        act_outputs[dev] += e.act_output;
+        moe_internals[dev] += e.bytes;
+      }
     }
   }
   const auto busiest = std::max_element(acts.begin(), acts.end()) - acts.begin();
   p.activations = acts[busiest];
   p.whole_activations = whole[busiest];
   p.attention_internals = internals[busiest];
+  p.norm_outputs = norm_outputs[busiest];
+  p.expert_act_outputs = act_outputs[busiest];
+  p.moe_internals = moe_internals[busiest];
   const auto fullest = std::max_element(params.begin(), params.end()) - params.begin();
   p.parameters = params[fullest];
   p.fp8_parameters = fp8_params[fullest];

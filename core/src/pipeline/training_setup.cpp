@@ -33,6 +33,8 @@ std::string LayoutRequest::describe() const {
   if (micro_batches) parts.push_back(fmt::format("--micro-batches {}", micro_batches));
   if (interleave) parts.push_back(fmt::format("--interleave {}", interleave));
   if (recompute) parts.push_back(fmt::format("--recompute {}", to_string(*recompute)));
+  if (!recompute_modules.is_default())
+    parts.push_back(fmt::format("--recompute-modules {}", to_string(recompute_modules)));
   if (zero_stage >= 0) parts.push_back(fmt::format("--zero {}", zero_stage));
   if (sequence_parallel && *sequence_parallel) parts.emplace_back("--sequence-parallel");
   if (overlap_grad_reduce && *overlap_grad_reduce) parts.emplace_back("--overlap-grad-reduce");

@@ -118,6 +118,9 @@ PipelinePlan pipeline_from_json(const json& j) {
         json_integer<std::int64_t>(j.at("micro_batch_size"), "plan: pipeline.micro_batch_size");
     p.interleave = json_integer<int>(j.at("interleave"), "plan: pipeline.interleave");
     p.recompute = recompute_from_string(j.at("recompute").get<std::string>());
+    if (j.contains("recompute_modules"))
+      p.recompute_modules =
+          recompute_modules_from_string(j.at("recompute_modules").get<std::string>());
     p.zero_stage = json_integer<int>(j.at("zero_stage"), "plan: pipeline.zero_stage");
     p.sequence_parallel = j.at("sequence_parallel").get<bool>();
     p.overlap_grad_reduce = j.value("overlap_grad_reduce", false);
@@ -245,6 +248,7 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"micro_batch_size", p.micro_batch_size},
           {"interleave", p.interleave},
           {"recompute", to_string(p.recompute)},
+          {"recompute_modules", to_string(p.recompute_modules)},
           {"zero_stage", p.zero_stage},
           {"sequence_parallel", p.sequence_parallel},
           {"overlap_grad_reduce", p.overlap_grad_reduce},
@@ -329,6 +333,7 @@ json summary_to_json(const PlanSummary& s) {
       {"micro_batches", s.micro_batches},
       {"bubble_fraction", s.bubble_fraction},
       {"recompute", s.recompute},
+      {"recompute_modules", s.recompute_modules},
       {"zero_stage", s.zero_stage},
       {"ep", s.ep},
       {"etp", s.etp},
@@ -400,6 +405,7 @@ Plan plan_from_json_fields(const json& j) {
   p.summary.micro_batches = json_integer_or(s, "micro_batches", 1, "plan: summary");
   p.summary.bubble_fraction = s.value("bubble_fraction", 0.0);
   p.summary.recompute = s.value("recompute", "none");
+  p.summary.recompute_modules = s.value("recompute_modules", "");
   p.summary.zero_stage = json_integer_or(s, "zero_stage", 0, "plan: summary");
   p.summary.ep = json_integer_or(s, "ep", 1, "plan: summary");
   p.summary.etp = json_integer_or(s, "etp", 1, "plan: summary");

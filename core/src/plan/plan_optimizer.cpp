@@ -123,7 +123,8 @@ std::string describe_layout(const PipelinePlan& p) {
                   p.pipeline_stages, p.data_parallel, p.micro_batches, p.micro_batch_size);
   if (p.interleave > 1) text += fmt::format(", {} chunks per device", p.interleave);
   if (p.recompute != Recompute::None)
-    text += fmt::format(", {} recomputation", to_string(p.recompute));
+    text += fmt::format(", {} recomputation",
+                        describe_recompute(to_string(p.recompute), p.recompute_modules));
   if (p.zero_stage > 0) text += fmt::format(", ZeRO-{}", p.zero_stage);
   if (p.sequence_parallel) text += ", sequence-parallel";
   if (p.overlap_grad_reduce && p.data_parallel > 1) text += ", overlapped data-parallel reduce";
@@ -246,6 +247,8 @@ class PlanSearch {
       s.micro_batches = p->micro_batches;
       s.bubble_fraction = p->bubble_fraction;
       s.recompute = to_string(p->recompute);
+      if (p->recompute == Recompute::Selective)
+        s.recompute_modules = to_string(p->recompute_modules);
       s.zero_stage = p->zero_stage;
       s.ep = p->expert_parallel;
       s.edp = p->expert_data_parallel;

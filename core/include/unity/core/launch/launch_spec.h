@@ -47,6 +47,7 @@ struct LaunchSpec {
   bool grad_reduce_in_bf16 = false;  // gradients kept and reduced in bf16
   bool fp8_param_gather = false;     // fp8 GEMMs' weights held and gathered in fp8
   Recompute recompute = Recompute::None;
+  RecomputeModules recompute_modules;  // what selective recomputation runs again
   std::int64_t micro_batch_size = 1;
   int micro_batches = 1;  // per iteration and data-parallel copy: the accumulation steps
   std::int64_t global_batch = 1;

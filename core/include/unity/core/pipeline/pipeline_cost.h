@@ -75,9 +75,11 @@ struct ChunkExchanges {
 };
 // Adds one segment's: `alltoall` seconds of all-to-alls per micro-batch (half in each pass), all
 // exposed unless `overlapped` (the caller adds the exposed part then), and `exchange` seconds of
-// K/V exchange of which `exchange_forward` in the forward pass.
+// K/V exchange of which `exchange_forward` in the forward pass; a recomputed forward (full
+// recomputation; the moe module for the all-to-alls) sends its part again in the backward pass.
 void add_segment_exchanges(ChunkExchanges& chunk, double alltoall, bool overlapped,
-                           double exchange_forward, double exchange, bool recomputed);
+                           double exchange_forward, double exchange, bool alltoall_recomputed,
+                           bool exchange_recomputed);
 
 // Bytes for `parameters` weights held on a device in `dtype`, with `optimizer`, sharded by ZeRO
 // stage `zero` (1: optimizer state, 2: and gradients, 3: and weights) over `data_parallel` copies.

@@ -82,6 +82,7 @@ struct PipelinePlan {
   std::int64_t micro_batch_size = 1;
   int interleave = 1;
   Recompute recompute = Recompute::None;
+  RecomputeModules recompute_modules;  // what selective recomputation runs again
   int zero_stage = 0;
   bool sequence_parallel = false;
   bool overlap_grad_reduce = false;  // data-parallel communication behind compute

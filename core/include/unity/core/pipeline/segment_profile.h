@@ -32,6 +32,14 @@ struct SegmentProfile {
   double attention_internals = 0;  // of which the attention's probabilities (what selective
                                    // recomputation drops)
   double input_bytes = 0;          // the activation entering the segment, whole
+  // What each recomputation module (recompute_modules.h) runs again and drops, beside the
+  // attention's (attention_core, attention_internals): the normalisations' forward seconds and
+  // their outputs kept by their readers; the experts' activation function (a memory-bound pass
+  // over the up projections' output) and its output; the mixture-of-experts layers' forward
+  // (router and experts) and all they keep but their input. Bytes on the busiest device.
+  double norm_forward = 0, norm_outputs = 0;
+  double expert_act_forward = 0, expert_act_outputs = 0;
+  double moe_forward = 0, moe_internals = 0;
   // Per attention operator: the keys and values of the whole sequence for one device's heads
   // (what context parallelism exchanges, context_exchange.h) and its products' seconds in each
   // pass on one device.

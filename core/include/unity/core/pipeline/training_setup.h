@@ -10,6 +10,7 @@
 #include "unity/core/pipeline/context_exchange.h"
 #include "unity/core/pipeline/device_order.h"
 #include "unity/core/pipeline/expert_load.h"
+#include "unity/core/pipeline/recompute_modules.h"
 #include "unity/core/pipeline/token_dispatch.h"
 
 namespace unity {
@@ -27,7 +28,10 @@ struct LayoutRequest {
   int pipeline_stages = 0;  // --pp (0: searched)
   int micro_batches = 0;    // --micro-batches per iteration and pipeline (0: searched)
   int interleave = 0;       // --interleave: model chunks per device (0: searched; 1: plain 1F1B)
-  std::optional<Recompute> recompute;     // --recompute
+  std::optional<Recompute> recompute;  // --recompute
+  // --recompute-modules: what selective recomputation runs again (Megatron-Core's modules; the
+  // attention's scores unless given). Naming them asks for selective recomputation.
+  RecomputeModules recompute_modules;
   int zero_stage = -1;                    // --zero 0..3 (-1: searched)
   std::optional<bool> sequence_parallel;  // --sequence-parallel
   // --overlap-grad-reduce: the data-parallel reduce behind the backward pass, ZeRO's gather behind
@@ -77,7 +81,8 @@ struct LayoutRequest {
            zero_stage < 0 && !sequence_parallel && !overlap_grad_reduce && !tp_comm_overlap &&
            !device_order && !expert_parallel && !dispatcher && !ep_comm_overlap &&
            !context_parallel && !context_exchange && !embedding_in_split && !loss_in_split &&
-           expert_load.balanced() && !grad_reduce_in_bf16 && !fp8_param_gather;
+           expert_load.balanced() && !grad_reduce_in_bf16 && !fp8_param_gather &&
+           recompute_modules.is_default();
   }
   // "--tp 8 --pp 8 --micro-batches 96": what was fixed, for messages.
   std::string describe() const;

@@ -58,6 +58,7 @@ struct PlanSummary {
   int micro_batches = 1;
   double bubble_fraction = 0;
   std::string recompute = "none";
+  std::string recompute_modules;  // what selective recomputation runs again ("" otherwise)
   int zero_stage = 0;
   // Mixture-of-experts layouts (pipeline_planner.h): expert parallelism, the experts' own tensor
   // parallelism (1: Unity splits experts whole) and data parallelism, context parallelism (each
