@@ -70,4 +70,78 @@ inline Graph deepseek_v3_model() {
   return g;
 }
 
+// Other published MoE runs on H100, used to check the work (docs/large-models.md, "Other
+// published MoE runs"), none of them behind a constant.
+//
+// Qwen3-235B-A22B's long-context runs (the model zoo, forced balance): 256 H100, TP 4, PP 8 with
+// 4 virtual stages, EP 8 (DeepEP), CP 1-8 at 16K-128K tokens, 256 sequences a step, recomputing
+// "layernorm moe"; published in TFLOP/s of Megatron's causal count without the recomputation.
+struct LongContextRun {
+  int cp;
+  double published_tflops;
+};
+inline constexpr LongContextRun kQwen3LongContext[] = {{1, 295}, {2, 335}, {4, 368}, {8, 389}};
+
+inline Graph qwen3_long_context_model(int cp) {
+  zoo::TransformerResize sizes;
+  sizes.seq = 16384 * cp;
+  return load_model_for_devices("qwen3-235b-a22b", 256, 256, sizes);
+}
+
+inline OptimizeOptions qwen3_long_context_layout(int cp) {
+  OptimizeOptions o = qwen3_layout(false);
+  o.layout.tensor_parallel = 4;
+  o.layout.context_parallel = cp;
+  o.layout.expert_parallel = 8;
+  o.layout.micro_batches = 256 / (8 / cp);
+  o.layout.recompute_modules.bits = RecomputeModules::kLayerNorm | RecomputeModules::kMoe;
+  o.flop_count = FlopCount::Causal;
+  return o;
+}
+
+// The model zoo's two other intra-node layouts of Qwen3-235B-A22B (step seconds): TP 4, EP 8,
+// PP 8 with 4 virtual stages, EDP 4, DeepEP, no recomputation: 29.0 s; TP 2, EP 8, EDP 32 with
+// Megatron's FSDP (ZeRO-3), 4 micro-batches of 4, full recomputation: 17.6 s.
+inline OptimizeOptions qwen3_tp4_intra_node_layout() {
+  OptimizeOptions o = qwen3_layout(false);
+  o.layout.tensor_parallel = 4;
+  o.layout.expert_parallel = 8;
+  o.layout.micro_batches = 256;
+  o.layout.recompute = Recompute::None;
+  o.layout.recompute_modules = {};
+  return o;
+}
+
+inline OptimizeOptions qwen3_fsdp_layout() {
+  OptimizeOptions o = qwen3_layout(false);
+  o.layout.pipeline_stages = 1;
+  o.layout.interleave = 1;
+  o.layout.micro_batches = 4;
+  o.layout.expert_parallel = 8;
+  o.layout.zero_stage = 3;
+  o.layout.recompute = Recompute::Full;
+  o.layout.recompute_modules = {};
+  return o;
+}
+
+// Mixtral 8x7B on 64 H100 (Megatron-Core v0.9's MoE README, 468 TFLOP/s in its full count): TP
+// 1, EP 8, PP 4 with 8 virtual stages, the all-to-all dispatcher, 256 sequences of 4,096.
+inline constexpr double kMixtralTflops = 468;
+
+inline OptimizeOptions mixtral_layout() {
+  OptimizeOptions o;
+  o.mode = "expert";
+  o.layout.tensor_parallel = 1;
+  o.layout.pipeline_stages = 4;
+  o.layout.interleave = 8;
+  o.layout.micro_batches = 16;
+  o.layout.expert_parallel = 8;
+  o.layout.dispatcher = TokenDispatcher::AllToAll;
+  o.layout.zero_stage = 1;
+  o.layout.overlap_grad_reduce = true;
+  o.layout.recompute = Recompute::None;
+  o.pins = {"fuse_attention"};
+  return o;
+}
+
 }  // namespace unity::moe

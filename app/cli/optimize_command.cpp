@@ -73,8 +73,9 @@ void add_optimize_command(CLI::App& app) {
     const auto& s = plan.summary;
     if (opt->json) {
       auto j = summary_to_json(s);
-      if (const auto checked = published_accuracy(machine))
+      if (const auto checked = published_accuracy(machine, model))
         j["published_accuracy"] = {{"family", checked->family},
+                                   {"kind", checked->kind},
                                    {"runs", checked->runs},
                                    {"rows", checked->rows},
                                    {"within_10_percent", checked->within_10_percent},
@@ -103,7 +104,7 @@ void add_optimize_command(CLI::App& app) {
                s.candidates_evaluated, s.search_status.empty() ? "" : " (" + s.search_status + ")");
     if (!s.origin.empty()) fmt::print("  plan           {}\n", s.origin);
     print_cost_sources(s, machine);
-    if (const auto checked = published_accuracy(machine))
+    if (const auto checked = published_accuracy(machine, model))
       fmt::print("  checked        {}\n", checked->describe());
     if (plan.pipeline) {
       fmt::print("\n");

@@ -3,7 +3,11 @@
 // search's plans of both, which must fit and be at least as fast as the published layouts.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
+#include "../error_spread.h"
 #include "../moe_runs.h"
+#include "unity/core/cost/published_accuracy.h"
 #include "unity/core/errors.h"
 
 namespace unity {
@@ -140,6 +144,78 @@ TEST(MoeRuns, JointSearchPlansAtLeastAsFastAsThePublishedLayouts) {
     EXPECT_GT(searched.pipeline->expert_parallel, 1);
     EXPECT_LE(searched.pipeline->iteration_time, fixed.pipeline->iteration_time);
   }
+}
+
+}  // namespace
+}  // namespace unity
+
+namespace unity {
+namespace {
+
+// What `unity optimize` states for mixture-of-experts plans on H100 (published_accuracy.h) holds
+// over every published MoE run Unity is compared with: the reference's and the checks'
+// (docs/large-models.md), each as predicted throughput against published (a step time's inverse).
+TEST(PublishedAccuracyRecord, H100MixtureOfExpertsHoldsOverEveryRow) {
+  published_runs::ErrorSpread spread;
+  const MachineSpec h256 = load_machine("dgx-h100", {0, 256});
+  const Graph qwen3 = moe::qwen3_model();
+  auto step = [&](const Graph& model, const MachineSpec& machine, const OptimizeOptions& layout,
+                  double published_seconds, const char* name) {
+    const Plan plan = optimize_plan(model, machine, layout);
+    EXPECT_TRUE(plan.pipeline && plan.pipeline->fits) << name;
+    if (!plan.pipeline) return;
+    spread.add(1 / plan.pipeline->iteration_time, 1 / published_seconds);
+    std::printf("%s: %.2f s predicted, %.1f s published\n", name, plan.pipeline->iteration_time,
+                published_seconds);
+  };
+  step(qwen3, h256, moe::qwen3_layout(false), 19.7, "qwen3 cross-node");
+  step(qwen3, h256, moe::qwen3_layout(true), 17.6, "qwen3 cross-node overlapped");
+  step(qwen3, h256, moe::qwen3_intra_node_layout(), 24.2, "qwen3 intra-node PP 32");
+  step(qwen3, h256, moe::qwen3_tp4_intra_node_layout(), 29.0, "qwen3 intra-node TP 4");
+  step(qwen3, h256, moe::qwen3_fsdp_layout(), 17.6, "qwen3 intra-node FSDP");
+
+  const Plan deepseek = optimize_plan(moe::deepseek_v3_model(), load_machine("dgx-h100", {0, 1024}),
+                                      moe::deepseek_v3_layout());
+  ASSERT_TRUE(deepseek.pipeline);
+  spread.add(8192.0 * 4096 / deepseek.pipeline->iteration_time / 1024,
+             moe::kDeepSeekV3TokensPerGpu);
+
+  // Megatron's TFLOP/s leave the recomputation out: the model's FLOPs (causal count) over the
+  // step time with the recomputation.
+  for (const auto& run : moe::kQwen3LongContext) {
+    const Graph model = moe::qwen3_long_context_model(run.cp);
+    const OptimizeOptions layout = moe::qwen3_long_context_layout(run.cp);
+    OptimizeOptions kept = layout;
+    kept.layout.recompute = Recompute::None;
+    kept.layout.recompute_modules = {};
+    const Plan plan = optimize_plan(model, h256, layout);
+    const Plan flops = optimize_plan(model, h256, kept);
+    ASSERT_TRUE(plan.pipeline && flops.pipeline);
+    EXPECT_TRUE(plan.pipeline->fits);
+    const double tflops = flops.pipeline->model_flops / plan.pipeline->iteration_time / 256 / 1e12;
+    spread.add(tflops, run.published_tflops);
+    std::printf("qwen3 at %d tokens, CP %d: %.1f TFLOP/s predicted, %.0f published\n",
+                16384 * run.cp, run.cp, tflops, run.published_tflops);
+  }
+
+  const Plan mixtral = optimize_plan(load_model_for_devices("mixtral-8x7b", 64, 256),
+                                     load_machine("dgx-h100", {0, 64}), moe::mixtral_layout());
+  ASSERT_TRUE(mixtral.pipeline);
+  spread.add(mixtral.summary.tflops_per_device, moe::kMixtralTflops);
+  std::printf("mixtral-8x7b: %.1f TFLOP/s predicted, 468 published\n",
+              mixtral.summary.tflops_per_device);
+
+  std::printf("%d of 11 within 10%%, %+.1f%% to %+.1f%%\n", spread.within_10_percent,
+              100 * spread.lowest, 100 * spread.highest);
+  const PublishedAccuracy& record = h100_moe_published_accuracy();
+  EXPECT_EQ(record.rows, 11);
+  published_runs::expect_record_holds(record, spread);
+  // optimize states it for a model with experts, the dense record for one without.
+  const auto stated = published_accuracy(h256, qwen3);
+  ASSERT_TRUE(stated);
+  EXPECT_EQ(stated->kind, "mixture of experts");
+  EXPECT_EQ(stated->describe().rfind("H100 (mixture of experts): ", 0), 0u) << stated->describe();
+  EXPECT_TRUE(published_accuracy(h256, load_model_for_devices("gpt-1.7b", 256))->kind.empty());
 }
 
 }  // namespace

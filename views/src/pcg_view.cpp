@@ -163,7 +163,7 @@ QString PcgView::headline() const {
                            .arg(pipelineLayoutText(*plan->pipeline))
                      : QString();
   // How far this kind of prediction has been from published runs (published_accuracy.h).
-  const auto checked = published_accuracy(plan->machine);
+  const auto checked = published_accuracy(plan->machine, plan->pcg);
   const QString checkedText =
       checked ? tr("<br>Checked: %1").arg(QString::fromStdString(checked->describe())) : QString();
   const QString rewriteText = applied.isEmpty()

@@ -9,26 +9,33 @@
 #include <string_view>
 
 #include "unity/core/machine/machine_spec.h"
+#include "unity/core/pcg/graph.h"
 
 namespace unity {
 
 struct PublishedAccuracy {
   std::string_view family;  // "H100", matched in the device's name
+  std::string_view kind;    // "" (dense models), or "mixture of experts"
   std::string_view runs;    // which published runs
   int rows = 0;
   int within_10_percent = 0;
-  double lowest_error = 0;   // predicted / published - 1, the lowest row
-  double highest_error = 0;  // and the highest
+  // Predicted throughput / published - 1 (a step time's inverse), the lowest row and the highest.
+  double lowest_error = 0;
+  double highest_error = 0;
   // "H100: 10 of 12 published runs within 10% (-0.6% to +27.4%; Megatron-LM weak scaling, ...)"
   std::string describe() const;
 };
 
-// The record of the machine's first device type's family; nullopt where no published run of that
-// family has been compared with.
-std::optional<PublishedAccuracy> published_accuracy(const MachineSpec& machine);
+// The record of the machine's first device type's family for the model's kind (a model with
+// Experts operators: the mixture-of-experts record); nullopt where no published run of that
+// family and kind has been compared with.
+std::optional<PublishedAccuracy> published_accuracy(const MachineSpec& machine, const Graph& model);
+std::optional<PublishedAccuracy> published_accuracy(const MachineSpec& machine,
+                                                    bool mixture_of_experts = false);
 
 // Every record, for the tests and the docs.
 const PublishedAccuracy& h100_published_accuracy();
+const PublishedAccuracy& h100_moe_published_accuracy();
 const PublishedAccuracy& a100_published_accuracy();
 
 }  // namespace unity
