@@ -514,6 +514,27 @@ class PipelineViewsTests : public QObject {
     QVERIFY(!doc.plan("joint")->pipeline);
   }
 
+  // Megatron-Core's recomputation modules from the pins: the MoE recipes' presets, and a plan's
+  // own modules set back as an item of their own.
+  void layoutPinsTakeRecomputationModules() {
+    LayoutRequestPanel pins;
+    QComboBox* box = pins.recomputeBox();
+    const int normAct = box->findText("selective (layernorm,moe_act)");
+    QVERIFY(normAct > 0);
+    box->setCurrentIndex(normAct);
+    LayoutRequest r = pins.request();
+    QVERIFY(r.recompute && *r.recompute == Recompute::Selective);
+    QCOMPARE(to_string(r.recompute_modules), std::string("layernorm,moe_act"));
+    QVERIFY(pins.describe().contains("--recompute-modules layernorm,moe_act"));
+    r.recompute_modules = recompute_modules_from_string("moe");
+    pins.setRequest(r);
+    QCOMPARE(box->currentText(), QString("selective (moe)"));
+    QCOMPARE(to_string(pins.request().recompute_modules), std::string("moe"));
+    // Plain selective is the attention's, Megatron's default.
+    box->setCurrentIndex(box->findData("selective"));
+    QVERIFY(pins.request().recompute_modules.is_default());
+  }
+
   void chooserPrefersThePipelinedPlan() {
     ExplorerDocument doc;
     const auto plan = tinyPipelinedPlan(doc);

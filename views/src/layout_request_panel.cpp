@@ -1,5 +1,7 @@
 #include "unity/views/layout_request_panel.h"
 
+#include <cstring>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -44,7 +46,14 @@ LayoutRequestPanel::LayoutRequestPanel(QWidget* parent)
     const QString name = QString::fromStdString(std::string(to_string(r)));
     recompute_->addItem(name, name);
   }
-  recompute_->setToolTip(tr("Activation recomputation (--recompute): pinned, or searched"));
+  // Megatron-Core's modules as its mixture-of-experts recipes name them (--recompute-modules).
+  for (const char* modules : {"layernorm,moe_act", "layernorm,moe"}) {
+    const RecomputeModules m = recompute_modules_from_string(modules);
+    recompute_->addItem(QString::fromStdString(describe_recompute("selective", m)),
+                        QStringLiteral("selective:") + QString::fromStdString(to_string(m)));
+  }
+  recompute_->setToolTip(
+      tr("Activation recomputation (--recompute, --recompute-modules): pinned, or searched"));
   zero_->addItem(tr("searched"), -1);
   for (int z = 0; z <= 3; ++z) zero_->addItem(QString::number(z), z);
   zero_->setToolTip(
@@ -89,7 +98,13 @@ LayoutRequest LayoutRequestPanel::request() const {
   r.micro_batches = microBatches_->value();
   r.tensor_parallel = tensorParallel_->value();
   const QString recompute = recompute_->currentData().toString();
-  if (!recompute.isEmpty()) r.recompute = recompute_from_string(recompute.toStdString());
+  if (recompute.startsWith(QStringLiteral("selective:"))) {
+    r.recompute = Recompute::Selective;
+    r.recompute_modules = recompute_modules_from_string(
+        recompute.mid(static_cast<int>(std::strlen("selective:"))).toStdString());
+  } else if (!recompute.isEmpty()) {
+    r.recompute = recompute_from_string(recompute.toStdString());
+  }
   r.zero_stage = zero_->currentData().toInt();
   return r;
 }
@@ -100,9 +115,17 @@ void LayoutRequestPanel::setRequest(const LayoutRequest& r) {
   stages_->setValue(r.pipeline_stages);
   microBatches_->setValue(r.micro_batches);
   tensorParallel_->setValue(r.tensor_parallel);
-  recompute_->setCurrentIndex(r.recompute ? recompute_->findData(QString::fromStdString(
-                                                std::string(to_string(*r.recompute))))
-                                          : 0);
+  QString recompute;
+  if (r.recompute && *r.recompute == Recompute::Selective && !r.recompute_modules.is_default())
+    recompute =
+        QStringLiteral("selective:") + QString::fromStdString(to_string(r.recompute_modules));
+  else if (r.recompute)
+    recompute = QString::fromStdString(std::string(to_string(*r.recompute)));
+  // Modules no preset names (a plan's own) get an item of their own.
+  if (!recompute.isEmpty() && recompute_->findData(recompute) < 0)
+    recompute_->addItem(
+        QString::fromStdString(describe_recompute("selective", r.recompute_modules)), recompute);
+  recompute_->setCurrentIndex(recompute.isEmpty() ? 0 : recompute_->findData(recompute));
   zero_->setCurrentIndex(zero_->findData(r.zero_stage < 0 ? -1 : r.zero_stage));
 }
 
