@@ -52,6 +52,9 @@ LayoutRequestPanel::LayoutRequestPanel(QWidget* parent)
     recompute_->addItem(QString::fromStdString(describe_recompute("selective", m)),
                         QStringLiteral("selective:") + QString::fromStdString(to_string(m)));
   }
+  // Sized to its short items: the modules' longer names show whole in the list.
+  recompute_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  recompute_->setMinimumContentsLength(9);
   recompute_->setToolTip(
       tr("Activation recomputation (--recompute, --recompute-modules): pinned, or searched"));
   zero_->addItem(tr("searched"), -1);
