@@ -118,9 +118,8 @@ PipelinePlan pipeline_from_json(const json& j) {
         json_integer<std::int64_t>(j.at("micro_batch_size"), "plan: pipeline.micro_batch_size");
     p.interleave = json_integer<int>(j.at("interleave"), "plan: pipeline.interleave");
     p.recompute = recompute_from_string(j.at("recompute").get<std::string>());
-    if (j.contains("recompute_modules"))
-      p.recompute_modules =
-          recompute_modules_from_string(j.at("recompute_modules").get<std::string>());
+    if (const std::string modules = j.value("recompute_modules", ""); !modules.empty())
+      p.recompute_modules = recompute_modules_from_string(modules);
     p.zero_stage = json_integer<int>(j.at("zero_stage"), "plan: pipeline.zero_stage");
     p.sequence_parallel = j.at("sequence_parallel").get<bool>();
     p.overlap_grad_reduce = j.value("overlap_grad_reduce", false);
@@ -248,7 +247,9 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"micro_batch_size", p.micro_batch_size},
           {"interleave", p.interleave},
           {"recompute", to_string(p.recompute)},
-          {"recompute_modules", to_string(p.recompute_modules)},
+          // What selective recomputation runs again ("" for none and full).
+          {"recompute_modules",
+           p.recompute == Recompute::Selective ? to_string(p.recompute_modules) : ""},
           {"zero_stage", p.zero_stage},
           {"sequence_parallel", p.sequence_parallel},
           {"overlap_grad_reduce", p.overlap_grad_reduce},
