@@ -221,6 +221,15 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
                   "What selective recomputation runs again, Megatron-Core's modules: core_attn "
                   "(the default), layernorm, moe_act, moe (comma-separated; implies --recompute "
                   "selective)")
+      ->check(
+          [](const std::string& v) {
+            return v.find_first_not_of(", ") == std::string::npos
+                       ? std::string(
+                             "no module named (expected core_attn, layernorm, moe_act or "
+                             "moe)")
+                       : std::string();
+          },
+          "MODULES")
       ->group(group);
   cmd->add_option("--zero", l.zero, "ZeRO stage (1: optimizer state, 2: + gradients, 3: + weights)")
       ->check(CLI::Range(0, 3))

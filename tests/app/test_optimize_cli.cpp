@@ -159,6 +159,9 @@ TEST(OptimizeCli, ExpertLoadAndFlopCountFlags) {
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.err.find("unknown recomputation module 'mlp_act'"), std::string::npos)
       << unknown.err;
+  auto empty = run_cli(layout + " --recompute-modules ','");
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_NE(empty.err.find("no module named"), std::string::npos) << empty.err;
   auto clash = run_cli(layout + " --recompute full --recompute-modules moe");
   EXPECT_EQ(clash.exit_code, 1);
   EXPECT_NE(clash.err.find("needs --recompute selective"), std::string::npos) << clash.err;
