@@ -99,15 +99,14 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       const double ffn = static_cast<double>(w1.dims[2].size / w1.dims[2].degree);
       // The planner's "expert_load" (expert_load.h): the busiest device's tokens over an even
       // share, from a router's imbalance or a capacity factor's padding.
-      const double routed = tokens * static_cast<double>(n.op.attrs.get_int("top_k")) *
-                            local_experts / experts * n.op.attrs.get_double("expert_load", 1.0);
+      const double even =
+          tokens * static_cast<double>(n.op.attrs.get_int("top_k")) * local_experts / experts;
+      const double routed = even * n.op.attrs.get_double("expert_load", 1.0);
       const bool gated = n.inputs.size() == 5;
       const double up = 2.0 * routed * hidden * ffn * (gated ? 2 : 1);
       const double down = 2.0 * routed * ffn * hidden;
       w.flops = up + down;
       w.backward_ratio = 2;
-      const double even =
-          tokens * static_cast<double>(n.op.attrs.get_int("top_k")) * local_experts / experts;
       w.expert_routed_input = even * hidden;
       w.expert_up_output = even * ffn * (gated ? 2 : 1);
       w.expert_act_output = even * ffn;
