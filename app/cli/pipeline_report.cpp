@@ -25,7 +25,7 @@ void print_pipeline(const PipelinePlan& p, bool costs, bool causal_attention) {
                               : std::string(),
              p.micro_batches, p.micro_batch_size, 100 * p.bubble_fraction, p.bubble_time * 1e3);
   fmt::print("savers      recomputation {}, ZeRO stage {}, sequence parallelism {}\n",
-             describe_recompute(to_string(p.recompute), p.recompute_modules), p.zero_stage,
+             describe_recompute(p.recompute, p.recompute_modules), p.zero_stage,
              p.sequence_parallel ? "on" : "off");
   fmt::print("overlap     data-parallel reduce and gather {}; tensor-parallel collectives {}\n",
              p.overlap_grad_reduce ? "behind the backward and forward passes" : "after the flush",

@@ -223,11 +223,13 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
                   "selective)")
       ->check(
           [](const std::string& v) {
-            return v.find_first_not_of(", ") == std::string::npos
-                       ? std::string(
-                             "no module named (expected core_attn, layernorm, moe_act or "
-                             "moe)")
-                       : std::string();
+            // Parsed here too, so that an empty list is refused, not taken as not given.
+            try {
+              recompute_modules_from_string(v);
+              return std::string();
+            } catch (const InputError& e) {
+              return std::string(e.what());
+            }
           },
           "MODULES")
       ->group(group);
@@ -269,14 +271,7 @@ LayoutRequest LayoutOptions::layout() const {
   r.fp8_param_gather = fp8_param_gather;
   r.context_parallel = cp;
   if (!cp_comm.empty()) r.context_exchange = context_exchange_from_string(cp_comm);
-  if (!recompute.empty()) r.recompute = recompute_from_string(recompute);
-  if (!recompute_modules.empty()) {
-    r.recompute_modules = recompute_modules_from_string(recompute_modules);
-    if (r.recompute && *r.recompute != Recompute::Selective)
-      throw InputError(fmt::format("--recompute-modules {} needs --recompute selective, not {}",
-                                   recompute_modules, to_string(*r.recompute)));
-    r.recompute = Recompute::Selective;
-  }
+  r.set_recompute(recompute, recompute_modules);
   r.zero_stage = zero;
   if (sequence_parallel) r.sequence_parallel = true;
   if (overlap_grad_reduce) r.overlap_grad_reduce = true;

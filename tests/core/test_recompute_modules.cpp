@@ -57,9 +57,9 @@ TEST(RecomputeModules, NamesParseAndPrintInMegatronsOrder) {
   EXPECT_EQ(to_string(recompute_modules_from_string("moe_act, layernorm")), "layernorm,moe_act");
   EXPECT_EQ(to_string(recompute_modules_from_string("moe layernorm")), "layernorm,moe");
   EXPECT_TRUE(recompute_modules_from_string("core_attn").is_default());
-  EXPECT_EQ(describe_recompute("selective", recompute_modules_from_string("core_attn")),
+  EXPECT_EQ(describe_recompute(Recompute::Selective, recompute_modules_from_string("core_attn")),
             "selective");
-  EXPECT_EQ(describe_recompute("selective", recompute_modules_from_string("moe")),
+  EXPECT_EQ(describe_recompute(Recompute::Selective, recompute_modules_from_string("moe")),
             "selective (moe)");
   try {
     recompute_modules_from_string("layernorm,mlp_act");

@@ -1,7 +1,5 @@
 #include "unity/views/layout_request_panel.h"
 
-#include <cstring>
-
 #include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -47,11 +45,7 @@ LayoutRequestPanel::LayoutRequestPanel(QWidget* parent)
     recompute_->addItem(name, name);
   }
   // Megatron-Core's modules as its mixture-of-experts recipes name them (--recompute-modules).
-  for (const char* modules : {"layernorm,moe_act", "layernorm,moe"}) {
-    const RecomputeModules m = recompute_modules_from_string(modules);
-    recompute_->addItem(QString::fromStdString(describe_recompute("selective", m)),
-                        QStringLiteral("selective:") + QString::fromStdString(to_string(m)));
-  }
+  for (const char* modules : {"layernorm,moe_act", "layernorm,moe"}) addRecomputeModules(modules);
   // Sized to its short items: the modules' longer names show whole in the list.
   recompute_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   recompute_->setMinimumContentsLength(9);
@@ -100,14 +94,9 @@ LayoutRequest LayoutRequestPanel::request() const {
   r.pipeline_stages = stages_->value();
   r.micro_batches = microBatches_->value();
   r.tensor_parallel = tensorParallel_->value();
-  const QString recompute = recompute_->currentData().toString();
-  if (recompute.startsWith(QStringLiteral("selective:"))) {
-    r.recompute = Recompute::Selective;
-    r.recompute_modules = recompute_modules_from_string(
-        recompute.mid(static_cast<int>(std::strlen("selective:"))).toStdString());
-  } else if (!recompute.isEmpty()) {
-    r.recompute = recompute_from_string(recompute.toStdString());
-  }
+  const int i = recompute_->currentIndex();
+  r.set_recompute(recompute_->itemData(i).toString().toStdString(),
+                  recompute_->itemData(i, kModulesRole).toString().toStdString());
   r.zero_stage = zero_->currentData().toInt();
   return r;
 }
@@ -118,18 +107,29 @@ void LayoutRequestPanel::setRequest(const LayoutRequest& r) {
   stages_->setValue(r.pipeline_stages);
   microBatches_->setValue(r.micro_batches);
   tensorParallel_->setValue(r.tensor_parallel);
-  QString recompute;
-  if (r.recompute && *r.recompute == Recompute::Selective && !r.recompute_modules.is_default())
-    recompute =
-        QStringLiteral("selective:") + QString::fromStdString(to_string(r.recompute_modules));
-  else if (r.recompute)
-    recompute = QString::fromStdString(std::string(to_string(*r.recompute)));
+  const QString level =
+      r.recompute ? QString::fromStdString(std::string(to_string(*r.recompute))) : QString();
+  const QString modules = r.recompute == Recompute::Selective && !r.recompute_modules.is_default()
+                              ? QString::fromStdString(to_string(r.recompute_modules))
+                              : QString();
+  int index = -1;
+  for (int i = 0; i < recompute_->count() && index < 0; ++i)
+    if (recompute_->itemData(i).toString() == level &&
+        recompute_->itemData(i, kModulesRole).toString() == modules)
+      index = i;
   // Modules no preset names (a plan's own) get an item of their own.
-  if (!recompute.isEmpty() && recompute_->findData(recompute) < 0)
-    recompute_->addItem(
-        QString::fromStdString(describe_recompute("selective", r.recompute_modules)), recompute);
-  recompute_->setCurrentIndex(recompute.isEmpty() ? 0 : recompute_->findData(recompute));
+  if (index < 0) index = addRecomputeModules(modules.toStdString());
+  recompute_->setCurrentIndex(index);
   zero_->setCurrentIndex(zero_->findData(r.zero_stage < 0 ? -1 : r.zero_stage));
+}
+
+int LayoutRequestPanel::addRecomputeModules(const std::string& names) {
+  const RecomputeModules m = recompute_modules_from_string(names);
+  recompute_->addItem(QString::fromStdString(describe_recompute(Recompute::Selective, m)),
+                      QStringLiteral("selective"));
+  const int index = recompute_->count() - 1;
+  recompute_->setItemData(index, QString::fromStdString(to_string(m)), kModulesRole);
+  return index;
 }
 
 void LayoutRequestPanel::setPipelinesAllowed(bool allowed) { pipelines_->setChecked(allowed); }

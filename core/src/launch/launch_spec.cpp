@@ -66,8 +66,7 @@ std::string LaunchSpec::describe() const {
   }
   text += fmt::format(", micro-batch {} x {}, global batch {}", micro_batch_size, micro_batches,
                       global_batch);
-  text +=
-      fmt::format(", recompute {}", describe_recompute(to_string(recompute), recompute_modules));
+  text += fmt::format(", recompute {}", describe_recompute(recompute, recompute_modules));
   if (zero_stage > 0) text += fmt::format(", ZeRO-{}", zero_stage);
   if (sequence_parallel) text += ", sequence-parallel";
   if (tp_comm_overlap) text += ", TP overlap";

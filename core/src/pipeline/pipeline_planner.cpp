@@ -617,24 +617,8 @@ class Planner {
     if (block && l.recompute == Recompute::Full)
       return {c.forward, s.input_bytes / (l.sp ? l.tp : 1)};
     if (block && l.recompute == Recompute::Selective) {
-      const RecomputeModules& m = options_.request.recompute_modules;
-      double again = 0, dropped = 0;
-      if (m.has(RecomputeModules::kCoreAttention)) {
-        again += s.attention_core;
-        dropped += s.attention_internals;
-      }
-      if (m.has(RecomputeModules::kLayerNorm)) {
-        again += s.norm_forward;
-        dropped += s.norm_outputs;
-      }
-      if (m.has(RecomputeModules::kMoe)) {
-        again += s.moe_forward;
-        dropped += s.moe_internals;
-      } else if (m.has(RecomputeModules::kMoeActivation)) {
-        again += s.expert_act_forward;
-        dropped += s.expert_act_outputs;
-      }
-      return {again, s.activations - dropped - c.sp_share};
+      const Recomputed r = selective_recomputation(s, options_.request.recompute_modules);
+      return {r.seconds, s.activations - r.bytes - c.sp_share};
     }
     return {0.0, s.activations - c.sp_share};
   }

@@ -19,6 +19,13 @@ constexpr std::array<std::pair<std::string_view, unsigned>, 4> kNames{{
     {"moe", RecomputeModules::kMoe},
 }};
 
+// "core_attn, layernorm, moe_act, moe", for messages.
+std::string known_names() {
+  std::vector<std::string_view> all;
+  for (const auto& [name, bit] : kNames) all.push_back(name);
+  return fmt::format("{}", fmt::join(all, ", "));
+}
+
 }  // namespace
 
 std::string to_string(RecomputeModules modules) {
@@ -43,23 +50,13 @@ RecomputeModules recompute_modules_from_string(std::string_view names) {
         modules.bits |= bit;
         known = true;
       }
-    if (!known) {
-      std::vector<std::string_view> all;
-      for (const auto& [known_name, bit] : kNames) all.push_back(known_name);
-      throw InputError(fmt::format("unknown recomputation module '{}' (expected {})", name,
-                                   fmt::join(all, ", ")));
-    }
+    if (!known)
+      throw InputError(
+          fmt::format("unknown recomputation module '{}' (expected {})", name, known_names()));
   }
   if (modules.bits == 0)
-    throw InputError(
-        "--recompute-modules: no module named (expected core_attn, layernorm, "
-        "moe_act or moe)");
+    throw InputError(fmt::format("no module named (expected {})", known_names()));
   return modules;
-}
-
-std::string describe_recompute(std::string_view level, RecomputeModules modules) {
-  if (level != "selective" || modules.is_default()) return std::string(level);
-  return fmt::format("selective ({})", to_string(modules));
 }
 
 }  // namespace unity

@@ -193,6 +193,22 @@ double dense_forward_flops(const Graph& graph, FlopCount count) {
   return flops;
 }
 
+Recomputed selective_recomputation(const SegmentProfile& s, RecomputeModules modules) {
+  Recomputed r;
+  auto add = [&r](double seconds, double bytes) {
+    r.seconds += seconds;
+    r.bytes += bytes;
+  };
+  if (modules.has(RecomputeModules::kCoreAttention)) add(s.attention_core, s.attention_internals);
+  if (modules.has(RecomputeModules::kLayerNorm)) add(s.norm_forward, s.norm_outputs);
+  // The whole layer holds its activation's output.
+  if (modules.has(RecomputeModules::kMoe))
+    add(s.moe_forward, s.moe_internals);
+  else if (modules.has(RecomputeModules::kMoeActivation))
+    add(s.expert_act_forward, s.expert_act_outputs);
+  return r;
+}
+
 SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
   SegmentProfile p;
   const CandidateCost cost = cost_candidate(plan, model);
@@ -209,13 +225,14 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
     const Node& n = plan.node(op.node);
     if (is_norm(n.op.type)) p.norm_forward += op.forward;
     if (moe.nodes.count(op.node) && !is_parallel_op(n.op.type)) p.moe_forward += op.forward;
-    if (n.op.type == OpType::Experts)
-      p.expert_act_forward += expert_internals(plan, n, device).act_seconds;
     if (is_attention(n.op.type)) {
       core += op.forward * attention_core_share(plan, n, device);
       p.attentions.push_back(attention_exchange(plan, n, op, device));
     }
-    if (n.op.type == OpType::Experts) p.experts_time += op.forward + op.backward;
+    if (n.op.type == OpType::Experts) {
+      p.experts_time += op.forward + op.backward;
+      p.expert_act_forward += expert_internals(plan, n, device).act_seconds;
+    }
     const auto& out = n.outputs.at(0);
     // Token-wise operators left whole (a dense operator's whole-sized output is partial sums).
     if (is_compute_op(n.op.type) && !is_dense(n.op.type) &&
@@ -245,6 +262,14 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
   for (const auto& [id, view] : mapping.views) {
     const Node& n = plan.node(id);
     const int tasks = view.num_tasks();
+    // What an attention or Experts task keeps inside itself: the same for each of its tasks.
+    double probabilities = 0, attention_kept = 0;
+    if (is_attention(n.op.type)) {
+      probabilities = attention_internal_bytes(plan, n, true, device);
+      attention_kept = attention_internal_bytes(plan, n, false, device) + probabilities;
+    }
+    const ExpertInternals experts =
+        n.op.type == OpType::Experts ? expert_internals(plan, n, device) : ExpertInternals{};
     for (int t = 0; t < tasks; ++t) {
       const int dev = view.device(t);
       if (dev < 0 || dev >= devices) continue;
@@ -278,17 +303,10 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
         if (is_norm(plan.node(maker.node).op.type)) norm_outputs[dev] += bytes;
         if (moe.nodes.count(id) && !moe.before.count(maker.node)) moe_internals[dev] += bytes;
       }
-      if (is_attention(n.op.type)) {
-        const double probabilities = attention_internal_bytes(plan, n, true, device);
-        acts[dev] += attention_internal_bytes(plan, n, false, device) + probabilities;
-        internals[dev] += probabilities;
-      }
-      if (n.op.type == OpType::Experts) {
-        const ExpertInternals e = expert_internals(plan, n, device);
-        acts[dev] += e.bytes;
-        act_outputs[dev] += e.act_output;
-        moe_internals[dev] += e.bytes;
-      }
+      acts[dev] += attention_kept + experts.bytes;
+      internals[dev] += probabilities;
+      act_outputs[dev] += experts.act_output;
+      moe_internals[dev] += experts.bytes;
     }
   }
   const auto busiest = std::max_element(acts.begin(), acts.end()) - acts.begin();

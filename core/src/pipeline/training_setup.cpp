@@ -26,6 +26,21 @@ Recompute recompute_from_string(std::string_view name) {
       fmt::format("unknown recomputation '{}' (expected full, selective or none)", name));
 }
 
+std::string describe_recompute(Recompute level, RecomputeModules modules) {
+  if (level != Recompute::Selective || modules.is_default()) return std::string(to_string(level));
+  return fmt::format("selective ({})", to_string(modules));
+}
+
+void LayoutRequest::set_recompute(std::string_view level, std::string_view modules) {
+  if (!level.empty()) recompute = recompute_from_string(level);
+  if (modules.empty()) return;
+  recompute_modules = recompute_modules_from_string(modules);
+  if (recompute && *recompute != Recompute::Selective)
+    throw InputError(fmt::format("--recompute-modules {} needs --recompute selective, not {}",
+                                 modules, to_string(*recompute)));
+  recompute = Recompute::Selective;
+}
+
 std::string LayoutRequest::describe() const {
   std::vector<std::string> parts;
   if (tensor_parallel) parts.push_back(fmt::format("--tp {}", tensor_parallel));

@@ -123,8 +123,7 @@ std::string describe_layout(const PipelinePlan& p) {
                   p.pipeline_stages, p.data_parallel, p.micro_batches, p.micro_batch_size);
   if (p.interleave > 1) text += fmt::format(", {} chunks per device", p.interleave);
   if (p.recompute != Recompute::None)
-    text += fmt::format(", {} recomputation",
-                        describe_recompute(to_string(p.recompute), p.recompute_modules));
+    text += fmt::format(", {} recomputation", describe_recompute(p.recompute, p.recompute_modules));
   if (p.zero_stage > 0) text += fmt::format(", ZeRO-{}", p.zero_stage);
   if (p.sequence_parallel) text += ", sequence-parallel";
   if (p.overlap_grad_reduce && p.data_parallel > 1) text += ", overlapped data-parallel reduce";

@@ -41,6 +41,12 @@ class LayoutRequestPanel : public QWidget {
   void changed();
 
  private:
+  // The recomputation combo's items: the level as their data, the modules of selective
+  // recomputation beyond the attention's (--recompute-modules) in this role.
+  static constexpr int kModulesRole = Qt::UserRole + 1;
+  // Adds "selective (NAMES)" and returns its index.
+  int addRecomputeModules(const std::string& names);
+
   QSpinBox* stages_;
   QSpinBox* microBatches_;
   QSpinBox* tensorParallel_;

@@ -25,8 +25,5 @@ std::string to_string(RecomputeModules modules);
 // Parses "layernorm,moe_act" (commas or spaces); throws InputError naming an unknown module and
 // listing the known ones, or on an empty list.
 RecomputeModules recompute_modules_from_string(std::string_view names);
-// "none", "full", "selective", or "selective (layernorm,moe_act)" where the modules are not the
-// default: for plan texts.
-std::string describe_recompute(std::string_view level, RecomputeModules modules);
 
 }  // namespace unity

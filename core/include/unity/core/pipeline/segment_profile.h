@@ -9,6 +9,7 @@
 #include "unity/core/cost/cost_model.h"
 #include "unity/core/cost/flop_count.h"
 #include "unity/core/pcg/graph.h"
+#include "unity/core/pipeline/recompute_modules.h"
 #include "unity/core/search/substitution_search.h"
 
 namespace unity {
@@ -49,6 +50,14 @@ struct SegmentProfile {
   std::vector<Attention> attentions;
   bool feasible = false;  // a mapping exists on the replica's devices
 };
+
+// What selective recomputation of `modules` runs again in the backward pass (forward seconds)
+// and does not keep (bytes on the busiest device), from a segment's profile. The moe module's
+// all-to-alls, sent again, are the planner's to add.
+struct Recomputed {
+  double seconds = 0, bytes = 0;
+};
+Recomputed selective_recomputation(const SegmentProfile& s, RecomputeModules modules);
 
 // Costs `plan` (a segment's PCG for one micro-batch) with `model`, whose machine is one stage
 // replica's devices and which leaves weight updates out (CostModel::set_counts_weight_updates).

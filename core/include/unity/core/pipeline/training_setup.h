@@ -22,6 +22,9 @@ enum class Recompute {
 };
 std::string_view to_string(Recompute r);
 Recompute recompute_from_string(std::string_view name);  // throws InputError
+// "none", "full", "selective", or "selective (layernorm,moe_act)" where the modules are not the
+// default: for plan texts.
+std::string describe_recompute(Recompute level, RecomputeModules modules);
 
 struct LayoutRequest {
   int tensor_parallel = 0;  // --tp: devices of one stage replica (0: searched)
@@ -84,6 +87,9 @@ struct LayoutRequest {
            expert_load.balanced() && !grad_reduce_in_bf16 && !fp8_param_gather &&
            recompute_modules.is_default();
   }
+  // The recomputation `--recompute LEVEL --recompute-modules NAMES` ask for (an empty one: not
+  // given): named modules ask for selective recomputation and refuse another level (InputError).
+  void set_recompute(std::string_view level, std::string_view modules);
   // "--tp 8 --pp 8 --micro-batches 96": what was fixed, for messages.
   std::string describe() const;
 };
