@@ -188,6 +188,27 @@ TEST(MachineSelection, NodesAndGpus) {
   EXPECT_EQ(load_machine("summit", {.devices = 4608 * 6}).num_nodes, 4608);
 }
 
+// More devices than a node that are not a multiple of it take an equal share of the fewest nodes
+// that hold them: 256 GPUs of GB200 NVL72 racks are 4 racks of 64, as NVIDIA's runs on 256 GB200
+// are laid out.
+TEST(MachineSelection, AnEqualShareOfTheFewestNodes) {
+  const MachineSpec racks = load_machine("gb200-nvl72", {.devices = 256});
+  EXPECT_EQ(racks.num_nodes, 4);
+  EXPECT_EQ(racks.devices_per_node, 64);
+  EXPECT_EQ(&racks.link(0, 63), &racks.intra_island);
+  EXPECT_EQ(&racks.link(63, 64), &racks.inter_node);
+
+  const MachineSpec twelve = load_machine("dgx-h100", {.devices = 12});
+  EXPECT_EQ(twelve.num_nodes, 2);
+  EXPECT_EQ(twelve.devices_per_node, 6);
+  // A multiple of the node takes whole nodes, as before.
+  EXPECT_EQ(load_machine("gb200-nvl72", {.devices = 144}).devices_per_node, 72);
+
+  // 7 summit GPUs do not split evenly over the 2 nodes that hold them.
+  const std::string seven = error_of([] { load_machine("summit", {.devices = 7}); });
+  EXPECT_NE(seven.find("do not split evenly over 2 nodes"), std::string::npos) << seven;
+}
+
 TEST(MachineSelection, ErrorsNameTheFlag) {
   const std::string seven = error_of([] { load_machine("summit", {.devices = 7}); });
   EXPECT_NE(seven.find("--gpus 7"), std::string::npos) << seven;

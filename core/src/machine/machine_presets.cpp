@@ -100,12 +100,17 @@ MachineSpec select(const MachineSpec& full, const MachineSelection& sel, bool el
     if (n > total)
       throw InputError(fmt::format("--gpus {}: more {} than the machine has: {} ({} {})", n,
                                    noun(full), shape_of(full), total, noun(full)));
-    if (n % full.devices_per_node != 0)
+    // Jobs on racks that are one NVLink domain (GB200 NVL72) take an equal share of each rack:
+    // 256 GPUs are 4 racks of 64, as NVIDIA's own runs on them are laid out.
+    const int nodes = (n + full.devices_per_node - 1) / full.devices_per_node;
+    if (n % nodes != 0)
       throw InputError(fmt::format(
-          "--gpus {}: {}; more than one node takes whole nodes, so --gpus must be at most {} or "
-          "a multiple of {}",
-          n, shape_of(full), full.devices_per_node, full.devices_per_node));
-    m.num_nodes = n / full.devices_per_node;
+          "--gpus {}: {}; more than one node takes an equal share of the fewest nodes that hold "
+          "them, and {} {} do not split evenly over {} nodes: --gpus must be at most {}, a "
+          "multiple of {}, or split so",
+          n, shape_of(full), n, noun(full), nodes, full.devices_per_node, full.devices_per_node));
+    if (n % full.devices_per_node != 0) m = take_devices_of_one_node(full, n / nodes);
+    m.num_nodes = nodes;
   }
   if (sel.nodes > 0 && sel.nodes != m.num_nodes)
     throw InputError(fmt::format("--nodes {} and --gpus {} disagree: {}, so --gpus {} is {} node{}",
