@@ -84,6 +84,29 @@ TEST(Fp8Training, AGemmAtTheFp8PeakWithItsCastsBesideIt) {
   EXPECT_DOUBLE_EQ(fallback.forward, b.forward);
 }
 
+// An fp8 GEMM runs at the device's fp8 rate where the preset gives one (Hopper's fp8 reaches less
+// of its peak than its bf16 does), and the bf16 GEMMs keep theirs.
+TEST(Fp8Training, AnFp8GemmAtTheDevicesOwnFp8Rate) {
+  MachineSpec h = device(2e12);
+  h.device_types[0].fp8_compute_efficiency = 0.5;
+  const CostModel model(h);
+  const DeviceSpec& d = h.device(0);
+  const OneLinear bf16 = linear(false), fp8 = linear(true);
+  // 268.4 MFLOP at half of 2 TFLOP/s: 268.4 us, then the casts.
+  EXPECT_NEAR(model.task_times(fp8.g, fp8.node, d).forward,
+              std::max(kFlops / 1e12, kBytes / 1e12) + 4.0 * kTokens * kIn / 1e12, 1e-15);
+  EXPECT_NEAR(model.task_times(bf16.g, bf16.node, d).forward,
+              std::max(kFlops / 1e12, kBytes / 1e12), 1e-15);
+
+  // The presets: H100's fp8 GEMMs at 0.6 x 73.4 / 80.3 of the fp8 peak (the measured best-shape
+  // rates of fp8 and bf16), its bf16 GEMMs at 0.6; A100's at 0.6 x 85.9 / 80.1.
+  const DeviceSpec& h100 = load_machine("dgx-h100", {0, 8}).device(0);
+  EXPECT_DOUBLE_EQ(h100.compute_efficiency, 0.6);
+  EXPECT_DOUBLE_EQ(h100.fp8_efficiency(), 0.548);
+  EXPECT_DOUBLE_EQ(load_machine("selene", {0, 8}).device(0).compute_efficiency, 0.643);
+  EXPECT_DOUBLE_EQ(load_machine("summit", {0, 6}).device(0).fp8_efficiency(), 0.6);
+}
+
 TEST(Fp8Training, KeepsTheInputInFp8AndTheWeightsFp8Copies) {
   const MachineSpec h = device(2e12);
   CostModel model(h);

@@ -1,6 +1,6 @@
 // Megatron-LM's Table 1 (Narayanan et al., SC'21; shared/reference/megatron-lm-table1.md): the
 // ten published runs on Selene. Megatron's layout (--mode expert --tp t --pp p) is predicted within
-// 15% of the published TFLOP/s per GPU, and the joint search's own plan (at a reduced budget here;
+// 10% of the published TFLOP/s per GPU, and the joint search's own plan (at a reduced budget here;
 // the README has the full one) fits in 80 GB and is predicted at least as fast.
 #include <gtest/gtest.h>
 
@@ -28,7 +28,7 @@ std::string table1_row_name(const ::testing::TestParamInfo<Row>& info) {
 
 }  // namespace
 
-TEST_P(MegatronTable1, ExpertLayoutWithinFifteenPercentAndJointAtLeastAsFast) {
+TEST_P(MegatronTable1, ExpertLayoutWithinTenPercentAndJointAtLeastAsFast) {
   const Row& row = GetParam();
   const MachineSpec selene = load_machine("selene", {0, row.gpus});
   const Graph model = load_model_for_devices(row.model, row.gpus, row.batch);
@@ -39,7 +39,7 @@ TEST_P(MegatronTable1, ExpertLayoutWithinFifteenPercentAndJointAtLeastAsFast) {
   EXPECT_EQ(megatron.summary.dtype, "float16");
   EXPECT_EQ(megatron.summary.recompute, "full");
   const double predicted = megatron.summary.tflops_per_device;
-  EXPECT_NEAR(predicted / row.published, 1.0, 0.15) << fmt::format(
+  EXPECT_NEAR(predicted / row.published, 1.0, 0.10) << fmt::format(
       "{}: predicted {:.1f} TFLOP/s per GPU, published {}", row.model, predicted, row.published);
   EXPECT_TRUE(megatron.summary.fits_in_memory);
 

@@ -84,13 +84,14 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
   const double fp8_peak = fp8 ? device.peak_flops_fp8 : peak;
   const double fp8_flops = fp8 ? w.fp8_flops : 0.0;
   double compute = (w.flops - fp8_flops) / (peak * device.compute_efficiency) +
-                   fp8_flops / (fp8_peak * device.compute_efficiency);
+                   fp8_flops / (fp8_peak * device.fp8_efficiency());
   // A product whose last wave of tiles leaves SMs idle takes as long as whole waves.
   if (device.sm_count > 0)
     for (int i = 0; i < w.gemm_count; ++i) {
       const GemmShape& g = w.gemms[static_cast<std::size_t>(i)];
       const double efficiency = gemm_wave_efficiency(g.m, g.n, g.count, device.sm_count);
-      const double rate = (fp8 && g.fp8 ? fp8_peak : peak) * device.compute_efficiency;
+      const double rate =
+          fp8 && g.fp8 ? fp8_peak * device.fp8_efficiency() : peak * device.compute_efficiency;
       compute += g.flops / rate * (1 / efficiency - 1);
     }
   // Measured rates by size (a CPU's): each product at its own rate instead of the peak's.

@@ -10,18 +10,18 @@ const PublishedAccuracy& h100_published_accuracy() {
   static const PublishedAccuracy r{"H100",
                                    "",
                                    "Megatron-LM's weak-scaling runs, Megatron-Core r0.8.0, "
-                                   "Llama 3 405B's pre-training at 8K and 131K tokens and "
-                                   "Megatron-LM's FP8 Llama 3 runs",
+                                   "Llama 3 405B's pre-training at 8K and 131K tokens, "
+                                   "Megatron-LM's FP8 Llama 3 runs and NeMo 25.11's",
+                                   18,
                                    15,
-                                   12,
-                                   -0.0059,
+                                   -0.0660,
                                    0.449};
   return r;
 }
 
 const PublishedAccuracy& a100_published_accuracy() {
-  static const PublishedAccuracy r{"A100", "",    "Megatron-LM's Table 1, SC'21", 10, 3,
-                                   -0.135, -0.058};
+  static const PublishedAccuracy r{"A100",  "",     "Megatron-LM's Table 1, SC'21", 10, 10,
+                                   -0.0955, -0.0094};
   return r;
 }
 
@@ -38,6 +38,19 @@ const PublishedAccuracy& h100_moe_published_accuracy() {
   return r;
 }
 
+// NeMo 25.11's fp8 Llama 3 runs on DGX B200 and GB200 NVL72 (tests/nemo_runs.h), in tokens/s.
+const PublishedAccuracy& b200_published_accuracy() {
+  static const PublishedAccuracy r{"B200",
+                                   "",
+                                   "Megatron-Bridge's fp8 Llama 3 runs on DGX B200 and GB200 "
+                                   "NVL72, NeMo 25.11",
+                                   4,
+                                   3,
+                                   0.078,
+                                   0.157};
+  return r;
+}
+
 std::string PublishedAccuracy::describe() const {
   return fmt::format(
       "{}{}: {} of {} published runs within 10% ({:+.1f}% to {:+.1f}%; {}; "
@@ -50,8 +63,8 @@ std::optional<PublishedAccuracy> published_accuracy(const MachineSpec& machine,
                                                     bool mixture_of_experts) {
   if (machine.device_types.empty()) return std::nullopt;
   const std::string& name = machine.device_types.front().name;
-  for (const PublishedAccuracy* r :
-       {&h100_published_accuracy(), &h100_moe_published_accuracy(), &a100_published_accuracy()})
+  for (const PublishedAccuracy* r : {&h100_published_accuracy(), &h100_moe_published_accuracy(),
+                                     &a100_published_accuracy(), &b200_published_accuracy()})
     if (name.find(r->family) != std::string::npos && r->kind.empty() != mixture_of_experts)
       return *r;
   return std::nullopt;

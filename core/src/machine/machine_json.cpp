@@ -110,13 +110,27 @@ class Parser {
   }
 
   DeviceSpec device(const json& j, const std::string& path) const {
-    check_object(
-        j, path,
-        {"name", "kind", "peak_flops_fp32", "peak_flops_fp16", "peak_flops_bf16", "peak_flops_fp8",
-         "memory_bandwidth", "memory_bytes", "compute_efficiency", "memory_efficiency",
-         "launch_latency", "sm_count", "fused_attention", "fused_attention_forward_efficiency",
-         "fused_attention_backward_efficiency", "fused_elementwise", "skips_data_gradients",
-         "transcendental_seconds", "gemm_rates"});
+    check_object(j, path,
+                 {"name",
+                  "kind",
+                  "peak_flops_fp32",
+                  "peak_flops_fp16",
+                  "peak_flops_bf16",
+                  "peak_flops_fp8",
+                  "memory_bandwidth",
+                  "memory_bytes",
+                  "compute_efficiency",
+                  "fp8_compute_efficiency",
+                  "memory_efficiency",
+                  "launch_latency",
+                  "sm_count",
+                  "fused_attention",
+                  "fused_attention_forward_efficiency",
+                  "fused_attention_backward_efficiency",
+                  "fused_elementwise",
+                  "skips_data_gradients",
+                  "transcendental_seconds",
+                  "gemm_rates"});
     DeviceSpec d;
     d.name = text(j, path, "name", true);
     d.kind = text(j, path, "kind", false, d.kind);
@@ -127,6 +141,7 @@ class Parser {
     d.memory_bandwidth = number(j, path, "memory_bandwidth", true);
     d.memory_bytes = integer(j, path, "memory_bytes", true);
     d.compute_efficiency = number(j, path, "compute_efficiency", false, d.compute_efficiency);
+    d.fp8_compute_efficiency = number(j, path, "fp8_compute_efficiency", false, 0.0);
     d.memory_efficiency = number(j, path, "memory_efficiency", false, d.memory_efficiency);
     d.launch_latency = number(j, path, "launch_latency", false, d.launch_latency);
     d.sm_count = small_integer(j, path, "sm_count", false, 0);
@@ -235,6 +250,8 @@ void validate_machine(const MachineSpec& m) {
     if (d.memory_bytes <= 0)
       c.fail(fmt::format("{}.memory_bytes must be positive, got {}", f, d.memory_bytes));
     c.fraction(f + ".compute_efficiency", d.compute_efficiency);
+    if (d.fp8_compute_efficiency != 0)
+      c.fraction(f + ".fp8_compute_efficiency", d.fp8_compute_efficiency);
     c.fraction(f + ".memory_efficiency", d.memory_efficiency);
     c.non_negative(f + ".launch_latency", d.launch_latency);
     c.non_negative(f + ".transcendental_seconds", d.transcendental_seconds);
@@ -328,6 +345,7 @@ json machine_to_json(const MachineSpec& m) {
                      {"memory_bandwidth", d.memory_bandwidth},
                      {"memory_bytes", d.memory_bytes},
                      {"compute_efficiency", d.compute_efficiency},
+                     {"fp8_compute_efficiency", d.fp8_compute_efficiency},
                      {"memory_efficiency", d.memory_efficiency},
                      {"launch_latency", d.launch_latency},
                      {"sm_count", d.sm_count},

@@ -2,8 +2,8 @@
 // How far the cost model's predictions have been from published training runs on a device
 // family (docs/accuracy.md): what `unity optimize` states beside a plan, so that a user knows how
 // much its kind of prediction has been checked. The rows' tests recompute each record from the
-// runs (tests/core/test_h100_dense_runs.cpp, test_megatron_table1.cpp): a record that no longer
-// holds fails them.
+// runs (tests/core/test_h100_dense_runs.cpp, test_megatron_table1.cpp, test_nemo_runs.cpp): a
+// record that no longer holds fails them.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,5 +37,6 @@ std::optional<PublishedAccuracy> published_accuracy(const MachineSpec& machine,
 const PublishedAccuracy& h100_published_accuracy();
 const PublishedAccuracy& h100_moe_published_accuracy();
 const PublishedAccuracy& a100_published_accuracy();
+const PublishedAccuracy& b200_published_accuracy();
 
 }  // namespace unity

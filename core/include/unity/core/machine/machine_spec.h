@@ -15,17 +15,23 @@
 namespace unity {
 
 struct DeviceSpec {
-  std::string name;                 // "NVIDIA V100-SXM2-16GB"
-  std::string kind = "gpu";         // "gpu" or "cpu"
-  double peak_flops_fp32 = 0;       // FLOP/s
-  double peak_flops_fp16 = 0;       // FLOP/s (tensor cores where the device has them)
-  double peak_flops_bf16 = 0;       // FLOP/s; 0: the fp16 figure (most tensor cores run both)
-  double peak_flops_fp8 = 0;        // FLOP/s of fp8 tensor cores; 0: the device has none
-  double memory_bandwidth = 0;      // bytes/s
-  std::int64_t memory_bytes = 0;    // capacity
-  double compute_efficiency = 0.6;  // fraction of peak FLOP/s that dense kernels reach
-  double memory_efficiency = 0.8;   // fraction of peak bandwidth that memory-bound kernels reach
-  double launch_latency = 5e-6;     // seconds per kernel launch
+  std::string name;               // "NVIDIA V100-SXM2-16GB"
+  std::string kind = "gpu";       // "gpu" or "cpu"
+  double peak_flops_fp32 = 0;     // FLOP/s
+  double peak_flops_fp16 = 0;     // FLOP/s (tensor cores where the device has them)
+  double peak_flops_bf16 = 0;     // FLOP/s; 0: the fp16 figure (most tensor cores run both)
+  double peak_flops_fp8 = 0;      // FLOP/s of fp8 tensor cores; 0: the device has none
+  double memory_bandwidth = 0;    // bytes/s
+  std::int64_t memory_bytes = 0;  // capacity
+  // Fraction of peak FLOP/s that dense kernels (a large GEMM) reach. 0.6 on every device of the
+  // paper's world; where a device's best-shape cuBLAS rate has been published (the maximum
+  // achievable matmul FLOPS), the preset scales 0.6 by that rate relative to H100's
+  // (docs/cost-model.md, "GEMMs by shape").
+  double compute_efficiency = 0.6;
+  // The same for fp8 GEMMs, of the fp8 peak; 0: compute_efficiency.
+  double fp8_compute_efficiency = 0;
+  double memory_efficiency = 0.8;  // fraction of peak bandwidth that memory-bound kernels reach
+  double launch_latency = 5e-6;    // seconds per kernel launch
   // Streaming multiprocessors: a GEMM runs in waves of output tiles over them, and a last wave
   // that leaves SMs idle costs a whole wave (cost_model.h, gemm_wave_efficiency). 0: no such
   // quantization (CPUs, or a device whose count is not known).
@@ -67,6 +73,9 @@ struct DeviceSpec {
   std::vector<std::pair<double, double>> gemm_rates;
 
   // The peak for arithmetic in `dtype` (fp16 and bf16 fall back to the figures they share).
+  double fp8_efficiency() const {
+    return fp8_compute_efficiency > 0 ? fp8_compute_efficiency : compute_efficiency;
+  }
   double peak_flops(DataType dtype) const;
 };
 
