@@ -63,6 +63,14 @@ void print_detail(const MachineSpec& m) {
         tflops(d.peak_flops(DataType::BFloat16)),
         d.peak_flops_fp8 > 0 ? tflops(d.peak_flops_fp8) + " TFLOP/s fp8" : "no fp8",
         gb_per_s(d.memory_bandwidth), human_bytes(d.memory_bytes));
+  // The discounts the cost model applies to those peaks (docs/cost-model.md).
+  for (const DeviceSpec& d : m.device_types)
+    fmt::print(
+        "  rates         large GEMMs at {:.3f} of peak{}, memory-bound kernels at {:.2f} of "
+        "bandwidth\n",
+        d.compute_efficiency,
+        d.peak_flops_fp8 > 0 ? fmt::format(" ({:.3f} in fp8)", d.fp8_efficiency()) : "",
+        d.memory_efficiency);
   auto link = [](const char* what, const LinkSpec& l) {
     fmt::print("  {:<13} {}: {}, {}\n", what, l.name, gb_per_s(l.bandwidth), micros(l.latency));
   };

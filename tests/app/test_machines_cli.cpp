@@ -37,8 +37,9 @@ TEST(MachinesCli, JsonListsThePresets) {
 TEST(MachinesCli, DetailShowsPodsAndFp8) {
   const auto r = run_cli("machines dgx-h100 --gpus 16384");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* text : {"2048 of 3072", "16384 GPUs in use", "384 nodes each (3072 GPUs), 8 pods",
-                           "1979 TFLOP/s fp8", "inter-pod", "7.143 GB/s"})
+  for (const char* text : {"2048 of 3072", "16384 GPUs in use",
+                           "384 nodes each (3072 GPUs), 8 pods", "1979 TFLOP/s fp8", "inter-pod",
+                           "7.143 GB/s", "large GEMMs at 0.600 of peak (0.548 in fp8)"})
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
 }
 

@@ -13,6 +13,7 @@
 #include "unity/core/pipeline/pipeline_planner.h"
 #include "unity/core/pipeline/recompute_modules.h"
 #include "unity/core/pipeline/segment_profile.h"
+#include "unity/core/plan/plan_optimizer.h"
 
 namespace unity {
 namespace {
@@ -103,6 +104,36 @@ TEST(RecomputeModules, APlannedPipelinePaysForEachModule) {
   }
   EXPECT_LT(norm_act.peak_memory, none.peak_memory);
   EXPECT_LT(moe.peak_memory, norm_act.peak_memory);
+}
+
+// The joint search chooses the modules itself for a model with experts: Qwen3-30B-A3B at 8,192
+// tokens on 16 H100s with one device a replica, where nothing fits without recomputation and
+// recomputing the norms and the experts' activation is cheaper than whole layers.
+TEST(RecomputeModules, TheJointSearchChoosesThem) {
+  const MachineSpec machine = load_machine("dgx-h100", {0, 16});
+  zoo::TransformerResize seq;
+  seq.seq = 8192;
+  const Graph g = load_model_for_devices("qwen3-30b-a3b", 16, 64, seq);
+  PipelineOptions o;
+  o.joint = true;
+  o.request.tensor_parallel = 1;
+  o.request.pipeline_stages = 1;
+  o.request.context_parallel = 1;
+  const auto plan = plan_pipeline(g, machine, o);
+  ASSERT_TRUE(plan);
+  EXPECT_TRUE(plan->fits);
+  EXPECT_EQ(plan->recompute, Recompute::Selective);
+  EXPECT_EQ(plan->recompute_modules.bits,
+            RecomputeModules::kLayerNorm | RecomputeModules::kMoeActivation);
+  // Every recomputation level without the modules is slower or does not fit.
+  for (const Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+    PipelineOptions fixed = o;
+    fixed.request.recompute = r;
+    const auto other = plan_pipeline(g, machine, fixed);
+    ASSERT_TRUE(other);
+    EXPECT_TRUE(!other->fits || other->iteration_time > plan->iteration_time)
+        << to_string(r) << ": " << other->iteration_time << " s";
+  }
 }
 
 }  // namespace

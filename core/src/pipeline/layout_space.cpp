@@ -153,12 +153,18 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
     for (std::int64_t b = 1; b <= std::min<std::int64_t>(per_replica, 64); ++b)
       if (per_replica % b == 0) ms.push_back(static_cast<int>(per_replica / b));
   }
-  if (r.recompute)
-    stage.recomputes = {*r.recompute};
-  else if (joint)
-    stage.recomputes = {Recompute::None, Recompute::Selective, Recompute::Full};
-  else
-    stage.recomputes = {Recompute::Full};  // Megatron-LM's published runs recompute every layer
+  if (r.recompute) {
+    stage.recomputes = {{*r.recompute, r.recompute_modules}};
+  } else if (joint) {
+    stage.recomputes = {{Recompute::None, {}}, {Recompute::Selective, {}}, {Recompute::Full, {}}};
+    // Mixture-of-experts layers keep most of a layer's activations inside the experts: the two
+    // module sets Megatron-Core's MoE recipes recompute (its model zoo's Qwen3 and DeepSeek-V3).
+    if (facts_.experts > 0)
+      for (const char* modules : {"layernorm,moe_act", "layernorm,moe"})
+        stage.recomputes.push_back({Recompute::Selective, recompute_modules_from_string(modules)});
+  } else {
+    stage.recomputes = {{Recompute::Full, {}}};  // Megatron-LM's published runs recompute all
+  }
   if (r.zero_stage >= 0) {
     // Asked for, ZeRO 2 and 3 combine with pipelines too: every micro-batch then reduce-scatters
     // its gradients (and ZeRO 3 all-gathers the weights for every pass), which the cost counts.
@@ -319,7 +325,9 @@ Layout LayoutSpace::layout(const LayoutGrid& g, std::int64_t i) const {
   l.m = g.m;
   l.v = g.v;
   l.b = g.b;
-  l.recompute = s.recomputes[static_cast<std::size_t>(i / segments / zeros)];
+  const RecomputeOption& rc = s.recomputes[static_cast<std::size_t>(i / segments / zeros)];
+  l.recompute = rc.level;
+  l.modules = rc.modules;
   l.zero = s.zeros[static_cast<std::size_t>(i / segments % zeros)];
   l.sp = o.sp;
   l.overlap = s.overlap;

@@ -43,6 +43,7 @@ struct Layout {
   int tp = 1, pp = 1, dp = 1, m = 1, v = 1;
   std::int64_t b = 1;
   Recompute recompute = Recompute::None;
+  RecomputeModules modules;  // what selective recomputation runs again
   int zero = 0;
   bool sp = false;
   bool overlap = false;     // data-parallel reduce (and ZeRO-1's gather) behind compute
@@ -58,12 +59,18 @@ struct Layout {
   PipelineGrid grid() const { return {tp, pp, dp, order, cp}; }
 };
 
+// A recomputation level, with the modules it runs again where it is selective.
+struct RecomputeOption {
+  Recompute level = Recompute::None;
+  RecomputeModules modules;
+};
+
 // What the layouts of one stage shape (tp x cp devices a replica, pp stages, dp copies) choose
 // among besides their pipeline shape.
 struct StageChoices {
   int tp = 1, cp = 1, pp = 1, dp = 1;
   bool overlap = false;
-  std::vector<Recompute> recomputes;
+  std::vector<RecomputeOption> recomputes;
   std::vector<int> zeros;
   std::vector<SegmentOptions> segments;  // in enumeration order
 };

@@ -617,7 +617,7 @@ class Planner {
     if (block && l.recompute == Recompute::Full)
       return {c.forward, s.input_bytes / (l.sp ? l.tp : 1)};
     if (block && l.recompute == Recompute::Selective) {
-      const Recomputed r = selective_recomputation(s, options_.request.recompute_modules);
+      const Recomputed r = selective_recomputation(s, l.modules);
       return {r.seconds, s.activations - r.bytes - c.sp_share};
     }
     return {0.0, s.activations - c.sp_share};
@@ -626,9 +626,8 @@ class Planner {
   // Whether the layout runs a block's mixture-of-experts layers forward again in the backward
   // pass, their all-to-alls included (full recomputation, or the moe module).
   bool recomputes_moe(const Layout& l, bool block) const {
-    return block && (l.recompute == Recompute::Full ||
-                     (l.recompute == Recompute::Selective &&
-                      options_.request.recompute_modules.has(RecomputeModules::kMoe)));
+    return block && (l.recompute == Recompute::Full || (l.recompute == Recompute::Selective &&
+                                                        l.modules.has(RecomputeModules::kMoe)));
   }
 
   // A lower bound on the key (key()) of the layout's plan, from its segments' costs alone:
@@ -697,9 +696,10 @@ class Planner {
       for (std::size_t o = 0; o < stage.segments.size(); ++o) {
         Layout l = space.layout(g, static_cast<std::int64_t>(o));
         const std::vector<const KindCost*> costs = kind_costs(l);
-        for (Recompute rc : stage.recomputes)
+        for (const pipeline_layouts::RecomputeOption& rc : stage.recomputes)
           for (int z : stage.zeros) {
-            l.recompute = rc;
+            l.recompute = rc.level;
+            l.modules = rc.modules;
             l.zero = z;
             least = std::min(least, bound(l, costs));
           }
@@ -718,8 +718,7 @@ class Planner {
     p.micro_batch_size = l.b;
     p.interleave = l.v;
     p.recompute = l.recompute;
-    if (l.recompute == Recompute::Selective)
-      p.recompute_modules = options_.request.recompute_modules;
+    if (l.recompute == Recompute::Selective) p.recompute_modules = l.modules;
     p.zero_stage = l.zero;
     p.sequence_parallel = l.sp;
     p.overlap_grad_reduce = l.overlap;
@@ -776,7 +775,7 @@ class Planner {
       const auto [extra, keep] = recomputation(kc, block_[j], l);
       if (block_[j] && l.recompute == Recompute::Full) recompute_flops += dense;
       if (block_[j] && l.recompute == Recompute::Selective) {
-        const RecomputeModules& m = options_.request.recompute_modules;
+        const RecomputeModules& m = l.modules;
         if (m.has(RecomputeModules::kCoreAttention)) recompute_flops += kf.core;
         if (m.has(RecomputeModules::kMoe)) recompute_flops += kf.experts;
       }
