@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "layout_space.h"
+#include "pipeline_chunks.h"
 #include "unity/core/errors.h"
 #include "unity/core/mapping/machine_mapping.h"
 #include "unity/core/mapping/mapping_cost.h"
@@ -26,23 +27,6 @@
 
 namespace unity {
 namespace {
-
-// Where each of `count` chunks' layers end (exclusive), as Megatron-LM cuts `layers` layers: the
-// same number in each, and where they do not divide, one layer fewer in the chunks at the ends,
-// alternately first and last, inwards (Megatron-Core's --decoder-first/last-pipeline-num-layers;
-// Llama 3 405B's 126 layers on 16 stages: 7, 8 x 14, 7). The first and last chunk also hold the
-// embedding and the head, so they are the ones to lighten.
-std::vector<int> chunk_layer_ends(int layers, int count) {
-  const int per = (layers + count - 1) / count;
-  std::vector<int> sizes(static_cast<std::size_t>(count), per);
-  int fewer = per * count - layers;
-  for (int i = 0; fewer > 0 && i < count; ++i, --fewer)
-    sizes[static_cast<std::size_t>(i % 2 == 0 ? i / 2 : count - 1 - i / 2)] -= 1;
-  std::vector<int> ends;
-  int end = 0;
-  for (int s : sizes) ends.push_back(end += s);
-  return ends;
-}
 
 using pipeline_layouts::kTpOverlapSms;
 using pipeline_layouts::kTpOverlapSplits;
@@ -402,55 +386,9 @@ class Planner {
 
   // Contiguous chunks of segments: Megatron-LM's layer counts, or balanced by time.
   std::vector<std::pair<int, int>> chunks(const std::vector<double>& t, int count) const {
-    const int n = static_cast<int>(t.size());
-    std::vector<std::pair<int, int>> out;
-    if (!options_.joint) {
-      const std::vector<int> ends = chunk_layer_ends(split_layers_, count);
-      int first = 0;
-      for (int c = 0; c < count; ++c) {
-        int last = first;
-        while (last + 1 < n && (c + 1 == count || split_layer_of_[last + 1] < ends[c])) ++last;
-        if (c + 1 == count) last = n - 1;
-        out.emplace_back(first, last);
-        first = last + 1;
-      }
-      return out;
-    }
-    // The smallest bottleneck a greedy split into `count` chunks reaches (binary search on it).
-    auto split = [&](double limit) {
-      std::vector<std::pair<int, int>> parts;
-      int first = 0;
-      double sum = 0;
-      for (int j = 0; j < n; ++j) {
-        if (j > first && sum + t[j] > limit) {
-          parts.emplace_back(first, j - 1);
-          first = j;
-          sum = 0;
-        }
-        sum += t[j];
-      }
-      parts.emplace_back(first, n - 1);
-      return parts;
-    };
-    double lo = *std::max_element(t.begin(), t.end());
-    double hi = std::accumulate(t.begin(), t.end(), 0.0);
-    for (int i = 0; i < 50 && hi - lo > 1e-9 * hi; ++i) {
-      const double mid = (lo + hi) / 2;
-      (static_cast<int>(split(mid).size()) <= count ? hi : lo) = mid;
-    }
-    out = split(hi);
-    // Fewer chunks than asked: split the longest ones (every chunk needs a segment).
-    while (static_cast<int>(out.size()) < count) {
-      auto it = std::max_element(out.begin(), out.end(), [](auto a, auto b) {
-        return a.second - a.first < b.second - b.first;
-      });
-      if (it->second == it->first) break;
-      const int mid = (it->first + it->second) / 2;
-      const auto right = std::make_pair(mid + 1, it->second);
-      it->second = mid;
-      out.insert(it + 1, right);
-    }
-    return out;
+    if (!options_.joint)
+      return pipeline_layouts::layer_count_chunks(split_layer_of_, split_layers_, count);
+    return pipeline_layouts::balanced_chunks(t, count);
   }
 
   // Sending one activation of `bytes` from pipeline rank a to rank b: each of the replica's devices
