@@ -9,6 +9,9 @@
 
 namespace unity::nemo {
 
+// Every run's sequences are 8,192 tokens (the llama3 family's own length).
+inline constexpr std::int64_t kSequence = 8192;
+
 struct NemoRun {
   const char* machine;
   const char* model;
@@ -54,9 +57,9 @@ inline Plan plan_of(const NemoRun& run) {
   return optimize_plan(g, load_machine(run.machine, {0, run.gpus}), layout_of(run));
 }
 
-// Predicted tokens/s per GPU: the iteration's sequences of the model's length over its time.
+// Predicted tokens/s per GPU: the iteration's sequences of kSequence tokens over its time.
 inline double tokens_per_second(const NemoRun& run, const Plan& plan) {
-  const double tokens = static_cast<double>(run.batch) * 8192;
+  const double tokens = static_cast<double>(run.batch * kSequence);
   return tokens / run.gpus / (plan.summary.iteration_time_ms / 1e3);
 }
 

@@ -45,7 +45,8 @@ LayoutRequestPanel::LayoutRequestPanel(QWidget* parent)
     recompute_->addItem(name, name);
   }
   // Megatron-Core's modules as its mixture-of-experts recipes name them (--recompute-modules).
-  for (const char* modules : {"layernorm,moe_act", "layernorm,moe"}) addRecomputeModules(modules);
+  for (const RecomputeModules& modules : kMoeRecipeRecomputeModules)
+    addRecomputeModules(to_string(modules));
   // Sized to its short items: the modules' longer names show whole in the list.
   recompute_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   recompute_->setMinimumContentsLength(9);

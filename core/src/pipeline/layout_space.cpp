@@ -157,11 +157,10 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
     stage.recomputes = {{*r.recompute, r.recompute_modules}};
   } else if (joint) {
     stage.recomputes = {{Recompute::None, {}}, {Recompute::Selective, {}}, {Recompute::Full, {}}};
-    // Mixture-of-experts layers keep most of a layer's activations inside the experts: the two
-    // module sets Megatron-Core's MoE recipes recompute (its model zoo's Qwen3 and DeepSeek-V3).
+    // Mixture-of-experts layers keep most of a layer's activations inside the experts.
     if (facts_.experts > 0)
-      for (const char* modules : {"layernorm,moe_act", "layernorm,moe"})
-        stage.recomputes.push_back({Recompute::Selective, recompute_modules_from_string(modules)});
+      for (const RecomputeModules& modules : kMoeRecipeRecomputeModules)
+        stage.recomputes.push_back({Recompute::Selective, modules});
   } else {
     stage.recomputes = {{Recompute::Full, {}}};  // Megatron-LM's published runs recompute all
   }
@@ -325,9 +324,7 @@ Layout LayoutSpace::layout(const LayoutGrid& g, std::int64_t i) const {
   l.m = g.m;
   l.v = g.v;
   l.b = g.b;
-  const RecomputeOption& rc = s.recomputes[static_cast<std::size_t>(i / segments / zeros)];
-  l.recompute = rc.level;
-  l.modules = rc.modules;
+  l.set_recompute(s.recomputes[static_cast<std::size_t>(i / segments / zeros)]);
   l.zero = s.zeros[static_cast<std::size_t>(i / segments % zeros)];
   l.sp = o.sp;
   l.overlap = s.overlap;

@@ -38,6 +38,12 @@ struct SegmentOptions {
   ContextExchange cp_exchange = ContextExchange::Ring;
 };
 
+// A recomputation level, with the modules it runs again where it is selective.
+struct RecomputeOption {
+  Recompute level = Recompute::None;
+  RecomputeModules modules;
+};
+
 // One layout the planner costs.
 struct Layout {
   int tp = 1, pp = 1, dp = 1, m = 1, v = 1;
@@ -57,12 +63,10 @@ struct Layout {
   ContextExchange cp_exchange = ContextExchange::Ring;
   int copies() const { return dp * cp; }  // devices of a stage holding the same weights
   PipelineGrid grid() const { return {tp, pp, dp, order, cp}; }
-};
-
-// A recomputation level, with the modules it runs again where it is selective.
-struct RecomputeOption {
-  Recompute level = Recompute::None;
-  RecomputeModules modules;
+  void set_recompute(const RecomputeOption& o) {
+    recompute = o.level;
+    modules = o.modules;
+  }
 };
 
 // What the layouts of one stage shape (tp x cp devices a replica, pp stages, dp copies) choose

@@ -636,8 +636,7 @@ class Planner {
         const std::vector<const KindCost*> costs = kind_costs(l);
         for (const pipeline_layouts::RecomputeOption& rc : stage.recomputes)
           for (int z : stage.zeros) {
-            l.recompute = rc.level;
-            l.modules = rc.modules;
+            l.set_recompute(rc);
             l.zero = z;
             least = std::min(least, bound(l, costs));
           }

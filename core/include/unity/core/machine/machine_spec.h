@@ -72,10 +72,11 @@ struct DeviceSpec {
   // presets'): every product at peak x compute_efficiency.
   std::vector<std::pair<double, double>> gemm_rates;
 
-  // The peak for arithmetic in `dtype` (fp16 and bf16 fall back to the figures they share).
+  // The fraction of the fp8 peak that fp8 GEMMs reach.
   double fp8_efficiency() const {
     return fp8_compute_efficiency > 0 ? fp8_compute_efficiency : compute_efficiency;
   }
+  // The peak for arithmetic in `dtype` (fp16 and bf16 fall back to the figures they share).
   double peak_flops(DataType dtype) const;
 };
 

@@ -26,4 +26,11 @@ std::string to_string(RecomputeModules modules);
 // listing the known ones, or on an empty list.
 RecomputeModules recompute_modules_from_string(std::string_view names);
 
+// The module sets Megatron-Core's mixture-of-experts recipes recompute (its model zoo's Qwen3 and
+// DeepSeek-V3): layernorm,moe_act and layernorm,moe. The joint search weighs them for a model with
+// experts, and the explorer offers them as pins.
+inline constexpr RecomputeModules kMoeRecipeRecomputeModules[] = {
+    {RecomputeModules::kLayerNorm | RecomputeModules::kMoeActivation},
+    {RecomputeModules::kLayerNorm | RecomputeModules::kMoe}};
+
 }  // namespace unity
