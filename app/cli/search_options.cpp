@@ -1,5 +1,7 @@
 #include "search_options.h"
 
+#include <cctype>
+#include <map>
 #include <string>
 #include <tuple>
 
@@ -86,8 +88,28 @@ void add_model_options(CLI::App* cmd, ModelOptions& m) {
   cmd->add_option("--dtype", m.dtype,
                   "Compute dtype of the model: float32, float16, bfloat16, or fp8 (GEMMs in fp8 "
                   "with per-tensor scaling, the rest bf16, as Transformer Engine trains; default: "
-                  "the model's own)")
-      ->check(CLI::IsMember({"float32", "float16", "bfloat16", "fp8"}))
+                  "the model's own). The frameworks' short names (fp32, fp16, bf16) are taken too")
+      // Megatron-LM's --bf16/--fp16 and torchtitan's "bfloat16" name the same types two ways;
+      // an engineer types either.
+      ->transform(CLI::Validator(
+          [](std::string& name) -> std::string {
+            static const std::map<std::string, std::string> kNames = {
+                {"float32", "float32"}, {"fp32", "float32"},      {"float16", "float16"},
+                {"fp16", "float16"},    {"bfloat16", "bfloat16"}, {"bf16", "bfloat16"},
+                {"fp8", "fp8"}};
+            std::string lower = name;
+            for (char& c : lower)
+              c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            const auto it = kNames.find(lower);
+            if (it == kNames.end())
+              return fmt::format(
+                  "'{}' is not a dtype Unity trains in: float32 (fp32), float16 "
+                  "(fp16), bfloat16 (bf16) or fp8",
+                  name);
+            name = it->second;
+            return {};
+          },
+          "DTYPE"))
       ->group("Model size");
   add_loss_option(cmd, m.loss);
 }

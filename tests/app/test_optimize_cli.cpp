@@ -91,6 +91,26 @@ TEST(OptimizeCli, HeadDimResizesTheAttentionAndABadOneExitsOne) {
   EXPECT_FALSE(not_family.err.empty());
 }
 
+// --dtype takes the frameworks' short names beside Unity's (bf16 is bfloat16, fp16 float16), in
+// any case; anything else exits 1 naming the dtypes there are.
+TEST(OptimizeCli, DtypeTakesTheShortNames) {
+  for (const auto& [given, meant] :
+       {std::pair{"bf16", "bfloat16"}, std::pair{"FP16", "float16"}, std::pair{"fp32", "float32"},
+        std::pair{"bfloat16", "bfloat16"}}) {
+    auto r = run_cli(std::string("optimize gpt-tiny --machine dgx-h100 --gpus 8 --mode "
+                                 "data-parallel --json --dtype ") +
+                     given);
+    ASSERT_EQ(r.exit_code, 0) << given << ": " << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["dtype"].get<std::string>(), meant) << given;
+  }
+  auto int8 = run_cli("optimize gpt-tiny --machine cpu-local --gpus 2 --dtype int8");
+  EXPECT_EQ(int8.exit_code, 1);
+  EXPECT_NE(int8.err.find("'int8' is not a dtype Unity trains in: float32 (fp32), float16 (fp16), "
+                          "bfloat16 (bf16) or fp8"),
+            std::string::npos)
+      << int8.err;
+}
+
 // `--progress` on dlrm: the best whole plan it reports never rises (each lineage of the search
 // has its own best, and the plan takes two searches), a piece's lines (when the graph is split)
 // say they give that piece's best, and the plan is at least as fast as the last best reported.
