@@ -74,5 +74,28 @@ TEST(LayoutSearch, ModelThatMustBeSplitToFitPlanEqualsTheExhaustiveSearchs) {
   expect_same_plan(load_model_for_devices("gpt-7.5b", 8, 64), load_machine("dgx-a100", {0, 8}), o);
 }
 
+// Searched tensor parallelism splits every attention's heads and key/value groups evenly, as
+// Megatron-Core requires: on a GB200 NVL72 rack (72 GPUs a node, so tensor-parallel degrees up to
+// 72) a decoder with 4 heads in 2 groups searches exactly the layouts of TP 1 and TP 2.
+TEST(LayoutSearch, SearchedTensorParallelismDividesTheHeadGroups) {
+  const Graph model = zoo::build_llama(72, {2, 64, 4, 2, 128, 32, 256}, DataType::BFloat16);
+  const MachineSpec rack = load_machine("gb200-nvl72", {0, 72});
+  PipelineOptions o = joint();
+  o.exhaustive = true;
+  const auto searched = plan_pipeline(model, rack, o);
+  ASSERT_TRUE(searched);
+  EXPECT_TRUE(searched->tensor_parallel == 1 || searched->tensor_parallel == 2)
+      << searched->tensor_parallel;
+  std::int64_t fixed = 0;
+  for (int tp : {1, 2}) {
+    PipelineOptions f = o;
+    f.request.tensor_parallel = tp;
+    const auto plan = plan_pipeline(model, rack, f);
+    ASSERT_TRUE(plan);
+    fixed += plan->layouts_evaluated;
+  }
+  EXPECT_EQ(searched->layouts_evaluated, fixed);
+}
+
 }  // namespace
 }  // namespace unity

@@ -36,8 +36,13 @@ LayoutSpace::LayoutSpace(const LayoutFacts& facts, const LayoutRequest& request,
           tp, per_node, machine_.name, n));
     tps = {tp};
   } else {
+    // A degree that splits no attention's heads evenly leaves the layers whole on every device
+    // of a replica; on a large NVLink domain (a GB200 rack's 72) those degrees are most of a
+    // node's divisors, and searching each segment kind on 72 devices takes minutes.
     for (int tp : divisors(std::min(per_node, n)))
-      if (per_node % tp == 0 && n % tp == 0) tps.push_back(tp);
+      if (per_node % tp == 0 && n % tp == 0 &&
+          (facts_.head_groups <= 0 || facts_.head_groups % tp == 0))
+        tps.push_back(tp);
   }
   for (int tp : tps)
     for (int cp : context_parallel_degrees(tp)) {

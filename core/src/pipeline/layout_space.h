@@ -94,9 +94,12 @@ struct LayoutFacts {
   int segments = 0;           // of its chain
   int layers = 0;             // of its chain
   std::int64_t sequence = 0;  // tokens of a sample (0: no attention)
-  std::int64_t experts = 0;   // experts of an MoE layer (0: none)
-  bool transformer = false;   // has attention: sequence and context parallelism apply
-  bool joint = false;         // the joint search (else Megatron-LM's expert mode)
+  // The greatest number every attention's heads and key/value groups divide into (0: no
+  // attention): a searched tensor-parallel degree divides it, as Megatron-Core requires.
+  std::int64_t head_groups = 0;
+  std::int64_t experts = 0;  // experts of an MoE layer (0: none)
+  bool transformer = false;  // has attention: sequence and context parallelism apply
+  bool joint = false;        // the joint search (else Megatron-LM's expert mode)
 };
 
 class LayoutSpace {

@@ -105,6 +105,13 @@ class Planner {
     for (const auto& [id, n] : model.nodes())
       if (is_attention(n.op.type) && sequence_ == 0)
         sequence_ = model.shape(n.inputs[0]).dims[1].size;
+    // Tensor parallelism splits every attention's heads and key/value groups evenly.
+    for (const auto& [id, n] : model.nodes())
+      if (is_attention(n.op.type) && n.op.attrs.has("num_heads")) {
+        const std::int64_t heads = n.op.attrs.get_int("num_heads");
+        head_groups_ =
+            std::gcd(head_groups_, std::gcd(heads, n.op.attrs.get_int("num_kv_heads", heads)));
+      }
     for (const auto& [id, n] : model.nodes())
       if (n.op.type == OpType::Experts) {
         experts_ = model.shape(n.inputs[2]).dims[0].size;
@@ -119,6 +126,7 @@ class Planner {
                              .segments = static_cast<int>(chain_.segments.size()),
                              .layers = split_layers_,
                              .sequence = sequence_,
+                             .head_groups = head_groups_,
                              .experts = experts_,
                              .transformer = transformer_,
                              .joint = options_.joint},
@@ -979,7 +987,8 @@ class Planner {
       exchanges_;
   std::int64_t experts_ = 0;  // experts of the model's mixture-of-experts layers (0: none)
   std::int64_t top_k_ = 0;
-  std::int64_t sequence_ = 0;  // tokens of a sample's sequence (0: no attention)
+  std::int64_t sequence_ = 0;     // tokens of a sample's sequence (0: no attention)
+  std::int64_t head_groups_ = 0;  // what divides every attention's heads and key/value groups
   std::int64_t evaluated_ = 0, candidates_ = 0;
 };
 

@@ -376,7 +376,8 @@ class PlanSearch {
 
   // A pipeline layout: Megatron-LM's tensor parallelism in each stage (expert), or each segment
   // kind searched jointly on its stage replica (joint), with the rest of the layout searched.
-  Outcome pipelined(bool joint) {
+  // `share`: of the time left, what the layout search may take.
+  Outcome pipelined(bool joint, double share = 1.0) {
     std::vector<AppliedSubstitution> pinned_applied;
     const Graph model = algebraically_pinned_model(pinned_applied);
     PipelineOptions po;
@@ -388,7 +389,8 @@ class PlanSearch {
     po.budget = options_.budget;
     po.vetoes = vetoes_;
     po.cancel = options_.cancel;
-    po.deadline = deadline_;
+    share_time(share);
+    po.deadline = deadline_ ? search_deadline_ : std::nullopt;
     po.profiles = options_.profiles;
     po.flop_count = options_.flop_count;
     auto p = plan_pipeline(model, machine_, po);
@@ -419,11 +421,11 @@ class PlanSearch {
   bool whole_graph() { return !pipelines() || machine_.num_devices() <= kWholeGraphDevices; }
   static constexpr int kWholeGraphDevices = 512;
 
-  void keep_pipelined(Outcome& best, bool joint) {
+  void keep_pipelined(Outcome& best, bool joint, double share = 1.0) {
     if (!pipelines() || status_ == "cancelled") return;
     Outcome o;
     try {
-      o = pipelined(joint);
+      o = pipelined(joint, share);
     } catch (const InputError&) {
       return;  // no layout of the model's batch on these devices
     }
@@ -446,13 +448,14 @@ class PlanSearch {
   // worth a little more than its parts, and the search spends its budget parallelising the unfused
   // pair first), and from the seed it still unfuses, reorders and parallelises with every rule. The
   // baselines (data parallelism, the expert strategies) are costed beside it and win only by their
-  // own origin; the sequential pipeline is a mode of its own.
+  // own origin; the sequential pipeline is a mode of its own. The pipeline layouts are searched
+  // first: for a chain of layers they are the plan, and the whole-graph searches and baselines,
+  // costed on every device, can take the whole time limit on a large NVLink domain (a GB200 NVL72
+  // rack's 72 GPUs).
   Outcome joint() {
-    if (!whole_graph()) {
-      Outcome best;
-      keep_pipelined(best, true);
-      return best;
-    }
+    Outcome pipelined;
+    keep_pipelined(pipelined, true, whole_graph() ? 0.5 : 1.0);
+    if (!whole_graph()) return pipelined;
     share_time(0.45);
     Outcome best = search("joint search from the model", model_, costs_, std::nullopt, true,
                           kUnseededBudgetShare);
@@ -474,7 +477,8 @@ class PlanSearch {
     }
     best.origin = "joint search";
     if (options_.baselines) keep_baselines(best);
-    keep_pipelined(best, true);
+    if (pipelined.graph.size() != 0 && better(pipelined.cost, best.cost))
+      best = std::move(pipelined);
     return best;
   }
 
@@ -483,6 +487,7 @@ class PlanSearch {
   void keep_baselines(Outcome& best) {
     keep_best_start(best, model_, std::nullopt);
     for (auto& strategy : expert_strategies(model_, machine_)) {
+      if (!time_left()) break;  // each is a whole-graph mapping: the time limit bounds them too
       Outcome o;
       o.graph = std::move(strategy.graph);
       o.origin = "expert: " + strategy.name;
