@@ -73,7 +73,7 @@ void add_optimize_command(CLI::App& app) {
     const auto& s = plan.summary;
     if (opt->json) {
       auto j = summary_to_json(s);
-      if (const auto checked = published_accuracy(machine, model))
+      if (const auto checked = published_accuracy(machine, model, plan.experts_per_device()))
         j["published_accuracy"] = {{"family", checked->family},
                                    {"kind", checked->kind},
                                    {"runs", checked->runs},
@@ -104,8 +104,9 @@ void add_optimize_command(CLI::App& app) {
                s.candidates_evaluated, s.search_status.empty() ? "" : " (" + s.search_status + ")");
     if (!s.origin.empty()) fmt::print("  plan           {}\n", s.origin);
     print_cost_sources(s, machine);
-    if (const auto checked = published_accuracy(machine, model))
-      fmt::print("  checked        {}\n", checked->describe());
+    if (const auto checked =
+            published_accuracy_statement(machine, model, plan.experts_per_device()))
+      fmt::print("  checked        {}\n", *checked);
     if (plan.pipeline) {
       fmt::print("\n");
       print_pipeline(*plan.pipeline, false, has_causal_attention(plan.pcg));

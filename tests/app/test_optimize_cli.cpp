@@ -111,6 +111,20 @@ TEST(OptimizeCli, DtypeTakesTheShortNames) {
       << int8.err;
 }
 
+// A plan on a GPU no published run of its kind was compared on says so instead of nothing; on a
+// checked family it states the record.
+TEST(OptimizeCli, StatesWhetherItsKindOfPredictionWasChecked) {
+  auto h200 = run_cli("optimize gpt-tiny --machine dgx-h200 --gpus 8");
+  ASSERT_EQ(h200.exit_code, 0) << h200.err;
+  EXPECT_NE(h200.out.find("  checked        no published run of a dense model on NVIDIA "
+                          "H200-SXM-141GB compared yet: the cost model's mechanisms alone"),
+            std::string::npos)
+      << h200.out;
+  auto h100 = run_cli("optimize gpt-tiny --machine dgx-h100 --gpus 8");
+  ASSERT_EQ(h100.exit_code, 0) << h100.err;
+  EXPECT_NE(h100.out.find("  checked        H100: "), std::string::npos) << h100.out;
+}
+
 // `--progress` on dlrm: the best whole plan it reports never rises (each lineage of the search
 // has its own best, and the plan takes two searches), a piece's lines (when the graph is split)
 // say they give that piece's best, and the plan is at least as fast as the last best reported.

@@ -157,6 +157,13 @@ namespace {
 // (docs/large-models.md), each as predicted throughput against published (a step time's inverse).
 TEST(PublishedAccuracyRecord, H100MixtureOfExpertsHoldsOverEveryRow) {
   published_runs::ErrorSpread spread;
+  // The same rows by the experts a device holds (published_accuracy.h, kManyExpertsPerDevice).
+  published_runs::ErrorSpread few, many;
+  auto add = [&](const Plan& plan, double predicted, double published) {
+    spread.add(predicted, published);
+    const auto& p = *plan.pipeline;
+    (p.experts / p.expert_parallel >= kManyExpertsPerDevice ? many : few).add(predicted, published);
+  };
   const MachineSpec h256 = load_machine("dgx-h100", {0, 256});
   const Graph qwen3 = moe::qwen3_model();
   auto step = [&](const Graph& model, const MachineSpec& machine, const OptimizeOptions& layout,
@@ -164,7 +171,7 @@ TEST(PublishedAccuracyRecord, H100MixtureOfExpertsHoldsOverEveryRow) {
     const Plan plan = optimize_plan(model, machine, layout);
     EXPECT_TRUE(plan.pipeline && plan.pipeline->fits) << name;
     if (!plan.pipeline) return;
-    spread.add(1 / plan.pipeline->iteration_time, 1 / published_seconds);
+    add(plan, 1 / plan.pipeline->iteration_time, 1 / published_seconds);
     std::printf("%s: %.2f s predicted, %.1f s published\n", name, plan.pipeline->iteration_time,
                 published_seconds);
   };
@@ -177,8 +184,8 @@ TEST(PublishedAccuracyRecord, H100MixtureOfExpertsHoldsOverEveryRow) {
   const Plan deepseek = optimize_plan(moe::deepseek_v3_model(), load_machine("dgx-h100", {0, 1024}),
                                       moe::deepseek_v3_layout());
   ASSERT_TRUE(deepseek.pipeline);
-  spread.add(8192.0 * 4096 / deepseek.pipeline->iteration_time / 1024,
-             moe::kDeepSeekV3TokensPerGpu);
+  add(deepseek, 8192.0 * 4096 / deepseek.pipeline->iteration_time / 1024,
+      moe::kDeepSeekV3TokensPerGpu);
 
   // Megatron's TFLOP/s leave the recomputation out: the model's FLOPs (causal count) over the
   // step time with the recomputation.
@@ -193,7 +200,7 @@ TEST(PublishedAccuracyRecord, H100MixtureOfExpertsHoldsOverEveryRow) {
     ASSERT_TRUE(plan.pipeline && flops.pipeline);
     EXPECT_TRUE(plan.pipeline->fits);
     const double tflops = flops.pipeline->model_flops / plan.pipeline->iteration_time / 256 / 1e12;
-    spread.add(tflops, run.published_tflops);
+    add(plan, tflops, run.published_tflops);
     std::printf("qwen3 at %d tokens, CP %d: %.1f TFLOP/s predicted, %.0f published\n",
                 16384 * run.cp, run.cp, tflops, run.published_tflops);
   }
@@ -201,15 +208,34 @@ TEST(PublishedAccuracyRecord, H100MixtureOfExpertsHoldsOverEveryRow) {
   const Plan mixtral = optimize_plan(load_model_for_devices("mixtral-8x7b", 64, 256),
                                      load_machine("dgx-h100", {0, 64}), moe::mixtral_layout());
   ASSERT_TRUE(mixtral.pipeline);
-  spread.add(mixtral.summary.tflops_per_device, moe::kMixtralTflops);
+  add(mixtral, mixtral.summary.tflops_per_device, moe::kMixtralTflops);
   std::printf("mixtral-8x7b: %.1f TFLOP/s predicted, 468 published\n",
               mixtral.summary.tflops_per_device);
 
   std::printf("%d of 11 within 10%%, %+.1f%% to %+.1f%%\n", spread.within_10_percent,
               100 * spread.lowest, 100 * spread.highest);
+  std::printf("fewer than %lld experts a device: %d within 10%%, %+.1f%% to %+.1f%%\n",
+              static_cast<long long>(kManyExpertsPerDevice), few.within_10_percent,
+              100 * few.lowest, 100 * few.highest);
+  std::printf("%lld or more: %d within 10%%, %+.1f%% to %+.1f%%\n",
+              static_cast<long long>(kManyExpertsPerDevice), many.within_10_percent,
+              100 * many.lowest, 100 * many.highest);
   const PublishedAccuracy& record = h100_moe_published_accuracy();
   EXPECT_EQ(record.rows, 11);
   published_runs::expect_record_holds(record, spread);
+  EXPECT_EQ(h100_moe_few_experts_published_accuracy().rows, 4);
+  published_runs::expect_record_holds(h100_moe_few_experts_published_accuracy(), few);
+  EXPECT_EQ(h100_moe_many_experts_published_accuracy().rows, 7);
+  published_runs::expect_record_holds(h100_moe_many_experts_published_accuracy(), many);
+  // A plan that says how many experts its devices hold is stated against its own rows.
+  EXPECT_EQ(published_accuracy(h256, qwen3, 16)->kind, "mixture of experts, 8 or more a device");
+  EXPECT_EQ(published_accuracy(h256, qwen3, 4)->kind, "mixture of experts, fewer than 8 a device");
+  // No MoE run on B200 was compared: optimize says so rather than nothing; a CPU is calibrated.
+  EXPECT_FALSE(published_accuracy(load_machine("dgx-b200", {0, 8}), qwen3, 16));
+  EXPECT_EQ(published_accuracy_statement(load_machine("dgx-b200", {0, 8}), qwen3, 16),
+            "no published run of a mixture of experts on NVIDIA B200-180GB compared yet: the cost "
+            "model's mechanisms alone (docs/accuracy.md lists what was)");
+  EXPECT_FALSE(published_accuracy_statement(load_machine("cpu-local", {0, 2}), qwen3));
   // optimize states it for a model with experts, the dense record for one without.
   const auto stated = published_accuracy(h256, qwen3);
   ASSERT_TRUE(stated);

@@ -163,9 +163,10 @@ QString PcgView::headline() const {
                            .arg(pipelineLayoutText(*plan->pipeline))
                      : QString();
   // How far this kind of prediction has been from published runs (published_accuracy.h).
-  const auto checked = published_accuracy(plan->machine, plan->pcg);
+  const auto checked =
+      published_accuracy_statement(plan->machine, plan->pcg, plan->experts_per_device());
   const QString checkedText =
-      checked ? tr("<br>Checked: %1").arg(QString::fromStdString(checked->describe())) : QString();
+      checked ? tr("<br>Checked: %1").arg(QString::fromStdString(*checked)) : QString();
   const QString rewriteText = applied.isEmpty()
                                   ? QString()
                                   : tr("<br>Rewrites: %1").arg(applied.join(QStringLiteral(", ")));

@@ -2,6 +2,7 @@
 // A training plan: the PCG (with its parallel operators), the machine it was found for, each placed
 // operator's machine view, and the predicted costs. `unity optimize --out` writes it, `unity show`
 // and `unity run` read it. Format: docs/formats.md.
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -81,6 +82,14 @@ struct Plan {
   Graph pcg;  // a pipelined plan: the serial model (each segment kind's plan is in `pipeline`)
   MachineMapping mapping;  // a pipelined plan: its cost only, no views
   std::optional<PipelinePlan> pipeline;
+
+  // Of each mixture-of-experts layer's experts, how many one device holds (0: no experts, or a
+  // whole-graph plan, which spreads them by its own views).
+  std::int64_t experts_per_device() const {
+    return pipeline && pipeline->experts > 0
+               ? pipeline->experts / std::max(1, pipeline->expert_parallel)
+               : 0;
+  }
 };
 
 // Byte counts as JSON integers (rounded; a count that is not finite stays a number, null).
