@@ -341,6 +341,28 @@ TEST(ExportNearest, DeepSpeedGetsTheLayoutWithoutInterleaving) {
   EXPECT_NE(r.refused[0].find("interleaved"), std::string::npos);
 }
 
+// A nearby layout differs from the plan by its layout alone: the plan's algebraic rewrites
+// (fused attention, which every framework runs) are read back from the plan file and kept. A
+// joint plan's PCG is the serial model as given; the rewrites its search chose are in its kind
+// plans and its list of applied substitutions.
+TEST(ExportNearest, KeepsThePlansFusedAttention) {
+  OptimizeOptions o;
+  o.mode = "joint";
+  o.budget = 10;
+  o.layout = grid(2, 2, 4, 3);
+  const MachineSpec a100 = load_machine("dgx-a100", {0, 8});
+  const Plan plan = round_trip(optimize_plan(debug_llama(32), a100, o));
+  auto fused = [](const Plan& p) {
+    return std::any_of(p.summary.substitutions_applied.begin(),
+                       p.summary.substitutions_applied.end(),
+                       [](const AppliedSubstitution& a) { return a.rule == "fuse_attention"; });
+  };
+  ASSERT_TRUE(fused(plan));
+  const ExportResult r = export_launch(plan, {Framework::DeepSpeed, true});
+  ASSERT_TRUE(r.nearest);
+  EXPECT_TRUE(fused(*r.nearest));
+}
+
 // Segments the joint search split its own way are no framework's layout; nearest re-plans them
 // as Megatron-LM splits a layer, at the plan's TP and PP.
 TEST(ExportNearest, JointSegmentPlansBecomeMegatronsSplit) {
@@ -363,6 +385,30 @@ TEST(ExportNearest, JointSegmentPlansBecomeMegatronsSplit) {
   EXPECT_EQ(r.spec.pp, 2);
   EXPECT_NEAR(r.nearest->summary.iteration_time_ms, expert.summary.iteration_time_ms,
               1e-6 * expert.summary.iteration_time_ms);
+}
+
+// Chunks cut inside layers (as the joint search's time-balanced stages may cut Llama 3 405B's
+// 126 layers into 42 chunks) are refused in one reason: the first cut named and the rest counted.
+TEST(ExportRefusal, CutsInsideLayersAreOneReason) {
+  const Plan expert = expert_plan(debug_llama(32), 8, grid(1, 2, 4, 3));
+  ASSERT_EQ(expert.pipeline->chunks.size(), 6u);
+  auto j = plan_to_json(expert);
+  // Every chunk but the last ends inside the layer the next one starts with.
+  auto& stages = j["pipeline"]["stages"];
+  for (std::size_t c = 0; c + 1 < stages.size(); ++c)
+    stages[c]["layers"][1] = stages[c + 1]["layers"][0];
+  const Plan cut = plan_from_json(j);
+  try {
+    export_launch(cut, {Framework::Megatron, false});
+    ADD_FAILURE() << "exported";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("which chunk 1 continues, and 4 more of the plan's 6 chunks end inside a "
+                        "layer: frameworks cut pipeline stages between whole layers"),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(what.find("chunk 2 continues"), std::string::npos) << what;
+  }
 }
 
 TEST(ExportNames, FrameworkNamesAreRead) {

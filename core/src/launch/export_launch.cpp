@@ -10,6 +10,7 @@
 #include "unity/core/errors.h"
 #include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/plan/plan_optimizer.h"
+#include "unity/core/rules/rule.h"
 #include "zoo/zoo_models.h"
 
 namespace unity::launch {
@@ -25,6 +26,19 @@ std::string reasons_text(const std::vector<std::string>& reasons) {
 bool shape_has_experts(const Plan& plan) {
   const auto shape = plan_model_shape(plan);
   return shape && shape->moe;
+}
+
+// The algebraic rewrites the plan applied (fuse_attention: the frameworks' fused attention
+// kernels), pinned in the re-plans: a nearby layout differs from the plan by its layout alone.
+std::vector<std::string> algebraic_rewrites(const Plan& plan) {
+  std::vector<std::string> out;
+  for (const auto& a : plan.summary.substitutions_applied) {
+    const Rule* rule = default_rules().find(a.rule);
+    if (rule && rule->kind == RuleKind::Algebraic &&
+        std::find(out.begin(), out.end(), a.rule) == out.end())
+      out.push_back(a.rule);
+  }
+  return out;
 }
 
 std::vector<LayoutRequest> nearby_layouts(const Plan& plan, Framework framework) {
@@ -192,6 +206,7 @@ ExportResult export_launch(const Plan& plan, const ExportRequest& request) {
     options.mode = "expert";
     options.optimizer = plan.summary.optimizer;
     options.layout = layout;
+    options.pins = algebraic_rewrites(plan);
     Plan nearest;
     try {
       nearest = optimize_plan(*serial, plan.machine, options);

@@ -77,6 +77,27 @@ json applied_to_json(const std::vector<AppliedSubstitution>& applied) {
   return out;
 }
 
+// Read leniently like the rest of the summary: a plan file without the list, or an entry without
+// a rule name, leaves it out.
+std::vector<AppliedSubstitution> applied_from_json(const json& j) {
+  std::vector<AppliedSubstitution> out;
+  if (!j.is_array()) return out;
+  for (const json& a : j) {
+    if (!a.is_object() || !a.contains("rule") || !a["rule"].is_string()) continue;
+    AppliedSubstitution s;
+    s.rule = a["rule"].get<std::string>();
+    if (a.contains("nodes") && a["nodes"].is_array())
+      for (const json& n : a["nodes"])
+        if (n.is_string()) s.nodes.push_back(n.get<std::string>());
+    if (a.contains("parameters") && a["parameters"].is_object())
+      for (const auto& [k, v] : a["parameters"].items())
+        if (v.is_number_integer()) s.parameters[k] = v.get<std::int64_t>();
+    s.pinned = a.value("pinned", false);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 MemoryBreakdown memory_from_json(const json& j) {
   MemoryBreakdown m;
   m.weights = j.value("weights", 0.0);
@@ -418,6 +439,8 @@ Plan plan_from_json_fields(const json& j) {
   p.summary.flop_count = to_string(flop_count_from_string(s.value("flop_count", "full")));
   p.summary.tflops_per_device = s.value("tflops_per_device", 0.0);
   p.summary.origin = s.value("origin", "");
+  if (s.contains("substitutions_applied"))
+    p.summary.substitutions_applied = applied_from_json(s["substitutions_applied"]);
   if (s.contains("model_shape")) p.summary.model_shape = model_shape_from_json(s["model_shape"]);
   if (s.contains("cost_sources") && s["cost_sources"].is_object()) {
     const json& c = s["cost_sources"];
