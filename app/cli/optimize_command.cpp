@@ -92,6 +92,25 @@ void add_optimize_command(CLI::App& app) {
       return;
     }
     fmt::print("{} on {} ({} devices), {}\n", s.model, s.machine, s.devices, s.mode);
+    // A decoder's size as planned: the sequence and batch set the time as much as the layout, and
+    // a Hugging Face config's default sequence is its longest (max_position_embeddings).
+    if (const auto& shape = s.model_shape) {
+      const bool config_length = opt->model_options.resize.seq <= 0 && hf_config_of(opt->model);
+      fmt::print(
+          "  model          {} layers, hidden {}, {} heads{}{}, sequence {}{}, global batch {}\n",
+          shape->layers, shape->hidden, shape->heads,
+          shape->kv_heads > 0 && shape->kv_heads != shape->heads
+              ? fmt::format(" ({} key/value)", shape->kv_heads)
+              : "",
+          shape->moe
+              ? fmt::format(", {} experts ({} a token)", shape->moe->experts, shape->moe->top_k)
+              : "",
+          shape->seq,
+          config_length ? " (the config's max_position_embeddings; --seq sets the length you "
+                          "train at)"
+                        : "",
+          model.batch_size);
+    }
     fmt::print("  iteration      {:.3f} ms (compute {:.3f} ms, communication {:.3f} ms)\n",
                s.iteration_time_ms, s.compute_ms, s.communication_ms);
     fmt::print("  communication  {} per iteration\n",

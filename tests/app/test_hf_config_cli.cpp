@@ -52,6 +52,22 @@ TEST(HfConfigCli, OptimizePlansASmallConfig) {
   EXPECT_EQ(j["dtype"], "bfloat16");
 }
 
+// The text report says the size planned: a config's default sequence is its longest, and the
+// line says where it came from until --seq gives one.
+TEST(HfConfigCli, OptimizeSaysTheSequenceItPlanned) {
+  auto r = run_cli("optimize " + test_config("tiny-llama") + " --machine dgx-h100 --gpus 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("  model          2 layers, hidden 64, 4 heads (2 key/value), sequence 32 "
+                       "(the config's max_position_embeddings; --seq sets the length you train "
+                       "at), global batch 2\n"),
+            std::string::npos)
+      << r.out;
+  auto given = run_cli("optimize " + test_config("tiny-llama") +
+                       " --machine dgx-h100 --gpus 2 --seq 16 --batch 8");
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  EXPECT_NE(given.out.find("sequence 16, global batch 8\n"), std::string::npos) << given.out;
+}
+
 TEST(HfConfigCli, BadConfigsExitOneAndWriteNothing) {
   const auto out = fs::temp_directory_path() / (std::to_string(::getpid()) + "_hf_never.json");
   auto unknown = run_cli("optimize " + test_config("unknown-architecture") +
