@@ -117,7 +117,18 @@ TEST(ExpertParallelism, ExpertWeightsPerDevice) {
 TEST(ExpertParallelism, RefusesDegreesThatDoNotFold) {
   const MachineSpec m = load_machine("dgx-h100", {0, 16});
   const Graph g = small_moe();
-  EXPECT_THROW(plan_pipeline(g, m, fixed(3, TokenDispatcher::AllToAll)), InputError);
+  // 16 experts over 3 devices: refused whatever the grid, saying why.
+  try {
+    plan_pipeline(g, m, fixed(3, TokenDispatcher::AllToAll));
+    ADD_FAILURE() << "planned";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--ep 3: the 16 experts of each mixture-of-experts layer "
+                                         "of '"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("do not split evenly over 3 devices"), std::string::npos)
+        << e.what();
+  }
   // A dense model has no experts to spread.
   zoo::TransformerSizes dense{4, 256, 4, 4, 512, 128, 1024};
   EXPECT_THROW(plan_pipeline(zoo::build_llama(32, dense), m, fixed(8, TokenDispatcher::AllToAll)),

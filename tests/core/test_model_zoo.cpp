@@ -13,6 +13,7 @@
 
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
+#include "unity/core/zoo/model_loader.h"
 #include "unity/core/zoo/model_zoo.h"
 #include "unity/core/zoo/scaled_zoo.h"
 
@@ -116,6 +117,24 @@ TEST(ModelZoo, UnknownNameThrowsInputErrorListingTheKnownNames) {
     EXPECT_NE(what.find("resnet-9000"), std::string::npos);
     for (const zoo::ModelInfo& m : zoo::models()) EXPECT_NE(what.find(m.name), std::string::npos);
   }
+}
+
+// A model name two edits or fewer from a zoo model's (any case) is answered with that name; a
+// name far from all of them only with the list.
+TEST(ModelZoo, MistypedNameSuggestsTheNearestModel) {
+  auto message = [](const std::string& spec) {
+    try {
+      load_model(spec);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message("Llama3-8B").find("did you mean 'llama3-8b'?"), std::string::npos);
+  EXPECT_NE(message("gpt-1.7").find("did you mean 'gpt-1.7b'?"), std::string::npos);
+  const std::string far = message("resnet-9000");
+  EXPECT_NE(far.find("is neither a model file"), std::string::npos) << far;
+  EXPECT_EQ(far.find("did you mean"), std::string::npos) << far;
 }
 
 // Paper Figure 1: communication of data parallelism is 2*(ci*h + h*co) elements.

@@ -296,6 +296,12 @@ std::vector<int> LayoutSpace::expert_parallel_degrees(int tp, int dp) const {
     return ep == 1 || (ep % tp == 0 && (tp * dp) % ep == 0 && experts % ep == 0);
   };
   if (asked) {
+    // Whatever the grid, the experts must split evenly.
+    if (asked > 1 && experts % asked != 0)
+      throw InputError(
+          fmt::format("--ep {}: the {} experts of each mixture-of-experts layer of "
+                      "'{}' do not split evenly over {} devices",
+                      asked, experts, facts_.model, asked));
     if (!fits(asked)) {
       if (request_.tensor_parallel && request_.pipeline_stages)
         throw InputError(fmt::format(

@@ -1,7 +1,10 @@
 #include "unity/core/zoo/model_loader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -12,6 +15,38 @@
 
 namespace unity {
 namespace {
+
+// Edits (insertions, deletions, substitutions) between two names, letters compared in any case.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The zoo model a mistyped name most likely meant (two edits at most), or "".
+std::string nearest_zoo_name(std::string_view spec) {
+  std::string best;
+  std::size_t best_distance = 3;
+  for (const auto& m : zoo::models()) {
+    const std::size_t d = edit_distance(spec, m.name);
+    if (d < best_distance) {
+      best = m.name;
+      best_distance = d;
+    }
+  }
+  return best;
+}
 
 void refuse_resize(const zoo::TransformerResize& resize, const std::string& spec) {
   if (!resize.empty())
@@ -84,8 +119,10 @@ Graph load_model(const std::string& spec, std::int64_t batch, const zoo::Transfo
         spec));
   std::string names;
   for (const auto& m : zoo::models()) names += (names.empty() ? "" : ", ") + m.name;
+  const std::string nearest = nearest_zoo_name(spec);
   throw InputError(fmt::format(
-      "'{}' is neither a model file, a Hugging Face config nor a zoo model ({})", spec, names));
+      "'{}' is neither a model file, a Hugging Face config nor a zoo model{} ({})", spec,
+      nearest.empty() ? "" : fmt::format(": did you mean '{}'?", nearest), names));
 }
 
 }  // namespace unity
