@@ -357,6 +357,34 @@ class PipelineViewsTests : public QObject {
     QCOMPARE(view.heatMap(), TopologyView::HeatMap::Memory);
   }
 
+  // With context parallelism a stage's devices are tp x cp x dp, and the texts count them all.
+  void topologyCountsContextParallelDevicesInAStage() {
+    ExplorerDocument doc;
+    openIn(doc, "gpt-tiny", "cpu-local", {0, 8});
+    OptimizeOptions o;
+    o.mode = "expert";
+    o.layout.tensor_parallel = 1;
+    o.layout.context_parallel = 2;
+    o.layout.pipeline_stages = 2;
+    o.layout.micro_batches = 4;
+    const auto plan = std::make_shared<const Plan>(optimize_plan(*doc.model(), *doc.machine(), o));
+    QVERIFY(plan->pipeline);
+    QCOMPARE(plan->pipeline->context_parallel, 2);
+    QCOMPARE(plan->pipeline->data_parallel, 2);
+    doc.setPlan("expert", plan);
+    TopologyView view(&doc);
+    view.showMode("expert");
+    for (int d = 0; d < 8; ++d) QCOMPARE(view.stagePerDevice()[d], d / 4);
+    QVERIFY2(view.legendText().contains(
+                 "4 devices each: 1 tensor-parallel × 2 context-parallel × 2 data-parallel copies"),
+             qPrintable(view.legendText()));
+    QVERIFY2(view.selectionText().contains("stage <i>s</i> runs on devices 4<i>s</i> to "
+                                           "4<i>s</i> + 3, as 2 data-parallel copies of 2 "
+                                           "consecutive devices (2 context-parallel shards of 1 "
+                                           "tensor-parallel ones)"),
+             qPrintable(view.selectionText()));
+  }
+
   void timelinesExportAsPngSvgAndChromeTrace() {
     ExplorerDocument doc;
     const auto plan = tinyPipelinedPlan(doc);

@@ -698,10 +698,12 @@ QString TopologyView::legendText() const {
                            : QStringLiteral("s"))
                   .arg(l.join(QStringLiteral(", ")));
   }
-  return tr("<b>Pipeline stages</b> (%1 devices each: %2 tensor-parallel × %3 data-parallel "
-            "copies) &nbsp; %4<br>%5")
-      .arg(pp.tensor_parallel * pp.data_parallel)
+  return tr("<b>Pipeline stages</b> (%1 devices each: %2 tensor-parallel%3 × %4 data-parallel "
+            "copies) &nbsp; %5<br>%6")
+      .arg(pp.tensor_parallel * pp.context_parallel * pp.data_parallel)
       .arg(pp.tensor_parallel)
+      .arg(pp.context_parallel > 1 ? tr(" × %1 context-parallel").arg(pp.context_parallel)
+                                   : QString())
       .arg(pp.data_parallel)
       .arg(stages.join(QStringLiteral(" &nbsp; ")), text);
 }
@@ -757,14 +759,30 @@ QString TopologyView::selectionText() const {
   if (plan_->pipeline && selected_ < 0 && heatMap_ == HeatMap::Experts) return expertsText();
   if (plan_->pipeline && selected_ < 0) {
     const PipelinePlan& pp = *plan_->pipeline;
-    const int perStage = pp.tensor_parallel * pp.data_parallel;
+    // A replica: the tensor-parallel devices of one sequence shard each, side by side.
+    const int replica = pp.tensor_parallel * pp.context_parallel;
+    const QString group =
+        pp.context_parallel > 1
+            ? tr("%1 consecutive devices (%2 context-parallel shards of %3 tensor-parallel ones)")
+                  .arg(replica)
+                  .arg(pp.context_parallel)
+                  .arg(pp.tensor_parallel)
+            : tr("%1 consecutive tensor-parallel devices").arg(replica);
+    if (pp.device_order == DeviceOrder::DataParallelOutermost)
+      return tr("A pipelined plan, data-parallel copies outermost: copy <i>c</i> of stage "
+                "<i>s</i> runs on devices %1<i>c</i> + %2<i>s</i> onwards, %3; activations go "
+                "from each stage to the next over the links between them.")
+          .arg(replica * pp.pipeline_stages)
+          .arg(replica)
+          .arg(group);
+    const int perStage = replica * pp.data_parallel;
     return tr("A pipelined plan: stage <i>s</i> runs on devices %1<i>s</i> to %1<i>s</i> + %2, "
-              "as %3 data-parallel copies of %4 consecutive tensor-parallel devices; "
-              "activations go from each stage to the next over the links between them.")
+              "as %3 data-parallel copies of %4; activations go from each stage to the next over "
+              "the links between them.")
         .arg(perStage)
         .arg(perStage - 1)
         .arg(pp.data_parallel)
-        .arg(pp.tensor_parallel);
+        .arg(group);
   }
   if (selected_ < 0)
     return tr(
