@@ -12,12 +12,12 @@
 
 #include "layout_space.h"
 #include "pipeline_chunks.h"
+#include "pipeline_tied_tables.h"
 #include "unity/core/errors.h"
 #include "unity/core/mapping/machine_mapping.h"
 #include "unity/core/mapping/mapping_cost.h"
 #include "unity/core/ops/attention_core.h"
 #include "unity/core/pcg/compute_dtype.h"
-#include "unity/core/pcg/tied_weights.h"
 #include "unity/core/pipeline/layer_segments.h"
 #include "unity/core/pipeline/segment_profile.h"
 #include "unity/core/search/candidate_cost.h"
@@ -62,6 +62,7 @@ class Planner {
         machine_(machine),
         options_(options),
         chain_(segment_chain(model)),
+        tied_(model, chain_),
         costs_(machine, options.optimizer, options.profiles),
         dtype_(compute_dtype(model)) {
     const int segments = static_cast<int>(chain_.segments.size());
@@ -97,8 +98,6 @@ class Planner {
     segments_of_.assign(static_cast<std::size_t>(chain_.kinds()), {0, 0});
     for (int j = 0; j < segments; ++j)
       ++segments_of_[static_cast<std::size_t>(chain_.segments[j].kind)][block_[j] ? 1 : 0];
-    find_tied_weights();
-    for (const TiedPair& t : tied_) tied_elements_ += t.elements;
     // Sequence parallelism splits token-wise operators along a sequence: a transformer's.
     transformer_ = has_attention(model);
     // Context parallelism splits the attentions' sequence (the first one's: a decoder's are one).
@@ -610,7 +609,7 @@ class Planner {
     const double per_expert =
         parameter_memory(1.0, dtype_, options_.optimizer, l.zero, edp, gradient_element()).total();
     const double memory =
-        (per_dense * std::max(0.0, dense - tied_elements_ / l.tp) + per_expert * held +
+        (per_dense * std::max(0.0, dense - tied_.elements() / l.tp) + per_expert * held +
          fp8_copy() * fp8 + in_flight_micro_batches(l.pp - 1, l.pp, l.m, l.v) * kept) /
             l.pp +
         workspace;
@@ -811,7 +810,11 @@ class Planner {
       rank_params[rank] += sp.parameters - chunk_experts;  // the dense weights
       p.chunks.push_back(std::move(sp));
     }
-    const double tied_sync = tie_weights(l, parts, rank_params);
+    const double tied_sync = tied_.tie(
+        parts, l.pp, l.tp, gradient_element(), rank_params, [&](int a, int b, double message) {
+          return costs_.allreduce_time({l.grid().device(a, 0, 0), l.grid().device(b, 0, 0)},
+                                       message);
+        });
     const PipelineTime pt = pipeline_time(rank_time, l.m, l.v);
     // Overlapped, the sends leave the ranks' times; the warm-up's and cool-down's stay.
     const double fill = overlap_p2p ? fill_p2p : 0.0;
@@ -911,57 +914,11 @@ class Planner {
     return p;
   }
 
-  // A tied weight and its partner (tied_weights.h): the segments that read them, and the table's
-  // elements.
-  struct TiedPair {
-    int segment = 0, partner_segment = 0;
-    double elements = 0;
-  };
-
-  void find_tied_weights() {
-    std::map<NodeId, int> segment_of;
-    for (int j = 0; j < static_cast<int>(chain_.segments.size()); ++j)
-      for (NodeId id : chain_.segments[j].nodes)
-        for (const auto& in : model_.node(id).inputs) segment_of.emplace(in.node, j);
-    for (NodeId w : tied_copies(model_)) {
-      const auto partner = tied_partner(model_, w);
-      const auto a = segment_of.find(w), b = segment_of.find(*partner);
-      if (a == segment_of.end() || b == segment_of.end()) continue;
-      tied_.push_back(
-          {a->second, b->second, static_cast<double>(model_.node(w).outputs.at(0).num_elements())});
-    }
-  }
-
-  // Tied tables held by one rank are one tensor there (a rank's parameters count it once); held
-  // by two, each keeps a copy, and the copies' gradients are all-reduced between the two after
-  // the backward pass, before the data-parallel synchronisation finishes (Megatron-LM's embedding
-  // group): the slowest such all-reduce.
-  double tie_weights(const Layout& l, const std::vector<std::pair<int, int>>& parts,
-                     std::vector<double>& rank_params) const {
-    if (tied_.empty()) return 0;
-    std::vector<int> rank_of(chain_.segments.size(), 0);
-    for (int c = 0; c < static_cast<int>(parts.size()); ++c)
-      for (int j = parts[c].first; j <= parts[c].second; ++j) rank_of[j] = c % l.pp;
-    double exposed = 0;
-    for (const TiedPair& t : tied_) {
-      const int a = rank_of[t.segment], b = rank_of[t.partner_segment];
-      const double per_device = t.elements / l.tp;
-      if (a == b) {
-        rank_params[a] -= per_device;
-        continue;
-      }
-      exposed = std::max(exposed,
-                         costs_.allreduce_time({l.grid().device(a, 0, 0), l.grid().device(b, 0, 0)},
-                                               per_device * gradient_element()));
-    }
-    return exposed;
-  }
-
   const Graph& model_;
   const MachineSpec& machine_;
   const PipelineOptions& options_;
   const SegmentChain chain_;
-  std::vector<TiedPair> tied_;
+  const pipeline_layouts::PipelineTiedTables tied_;
   const CostModel costs_;
   const DataType dtype_;
   std::vector<int> layer_of_;  // per segment: the layer it belongs to
@@ -969,7 +926,6 @@ class Planner {
   std::vector<int> split_layer_of_;  // per segment: its layer as Megatron-LM deals them (chunks())
   int split_layers_ = 0;
   std::vector<std::array<int, 2>> segments_of_;  // per kind: its segments, not blocks and blocks
-  double tied_elements_ = 0;                     // of every tied table's copies
   double memory_ = 0;
   bool transformer_ = false;
   std::map<int, std::unique_ptr<CostModel>> replica_costs_;
