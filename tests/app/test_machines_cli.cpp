@@ -89,4 +89,14 @@ TEST(MachinesCli, BadMachineFileNamesTheField) {
   const auto ok = run_cli("machines " + path.string() + " --json");
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   std::filesystem::remove(path);
+
+  // A path that names no file says so; a mistyped preset lists the presets.
+  const auto missing = run_cli("machines " + path.string());
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("nor a machine .json file (no such file)"), std::string::npos)
+      << missing.err;
+  const auto typo = run_cli("machines dgx-h1000");
+  EXPECT_EQ(typo.exit_code, 1);
+  EXPECT_NE(typo.err.find("not a preset (summit, "), std::string::npos) << typo.err;
+  EXPECT_EQ(typo.err.find("no such file"), std::string::npos) << typo.err;
 }

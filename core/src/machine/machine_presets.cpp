@@ -164,8 +164,13 @@ MachineSpec load_machine(const std::string& spec, const MachineSelection& select
   if (!std::filesystem::is_regular_file(path, ec)) {
     std::string presets;
     for (const auto& name : machine_preset_names()) presets += (presets.empty() ? "" : ", ") + name;
-    throw InputError(fmt::format("unknown machine '{}': not a preset ({}) nor a machine .json file",
-                                 spec, presets));
+    // A path names a file the user meant; a bare word, a preset.
+    const bool looks_like_file = spec.find('/') != std::string::npos || path.has_extension();
+    throw InputError(fmt::format(
+        "unknown machine '{}': not a preset ({}) nor a machine .json file{}", spec, presets,
+        looks_like_file ? (std::filesystem::exists(path, ec) ? " (it is not a regular file)"
+                                                             : " (no such file)")
+                        : ""));
   }
   std::ifstream in(path);
   if (!in.is_open()) throw InputError(fmt::format("cannot read machine file '{}'", spec));

@@ -149,9 +149,9 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
   if (r.micro_batches) {
     if (per_replica % r.micro_batches != 0)
       throw InputError(
-          fmt::format("--micro-batches {}: the {} samples of each data-parallel copy "
+          fmt::format("--micro-batches {}: the {} sample{} of each data-parallel copy "
                       "do not split into that many",
-                      r.micro_batches, per_replica));
+                      r.micro_batches, per_replica, per_replica == 1 ? "" : "s"));
     ms = {r.micro_batches};
   } else {
     // Micro-batches of up to 64 samples (larger ones only add memory).
