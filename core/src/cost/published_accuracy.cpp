@@ -120,13 +120,14 @@ std::optional<PublishedAccuracy> published_accuracy(const MachineSpec& machine, 
 std::optional<std::string> published_accuracy_statement(const MachineSpec& machine,
                                                         const Graph& model,
                                                         std::int64_t experts_per_device) {
-  if (const auto r = published_accuracy(machine, model, experts_per_device)) return r->describe();
+  const bool moe = has_experts(model);
+  if (const auto r = published_accuracy(machine, moe, experts_per_device)) return r->describe();
   if (machine.device_types.empty() || machine.device_types.front().kind == "cpu")
     return std::nullopt;
   return fmt::format(
       "no published run of a {} on {} compared yet: the cost model's mechanisms alone "
       "(docs/accuracy.md lists what was)",
-      has_experts(model) ? "mixture of experts" : "dense model", machine.device_types.front().name);
+      moe ? "mixture of experts" : "dense model", machine.device_types.front().name);
 }
 
 }  // namespace unity

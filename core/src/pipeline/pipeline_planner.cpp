@@ -100,17 +100,17 @@ class Planner {
       ++segments_of_[static_cast<std::size_t>(chain_.segments[j].kind)][block_[j] ? 1 : 0];
     // Sequence parallelism splits token-wise operators along a sequence: a transformer's.
     transformer_ = has_attention(model);
-    // Context parallelism splits the attentions' sequence (the first one's: a decoder's are one).
-    for (const auto& [id, n] : model.nodes())
-      if (is_attention(n.op.type) && sequence_ == 0)
-        sequence_ = model.shape(n.inputs[0]).dims[1].size;
-    // Tensor parallelism splits every attention's heads and key/value groups evenly.
-    for (const auto& [id, n] : model.nodes())
-      if (is_attention(n.op.type) && n.op.attrs.has("num_heads")) {
+    // Context parallelism splits the attentions' sequence (the first one's: a decoder's are one);
+    // tensor parallelism splits every attention's heads and key/value groups evenly.
+    for (const auto& [id, n] : model.nodes()) {
+      if (!is_attention(n.op.type)) continue;
+      if (sequence_ == 0) sequence_ = model.shape(n.inputs[0]).dims[1].size;
+      if (n.op.attrs.has("num_heads")) {
         const std::int64_t heads = n.op.attrs.get_int("num_heads");
         head_groups_ =
             std::gcd(head_groups_, std::gcd(heads, n.op.attrs.get_int("num_kv_heads", heads)));
       }
+    }
     for (const auto& [id, n] : model.nodes())
       if (n.op.type == OpType::Experts) {
         experts_ = model.shape(n.inputs[2]).dims[0].size;

@@ -486,8 +486,11 @@ class PlanSearch {
   // chosen by estimates): the faster wins, and says where it came from.
   void keep_baselines(Outcome& best) {
     keep_best_start(best, model_, std::nullopt);
+    // Building the strategies and costing each (a whole-graph mapping) is bounded by the time
+    // limit too: on a 72-GPU NVLink domain either takes seconds.
+    if (!time_left()) return;
     for (auto& strategy : expert_strategies(model_, machine_)) {
-      if (!time_left()) break;  // each is a whole-graph mapping: the time limit bounds them too
+      if (!time_left()) break;
       Outcome o;
       o.graph = std::move(strategy.graph);
       o.origin = "expert: " + strategy.name;
