@@ -1,6 +1,7 @@
 // Element-wise, broadcasting, softmax, reduction and transpose kernels of the CPU backend.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "cpu_backend.h"
@@ -300,28 +301,66 @@ void CpuBackend::reduce_sum_backward(const float* dy, float* dx, const std::vect
   for_broadcast(s, [&](i64 o, i64, i64 j) { dx[o] += scale * dy[j]; });
 }
 
+namespace {
+
+// One row of a transpose: n elements `stride` apart in x to consecutive ones in y. A row that is
+// contiguous in x is one memcpy; otherwise a loop on the element type (a memcpy call per element
+// costs more than the copy).
+template <typename T>
+void copy_row(const char* in, char* out, i64 n, i64 stride) {
+  const T* __restrict x = reinterpret_cast<const T*>(in);
+  T* __restrict y = reinterpret_cast<T*>(out);
+  for (i64 i = 0; i < n; ++i) y[i] = x[i * stride];
+}
+
+void transpose_row(const char* in, char* out, i64 n, i64 stride, int elem_size, bool add) {
+  if (add) {
+    const float* __restrict x = reinterpret_cast<const float*>(in);
+    float* __restrict y = reinterpret_cast<float*>(out);
+    for (i64 i = 0; i < n; ++i) y[i] += x[i * stride];
+  } else if (stride == 1) {
+    std::memcpy(out, in, static_cast<std::size_t>(n * elem_size));
+  } else if (elem_size == 4) {
+    copy_row<std::uint32_t>(in, out, n, stride);
+  } else if (elem_size == 8) {
+    copy_row<std::uint64_t>(in, out, n, stride);
+  } else if (elem_size == 2) {
+    copy_row<std::uint16_t>(in, out, n, stride);
+  } else {
+    for (i64 i = 0; i < n; ++i)
+      std::memcpy(out + i * elem_size, in + i * stride * elem_size,
+                  static_cast<std::size_t>(elem_size));
+  }
+}
+
+}  // namespace
+
 void CpuBackend::transpose(const void* x, void* y, const std::vector<i64>& x_shape,
                            const std::vector<i64>& perm, int elem_size, bool add) {
   const int rank = static_cast<int>(x_shape.size());
+  i64 total = 1;
+  for (auto e : x_shape) total *= e;
+  if (total == 0) return;
+  const char* in = static_cast<const char*>(x);
+  char* out = static_cast<char*>(y);
+  if (rank == 0) {
+    transpose_row(in, out, 1, 1, elem_size, add);
+    return;
+  }
   const auto xs = strides_of(x_shape);
   std::vector<i64> y_shape(rank), step(rank);
   for (int d = 0; d < rank; ++d) {
     y_shape[d] = x_shape[perm[d]];
     step[d] = xs[perm[d]];  // moving along y dim d moves this far in x
   }
-  i64 total = 1;
-  for (auto e : x_shape) total *= e;
+  // y's innermost dimension as rows; the outer dimensions by an index counter.
+  const i64 row = y_shape[rank - 1];
+  const i64 row_step = step[rank - 1];
   std::vector<i64> idx(rank, 0);
   i64 src = 0;
-  const char* in = static_cast<const char*>(x);
-  char* out = static_cast<char*>(y);
-  for (i64 i = 0; i < total; ++i) {
-    if (add) {
-      reinterpret_cast<float*>(out)[i] += reinterpret_cast<const float*>(in)[src];
-    } else {
-      std::memcpy(out + i * elem_size, in + src * elem_size, static_cast<std::size_t>(elem_size));
-    }
-    for (int d = rank - 1; d >= 0; --d) {
+  for (i64 base = 0; base < total; base += row) {
+    transpose_row(in + src * elem_size, out + base * elem_size, row, row_step, elem_size, add);
+    for (int d = rank - 2; d >= 0; --d) {
       ++idx[d];
       src += step[d];
       if (idx[d] < y_shape[d]) break;

@@ -180,12 +180,21 @@ void CpuBackend::sgd_momentum(float* w, const float* g, float* v, float lr, floa
 
 void CpuBackend::adam(float* w, const float* g, float* m, float* v, float lr, float beta1,
                       float beta2, float epsilon, float correction1, float correction2, i64 n) {
+  // Distinct arrays (`__restrict`) and divisions by constants turned into products let the
+  // compiler vectorise the loop: scalar, its divisions and square root made the update several
+  // times slower than the memory traffic it needs.
+  float* __restrict ws = w;
+  const float* __restrict gs = g;
+  float* __restrict ms = m;
+  float* __restrict vs = v;
+  const float step = lr / correction1;
+  const float inv_correction2 = 1.0f / correction2;
   for (i64 i = 0; i < n; ++i) {
-    m[i] = beta1 * m[i] + (1 - beta1) * g[i];
-    v[i] = beta2 * v[i] + (1 - beta2) * g[i] * g[i];
-    const float mhat = m[i] / correction1;
-    const float vhat = v[i] / correction2;
-    w[i] -= lr * mhat / (std::sqrt(vhat) + epsilon);
+    const float mi = beta1 * ms[i] + (1 - beta1) * gs[i];
+    const float vi = beta2 * vs[i] + (1 - beta2) * gs[i] * gs[i];
+    ms[i] = mi;
+    vs[i] = vi;
+    ws[i] -= step * mi / (std::sqrt(vi * inv_correction2) + epsilon);
   }
 }
 
