@@ -59,6 +59,25 @@ TEST(CpuRates, GeluPaysForEachTranscendentalValue) {
       8192 / 20e9, 1e-12);
 }
 
+// A derivative pays for its own transcendentals, not the forward's again: GELU's needs the normal
+// CDF and density (an erf and an exp a value), a softmax's only the probabilities it kept.
+TEST(CpuRates, BackwardPassesPayForTheirOwnTranscendentals) {
+  DeviceSpec d = cpu();
+  d.transcendental_seconds = 5e-9;
+  Graph g;
+  GraphBuilder b(g);
+  const TensorRef x = b.weight("x", {32, 256});
+  const NodeId gelu = b.op(OpType::Gelu, {}, {x}, "gelu").node;
+  const NodeId softmax = b.op(OpType::Softmax, {}, {x}, "softmax").node;
+  const CostModel model(testing_machines::one_device_machine(d));
+  // GELU: 8,192 FLOP (0.41 us) and two values a element at 5 ns: 81.92 us.
+  EXPECT_NEAR(model.task_times(g, gelu, d).backward, 2 * 8192 * 5e-9 + 8192 / 20e9, 1e-12);
+  // Softmax: 8 FLOP an element forward with an exp each; twice the FLOPs back, no exp.
+  const OpTimes s = model.task_times(g, softmax, d);
+  EXPECT_NEAR(s.forward, 8192 * 5e-9 + 8 * 8192 / 20e9, 1e-12);
+  EXPECT_NEAR(s.backward, 2 * 8 * 8192 / 20e9, 1e-12);
+}
+
 TEST(CpuRates, MachineFilesKeepBothFigures) {
   DeviceSpec d = cpu();
   d.gemm_rates = {{1e6, 10e9}, {1e8, 30e9}};

@@ -108,7 +108,11 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
   const double transcendental = w.transcendentals * device.transcendental_seconds;
   const double forward =
       std::max(compute, memory) + serial + transcendental + device.launch_latency;
-  const double backward = forward * backward_ratio(graph, node, w, device);
+  const double ratio = backward_ratio(graph, node, w, device);
+  const double backward = w.backward_transcendentals < 0
+                              ? forward * ratio
+                              : (forward - transcendental) * ratio +
+                                    w.backward_transcendentals * device.transcendental_seconds;
   // A fused attention kernel's products at its own measured rates, not a GEMM's.
   if (w.fused_products && device.fused_attention_forward_efficiency > 0 &&
       device.fused_attention_backward_efficiency > 0) {

@@ -238,8 +238,10 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       // and written by the softmax and read by the second: four passes between the two
       // compute-bound products.
       w.set_attention(projections + rotary, attention, attention, false);
-      // The softmax's exp over the scores [b, heads, sq, sk] of this task's heads.
+      // The softmax's exp over the scores [b, heads, sq, sk] of this task's heads; its backward
+      // reads the probabilities kept, not their exp.
       w.transcendentals = batch * sq * sk_all * heads_part;
+      w.backward_transcendentals = 0;
       // Per head: scores [sq, sk] over the head size, context [sq, head size] over sk.
       w.add_gemm(sq, sk_all, batch * heads_part, attention / 2);
       w.add_gemm(sq, head_dim, batch * heads_part, attention / 2);
@@ -288,8 +290,11 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
     case OpType::MSELoss:
       w.flops = 8.0 * piece_elems(in_shape(0));
       w.backward_ratio = 2;
-      // An exp per element.
-      if (n.op.type == OpType::Softmax) w.transcendentals = piece_elems(in_shape(0));
+      // An exp per element; the backward reads the softmax's output, not its exp.
+      if (n.op.type == OpType::Softmax) {
+        w.transcendentals = piece_elems(in_shape(0));
+        w.backward_transcendentals = 0;
+      }
       break;
     case OpType::Reshape:
     case OpType::Flatten:
@@ -363,8 +368,11 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       // Element-wise, splits, reductions and parallel operators' local work; a point-wise
       // function with a transcendental per element pays for it forward and backward alike.
       w.flops = out_elems;
-      if (const PointwiseFunction* f = pointwise_function(n.op.type); f && f->transcendental)
+      if (const PointwiseFunction* f = pointwise_function(n.op.type); f && f->transcendental) {
         w.transcendentals = out_elems;
+        if (f->backward_transcendentals >= 0)
+          w.backward_transcendentals = f->backward_transcendentals * out_elems;
+      }
       break;
   }
   return w;

@@ -18,7 +18,7 @@ double derivative(double x, double, const double*) {
 
 UNITY_POINTWISE_OPERATOR(Gelu,
                          (PointwiseFunction{
-                             gelu_function::value, gelu_function::derivative, {}, true, false}),
+                             gelu_function::value, gelu_function::derivative, {}, true, false, 2}),
                          (std::vector<std::string_view>{"Gelu"}), "x Phi(x), the exact GELU")
 
 }  // namespace unity

@@ -57,6 +57,10 @@ struct TaskWork {
   // Values of a transcendental function the task evaluates (exp, tanh, erf), which cost
   // DeviceSpec::transcendental_seconds each beside the task's memory traffic.
   double transcendentals = 0;
+  // Those the backward pass evaluates, where its derivative does not simply repeat the forward's
+  // (GELU's derivative needs the normal CDF and density: an erf and an exp; a softmax's needs only
+  // its output: none). Negative: the forward's, scaled by backward_ratio like the rest of its work.
+  double backward_transcendentals = -1;
   // Of `flops`, an attention's two batched products (scores and context) as they run, and of the
   // backward's work (flops x backward_ratio) theirs: what a context-parallel ring's sends hide
   // behind.

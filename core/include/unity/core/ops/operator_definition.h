@@ -41,6 +41,10 @@ struct PointwiseFunction {
   bool transcendental = false;
   // f(a + b) = f(a) + f(b): the operator may read partial sums and commutes with a Reduce.
   bool linear = false;
+  // Transcendentals the derivative evaluates per element, where it does not take y alone
+  // (sigmoid's y (1 - y)) or repeat the forward's one: GELU's takes an erf and an exp. Negative:
+  // as many as the forward.
+  int backward_transcendentals = -1;
 };
 
 // y = f(x) on every slice along one axis (the `axis` attribute, default -1, the last), a slice of
