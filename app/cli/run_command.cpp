@@ -226,7 +226,10 @@ void print_run_pipeline(const nlohmann::json& j) {
 // Each operator's measured times beside the plan's prediction for it (its own and incoming edges'
 // computation and communication, forward and backward).
 nlohmann::json profile_rows(const Plan& plan, const TrainingResult& result) {
-  const auto predicted = use_cases::predicted_operator_ms(plan);
+  // A pipeline's operators are predicted per stage (its segment plans), not by the whole-model
+  // mapping: its stage table sets measured against predicted.
+  const auto predicted =
+      plan.pipeline ? std::map<NodeId, double>{} : use_cases::predicted_operator_ms(plan);
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& p : result.profile) {
     nlohmann::json row = {{"node", p.node},

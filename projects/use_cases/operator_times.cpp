@@ -60,6 +60,7 @@ std::map<NodeId, double> predicted_operator_ms(const Plan& plan) {
 
 std::vector<OperatorTimes> compare_with_run(const Plan& plan,
                                             const std::vector<executor::OperatorProfile>& profile) {
+  if (plan.pipeline) return {};  // predicted per stage, not per operator of the whole model
   const auto predicted = predicted_operator_ms(plan);
   std::vector<OperatorTimes> out;
   for (const auto& p : profile) {

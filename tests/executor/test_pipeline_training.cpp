@@ -2,6 +2,7 @@
 // (1F1B, interleaved, recomputation, ZeRO, data-parallel copies) trains equal to one rank.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 #include "executor_test_support.h"
@@ -158,6 +159,32 @@ TEST(PipelineTraining, WithoutRecomputationEveryMicroBatchInFlightKeepsItsActiva
   // Stage 0 holds 2 micro-batches at its peak (1F1B on 2 stages): without recomputation their
   // activations, with it only their inputs.
   EXPECT_GT(b.pipeline->memory[0].activations, 1.5 * a.pipeline->memory[0].activations);
+}
+
+// `--profile` on a pipelined plan: every operator of the model is timed on the stage that runs it
+// (summed over its micro-batches), and named as the model names it.
+TEST(PipelineTraining, ProfilesEveryOperatorOnItsStage) {
+  const Plan plan = pipelined_plan(2, layout(2, 4));
+  TrainingOptions o = options("sgd", 2);
+  o.profile = true;
+  const TrainingResult run = train_pipeline_on_threads(plan, o);
+  const Graph model = pipeline_model(plan);
+  std::set<std::string> timed;
+  for (const auto& p : run.profile) {
+    ASSERT_TRUE(model.contains(p.node)) << p.name;
+    EXPECT_EQ(model.node(p.node).op.name, p.name);
+    EXPECT_GT(p.forward_ms, 0) << p.name;
+    timed.insert(p.name);
+  }
+  for (const auto& [id, n] : model.nodes())
+    if (is_compute_op(n.op.type)) {
+      EXPECT_TRUE(timed.count(n.op.name)) << n.op.name;
+    }
+  // The first stage's embedding and the last stage's loss alike.
+  EXPECT_TRUE(timed.count("embed.token"));
+  EXPECT_TRUE(timed.count("loss"));
+  o.profile = false;
+  EXPECT_TRUE(train_pipeline_on_threads(plan, o).profile.empty());
 }
 
 TEST(PipelineTraining, ZeroShardsTheOptimizerAndTrainsTheSame) {

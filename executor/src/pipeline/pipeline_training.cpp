@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -117,6 +119,58 @@ std::map<std::string, HostTensor> collect_weights(PipelineRank& r, DeviceBackend
 
 }  // namespace
 
+namespace {
+
+// Every engine of this rank (each chunk's pieces, one per micro-batch slot).
+template <typename F>
+void for_each_engine(detail::PipelineRank& rank, F f) {
+  for (auto& c : rank.local)
+    for (auto& piece : c.pieces)
+      for (auto& e : piece.engines) f(*e);
+}
+
+// Each operator's time an iteration (the median of the measured ones, summed over the
+// micro-batches, the chunks and the slots that ran it), named by the model's nodes: a rank runs
+// the operators of its stage, so the slowest rank's time for each is the stage's.
+std::vector<OperatorProfile> operator_profile(detail::PipelineRank& rank, const Graph& model,
+                                              Communicator& comm) {
+  std::map<std::string, std::pair<double, double>> by_name;
+  for_each_engine(rank, [&](detail::Engine& e) {
+    const auto seconds = e.profile_seconds();
+    const auto& steps = e.steps();
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      auto& [forward, backward] = by_name[steps[i].node->op.name];
+      forward += seconds[2 * i];
+      backward += seconds[2 * i + 1];
+    }
+  });
+  std::vector<NodeId> nodes;
+  std::vector<double> mine;
+  for (const auto& [id, n] : model.nodes()) {
+    if (!is_compute_op(n.op.type) && !is_parallel_op(n.op.type)) continue;
+    nodes.push_back(id);
+    const auto it = by_name.find(n.op.name);
+    mine.push_back(it == by_name.end() ? 0.0 : it->second.first);
+    mine.push_back(it == by_name.end() ? 0.0 : it->second.second);
+  }
+  const auto all = comm.all_gather_host(mine);
+  std::vector<OperatorProfile> out;
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    double forward = 0, backward = 0;
+    for (std::size_t r = 0; r < all.size(); r += mine.size()) {
+      forward = std::max(forward, all[r + 2 * k]);
+      backward = std::max(backward, all[r + 2 * k + 1]);
+    }
+    const Node& n = model.node(nodes[k]);
+    if (forward + backward > 0)
+      out.push_back(
+          {nodes[k], n.op.name, std::string(to_string(n.op.type)), forward * 1e3, backward * 1e3});
+  }
+  return out;
+}
+
+}  // namespace
+
 TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
                               DeviceBackend& backend, Communicator& comm) {
   if (options.iterations < 1) throw InputError("at least one iteration is needed");
@@ -156,9 +210,14 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
   std::vector<std::vector<double>> stage_times;  // per measured iteration: [stage][fwd, bwd, idle]
   const int total = options.warmup + options.iterations;
   const std::size_t boxes = rank->schedule.size();
+  if (options.profile) for_each_engine(*rank, [](detail::Engine& e) { e.set_profiling(true); });
   for (int it = 0; it < total; ++it) {
+    if (options.profile && it == options.warmup)
+      for_each_engine(*rank, [](detail::Engine& e) { e.reset_profile(); });
     const auto start = clock::now();
     const Iteration i = run.iterate(it);
+    if (options.profile && it >= options.warmup)
+      for_each_engine(*rank, [](detail::Engine& e) { e.close_profile_iteration(); });
     const double ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
     // Everyone's loss share, time, stage times and boxes, in one exchange.
     std::vector<double> mine = {i.loss, ms, i.forward, i.backward, i.idle, i.start};
@@ -230,6 +289,7 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
     measured.stages.push_back(sm);
   }
   measured.timeline.stage_labels = stage_labels(pp);
+  if (options.profile) result.profile = operator_profile(*rank, model, comm);
 
   // Memory: what this rank allocated, by kind. The engines hold the weights, their gradients, the
   // optimizer state without ZeRO and the activations; the run itself the stash of recomputation
