@@ -199,6 +199,9 @@ nlohmann::json pipeline_rows(const Plan& plan, const PipelineMeasurement& m) {
       s["layers"] = predicted.stage_labels[stage];
   }
   j["bubble_fraction_predicted"] = p.bubble_fraction;
+  j["expert_parallel"] = p.expert_parallel;
+  j["alltoall_bytes_predicted"] = p.alltoall_bytes;
+  j["token_dispatcher"] = std::string(to_string(p.token_dispatcher));
   nlohmann::json peak = nlohmann::json::array();
   for (const auto& r : p.rank_memory) peak.push_back(bytes_to_json(r.total()));
   j["peak_memory_bytes_predicted"] = peak;  // per pipeline rank (each of its devices)
@@ -213,6 +216,15 @@ void print_run_pipeline(const nlohmann::json& j) {
       j["bubble_fraction_measured"].get<double>(), j["bubble_fraction_predicted"].get<double>(),
       j["compute_dtype"].get<std::string>(), j["plan_dtype"].get<std::string>(),
       j["recompute"].get<std::string>(), j["zero_stage"].get<int>());
+  if (const double sent = j.value("expert_exchange_bytes_measured", 0.0); sent > 0)
+    fmt::print(
+        "  experts     ep {}: each device ran its share of the experts on the tokens of its "
+        "data-parallel copies, gathered and summed back (the all-gather dispatcher): {} sent an "
+        "iteration by the busiest rank; the plan's {} dispatch sends {} from every device "
+        "together\n",
+        j["expert_parallel"].get<int>(), human_bytes(static_cast<std::int64_t>(sent)),
+        j["token_dispatcher"].get<std::string>(),
+        human_bytes(static_cast<std::int64_t>(j["alltoall_bytes_predicted"].get<double>())));
   fmt::print("  {:<7} {:<16} {:>19} {:>19} {:>19}\n", "stage", "layers", "forward ms (pred)",
              "backward ms (pred)", "idle ms (pred)");
   for (const auto& s : j["stages"])

@@ -1,7 +1,8 @@
 // moe-tiny (two layers of 4 experts, top 2) trained with its experts spread over 2 CPU ranks
 // (`--tp 2 --ep 2`: each rank runs its 2 experts on every token routed to them, the partial
 // outputs summed), equal to one rank (--check) while the loss falls; and the plan reports the
-// expert layout it holds (optimize --json).
+// expert layout it holds (optimize --json). With `--tp 1 --ep 2` the experts spread over the two
+// data-parallel copies instead, the tokens of both gathered to each.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -45,5 +46,34 @@ TEST(MoeTraining, ExpertsSplitOverTwoRanksTrainLikeOne) {
   const auto r = nlohmann::json::parse(run.out);
   EXPECT_LT(r["max_rel_diff"].get<double>(), 1e-4);
   EXPECT_LT(r["losses"].back().get<double>(), r["losses"].front().get<double>());
+  fs::remove(plan);
+}
+
+// Expert parallelism beyond the stage replica: one device a replica, 2 data-parallel copies, EP 2.
+// Each copy runs 2 of the 4 experts on the 2 x 128 tokens of both copies (gathered) and the partial
+// outputs are reduce-scattered back; the backward pass gathers the output gradients and
+// reduce-scatters the input and gate gradients. Equal to one rank, and every exchange counted: a
+// layer's forward sends the other copy its 128 x 64 tokens, its 128 x 4 gates and its half of the
+// outputs (2 x 8,192 + 512 floats), as many again when full recomputation runs the forward anew,
+// and its backward its output gradients and its half of the input and gate gradients (the same):
+// 3 x 16,896 floats x 2 layers x 4 bytes.
+TEST(MoeTraining, ExpertsSpreadOverDataParallelCopiesTrainLikeOne) {
+  const fs::path plan =
+      fs::temp_directory_path() / ("unity-moe-ep-" + std::to_string(getpid()) + ".plan.json");
+  const auto planned = run_cli(
+      "optimize moe-tiny --machine cpu-local --gpus 2 --tp 1 --pp 1 --ep 2 --mode expert "
+      "--recompute full --json --out " +
+      plan.string());
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  const auto j = nlohmann::json::parse(planned.out);
+  EXPECT_EQ(j["ep"], 2);
+  EXPECT_EQ(j["edp"], 1);  // each expert on one copy of the two
+  const auto run = run_cli("run " + plan.string() + " --iterations 3 --check --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto r = nlohmann::json::parse(run.out);
+  EXPECT_LT(r["max_rel_diff"].get<double>(), 1e-4);
+  EXPECT_LT(r["losses"].back().get<double>(), r["losses"].front().get<double>());
+  EXPECT_EQ(r["pipeline"]["expert_exchange_bytes_measured"].get<double>(),
+            3.0 * (2 * 128 * 64 + 128 * 4) * 2 * 4);
   fs::remove(plan);
 }

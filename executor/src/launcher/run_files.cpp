@@ -35,7 +35,8 @@ nlohmann::json pipeline_measurement_to_json(const PipelineMeasurement& m) {
           {"plan_dtype", m.plan_dtype},
           {"compute_dtype", m.compute_dtype},
           {"recompute", m.recompute},
-          {"zero_stage", m.zero_stage}};
+          {"zero_stage", m.zero_stage},
+          {"expert_exchange_bytes_measured", m.expert_exchange_bytes}};
 }
 
 PipelineMeasurement pipeline_measurement_from_json(const nlohmann::json& j) {
@@ -54,6 +55,7 @@ PipelineMeasurement pipeline_measurement_from_json(const nlohmann::json& j) {
   m.compute_dtype = j.value("compute_dtype", "");
   m.recompute = j.value("recompute", "");
   m.zero_stage = j.value("zero_stage", 0);
+  m.expert_exchange_bytes = j.value("expert_exchange_bytes_measured", 0.0);
   return m;
 }
 

@@ -38,6 +38,19 @@ struct TaskBuffers {
   std::vector<void*> scratch;  // what the runner keeps between forward and backward
 };
 
+// Where a pipelined plan spreads its experts over data-parallel copies as well (expert
+// parallelism beyond a stage replica, Megatron-Core's EP with ETP 1): each Experts task runs its
+// share of the experts on the tokens of every copy of its group, gathered from them and summed
+// back (the all-gather token dispatcher). The copies still keep every expert's weights, so that
+// the data-parallel gradient sum, of zeros where a copy holds none, leaves them equal.
+struct ExpertCopies {
+  Communicator* world = nullptr;
+  int expert_parallel = 1;      // the plan's EP degree
+  std::vector<int> copy_ranks;  // world rank of this device's place in each copy, copy order
+  int copy = 0;                 // this rank's
+  double bytes_sent = 0;        // by the exchanges so far (the run reads and resets it)
+};
+
 struct StepContext {
   DeviceBackend& backend;
   Communicator& comm;
@@ -52,6 +65,7 @@ struct StepContext {
   // program's batch is the whole batch).
   std::int64_t batch_offset = 0;
   std::int64_t global_batch = 0;
+  ExpertCopies* expert_copies = nullptr;  // a pipelined rank's (null: experts stay in the replica)
 };
 
 class OpRunner {

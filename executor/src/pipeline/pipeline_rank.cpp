@@ -156,6 +156,10 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
   r->replica_rank = pp.grid().position(r->rank).index;
   for (int c = 0; c < r->copies; ++c)
     r->copy_group.push_back(r->world_rank(r->stage, c, r->replica_rank));
+  r->expert_copies.world = &world;
+  r->expert_copies.expert_parallel = std::max(1, pp.expert_parallel);
+  r->expert_copies.copy_ranks = r->copy_group;
+  r->expert_copies.copy = r->copy;
   if (r->replica == 1) {
     r->replica_comm = make_local_communicator();
   } else {
@@ -283,6 +287,7 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
         piece.engines.push_back(
             std::make_unique<Engine>(*piece.program, backend, *r->replica_comm, sources, nullptr,
                                      true, e == 0 ? nullptr : piece.engines[0].get()));
+      for (auto& e : piece.engines) e->set_expert_copies(&r->expert_copies);
       for (Slot* w : piece.engines[0]->weight_slots()) lc.weights.push_back(w);
       const bool reads = std::find(piece.readers.begin(), piece.readers.end(), r->replica_rank) !=
                          piece.readers.end();

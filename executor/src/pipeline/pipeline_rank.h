@@ -91,6 +91,7 @@ struct PipelineRank {
   std::vector<PipelineAction> schedule;
   std::map<std::pair<int, int>, int> slot;  // (local chunk, micro-batch) -> engine / stash slot
   std::vector<int> copy_group;              // world ranks of this device's place in every copy
+  ExpertCopies expert_copies;               // what its engines' Experts tasks spread over
 
   // World rank of replica device `t` of copy `c` of stage `s`.
   int world_rank(int s, int c, int t = 0) const { return plan->grid().device(s, c, t); }

@@ -195,6 +195,18 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
       for (int c = 0; c < rank->copies; ++c) g.push_back(rank->world_rank(s, c, t));
       groups.push_back(g);
     }
+  // The groups of consecutive copies an Experts task may spread its experts over (experts_ops:
+  // the plan's EP over the replica's own split of them).
+  for (int g = 2; g <= rank->copies; ++g) {
+    if (rank->copies % g != 0 || pp.expert_parallel % g != 0) continue;
+    for (int s = 0; s < rank->stages; ++s)
+      for (int t = 0; t < rank->replica; ++t)
+        for (int first = 0; first < rank->copies; first += g) {
+          std::vector<int> members;
+          for (int c = first; c < first + g; ++c) members.push_back(rank->world_rank(s, c, t));
+          groups.push_back(members);
+        }
+  }
   comm.prepare_groups(groups);
   PipelineRun run(*rank, backend, comm, options);
   backend.synchronize();
@@ -206,7 +218,7 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
   measured.compute_dtype = std::string(to_string(DataType::Float32));
   measured.recompute = rank->recompute ? "full" : "none";
   measured.zero_stage = rank->zero;
-  std::vector<double> bubbles;
+  std::vector<double> bubbles, expert_bytes;
   std::vector<std::vector<double>> stage_times;  // per measured iteration: [stage][fwd, bwd, idle]
   const int total = options.warmup + options.iterations;
   const std::size_t boxes = rank->schedule.size();
@@ -215,7 +227,9 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
     if (options.profile && it == options.warmup)
       for_each_engine(*rank, [](detail::Engine& e) { e.reset_profile(); });
     const auto start = clock::now();
+    rank->expert_copies.bytes_sent = 0;
     const Iteration i = run.iterate(it);
+    if (it >= options.warmup) expert_bytes.push_back(rank->expert_copies.bytes_sent);
     if (options.profile && it >= options.warmup)
       for_each_engine(*rank, [](detail::Engine& e) { e.close_profile_iteration(); });
     const double ms = std::chrono::duration<double, std::milli>(clock::now() - start).count();
@@ -274,6 +288,8 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
     if (options.on_iteration) options.on_iteration(report);
   }
   measured.bubble_fraction = median(bubbles);
+  for (double b : comm.all_gather_host({median(expert_bytes)}))
+    measured.expert_exchange_bytes = std::max(measured.expert_exchange_bytes, b);
   for (int s = 0; s < rank->stages; ++s) {
     StageMeasurement sm;
     sm.stage = s;

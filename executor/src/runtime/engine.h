@@ -79,6 +79,8 @@ class Engine {
   std::size_t device_bytes() const { return memory_.bytes(); }
   // Per-step timing (TrainingOptions::profile): each iteration's seconds per entry.
   void set_profiling(bool on) { profiling_ = on; }
+  // A pipelined rank's data-parallel copies its Experts tasks may spread over.
+  void set_expert_copies(ExpertCopies* copies) { expert_copies_ = copies; }
   void reset_profile();
   // Ends an iteration's timing: its entries join the record and start again from zero.
   void close_profile_iteration();
@@ -172,6 +174,7 @@ class Engine {
   std::vector<StepState> steps_;
   std::vector<const GradientSync*> syncs_;  // the ones this rank joins
   bool profiling_ = false;
+  ExpertCopies* expert_copies_ = nullptr;
   std::vector<double> forward_s_, backward_s_;
   double sync_s_ = 0, update_s_ = 0;
   std::vector<std::vector<double>> profile_record_;  // per iteration, profile entries

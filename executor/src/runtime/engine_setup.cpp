@@ -401,6 +401,7 @@ StepContext Engine::context(StepState& s, int iteration) {
                   *s.node,  iteration, sources_.seed, training_};
   ctx.batch_offset = sources_.batch_offset;
   ctx.global_batch = sources_.global_batch;
+  ctx.expert_copies = expert_copies_;
   return ctx;
 }
 

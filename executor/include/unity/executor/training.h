@@ -85,6 +85,9 @@ struct PipelineMeasurement {
   std::string compute_dtype;              // what ran (the CPU runs fp16/bf16 plans in float32)
   std::string recompute;                  // what ran: none, selective or full
   int zero_stage = 0;
+  // Bytes the busiest rank sent an iteration to spread its experts over data-parallel copies
+  // (expert parallelism beyond a stage replica; 0 where the experts stay in the replica).
+  double expert_exchange_bytes = 0;
 };
 
 struct TrainingResult {
