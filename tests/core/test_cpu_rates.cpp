@@ -41,6 +41,8 @@ TEST(CpuRates, AProductRunsAtTheRateMeasuredForItsSize) {
   EXPECT_NEAR(peak.forward, 262144.0 / 20e9, 1e-12);
 }
 
+// Each pass pays for the values it evaluates: GELU's derivative needs the normal CDF and density
+// (an erf and an exp a value), a softmax's backward only the probabilities it kept.
 TEST(CpuRates, GeluPaysForEachTranscendentalValue) {
   DeviceSpec d = cpu();
   d.transcendental_seconds = 5e-9;
@@ -49,33 +51,21 @@ TEST(CpuRates, GeluPaysForEachTranscendentalValue) {
   const TensorRef x = b.weight("x", {32, 256});
   const NodeId gelu = b.op(OpType::Gelu, {}, {x}, "gelu").node;
   const NodeId relu = b.op(OpType::Relu, {}, {x}, "relu").node;
-  const CostModel model(testing_machines::one_device_machine(d));
-  // 8,192 values at 5 ns: 40.96 us, beside 8,192 FLOP at 20 GFLOP/s (0.41 us).
-  EXPECT_NEAR(model.task_times(g, gelu, d).forward, 8192 * 5e-9 + 8192 / 20e9, 1e-12);
-  EXPECT_NEAR(model.task_times(g, relu, d).forward, 8192 / 20e9, 1e-12);
-  // Without the figure (every preset): the element-wise roofline alone.
-  EXPECT_NEAR(
-      CostModel(testing_machines::one_device_machine(cpu())).task_times(g, gelu, cpu()).forward,
-      8192 / 20e9, 1e-12);
-}
-
-// A derivative pays for its own transcendentals, not the forward's again: GELU's needs the normal
-// CDF and density (an erf and an exp a value), a softmax's only the probabilities it kept.
-TEST(CpuRates, BackwardPassesPayForTheirOwnTranscendentals) {
-  DeviceSpec d = cpu();
-  d.transcendental_seconds = 5e-9;
-  Graph g;
-  GraphBuilder b(g);
-  const TensorRef x = b.weight("x", {32, 256});
-  const NodeId gelu = b.op(OpType::Gelu, {}, {x}, "gelu").node;
   const NodeId softmax = b.op(OpType::Softmax, {}, {x}, "softmax").node;
   const CostModel model(testing_machines::one_device_machine(d));
-  // GELU: 8,192 FLOP (0.41 us) and two values a element at 5 ns: 81.92 us.
+  // 8,192 values at 5 ns: 40.96 us, beside 8,192 FLOP at 20 GFLOP/s (0.41 us); backward two an
+  // element: 81.92 us.
+  EXPECT_NEAR(model.task_times(g, gelu, d).forward, 8192 * 5e-9 + 8192 / 20e9, 1e-12);
   EXPECT_NEAR(model.task_times(g, gelu, d).backward, 2 * 8192 * 5e-9 + 8192 / 20e9, 1e-12);
+  EXPECT_NEAR(model.task_times(g, relu, d).forward, 8192 / 20e9, 1e-12);
   // Softmax: 8 FLOP an element forward with an exp each; twice the FLOPs back, no exp.
   const OpTimes s = model.task_times(g, softmax, d);
   EXPECT_NEAR(s.forward, 8192 * 5e-9 + 8 * 8192 / 20e9, 1e-12);
   EXPECT_NEAR(s.backward, 2 * 8 * 8192 / 20e9, 1e-12);
+  // Without the figure (every preset): the element-wise roofline alone.
+  EXPECT_NEAR(
+      CostModel(testing_machines::one_device_machine(cpu())).task_times(g, gelu, cpu()).forward,
+      8192 / 20e9, 1e-12);
 }
 
 TEST(CpuRates, MachineFilesKeepBothFigures) {
