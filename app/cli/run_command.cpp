@@ -381,10 +381,15 @@ void run(const RunOptions& o) {
           "one rank\n",
           std::max(check.losses, check.weights), check.losses, check.weights, check.relative);
     if (recording)
-      fmt::print("  project     {}: run {}{}\n", project->file().string(), recording->run_id(),
-                 o.profile ? fmt::format(", {} measured operator and collective times",
-                                         j["project"]["op_profiles"].get<std::size_t>())
-                           : std::string());
+      fmt::print(
+          "  project     {}: run {}{}\n", project->file().string(), recording->run_id(),
+          !o.profile ? std::string()
+          // A pipeline's operator times are sums over micro-batches and recomputation, not the
+          // per-task times later plans are costed with: the run keeps them, the profiles do not.
+          : plan.pipeline ? std::string(", its operator times kept with the run (a pipeline's "
+                                        "are sums over its micro-batches, not operator profiles)")
+                          : fmt::format(", {} measured operator and collective times",
+                                        j["project"]["op_profiles"].get<std::size_t>()));
   }
 }
 
