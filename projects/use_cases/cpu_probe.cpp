@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bump when the probe measures differently: older files are measured again.
-constexpr int kProbeVersion = 4;
+constexpr int kProbeVersion = 5;
 constexpr const char* kFormat = "unity-cpu-probe";
 // Seconds per measurement: each still repeats at least three times (executor/calibration.cpp).
 constexpr double kProbeSeconds = 0.05;
@@ -242,6 +242,9 @@ MachineSpec probed_cpu_local(const CpuProbe& probe, const MachineSelection& sele
     d.transcendental_seconds = rate.transcendental_seconds / share;
     d.gemm_rates = rate.gemm_rates;
     for (auto& [flops, r] : d.gemm_rates) r *= share;
+    d.update_rates = rate.update_rates;
+    for (auto& [name, curve] : d.update_rates)
+      for (auto& [parameters, seconds] : curve) seconds /= share;
   }
   if (c.links_measured) {
     m.intra_island = measured.intra_island;

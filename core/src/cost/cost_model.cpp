@@ -56,16 +56,25 @@ double gemm_wave_efficiency(double m, double n, double count, int sms) {
   return best;
 }
 
-double gemm_rate(const DeviceSpec& device, double flops) {
-  const auto& r = device.gemm_rates;
-  if (r.empty()) return device.peak_flops_fp32 * device.compute_efficiency;
-  if (flops <= r.front().first) return r.front().second;
-  if (flops >= r.back().first) return r.back().second;
+namespace {
+
+// A measured curve's value at x, interpolated on log x between its points (ascending), its end
+// points' beyond them.
+double on_log_scale(const std::vector<std::pair<double, double>>& r, double x) {
+  if (x <= r.front().first) return r.front().second;
+  if (x >= r.back().first) return r.back().second;
   std::size_t i = 1;
-  while (r[i].first < flops) ++i;
+  while (r[i].first < x) ++i;
   const double x0 = std::log(r[i - 1].first), x1 = std::log(r[i].first);
-  const double t = x1 > x0 ? (std::log(flops) - x0) / (x1 - x0) : 1.0;
+  const double t = x1 > x0 ? (std::log(x) - x0) / (x1 - x0) : 1.0;
   return r[i - 1].second + t * (r[i].second - r[i - 1].second);
+}
+
+}  // namespace
+
+double gemm_rate(const DeviceSpec& device, double flops) {
+  if (device.gemm_rates.empty()) return device.peak_flops_fp32 * device.compute_efficiency;
+  return on_log_scale(device.gemm_rates, flops);
 }
 
 CostModel::CostModel(const MachineSpec& machine, Optimizer optimizer,
@@ -152,7 +161,17 @@ double CostModel::update_time(double weight_bytes, const DeviceSpec& device) con
   // Read weight and gradient, write weight, plus read and write each optimizer state; and the
   // gradient is cleared for the next iteration's accumulation (one more write).
   const double traffic = weight_bytes * (4.0 + 2.0 * optimizer_state_copies(optimizer_));
-  return traffic / (device.memory_bandwidth * device.memory_efficiency) + device.launch_latency;
+  const double streamed = traffic / (device.memory_bandwidth * device.memory_efficiency);
+  const auto rates = device.update_rates.find(std::string(to_string(optimizer_)));
+  if (rates == device.update_rates.end() || rates->second.empty())
+    return streamed + device.launch_latency;
+  // Measured by size (the executor's fp32 update): from the caches below the largest size
+  // measured, at least the streamed traffic beyond it.
+  const auto& curve = rates->second;
+  const double parameters = weight_bytes / 4.0;
+  const double measured = parameters * on_log_scale(curve, parameters);
+  return (parameters > curve.back().first ? std::max(measured, streamed) : measured) +
+         device.launch_latency;
 }
 
 double CostModel::transfers_time(const std::vector<Transfer>& transfers) const {

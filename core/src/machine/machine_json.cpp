@@ -130,7 +130,8 @@ class Parser {
                   "fused_elementwise",
                   "skips_data_gradients",
                   "transcendental_seconds",
-                  "gemm_rates"});
+                  "gemm_rates",
+                  "update_rates"});
     DeviceSpec d;
     d.name = text(j, path, "name", true);
     d.kind = text(j, path, "kind", false, d.kind);
@@ -164,6 +165,27 @@ class Parser {
         d.gemm_rates.push_back({point[0].get<double>(), point[1].get<double>()});
       }
       std::sort(d.gemm_rates.begin(), d.gemm_rates.end());
+    }
+    if (const json* rates = find(j, path, "update_rates", false)) {
+      const std::string field = join(path, "update_rates");
+      if (!rates->is_object())
+        fail(fmt::format("{} must be an object: optimizer -> [[parameters, seconds], ...]", field));
+      for (const auto& [optimizer, points] : rates->items()) {
+        if (optimizer != "sgd" && optimizer != "sgd-momentum" && optimizer != "adam")
+          fail(fmt::format("{}: unknown optimizer '{}' (expected sgd, sgd-momentum or adam)", field,
+                           optimizer));
+        auto& curve = d.update_rates[optimizer];
+        for (const auto& point : points) {
+          if (!point.is_array() || point.size() != 2 || !point[0].is_number() ||
+              !point[1].is_number() || point[0].get<double>() <= 0 || point[1].get<double>() <= 0)
+            fail(fmt::format(
+                "{}.{}: each point is [parameters updated, seconds a parameter], both positive, "
+                "got {}",
+                field, optimizer, point.dump()));
+          curve.push_back({point[0].get<double>(), point[1].get<double>()});
+        }
+        std::sort(curve.begin(), curve.end());
+      }
     }
     return d;
   }
@@ -355,7 +377,8 @@ json machine_to_json(const MachineSpec& m) {
                      {"fused_elementwise", d.fused_elementwise},
                      {"skips_data_gradients", d.skips_data_gradients},
                      {"transcendental_seconds", d.transcendental_seconds},
-                     {"gemm_rates", d.gemm_rates}});
+                     {"gemm_rates", d.gemm_rates},
+                     {"update_rates", d.update_rates}});
   json j = {{"name", m.name},
             {"description", m.description},
             {"source", m.source},

@@ -5,6 +5,7 @@
 // latency and bandwidth of the all-reduces and messages between ranks. The result becomes a machine
 // file in the format of docs/machines.md, cpu-local sized to the ranks measured, that `unity
 // optimize --machine` and `unity run --machine` use for their predictions.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct Calibration {
   // (FLOPs of one product, FLOP/s) of a training step's GEMMs at sizes from 0.26 to 134 MFLOP (537
   // with the full measurement), ascending: DeviceSpec::gemm_rates.
   std::vector<std::pair<double, double>> gemm_rates;
+  // Per optimizer, (parameters, seconds a parameter) of the executor's update at a size that stays
+  // in a core's cache and one that does not: DeviceSpec::update_rates.
+  std::map<std::string, std::vector<std::pair<double, double>>> update_rates;
   bool links_measured = false;
   double link_bandwidth = 0;  // bytes/s between two ranks, as all-reduces see it
   double link_latency = 0;    // seconds per message step

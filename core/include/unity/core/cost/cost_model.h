@@ -154,7 +154,9 @@ class CostModel {
   // that need no gradient where the device skips them (DeviceSpec::skips_data_gradients).
   static double backward_ratio(const Graph& graph, NodeId node, const TaskWork& w,
                                const DeviceSpec& device);
-  // Time to apply the optimizer to `bytes` of weights on one device (memory bound).
+  // Time to apply the optimizer to `bytes` of weights on one device: its traffic at the memory
+  // bandwidth, or where the device has measured updates (DeviceSpec::update_rates, of fp32
+  // parameters: bytes / 4) the measured rate for that many.
   double update_time(double weight_bytes, const DeviceSpec& device) const;
   // Point-to-point transfers that run at the same time: each destination receives its bytes over
   // the links from their sources one after another; the slowest destination decides.

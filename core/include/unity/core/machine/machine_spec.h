@@ -5,6 +5,7 @@
 // oversubscribed layer between them (Meta's Llama 3 cluster: pods of 3,072 GPUs, 1:7 above).
 // Figures are published peaks; each preset says where they come from.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,14 @@ struct DeviceSpec {
   // a 64 x 784 x 512 layer. Measured by cpu-local's probe and `unity calibrate`; empty (the
   // presets'): every product at peak x compute_efficiency.
   std::vector<std::pair<double, double>> gemm_rates;
+  // Measured optimizer updates by size, per optimizer ("sgd", "sgd-momentum", "adam"): (fp32
+  // parameters a call updates, seconds a parameter), ascending, interpolated on log parameters.
+  // A CPU updates a small model's parameters from its caches several times faster than the
+  // streaming bandwidth allows, and Adam's square root and division can bound it instead of its
+  // bytes; beyond the largest size measured, the update is at least its traffic at
+  // memory_bandwidth. Measured by cpu-local's probe and `unity calibrate`; empty (the presets'):
+  // the update's traffic at memory_bandwidth x memory_efficiency.
+  std::map<std::string, std::vector<std::pair<double, double>>> update_rates;
 
   // The fraction of the fp8 peak that fp8 GEMMs reach.
   double fp8_efficiency() const {
