@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "table_printer.h"
 #include "unity/core/errors.h"
 #include "unity/core/json_io.h"
 #include "unity/executor/calibration.h"
@@ -64,6 +65,14 @@ void calibrate_command(const CalibrateOptions& o) {
   fmt::print("  GEMM          {:8.2f} GFLOP/s per rank\n", c.gemm_flops * 1e-9);
   fmt::print("  memory        {:8.2f} GB/s per rank\n", c.memory_bandwidth * 1e-9);
   fmt::print("  per operator  {:8.2f} us\n", c.launch_latency * 1e6);
+  fmt::print("  GELU value    {:8.2f} ns\n", c.transcendental_seconds * 1e9);
+  for (const auto& [name, curve] : c.update_rates) {
+    std::string points;
+    for (const auto& [parameters, seconds] : curve)
+      points += fmt::format("{}{:.2f} ns a parameter on {}", points.empty() ? "" : ", ",
+                            seconds * 1e9, human_count(static_cast<std::int64_t>(parameters)));
+    fmt::print("  {:<13} step {}\n", name, points);
+  }
   if (c.links_measured) {
     fmt::print("  link          {:8.2f} GB/s, {:.2f} us (from all-reduces over every rank)\n",
                c.link_bandwidth * 1e-9, c.link_latency * 1e6);
