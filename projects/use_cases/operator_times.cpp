@@ -5,6 +5,10 @@
 #include <limits>
 #include <map>
 
+#include "unity/core/pipeline/layer_segments.h"
+#include "unity/core/search/candidate_cost.h"
+#include "unity/executor/pipeline_training.h"
+
 namespace unity::use_cases {
 namespace {
 
@@ -52,6 +56,54 @@ std::vector<OperatorTimes> compare_with_profiles(const Plan& plan, const Profile
   return out;
 }
 
+std::map<std::string, double> predicted_pipeline_operator_ms(const Plan& plan) {
+  std::map<std::string, double> out;
+  if (!plan.pipeline) return out;
+  const PipelinePlan& pp = *plan.pipeline;
+  // The sequence-sharded segment plans the planner costs with context parallelism are not kept.
+  if (pp.kind_plans.empty() || pp.context_parallel > 1) return out;
+  const Graph model = executor::pipeline_model(plan);
+  const SegmentChain chain = segment_chain(model);
+  if (chain.kinds() != static_cast<int>(pp.kind_plans.size())) return out;
+  const std::vector<bool> repeated = repeated_kinds(chain);
+  // As the planner prices a segment kind (pipeline_planner.cpp): on the replica's devices, each
+  // Experts task at its expert-parallel shape and stated load, the update left to the stage.
+  CostModel costs(select_machine(plan.machine, {0, pp.tensor_parallel}),
+                  optimizer_from_string(plan.summary.optimizer));
+  costs.set_counts_weight_updates(false);
+  std::vector<std::map<std::string, std::pair<double, double>>> by_kind;
+  for (const auto& kind : pp.kind_plans) {
+    Graph g = kind.pcg;
+    for (const auto& [id, n] : kind.pcg.nodes())
+      if (n.op.type == OpType::Experts) {
+        const int held = g.shape(n.inputs[2]).dims[0].degree;
+        const int ep = pp.expert_parallel;
+        if (ep > 1 && ep % held == 0 && ep > held)
+          g.mutable_node(id).op.attrs.set("expert_parallel", std::int64_t{ep / held});
+        const double load = pp.expert_load.factor(ep > 1 || held > 1);
+        if (load != 1) g.mutable_node(id).op.attrs.set("expert_load", load);
+      }
+    auto& times = by_kind.emplace_back();
+    const CandidateCost cost = cost_candidate(g, costs);
+    for (const auto& op : cost.mapping.per_op)
+      times[g.node(op.node).op.name] = {op.forward, op.backward};
+  }
+  // A segment's operators are its kind's, in the same order, under its own names.
+  const bool recomputes = pp.recompute == Recompute::Full;
+  for (const Segment& s : chain.segments) {
+    const Segment& first = chain.segments[chain.representative[s.kind]];
+    const auto& times = by_kind[static_cast<std::size_t>(s.kind)];
+    for (std::size_t i = 0; i < s.nodes.size() && i < first.nodes.size(); ++i) {
+      const auto it = times.find(model.node(first.nodes[i]).op.name);
+      if (it == times.end()) continue;
+      const auto [forward, backward] = it->second;
+      const double passes = recomputes && repeated[static_cast<std::size_t>(s.kind)] ? 2.0 : 1.0;
+      out[model.node(s.nodes[i]).op.name] = pp.micro_batches * (passes * forward + backward) * 1e3;
+    }
+  }
+  return out;
+}
+
 std::map<NodeId, double> predicted_operator_ms(const Plan& plan) {
   std::map<NodeId, double> out;
   for (const auto& op : plan.mapping.per_op) out[op.node] = (op.own.time() + op.edges.time()) * 1e3;
@@ -60,9 +112,16 @@ std::map<NodeId, double> predicted_operator_ms(const Plan& plan) {
 
 std::vector<OperatorTimes> compare_with_run(const Plan& plan,
                                             const std::vector<executor::OperatorProfile>& profile) {
-  if (plan.pipeline) return {};  // predicted per stage, not per operator of the whole model
-  const auto predicted = predicted_operator_ms(plan);
   std::vector<OperatorTimes> out;
+  if (plan.pipeline) {
+    const auto predicted = predicted_pipeline_operator_ms(plan);
+    for (const auto& p : profile)
+      if (const auto it = predicted.find(p.name); p.node >= 0 && it != predicted.end())
+        out.push_back({p.node, p.name, p.op, it->second, p.forward_ms + p.backward_ms});
+    sort_by_error(out);
+    return out;
+  }
+  const auto predicted = predicted_operator_ms(plan);
   for (const auto& p : profile) {
     const auto it = predicted.find(p.node);
     if (p.node < 0 || it == predicted.end()) continue;

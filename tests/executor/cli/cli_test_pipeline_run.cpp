@@ -51,6 +51,34 @@ TEST(PipelineRunCli, TwoStagesTimesTwoCopiesTrainEqualToOneRank) {
   EXPECT_EQ(j["pipeline"]["timeline"]["boxes"].size(), 2u * 4u * 2u);
 }
 
+// --profile: each operator measured on its stage and predicted as its segment kind is costed,
+// the forward twice where full recomputation re-runs it; the predictions of a stage's operators add
+// up to the stage's predicted forward and backward time, one stage at a time.
+TEST(PipelineRunCli, ProfiledOperatorsAddUpToTheirStagesPredictions) {
+  if (!has_mpirun()) GTEST_SKIP() << "mpirun is not installed";
+  const CliResult r = run_cli(
+      "run gpt-tiny --ranks 2 --mode expert --tp 1 --pp 2 --micro-batches 4 --iterations 1 "
+      "--profile --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // Stage 0 holds the embedding and layer 0; stage 1 layer 1, the final norm, the head and the loss.
+  double stage[2] = {0, 0};
+  for (const auto& row : j["profile"]) {
+    const std::string name = row["name"];
+    ASSERT_TRUE(row.contains("predicted_ms")) << name;
+    EXPECT_GT(row["forward_ms"].get<double>(), 0) << name;
+    const bool first = name.rfind("embed", 0) == 0 || name.rfind("layers.0.", 0) == 0;
+    stage[first ? 0 : 1] += row["predicted_ms"].get<double>();
+  }
+  ASSERT_EQ(j["stages"].size(), 2u);
+  for (int s = 0; s < 2; ++s) {
+    const auto& st = j["stages"][s];
+    const double predicted =
+        st["forward_ms_predicted"].get<double>() + st["backward_ms_predicted"].get<double>();
+    EXPECT_NEAR(stage[s], predicted, 1e-9 * predicted) << "stage " << s;
+  }
+}
+
 TEST(PipelineRunCli, RecomputationZeroAndInterleavingTrainEqualToOneRank) {
   if (!has_mpirun()) GTEST_SKIP() << "mpirun is not installed";
   struct Case {

@@ -33,6 +33,12 @@ std::vector<OperatorTimes> compare_with_profiles(const Plan& plan, const Profile
 // incoming edges' (computation and communication), in ms.
 std::map<NodeId, double> predicted_operator_ms(const Plan& plan);
 
+// A pipelined plan's prediction for each operator of its model (by name) as a profiled run sums
+// it: its task's forward and backward per micro-batch as the planner costs its segment kind, times
+// the micro-batches, the forward twice where full recomputation re-runs it. Empty where the plan
+// keeps no segment plans or splits sequences (context parallelism).
+std::map<std::string, double> predicted_pipeline_operator_ms(const Plan& plan);
+
 // A profiled run of the plan: each operator's measured time (the slowest rank's) beside what the
 // plan predicted for it (its own and its incoming edges' time), largest error first.
 std::vector<OperatorTimes> compare_with_run(const Plan& plan,
