@@ -238,10 +238,7 @@ void print_run_pipeline(const nlohmann::json& j) {
 // Each operator's measured times beside the plan's prediction for it (its own and incoming edges'
 // computation and communication, forward and backward).
 nlohmann::json profile_rows(const Plan& plan, const TrainingResult& result) {
-  // A pipeline's operators are predicted from its segment plans, by name.
-  const auto predicted =
-      plan.pipeline ? std::map<NodeId, double>{} : use_cases::predicted_operator_ms(plan);
-  const auto pipelined = use_cases::predicted_pipeline_operator_ms(plan);
+  const use_cases::OperatorPredictions predicted(plan);
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& p : result.profile) {
     nlohmann::json row = {{"node", p.node},
@@ -249,9 +246,7 @@ nlohmann::json profile_rows(const Plan& plan, const TrainingResult& result) {
                           {"op", p.op},
                           {"forward_ms", p.forward_ms},
                           {"backward_ms", p.backward_ms}};
-    if (auto it = predicted.find(p.node); it != predicted.end()) row["predicted_ms"] = it->second;
-    if (auto it = pipelined.find(p.name); p.node >= 0 && it != pipelined.end())
-      row["predicted_ms"] = it->second;
+    if (const auto ms = predicted.of(p)) row["predicted_ms"] = *ms;
     rows.push_back(row);
   }
   return rows;

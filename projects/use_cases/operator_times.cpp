@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "unity/core/pipeline/expert_load.h"
 #include "unity/core/pipeline/layer_segments.h"
 #include "unity/core/search/candidate_cost.h"
 #include "unity/executor/pipeline_training.h"
@@ -35,28 +36,8 @@ void compare_graph(const Graph& pcg, const std::map<NodeId, MachineView>& views,
   }
 }
 
-}  // namespace
-
-double OperatorTimes::error() const {
-  const double lo = std::min(predicted_ms, measured_ms), hi = std::max(predicted_ms, measured_ms);
-  if (hi <= 0) return 1.0;
-  return lo > 0 ? hi / lo : std::numeric_limits<double>::infinity();
-}
-
-std::vector<OperatorTimes> compare_with_profiles(const Plan& plan, const ProfileSource& measured) {
-  const CostModel analytic(plan.machine, optimizer_from_string(plan.summary.optimizer));
-  std::vector<OperatorTimes> out;
-  if (plan.pipeline && !plan.pipeline->kind_plans.empty()) {
-    for (const auto& kind : plan.pipeline->kind_plans)
-      compare_graph(kind.pcg, kind.views, plan.machine, analytic, measured, out);
-  } else {
-    compare_graph(plan.pcg, plan.mapping.views, plan.machine, analytic, measured, out);
-  }
-  sort_by_error(out);
-  return out;
-}
-
-std::map<std::string, double> predicted_pipeline_operator_ms(const Plan& plan) {
+// OperatorPredictions' of a pipelined plan, by operator name.
+std::map<std::string, double> pipeline_operator_ms(const Plan& plan) {
   std::map<std::string, double> out;
   if (!plan.pipeline) return out;
   const PipelinePlan& pp = *plan.pipeline;
@@ -74,15 +55,7 @@ std::map<std::string, double> predicted_pipeline_operator_ms(const Plan& plan) {
   std::vector<std::map<std::string, std::pair<double, double>>> by_kind;
   for (const auto& kind : pp.kind_plans) {
     Graph g = kind.pcg;
-    for (const auto& [id, n] : kind.pcg.nodes())
-      if (n.op.type == OpType::Experts) {
-        const int held = g.shape(n.inputs[2]).dims[0].degree;
-        const int ep = pp.expert_parallel;
-        if (ep > 1 && ep % held == 0 && ep > held)
-          g.mutable_node(id).op.attrs.set("expert_parallel", std::int64_t{ep / held});
-        const double load = pp.expert_load.factor(ep > 1 || held > 1);
-        if (load != 1) g.mutable_node(id).op.attrs.set("expert_load", load);
-      }
+    cost_experts_as_planned(g, pp.expert_parallel, pp.expert_load);
     auto& times = by_kind.emplace_back();
     const CandidateCost cost = cost_candidate(g, costs);
     for (const auto& op : cost.mapping.per_op)
@@ -104,29 +77,58 @@ std::map<std::string, double> predicted_pipeline_operator_ms(const Plan& plan) {
   return out;
 }
 
-std::map<NodeId, double> predicted_operator_ms(const Plan& plan) {
+// OperatorPredictions' of a whole-graph plan, by node.
+std::map<NodeId, double> operator_ms(const Plan& plan) {
   std::map<NodeId, double> out;
   for (const auto& op : plan.mapping.per_op) out[op.node] = (op.own.time() + op.edges.time()) * 1e3;
   return out;
 }
 
+}  // namespace
+
+double OperatorTimes::error() const {
+  const double lo = std::min(predicted_ms, measured_ms), hi = std::max(predicted_ms, measured_ms);
+  if (hi <= 0) return 1.0;
+  return lo > 0 ? hi / lo : std::numeric_limits<double>::infinity();
+}
+
+std::vector<OperatorTimes> compare_with_profiles(const Plan& plan, const ProfileSource& measured) {
+  const CostModel analytic(plan.machine, optimizer_from_string(plan.summary.optimizer));
+  std::vector<OperatorTimes> out;
+  if (plan.pipeline && !plan.pipeline->kind_plans.empty()) {
+    for (const auto& kind : plan.pipeline->kind_plans)
+      compare_graph(kind.pcg, kind.views, plan.machine, analytic, measured, out);
+  } else {
+    compare_graph(plan.pcg, plan.mapping.views, plan.machine, analytic, measured, out);
+  }
+  sort_by_error(out);
+  return out;
+}
+
+OperatorPredictions::OperatorPredictions(const Plan& plan) : pipelined_(plan.pipeline.has_value()) {
+  if (pipelined_)
+    by_name_ = pipeline_operator_ms(plan);
+  else
+    by_node_ = operator_ms(plan);
+}
+
+std::optional<double> OperatorPredictions::of(const executor::OperatorProfile& measured) const {
+  if (measured.node < 0) return std::nullopt;  // the run's own entries (all-reduce, update, other)
+  if (pipelined_) {
+    const auto it = by_name_.find(measured.name);
+    return it == by_name_.end() ? std::nullopt : std::optional<double>(it->second);
+  }
+  const auto it = by_node_.find(measured.node);
+  return it == by_node_.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
 std::vector<OperatorTimes> compare_with_run(const Plan& plan,
                                             const std::vector<executor::OperatorProfile>& profile) {
+  const OperatorPredictions predicted(plan);
   std::vector<OperatorTimes> out;
-  if (plan.pipeline) {
-    const auto predicted = predicted_pipeline_operator_ms(plan);
-    for (const auto& p : profile)
-      if (const auto it = predicted.find(p.name); p.node >= 0 && it != predicted.end())
-        out.push_back({p.node, p.name, p.op, it->second, p.forward_ms + p.backward_ms});
-    sort_by_error(out);
-    return out;
-  }
-  const auto predicted = predicted_operator_ms(plan);
-  for (const auto& p : profile) {
-    const auto it = predicted.find(p.node);
-    if (p.node < 0 || it == predicted.end()) continue;
-    out.push_back({p.node, p.name, p.op, it->second, p.forward_ms + p.backward_ms});
-  }
+  for (const auto& p : profile)
+    if (const auto ms = predicted.of(p))
+      out.push_back({p.node, p.name, p.op, *ms, p.forward_ms + p.backward_ms});
   sort_by_error(out);
   return out;
 }

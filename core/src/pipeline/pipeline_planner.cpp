@@ -348,17 +348,8 @@ class Planner {
     try {
       const Graph& plan = kind_plan(kind, tp, b, megatron_only).plan;
       Graph shard = context_shard(plan, sequence_, cp);
-      // Each device's Experts task at its expert-parallel shape: the experts it holds, fed by the
-      // tokens of ep / (the replica's expert degree) replicas (task_work's "expert_parallel"),
-      // and as loaded as the busiest device (expert_load.h).
-      for (const auto& [id, n] : plan.nodes())
-        if (n.op.type == OpType::Experts) {
-          const int held = shard.shape(n.inputs[2]).dims[0].degree;
-          if (ep > 1 && ep % held == 0 && ep > held)
-            shard.mutable_node(id).op.attrs.set("expert_parallel", std::int64_t{ep / held});
-          const double load = options_.request.expert_load.factor(ep > 1 || held > 1);
-          if (load != 1) shard.mutable_node(id).op.attrs.set("expert_load", load);
-        }
+      // Each device's Experts task at its expert-parallel shape and load (expert_load.h).
+      cost_experts_as_planned(shard, ep, options_.request.expert_load);
       p = profile_segment(shard, replica_costs(tp));
     } catch (const ShapeError&) {
       // A micro-batch size the model's shapes do not take (a Reshape holding the batch).

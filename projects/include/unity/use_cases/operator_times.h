@@ -3,6 +3,7 @@
 // for `unity show PLAN --costs --project P` (the project's measured operator profiles) and the
 // run view's table and scatter plot (a profiled run).
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,15 +30,21 @@ struct OperatorTimes {
 // error first. A pipelined plan compares its segment kinds' operators.
 std::vector<OperatorTimes> compare_with_profiles(const Plan& plan, const ProfileSource& measured);
 
-// What the plan predicts for each of its operators, forward and backward: its own time and its
-// incoming edges' (computation and communication), in ms.
-std::map<NodeId, double> predicted_operator_ms(const Plan& plan);
+// What the plan predicts for each operator a profiled run measured, in ms, forward and backward:
+// a whole-graph plan its own time and its incoming edges' (computation and communication); a
+// pipelined plan, by the operator's name, its task's time per micro-batch as the planner costs its
+// segment kind, times the micro-batches, the forward twice where full recomputation re-runs it
+// (none where the plan keeps no segment plans or splits sequences: context parallelism).
+class OperatorPredictions {
+ public:
+  explicit OperatorPredictions(const Plan& plan);
+  std::optional<double> of(const executor::OperatorProfile& measured) const;
 
-// A pipelined plan's prediction for each operator of its model (by name) as a profiled run sums
-// it: its task's forward and backward per micro-batch as the planner costs its segment kind, times
-// the micro-batches, the forward twice where full recomputation re-runs it. Empty where the plan
-// keeps no segment plans or splits sequences (context parallelism).
-std::map<std::string, double> predicted_pipeline_operator_ms(const Plan& plan);
+ private:
+  bool pipelined_ = false;
+  std::map<NodeId, double> by_node_;
+  std::map<std::string, double> by_name_;
+};
 
 // A profiled run of the plan: each operator's measured time (the slowest rank's) beside what the
 // plan predicted for it (its own and its incoming edges' time), largest error first.

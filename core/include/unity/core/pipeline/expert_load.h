@@ -11,6 +11,8 @@
 //   --moe-pad-expert-input-to-capacity): each expert takes at most C x its even share, the
 //   tokens past it are dropped, and the rest are padded up to it, so every device runs and
 //   receives exactly C x its share.
+#include "unity/core/pcg/graph.h"
+
 namespace unity {
 
 struct ExpertLoad {
@@ -26,5 +28,11 @@ struct ExpertLoad {
     return spread ? imbalance : 1.0;
   }
 };
+
+// A segment kind's plan as the pipeline planner costs its Experts tasks (task_work's
+// "expert_parallel" and "expert_load"): each device's experts spread over `expert_parallel`
+// devices beyond the plan's own split of them, fed by the tokens of that many replicas, and as
+// loaded as the busiest device. Whoever compares with the planner's costs prices them the same.
+void cost_experts_as_planned(Graph& segment_plan, int expert_parallel, const ExpertLoad& load);
 
 }  // namespace unity
