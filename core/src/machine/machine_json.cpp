@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "unity/core/cost/cost_model.h"
 #include "unity/core/errors.h"
 #include "unity/core/machine/machine_spec.h"
 
@@ -30,6 +31,21 @@ class Parser {
 
   [[noreturn]] void fail(const std::string& message) const {
     throw InputError(fmt::format("machine '{}': {}", machine_, message));
+  }
+
+  // A measured curve: an array of [x, y] points, both positive, sorted by x.
+  std::vector<std::pair<double, double>> curve(const json& points, const std::string& field,
+                                               std::string_view point) const {
+    if (!points.is_array()) fail(fmt::format("{} must be an array of [{}]", field, point));
+    std::vector<std::pair<double, double>> out;
+    for (const auto& p : points) {
+      if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number() ||
+          p[0].get<double>() <= 0 || p[1].get<double>() <= 0)
+        fail(fmt::format("{}: each point is [{}], both positive, got {}", field, point, p.dump()));
+      out.push_back({p[0].get<double>(), p[1].get<double>()});
+    }
+    std::sort(out.begin(), out.end());
+    return out;
   }
 
   // Rejects a non-object and unknown keys: a misspelt optional field would otherwise be ignored
@@ -154,37 +170,20 @@ class Parser {
     d.fused_elementwise = boolean(j, path, "fused_elementwise", false);
     d.skips_data_gradients = boolean(j, path, "skips_data_gradients", false);
     d.transcendental_seconds = number(j, path, "transcendental_seconds", false, 0.0);
-    if (const json* rates = find(j, path, "gemm_rates", false)) {
-      const std::string field = join(path, "gemm_rates");
-      if (!rates->is_array()) fail(fmt::format("{} must be an array of [flops, rate]", field));
-      for (const auto& point : *rates) {
-        if (!point.is_array() || point.size() != 2 || !point[0].is_number() ||
-            !point[1].is_number() || point[0].get<double>() <= 0 || point[1].get<double>() <= 0)
-          fail(fmt::format("{}: each point is [FLOPs of a product, FLOP/s], both positive, got {}",
-                           field, point.dump()));
-        d.gemm_rates.push_back({point[0].get<double>(), point[1].get<double>()});
-      }
-      std::sort(d.gemm_rates.begin(), d.gemm_rates.end());
-    }
+    if (const json* rates = find(j, path, "gemm_rates", false))
+      d.gemm_rates = curve(*rates, join(path, "gemm_rates"), "FLOPs of a product, FLOP/s");
     if (const json* rates = find(j, path, "update_rates", false)) {
       const std::string field = join(path, "update_rates");
       if (!rates->is_object())
         fail(fmt::format("{} must be an object: optimizer -> [[parameters, seconds], ...]", field));
-      for (const auto& [optimizer, points] : rates->items()) {
-        if (optimizer != "sgd" && optimizer != "sgd-momentum" && optimizer != "adam")
-          fail(fmt::format("{}: unknown optimizer '{}' (expected sgd, sgd-momentum or adam)", field,
-                           optimizer));
-        auto& curve = d.update_rates[optimizer];
-        for (const auto& point : points) {
-          if (!point.is_array() || point.size() != 2 || !point[0].is_number() ||
-              !point[1].is_number() || point[0].get<double>() <= 0 || point[1].get<double>() <= 0)
-            fail(fmt::format(
-                "{}.{}: each point is [parameters updated, seconds a parameter], both positive, "
-                "got {}",
-                field, optimizer, point.dump()));
-          curve.push_back({point[0].get<double>(), point[1].get<double>()});
+      for (const auto& [name, points] : rates->items()) {
+        try {
+          optimizer_from_string(name);
+        } catch (const InputError& e) {
+          fail(fmt::format("{}: {}", field, e.what()));
         }
-        std::sort(curve.begin(), curve.end());
+        d.update_rates[name] =
+            curve(points, field + "." + name, "parameters updated, seconds a parameter");
       }
     }
     return d;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "unity/core/cost/cost_model.h"
 #include "unity/core/errors.h"
 #include "unity/core/pcg/graph_builder.h"
 #include "unity/executor/program.h"
@@ -228,11 +229,12 @@ Calibration calibrate(DeviceBackend& be, Communicator& comm, const CalibrationOp
       be.fill(arrays.back(), a == 1 ? 1e-3f : 0.5f, n);
     }
     float *w = arrays[0], *g = arrays[1], *m = arrays[2], *v = arrays[3];
-    const std::pair<const char*, std::function<void()>> updates[] = {
-        {"sgd", [&] { be.sgd(w, g, 1e-6f, n); }},
-        {"sgd-momentum", [&] { be.sgd_momentum(w, g, m, 1e-6f, 0.9f, n); }},
-        {"adam", [&] { be.adam(w, g, m, v, 1e-6f, 0.9f, 0.999f, 1e-8f, 0.5f, 0.5f, n); }}};
-    for (const auto& [name, update] : updates) {
+    const std::pair<Optimizer, std::function<void()>> updates[] = {
+        {Optimizer::SGD, [&] { be.sgd(w, g, 1e-6f, n); }},
+        {Optimizer::SGDMomentum, [&] { be.sgd_momentum(w, g, m, 1e-6f, 0.9f, n); }},
+        {Optimizer::Adam, [&] { be.adam(w, g, m, v, 1e-6f, 0.9f, 0.999f, 1e-8f, 0.5f, 0.5f, n); }}};
+    for (const auto& [optimizer, update] : updates) {
+      const std::string name(to_string(optimizer));
       const double t = measure(comm, be, s, options.quick, update) / static_cast<double>(n);
       c.update_rates[name].push_back({static_cast<double>(n), t});
       c.details.push_back({fmt::format("{}_update_seconds_per_parameter_{}", name, n), t});
