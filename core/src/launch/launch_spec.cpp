@@ -141,7 +141,8 @@ Derivation launch_spec_of(const Plan& plan) {
     const bool loss_alone = p->loss_in_split && chunks > 1 &&
                             p->chunks[chunks - 1].first_layer == p->chunks[chunks - 2].last_layer;
     // One reason for every cut inside a layer, the first named (a 126-layer plan may have 41).
-    std::vector<std::string> inside;
+    std::string first_inside;
+    std::size_t inside = 0;
     for (std::size_t c = 0; c < chunks; ++c) {
       const StagePlan& chunk = p->chunks[c];
       if ((c == 0 && embedding_alone) || (c + 1 == chunks && loss_alone)) {
@@ -149,20 +150,20 @@ Derivation launch_spec_of(const Plan& plan) {
         continue;
       }
       if (c + 1 < chunks && !(c + 2 == chunks && loss_alone) &&
-          chunk.last_layer >= p->chunks[c + 1].first_layer)
-        inside.push_back(
-            fmt::format("model chunk {} ends inside layer {} (after '{}'), which "
-                        "chunk {} continues",
-                        c, chunk.last_layer, chunk.last_node, c + 1));
+          chunk.last_layer >= p->chunks[c + 1].first_layer) {
+        if (inside++ == 0)
+          first_inside = fmt::format(
+              "model chunk {} ends inside layer {} (after '{}'), which chunk {} continues", c,
+              chunk.last_layer, chunk.last_node, c + 1);
+      }
       s.chunk_layers.push_back(chunk.last_layer - chunk.first_layer + 1);
     }
-    if (!inside.empty())
-      out.inexpressible.push_back(
-          fmt::format("{}{}: frameworks cut pipeline stages between whole layers", inside.front(),
-                      inside.size() == 1
-                          ? ""
-                          : fmt::format(", and {} more of the plan's {} chunks end inside a layer",
-                                        inside.size() - 1, chunks)));
+    if (inside > 0)
+      out.inexpressible.push_back(fmt::format(
+          "{}{}: frameworks cut pipeline stages between whole layers", first_inside,
+          inside == 1 ? ""
+                      : fmt::format(", and {} more of the plan's {} chunks end inside a layer",
+                                    inside - 1, chunks)));
     if (shape && out.inexpressible.empty() &&
         std::accumulate(s.chunk_layers.begin(), s.chunk_layers.end(), 0) != shape->layers)
       out.inexpressible.push_back(fmt::format(

@@ -117,10 +117,6 @@ std::map<std::string, HostTensor> collect_weights(PipelineRank& r, DeviceBackend
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // Every engine of this rank (each chunk's pieces, one per micro-batch slot).
 template <typename F>
 void for_each_engine(detail::PipelineRank& rank, F f) {
