@@ -19,6 +19,7 @@
 // rows) runs the whole down projections and norms and leaves a partial sum of y; the gradients of
 // the down projections, the norms and x are then partial sums too (Megatron-Core's MLA tensor
 // parallelism).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -79,56 +80,63 @@ struct Gradients {
   T* at[kSlots] = {};  // null: not wanted
 };
 
-namespace detail {
-
-// c (+)= a [m, k] b [k, n]
+// A product C = op(A) op(B) + beta C of row-major matrices with leading dimensions (op: the
+// matrix or its transpose): the kernel runs its projections and each head's scores and context
+// as these. naive_gemm serves the rule evaluator (double); the executor passes BLAS's.
 template <typename T>
-void matmul(const T* a, const T* b, T* c, std::int64_t m, std::int64_t k, std::int64_t n,
-            bool accumulate) {
-  if (!accumulate)
-    for (std::int64_t i = 0; i < m * n; ++i) c[i] = T(0);
-  for (std::int64_t i = 0; i < m; ++i)
+using Gemm = void (*)(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                      const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
+                      std::int64_t ldc);
+
+template <typename T>
+void naive_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
+                std::int64_t ldc) {
+  for (std::int64_t i = 0; i < m; ++i) {
+    T* ci = c + i * ldc;
+    for (std::int64_t j = 0; j < n; ++j) ci[j] = beta == T(0) ? T(0) : beta * ci[j];
     for (std::int64_t p = 0; p < k; ++p) {
-      const T av = a[i * k + p];
-      for (std::int64_t j = 0; j < n; ++j) c[i * n + j] += av * b[p * n + j];
+      const T av = trans_a ? a[p * lda + i] : a[i * lda + p];
+      if (trans_b)
+        for (std::int64_t j = 0; j < n; ++j) ci[j] += av * b[j * ldb + p];
+      else
+        for (std::int64_t j = 0; j < n; ++j) ci[j] += av * b[p * ldb + j];
     }
-}
-
-// c += a^T b: a [m, k], b [m, n], c [k, n] (a weight's gradient)
-template <typename T>
-void matmul_tn(const T* a, const T* b, T* c, std::int64_t m, std::int64_t k, std::int64_t n) {
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t p = 0; p < k; ++p) {
-      const T av = a[i * k + p];
-      for (std::int64_t j = 0; j < n; ++j) c[p * n + j] += av * b[i * n + j];
-    }
-}
-
-// c += a b^T: a [m, n], b [k, n], c [m, k] (an input's gradient)
-template <typename T>
-void matmul_nt(const T* a, const T* b, T* c, std::int64_t m, std::int64_t n, std::int64_t k) {
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t p = 0; p < k; ++p) {
-      T s = T(0);
-      for (std::int64_t j = 0; j < n; ++j) s += a[i * n + j] * b[p * n + j];
-      c[i * k + p] += s;
-    }
-}
-
-// Rotates `width` elements at x (stride 1) for position `pos`; `back` applies the transpose.
-template <typename T>
-void rotate(T* x, std::int64_t width, std::int64_t pos, double base, bool back) {
-  const std::int64_t half = width / 2;
-  for (std::int64_t i = 0; i < half; ++i) {
-    const double angle = static_cast<double>(pos) *
-                         std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(width));
-    const T c = static_cast<T>(std::cos(angle));
-    const T s = static_cast<T>(back ? -std::sin(angle) : std::sin(angle));
-    const T a = x[i], b = x[i + half];
-    x[i] = a * c - b * s;
-    x[i + half] = b * c + a * s;
   }
 }
+
+namespace detail {
+
+// The rotation's cosines and sines by position and pair, computed once a pass: element i of each
+// half by position / base^(2i / width).
+template <typename T>
+struct Rotary {
+  std::int64_t half = 0;
+  std::vector<T> cos, sin;  // [positions, half]
+  Rotary(std::int64_t positions, std::int64_t width, double base) : half(width / 2) {
+    cos.resize(static_cast<std::size_t>(positions * half));
+    sin.resize(cos.size());
+    for (std::int64_t pos = 0; pos < positions; ++pos)
+      for (std::int64_t i = 0; i < half; ++i) {
+        const double angle =
+            static_cast<double>(pos) *
+            std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(width));
+        cos[static_cast<std::size_t>(pos * half + i)] = static_cast<T>(std::cos(angle));
+        sin[static_cast<std::size_t>(pos * half + i)] = static_cast<T>(std::sin(angle));
+      }
+  }
+  // Rotates the 2 x half elements at x for position `pos`; `back` applies the transpose.
+  void apply(T* x, std::int64_t pos, bool back) const {
+    const T* c = cos.data() + pos * half;
+    const T* s = sin.data() + pos * half;
+    for (std::int64_t i = 0; i < half; ++i) {
+      const T si = back ? -s[i] : s[i];
+      const T a = x[i], b = x[i + half];
+      x[i] = a * c[i] - b * si;
+      x[i + half] = b * c[i] + a * si;
+    }
+  }
+};
 
 // The forward pass of one sample, everything the backward pass needs kept.
 template <typename T>
@@ -137,7 +145,7 @@ struct Sample {
   std::vector<T> q;             // [S, heads x qk], the rope parts rotated
   std::vector<T> ckv, rkv, cn;  // [S, kv_lora + rope] (k_pe rotated), [S], [S, kv_lora]
   std::vector<T> kv;            // [S, heads x (nope + v)]
-  std::vector<T> p;             // [heads, S, S] probabilities
+  std::vector<T> p;             // [heads, S, S] probabilities (0 where masked)
   std::vector<T> ctx;           // [S, heads x v]
 };
 
@@ -171,7 +179,8 @@ void rms_backward(const T* c, const T* gamma, const T* r, const T* dy, T* dc, T*
 }
 
 template <typename T>
-Sample<T> forward_sample(const Dims& d, const Inputs<T>& in, const T* x) {
+Sample<T> forward_sample(const Dims& d, const Inputs<T>& in, const T* x, const Rotary<T>& rot,
+                         Gemm<T> gemm) {
   const std::int64_t S = d.seq, E = d.hidden, H = d.heads, qk = d.qk();
   const std::int64_t kvw = d.kv_lora + d.rope, kvu = d.nope + d.v;
   Sample<T> f;
@@ -181,148 +190,167 @@ Sample<T> forward_sample(const Dims& d, const Inputs<T>& in, const T* x) {
     f.cq.resize(n(S * d.q_lora));
     f.rq.resize(n(S));
     f.cqn.resize(n(S * d.q_lora));
-    matmul(x, in.at[kWdq], f.cq.data(), S, E, d.q_lora, false);
+    gemm(false, false, S, d.q_lora, E, x, E, in.at[kWdq], d.q_lora, T(0), f.cq.data(), d.q_lora);
     rms_forward(f.cq.data(), in.at[kQnorm], f.rq.data(), f.cqn.data(), S, d.q_lora, d.q_lora,
                 d.epsilon);
-    matmul(f.cqn.data(), in.at[kWuq], f.q.data(), S, d.q_lora, H * qk, false);
+    gemm(false, false, S, H * qk, d.q_lora, f.cqn.data(), d.q_lora, in.at[kWuq], H * qk, T(0),
+         f.q.data(), H * qk);
   } else {
-    matmul(x, in.at[kWuq], f.q.data(), S, E, H * qk, false);
+    gemm(false, false, S, H * qk, E, x, E, in.at[kWuq], H * qk, T(0), f.q.data(), H * qk);
   }
   f.ckv.resize(n(S * kvw));
   f.rkv.resize(n(S));
   f.cn.resize(n(S * d.kv_lora));
-  matmul(x, in.at[kWdkv], f.ckv.data(), S, E, kvw, false);
+  gemm(false, false, S, kvw, E, x, E, in.at[kWdkv], kvw, T(0), f.ckv.data(), kvw);
   rms_forward(f.ckv.data(), in.at[kKvNorm], f.rkv.data(), f.cn.data(), S, d.kv_lora, kvw,
               d.epsilon);
   f.kv.resize(n(S * H * kvu));
-  matmul(f.cn.data(), in.at[kWukv], f.kv.data(), S, d.kv_lora, H * kvu, false);
+  gemm(false, false, S, H * kvu, d.kv_lora, f.cn.data(), d.kv_lora, in.at[kWukv], H * kvu, T(0),
+       f.kv.data(), H * kvu);
   for (std::int64_t s = 0; s < S; ++s) {
-    rotate(f.ckv.data() + s * kvw + d.kv_lora, d.rope, s, d.rotary_base, false);
+    rot.apply(f.ckv.data() + s * kvw + d.kv_lora, s, false);
     for (std::int64_t h = 0; h < H; ++h)
-      rotate(f.q.data() + (s * H + h) * qk + d.nope, d.rope, s, d.rotary_base, false);
+      rot.apply(f.q.data() + (s * H + h) * qk + d.nope, s, false);
   }
   const T scale = T(1) / static_cast<T>(std::sqrt(static_cast<double>(qk)));
-  f.p.assign(n(H * S * S), T(0));
-  f.ctx.assign(n(S * H * d.v), T(0));
-  for (std::int64_t h = 0; h < H; ++h)
+  f.p.resize(n(H * S * S));
+  f.ctx.resize(n(S * H * d.v));
+  const T* pe = f.ckv.data() + d.kv_lora;  // the shared rotary key, row stride kvw
+  for (std::int64_t h = 0; h < H; ++h) {
+    T* ph = f.p.data() + h * S * S;
+    // Scores: the nope parts against each head's keys, the rope parts against the shared one.
+    gemm(false, true, S, S, d.nope, f.q.data() + h * qk, H * qk, f.kv.data() + h * kvu, H * kvu,
+         T(0), ph, S);
+    gemm(false, true, S, S, d.rope, f.q.data() + h * qk + d.nope, H * qk, pe, kvw, T(1), ph, S);
     for (std::int64_t i = 0; i < S; ++i) {
-      const T* qi = f.q.data() + (i * H + h) * qk;
-      T* pi = f.p.data() + (h * S + i) * S;
+      T* pi = ph + i * S;
       const std::int64_t last = d.causal ? i + 1 : S;
       T top = -std::numeric_limits<T>::infinity();
       for (std::int64_t j = 0; j < last; ++j) {
-        const T* kj = f.kv.data() + (j * H + h) * kvu;
-        const T* pe = f.ckv.data() + j * kvw + d.kv_lora;
-        T s = T(0);
-        for (std::int64_t t = 0; t < d.nope; ++t) s += qi[t] * kj[t];
-        for (std::int64_t t = 0; t < d.rope; ++t) s += qi[d.nope + t] * pe[t];
-        pi[j] = s * scale;
+        pi[j] *= scale;
         if (pi[j] > top) top = pi[j];
       }
       T sum = T(0);
       for (std::int64_t j = 0; j < last; ++j) sum += pi[j] = std::exp(pi[j] - top);
-      T* ci = f.ctx.data() + (i * H + h) * d.v;
-      for (std::int64_t j = 0; j < last; ++j) {
-        pi[j] /= sum;
-        const T* vj = f.kv.data() + (j * H + h) * kvu + d.nope;
-        for (std::int64_t t = 0; t < d.v; ++t) ci[t] += pi[j] * vj[t];
-      }
+      for (std::int64_t j = 0; j < last; ++j) pi[j] /= sum;
+      for (std::int64_t j = last; j < S; ++j) pi[j] = T(0);
     }
+    gemm(false, false, S, d.v, S, ph, S, f.kv.data() + h * kvu + d.nope, H * kvu, T(0),
+         f.ctx.data() + h * d.v, H * d.v);
+  }
   return f;
 }
 
 }  // namespace detail
 
-// y [B, S, E] (overwritten).
+// A forward pass's samples, kept for the backward pass instead of running them again.
 template <typename T>
-void forward(const Dims& d, const Inputs<T>& in, T* y) {
+struct Kept {
+  std::vector<detail::Sample<T>> samples;
+};
+
+// y [B, S, E] (overwritten); the samples' results into `keep` where given.
+template <typename T>
+void forward(const Dims& d, const Inputs<T>& in, T* y, Gemm<T> gemm = naive_gemm<T>,
+             Kept<T>* keep = nullptr) {
   const std::int64_t S = d.seq, E = d.hidden;
+  const detail::Rotary<T> rot(S, d.rope, d.rotary_base);
+  if (keep) keep->samples.clear();
   for (std::int64_t b = 0; b < d.batch; ++b) {
-    const auto f = detail::forward_sample(d, in, in.at[kX] + b * S * E);
-    detail::matmul(f.ctx.data(), in.at[kWo], y + b * S * E, S, d.heads * d.v, E, false);
+    auto f = detail::forward_sample(d, in, in.at[kX] + b * S * E, rot, gemm);
+    gemm(false, false, S, E, d.heads * d.v, f.ctx.data(), d.heads * d.v, in.at[kWo], E, T(0),
+         y + b * S * E, E);
+    if (keep) keep->samples.push_back(std::move(f));
   }
 }
 
-// Accumulates (+=) the gradients whose pointer is not null, given dy [B, S, E].
+// Accumulates (+=) the gradients whose pointer is not null, given dy [B, S, E]. The forward pass
+// runs again for each sample unless `kept` holds them all.
 template <typename T>
-void backward(const Dims& d, const Inputs<T>& in, const T* dy, const Gradients<T>& grad) {
+void backward(const Dims& d, const Inputs<T>& in, const T* dy, const Gradients<T>& grad,
+              Gemm<T> gemm = naive_gemm<T>, const Kept<T>* kept = nullptr) {
   const std::int64_t S = d.seq, E = d.hidden, H = d.heads, qk = d.qk();
   const std::int64_t kvw = d.kv_lora + d.rope, kvu = d.nope + d.v;
   const auto n = [](std::int64_t a) { return static_cast<std::size_t>(a); };
   const T scale = T(1) / static_cast<T>(std::sqrt(static_cast<double>(qk)));
+  const detail::Rotary<T> rot(S, d.rope, d.rotary_base);
+  const bool use_kept = kept && static_cast<std::int64_t>(kept->samples.size()) == d.batch;
+  std::vector<T> dctx(n(S * H * d.v)), dq(n(S * H * qk)), dkv(n(S * H * kvu)), dckv(n(S * kvw));
+  std::vector<T> dp(n(S * S)), dcn(n(S * d.kv_lora));
   for (std::int64_t b = 0; b < d.batch; ++b) {
     const T* x = in.at[kX] + b * S * E;
     const T* dyb = dy + b * S * E;
-    const auto f = detail::forward_sample(d, in, x);
-    if (grad.at[kWo]) detail::matmul_tn(f.ctx.data(), dyb, grad.at[kWo], S, H * d.v, E);
-    std::vector<T> dctx(n(S * H * d.v), T(0));
-    detail::matmul_nt(dyb, in.at[kWo], dctx.data(), S, E, H * d.v);
-    std::vector<T> dq(n(S * H * qk), T(0)), dkv(n(S * H * kvu), T(0)), dckv(n(S * kvw), T(0));
-    std::vector<T> dp(n(S));
-    for (std::int64_t h = 0; h < H; ++h)
+    detail::Sample<T> recomputed;
+    if (!use_kept) recomputed = detail::forward_sample(d, in, x, rot, gemm);
+    const detail::Sample<T>& f = use_kept ? kept->samples[n(b)] : recomputed;
+    if (grad.at[kWo])
+      gemm(true, false, H * d.v, E, S, f.ctx.data(), H * d.v, dyb, E, T(1), grad.at[kWo], E);
+    gemm(false, true, S, H * d.v, E, dyb, E, in.at[kWo], E, T(0), dctx.data(), H * d.v);
+    std::fill(dq.begin(), dq.end(), T(0));
+    std::fill(dkv.begin(), dkv.end(), T(0));
+    std::fill(dckv.begin(), dckv.end(), T(0));
+    const T* pe = f.ckv.data() + d.kv_lora;
+    T* dpe = dckv.data() + d.kv_lora;
+    for (std::int64_t h = 0; h < H; ++h) {
+      const T* ph = f.p.data() + h * S * S;
+      const T* dch = dctx.data() + h * d.v;
+      // dP = dctx v^T; dv += P^T dctx; dS = P (dP - rowsum(P dP)) scale (0 where masked).
+      gemm(false, true, S, S, d.v, dch, H * d.v, f.kv.data() + h * kvu + d.nope, H * kvu, T(0),
+           dp.data(), S);
+      gemm(true, false, S, d.v, S, ph, S, dch, H * d.v, T(1), dkv.data() + h * kvu + d.nope,
+           H * kvu);
       for (std::int64_t i = 0; i < S; ++i) {
-        const std::int64_t last = d.causal ? i + 1 : S;
-        const T* pi = f.p.data() + (h * S + i) * S;
-        const T* dci = dctx.data() + (i * H + h) * d.v;
+        const T* pi = ph + i * S;
+        T* di = dp.data() + i * S;
         T dot = T(0);
-        for (std::int64_t j = 0; j < last; ++j) {
-          const T* vj = f.kv.data() + (j * H + h) * kvu + d.nope;
-          T* dvj = dkv.data() + (j * H + h) * kvu + d.nope;
-          T s = T(0);
-          for (std::int64_t t = 0; t < d.v; ++t) {
-            s += dci[t] * vj[t];
-            dvj[t] += pi[j] * dci[t];
-          }
-          dp[j] = s;
-          dot += pi[j] * s;
-        }
-        const T* qi = f.q.data() + (i * H + h) * qk;
-        T* dqi = dq.data() + (i * H + h) * qk;
-        for (std::int64_t j = 0; j < last; ++j) {
-          const T ds = pi[j] * (dp[j] - dot) * scale;
-          const T* kj = f.kv.data() + (j * H + h) * kvu;
-          T* dkj = dkv.data() + (j * H + h) * kvu;
-          const T* pe = f.ckv.data() + j * kvw + d.kv_lora;
-          T* dpe = dckv.data() + j * kvw + d.kv_lora;
-          for (std::int64_t t = 0; t < d.nope; ++t) {
-            dqi[t] += ds * kj[t];
-            dkj[t] += ds * qi[t];
-          }
-          for (std::int64_t t = 0; t < d.rope; ++t) {
-            dqi[d.nope + t] += ds * pe[t];
-            dpe[t] += ds * qi[d.nope + t];
-          }
-        }
+        for (std::int64_t j = 0; j < S; ++j) dot += pi[j] * di[j];
+        for (std::int64_t j = 0; j < S; ++j) di[j] = pi[j] * (di[j] - dot) * scale;
       }
+      const T* ds = dp.data();
+      gemm(false, false, S, d.nope, S, ds, S, f.kv.data() + h * kvu, H * kvu, T(1),
+           dq.data() + h * qk, H * qk);
+      gemm(false, false, S, d.rope, S, ds, S, pe, kvw, T(1), dq.data() + h * qk + d.nope, H * qk);
+      gemm(true, false, S, d.nope, S, ds, S, f.q.data() + h * qk, H * qk, T(1),
+           dkv.data() + h * kvu, H * kvu);
+      gemm(true, false, S, d.rope, S, ds, S, f.q.data() + h * qk + d.nope, H * qk, T(1), dpe, kvw);
+    }
     // The rotations' transposes take the rope parts' gradients back to the projections.
     for (std::int64_t s = 0; s < S; ++s) {
-      detail::rotate(dckv.data() + s * kvw + d.kv_lora, d.rope, s, d.rotary_base, true);
+      rot.apply(dckv.data() + s * kvw + d.kv_lora, s, true);
       for (std::int64_t h = 0; h < H; ++h)
-        detail::rotate(dq.data() + (s * H + h) * qk + d.nope, d.rope, s, d.rotary_base, true);
+        rot.apply(dq.data() + (s * H + h) * qk + d.nope, s, true);
     }
     // Keys and values: w_ukv, then kv_norm, then w_dkv and x.
     if (grad.at[kWukv])
-      detail::matmul_tn(f.cn.data(), dkv.data(), grad.at[kWukv], S, d.kv_lora, H * kvu);
-    std::vector<T> dcn(n(S * d.kv_lora), T(0));
-    detail::matmul_nt(dkv.data(), in.at[kWukv], dcn.data(), S, H * kvu, d.kv_lora);
+      gemm(true, false, d.kv_lora, H * kvu, S, f.cn.data(), d.kv_lora, dkv.data(), H * kvu, T(1),
+           grad.at[kWukv], H * kvu);
+    gemm(false, true, S, d.kv_lora, H * kvu, dkv.data(), H * kvu, in.at[kWukv], H * kvu, T(0),
+         dcn.data(), d.kv_lora);
     detail::rms_backward(f.ckv.data(), in.at[kKvNorm], f.rkv.data(), dcn.data(), dckv.data(),
                          grad.at[kKvNorm], S, d.kv_lora, kvw);
-    if (grad.at[kWdkv]) detail::matmul_tn(x, dckv.data(), grad.at[kWdkv], S, E, kvw);
+    if (grad.at[kWdkv])
+      gemm(true, false, E, kvw, S, x, E, dckv.data(), kvw, T(1), grad.at[kWdkv], kvw);
     T* dx = grad.at[kX] ? grad.at[kX] + b * S * E : nullptr;
-    if (dx) detail::matmul_nt(dckv.data(), in.at[kWdkv], dx, S, kvw, E);
+    if (dx) gemm(false, true, S, E, kvw, dckv.data(), kvw, in.at[kWdkv], kvw, T(1), dx, E);
     // Queries: w_uq, then (compressed) q_norm and w_dq, and x.
     if (d.q_lora > 0) {
       if (grad.at[kWuq])
-        detail::matmul_tn(f.cqn.data(), dq.data(), grad.at[kWuq], S, d.q_lora, H * qk);
-      std::vector<T> dcqn(n(S * d.q_lora), T(0)), dcq(n(S * d.q_lora), T(0));
-      detail::matmul_nt(dq.data(), in.at[kWuq], dcqn.data(), S, H * qk, d.q_lora);
+        gemm(true, false, d.q_lora, H * qk, S, f.cqn.data(), d.q_lora, dq.data(), H * qk, T(1),
+             grad.at[kWuq], H * qk);
+      std::vector<T> dcqn(n(S * d.q_lora)), dcq(n(S * d.q_lora));
+      gemm(false, true, S, d.q_lora, H * qk, dq.data(), H * qk, in.at[kWuq], H * qk, T(0),
+           dcqn.data(), d.q_lora);
       detail::rms_backward(f.cq.data(), in.at[kQnorm], f.rq.data(), dcqn.data(), dcq.data(),
                            grad.at[kQnorm], S, d.q_lora, d.q_lora);
-      if (grad.at[kWdq]) detail::matmul_tn(x, dcq.data(), grad.at[kWdq], S, E, d.q_lora);
-      if (dx) detail::matmul_nt(dcq.data(), in.at[kWdq], dx, S, d.q_lora, E);
+      if (grad.at[kWdq])
+        gemm(true, false, E, d.q_lora, S, x, E, dcq.data(), d.q_lora, T(1), grad.at[kWdq],
+             d.q_lora);
+      if (dx)
+        gemm(false, true, S, E, d.q_lora, dcq.data(), d.q_lora, in.at[kWdq], d.q_lora, T(1), dx, E);
     } else {
-      if (grad.at[kWuq]) detail::matmul_tn(x, dq.data(), grad.at[kWuq], S, E, H * qk);
-      if (dx) detail::matmul_nt(dq.data(), in.at[kWuq], dx, S, H * qk, E);
+      if (grad.at[kWuq])
+        gemm(true, false, E, H * qk, S, x, E, dq.data(), H * qk, T(1), grad.at[kWuq], H * qk);
+      if (dx) gemm(false, true, S, E, H * qk, dq.data(), H * qk, in.at[kWuq], H * qk, T(1), dx, E);
     }
   }
 }
