@@ -52,27 +52,30 @@ std::map<std::string, double> pipeline_operator_ms(const Plan& plan) {
   CostModel costs(select_machine(plan.machine, {0, pp.tensor_parallel}),
                   optimizer_from_string(plan.summary.optimizer));
   costs.set_counts_weight_updates(false);
-  std::vector<std::map<std::string, std::pair<double, double>>> by_kind;
+  struct Times {
+    double forward = 0, backward = 0, communication = 0;  // a micro-batch's
+  };
+  std::vector<std::map<NodeId, Times>> by_kind;
   for (const auto& kind : pp.kind_plans) {
     Graph g = kind.pcg;
     cost_experts_as_planned(g, pp.expert_parallel, pp.expert_load);
     auto& times = by_kind.emplace_back();
     const CandidateCost cost = cost_candidate(g, costs);
+    // A parallel operator's collective, and what moves into an operator, are its communication.
     for (const auto& op : cost.mapping.per_op)
-      times[g.node(op.node).op.name] = {op.forward, op.backward};
+      times[op.node] = {op.forward, op.backward, op.own.communication + op.edges.communication};
   }
-  // A segment's operators are its kind's, in the same order, under its own names.
+  // A segment's operators are its kind's plan's, parallel ones included, under the names the
+  // executor runs them by there (renamed_kind_plan).
   const bool recomputes = pp.recompute == Recompute::Full;
-  for (const Segment& s : chain.segments) {
-    const Segment& first = chain.segments[chain.representative[s.kind]];
-    const auto& times = by_kind[static_cast<std::size_t>(s.kind)];
-    for (std::size_t i = 0; i < s.nodes.size() && i < first.nodes.size(); ++i) {
-      const auto it = times.find(model.node(first.nodes[i]).op.name);
-      if (it == times.end()) continue;
-      const auto [forward, backward] = it->second;
-      const double passes = recomputes && repeated[static_cast<std::size_t>(s.kind)] ? 2.0 : 1.0;
-      out[model.node(s.nodes[i]).op.name] = pp.micro_batches * (passes * forward + backward) * 1e3;
-    }
+  for (int seg = 0; seg < static_cast<int>(chain.segments.size()); ++seg) {
+    const int kind = chain.segments[seg].kind;
+    const Graph named = renamed_kind_plan(pp.kind_plans[static_cast<std::size_t>(kind)].pcg, model,
+                                          chain, seg, pp.micro_batch_size);
+    const double passes = recomputes && repeated[static_cast<std::size_t>(kind)] ? 2.0 : 1.0;
+    for (const auto& [id, t] : by_kind[static_cast<std::size_t>(kind)])
+      out[named.node(id).op.name] =
+          pp.micro_batches * (passes * t.forward + t.backward + t.communication) * 1e3;
   }
   return out;
 }
@@ -113,7 +116,8 @@ OperatorPredictions::OperatorPredictions(const Plan& plan) : pipelined_(plan.pip
 }
 
 std::optional<double> OperatorPredictions::of(const executor::OperatorProfile& measured) const {
-  if (measured.node < 0) return std::nullopt;  // the run's own entries (all-reduce, update, other)
+  if (measured.op.empty())
+    return std::nullopt;  // the run's own entries (all-reduce, update, other)
   if (pipelined_) {
     const auto it = by_name_.find(measured.name);
     return it == by_name_.end() ? std::nullopt : std::optional<double>(it->second);

@@ -159,6 +159,37 @@ Graph segment_graph(const Graph& model, const Segment& s, std::int64_t batch) {
   return sub_graph(model, s.input, s.nodes, {-1, 0}, batch).graph;
 }
 
+Graph renamed_kind_plan(const Graph& plan, const Graph& model, const SegmentChain& chain, int seg,
+                        std::int64_t batch) {
+  const int rep = chain.representative[chain.segments[seg].kind];
+  if (rep == seg) return plan;
+  const Graph from = segment_graph(model, chain.segments[rep], batch);
+  const Graph to = segment_graph(model, chain.segments[seg], batch);
+  std::map<std::string, std::string> names;
+  auto a = from.nodes().begin();
+  auto b = to.nodes().begin();
+  for (; a != from.nodes().end() && b != to.nodes().end(); ++a, ++b)
+    names[a->second.op.name] = b->second.op.name;
+  Graph g = plan;
+  for (const auto& [id, n] : plan.nodes()) {
+    std::string name = n.op.name;
+    if (auto it = names.find(name); it != names.end()) {
+      name = it->second;
+    } else {
+      // The longest mapped name this one extends ("layers.0.attention" + ".pwq").
+      std::size_t best = 0;
+      for (const auto& [old, fresh] : names)
+        if (old.size() > best && name.size() > old.size() &&
+            name.compare(0, old.size(), old) == 0 && name[old.size()] == '.') {
+          best = old.size();
+          name = fresh + n.op.name.substr(old.size());
+        }
+    }
+    g.mutable_node(id).op.name = name;
+  }
+  return g;
+}
+
 ChunkGraph chunk_graph(const Graph& model, const SegmentChain& chain, int first, int last,
                        std::int64_t batch) {
   if (first < 0 || last < first || last >= static_cast<int>(chain.segments.size()))

@@ -34,40 +34,6 @@ std::map<std::pair<int, int>, int> assign_slots(const std::vector<PipelineAction
   return slot;
 }
 
-// The kind's plan with its names made those of segment `seg`: the kind's first segment and `seg`
-// have the same structure, so their serial graphs list the same nodes in the same order; a node
-// the plan added (a parallel operator) is named after the node it was made for.
-Graph renamed_kind_plan(const Graph& plan, const Graph& model, const SegmentChain& chain, int seg,
-                        std::int64_t batch) {
-  const int rep = chain.representative[chain.segments[seg].kind];
-  if (rep == seg) return plan;
-  const Graph from = segment_graph(model, chain.segments[rep], batch);
-  const Graph to = segment_graph(model, chain.segments[seg], batch);
-  std::map<std::string, std::string> names;
-  auto a = from.nodes().begin();
-  auto b = to.nodes().begin();
-  for (; a != from.nodes().end() && b != to.nodes().end(); ++a, ++b)
-    names[a->second.op.name] = b->second.op.name;
-  Graph g = plan;
-  for (const auto& [id, n] : plan.nodes()) {
-    std::string name = n.op.name;
-    if (auto it = names.find(name); it != names.end()) {
-      name = it->second;
-    } else {
-      // The longest mapped name this one extends ("layers.0.attention" + ".pwq").
-      std::size_t best = 0;
-      for (const auto& [old, fresh] : names)
-        if (old.size() > best && name.size() > old.size() &&
-            name.compare(0, old.size(), old) == 0 && name[old.size()] == '.') {
-          best = old.size();
-          name = fresh + n.op.name.substr(old.size());
-        }
-    }
-    g.mutable_node(id).op.name = name;
-  }
-  return g;
-}
-
 // Replica ranks whose tasks read Input `input`, and the region each reads: the whole input, or
 // one box of it (a sequence shard's rows under context parallelism; the bounding box of the
 // overlapping windows a split convolution reads, which the engine keeps in one slot).
@@ -134,6 +100,30 @@ Piece make_piece(Graph graph, NodeId input, TensorRef output, bool final, int de
 }
 
 }  // namespace
+
+SegmentRun segment_run(const PipelinePlan& pp, const Graph& model, const SegmentChain& chain,
+                       int seg, std::int64_t micro_batch_size, std::int64_t sequence) {
+  SegmentRun run;
+  if (pp.tensor_parallel > 1) {
+    const SegmentKindPlan& kp = pp.kind_plans.at(chain.segments[seg].kind);
+    run.graph = executed_graph(renamed_kind_plan(kp.pcg, model, chain, seg, micro_batch_size));
+    run.views = kp.views;
+    if (chain.segments[seg].input.node >= 0)
+      run.input = model.node(chain.segments[seg].input.node).op.name + ".out";
+  } else {
+    ChunkGraph cg = chunk_graph(model, chain, seg, seg, micro_batch_size);
+    if (cg.input >= 0) run.input = cg.graph.node(cg.input).op.name;
+    run.graph = std::move(cg.graph);
+    run.views = single_device_views(run.graph);
+  }
+  if (pp.context_parallel > 1) {
+    ContextParallelPlan split = context_parallel_plan(run.graph, run.views, pp.tensor_parallel,
+                                                      pp.context_parallel, sequence);
+    run.graph = std::move(split.pcg);
+    run.views = std::move(split.views);
+  }
+  return run;
+}
 
 std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& model,
                                                  Communicator& world, DeviceBackend& backend,
@@ -219,29 +209,10 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
         const ChunkGraph cg = chunk_graph(model, chain, seg, seg, r->micro_batch_size);
         piece = make_piece(cg.graph, cg.input, cg.output, seg == last_segment, 1, nullptr, 0);
       } else {
-        // The tensor-parallel plan: the kind's, or with one tensor-parallel device the segment's
-        // own graph on it.
-        Graph g;
-        std::map<NodeId, MachineView> views;
-        std::string name;  // the segment's input
-        if (pp.tensor_parallel > 1) {
-          const SegmentKindPlan& kp = pp.kind_plans[chain.segments[seg].kind];
-          g = executed_graph(renamed_kind_plan(kp.pcg, model, chain, seg, r->micro_batch_size));
-          views = kp.views;
-          if (chain.segments[seg].input.node >= 0)
-            name = model.node(chain.segments[seg].input.node).op.name + ".out";
-        } else {
-          ChunkGraph cg = chunk_graph(model, chain, seg, seg, r->micro_batch_size);
-          if (cg.input >= 0) name = cg.graph.node(cg.input).op.name;
-          g = std::move(cg.graph);
-          views = single_device_views(g);
-        }
-        if (pp.context_parallel > 1) {
-          ContextParallelPlan split =
-              context_parallel_plan(g, views, pp.tensor_parallel, pp.context_parallel, sequence);
-          g = std::move(split.pcg);
-          views = std::move(split.views);
-        }
+        SegmentRun run = segment_run(pp, model, chain, seg, r->micro_batch_size, sequence);
+        Graph g = std::move(run.graph);
+        const std::map<NodeId, MachineView> views = std::move(run.views);
+        const std::string name = std::move(run.input);
         NodeId input = -1;
         if (!name.empty()) {
           for (const auto& [id, n] : g.nodes())

@@ -102,6 +102,18 @@ struct PipelineRank {
   }
 };
 
+// What segment `seg` runs on each replica of its stage: the kind's plan under the segment's names
+// (tensor parallelism), else the segment's own graph on one device; split over the sequence's
+// context-parallel ranks where the plan has them. `input` names its Input from the previous
+// segment (empty for the first).
+struct SegmentRun {
+  Graph graph;
+  std::map<NodeId, MachineView> views;
+  std::string input;
+};
+SegmentRun segment_run(const PipelinePlan& pp, const Graph& model, const SegmentChain& chain,
+                       int seg, std::int64_t micro_batch_size, std::int64_t sequence);
+
 // Builds this rank's part; `world` is the run's communicator (replicas get a group of it).
 std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& model,
                                                  Communicator& world, DeviceBackend& backend,

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "pipeline_run.h"
+#include "unity/core/pipeline/context_parallel_plan.h"
 #include "unity/core/pipeline/layer_segments.h"
 #include "unity/executor/compute_precision.h"
 #include "unity/executor/run_files.h"
@@ -126,10 +128,12 @@ void for_each_engine(detail::PipelineRank& rank, F f) {
 }
 
 // Each operator's time an iteration (the median of the measured ones, summed over the
-// micro-batches, the chunks and the slots that ran it), named by the model's nodes: a rank runs
-// the operators of its stage, so the slowest rank's time for each is the stage's.
-std::vector<OperatorProfile> operator_profile(detail::PipelineRank& rank, const Graph& model,
-                                              Communicator& comm) {
+// micro-batches, the chunks and the slots that ran it): every operator the segments run, under
+// the names they run it by (a kind's plan renamed for each of its segments, with its parallel
+// operators), listed in the pipeline's order on every rank; a rank runs the operators of its
+// stage, so the slowest rank's time for each is the stage's.
+std::vector<OperatorProfile> operator_profile(detail::PipelineRank& rank, const PipelinePlan& pp,
+                                              const Graph& model, Communicator& comm) {
   std::map<std::string, std::pair<double, double>> by_name;
   for_each_engine(rank, [&](detail::Engine& e) {
     const auto seconds = e.profile_seconds();
@@ -140,27 +144,41 @@ std::vector<OperatorProfile> operator_profile(detail::PipelineRank& rank, const 
       backward += seconds[2 * i + 1];
     }
   });
-  std::vector<NodeId> nodes;
+  std::map<std::string, NodeId> model_nodes;
+  for (const auto& [id, n] : model.nodes()) model_nodes[n.op.name] = id;
+  const SegmentChain chain = segment_chain(model);
+  const std::int64_t sequence = attention_sequence(model);
+  std::vector<std::pair<std::string, OpType>> rows;
+  std::set<std::string> listed;
+  for (int seg = 0; seg < static_cast<int>(chain.segments.size()); ++seg) {
+    const Graph g =
+        detail::segment_run(pp, model, chain, seg, rank.micro_batch_size, sequence).graph;
+    for (const NodeId id : g.topological_order()) {
+      const Node& n = g.node(id);
+      if ((is_compute_op(n.op.type) || is_parallel_op(n.op.type)) &&
+          listed.insert(n.op.name).second)
+        rows.emplace_back(n.op.name, n.op.type);
+    }
+  }
   std::vector<double> mine;
-  for (const auto& [id, n] : model.nodes()) {
-    if (!is_compute_op(n.op.type) && !is_parallel_op(n.op.type)) continue;
-    nodes.push_back(id);
-    const auto it = by_name.find(n.op.name);
+  for (const auto& [name, type] : rows) {
+    const auto it = by_name.find(name);
     mine.push_back(it == by_name.end() ? 0.0 : it->second.first);
     mine.push_back(it == by_name.end() ? 0.0 : it->second.second);
   }
   const auto all = comm.all_gather_host(mine);
   std::vector<OperatorProfile> out;
-  for (std::size_t k = 0; k < nodes.size(); ++k) {
+  for (std::size_t k = 0; k < rows.size(); ++k) {
     double forward = 0, backward = 0;
     for (std::size_t r = 0; r < all.size(); r += mine.size()) {
       forward = std::max(forward, all[r + 2 * k]);
       backward = std::max(backward, all[r + 2 * k + 1]);
     }
-    const Node& n = model.node(nodes[k]);
-    if (forward + backward > 0)
-      out.push_back(
-          {nodes[k], n.op.name, std::string(to_string(n.op.type)), forward * 1e3, backward * 1e3});
+    if (forward + backward <= 0) continue;
+    const auto& [name, type] = rows[k];
+    const auto node = model_nodes.find(name);
+    out.push_back({node == model_nodes.end() ? NodeId{-1} : node->second, name,
+                   std::string(to_string(type)), forward * 1e3, backward * 1e3});
   }
   return out;
 }
@@ -301,7 +319,7 @@ TrainingResult train_pipeline(const Plan& plan, const TrainingOptions& options,
     measured.stages.push_back(sm);
   }
   measured.timeline.stage_labels = stage_labels(pp);
-  if (options.profile) result.profile = operator_profile(*rank, model, comm);
+  if (options.profile) result.profile = operator_profile(*rank, pp, model, comm);
 
   // Memory: what this rank allocated, by kind. The engines hold the weights, their gradients, the
   // optimizer state without ZeRO and the activations; the run itself the stash of recomputation

@@ -4,8 +4,10 @@
 // mid-pipeline named with its stage.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "../../app/cli_runner.h"
@@ -61,7 +63,8 @@ TEST(PipelineRunCli, ProfiledOperatorsAddUpToTheirStagesPredictions) {
       "--profile --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  // Stage 0 holds the embedding and layer 0; stage 1 layer 1, the final norm, the head and the loss.
+  // Stage 0 holds the embedding and layer 0; stage 1 layer 1, the final norm, the head and the
+  // loss.
   double stage[2] = {0, 0};
   for (const auto& row : j["profile"]) {
     const std::string name = row["name"];
@@ -77,6 +80,38 @@ TEST(PipelineRunCli, ProfiledOperatorsAddUpToTheirStagesPredictions) {
         st["forward_ms_predicted"].get<double>() + st["backward_ms_predicted"].get<double>();
     EXPECT_NEAR(stage[s], predicted, 1e-9 * predicted) << "stage " << s;
   }
+}
+
+// --profile on tensor-parallel stages: every operator the segments run, under the names they run
+// it by, in the order they run: each layer's collectives (Replicate before the attention, Reduce
+// after it) with their communication predicted, and the vocabulary-parallel loss a substitution
+// made (loss.loss2, its shares summed by loss.out), which the model's own names would miss.
+TEST(PipelineRunCli, ProfileOfTensorParallelStagesListsTheirCollectivesAndTheirLoss) {
+  if (!has_mpirun()) GTEST_SKIP() << "mpirun is not installed";
+  const CliResult r =
+      run_cli("run gpt-tiny --ranks 2 --mode expert --tp 2 --pp 1 --iterations 1 --profile --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::vector<std::string> names;
+  std::map<std::string, std::string> op;
+  for (const auto& row : j["profile"]) {
+    const std::string name = row["name"];
+    names.push_back(name);
+    op[name] = row["op"];
+    ASSERT_TRUE(row.contains("predicted_ms")) << name;
+    EXPECT_GT(row["predicted_ms"].get<double>(), 0) << name;
+  }
+  const auto at = [&](const std::string& name) {
+    return std::find(names.begin(), names.end(), name) - names.begin();
+  };
+  for (const std::string layer : {"layers.0.", "layers.1."}) {
+    EXPECT_EQ(op[layer + "attention.rx"], "Replicate");
+    EXPECT_EQ(op[layer + "attention.out"], "Reduce");
+    EXPECT_LT(at(layer + "attention.rx"), at(layer + "attention"));
+    EXPECT_LT(at(layer + "attention"), at(layer + "attention.out"));
+  }
+  EXPECT_EQ(op["loss.loss2"], "SoftmaxCrossEntropy");
+  EXPECT_EQ(op["loss.out"], "Reduce");
 }
 
 TEST(PipelineRunCli, RecomputationZeroAndInterleavingTrainEqualToOneRank) {

@@ -59,9 +59,11 @@ struct TrainingOptions {
 // Measured time of one placed operator (or a phase: node -1): the median over the measured
 // iterations, the slowest rank's.
 struct OperatorProfile {
+  // The plan's node (a pipelined run: the model's node of that name, -1 for an operator its
+  // segment plans added, a parallel operator or a substitution's).
   NodeId node = -1;
   std::string name;  // the node's name, or "gradient all-reduce", "optimizer update", "other"
-  std::string op;
+  std::string op;    // its type; empty for the run's own entries
   double forward_ms = 0;
   double backward_ms = 0;
 };

@@ -50,6 +50,13 @@ struct ChunkGraph {
 ChunkGraph chunk_graph(const Graph& model, const SegmentChain& chain, int first, int last,
                        std::int64_t batch);
 
+// A segment kind's plan (made on the kind's first segment) with its names made those of segment
+// `seg`, as the executor runs it there and a profile names its operators: the two segments have
+// the same structure, so their serial graphs list the same nodes in the same order; a node the
+// plan added (a parallel operator, a substitution's) is named after the node it was made for.
+Graph renamed_kind_plan(const Graph& plan, const Graph& model, const SegmentChain& chain, int seg,
+                        std::int64_t batch);
+
 // The same graph (a plan of a segment, with its parallel operators) for another batch; throws
 // ShapeError when a degree does not divide the new batch.
 Graph rebatch(const Graph& graph, std::int64_t from, std::int64_t to);
