@@ -124,4 +124,27 @@ TEST(CrossEntropyCost, MegatronsHeadFeedsTheLossWithoutGatheringItsLogits) {
   EXPECT_TRUE(applied);
 }
 
+// Sequence parallelism splits what tensor parallelism leaves whole, not what it has split already:
+// the vocabulary-parallel loss's per-token shares, which a Reduce completes, are not in the
+// segment's whole work (they had been, and a TP t plan's loss was costed at 1/t of its time).
+// With a 32,768-word vocabulary the loss outweighs every norm and residual sum of gpt-tiny's
+// head segment, so whole work below the loss's own time leaves it out.
+TEST(CrossEntropyCost, SequenceParallelismLeavesTheVocabularyParallelLossWhole) {
+  zoo::TransformerResize r;
+  r.vocab = 32768;
+  const Graph serial = zoo::build("gpt-tiny", 4, r);
+  const ExpertStrategy tp = megatron_tensor_parallel(serial, 2);
+  const MachineSpec m = load_machine("selene", {0, 2});
+  const CostModel model(m);
+  const SegmentProfile s = profile_segment(tp.graph, model);
+  ASSERT_TRUE(s.feasible);
+  double loss = 0;
+  for (const auto& [id, n] : tp.graph.nodes())
+    if (n.op.type == OpType::SoftmaxCrossEntropy)
+      loss = model.task_times(tp.graph, id, m.device(0)).forward;
+  ASSERT_GT(loss, 0);
+  EXPECT_GT(s.whole_forward, 0);  // the norms and residual sums
+  EXPECT_LT(s.whole_forward, loss);
+}
+
 }  // namespace unity::cross_entropy_cost_test

@@ -219,6 +219,13 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
   const DeviceSpec& device = model.machine().device(0);
   double forward = 0, backward = 0, core = 0;
   const MoeLayers moe = moe_layers(plan);
+  // Operators whose outputs are partial sums a Reduce completes (a vocabulary-parallel
+  // cross-entropy's per-token losses): split already, they are not what sequence parallelism
+  // splits.
+  std::set<NodeId> reduced;
+  for (const auto& [id, n] : plan.nodes())
+    if (n.op.type == OpType::Reduce)
+      for (const auto& in : n.inputs) reduced.insert(in.node);
   for (const auto& op : mapping.per_op) {
     forward += op.forward;
     backward += op.backward;
@@ -235,7 +242,7 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
     }
     const auto& out = n.outputs.at(0);
     // Token-wise operators left whole (a dense operator's whole-sized output is partial sums).
-    if (is_compute_op(n.op.type) && !is_dense(n.op.type) &&
+    if (is_compute_op(n.op.type) && !is_dense(n.op.type) && !reduced.count(op.node) &&
         out.piece_elements() == out.num_elements()) {
       p.whole_forward += op.forward;
       p.whole_backward += op.backward;
