@@ -65,7 +65,8 @@ void calibrate_command(const CalibrateOptions& o) {
   fmt::print("  GEMM          {:8.2f} GFLOP/s per rank\n", c.gemm_flops * 1e-9);
   fmt::print("  memory        {:8.2f} GB/s per rank\n", c.memory_bandwidth * 1e-9);
   fmt::print("  per operator  {:8.2f} us\n", c.launch_latency * 1e6);
-  fmt::print("  GELU value    {:8.2f} ns\n", c.transcendental_seconds * 1e9);
+  fmt::print("  sigmoid value {:8.2f} ns\n", c.transcendental_seconds * 1e9);
+  fmt::print("  GELU value    {:8.2f} ns\n", c.erf_seconds * 1e9);
   for (const auto& [name, curve] : c.update_rates) {
     std::string points;
     for (const auto& [parameters, seconds] : curve)

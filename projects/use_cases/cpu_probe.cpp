@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bump when the probe measures differently: older files are measured again.
-constexpr int kProbeVersion = 6;
+constexpr int kProbeVersion = 8;
 constexpr const char* kFormat = "unity-cpu-probe";
 // Seconds per measurement: each still repeats at least three times (executor/calibration.cpp).
 constexpr double kProbeSeconds = 0.05;
@@ -240,6 +240,7 @@ MachineSpec probed_cpu_local(const CpuProbe& probe, const MachineSelection& sele
     d.launch_latency = rate.launch_latency / share;
     d.skips_data_gradients = rate.skips_data_gradients;
     d.transcendental_seconds = rate.transcendental_seconds / share;
+    d.erf_seconds = rate.erf_seconds / share;
     d.gemm_rates = rate.gemm_rates;
     for (auto& [flops, r] : d.gemm_rates) r *= share;
     d.update_rates = rate.update_rates;
@@ -253,10 +254,12 @@ MachineSpec probed_cpu_local(const CpuProbe& probe, const MachineSelection& sele
   }
   m.source = fmt::format(
       "{}{} by a quick probe with {} rank{} at once ({:.2f} s{}): GEMM {:.1f} GFLOP/s per rank, "
-      "streaming {:.2f} GB/s per rank, {:.2f} us per operator, {:.1f} ns per GELU value{}{}",
+      "streaming {:.2f} GB/s per rank, {:.2f} us per operator, {:.1f} ns per sigmoid and {:.1f} "
+      "per GELU value{}{}",
       kProbedSource, probe.date, probe.ranks, probe.ranks == 1 ? "" : "s", probe.seconds,
       probe.file.empty() ? ", not kept" : ", kept in " + probe.file.string(), c.gemm_flops * 1e-9,
       c.memory_bandwidth * 1e-9, c.launch_latency * 1e6, c.transcendental_seconds * 1e9,
+      c.erf_seconds * 1e9,
       c.links_measured ? fmt::format(", all-reduce link {:.2f} GB/s and {:.2f} us",
                                      c.link_bandwidth * 1e-9, c.link_latency * 1e6)
                        : std::string(", links the preset's (one rank)"),

@@ -68,11 +68,36 @@ TEST(CpuRates, GeluPaysForEachTranscendentalValue) {
       8192 / 20e9, 1e-12);
 }
 
+// Two kinds of transcendental, as the probe measures them: an exp-like value (a sigmoid's, 3 ns)
+// and an erf (GELU's, 12 ns). On 8,192 values: a sigmoid's forward 24.58 us beside its 8,192 FLOP
+// at 20 GFLOP/s (0.41 us), its backward from its output (y (1 - y)) no transcendental; GELU's
+// forward 98.30 us, its backward an erf and an exp a value, 122.88 us; the same tanh and exp as
+// the sigmoid, and a log's backward (1 / x) none.
+TEST(CpuRates, AnErfCostsItsOwnMeasuredTimeAndDerivativesFromTheOutputNone) {
+  DeviceSpec d = cpu();
+  d.transcendental_seconds = 3e-9;
+  d.erf_seconds = 12e-9;
+  Graph g;
+  GraphBuilder b(g);
+  const TensorRef x = b.weight("x", {32, 256});
+  const CostModel model(testing_machines::one_device_machine(d));
+  const double flops = 8192 / 20e9;
+  for (const OpType t : {OpType::Sigmoid, OpType::Tanh, OpType::Exp, OpType::Log}) {
+    const NodeId id = b.op(t, {}, {x}, std::string(to_string(t))).node;
+    const OpTimes s = model.task_times(g, id, d);
+    EXPECT_NEAR(s.forward, 8192 * 3e-9 + flops, 1e-12) << to_string(t);
+    EXPECT_NEAR(s.backward, flops, 1e-12) << to_string(t);
+  }
+  const OpTimes gelu = model.task_times(g, b.op(OpType::Gelu, {}, {x}, "gelu").node, d);
+  EXPECT_NEAR(gelu.forward, 8192 * 12e-9 + flops, 1e-12);
+  EXPECT_NEAR(gelu.backward, 8192 * (12e-9 + 3e-9) + flops, 1e-12);
+}
+
 // The optimizer's update at the rate measured for its size: 262,144 fp32 parameters (1 MiB) with
 // SGD measured at 0.1 ns a parameter for 64 Ki and 0.5 ns for 4 Mi, interpolated on log
-// parameters (256 Ki is a third of the way from 64 Ki to 4 Mi: 0.1 + 0.4 / 3 ns). Beyond the largest size,
-// at least the traffic streamed: 16 Mi parameters x 16 bytes (read weight and gradient, write
-// weight, clear gradient) at 20 GB/s.
+// parameters (256 Ki is a third of the way from 64 Ki to 4 Mi: 0.1 + 0.4 / 3 ns). Beyond the
+// largest size, at least the traffic streamed: 16 Mi parameters x 16 bytes (read weight and
+// gradient, write weight, clear gradient) at 20 GB/s.
 TEST(CpuRates, AnUpdateRunsAtTheRateMeasuredForItsSize) {
   DeviceSpec d = cpu();
   d.memory_bandwidth = 20e9;

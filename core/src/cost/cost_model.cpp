@@ -85,7 +85,8 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
   if (profiles_)
     if (auto measured = profiles_->lookup(graph, node, device)) return *measured;
   const TaskWork w = task_work(graph, node, device.fused_attention);
-  if (w.flops == 0 && w.bytes == 0 && w.serial_bytes == 0 && w.transcendentals == 0) return {};
+  if (w.flops == 0 && w.bytes == 0 && w.serial_bytes == 0 && w.transcendentals == 0 && w.erfs == 0)
+    return {};
   const Node& n = graph.node(node);
   const double peak = device.peak_flops(n.outputs.empty() ? DataType::Float32 : n.outputs[0].dtype);
   // FP8 GEMMs at the device's fp8 peak, with their casts as kernels of their own.
@@ -114,14 +115,16 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
   const double memory = w.bytes / (device.memory_bandwidth * device.memory_efficiency);
   const double serial = (w.serial_bytes + (fp8 ? w.fp8_cast_bytes : 0.0)) /
                         (device.memory_bandwidth * device.memory_efficiency);
-  const double transcendental = w.transcendentals * device.transcendental_seconds;
+  const double transcendental =
+      w.transcendentals * device.transcendental_seconds + w.erfs * device.erf_time();
   const double forward =
       std::max(compute, memory) + serial + transcendental + device.launch_latency;
   const double ratio = backward_ratio(graph, node, w, device);
   const double backward = w.backward_transcendentals < 0
                               ? forward * ratio
                               : (forward - transcendental) * ratio +
-                                    w.backward_transcendentals * device.transcendental_seconds;
+                                    w.backward_transcendentals * device.transcendental_seconds +
+                                    w.backward_erfs * device.erf_time();
   // A fused attention kernel's products at its own measured rates, not a GEMM's.
   if (w.fused_products && device.fused_attention_forward_efficiency > 0 &&
       device.fused_attention_backward_efficiency > 0) {

@@ -69,7 +69,8 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       // A fused activation evaluated per output element (fuse_linear_relu's relu is not).
       if (n.op.type == OpType::Linear) {
         const std::string act = n.op.attrs.get_string("activation", "");
-        if (act == "gelu" || act == "sigmoid" || act == "tanh") w.transcendentals = out_elems;
+        if (act == "gelu") w.erfs = out_elems;
+        if (act == "sigmoid" || act == "tanh") w.transcendentals = out_elems;
       }
       if (n.op.type == OpType::Linear && has_fp8_gemms(n)) {
         w.fp8_flops = w.flops;
@@ -113,7 +114,14 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       const double rows = routed / std::max(1.0, local_experts);
       w.add_gemm(rows, ffn, local_experts * (gated ? 2 : 1), up);
       w.add_gemm(rows, hidden, local_experts, down);
-      w.transcendentals = routed * ffn;  // the SiLU's or GELU's exp or erf
+      // SwiGLU's sigmoid (an exp a value; its derivative reuses it), or GELU's erf (its
+      // derivative: an erf and an exp).
+      if (gated) {
+        w.transcendentals = routed * ffn;
+        w.backward_transcendentals = 0;
+      } else {
+        w.erfs = w.backward_erfs = w.backward_transcendentals = routed * ffn;
+      }
       // The routed copies of the tokens are permuted into expert order before the grouped GEMM
       // and back (weighted by the gates) after it (Megatron-Core's moe_permute and
       // moe_unpermute): each a read and a write of routed x H, memory-bound kernels between the
@@ -263,9 +271,10 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
     case OpType::SoftmaxCrossEntropy:
       w.flops = 8.0 * piece_elems(in_shape(0));
       w.backward_ratio = 2;
-      // An exp per logit (the backward's ratio counts them again: it recomputes the
-      // probabilities from the logits).
+      // An exp per logit, and again backward, which recomputes the probabilities from the
+      // logits.
       w.transcendentals = piece_elems(in_shape(0));
+      w.backward_transcendentals = w.transcendentals;
       if (size_of(in_shape(0).dtype) == 2) {
         // Half-precision logits: Megatron-LM's (vocabulary-parallel) cross-entropy and
         // torchtitan's make them fp32 and pass over them apart (docs/cost-model.md): forward the
@@ -369,9 +378,11 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       // function with a transcendental per element pays for it forward and backward alike.
       w.flops = out_elems;
       if (const PointwiseFunction* f = pointwise_function(n.op.type); f && f->transcendental) {
-        w.transcendentals = out_elems;
-        if (f->backward_transcendentals >= 0)
+        (f->erf ? w.erfs : w.transcendentals) = out_elems;
+        if (f->backward_transcendentals >= 0) {
           w.backward_transcendentals = f->backward_transcendentals * out_elems;
+          w.backward_erfs = f->backward_erfs * out_elems;
+        }
       }
       break;
   }

@@ -146,6 +146,7 @@ class Parser {
                   "fused_elementwise",
                   "skips_data_gradients",
                   "transcendental_seconds",
+                  "erf_seconds",
                   "gemm_rates",
                   "update_rates"});
     DeviceSpec d;
@@ -170,6 +171,7 @@ class Parser {
     d.fused_elementwise = boolean(j, path, "fused_elementwise", false);
     d.skips_data_gradients = boolean(j, path, "skips_data_gradients", false);
     d.transcendental_seconds = number(j, path, "transcendental_seconds", false, 0.0);
+    d.erf_seconds = number(j, path, "erf_seconds", false, 0.0);
     if (const json* rates = find(j, path, "gemm_rates", false))
       d.gemm_rates = curve(*rates, join(path, "gemm_rates"), "FLOPs of a product, FLOP/s");
     if (const json* rates = find(j, path, "update_rates", false)) {
@@ -276,6 +278,7 @@ void validate_machine(const MachineSpec& m) {
     c.fraction(f + ".memory_efficiency", d.memory_efficiency);
     c.non_negative(f + ".launch_latency", d.launch_latency);
     c.non_negative(f + ".transcendental_seconds", d.transcendental_seconds);
+    c.non_negative(f + ".erf_seconds", d.erf_seconds);
     if (d.sm_count < 0)
       c.fail(fmt::format("{}.sm_count must not be negative, got {}", f, d.sm_count));
     for (const auto& [name, value] :
@@ -376,6 +379,7 @@ json machine_to_json(const MachineSpec& m) {
                      {"fused_elementwise", d.fused_elementwise},
                      {"skips_data_gradients", d.skips_data_gradients},
                      {"transcendental_seconds", d.transcendental_seconds},
+                     {"erf_seconds", d.erf_seconds},
                      {"gemm_rates", d.gemm_rates},
                      {"update_rates", d.update_rates}});
   json j = {{"name", m.name},

@@ -15,7 +15,7 @@ double derivative(double x, double y, const double* p) { return x > 0 ? 1.0 : y 
 UNITY_POINTWISE_OPERATOR(
     Elu,
     (PointwiseFunction{
-        elu_function::value, elu_function::derivative, {{"alpha", 1.0, "alpha"}}, true, false}),
+        elu_function::value, elu_function::derivative, {{"alpha", 1.0, "alpha"}}, true, false, 0}),
     (std::vector<std::string_view>{"Elu"}), "x, or alpha (exp(x) - 1) below 0")
 
 }  // namespace unity

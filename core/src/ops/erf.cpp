@@ -15,9 +15,9 @@ double derivative(double x, double, const double*) {
 
 }  // namespace erf_function
 
-UNITY_POINTWISE_OPERATOR(Erf,
-                         (PointwiseFunction{
-                             erf_function::value, erf_function::derivative, {}, true, false}),
-                         (std::vector<std::string_view>{"Erf"}), "erf(x)")
+UNITY_POINTWISE_OPERATOR(
+    Erf,
+    (PointwiseFunction{erf_function::value, erf_function::derivative, {}, true, false, 1, true, 0}),
+    (std::vector<std::string_view>{"Erf"}), "erf(x)")
 
 }  // namespace unity

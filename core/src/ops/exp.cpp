@@ -14,7 +14,7 @@ double derivative(double, double y, const double*) { return y; }
 
 UNITY_POINTWISE_OPERATOR(Exp,
                          (PointwiseFunction{
-                             exp_function::value, exp_function::derivative, {}, true, false}),
+                             exp_function::value, exp_function::derivative, {}, true, false, 0}),
                          (std::vector<std::string_view>{"Exp"}), "exp(x)")
 
 }  // namespace unity

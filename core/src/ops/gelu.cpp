@@ -16,9 +16,10 @@ double derivative(double x, double, const double*) {
 
 }  // namespace gelu_function
 
-UNITY_POINTWISE_OPERATOR(Gelu,
-                         (PointwiseFunction{
-                             gelu_function::value, gelu_function::derivative, {}, true, false, 2}),
-                         (std::vector<std::string_view>{"Gelu"}), "x Phi(x), the exact GELU")
+UNITY_POINTWISE_OPERATOR(
+    Gelu,
+    (PointwiseFunction{
+        gelu_function::value, gelu_function::derivative, {}, true, false, 1, true, 1}),
+    (std::vector<std::string_view>{"Gelu"}), "x Phi(x), the exact GELU")
 
 }  // namespace unity

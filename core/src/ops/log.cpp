@@ -14,7 +14,7 @@ double derivative(double x, double, const double*) { return 1.0 / x; }
 
 UNITY_POINTWISE_OPERATOR(Log,
                          (PointwiseFunction{
-                             log_function::value, log_function::derivative, {}, true, false}),
+                             log_function::value, log_function::derivative, {}, true, false, 0}),
                          (std::vector<std::string_view>{"Log"}), "log(x)")
 
 }  // namespace unity

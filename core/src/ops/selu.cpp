@@ -19,7 +19,8 @@ UNITY_POINTWISE_OPERATOR(Selu,
                                             {{"alpha", 1.67326319217681884765625, "alpha"},
                                              {"gamma", 1.05070102214813232421875, "gamma"}},
                                             true,
-                                            false}),
+                                            false,
+                                            0}),
                          (std::vector<std::string_view>{"Selu"}),
                          "gamma x, or gamma alpha (exp(x) - 1) below 0")
 

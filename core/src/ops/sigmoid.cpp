@@ -14,7 +14,7 @@ double derivative(double, double y, const double*) { return y * (1.0 - y); }
 
 UNITY_POINTWISE_OPERATOR(
     Sigmoid,
-    (PointwiseFunction{sigmoid_function::value, sigmoid_function::derivative, {}, true, false}),
+    (PointwiseFunction{sigmoid_function::value, sigmoid_function::derivative, {}, true, false, 0}),
     (std::vector<std::string_view>{"Sigmoid"}), "1 / (1 + exp(-x))")
 
 }  // namespace unity

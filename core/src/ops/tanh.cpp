@@ -14,7 +14,7 @@ double derivative(double, double y, const double*) { return 1.0 - y * y; }
 
 UNITY_POINTWISE_OPERATOR(Tanh,
                          (PointwiseFunction{
-                             tanh_function::value, tanh_function::derivative, {}, true, false}),
+                             tanh_function::value, tanh_function::derivative, {}, true, false, 0}),
                          (std::vector<std::string_view>{"Tanh"}), "tanh(x)")
 
 }  // namespace unity

@@ -49,9 +49,11 @@ ContextExchangeCost context_exchange_cost(ContextExchange e,
     return costs.transfers_time(moves);
   };
   const double block = kv_bytes / cp;
-  // Forward: the key/value block; backward: the block and its gradient's partial sum.
-  c.forward = (cp - 1) * std::max(0.0, step(block) - products_forward / cp);
-  c.backward = (cp - 1) * std::max(0.0, step(2 * block) - products_backward / cp);
+  // Forward: the key/value block; backward: the block and its gradient's partial sum; each
+  // step's send behind the products of the block before, where the devices overlap at all.
+  const double hidden = costs.machine().device(0).overlaps_communication() ? 1.0 : 0.0;
+  c.forward = (cp - 1) * std::max(0.0, step(block) - hidden * products_forward / cp);
+  c.backward = (cp - 1) * std::max(0.0, step(2 * block) - hidden * products_backward / cp);
   c.bytes = 3 * (cp - 1) * kv_bytes * sets;
   c.workspace = 4 * block;  // the blocks in flight (received and sent), with gradients backward
   return c;

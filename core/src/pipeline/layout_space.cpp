@@ -182,8 +182,10 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
     stage.zeros = {0};
   }
   // Overlapping the data-parallel communication with compute never costs time in this model, so
-  // the joint search takes it; Megatron-LM's published layouts (SC'21) did not overlap.
-  stage.overlap = r.overlap_grad_reduce ? *r.overlap_grad_reduce : joint;
+  // the joint search takes it where the devices can (not CPU ranks); Megatron-LM's published
+  // layouts (SC'21) did not overlap.
+  const bool can_overlap = machine_.device(0).overlaps_communication();
+  stage.overlap = r.overlap_grad_reduce ? *r.overlap_grad_reduce : joint && can_overlap;
   std::vector<bool> sps;
   if (r.sequence_parallel)
     sps = {*r.sequence_parallel && tp > 1};
@@ -216,7 +218,7 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
   std::vector<bool> ep_overlaps{false};
   if (r.ep_comm_overlap)
     ep_overlaps = {*r.ep_comm_overlap};
-  else if (joint && facts_.experts > 0)
+  else if (joint && facts_.experts > 0 && can_overlap)
     ep_overlaps.push_back(true);
   // The order of the devices matters where links differ above the node: on a machine of pods.
   std::vector<DeviceOrder> orders{DeviceOrder::PipelineOutermost};

@@ -727,7 +727,9 @@ class Planner {
         rank_expert_params(l.pp, 0.0), rank_alltoall(l.pp, 0.0), rank_exchange(l.pp, 0.0),
         rank_replica_experts(l.pp, 0.0), rank_expert_fp8(l.pp, 0.0);
     double p2p_bytes = 0, fill_p2p = 0;
-    const bool overlap_p2p = sends_overlap_compute(l.v, l.overlap);
+    // Asked of CPU ranks, an overlap hides nothing (DeviceSpec::overlaps_communication).
+    const bool overlaps = l.overlap && machine_.device(0).overlaps_communication();
+    const bool overlap_p2p = sends_overlap_compute(l.v, overlaps);
     for (int c = 0; c < static_cast<int>(parts.size()); ++c) {
       const auto [first, last] = parts[c];
       const int rank = c % l.pp;
@@ -832,7 +834,7 @@ class Planner {
              .weight_bytes = gathered,
              .zero = l.zero,
              .micro_batches = l.m,
-             .overlap = l.overlap,
+             .overlap = overlaps,
              .forward = rank_forward[r],
              .backward = rank_backward[r],
              .data_parallel = static_cast<int>(group.size()),

@@ -129,10 +129,12 @@ Calibration calibrate(DeviceBackend& be, Communicator& comm, const CalibrationOp
   // most of the time (1.6 GFLOP a step).
   std::vector<std::array<i64, 3>> shapes = {{64, 784, 512}, {64, 1024, 1024}, {64, 512, 10}};
   if (!options.quick) shapes.insert(shapes.begin() + 2, {256, 1024, 1024});
-  // The rate by size (Calibration::gemm_rates): these and two small products (a 64-wide
-  // transformer's), not in the median; the thin 64 x 512 x 10 is not on the ladder (its rate is
-  // its shape's, not its size's).
+  // The rate by size (Calibration::gemm_rates): these and three small products (a 64-wide
+  // transformer's, and one head's scores over 32 tokens, whose time is mostly the call's own),
+  // not in the median; the thin 64 x 512 x 10 is not on the ladder (its rate is its shape's, not
+  // its size's).
   const std::size_t in_median = shapes.size();
+  shapes.push_back({32, 16, 32});
   shapes.push_back({32, 64, 64});
   shapes.push_back({64, 256, 256});
   std::vector<double> rates, solo_rates;
@@ -196,11 +198,12 @@ Calibration calibrate(DeviceBackend& be, Communicator& comm, const CalibrationOp
     be.release(y);
   }
 
-  // A transcendental function per element (GELU's erf), on 64 KiB that stay in cache: what
-  // element-wise operators such as GELU, sigmoid and softmax cost beyond their memory traffic. The
-  // values are spread as a layer's pre-activations are (normal, mean 0, deviation 1): erf takes
-  // other paths by magnitude, and on one repeated value its branches are always predicted (0.5
-  // everywhere measured 3.7 ns a value here, where these take 5.5).
+  // A transcendental function per element, on 64 KiB that stay in cache: what element-wise
+  // operators cost beyond their memory traffic. Two kinds, as the cost model charges them: a
+  // sigmoid's exp (sigmoid, SiLU, softmax, the loss) and GELU's erf, which takes several times as
+  // long. The values are spread as a layer's pre-activations are (normal, mean 0, deviation 1):
+  // erf takes other paths by magnitude, and on one repeated value its branches are always
+  // predicted (0.5 everywhere measured 3.7 ns a value here, where these take 5.5).
   {
     const i64 n = i64{1} << 14;
     float* x = static_cast<float*>(be.allocate(static_cast<std::size_t>(n) * 4));
@@ -210,10 +213,14 @@ Calibration calibrate(DeviceBackend& be, Communicator& comm, const CalibrationOp
     std::vector<float> values(static_cast<std::size_t>(n));
     for (float& v : values) v = normal(random);
     be.to_device(x, values.data(), values.size() * sizeof(float));
-    const double t =
-        measure(comm, be, s, options.quick, [&] { be.unary(UnaryKind::Gelu, 0.0f, x, y, n); });
-    c.transcendental_seconds = t / static_cast<double>(n);
-    c.details.push_back({"gelu_seconds_per_element", c.transcendental_seconds});
+    const auto per_value = [&](UnaryKind kind) {
+      return measure(comm, be, s, options.quick, [&] { be.unary(kind, 0.0f, x, y, n); }) /
+             static_cast<double>(n);
+    };
+    c.transcendental_seconds = per_value(UnaryKind::Sigmoid);
+    c.details.push_back({"sigmoid_seconds_per_element", c.transcendental_seconds});
+    c.erf_seconds = per_value(UnaryKind::Gelu);
+    c.details.push_back({"gelu_seconds_per_element", c.erf_seconds});
     be.release(x);
     be.release(y);
   }
@@ -303,6 +310,7 @@ nlohmann::json calibration_to_json(const Calibration& c) {
           {"memory_bandwidth", c.memory_bandwidth},
           {"launch_latency", c.launch_latency},
           {"transcendental_seconds", c.transcendental_seconds},
+          {"erf_seconds", c.erf_seconds},
           {"gemm_rates", c.gemm_rates},
           {"update_rates", c.update_rates},
           {"links_measured", c.links_measured},
@@ -321,6 +329,7 @@ Calibration calibration_from_json(const nlohmann::json& j) {
     c.memory_bandwidth = j.at("memory_bandwidth").get<double>();
     c.launch_latency = j.at("launch_latency").get<double>();
     c.transcendental_seconds = j.value("transcendental_seconds", 0.0);  // older files: none
+    c.erf_seconds = j.value("erf_seconds", 0.0);  // older files: none (a GELU's in the above)
     if (j.contains("gemm_rates"))
       c.gemm_rates = j.at("gemm_rates").get<std::vector<std::pair<double, double>>>();
     if (j.contains("update_rates"))  // older files: none
@@ -360,6 +369,7 @@ MachineSpec calibrated_machine(const Calibration& c) {
     // backward is its weight gradient alone).
     d.skips_data_gradients = true;
     d.transcendental_seconds = c.transcendental_seconds;
+    d.erf_seconds = c.erf_seconds;
     d.gemm_rates = c.gemm_rates;
     d.update_rates = c.update_rates;
   }

@@ -2,9 +2,11 @@
 // (MPI_Comm_create_group, collective over the group only) for the collectives.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -98,12 +100,36 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
+  // A ring: n - 1 steps, each sending one block's running sum to the next member and adding its
+  // own share to the block received: the bytes the cost model prices (half a ring all-reduce).
+  // Open MPI's MPI_Reduce_scatter_block took 0.25 ms for 500 KB over 2 ranks of one machine,
+  // three times its all-reduce of as much (0.08); this takes 0.09, its sums included.
   void reduce_scatter(const std::vector<int>& group, const float* send, float* recv,
                       std::int64_t count) override {
     if (count > kMaxCount) throw std::runtime_error("reduce-scatter block larger than 2^30 floats");
-    check(MPI_Reduce_scatter_block(send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM,
-                                   comm(group)),
-          "MPI_Reduce_scatter_block");
+    const int n = static_cast<int>(group.size());
+    if (n < 2) {
+      std::copy(send, send + count, recv);
+      return;
+    }
+    MPI_Comm c = comm(group);
+    int me = 0;
+    MPI_Comm_rank(c, &me);
+    const auto block = [&](int b) {
+      return send + static_cast<std::int64_t>((b % n + n) % n) * count;
+    };
+    const std::size_t elements = static_cast<std::size_t>(count);
+    running_.assign(block(me - 1), block(me - 1) + count);
+    incoming_.resize(elements);
+    for (int step = 0; step < n - 1; ++step) {
+      check(MPI_Sendrecv(running_.data(), static_cast<int>(count), MPI_FLOAT, (me + 1) % n, 0,
+                         incoming_.data(), static_cast<int>(count), MPI_FLOAT, (me - 1 + n) % n, 0,
+                         c, MPI_STATUS_IGNORE),
+            "MPI_Sendrecv");
+      const float* own = block(me - step - 2);
+      for (std::size_t i = 0; i < elements; ++i) running_[i] = incoming_[i] + own[i];
+    }
+    std::copy(running_.begin(), running_.end(), recv);
   }
 
   void all_gather(const std::vector<int>& group, const float* send, float* recv,
@@ -151,7 +177,8 @@ class MpiCommunicator final : public Communicator {
 
   int rank_ = 0, size_ = 1;
   std::map<std::vector<int>, MPI_Comm> comms_;
-  std::vector<MPI_Request> pending_;  // send_async's
+  std::vector<MPI_Request> pending_;       // send_async's
+  std::vector<float> running_, incoming_;  // a ring reduce-scatter's block sums
 };
 
 }  // namespace

@@ -29,7 +29,8 @@ struct Calibration {
   }
   double memory_bandwidth = 0;  // bytes/s of one rank streaming through memory
   double launch_latency = 0;    // seconds the executor spends per operator task beyond its kernel
-  double transcendental_seconds = 0;  // seconds per GELU value (an erf), in cache
+  double transcendental_seconds = 0;  // seconds per sigmoid value (an exp), in cache
+  double erf_seconds = 0;             // seconds per GELU value (an erf), in cache
   // (FLOPs of one product, FLOP/s) of a training step's GEMMs at sizes from 0.26 to 134 MFLOP (537
   // with the full measurement), ascending: DeviceSpec::gemm_rates.
   std::vector<std::pair<double, double>> gemm_rates;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cpu_backend.h"
+#include "lane_sum.h"
 #include "unity/core/ops/random_values.h"
 
 namespace unity::executor::cpu {
@@ -259,13 +260,9 @@ void CpuBackend::softmax(const float* x, float* y, i64 outer, i64 axis, i64 inne
       float* ys = y + o * axis * inner + in;
       float m = xs[0];
       for (i64 a = 1; a < axis; ++a) m = std::max(m, xs[a * inner]);
-      float total = 0;
-      for (i64 a = 0; a < axis; ++a) {
-        const float e = std::exp(xs[a * inner] - m);
-        ys[a * inner] = e;
-        total += e;
-      }
-      const float inv = 1.0f / total;
+      for (i64 a = 0; a < axis; ++a) ys[a * inner] = std::exp(xs[a * inner] - m);
+      const float inv = static_cast<float>(
+          1.0 / lane_sum(axis, [ys, inner](i64 a) { return double{ys[a * inner]}; }));
       for (i64 a = 0; a < axis; ++a) ys[a * inner] *= inv;
     }
 }
@@ -275,8 +272,8 @@ void CpuBackend::softmax_backward(const float* y, const float* dy, float* dx, i6
   for (i64 o = 0; o < outer; ++o)
     for (i64 in = 0; in < inner; ++in) {
       const i64 base = o * axis * inner + in;
-      float dot = 0;
-      for (i64 a = 0; a < axis; ++a) dot += y[base + a * inner] * dy[base + a * inner];
+      const float dot = static_cast<float>(lane_sum(
+          axis, [&](i64 a) { return double{y[base + a * inner] * dy[base + a * inner]}; }));
       for (i64 a = 0; a < axis; ++a) {
         const i64 i = base + a * inner;
         dx[i] += y[i] * (dy[i] - dot);

@@ -54,13 +54,17 @@ struct TaskWork {
   // fp8 peak; elsewhere the operator runs as in bf16.
   double fp8_flops = 0;
   double fp8_cast_bytes = 0;
-  // Values of a transcendental function the task evaluates (exp, tanh, erf), which cost
-  // DeviceSpec::transcendental_seconds each beside the task's memory traffic.
+  // Values of an exponential-like function the task evaluates (exp, log, tanh), which cost
+  // DeviceSpec::transcendental_seconds each beside the task's memory traffic, and of erf
+  // (GELU's), which cost DeviceSpec::erf_time() each.
   double transcendentals = 0;
+  double erfs = 0;
   // Those the backward pass evaluates, where its derivative does not simply repeat the forward's
   // (GELU's derivative needs the normal CDF and density: an erf and an exp; a softmax's needs only
-  // its output: none). Negative: the forward's, scaled by backward_ratio like the rest of its work.
+  // its output: none). backward_transcendentals negative: the forward's, both kinds, scaled by
+  // backward_ratio like the rest of its work (backward_erfs is then not read).
   double backward_transcendentals = -1;
+  double backward_erfs = 0;
   // Of `flops`, an attention's two batched products (scores and context) as they run, and of the
   // backward's work (flops x backward_ratio) theirs: what a context-parallel ring's sends hide
   // behind.

@@ -18,6 +18,10 @@ namespace unity {
 struct DeviceSpec {
   std::string name;               // "NVIDIA V100-SXM2-16GB"
   std::string kind = "gpu";       // "gpu" or "cpu"
+  // Whether its collectives and sends run beside its compute: a GPU's on their own SMs and DMA
+  // engines; a CPU rank moves the bytes with the core that computes (MPI's shared-memory and TCP
+  // transports copy on it), so nothing it communicates hides behind its work.
+  bool overlaps_communication() const { return kind != "cpu"; }
   double peak_flops_fp32 = 0;     // FLOP/s
   double peak_flops_fp16 = 0;     // FLOP/s (tensor cores where the device has them)
   double peak_flops_bf16 = 0;     // FLOP/s; 0: the fp16 figure (most tensor cores run both)
@@ -59,13 +63,17 @@ struct DeviceSpec {
   // presets', which the published comparisons were made with), every product's backward costs two
   // products.
   bool skips_data_gradients = false;
-  // Seconds one core of the device spends on one value of a transcendental function (exp, tanh,
-  // erf: GELU, sigmoid, softmax, the loss's softmax, attention's scores), beside the element's
-  // memory traffic: a CPU evaluates them one element at a time in tens of cycles, so GELU over a
-  // small activation costs more than its bytes. Measured by cpu-local's probe and `unity
-  // calibrate`; 0 (the presets'): free, as on GPUs, whose special function units keep up with
-  // memory.
+  // Seconds one core of the device spends on one value of an exponential-like function (exp, log,
+  // tanh: sigmoid and SiLU, softmax, the loss's softmax, attention's scores), beside the
+  // element's memory traffic: a CPU evaluates them one element at a time in tens of cycles, so a
+  // softmax over a small activation costs more than its bytes. Measured by cpu-local's probe and
+  // `unity calibrate` (a sigmoid's); 0 (the presets'): free, as on GPUs, whose special function
+  // units keep up with memory.
   double transcendental_seconds = 0;
+  // The same for one value of erf (GELU's), which takes several times an exp's polynomial and
+  // branches by magnitude; measured as a GELU's. 0: transcendental_seconds.
+  double erf_seconds = 0;
+  double erf_time() const { return erf_seconds > 0 ? erf_seconds : transcendental_seconds; }
   // Measured GEMM rates by size: (FLOPs of one product, FLOP/s reached), ascending. A product's
   // rate is interpolated on log FLOPs between them (the end points' beyond), in place of peak x
   // compute_efficiency: OpenBLAS reaches less on a transformer's 32 x 64 x 64 products than on

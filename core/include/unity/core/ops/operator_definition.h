@@ -37,14 +37,18 @@ struct PointwiseFunction {
   double (*derivative)(double x, double y, const double* params) = nullptr;
   std::vector<PointwiseParameter> parameters;
   // Evaluates an exp, log, tanh or erf per element: the cost model charges
-  // DeviceSpec::transcendental_seconds for each.
+  // DeviceSpec::transcendental_seconds for each (erf_time() where `erf`).
   bool transcendental = false;
   // f(a + b) = f(a) + f(b): the operator may read partial sums and commutes with a Reduce.
   bool linear = false;
-  // Transcendentals the derivative evaluates per element, where it does not take y alone
-  // (sigmoid's y (1 - y)) or repeat the forward's one: GELU's takes an erf and an exp. Negative:
-  // as many as the forward.
+  // Transcendentals the derivative evaluates per element: none where it takes y alone (sigmoid's
+  // y (1 - y), tanh's, exp's, ELU's) or none at all (log's 1 / x); GELU's takes an erf and an
+  // exp. Negative: as many as the forward.
   int backward_transcendentals = -1;
+  // The forward's transcendental is an erf (GELU's, Erf's), and of the derivative's,
+  // backward_erfs are erfs beside its backward_transcendentals exps.
+  bool erf = false;
+  int backward_erfs = 0;
 };
 
 // y = f(x) on every slice along one axis (the `axis` attribute, default -1, the last), a slice of
