@@ -73,6 +73,20 @@ void for_broadcast(const BroadcastShape& s, F f) {
   }
 }
 
+// The size of b where a has the output's shape and b is 1 along some leading dims and the
+// output's own size along the rest (b repeats every that many output elements); 0 otherwise.
+i64 repeated_block(const BroadcastShape& s) {
+  if (s.a != s.out || s.b.size() != s.out.size() || s.b == s.out) return 0;
+  std::size_t d = 0;
+  while (d < s.b.size() && s.b[d] == 1) ++d;
+  i64 block = 1;
+  for (std::size_t e = d; e < s.b.size(); ++e) {
+    if (s.b[e] != s.out[e]) return 0;
+    block *= s.b[e];
+  }
+  return block;
+}
+
 using random_values::mix;
 
 }  // namespace
@@ -193,6 +207,32 @@ void CpuBackend::binary(BinaryKind k, const BroadcastShape& s, const float* a, c
         for (i64 i = 0; i < n; ++i) py[i] = pa[i] / pb[i];
         return;
     }
+  }
+  // b repeated along the output's leading dims (a rotary table over the heads, a causal mask over
+  // the batch): contiguous rows of b's size, as fast as the plain loop, where the general walk
+  // indexes every element.
+  if (const i64 block = repeated_block(s); block > 0) {
+    i64 n = 1;
+    for (auto e : s.out) n *= e;
+    for (i64 o = 0; o < n; o += block) {
+      const float* pa = a + o;
+      float* py = y + o;
+      switch (k) {
+        case BinaryKind::Add:
+          for (i64 i = 0; i < block; ++i) py[i] = pa[i] + b[i];
+          break;
+        case BinaryKind::Sub:
+          for (i64 i = 0; i < block; ++i) py[i] = pa[i] - b[i];
+          break;
+        case BinaryKind::Mul:
+          for (i64 i = 0; i < block; ++i) py[i] = pa[i] * b[i];
+          break;
+        case BinaryKind::Div:
+          for (i64 i = 0; i < block; ++i) py[i] = pa[i] / b[i];
+          break;
+      }
+    }
+    return;
   }
   switch (k) {
     case BinaryKind::Add:
