@@ -98,7 +98,7 @@ class CpuBackend final : public DeviceBackend {
             float epsilon, float correction1, float correction2, i64 n) override;
 
  private:
-  std::vector<float> workspace_;  // im2col columns
+  std::vector<float> workspace_;  // im2col columns; a loss row's exps
   float* workspace(i64 elements);
 };
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 
 #include "cpu_backend.h"
 #include "lane_sum.h"
@@ -73,10 +74,11 @@ void for_broadcast(const BroadcastShape& s, F f) {
   }
 }
 
-// The size of b where a has the output's shape and b is 1 along some leading dims and the
-// output's own size along the rest (b repeats every that many output elements); 0 otherwise.
+// The size of b where a has the output's shape and b is 1 along some leading dims (none: all
+// three alike) and the output's own size along the rest: b repeats every that many output
+// elements. 0 otherwise, or where the output is empty.
 i64 repeated_block(const BroadcastShape& s) {
-  if (s.a != s.out || s.b.size() != s.out.size() || s.b == s.out) return 0;
+  if (s.a != s.out || s.b.size() != s.out.size()) return 0;
   std::size_t d = 0;
   while (d < s.b.size() && s.b[d] == 1) ++d;
   i64 block = 1;
@@ -85,6 +87,13 @@ i64 repeated_block(const BroadcastShape& s) {
     block *= s.b[e];
   }
   return block;
+}
+
+// y = op(a, b) over n elements in contiguous rows of `block`, b the same for each row.
+template <typename Op>
+void repeated_rows(const float* a, const float* b, float* y, i64 n, i64 block, Op op) {
+  for (i64 o = 0; o < n; o += block)
+    for (i64 i = 0; i < block; ++i) y[o + i] = op(a[o + i], b[i]);
 }
 
 using random_values::mix;
@@ -187,52 +196,22 @@ void CpuBackend::unary_backward(UnaryKind k, float scalar, const float* x, const
 
 void CpuBackend::binary(BinaryKind k, const BroadcastShape& s, const float* a, const float* b,
                         float* y) {
-  if (s.a == s.out && s.b == s.out && y != a && y != b) {
-    i64 n = 1;
-    for (auto e : s.out) n *= e;
-    const float* __restrict pa = a;
-    const float* __restrict pb = b;
-    float* __restrict py = y;
-    switch (k) {
-      case BinaryKind::Add:
-        for (i64 i = 0; i < n; ++i) py[i] = pa[i] + pb[i];
-        return;
-      case BinaryKind::Sub:
-        for (i64 i = 0; i < n; ++i) py[i] = pa[i] - pb[i];
-        return;
-      case BinaryKind::Mul:
-        for (i64 i = 0; i < n; ++i) py[i] = pa[i] * pb[i];
-        return;
-      case BinaryKind::Div:
-        for (i64 i = 0; i < n; ++i) py[i] = pa[i] / pb[i];
-        return;
-    }
-  }
-  // b repeated along the output's leading dims (a rotary table over the heads, a causal mask over
-  // the batch): contiguous rows of b's size, as fast as the plain loop, where the general walk
-  // indexes every element.
+  // All three alike, or b repeated along the output's leading dims (a rotary table over the heads,
+  // a causal mask over the batch): contiguous rows of b's size, where the general walk indexes
+  // every element.
   if (const i64 block = repeated_block(s); block > 0) {
     i64 n = 1;
     for (auto e : s.out) n *= e;
-    for (i64 o = 0; o < n; o += block) {
-      const float* pa = a + o;
-      float* py = y + o;
-      switch (k) {
-        case BinaryKind::Add:
-          for (i64 i = 0; i < block; ++i) py[i] = pa[i] + b[i];
-          break;
-        case BinaryKind::Sub:
-          for (i64 i = 0; i < block; ++i) py[i] = pa[i] - b[i];
-          break;
-        case BinaryKind::Mul:
-          for (i64 i = 0; i < block; ++i) py[i] = pa[i] * b[i];
-          break;
-        case BinaryKind::Div:
-          for (i64 i = 0; i < block; ++i) py[i] = pa[i] / b[i];
-          break;
-      }
+    switch (k) {
+      case BinaryKind::Add:
+        return repeated_rows(a, b, y, n, block, std::plus<float>());
+      case BinaryKind::Sub:
+        return repeated_rows(a, b, y, n, block, std::minus<float>());
+      case BinaryKind::Mul:
+        return repeated_rows(a, b, y, n, block, std::multiplies<float>());
+      case BinaryKind::Div:
+        return repeated_rows(a, b, y, n, block, std::divides<float>());
     }
-    return;
   }
   switch (k) {
     case BinaryKind::Add:

@@ -1,7 +1,6 @@
 // Normalisation, embedding lookups and losses on the CPU.
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "cpu_backend.h"
 #include "lane_sum.h"
@@ -190,18 +189,17 @@ bool CpuBackend::softmax_cross_entropy(const float* logits, const std::int64_t* 
 void CpuBackend::softmax_cross_entropy_backward(const float* logits, const std::int64_t* labels,
                                                 const float* dloss, float* dlogits, i64 rows,
                                                 i64 classes) {
-  std::vector<float> e(static_cast<std::size_t>(classes));
+  float* e = workspace(classes);  // a row's exps
   for (i64 r = 0; r < rows; ++r) {
     const float* z = logits + r * classes;
     float* d = dlogits + r * classes;
     float m = z[0];
     for (i64 c = 1; c < classes; ++c) m = std::max(m, z[c]);
-    for (i64 c = 0; c < classes; ++c) e[static_cast<std::size_t>(c)] = std::exp(z[c] - m);
-    const double total =
-        lane_sum(classes, [&e](i64 c) { return double{e[static_cast<std::size_t>(c)]}; });
+    for (i64 c = 0; c < classes; ++c) e[c] = std::exp(z[c] - m);
+    const double total = lane_sum(classes, [e](i64 c) { return double{e[c]}; });
     const float g = dloss[r];
     const float inv = static_cast<float>(g / total);
-    for (i64 c = 0; c < classes; ++c) d[c] += e[static_cast<std::size_t>(c)] * inv;
+    for (i64 c = 0; c < classes; ++c) d[c] += e[c] * inv;
     d[labels[r]] -= g;
   }
 }
