@@ -82,6 +82,33 @@ TEST(DataParallelSync, OverlapHidesWhatThePassCovers) {
   EXPECT_DOUBLE_EQ(data_parallel_sync(many, one_gb_per_s).exposed, 0.4);
 }
 
+TEST(DataParallelSync, BucketsHoldWholeWeightsFromTheModelsEnd) {
+  // Weights of 30M, 20M, 25M, 15M, 10M (forward order), buckets of 40M from the end: 10 + 15 +
+  // 25 = 50 closes, 20 + 30 = 50 closes: the last bucket is the first two weights, 50M.
+  EXPECT_DOUBLE_EQ(last_gradient_bucket({30e6, 20e6, 25e6, 15e6, 10e6}, 40e6), 50e6);
+  // From the end, 10 + 30 closes at 40M; the first weight's 5M is left over: the last bucket.
+  EXPECT_DOUBLE_EQ(last_gradient_bucket({5e6, 30e6, 10e6}, 40e6), 5e6);
+  // A large first weight (a vocabulary's embedding) is a bucket of its own once the four 12M
+  // after it have closed one (48M), or joins the 36M three of them leave open.
+  EXPECT_DOUBLE_EQ(last_gradient_bucket({250e6, 12e6, 12e6, 12e6, 12e6}, 40e6), 250e6);
+  EXPECT_DOUBLE_EQ(last_gradient_bucket({250e6, 12e6, 12e6, 12e6}, 40e6), 250e6 + 36e6);
+  EXPECT_DOUBLE_EQ(last_gradient_bucket({}, 40e6), 0);
+}
+
+TEST(DataParallelSync, AnEmbeddingFirstLeavesItsWholeReduceAndGatherExposed) {
+  // The 100M parameters of rank(): an 80M embedding, then 20M in two weights. From the end: 10 +
+  // 10 + 80 closes at 100M, one bucket holding everything, so nothing hides: ZeRO 1's 0.2 s
+  // reduce-scatter and 0.1 s gather both stay, against 0.08 + 0.04 s with buckets of 40M.
+  DataSyncInput in = rank(1, true);
+  in.first_chunk_weights = {80e6, 10e6, 10e6};
+  EXPECT_DOUBLE_EQ(data_parallel_sync(in, one_gb_per_s).exposed, 0.2 + 0.1);
+  // A 50M embedding after 50M of layers: 25 + 25 closes, then the embedding's 50M: half of the
+  // rank's reduce-scatter (0.1 s) waits for the backward's end, half the gather (0.05 s) for the
+  // forward's start.
+  in.first_chunk_weights = {50e6, 25e6, 25e6};
+  EXPECT_DOUBLE_EQ(data_parallel_sync(in, one_gb_per_s).exposed, 0.1 + 0.05);
+}
+
 TEST(TensorParallelOverlap, APassPipelinedWithItsCollectivesByHand) {
   // 10 ms of compute, 4 ms of collectives in 4 splits on 16 of 132 SMs: one split (1 ms) exposed,
   // the other 3 ms hidden at 16 / 116 of the compute's pace.

@@ -92,6 +92,18 @@ double exposed_sends(double sends, double compute, bool overlapped) {
   return overlapped ? std::max(0.0, sends - compute) : sends;
 }
 
+double last_gradient_bucket(const std::vector<double>& weights, double bucket) {
+  double open = 0, closed = 0;
+  for (auto w = weights.rbegin(); w != weights.rend(); ++w) {
+    open += *w;
+    if (open >= bucket) {
+      closed = open;
+      open = 0;
+    }
+  }
+  return open > 0 ? open : closed;
+}
+
 DataSync data_parallel_sync(const DataSyncInput& in,
                             const std::function<double(double)>& allreduce_time) {
   DataSync out;
@@ -102,7 +114,10 @@ DataSync data_parallel_sync(const DataSyncInput& in,
   const double reduce_scatter = allreduce_time(grads) / 2;
   const double gather = allreduce_time(weights) / 2;
   const double bucket = std::max(40e6, 1e6 * k);
-  const double last_bucket = std::min(1.0, bucket / in.parameters);
+  const double last_bucket = std::min(
+      1.0, (in.first_chunk_weights.empty() ? bucket
+                                           : last_gradient_bucket(in.first_chunk_weights, bucket)) /
+               in.parameters);
   // What of `seconds` of communication a pass of `window` seconds leaves exposed.
   auto exposed = [&](double seconds, double window) {
     return in.overlap ? std::max(seconds * last_bucket, seconds - window) : seconds;

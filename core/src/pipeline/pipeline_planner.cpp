@@ -726,6 +726,8 @@ class Planner {
         rank_forward(l.pp, 0.0), rank_backward(l.pp, 0.0), rank_fp8_params(l.pp, 0.0),
         rank_expert_params(l.pp, 0.0), rank_alltoall(l.pp, 0.0), rank_exchange(l.pp, 0.0),
         rank_replica_experts(l.pp, 0.0), rank_expert_fp8(l.pp, 0.0);
+    // Each rank's weights in the order its first chunk runs them: their last gradient bucket.
+    std::vector<std::vector<double>> rank_first_weights(l.pp);
     double p2p_bytes = 0, fill_p2p = 0;
     // Asked of CPU ranks, an overlap hides nothing (DeviceSpec::overlaps_communication).
     const bool overlaps = l.overlap && machine_.device(0).overlaps_communication();
@@ -768,6 +770,9 @@ class Planner {
           sp.exchanges.alltoall_exposed.forward += exposed / 2;
           sp.exchanges.alltoall_exposed.backward += exposed / 2;
         }
+        if (c < l.pp)
+          rank_first_weights[rank].insert(rank_first_weights[rank].end(), s.dense_weights.begin(),
+                                          s.dense_weights.end());
         rank_expert_params[rank] += kc.expert_parameters;
         chunk_experts += kc.expert_parameters;
         rank_expert_fp8[rank] += kc.expert_fp8_parameters;
@@ -827,7 +832,8 @@ class Planner {
                                    : 0.0;
       const double gathered = size * (1 - fp8_share) + fp8_share;
       // Rank r's weights of `parameters` elements synchronised over the devices of `group`.
-      auto sync_over = [&](double parameters, const std::vector<int>& group) {
+      auto sync_over = [&](double parameters, const std::vector<int>& group,
+                           std::vector<double> first_chunk_weights) {
         return data_parallel_sync(
             {.parameters = parameters,
              .gradient_bytes = gradient_element(),
@@ -838,17 +844,19 @@ class Planner {
              .forward = rank_forward[r],
              .backward = rank_backward[r],
              .data_parallel = static_cast<int>(group.size()),
+             .first_chunk_weights = std::move(first_chunk_weights),
              .sms = dev.sm_count,
              .comm_sms = kNcclSms},
             [&](double buffer) { return costs_.allreduce_time(group, buffer); });
       };
-      const DataSync sync = sync_over(rank_params[r], l.grid().data_parallel_group(r));
+      const DataSync sync =
+          sync_over(rank_params[r], l.grid().data_parallel_group(r), rank_first_weights[r]);
       // The experts' weights, each held by the expert-data-parallel devices of its shard, are
       // synchronised among those (one group per device of an expert group).
       const int edp = p.expert_data_parallel;
       const DataSync expert_sync =
           rank_expert_params[r] > 0
-              ? sync_over(rank_expert_params[r], l.grid().expert_data_group(r, l.ep))
+              ? sync_over(rank_expert_params[r], l.grid().expert_data_group(r, l.ep), {})
               : DataSync{};
       p.sync_time = std::max(p.sync_time, sync.exposed + expert_sync.exposed);
       p.rank_sync_total.push_back(sync.total + expert_sync.total);

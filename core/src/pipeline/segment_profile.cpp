@@ -262,6 +262,7 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
   std::vector<double> params(devices, 0.0), acts(devices, 0.0), whole(devices, 0.0),
       internals(devices, 0.0), fp8_params(devices, 0.0), norm_outputs(devices, 0.0),
       act_outputs(devices, 0.0), moe_internals(devices, 0.0);
+  std::vector<std::vector<double>> dense_weights(devices);
   const PlacementGraph placement(plan);
   const std::set<TensorRef> recomputed =
       device.fused_elementwise ? recomputed_elementwise(plan) : std::set<TensorRef>{};
@@ -286,6 +287,8 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
         const auto& shape = plan.shape(in);
         if (weight) {
           params[dev] += static_cast<double>(shape.piece_elements());
+          if (n.op.type != OpType::Experts)
+            dense_weights[dev].push_back(static_cast<double>(shape.piece_elements()));
           if (runs_fp8_gemms(n, device))
             fp8_params[dev] += static_cast<double>(shape.piece_elements());
           continue;
@@ -326,6 +329,7 @@ SegmentProfile profile_segment(const Graph& plan, const CostModel& model) {
   const auto fullest = std::max_element(params.begin(), params.end()) - params.begin();
   p.parameters = params[fullest];
   p.fp8_parameters = fp8_params[fullest];
+  p.dense_weights = std::move(dense_weights[fullest]);
   for (const auto& [id, n] : plan.nodes()) {
     if (n.op.type != OpType::Input || n.outputs.empty()) continue;
     // The activation entering the segment is the floating input read by a placed operator.

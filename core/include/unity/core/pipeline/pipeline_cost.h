@@ -99,7 +99,11 @@ MemoryBreakdown parameter_memory(double parameters, DataType dtype, Optimizer op
 // - With `overlap`, gradients are reduced bucket by bucket while the last micro-batch's backward
 //   pass runs (--overlap-grad-reduce) and the weights gathered while the first forward runs
 //   (--overlap-param-gather): only what outlasts that pass is exposed, and never less than the
-//   last bucket's share. Buckets hold max(40M, 1M x copies) parameters (Megatron-Core's default).
+//   last bucket's share. Buckets hold max(40M, 1M x copies) parameters (Megatron-Core's default)
+//   of whole weights, formed from the model's end (last_gradient_bucket): the bucket of the
+//   rank's first weights is the last the backward pass fills, so its reduce has no compute left
+//   to hide behind, and the first the next forward pass waits for. A large first weight (a
+//   vocabulary's embedding) makes it larger than the others.
 //   ZeRO 2's reduce of each micro-batch but the last runs while the rank computes the next one
 //   (its forward and backward passes, as FSDP's reduce-scatter stream does); the last one's hides
 //   behind its own backward only.
@@ -114,6 +118,9 @@ struct DataSyncInput {
   double forward = 0;   // seconds of one micro-batch's forward pass on the rank
   double backward = 0;  // and of its backward pass
   int data_parallel = 1;
+  // The elements of the rank's weights in the order its first chunk runs them
+  // (SegmentProfile::dense_weights); empty: buckets of the default size throughout.
+  std::vector<double> first_chunk_weights;
   // What hidden communication costs the compute beside it: the collective's kernels hold
   // `comm_sms` of the device's `sms` streaming multiprocessors while they run (0: nothing).
   int sms = 0;
@@ -153,6 +160,12 @@ double exposed_expert_alltoall(double alltoall, double partner, double alone, in
                                int sms);
 
 // `allreduce_time(bytes)`: an all-reduce of `bytes` on every device of the data-parallel group.
+// The elements of the last bucket Megatron-Core's gradient buffer forms from `weights` (in the
+// order the forward pass runs them): walking them from the last, a bucket closes once it holds
+// `bucket` elements or more, whole weights only (param_and_grad_buffer.py); what is left at the
+// first weight is the last bucket, or the last one closed when nothing is.
+double last_gradient_bucket(const std::vector<double>& weights, double bucket);
+
 DataSync data_parallel_sync(const DataSyncInput& in,
                             const std::function<double(double)>& allreduce_time);
 

@@ -48,6 +48,10 @@ struct SegmentProfile {
     double kv_bytes = 0, products_forward = 0, products_backward = 0;
   };
   std::vector<Attention> attentions;
+  // The elements of each weight the busiest device holds, in the order the segment's operators
+  // run, the experts' left out (frameworks keep them in buffers of their own): how the
+  // data-parallel reduce buckets them (last_gradient_bucket).
+  std::vector<double> dense_weights;
   bool feasible = false;  // a mapping exists on the replica's devices
 };
 
