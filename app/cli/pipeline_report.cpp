@@ -1,5 +1,7 @@
 #include "pipeline_report.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "table_printer.h"
@@ -56,6 +58,21 @@ void print_pipeline(const PipelinePlan& p, bool costs, bool causal_attention) {
         p.cp_time * 1e3, human_bytes(static_cast<std::int64_t>(p.cp_bytes)));
   fmt::print("time        pipeline {:.3f} ms, gradient sync {:.3f} ms, optimizer step {:.3f} ms\n",
              p.pipeline_time * 1e3, p.sync_time * 1e3, p.update_time * 1e3);
+  // Where the exposed gradient sync comes from: the rank that exposes most, and the bucket no
+  // overlap hides (its first weights', filled last by the backward pass).
+  if (p.overlap_grad_reduce && !p.rank_sync_exposed.empty() &&
+      p.rank_last_bucket.size() == p.rank_sync_exposed.size()) {
+    const auto r = static_cast<std::size_t>(
+        std::max_element(p.rank_sync_exposed.begin(), p.rank_sync_exposed.end()) -
+        p.rank_sync_exposed.begin());
+    if (p.rank_sync_total[r] > 0)
+      fmt::print(
+          "sync        rank {}: {:.3f} of {:.3f} ms exposed; its last gradient bucket (its first "
+          "{} weights) is reduced once the backward pass ends and gathered before the forward "
+          "begins\n",
+          r, p.rank_sync_exposed[r] * 1e3, p.rank_sync_total[r] * 1e3,
+          human_count(static_cast<std::int64_t>(p.rank_last_bucket[r])));
+  }
   fmt::print("throughput  {:.1f} TFLOP/s per device ({:.3g} FLOPs per iteration{})\n\n",
              p.tflops_per_device, p.model_flops,
              causal_attention ? fmt::format(", {}", flop_count_description(p.flop_count)) : "");

@@ -125,6 +125,21 @@ TEST(OptimizeCli, StatesWhetherItsKindOfPredictionWasChecked) {
   EXPECT_NE(h100.out.find("  checked        H100: "), std::string::npos) << h100.out;
 }
 
+// An overlapped gradient sync says what stays exposed and its least: gpt-tiny's 134k weights
+// are fewer than one bucket holds, so its last bucket is all of them.
+TEST(OptimizeCli, OverlappedGradientSyncStatesItsLastBucket) {
+  auto r = run_cli(
+      "optimize gpt-tiny --machine dgx-h100 --gpus 8 --mode expert --tp 1 --pp 1 --zero 1 "
+      "--overlap-grad-reduce");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("sync        rank 0: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("its last gradient bucket (its first 134.4 k weights)"), std::string::npos)
+      << r.out;
+  auto plain = run_cli("optimize gpt-tiny --machine dgx-h100 --gpus 8 --mode expert --tp 1 --pp 1");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("sync        "), std::string::npos) << plain.out;
+}
+
 // `--progress` on dlrm: the best whole plan it reports never rises (each lineage of the search
 // has its own best, and the plan takes two searches), a piece's lines (when the graph is split)
 // say they give that piece's best, and the plan is at least as fast as the last best reported.

@@ -248,6 +248,14 @@ TEST(TimelineLanes, PlannedTimelineEndsAtTheIterationTime) {
   ASSERT_EQ(p.rank_sync_exposed.size(), 2u);
   EXPECT_GT(p.rank_sync_total[0], 0);
   EXPECT_DOUBLE_EQ(std::max(p.rank_sync_exposed[0], p.rank_sync_exposed[1]), p.sync_time);
+  // Fewer weights than one bucket holds (40M): each rank's are all in its last one.
+  ASSERT_EQ(p.rank_last_bucket.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    double weights = 0;
+    for (const auto& c : p.chunks)
+      if (c.rank == r) weights += c.parameters;
+    EXPECT_DOUBLE_EQ(p.rank_last_bucket[static_cast<std::size_t>(r)], weights) << "rank " << r;
+  }
   const PipelineTimeline t = predicted_timeline(p);
   EXPECT_NEAR(t.makespan, p.pipeline_time, 1e-9 * p.pipeline_time);
   EXPECT_NEAR(t.end(), p.iteration_time, 1e-9 * p.iteration_time);
@@ -256,6 +264,7 @@ TEST(TimelineLanes, PlannedTimelineEndsAtTheIterationTime) {
   ASSERT_EQ(back.pipeline->rank_sync_total.size(), 2u);
   EXPECT_NEAR(back.pipeline->rank_sync_total[1], p.rank_sync_total[1], 1e-15);
   EXPECT_NEAR(back.pipeline->rank_sync_exposed[0], p.rank_sync_exposed[0], 1e-15);
+  EXPECT_EQ(back.pipeline->rank_last_bucket, p.rank_last_bucket);
   // A plan file written before the per-rank figures still loads; its timeline shows the sync.
   nlohmann::json j = plan_to_json(plan);
   ASSERT_TRUE(j.at("pipeline").contains("gradient_sync_per_rank"));

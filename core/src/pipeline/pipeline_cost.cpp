@@ -114,10 +114,11 @@ DataSync data_parallel_sync(const DataSyncInput& in,
   const double reduce_scatter = allreduce_time(grads) / 2;
   const double gather = allreduce_time(weights) / 2;
   const double bucket = std::max(40e6, 1e6 * k);
-  const double last_bucket = std::min(
-      1.0, (in.first_chunk_weights.empty() ? bucket
-                                           : last_gradient_bucket(in.first_chunk_weights, bucket)) /
-               in.parameters);
+  out.last_bucket =
+      std::min(in.parameters, in.first_chunk_weights.empty()
+                                  ? bucket
+                                  : last_gradient_bucket(in.first_chunk_weights, bucket));
+  const double last_bucket = out.last_bucket / in.parameters;
   // What of `seconds` of communication a pass of `window` seconds leaves exposed.
   auto exposed = [&](double seconds, double window) {
     return in.overlap ? std::max(seconds * last_bucket, seconds - window) : seconds;

@@ -861,6 +861,7 @@ class Planner {
       p.sync_time = std::max(p.sync_time, sync.exposed + expert_sync.exposed);
       p.rank_sync_total.push_back(sync.total + expert_sync.total);
       p.rank_sync_exposed.push_back(sync.exposed + expert_sync.exposed);
+      p.rank_last_bucket.push_back(sync.last_bucket);
       sync_bytes += sync.bytes * l.tp + expert_sync.bytes * l.ep;
       const double shard = (l.zero >= 1 ? rank_params[r] / l.copies() : rank_params[r]) +
                            (l.zero >= 1 ? rank_expert_params[r] / edp : rank_expert_params[r]);

@@ -202,6 +202,8 @@ PipelinePlan pipeline_from_json(const json& j) {
       for (const json& s : j.at("gradient_sync_per_rank")) {
         p.rank_sync_total.push_back(s.at("total_ms").get<double>() / 1e3);
         p.rank_sync_exposed.push_back(s.at("exposed_ms").get<double>() / 1e3);
+        if (s.contains("last_bucket_parameters"))  // optional: plans written before it lack it
+          p.rank_last_bucket.push_back(s.at("last_bucket_parameters").get<double>());
       }
     p.segment_plans = j.value("segment_plans", std::vector<std::string>{});
     if (j.contains("kind_plans"))
@@ -252,9 +254,12 @@ json pipeline_to_json(const PipelinePlan& p) {
   json memory = json::array();
   for (const auto& m : p.rank_memory) memory.push_back(memory_to_json(m));
   json sync = json::array();
-  for (std::size_t r = 0; r < p.rank_sync_total.size() && r < p.rank_sync_exposed.size(); ++r)
-    sync.push_back(
-        {{"total_ms", p.rank_sync_total[r] * 1e3}, {"exposed_ms", p.rank_sync_exposed[r] * 1e3}});
+  for (std::size_t r = 0; r < p.rank_sync_total.size() && r < p.rank_sync_exposed.size(); ++r) {
+    json s = {{"total_ms", p.rank_sync_total[r] * 1e3},
+              {"exposed_ms", p.rank_sync_exposed[r] * 1e3}};
+    if (r < p.rank_last_bucket.size()) s["last_bucket_parameters"] = p.rank_last_bucket[r];
+    sync.push_back(std::move(s));
+  }
   json kinds = json::array();
   for (const auto& k : p.kind_plans) {
     json views = json::object();

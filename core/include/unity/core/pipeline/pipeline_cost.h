@@ -130,6 +130,7 @@ struct DataSync {
   double exposed = 0;  // seconds added to the iteration (with the compute the hidden part slowed)
   double total = 0;    // seconds of communication, hidden or not
   double bytes = 0;    // bytes the copies send in all
+  double last_bucket = 0;  // weight elements in the last bucket (exposed whatever the overlap)
 };
 // One pass of a segment whose tensor-parallel collectives (`communication` seconds) are pipelined
 // with its `compute` (Transformer Engine's userbuffers, Megatron-Core's --tp-comm-overlap): the

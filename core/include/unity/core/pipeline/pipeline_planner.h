@@ -143,6 +143,9 @@ struct PipelinePlan {
   // largest). What the timeline draws; empty in plans written before them.
   std::vector<double> rank_sync_total;
   std::vector<double> rank_sync_exposed;
+  // Per pipeline rank, the weight elements of its last gradient bucket (pipeline_cost.h's
+  // last_gradient_bucket): what its overlapped reduce and gather leave exposed at the least.
+  std::vector<double> rank_last_bucket;
   std::vector<std::string> segment_plans;    // per segment kind: how its replica is planned
   std::vector<SegmentKindPlan> kind_plans;   // per segment kind: the replica's PCG and views
   std::vector<AppliedSubstitution> applied;  // per segment kind's plan, the rules applied
