@@ -229,12 +229,18 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
       ->check(CLI::PositiveNumber)
       ->group(group);
   cmd->add_flag("--account-for-embedding-in-pipeline-split", l.embedding_in_split,
-                "Expert mode: count the embedding as one more layer in the first chunk when "
+                "Expert mode and --launchable: count the embedding as one more layer in the first "
+                "chunk when "
                 "dealing layers to the stages (Megatron-LM's flag)")
       ->group(group);
   cmd->add_flag("--account-for-loss-in-pipeline-split", l.loss_in_split,
-                "Expert mode: count the loss as one more layer in the last chunk (Megatron-LM's "
-                "flag)")
+                "Expert mode and --launchable: count the loss as one more layer in the last chunk "
+                "(Megatron-LM's flag)")
+      ->group(group);
+  cmd->add_flag("--launchable", l.launchable,
+                "Joint mode: plan only what a framework's launcher takes (unity export): each "
+                "layer split as Megatron-LM splits it, stages cut between whole layers; the "
+                "layout still searched")
       ->group(group);
   cmd->add_option("--recompute", l.recompute, "Activation recomputation")
       ->check(CLI::IsMember({"full", "selective", "none"}))
@@ -301,6 +307,7 @@ LayoutRequest LayoutOptions::layout() const {
   if (!device_order.empty()) r.device_order = device_order_from_string(device_order);
   r.embedding_in_split = embedding_in_split;
   r.loss_in_split = loss_in_split;
+  r.launchable = launchable;
   return r;
 }
 

@@ -43,6 +43,7 @@ struct LayoutOptions {
   bool tp_comm_overlap = false;
   bool embedding_in_split = false;  // --account-for-embedding-in-pipeline-split
   bool loss_in_split = false;       // --account-for-loss-in-pipeline-split
+  bool launchable = false;          // --launchable
   std::string device_order;
   std::string dispatcher;
   bool ep_comm_overlap = false;

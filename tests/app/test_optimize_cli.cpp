@@ -140,6 +140,28 @@ TEST(OptimizeCli, OverlappedGradientSyncStatesItsLastBucket) {
   EXPECT_EQ(plain.out.find("sync        "), std::string::npos) << plain.out;
 }
 
+// The joint search's plan of Llama 2 7B on 16 H100s cuts stages inside layers: export refuses it
+// and says what plans one that exports; `--launchable` does, and its plan exports to Megatron-LM.
+TEST(OptimizeCli, LaunchablePlansExportAsTheyAre) {
+  const auto dir = fs::temp_directory_path() / (std::to_string(::getpid()) + "_launchable");
+  fs::create_directories(dir);
+  const std::string own = (dir / "own.json").string(), plan = (dir / "plan.json").string();
+  const std::string model = "optimize llama-7b --machine dgx-h100 --gpus 16 --batch 64 --out ";
+  auto r = run_cli(model + own);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto e = run_cli("export " + own + " --to megatron");
+  EXPECT_EQ(e.exit_code, 1);
+  EXPECT_NE(e.err.find("unity optimize --launchable plans only what a launcher takes"),
+            std::string::npos)
+      << e.err;
+  r = run_cli(model + plan + " --launchable");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  e = run_cli("export " + plan + " --to megatron");
+  EXPECT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(e.out.find("--pipeline-model-parallel-size 2"), std::string::npos) << e.out;
+  fs::remove_all(dir);
+}
+
 // `--progress` on dlrm: the best whole plan it reports never rises (each lineage of the search
 // has its own best, and the plan takes two searches), a piece's lines (when the graph is split)
 // say they give that piece's best, and the plan is at least as fast as the last best reported.

@@ -411,6 +411,41 @@ TEST(ExportRefusal, CutsInsideLayersAreOneReason) {
   }
 }
 
+// The joint search balances Llama 2 7B's stages by time on 16 H100s and cuts inside layers, which
+// no launcher takes; with --launchable it plans only what one does (Megatron-LM's split of each
+// layer, stages of whole layers), and the plan exports as it is.
+TEST(LaunchablePlans, JointSearchPlansWhatMegatronRuns) {
+  const Graph model = load_model_for_devices("llama-7b", 16, 64);
+  const MachineSpec machine = load_machine("dgx-h100", {0, 16});
+  OptimizeOptions free;
+  free.mode = "joint";
+  const Plan own = optimize_plan(model, machine, free);
+  ASSERT_TRUE(own.pipeline);
+  EXPECT_THROW(export_launch(own, {Framework::Megatron, false}), InputError);
+  // Its layers on one device each with a fused attention are Megatron-LM's too, within half a
+  // percent of the search's own plan of them: Megatron-LM's is taken, a launcher runs it.
+  for (const auto& d : own.pipeline->segment_plans)
+    EXPECT_EQ(d.find("joint search"), std::string::npos) << d;
+  OptimizeOptions launchable = free;
+  launchable.layout.launchable = true;
+  const Plan plan = optimize_plan(model, machine, launchable);
+  ASSERT_TRUE(plan.pipeline);
+  const ExportResult r = export_launch(plan, {Framework::Megatron, false});
+  EXPECT_FALSE(r.nearest);
+  EXPECT_EQ(r.spec.tp, plan.pipeline->tensor_parallel);
+  EXPECT_EQ(r.spec.pp, plan.pipeline->pipeline_stages);
+  // Each chunk holds whole layers: the next one starts a layer later.
+  const auto& chunks = plan.pipeline->chunks;
+  for (std::size_t c = 0; c + 1 < chunks.size(); ++c)
+    EXPECT_EQ(chunks[c + 1].first_layer, chunks[c].last_layer + 1) << "chunk " << c;
+  // The restriction costs time, never saves it.
+  EXPECT_GE(plan.summary.iteration_time_ms, own.summary.iteration_time_ms * (1 - 1e-9));
+  // --launchable is a layout request: --mode sequential refuses it.
+  OptimizeOptions sequential = launchable;
+  sequential.mode = "sequential";
+  EXPECT_THROW(optimize_plan(model, machine, sequential), InputError);
+}
+
 TEST(ExportNames, FrameworkNamesAreRead) {
   EXPECT_EQ(framework_from_string("torchtitan"), Framework::Torchtitan);
   EXPECT_THROW(framework_from_string("jax"), InputError);

@@ -540,6 +540,15 @@ class PipelineViewsTests : public QObject {
     QVERIFY(view.runner()->waitForFinished(240000));
     QTRY_VERIFY_WITH_TIMEOUT(doc.plan("joint") != plan, 10000);
     QVERIFY(!doc.plan("joint")->pipeline);
+    // Plans a launcher takes: the request says so, and so does the status line.
+    pins->pipelinesBox()->setChecked(true);
+    QVERIFY(pins->launchableBox()->isEnabled());
+    pins->launchableBox()->setChecked(true);
+    QVERIFY(pins->request().launchable);
+    QVERIFY(pins->describe().contains("--launchable"));
+    LayoutRequest back;
+    pins->setRequest(back);
+    QVERIFY(!pins->launchableBox()->isChecked());
   }
 
   // Megatron-Core's recomputation modules from the pins: the MoE recipes' presets, and a plan's

@@ -32,13 +32,19 @@ LayoutRequestPanel::LayoutRequestPanel(QWidget* parent)
           countBox(1024, tr("Devices of one stage replica (--tp): pinned, or searched"), this)),
       recompute_(new QComboBox(this)),
       zero_(new QComboBox(this)),
-      pipelines_(new QCheckBox(tr("Pipelines"), this)) {
+      pipelines_(new QCheckBox(tr("Pipelines"), this)),
+      launchable_(new QCheckBox(tr("Launchable"), this)) {
   setObjectName(QStringLiteral("layoutRequest"));
   stages_->setObjectName(QStringLiteral("pinStages"));
   microBatches_->setObjectName(QStringLiteral("pinMicroBatches"));
   tensorParallel_->setObjectName(QStringLiteral("pinTensorParallel"));
   recompute_->setObjectName(QStringLiteral("pinRecompute"));
   zero_->setObjectName(QStringLiteral("pinZero"));
+  launchable_->setObjectName(QStringLiteral("launchable"));
+  launchable_->setToolTip(
+      tr("Plan only what a framework's launcher takes (--launchable): each layer split as "
+         "Megatron-LM splits it, stages of whole layers; the plan then exports to Megatron-LM, "
+         "torchtitan or DeepSpeed as it is"));
   recompute_->addItem(tr("searched"), QString());
   for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
     const QString name = QString::fromStdString(std::string(to_string(r)));
@@ -75,15 +81,18 @@ LayoutRequestPanel::LayoutRequestPanel(QWidget* parent)
   add(tr("Tensor parallel:"), tensorParallel_);
   add(tr("Recompute:"), recompute_);
   add(tr("ZeRO:"), zero_);
+  row->addSpacing(6);
+  row->addWidget(launchable_);
   row->addStretch(1);
 
   for (QSpinBox* b : {stages_, microBatches_, tensorParallel_})
     connect(b, &QSpinBox::valueChanged, this, &LayoutRequestPanel::changed);
   for (QComboBox* b : {recompute_, zero_})
     connect(b, &QComboBox::currentIndexChanged, this, &LayoutRequestPanel::changed);
+  connect(launchable_, &QCheckBox::toggled, this, &LayoutRequestPanel::changed);
   connect(pipelines_, &QCheckBox::toggled, this, [this](bool on) {
     for (QWidget* w : std::initializer_list<QWidget*>{stages_, microBatches_, tensorParallel_,
-                                                      recompute_, zero_})
+                                                      recompute_, zero_, launchable_})
       w->setEnabled(on);
     emit changed();
   });
@@ -99,6 +108,7 @@ LayoutRequest LayoutRequestPanel::request() const {
   r.set_recompute(recompute_->itemData(i).toString().toStdString(),
                   recompute_->itemData(i, kModulesRole).toString().toStdString());
   r.zero_stage = zero_->currentData().toInt();
+  r.launchable = launchable_->isChecked();
   return r;
 }
 
@@ -122,6 +132,7 @@ void LayoutRequestPanel::setRequest(const LayoutRequest& r) {
   if (index < 0) index = addRecomputeModules(modules.toStdString());
   recompute_->setCurrentIndex(index);
   zero_->setCurrentIndex(zero_->findData(r.zero_stage < 0 ? -1 : r.zero_stage));
+  launchable_->setChecked(r.launchable);
 }
 
 int LayoutRequestPanel::addRecomputeModules(const std::string& names) {

@@ -192,9 +192,15 @@ ExportResult export_launch(const Plan& plan, const ExportRequest& request) {
   }
   const std::string what =
       fmt::format("{} cannot run this plan: {}", display_name(framework), reasons_text(refused));
+  // A split or cut no launcher takes is the joint search's own: `optimize --launchable` plans
+  // without them.
   if (!request.nearest)
-    throw InputError(what +
-                     " (nothing written; --nearest looks for the nearest layout it can run)");
+    throw InputError(what + fmt::format(" (nothing written; --nearest looks for the nearest layout "
+                                        "it can run{})",
+                                        d.inexpressible.empty()
+                                            ? ""
+                                            : ", and unity optimize --launchable plans only "
+                                              "what a launcher takes"));
   const auto serial = serial_model_of(plan);
   if (!serial || !plan_model_shape(plan))
     throw InputError(what +

@@ -202,8 +202,9 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
         "--tp-comm-overlap needs --sequence-parallel (the overlap pipelines the "
         "sequence-parallel all-gathers and reduce-scatters with their GEMMs)");
   // The joint search's segment plans, and in joint mode Megatron-LM's beside them.
-  const std::vector<bool> segment_plans =
-      joint && tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false};
+  const std::vector<bool> segment_plans = joint && r.launchable ? std::vector<bool>{true}
+                                          : joint && tp > 1     ? std::vector<bool>{false, true}
+                                                                : std::vector<bool>{false};
   const std::vector<int> eps = expert_parallel_degrees(tp, cp * dp);
   std::vector<ContextExchange> exchanges{ContextExchange::Ring};
   if (r.context_exchange)
@@ -268,7 +269,7 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
       if (pp * v > facts_.segments) continue;
       // Megatron-LM gives each chunk the same number of layers, or one fewer to the chunks at the
       // ends where they do not divide (chunk_layer_ends); every chunk needs a layer.
-      if (!joint && facts_.layers < pp * v) {
+      if ((!joint || r.launchable) && facts_.layers < pp * v) {
         if (r.pipeline_stages && r.interleave)
           throw InputError(fmt::format("--pp {} --interleave {}: {} layers do not fill {} chunks",
                                        pp, v, facts_.layers, pp * v));

@@ -43,6 +43,11 @@ constexpr int kExpertCommSms = 20;
 // them on a real run).
 constexpr int kNcclSms = 16;
 
+// How much slower than the joint search's own segment plans Megatron-LM's split of the same
+// layout may be and still be chosen, as a plan a launcher can run: half a percent, well inside
+// what the cost model can tell apart (docs/accuracy.md: its closest rows are off by 0-3%).
+constexpr double kRunnableTolerance = 0.005;
+
 // A segment kind planned on the devices of one stage replica.
 struct KindPlan {
   Graph plan;
@@ -133,7 +138,7 @@ class Planner {
     std::optional<PipelinePlan> best;
     double best_key = kInfinity;
     std::int64_t best_index = 0;
-    bool megatron_segments = false;
+    Layout best_layout;
     bool stopped = false;
     // The plan of the layout at enumeration index `index`: kept when it is better than the best
     // so far, or as good and earlier in the enumeration (an in-order search's choice).
@@ -145,7 +150,7 @@ class Planner {
         best = std::move(p);
         best_key = k;
         best_index = index;
-        megatron_segments = l.megatron_segments;
+        best_layout = l;
       }
     };
     auto stop = [&] {
@@ -183,6 +188,20 @@ class Planner {
       }
     }
     if (!best || !std::isfinite(best->iteration_time)) return std::nullopt;
+    // Within kRunnableTolerance of the search's own segment plans, Megatron-LM's split of the same
+    // layout is taken: a launcher can run it (unity export), and the cost model cannot tell
+    // plans that close apart.
+    if (!best_layout.megatron_segments && options_.joint && best->fits) {
+      Layout runnable = best_layout;
+      runnable.megatron_segments = true;
+      // Not counted in layouts_evaluated: the same layout, costed again with the other split.
+      PipelinePlan p = evaluate(runnable);
+      if (p.fits && p.iteration_time <= best->iteration_time * (1 + kRunnableTolerance)) {
+        best = std::move(p);
+        best_layout = runnable;
+      }
+    }
+    const bool megatron_segments = best_layout.megatron_segments;
     best->layouts_evaluated = evaluated_;
     best->candidates_evaluated = candidates_;
     // What each kind's replica plan is, for the layout chosen.
@@ -267,7 +286,9 @@ class Planner {
         if (std::any_of(applied.begin(), applied.end(),
                         [&](const AppliedSubstitution& done) { return done.rule == a.rule; }))
           continue;
+        const std::size_t before = applied.size();
         rewritten = apply_everywhere(rewritten, *rule, {a.rule, ""}, {1}, applied);
+        for (std::size_t i = before; i < applied.size(); ++i) applied[i].pinned = a.pinned;
       }
       ExpertStrategy megatron = megatron_tensor_parallel(rewritten, tp);
       // Only where the search's rules, less the vetoed ones, can make it.
@@ -384,7 +405,7 @@ class Planner {
 
   // Contiguous chunks of segments: Megatron-LM's layer counts, or balanced by time.
   std::vector<std::pair<int, int>> chunks(const std::vector<double>& t, int count) const {
-    if (!options_.joint)
+    if (!options_.joint || options_.request.launchable)
       return pipeline_layouts::layer_count_chunks(split_layer_of_, split_layers_, count);
     return pipeline_layouts::balanced_chunks(t, count);
   }
@@ -666,8 +687,11 @@ class Planner {
     p.context_exchange = l.cp_exchange;
     p.token_dispatcher = l.dispatcher;
     p.ep_comm_overlap = l.ep_overlap;
-    p.embedding_in_split = !options_.joint && options_.request.embedding_in_split;
-    p.loss_in_split = !options_.joint && options_.request.loss_in_split;
+    // Megatron-LM's dealing of whole layers, which the joint search's time-balanced chunks
+    // (cut anywhere between segments) leave aside.
+    const bool dealt = !options_.joint || options_.request.launchable;
+    p.embedding_in_split = dealt && options_.request.embedding_in_split;
+    p.loss_in_split = dealt && options_.request.loss_in_split;
     const int n = static_cast<int>(chain_.segments.size());
     std::vector<double> alltoall(n, 0.0);  // per segment and micro-batch
     double alltoall_bytes = 0;             // per micro-batch, every replica's devices

@@ -28,7 +28,10 @@ Graph apply_rules(Graph g, const RuleSet& rules, const std::vector<std::string>&
     const Rule* rule = rules.find(name);
     if (!rule)
       throw std::logic_error("expert strategy: the built-in rule '" + name + "' is missing");
+    const std::size_t before = applied.size();
     g = apply_everywhere(g, *rule, {name, ""}, {d}, applied, fresh_from);
+    // The strategy's own layout, not a user's --pin.
+    for (std::size_t i = before; i < applied.size(); ++i) applied[i].pinned = false;
   }
   return g;
 }

@@ -1,9 +1,10 @@
 #pragma once
 // The search view's large-model layout controls: pin the pipeline depth, the micro-batch count,
 // the tensor-parallel replica size, activation recomputation and the ZeRO stage to one value, or
-// leave each "searched"; and allow or veto pipeline parallelism as a whole. They fill core's
-// LayoutRequest (training_setup.h) and OptimizeOptions::pipelines, the same knobs as
-// `unity optimize --pp --micro-batches --tp --recompute --zero --no-pipeline`.
+// leave each "searched"; allow or veto pipeline parallelism as a whole; and ask for plans a
+// launcher takes. They fill core's LayoutRequest (training_setup.h) and
+// OptimizeOptions::pipelines, the same knobs as `unity optimize --pp --micro-batches --tp
+// --recompute --zero --no-pipeline --launchable`.
 //
 // A LayoutRequest fixes a value or searches all of them: vetoing a single value ("anything but 8
 // stages") has no field, so the panel offers pin or searched per knob and a veto of pipelines.
@@ -36,6 +37,7 @@ class LayoutRequestPanel : public QWidget {
   QComboBox* recomputeBox() const { return recompute_; }
   QComboBox* zeroBox() const { return zero_; }
   QCheckBox* pipelinesBox() const { return pipelines_; }
+  QCheckBox* launchableBox() const { return launchable_; }
 
  signals:
   void changed();
@@ -53,6 +55,7 @@ class LayoutRequestPanel : public QWidget {
   QComboBox* recompute_;
   QComboBox* zero_;
   QCheckBox* pipelines_;
+  QCheckBox* launchable_;
 };
 
 }  // namespace unity::views

@@ -79,13 +79,19 @@ struct LayoutRequest {
   // of 3 chunks). The joint search balances chunks by time, which these do not change.
   bool embedding_in_split = false;
   bool loss_in_split = false;
+  // --launchable: the joint search plans only what a framework's launcher takes (unity export):
+  // each layer split as Megatron-LM splits it (its tensor parallelism, with the search's
+  // algebraic rewrites such as a fused attention), and the stages cut between whole layers as
+  // Megatron-LM deals them; the layout (TP, CP, PP, interleaving, micro-batches, ZeRO,
+  // recomputation, overlap, experts) still searched.
+  bool launchable = false;
   bool empty() const {
     return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
            zero_stage < 0 && !sequence_parallel && !overlap_grad_reduce && !tp_comm_overlap &&
            !device_order && !expert_parallel && !dispatcher && !ep_comm_overlap &&
            !context_parallel && !context_exchange && !embedding_in_split && !loss_in_split &&
            expert_load.balanced() && !grad_reduce_in_bf16 && !fp8_param_gather &&
-           recompute_modules.is_default();
+           recompute_modules.is_default() && !launchable;
   }
   // The recomputation `--recompute LEVEL --recompute-modules NAMES` ask for (an empty one: not
   // given): named modules ask for selective recomputation and refuse another level (InputError).
