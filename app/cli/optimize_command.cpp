@@ -1,4 +1,6 @@
 // `unity optimize MODEL --machine P [--nodes N|--gpus N] [--mode M] [--out plan.json] [--json]`.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "commands.h"
@@ -10,6 +12,7 @@
 #include "table_printer.h"
 #include "unity/core/cost/published_accuracy.h"
 #include "unity/core/json_io.h"
+#include "unity/core/launch/launcher_verdicts.h"
 #include "unity/core/plan/memory_verdict.h"
 #include "unity/core/plan/plan_optimizer.h"
 #include "unity/core/plan/search_mode.h"
@@ -82,6 +85,12 @@ void add_optimize_command(CLI::App& app) {
                                    {"lowest_error", checked->lowest_error},
                                    {"highest_error", checked->highest_error}};
       if (!opt->project.empty()) j["project"] = recorded.to_json();
+      if (const auto launchers = launch::launcher_verdicts(plan)) {
+        auto& out = j["launchers"] = nlohmann::json::object();
+        for (const auto& v : launchers->verdicts)
+          out[std::string(launch::to_string(v.framework))] = {{"runs", v.runs()},
+                                                              {"refusals", v.refusals}};
+      }
       // cpu-local: which figures it was costed with.
       if (const auto figures = use_cases::cpu_figures_of(machine)) {
         const char* kinds[] = {"nominal", "probed", "calibrated"};
@@ -126,6 +135,17 @@ void add_optimize_command(CLI::App& app) {
     if (const auto checked =
             published_accuracy_statement(machine, model, plan.experts_per_device()))
       fmt::print("  checked        {}\n", *checked);
+    // Which launchers take the plan as it is (unity export without --nearest).
+    if (const auto launchers = launch::launcher_verdicts(plan)) {
+      const bool all = std::all_of(launchers->verdicts.begin(), launchers->verdicts.end(),
+                                   [](const launch::LauncherVerdict& v) { return v.runs(); });
+      fmt::print("  launch         {}{}\n", launchers->describe(),
+                 all                           ? ""
+                 : launchers->searched_own_way ? " (optimize --launchable plans what they run; "
+                                                 "export --nearest re-plans this layout)"
+                                               : " (export --nearest writes the nearest layout "
+                                                 "each runs)");
+    }
     if (plan.pipeline) {
       fmt::print("\n");
       print_pipeline(*plan.pipeline, false, has_causal_attention(plan.pcg));

@@ -149,6 +149,10 @@ TEST(OptimizeCli, LaunchablePlansExportAsTheyAre) {
   const std::string model = "optimize llama-7b --machine dgx-h100 --gpus 16 --batch 64 --out ";
   auto r = run_cli(model + own);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("  launch         no launcher runs it as it is: model chunk 0 ends "
+                       "inside layer"),
+            std::string::npos)
+      << r.out;
   auto e = run_cli("export " + own + " --to megatron");
   EXPECT_EQ(e.exit_code, 1);
   EXPECT_NE(e.err.find("unity optimize --launchable plans only what a launcher takes"),
@@ -156,6 +160,8 @@ TEST(OptimizeCli, LaunchablePlansExportAsTheyAre) {
       << e.err;
   r = run_cli(model + plan + " --launchable");
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("  launch         Megatron-LM runs it as it is"), std::string::npos)
+      << r.out;
   e = run_cli("export " + plan + " --to megatron");
   EXPECT_EQ(e.exit_code, 0) << e.err;
   EXPECT_NE(e.out.find("--pipeline-model-parallel-size 2"), std::string::npos) << e.out;

@@ -11,6 +11,7 @@
 #include "launch_test_helpers.h"
 #include "unity/core/errors.h"
 #include "unity/core/launch/export_launch.h"
+#include "unity/core/launch/launcher_verdicts.h"
 #include "unity/core/machine/machine_spec.h"
 #include "unity/core/plan/plan_optimizer.h"
 #include "unity/core/zoo/transformer_models.h"
@@ -444,6 +445,40 @@ TEST(LaunchablePlans, JointSearchPlansWhatMegatronRuns) {
   OptimizeOptions sequential = launchable;
   sequential.mode = "sequential";
   EXPECT_THROW(optimize_plan(model, machine, sequential), InputError);
+}
+
+// What optimize states beside a decoder's plan: each launcher's verdict, one reason where the
+// joint search's own layout stops them all, nothing for a model no launcher trains.
+TEST(LauncherVerdicts, EachFrameworkAndItsFirstReason) {
+  const Plan expert = expert_plan(debug_llama(32), 8, grid(1, 2, 4, 3));
+  const auto runs = launcher_verdicts(expert);
+  ASSERT_TRUE(runs);
+  ASSERT_EQ(runs->verdicts.size(), 3u);
+  EXPECT_FALSE(runs->searched_own_way);
+  EXPECT_TRUE(runs->verdicts[0].runs());  // Megatron-LM: interleaved chunks of whole layers
+  EXPECT_EQ(runs->verdicts[2].framework, Framework::DeepSpeed);
+  EXPECT_FALSE(runs->verdicts[2].runs());  // no interleaved schedule
+  EXPECT_EQ(runs->describe().rfind("Megatron-LM", 0), 0u) << runs->describe();
+  EXPECT_NE(runs->describe().find("; DeepSpeed does not: DeepSpeed's pipeline engine has no "
+                                  "interleaved schedule"),
+            std::string::npos)
+      << runs->describe();
+
+  auto j = plan_to_json(expert);
+  auto& stages = j["pipeline"]["stages"];
+  for (std::size_t c = 0; c + 1 < stages.size(); ++c)
+    stages[c]["layers"][1] = stages[c + 1]["layers"][0];
+  const auto cut = launcher_verdicts(plan_from_json(j));
+  ASSERT_TRUE(cut);
+  EXPECT_TRUE(cut->searched_own_way);
+  for (const auto& v : cut->verdicts) EXPECT_FALSE(v.runs());
+  EXPECT_EQ(cut->describe().rfind("no launcher runs it as it is: model chunk 0 ends inside", 0), 0u)
+      << cut->describe();
+
+  OptimizeOptions o;
+  o.mode = "data-parallel";
+  EXPECT_FALSE(launcher_verdicts(
+      optimize_plan(load_model_for_devices("mnist-mlp", 4), load_machine("dgx-a100", {0, 4}), o)));
 }
 
 TEST(ExportNames, FrameworkNamesAreRead) {

@@ -1,0 +1,46 @@
+#include "unity/core/launch/launcher_verdicts.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "unity/core/launch/launch_spec.h"
+
+namespace unity::launch {
+
+std::optional<LauncherVerdicts> launcher_verdicts(const Plan& plan) {
+  if (!plan_model_shape(plan)) return std::nullopt;
+  const Derivation d = launch_spec_of(plan);
+  LauncherVerdicts out;
+  out.searched_own_way = !d.spec;
+  for (Framework f : {Framework::Megatron, Framework::Torchtitan, Framework::DeepSpeed})
+    out.verdicts.push_back({f, d.spec ? cannot_run(*d.spec, f) : d.inexpressible});
+  return out;
+}
+
+std::string LauncherVerdicts::describe() const {
+  std::vector<std::string> running;
+  std::vector<const LauncherVerdict*> refusing;
+  for (const auto& v : verdicts) {
+    if (v.runs())
+      running.emplace_back(display_name(v.framework));
+    else
+      refusing.push_back(&v);
+  }
+  if (running.empty() && !refusing.empty() &&
+      std::all_of(refusing.begin(), refusing.end(), [&](const LauncherVerdict* v) {
+        return v->refusals.front() == refusing.front()->refusals.front();
+      }))
+    return "no launcher runs it as it is: " + refusing.front()->refusals.front();
+  std::string out;
+  for (std::size_t i = 0; i < running.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == running.size() ? " and " : ", ") + running[i];
+  out += running.empty()       ? "no launcher runs it as it is"
+         : running.size() == 1 ? " runs it as it is"
+                               : " run it as it is";
+  for (const LauncherVerdict* v : refusing)
+    out += fmt::format("; {} does not: {}", display_name(v->framework), v->refusals.front());
+  return out;
+}
+
+}  // namespace unity::launch
