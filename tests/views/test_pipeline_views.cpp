@@ -18,6 +18,7 @@
 #include "unity/views/layout_request_panel.h"
 #include "unity/views/memory_bars_chart.h"
 #include "unity/views/memory_view.h"
+#include "unity/views/pcg_view.h"
 #include "unity/views/pipeline_plan_panel.h"
 #include "unity/views/pipeline_timeline_chart.h"
 #include "unity/views/plan_chooser.h"
@@ -570,6 +571,21 @@ class PipelineViewsTests : public QObject {
     // Plain selective is the attention's, Megatron's default.
     box->setCurrentIndex(box->findData("selective"));
     QVERIFY(pins.request().recompute_modules.is_default());
+  }
+
+  // The plan's headline says which launchers run it as it is: Megatron-LM takes gpt-tiny's two
+  // stages of whole layers; an MLP's plan has no launcher to name.
+  void headlineNamesTheLaunchersThatRunThePlan() {
+    ExplorerDocument doc;
+    doc.setPlan("expert", tinyPipelinedPlan(doc));
+    PcgView pcg(&doc);
+    QVERIFY2(pcg.headline().contains("Launch: Megatron-LM"), qPrintable(pcg.headline()));
+    ExplorerDocument mlp;
+    openIn(mlp, "mnist-mlp", "summit", {0, 2});
+    mlp.setPlan("data-parallel", makePlan(*mlp.model(), *mlp.machine(), "data-parallel"));
+    PcgView other(&mlp);
+    QVERIFY(!other.headline().isEmpty());
+    QVERIFY(!other.headline().contains("Launch:"));
   }
 
   void chooserPrefersThePipelinedPlan() {

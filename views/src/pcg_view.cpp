@@ -12,6 +12,7 @@
 
 #include "legend.h"
 #include "unity/core/cost/published_accuracy.h"
+#include "unity/core/launch/launcher_verdicts.h"
 #include "unity/core/plan/memory_verdict.h"
 #include "unity/views/display_format.h"
 #include "unity/views/explorer_document.h"
@@ -167,6 +168,12 @@ QString PcgView::headline() const {
       published_accuracy_statement(plan->machine, plan->pcg, plan->experts_per_device());
   const QString checkedText =
       checked ? tr("<br>Checked: %1").arg(QString::fromStdString(*checked)) : QString();
+  // Which launchers run it as it is (launcher_verdicts.h): a decoder's plan only.
+  const auto launchers = launch::launcher_verdicts(*plan);
+  const QString launchText =
+      launchers
+          ? tr("<br>Launch: %1").arg(QString::fromStdString(launchers->describe()).toHtmlEscaped())
+          : QString();
   const QString rewriteText = applied.isEmpty()
                                   ? QString()
                                   : tr("<br>Rewrites: %1").arg(applied.join(QStringLiteral(", ")));
@@ -190,7 +197,7 @@ QString PcgView::headline() const {
              .arg(s.operators)
              .arg(s.parallel_operators)
              .arg(s.devices) +
-         checkedText + rewriteText + pipelineText;
+         checkedText + launchText + rewriteText + pipelineText;
 }
 
 void PcgView::updateProperties() {
