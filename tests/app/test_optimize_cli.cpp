@@ -165,6 +165,14 @@ TEST(OptimizeCli, LaunchablePlansExportAsTheyAre) {
   e = run_cli("export " + plan + " --to megatron");
   EXPECT_EQ(e.exit_code, 0) << e.err;
   EXPECT_NE(e.out.find("--pipeline-model-parallel-size 2"), std::string::npos) << e.out;
+  // No launcher trains an MLP: --launchable says so, and writes nothing.
+  const std::string mlp = (dir / "mlp.json").string();
+  r = run_cli("optimize mnist-mlp --machine dgx-h100 --gpus 4 --launchable --out " + mlp);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--launchable: 'mnist-mlp' is not a decoder-only transformer"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(mlp));
   fs::remove_all(dir);
 }
 

@@ -14,6 +14,7 @@
 #include "unity/core/pipeline/pipeline_planner.h"
 #include "unity/core/pipeline/segment_profile.h"
 #include "unity/core/plan/memory_verdict.h"
+#include "unity/core/plan/model_shape.h"
 #include "unity/core/plan/search_mode.h"
 #include "unity/core/search/candidate_cost.h"
 #include "unity/core/search/hierarchical_search.h"
@@ -161,6 +162,15 @@ class PlanSearch {
     Outcome best;
     const std::string& mode = options_.mode;
     const SearchMode kind = search_mode_from_string(mode);
+    // A launcher trains a decoder only (launch_spec.h): a plan for one of another model is none.
+    if (options_.layout.launchable) {
+      std::string why;
+      if (!model_shape_of(model_, &why))
+        throw InputError(fmt::format(
+            "--launchable: '{}' is not a decoder-only transformer ({}); Megatron-LM, torchtitan "
+            "and DeepSpeed's launchers train GPT and Llama-style decoders",
+            model_.name, why));
+    }
     if (!options_.layout.empty() && kind != SearchMode::Expert && kind != SearchMode::Joint)
       throw InputError(
           fmt::format("{} is a pipeline layout: it takes --mode expert (that layout) "
