@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.h"
 #include "machine_options.h"
@@ -11,6 +12,7 @@
 #include "search_options.h"
 #include "table_printer.h"
 #include "unity/core/cost/published_accuracy.h"
+#include "unity/core/errors.h"
 #include "unity/core/json_io.h"
 #include "unity/core/launch/launcher_verdicts.h"
 #include "unity/core/plan/memory_verdict.h"
@@ -72,6 +74,16 @@ void add_optimize_command(CLI::App& app) {
     if (plan.summary.model_shape)
       if (const auto config = hf_config_of(opt->model))
         add_hf_details(*plan.summary.model_shape, *config);
+    // --launcher F promises a plan F runs: where F still refuses it (the model, mostly), say
+    // why and write nothing.
+    if (!opt->layout.launcher.empty())
+      if (const auto launchers = launch::launcher_verdicts(plan))
+        for (const auto& v : launchers->verdicts)
+          if (launch::to_string(v.framework) == opt->layout.launcher && !v.runs())
+            throw InputError(fmt::format(
+                "--launcher {}: {} does not run the plan found for '{}': {} (nothing written)",
+                opt->layout.launcher, launch::display_name(v.framework), plan.summary.model,
+                fmt::join(v.refusals, "; ")));
     if (!opt->out.empty()) write_text_file_atomic(opt->out, plan_to_json(plan).dump(1) + "\n");
     const auto& s = plan.summary;
     if (opt->json) {

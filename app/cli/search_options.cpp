@@ -10,6 +10,7 @@
 #include "unity/use_cases/run_model.h"
 
 #include "unity/core/errors.h"
+#include "unity/core/launch/launch_limits.h"
 #include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/pcg/training_loss.h"
 
@@ -242,6 +243,12 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
                 "layer split as Megatron-LM splits it, stages cut between whole layers; the "
                 "layout still searched")
       ->group(group);
+  cmd->add_option("--launcher", l.launcher,
+                  "Joint mode: plan only what this framework's launcher runs (--launchable, and "
+                  "for deepspeed no interleaving, TP overlap or context parallelism, ZeRO-1 at "
+                  "most with stages)")
+      ->check(CLI::IsMember({"megatron", "torchtitan", "deepspeed"}))
+      ->group(group);
   cmd->add_option("--recompute", l.recompute, "Activation recomputation")
       ->check(CLI::IsMember({"full", "selective", "none"}))
       ->group(group);
@@ -308,6 +315,7 @@ LayoutRequest LayoutOptions::layout() const {
   r.embedding_in_split = embedding_in_split;
   r.loss_in_split = loss_in_split;
   r.launchable = launchable;
+  if (!launcher.empty()) launch::limit_to_launcher(r, launch::framework_from_string(launcher));
   return r;
 }
 

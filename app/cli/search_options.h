@@ -44,6 +44,7 @@ struct LayoutOptions {
   bool embedding_in_split = false;  // --account-for-embedding-in-pipeline-split
   bool loss_in_split = false;       // --account-for-loss-in-pipeline-split
   bool launchable = false;          // --launchable
+  std::string launcher;             // --launcher megatron|torchtitan|deepspeed
   std::string device_order;
   std::string dispatcher;
   bool ep_comm_overlap = false;

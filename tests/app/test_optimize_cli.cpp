@@ -165,6 +165,15 @@ TEST(OptimizeCli, LaunchablePlansExportAsTheyAre) {
   e = run_cli("export " + plan + " --to megatron");
   EXPECT_EQ(e.exit_code, 0) << e.err;
   EXPECT_NE(e.out.find("--pipeline-model-parallel-size 2"), std::string::npos) << e.out;
+  // torchtitan has no flavor of Llama 2 7B's shape: --launcher torchtitan says so, writes nothing.
+  const std::string titan = (dir / "titan.json").string();
+  r = run_cli(model + titan + " --launcher torchtitan");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--launcher torchtitan: torchtitan does not run the plan found for "
+                       "'llama-7b': torchtitan's llama3 has no flavor of this shape"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(titan));
   // No launcher trains an MLP: --launchable says so, and writes nothing.
   const std::string mlp = (dir / "mlp.json").string();
   r = run_cli("optimize mnist-mlp --machine dgx-h100 --gpus 4 --launchable --out " + mlp);

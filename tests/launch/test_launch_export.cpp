@@ -11,6 +11,7 @@
 #include "launch_test_helpers.h"
 #include "unity/core/errors.h"
 #include "unity/core/launch/export_launch.h"
+#include "unity/core/launch/launch_limits.h"
 #include "unity/core/launch/launcher_verdicts.h"
 #include "unity/core/machine/machine_spec.h"
 #include "unity/core/plan/plan_optimizer.h"
@@ -445,6 +446,49 @@ TEST(LaunchablePlans, JointSearchPlansWhatMegatronRuns) {
   OptimizeOptions sequential = launchable;
   sequential.mode = "sequential";
   EXPECT_THROW(optimize_plan(model, machine, sequential), InputError);
+}
+
+// `--launcher deepspeed`: the search leaves out what DeepSpeed lacks, and its plan of Llama 2 7B on
+// 16 H100s exports to DeepSpeed as it is (the --launchable plan, interleaved, does not).
+TEST(LaunchablePlans, OneLaunchersLimitsLeaveOutWhatItLacks) {
+  const Graph model = load_model_for_devices("llama-7b", 16, 64);
+  const MachineSpec machine = load_machine("dgx-h100", {0, 16});
+  OptimizeOptions any;
+  any.mode = "joint";
+  any.layout.launchable = true;
+  EXPECT_THROW(export_launch(optimize_plan(model, machine, any), {Framework::DeepSpeed, false}),
+               InputError);
+  OptimizeOptions deepspeed;
+  deepspeed.mode = "joint";
+  limit_to_launcher(deepspeed.layout, Framework::DeepSpeed);
+  EXPECT_TRUE(deepspeed.layout.launchable);
+  const Plan plan = optimize_plan(model, machine, deepspeed);
+  ASSERT_TRUE(plan.pipeline);
+  const auto& p = *plan.pipeline;
+  EXPECT_EQ(p.interleave, 1);
+  EXPECT_FALSE(p.tp_comm_overlap);
+  EXPECT_EQ(p.context_parallel, 1);
+  if (p.pipeline_stages > 1) {
+    EXPECT_LE(p.zero_stage, 1);
+  }
+  const ExportResult r = export_launch(plan, {Framework::DeepSpeed, false});
+  EXPECT_FALSE(r.nearest);
+  // What the request fixes and DeepSpeed lacks is refused, naming the flag.
+  LayoutRequest interleaved;
+  interleaved.interleave = 2;
+  try {
+    limit_to_launcher(interleaved, Framework::DeepSpeed);
+    ADD_FAILURE() << "limited";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--launcher deepspeed: --interleave"), std::string::npos)
+        << e.what();
+  }
+  // Megatron-LM's limits are --launchable's.
+  LayoutRequest megatron;
+  limit_to_launcher(megatron, Framework::Megatron);
+  EXPECT_TRUE(megatron.launchable);
+  EXPECT_EQ(megatron.interleave, 0);
+  EXPECT_EQ(megatron.max_zero_with_stages, 3);
 }
 
 // What optimize states beside a decoder's plan: each launcher's verdict, one reason where the

@@ -163,7 +163,7 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
   } else if (joint) {
     stage.recomputes = {{Recompute::None, {}}, {Recompute::Selective, {}}, {Recompute::Full, {}}};
     // Mixture-of-experts layers keep most of a layer's activations inside the experts.
-    if (facts_.experts > 0)
+    if (facts_.experts > 0 && r.recompute_module_sets)
       for (const RecomputeModules& modules : kMoeRecipeRecomputeModules)
         stage.recomputes.push_back({Recompute::Selective, modules});
   } else {
@@ -181,6 +181,8 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
   } else {
     stage.zeros = {0};
   }
+  // A launcher without ZeRO beyond a stage with pipelines (--launcher deepspeed).
+  if (pp > 1) std::erase_if(stage.zeros, [&](int z) { return z > r.max_zero_with_stages; });
   // Overlapping the data-parallel communication with compute never costs time in this model, so
   // the joint search takes it where the devices can (not CPU ranks); Megatron-LM's published
   // layouts (SC'21) did not overlap.

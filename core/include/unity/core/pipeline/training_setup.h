@@ -85,6 +85,12 @@ struct LayoutRequest {
   // Megatron-LM deals them; the layout (TP, CP, PP, interleaving, micro-batches, ZeRO,
   // recomputation, overlap, experts) still searched.
   bool launchable = false;
+  // What one framework's launcher lacks besides (launch_limits.h, `--launcher F`): ZeRO beyond
+  // this stage with pipeline stages, and Megatron-Core's recomputation modules beyond the
+  // attention's. The others it lacks (interleaving, TP overlap, context parallelism) are fixed
+  // off in the fields above.
+  int max_zero_with_stages = 3;
+  bool recompute_module_sets = true;
   bool empty() const {
     return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
            zero_stage < 0 && !sequence_parallel && !overlap_grad_reduce && !tp_comm_overlap &&

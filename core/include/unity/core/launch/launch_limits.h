@@ -1,0 +1,17 @@
+#pragma once
+// One framework's launcher as limits on the layout search (`unity optimize --launcher F`, which
+// implies --launchable): the features of a layout it cannot run, left out of the search, so
+// that the plan exports to it as it is.
+#include "unity/core/launch/launch_writers.h"
+#include "unity/core/pipeline/training_setup.h"
+
+namespace unity::launch {
+
+// DeepSpeed: no interleaved schedule, no tensor-parallel communication overlap, no context
+// parallelism, ZeRO-1 at most with pipeline stages; DeepSpeed and torchtitan: none of
+// Megatron-Core's recomputation modules beyond the attention's. Megatron-LM: none beyond
+// --launchable's. Throws InputError naming the flag where `request` fixes what the framework
+// cannot run.
+void limit_to_launcher(LayoutRequest& request, Framework framework);
+
+}  // namespace unity::launch

@@ -1,0 +1,35 @@
+#include "unity/core/launch/launch_limits.h"
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
+
+namespace unity::launch {
+
+namespace {
+
+[[noreturn]] void refuse(Framework f, std::string_view flag, std::string_view lack) {
+  throw InputError(fmt::format("--launcher {}: {} asks for {}, which {} has not", to_string(f),
+                               flag, lack, display_name(f)));
+}
+
+}  // namespace
+
+void limit_to_launcher(LayoutRequest& r, Framework f) {
+  r.launchable = true;
+  if (f == Framework::Megatron) return;
+  if (r.recompute == Recompute::Selective && !r.recompute_modules.is_default())
+    refuse(f, "--recompute-modules", "Megatron-Core's recomputation modules");
+  r.recompute_module_sets = false;
+  if (f != Framework::DeepSpeed) return;
+  if (r.interleave > 1) refuse(f, "--interleave", "an interleaved schedule");
+  r.interleave = 1;
+  if (r.tp_comm_overlap.value_or(false))
+    refuse(f, "--tp-comm-overlap", "tensor-parallel communication overlap");
+  r.tp_comm_overlap = false;
+  if (r.context_parallel > 1) refuse(f, "--cp", "context parallelism");
+  r.context_parallel = 1;
+  r.max_zero_with_stages = 1;
+}
+
+}  // namespace unity::launch
