@@ -541,15 +541,24 @@ class PipelineViewsTests : public QObject {
     QVERIFY(view.runner()->waitForFinished(240000));
     QTRY_VERIFY_WITH_TIMEOUT(doc.plan("joint") != plan, 10000);
     QVERIFY(!doc.plan("joint")->pipeline);
-    // Plans a launcher takes: the request says so, and so does the status line.
+    // Plans a launcher takes, any one's or DeepSpeed's: the request says so, and so does the
+    // status line.
     pins->pipelinesBox()->setChecked(true);
-    QVERIFY(pins->launchableBox()->isEnabled());
-    pins->launchableBox()->setChecked(true);
+    QComboBox* launcher = pins->launcherBox();
+    QVERIFY(launcher->isEnabled());
+    launcher->setCurrentIndex(launcher->findData("any"));
     QVERIFY(pins->request().launchable);
     QVERIFY(pins->describe().contains("--launchable"));
-    LayoutRequest back;
-    pins->setRequest(back);
-    QVERIFY(!pins->launchableBox()->isChecked());
+    launcher->setCurrentIndex(launcher->findData("deepspeed"));
+    const LayoutRequest deepspeed = pins->request();
+    QVERIFY(deepspeed.launchable);
+    QCOMPARE(deepspeed.interleave, 1);
+    QCOMPARE(deepspeed.max_zero_with_stages, 1);
+    QVERIFY(pins->describe().contains("--launcher deepspeed"));
+    pins->setRequest(LayoutRequest{});
+    QCOMPARE(launcher->currentIndex(), 0);
+    pins->setRequest(deepspeed);
+    QCOMPARE(launcher->currentData().toString(), QString("deepspeed"));
   }
 
   // Megatron-Core's recomputation modules from the pins: the MoE recipes' presets, and a plan's

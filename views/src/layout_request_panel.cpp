@@ -6,6 +6,9 @@
 #include <QLabel>
 #include <QSpinBox>
 
+#include "unity/core/errors.h"
+#include "unity/core/launch/launch_limits.h"
+
 namespace unity::views {
 
 namespace {
@@ -33,18 +36,24 @@ LayoutRequestPanel::LayoutRequestPanel(QWidget* parent)
       recompute_(new QComboBox(this)),
       zero_(new QComboBox(this)),
       pipelines_(new QCheckBox(tr("Pipelines"), this)),
-      launchable_(new QCheckBox(tr("Launchable"), this)) {
+      launcher_(new QComboBox(this)) {
   setObjectName(QStringLiteral("layoutRequest"));
   stages_->setObjectName(QStringLiteral("pinStages"));
   microBatches_->setObjectName(QStringLiteral("pinMicroBatches"));
   tensorParallel_->setObjectName(QStringLiteral("pinTensorParallel"));
   recompute_->setObjectName(QStringLiteral("pinRecompute"));
   zero_->setObjectName(QStringLiteral("pinZero"));
-  launchable_->setObjectName(QStringLiteral("launchable"));
-  launchable_->setToolTip(
-      tr("Plan only what a framework's launcher takes (--launchable): each layer split as "
-         "Megatron-LM splits it, stages of whole layers; the plan then exports to Megatron-LM, "
-         "torchtitan or DeepSpeed as it is"));
+  launcher_->setObjectName(QStringLiteral("launcher"));
+  launcher_->addItem(tr("any plan"), QString());
+  launcher_->addItem(tr("launchable"), QStringLiteral("any"));
+  for (launch::Framework f :
+       {launch::Framework::Megatron, launch::Framework::Torchtitan, launch::Framework::DeepSpeed})
+    launcher_->addItem(QString::fromUtf8(launch::display_name(f).data()),
+                       QString::fromUtf8(launch::to_string(f).data()));
+  launcher_->setToolTip(
+      tr("Plan only what a launcher takes: any framework's (--launchable: each layer split as "
+         "Megatron-LM splits it, stages of whole layers), or one framework's with its own "
+         "limits too (--launcher F); the plan then exports as it is"));
   recompute_->addItem(tr("searched"), QString());
   for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
     const QString name = QString::fromStdString(std::string(to_string(r)));
@@ -81,18 +90,17 @@ LayoutRequestPanel::LayoutRequestPanel(QWidget* parent)
   add(tr("Tensor parallel:"), tensorParallel_);
   add(tr("Recompute:"), recompute_);
   add(tr("ZeRO:"), zero_);
-  row->addSpacing(6);
-  row->addWidget(launchable_);
+  add(tr("Launch:"), launcher_);
   row->addStretch(1);
 
   for (QSpinBox* b : {stages_, microBatches_, tensorParallel_})
     connect(b, &QSpinBox::valueChanged, this, &LayoutRequestPanel::changed);
   for (QComboBox* b : {recompute_, zero_})
     connect(b, &QComboBox::currentIndexChanged, this, &LayoutRequestPanel::changed);
-  connect(launchable_, &QCheckBox::toggled, this, &LayoutRequestPanel::changed);
+  connect(launcher_, &QComboBox::currentIndexChanged, this, &LayoutRequestPanel::changed);
   connect(pipelines_, &QCheckBox::toggled, this, [this](bool on) {
     for (QWidget* w : std::initializer_list<QWidget*>{stages_, microBatches_, tensorParallel_,
-                                                      recompute_, zero_, launchable_})
+                                                      recompute_, zero_, launcher_})
       w->setEnabled(on);
     emit changed();
   });
@@ -108,7 +116,18 @@ LayoutRequest LayoutRequestPanel::request() const {
   r.set_recompute(recompute_->itemData(i).toString().toStdString(),
                   recompute_->itemData(i, kModulesRole).toString().toStdString());
   r.zero_stage = zero_->currentData().toInt();
-  r.launchable = launchable_->isChecked();
+  const QString launcher = launcher_->currentData().toString();
+  if (launcher == QStringLiteral("any")) {
+    r.launchable = true;
+  } else if (!launcher.isEmpty()) {
+    try {
+      launch::limit_to_launcher(r, launch::framework_from_string(launcher.toStdString()));
+    } catch (const InputError&) {
+      // A pin the framework lacks (Megatron-Core's recomputation modules): any launcher's plan,
+      // whose launch line then says what stops this one.
+      r.launchable = true;
+    }
+  }
   return r;
 }
 
@@ -132,7 +151,10 @@ void LayoutRequestPanel::setRequest(const LayoutRequest& r) {
   if (index < 0) index = addRecomputeModules(modules.toStdString());
   recompute_->setCurrentIndex(index);
   zero_->setCurrentIndex(zero_->findData(r.zero_stage < 0 ? -1 : r.zero_stage));
-  launchable_->setChecked(r.launchable);
+  const int launcher =
+      launcher_->findData(r.launcher.empty() ? (r.launchable ? QStringLiteral("any") : QString())
+                                             : QString::fromStdString(r.launcher));
+  launcher_->setCurrentIndex(launcher < 0 ? 0 : launcher);
 }
 
 int LayoutRequestPanel::addRecomputeModules(const std::string& names) {

@@ -17,6 +17,7 @@ namespace {
 
 void limit_to_launcher(LayoutRequest& r, Framework f) {
   r.launchable = true;
+  r.launcher = std::string(to_string(f));
   if (f == Framework::Megatron) return;
   if (r.recompute == Recompute::Selective && !r.recompute_modules.is_default())
     refuse(f, "--recompute-modules", "Megatron-Core's recomputation modules");

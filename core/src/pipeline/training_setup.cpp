@@ -62,7 +62,10 @@ std::string LayoutRequest::describe() const {
   if (context_exchange) parts.push_back(fmt::format("--cp-comm {}", to_string(*context_exchange)));
   if (embedding_in_split) parts.emplace_back("--account-for-embedding-in-pipeline-split");
   if (loss_in_split) parts.emplace_back("--account-for-loss-in-pipeline-split");
-  if (launchable) parts.emplace_back("--launchable");
+  if (!launcher.empty())
+    parts.push_back(fmt::format("--launcher {}", launcher));
+  else if (launchable)
+    parts.emplace_back("--launchable");
   if (!expert_load.dropless())
     parts.push_back(fmt::format("--moe-expert-capacity-factor {}", expert_load.capacity_factor));
   else if (expert_load.imbalance != 1)

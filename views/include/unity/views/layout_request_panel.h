@@ -2,9 +2,9 @@
 // The search view's large-model layout controls: pin the pipeline depth, the micro-batch count,
 // the tensor-parallel replica size, activation recomputation and the ZeRO stage to one value, or
 // leave each "searched"; allow or veto pipeline parallelism as a whole; and ask for plans a
-// launcher takes. They fill core's LayoutRequest (training_setup.h) and
-// OptimizeOptions::pipelines, the same knobs as `unity optimize --pp --micro-batches --tp
-// --recompute --zero --no-pipeline --launchable`.
+// launcher takes, any one's or one framework's. They fill core's LayoutRequest
+// (training_setup.h) and OptimizeOptions::pipelines, the same knobs as `unity optimize --pp
+// --micro-batches --tp --recompute --zero --no-pipeline --launchable --launcher F`.
 //
 // A LayoutRequest fixes a value or searches all of them: vetoing a single value ("anything but 8
 // stages") has no field, so the panel offers pin or searched per knob and a veto of pipelines.
@@ -37,7 +37,7 @@ class LayoutRequestPanel : public QWidget {
   QComboBox* recomputeBox() const { return recompute_; }
   QComboBox* zeroBox() const { return zero_; }
   QCheckBox* pipelinesBox() const { return pipelines_; }
-  QCheckBox* launchableBox() const { return launchable_; }
+  QComboBox* launcherBox() const { return launcher_; }
 
  signals:
   void changed();
@@ -55,7 +55,7 @@ class LayoutRequestPanel : public QWidget {
   QComboBox* recompute_;
   QComboBox* zero_;
   QCheckBox* pipelines_;
-  QCheckBox* launchable_;
+  QComboBox* launcher_;
 };
 
 }  // namespace unity::views

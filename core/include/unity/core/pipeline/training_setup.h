@@ -91,6 +91,7 @@ struct LayoutRequest {
   // off in the fields above.
   int max_zero_with_stages = 3;
   bool recompute_module_sets = true;
+  std::string launcher;  // the framework those limits are ("deepspeed"; empty: none)
   bool empty() const {
     return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
            zero_stage < 0 && !sequence_parallel && !overlap_grad_reduce && !tp_comm_overlap &&
