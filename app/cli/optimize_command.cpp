@@ -1,6 +1,4 @@
 // `unity optimize MODEL --machine P [--nodes N|--gpus N] [--mode M] [--out plan.json] [--json]`.
-#include <algorithm>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -74,16 +72,19 @@ void add_optimize_command(CLI::App& app) {
     if (plan.summary.model_shape)
       if (const auto config = hf_config_of(opt->model))
         add_hf_details(*plan.summary.model_shape, *config);
+    // Which launchers take the plan as it is (unity export without --nearest): a decoder's only.
+    const auto launchers = launch::launcher_verdicts(plan);
     // --launcher F promises a plan F runs: where F still refuses it (the model, mostly), say
     // why and write nothing.
-    if (!opt->layout.launcher.empty())
-      if (const auto launchers = launch::launcher_verdicts(plan))
-        for (const auto& v : launchers->verdicts)
-          if (launch::to_string(v.framework) == opt->layout.launcher && !v.runs())
-            throw InputError(fmt::format(
-                "--launcher {}: {} does not run the plan found for '{}': {} (nothing written)",
-                opt->layout.launcher, launch::display_name(v.framework), plan.summary.model,
-                fmt::join(v.refusals, "; ")));
+    if (!opt->layout.launcher.empty() && launchers) {
+      const launch::LauncherVerdict& v =
+          launchers->of(launch::framework_from_string(opt->layout.launcher));
+      if (!v.runs())
+        throw InputError(fmt::format(
+            "--launcher {}: {} does not run the plan found for '{}': {} (nothing written)",
+            opt->layout.launcher, launch::display_name(v.framework), plan.summary.model,
+            fmt::join(v.refusals, "; ")));
+    }
     if (!opt->out.empty()) write_text_file_atomic(opt->out, plan_to_json(plan).dump(1) + "\n");
     const auto& s = plan.summary;
     if (opt->json) {
@@ -97,7 +98,7 @@ void add_optimize_command(CLI::App& app) {
                                    {"lowest_error", checked->lowest_error},
                                    {"highest_error", checked->highest_error}};
       if (!opt->project.empty()) j["project"] = recorded.to_json();
-      if (const auto launchers = launch::launcher_verdicts(plan)) {
+      if (launchers) {
         auto& out = j["launchers"] = nlohmann::json::object();
         for (const auto& v : launchers->verdicts)
           out[std::string(launch::to_string(v.framework))] = {{"runs", v.runs()},
@@ -147,17 +148,13 @@ void add_optimize_command(CLI::App& app) {
     if (const auto checked =
             published_accuracy_statement(machine, model, plan.experts_per_device()))
       fmt::print("  checked        {}\n", *checked);
-    // Which launchers take the plan as it is (unity export without --nearest).
-    if (const auto launchers = launch::launcher_verdicts(plan)) {
-      const bool all = std::all_of(launchers->verdicts.begin(), launchers->verdicts.end(),
-                                   [](const launch::LauncherVerdict& v) { return v.runs(); });
+    if (launchers)
       fmt::print("  launch         {}{}\n", launchers->describe(),
-                 all                           ? ""
+                 launchers->all_run()          ? ""
                  : launchers->searched_own_way ? " (optimize --launchable plans what they run; "
                                                  "export --nearest re-plans this layout)"
                                                : " (export --nearest writes the nearest layout "
                                                  "each runs)");
-    }
     if (plan.pipeline) {
       fmt::print("\n");
       print_pipeline(*plan.pipeline, false, has_causal_attention(plan.pcg));

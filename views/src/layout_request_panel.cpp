@@ -46,8 +46,7 @@ LayoutRequestPanel::LayoutRequestPanel(QWidget* parent)
   launcher_->setObjectName(QStringLiteral("launcher"));
   launcher_->addItem(tr("any plan"), QString());
   launcher_->addItem(tr("launchable"), QStringLiteral("any"));
-  for (launch::Framework f :
-       {launch::Framework::Megatron, launch::Framework::Torchtitan, launch::Framework::DeepSpeed})
+  for (launch::Framework f : launch::kFrameworks)
     launcher_->addItem(QString::fromUtf8(launch::display_name(f).data()),
                        QString::fromUtf8(launch::to_string(f).data()));
   launcher_->setToolTip(

@@ -13,9 +13,19 @@ std::optional<LauncherVerdicts> launcher_verdicts(const Plan& plan) {
   const Derivation d = launch_spec_of(plan);
   LauncherVerdicts out;
   out.searched_own_way = !d.spec;
-  for (Framework f : {Framework::Megatron, Framework::Torchtitan, Framework::DeepSpeed})
+  for (Framework f : kFrameworks)
     out.verdicts.push_back({f, d.spec ? cannot_run(*d.spec, f) : d.inexpressible});
   return out;
+}
+
+const LauncherVerdict& LauncherVerdicts::of(Framework f) const {
+  return *std::find_if(verdicts.begin(), verdicts.end(),
+                       [&](const LauncherVerdict& v) { return v.framework == f; });
+}
+
+bool LauncherVerdicts::all_run() const {
+  return std::all_of(verdicts.begin(), verdicts.end(),
+                     [](const LauncherVerdict& v) { return v.runs(); });
 }
 
 std::string LauncherVerdicts::describe() const {

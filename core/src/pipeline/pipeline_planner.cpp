@@ -873,8 +873,8 @@ class Planner {
              .comm_sms = kNcclSms},
             [&](double buffer) { return costs_.allreduce_time(group, buffer); });
       };
-      const DataSync sync =
-          sync_over(rank_params[r], l.grid().data_parallel_group(r), rank_first_weights[r]);
+      const DataSync sync = sync_over(rank_params[r], l.grid().data_parallel_group(r),
+                                      std::move(rank_first_weights[r]));
       // The experts' weights, each held by the expert-data-parallel devices of its shard, are
       // synchronised among those (one group per device of an expert group).
       const int edp = p.expert_data_parallel;

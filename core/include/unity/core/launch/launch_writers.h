@@ -16,6 +16,8 @@
 namespace unity::launch {
 
 enum class Framework { Megatron, Torchtitan, DeepSpeed };
+inline constexpr Framework kFrameworks[] = {Framework::Megatron, Framework::Torchtitan,
+                                            Framework::DeepSpeed};
 // "megatron", "torchtitan", "deepspeed"; throws InputError naming the three.
 Framework framework_from_string(std::string_view name);
 std::string_view to_string(Framework f);

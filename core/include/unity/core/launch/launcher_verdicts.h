@@ -22,6 +22,8 @@ struct LauncherVerdicts {
   // What stops them all is the joint search's own layout (a layer split its own way, a stage cut
   // inside a layer), which `optimize --launchable` leaves out.
   bool searched_own_way = false;
+  const LauncherVerdict& of(Framework f) const;  // one of the three
+  bool all_run() const;
   // "Megatron-LM and torchtitan run it as it is; DeepSpeed does not: REASON", each framework
   // that does not with its first reason (one reason where all share it).
   std::string describe() const;
