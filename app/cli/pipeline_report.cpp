@@ -22,10 +22,11 @@ void print_pipeline(const PipelinePlan& p, bool costs, bool causal_attention) {
              p.context_parallel > 1 ? fmt::format(" x cp {}", p.context_parallel) : std::string(),
              p.pipeline_stages, p.data_parallel, p.pipeline_stages * p.data_parallel,
              p.tensor_parallel * p.context_parallel, to_string(p.dtype));
-  fmt::print("schedule    1F1B{}, {} micro-batches of {} samples, bubble {:.1f}% ({:.3f} ms)\n",
+  fmt::print("schedule    1F1B{}, {} micro-batch{} of {} sample{}, bubble {:.1f}% ({:.3f} ms)\n",
              p.interleave > 1 ? fmt::format(" interleaved ({} chunks per device)", p.interleave)
                               : std::string(),
-             p.micro_batches, p.micro_batch_size, 100 * p.bubble_fraction, p.bubble_time * 1e3);
+             p.micro_batches, p.micro_batches == 1 ? "" : "es", p.micro_batch_size,
+             p.micro_batch_size == 1 ? "" : "s", 100 * p.bubble_fraction, p.bubble_time * 1e3);
   fmt::print("savers      recomputation {}, ZeRO stage {}, sequence parallelism {}\n",
              describe_recompute(p.recompute, p.recompute_modules), p.zero_stage,
              p.sequence_parallel ? "on" : "off");

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 
 #include <unistd.h>
 
@@ -79,6 +80,13 @@ const Published kDense[] = {
     {"pythia-1b", 1011781632.0, 1011781632, 16 * 3 * 2048, "Pythia, Table 1"},
     // GPT-NeoX-20B paper (Black et al. 2022), Table 1: 20,554,567,680 parameters.
     {"gpt-neox-20b", 20554567680.0, 20554567680, 44 * 3 * 6144, "GPT-NeoX-20B, Table 1"},
+    // Gemma report (Gemma Team 2024), Table 2: 7B has 7,751,248,896 non-embedding and 786,432,000
+    // embedding parameters.
+    {"gemma-7b", 8537680896.0, 8537680896, 0, "Gemma: Open Models..., Table 2"},
+    // Model page: 7.17B. Its tied head; biases everywhere, of which the graph leaves out q, k and
+    // v's: 32 x (4,608 + 2 x 512).
+    {"starcoder2-7b", 7.17e9, 7173923840, 32 * (4608 + 2 * 512), "bigcode/starcoder2-7b model page",
+     0.005e9},
 };
 
 const Published kMoe[] = {
@@ -97,6 +105,22 @@ const Published kMoe[] = {
     // 24 x 64, the experts' biases 24 x 32 x (2 x 2,880 + 2,880) and the router's 24 x 32.
     {"gpt-oss-20b", 20.91e9, 20914757184, 24 * 5120 + 24 * 64 + 24 * 32 * 8640 + 24 * 32,
      "gpt-oss-120b & gpt-oss-20b Model Card, Table 1"},
+    // Model page: 14.3B (2.7B activated). A shared expert 5,632 wide beside 60 of 1,408. Not held
+    // by the graph: the q, k, v biases 24 x 3 x 2,048 and the shared expert's gate 24 x 2,048.
+    {"Qwen1.5-MoE-A2.7B", 14.3e9, 14315784192, 24 * 3 * 2048 + 24 * 2048,
+     "Qwen/Qwen1.5-MoE-A2.7B model page", 0.05e9},
+    // Model page: 57.4B (Qwen2 Technical Report: 57B, 14B activated). Not held by the graph: the
+    // q, k, v biases 28 x (3,584 + 2 x 512) and the shared expert's gate 28 x 3,584.
+    {"Qwen2-57B-A14B", 57.4e9, 57408658944, 28 * (3584 + 2 * 512) + 28 * 3584,
+     "Qwen/Qwen2-57B-A14B model page", 0.05e9},
+    // Model page: 6.92B (OLMoE paper: 6.9B total, 1.3B active). Not held by the graph: the q and k
+    // norms over the whole projections, 16 x 2 x 2,048.
+    {"OLMoE-1B-7B-0924", 6.92e9, 6919161856, 16 * 2 * 2048, "allenai/OLMoE-1B-7B-0924 model page",
+     0.005e9},
+    // Model page: 41.9B (model card: 6.6B active). Not held by the graph: the q, k, v biases 32 x
+    // (4,096 + 2 x 1,024) and the head's bias, 32,064.
+    {"Phi-3.5-MoE-instruct", 41.9e9, 41873153344, 32 * (4096 + 2 * 1024) + 32064,
+     "microsoft/Phi-3.5-MoE-instruct model page", 0.05e9},
 };
 
 TEST(HfConfig, DenseConfigsCountAndBuildThePublishedParameters) {
@@ -150,6 +174,17 @@ TEST(HfConfig, MixtureOfExpertsActiveParameters) {
   const Graph oss =
       hf::build_hf_model(hf::read_hf_config(published_config("gpt-oss-20b")), 1, short_sequence);
   EXPECT_NEAR(static_cast<double>(oss.active_parameter_count() - 201088LL * 2880), 3.61e9, 0.01e9);
+  // With their embeddings, as each publishes it: Qwen1.5-MoE-A2.7B 2.7B activated (its model
+  // card), Qwen2-57B-A14B 14B (the Qwen2 Technical Report, to the billion), OLMoE 1.3B active (its
+  // paper), Phi-3.5-MoE 6.6B active (its model card).
+  for (const auto& [name, active, rounding] :
+       {std::tuple{"Qwen1.5-MoE-A2.7B", 2.7e9, 0.05e9}, std::tuple{"Qwen2-57B-A14B", 14e9, 0.5e9},
+        std::tuple{"OLMoE-1B-7B-0924", 1.3e9, 0.05e9},
+        std::tuple{"Phi-3.5-MoE-instruct", 6.6e9, 0.05e9}}) {
+    const Graph g =
+        hf::build_hf_model(hf::read_hf_config(published_config(name)), 1, short_sequence);
+    EXPECT_NEAR(static_cast<double>(g.active_parameter_count()), active, rounding) << name;
+  }
   // DeepSeek-V3 Technical Report: 37B activated; as the zoo's deepseek-v3 counts it.
   const Graph deepseek =
       hf::build_hf_model(hf::read_hf_config(published_config("DeepSeek-V3")), 1, short_sequence);

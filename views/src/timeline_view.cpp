@@ -34,7 +34,10 @@ QString pipelineLayoutText(const PipelinePlan& p) {
     parts << QObject::tr("cp %1 (%2)")
                  .arg(p.context_parallel)
                  .arg(QString::fromStdString(std::string(to_string(p.context_exchange))));
-  parts << QObject::tr("%1 micro-batches of %2").arg(p.micro_batches).arg(p.micro_batch_size);
+  parts
+      << (p.micro_batches == 1
+              ? QObject::tr("1 micro-batch of %1").arg(p.micro_batch_size)
+              : QObject::tr("%1 micro-batches of %2").arg(p.micro_batches).arg(p.micro_batch_size));
   if (p.interleave > 1) parts << QObject::tr("%1 chunks per device").arg(p.interleave);
   parts << QObject::tr("recompute %1")
                .arg(QString::fromStdString(std::string(to_string(p.recompute))));

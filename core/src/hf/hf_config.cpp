@@ -1,8 +1,8 @@
 // Reading a Hugging Face config.json: each architecture's fields as the transformers library's
 // config class names them (GPT-2's n_embd/n_layer/n_head/n_inner/n_positions, GPT-NeoX's
-// rotary_pct and use_parallel_residual, DeepSeek's n_routed_experts, ...), with the class's
-// default where a field is left out or null, and a message naming the file, the architecture and
-// the field where a value makes no model.
+// rotary_pct and use_parallel_residual, DeepSeek's n_routed_experts, Starcoder 2's use_bias, ...),
+// with the class's default where a field is left out or null, and a message naming the file, the
+// architecture and the field where a value makes no model.
 #include "unity/core/hf/hf_config.h"
 
 #include <algorithm>
@@ -23,13 +23,18 @@ enum class Family {
   Mistral,
   Qwen2,
   Qwen3,
+  Gemma,
   Gemma2,
   Gemma3,
   Phi3,
   Gpt2,
   NeoX,
+  Starcoder2,
   Mixtral,
+  Qwen2Moe,
   Qwen3Moe,
+  Olmoe,
+  PhiMoe,
   DeepseekV2,
   DeepseekV3,
   GptOss
@@ -47,13 +52,18 @@ constexpr Architecture kArchitectures[] = {
     {"MistralForCausalLM", "mistral", Family::Mistral, false},
     {"Qwen2ForCausalLM", "qwen2", Family::Qwen2, false},
     {"Qwen3ForCausalLM", "qwen3", Family::Qwen3, false},
+    {"GemmaForCausalLM", "gemma", Family::Gemma, true},
     {"Gemma2ForCausalLM", "gemma2", Family::Gemma2, true},
     {"Gemma3ForCausalLM", "gemma3_text", Family::Gemma3, true},
     {"Phi3ForCausalLM", "phi3", Family::Phi3, false},
     {"GPT2LMHeadModel", "gpt2", Family::Gpt2, true},
     {"GPTNeoXForCausalLM", "gpt_neox", Family::NeoX, false},
+    {"Starcoder2ForCausalLM", "starcoder2", Family::Starcoder2, true},
     {"MixtralForCausalLM", "mixtral", Family::Mixtral, false},
+    {"Qwen2MoeForCausalLM", "qwen2_moe", Family::Qwen2Moe, false},
     {"Qwen3MoeForCausalLM", "qwen3_moe", Family::Qwen3Moe, false},
+    {"OlmoeForCausalLM", "olmoe", Family::Olmoe, false},
+    {"PhiMoEForCausalLM", "phimoe", Family::PhiMoe, false},
     {"DeepseekV2ForCausalLM", "deepseek_v2", Family::DeepseekV2, false},
     {"DeepseekV3ForCausalLM", "deepseek_v3", Family::DeepseekV3, false},
     {"GptOssForCausalLM", "gpt_oss", Family::GptOss, false},
@@ -214,6 +224,7 @@ void read_sliding_window(HfConfig& c, const Fields& f, Family family) {
   switch (family) {
     case Family::Qwen2:
     case Family::Qwen3:
+    case Family::Qwen2Moe:
     case Family::Qwen3Moe:
       // Qwen2Config: a window only with use_sliding_window, on the layers from
       // max_window_layers on.
@@ -256,12 +267,30 @@ void read_moe(HfConfig& c, const Fields& f, Family family) {
       m.expert_bias = true;
       m.normalize_top_k = true;  // a softmax over the top-k logits
       break;
+    case Family::PhiMoe:  // Mixtral's block; its sparsemixer routing picks, it adds no work
+      m.experts = f.size("num_local_experts");
+      m.experts_per_token = f.size("num_experts_per_tok");
+      m.expert_ffn = c.ffn;
+      m.normalize_top_k = true;
+      break;
+    case Family::Olmoe:  // every layer's MLP is its experts, intermediate_size wide
+      m.experts = f.size("num_experts");
+      m.experts_per_token = f.size("num_experts_per_tok");
+      m.expert_ffn = c.ffn;
+      m.normalize_top_k = f.flag_or("norm_topk_prob", false);
+      break;
+    case Family::Qwen2Moe:
     case Family::Qwen3Moe:
       m.experts = f.size("num_experts");
       m.experts_per_token = f.size("num_experts_per_tok");
       m.expert_ffn = f.size("moe_intermediate_size");
       m.layer_step = f.size_or("decoder_sparse_step", 1);
       m.normalize_top_k = f.flag_or("norm_topk_prob", false);
+      if (family == Family::Qwen2Moe) {
+        // Qwen2MoeSparseMoeBlock: one shared expert of its own width, scaled by a sigmoid gate.
+        m.shared_ffn = f.count_or("shared_expert_intermediate_size", 0);
+        m.shared_expert_gate = m.shared_ffn > 0;
+      }
       if (f.has("mlp_only_layers")) {
         const json& list = f.at("mlp_only_layers");
         if (!list.is_array()) f.fail("mlp_only_layers", "must be a list of layer numbers");
@@ -331,7 +360,8 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
   c.layers = f.size("num_hidden_layers");
   c.heads = f.size("num_attention_heads");
   c.kv_heads = f.size_or("num_key_value_heads", c.heads);
-  const bool gemma = family == Family::Gemma2 || family == Family::Gemma3;
+  const bool gemma =
+      family == Family::Gemma || family == Family::Gemma2 || family == Family::Gemma3;
   c.head_dim = f.count_or("head_dim", gemma ? 256 : 0);
   if (c.head_dim == 0 && f.has("head_dim"))
     f.fail("head_dim", "must be a positive whole number, got 0");
@@ -342,13 +372,29 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
       f.text_or("hidden_activation", f.text_or("hidden_act", gemma ? "gelu_pytorch_tanh" : "silu"));
   c.rope_theta = f.number_or("rope_theta", f.number_or("rotary_emb_base", 10000.0));
   c.rotary_fraction = f.number_or("partial_rotary_factor", 1.0);
-  const bool bias = f.flag_or("attention_bias", family == Family::NeoX || family == Family::GptOss);
+  const bool bias =
+      f.flag_or("attention_bias",
+                family == Family::NeoX || family == Family::GptOss || family == Family::PhiMoe);
   c.qkv_bias = c.out_bias = bias;
   c.mlp_bias = f.flag_or("mlp_bias", false);
   switch (family) {
     case Family::Qwen2:  // Qwen2Attention: biases on q, k and v, none on o
+    case Family::Qwen2Moe:
       c.qkv_bias = true;
       c.out_bias = false;
+      break;
+    case Family::Olmoe:  // OlmoeAttention: RMSNorm over the whole q and k projections
+      c.qk_norm_whole = true;
+      break;
+    case Family::PhiMoe:  // PhiMoE: LayerNorm with biases, and a bias on the head
+      c.layer_norm = true;
+      c.head_bias = f.flag_or("lm_head_bias", false);
+      break;
+    case Family::Starcoder2:  // LayerNorm, use_bias on every linear layer, a plain GELU MLP
+      c.layer_norm = true;
+      c.gated_mlp = false;
+      c.qkv_bias = c.out_bias = c.mlp_bias = f.flag_or("use_bias", true);
+      c.activation = f.text_or("hidden_act", "gelu_pytorch_tanh");
       break;
     case Family::Qwen3:
     case Family::Qwen3Moe:

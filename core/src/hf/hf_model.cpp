@@ -8,9 +8,12 @@
 // parameters), the q/k norms (Qwen3, Gemma 3), partial rotary embeddings (the rotation is a small
 // element-wise cost) and sliding-window attention (every layer attends over the whole sequence,
 // which overstates the attention's cost of a window's layers at sequences beyond the window).
-// Gemma's scaled embedding and logit soft-capping are element-wise and left out. Of the
-// mixture-of-experts layers, gpt-oss's expert and router biases (0.03% of its parameters) and
-// DeepSeek's router score correction are not held by the Experts operator either. DeepSeek-V2 and
+// Gemma's scaled embedding and logit soft-capping are element-wise and left out, and so are
+// OLMoE's q/k norms over the whole projections and Phi-3.5-MoE's bias on the head (its logits'
+// one add). Of the mixture-of-experts layers, gpt-oss's expert and router biases (0.03% of its
+// parameters), DeepSeek's router score correction and Qwen2-MoE's sigmoid gate on its shared
+// expert (a [hidden -> 1] product and a scale, 0.0002% of the parameters) are not held by the
+// Experts operator either. DeepSeek-V2 and
 // V3 attend through LatentAttention (multi-head latent attention), its YaRN scaling of the
 // rotation and of the softmax left out (it changes no shape and no work); their group-limited
 // routing and routed scaling factor change which experts a token picks and its gates' scale,
@@ -105,6 +108,7 @@ Graph build_hf_model(const HfConfig& c, std::int64_t batch, const zoo::Transform
     z.experts_per_token = m.experts_per_token;
     z.expert_ffn = m.expert_ffn;
     z.shared_experts = m.shared_experts;
+    z.shared_ffn = m.shared_ffn;
     z.dense_layers_first = m.dense_layers_first;
     z.moe_layer_step = m.layer_step;
     z.step_from_one = m.step_from_one;

@@ -23,6 +23,7 @@ std::int64_t attention_parameters(const HfConfig& c) {
   if (c.qkv_bias) n += q + 2 * kv;
   if (c.out_bias) n += h;
   if (c.qk_norm) n += 2 * d;
+  if (c.qk_norm_whole) n += q + kv;
   if (c.attention_sinks) n += c.heads;
   return n;
 }
@@ -38,7 +39,8 @@ std::int64_t moe_parameters(const HfConfig& c) {
   std::int64_t n = m.experts * expert + c.hidden * m.experts;  // the experts and the router
   if (m.expert_bias) n += m.experts;
   if (m.score_correction) n += m.experts;
-  return n + m.shared_experts * mlp_parameters(c.hidden, m.expert_ffn, true, false);
+  if (m.shared_expert_gate) n += c.hidden;
+  return n + (m.shared_width() > 0 ? mlp_parameters(c.hidden, m.shared_width(), true, false) : 0);
 }
 
 }  // namespace
@@ -53,7 +55,8 @@ std::int64_t parameter_count(const HfConfig& c) {
   }
   n += c.vocab * c.hidden + norm;  // the token embedding and the final norm
   if (c.learned_positions) n += c.max_positions * c.hidden;
-  if (!c.tied) n += c.hidden * c.vocab;  // the head, without a bias
+  if (!c.tied) n += c.hidden * c.vocab;  // the head
+  if (c.head_bias) n += c.vocab;
   return n;
 }
 

@@ -91,7 +91,7 @@ std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
   const ModelShape& m = s.model;
   if (s.tp_comm_overlap)
     out.push_back("Megatron-DeepSpeed has no tensor-parallel communication overlap");
-  if (m.parallel_residual || m.sandwich_norms || m.qk_norm || m.qkv_bias)
+  if (m.parallel_residual || m.sandwich_norms || m.qk_norm || m.qk_norm_whole || m.qkv_bias)
     out.push_back(
         "Megatron-DeepSpeed's GPT has no parallel residual, extra norms or q/k/v "
         "biases");
@@ -100,6 +100,7 @@ std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
                               m.gated_mlp ? "gated" : "plain", m.activation));
   if (!m.rope_scaling.empty())
     out.push_back(fmt::format("Megatron-DeepSpeed has no rope scaling ('{}')", m.rope_scaling));
+  if (m.head_bias) out.push_back("Megatron-DeepSpeed's output layer has no bias (lm_head_bias)");
   if (m.sliding_window > 0 && m.sliding_window < m.seq)
     out.push_back("Megatron-DeepSpeed has no sliding-window attention");
   if (m.heads % s.tp != 0 || m.kv_heads % s.tp != 0)

@@ -164,6 +164,15 @@ std::vector<std::string> megatron_cannot_run(const LaunchSpec& s) {
     out.push_back(
         "Megatron-LM biases every linear layer or none (--disable-bias-linear), not "
         "the attention's alone");
+  if (m.qk_norm_whole)
+    out.push_back(
+        "--qk-layernorm normalises each head's queries and keys, not the whole projections "
+        "(OLMoE's q and k norms)");
+  if (m.head_bias) out.push_back("pretrain_gpt.py's output layer has no bias (lm_head_bias)");
+  if (m.shared_expert_gate)
+    out.push_back(
+        "pretrain_gpt.py has no flag for a sigmoid gate on the shared expert (Qwen2-MoE's "
+        "shared_expert_gate)");
   if (m.mla && !m.rope_scaling.empty() && m.rope_scaling != "yarn")
     out.push_back(fmt::format(
         "rope scaling '{}' on the latent attention (Megatron-LM's latent attention scales "

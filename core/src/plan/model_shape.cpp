@@ -373,11 +373,14 @@ void add_hf_details(ModelShape& s, const hf::HfConfig& c) {
   s.rope_scaling_params = c.rope_scaling_params;
   s.qkv_bias = c.qkv_bias;
   s.qk_norm = c.qk_norm;
+  s.qk_norm_whole = c.qk_norm_whole;
+  s.head_bias = c.head_bias;
   s.sliding_window = c.sliding_window;
   s.max_positions = c.max_positions;
   if (c.moe) {
     s.expert_bias = c.moe->expert_bias;
     s.router_score_correction = c.moe->score_correction;
+    s.shared_expert_gate = c.moe->shared_expert_gate;
   }
 }
 
@@ -423,6 +426,9 @@ json model_shape_to_json(const ModelShape& s) {
                {"rope_scaling_params", s.rope_scaling_params},
                {"qkv_bias", s.qkv_bias},
                {"qk_norm", s.qk_norm},
+               {"qk_norm_whole", s.qk_norm_whole},
+               {"head_bias", s.head_bias},
+               {"shared_expert_gate", s.shared_expert_gate},
                {"sliding_window", s.sliding_window},
                {"max_positions", s.max_positions},
                {"expert_bias", s.expert_bias},
@@ -476,6 +482,9 @@ ModelShape model_shape_from_json(const json& j) {
       }
       s.qkv_bias = h.value("qkv_bias", false);
       s.qk_norm = h.value("qk_norm", false);
+      s.qk_norm_whole = h.value("qk_norm_whole", false);
+      s.head_bias = h.value("head_bias", false);
+      s.shared_expert_gate = h.value("shared_expert_gate", false);
       s.sliding_window = json_integer_or<std::int64_t>(h, "sliding_window", 0, where);
       s.max_positions = json_integer_or<std::int64_t>(h, "max_positions", 0, where);
       s.expert_bias = h.value("expert_bias", false);

@@ -118,10 +118,10 @@ Outcome pipeline_outcome(const Graph& model, PipelinePlan p, const MachineSpec& 
 }
 
 std::string describe_layout(const PipelinePlan& p) {
-  std::string text =
-      fmt::format("tp{}{} x pp{} x dp{}, {} micro-batches of {}", p.tensor_parallel,
-                  p.context_parallel > 1 ? fmt::format(" x cp{}", p.context_parallel) : "",
-                  p.pipeline_stages, p.data_parallel, p.micro_batches, p.micro_batch_size);
+  std::string text = fmt::format(
+      "tp{}{} x pp{} x dp{}, {} micro-batch{} of {}", p.tensor_parallel,
+      p.context_parallel > 1 ? fmt::format(" x cp{}", p.context_parallel) : "", p.pipeline_stages,
+      p.data_parallel, p.micro_batches, p.micro_batches == 1 ? "" : "es", p.micro_batch_size);
   if (p.interleave > 1) text += fmt::format(", {} chunks per device", p.interleave);
   if (p.recompute != Recompute::None)
     text += fmt::format(", {} recomputation", describe_recompute(p.recompute, p.recompute_modules));

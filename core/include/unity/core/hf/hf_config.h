@@ -15,13 +15,17 @@
 
 namespace unity::hf {
 
-// The expert layers of a mixture-of-experts architecture (Mixtral, Qwen3-MoE, DeepSeek-V3,
-// gpt-oss), built as a router and an Experts operator (hf_model.cpp).
+// The expert layers of a mixture-of-experts architecture (Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE,
+// Phi-3.5-MoE, DeepSeek-V3, gpt-oss), built as a router and an Experts operator (hf_model.cpp).
 struct MoeConfig {
-  std::int64_t experts = 0;                // routed experts (num_local_experts, num_experts,
-                                           // n_routed_experts)
-  std::int64_t experts_per_token = 0;      // num_experts_per_tok: the router's top-k
-  std::int64_t shared_experts = 0;         // n_shared_experts: experts every token goes through
+  std::int64_t experts = 0;            // routed experts (num_local_experts, num_experts,
+                                       // n_routed_experts)
+  std::int64_t experts_per_token = 0;  // num_experts_per_tok: the router's top-k
+  std::int64_t shared_experts = 0;     // n_shared_experts: experts every token goes through
+  // The shared experts' MLP width where the config gives it whole (Qwen2-MoE's
+  // shared_expert_intermediate_size); 0: shared_experts x expert_ffn.
+  std::int64_t shared_ffn = 0;
+  bool shared_expert_gate = false;         // a sigmoid gate [hidden -> 1] on the shared expert
   std::int64_t expert_ffn = 0;             // each expert's width (moe_intermediate_size, else
                                            // intermediate_size)
   std::int64_t dense_layers_first = 0;     // first_k_dense_replace: leading layers with a dense MLP
@@ -34,6 +38,10 @@ struct MoeConfig {
   bool normalize_top_k = false;            // the picked weights renormalised to sum to 1
   // Whether layer `i` (0-based) of `layers` has experts rather than a dense MLP.
   bool is_moe_layer(std::int64_t i) const;
+  // The width of the one MLP the shared experts make together; 0 without them.
+  std::int64_t shared_width() const {
+    return shared_ffn > 0 ? shared_ffn : shared_experts * expert_ffn;
+  }
 };
 
 // DeepSeek's multi-head latent attention: queries and keys/values through low-rank projections.
@@ -55,12 +63,14 @@ struct HfConfig {
   bool out_bias = false;            // a bias on the attention's output projection
   bool mlp_bias = false;            // biases on the MLP's linear layers
   bool qk_norm = false;             // RMSNorm over each head's q and k (Qwen3, Gemma 3)
+  bool qk_norm_whole = false;       // RMSNorm over the whole q and k projections (OLMoE)
   bool layer_norm = false;          // LayerNorm with a bias (GPT-2, NeoX); else RMSNorm
   bool gated_mlp = true;            // down(act(gate(h)) * up(h)); false: a plain two-layer MLP
   std::string activation = "silu";  // hidden_act / hidden_activation / activation_function
   bool parallel_residual = false;   // use_parallel_residual (GPT-NeoX)
   bool sandwich_norms = false;      // norms after the attention and the MLP too (Gemma 2, 3)
   bool learned_positions = false;   // a position table (GPT-2) instead of rotary embeddings
+  bool head_bias = false;           // a bias on the LM head (Phi-3.5-MoE's lm_head_bias)
   bool attention_sinks = false;     // a learned logit per head (gpt-oss)
   double rope_theta = 0;            // rope_theta / rotary_emb_base; 0: none
   double rotary_fraction = 1;       // rotary_pct / partial_rotary_factor: share of a head rotated

@@ -30,13 +30,15 @@ struct TransformerSizes {
 
   // Mixture-of-experts layers (llama family; experts 0: every layer dense). A layer's MLP is a
   // router and an Experts operator, plus shared_experts dense SwiGLU experts of expert_ffn each
-  // run on every token (DeepSeek's shared expert: one MLP of shared_experts x expert_ffn), from
+  // run on every token (DeepSeek's shared expert: one MLP of shared_experts x expert_ffn, or of
+  // shared_ffn where that is given, as Qwen2-MoE's is), from
   // layer dense_layers_first on, every moe_layer_step-th layer (counted from 1 with
   // step_from_one, as Qwen counts; from 0 as DeepSeek does), except the dense_layers listed.
   std::int64_t experts = 0;
   std::int64_t experts_per_token = 0;  // top-k
   std::int64_t expert_ffn = 0;
   std::int64_t shared_experts = 0;
+  std::int64_t shared_ffn = 0;
   std::int64_t dense_layers_first = 0;
   std::int64_t moe_layer_step = 1;
   bool step_from_one = false;
