@@ -64,6 +64,29 @@ TEST(OptimizeCli, MemoryVerdictAndBadInput) {
   EXPECT_EQ(no_machine.exit_code, 1);
 }
 
+// A plan that does not fit says how many devices the model's state alone takes: Llama 3.1 8B's
+// 8.03B parameters at 18 bytes (bf16, Adam) are 134.6 GiB, two H100s fully sharded.
+TEST(OptimizeCli, APlanThatDoesNotFitStatesTheFewestDevicesForTheModelsState) {
+  const std::string llama = std::string(UNITY_SOURCE_DIR) + "/models/hf/Llama-3.1-8B";
+  auto one = run_cli("optimize " + llama + " --machine dgx-h100 --gpus 1 --seq 1024");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("does not fit"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("memory floor   the weights, gradients and optimizer state are 134.6 "
+                         "GiB (18 bytes a parameter): fully sharded (ZeRO-3), at least 2 devices "
+                         "of 80.0 GiB before any activation, more than the 1 planned on"),
+            std::string::npos)
+      << one.out;
+  auto json = run_cli("optimize " + llama + " --machine dgx-h100 --gpus 1 --seq 1024 --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["fewest_devices_for_state"], 2);
+  EXPECT_DOUBLE_EQ(j["model_state_bytes"].get<double>(), 18.0 * 8030261248.0);
+  // On 16 the plan fits and says nothing of it.
+  auto sixteen = run_cli("optimize " + llama + " --machine dgx-h100 --gpus 16 --seq 1024");
+  ASSERT_EQ(sixteen.exit_code, 0) << sixteen.err;
+  EXPECT_EQ(sixteen.out.find("memory floor"), std::string::npos);
+}
+
 // --head-dim beside --ffn and --kv-heads: heads of their own size plan, and a bad size exits 1
 // with a message.
 TEST(OptimizeCli, HeadDimResizesTheAttentionAndABadOneExitsOne) {

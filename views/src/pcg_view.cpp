@@ -188,6 +188,14 @@ QString PcgView::headline() const {
                 .arg(memory.fit == MemoryFit::Tight ? QStringLiteral("#ef6c00")
                                                     : QStringLiteral("#d32f2f"),
                      verdict);
+  // A plan that does not fit: how many devices the model's state alone takes (memory_verdict.h).
+  const QString floorText =
+      memory.fit == MemoryFit::DoesNotFit && s.fewest_devices_for_state > 0
+          ? tr("<br>Memory floor: %1")
+                .arg(QString::fromStdString(
+                    ModelStateFloor{s.model_state_bytes, s.fewest_devices_for_state}.describe(
+                        static_cast<double>(plan->pcg.parameter_count()), memory.capacity)))
+          : QString();
   return tr("<b>%1</b> per iteration (compute %2, communication %3) · %4 sent · peak memory %5 per "
             "device%6 · "
             "%7 compute + %8 parallel operators on %9 devices")
@@ -197,7 +205,7 @@ QString PcgView::headline() const {
              .arg(s.operators)
              .arg(s.parallel_operators)
              .arg(s.devices) +
-         checkedText + launchText + rewriteText + pipelineText;
+         floorText + checkedText + launchText + rewriteText + pipelineText;
 }
 
 void PcgView::updateProperties() {

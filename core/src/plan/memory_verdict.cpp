@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "unity/core/machine/machine_spec.h"
+#include "unity/core/pipeline/pipeline_cost.h"
 #include "unity/core/search/candidate_cost.h"
 
 namespace unity {
@@ -42,6 +43,22 @@ MemoryVerdict plan_memory_verdict(double peak_bytes, bool fits, const MachineSpe
   MemoryVerdict v = memory_verdict(peak_bytes, smallest_device_memory(machine));
   if (!fits) v.fit = MemoryFit::DoesNotFit;
   return v;
+}
+
+ModelStateFloor model_state_floor(double parameters, DataType dtype, Optimizer optimizer,
+                                  double capacity) {
+  ModelStateFloor f;
+  const MemoryBreakdown state = parameter_memory(parameters, dtype, optimizer, 0, 1);
+  f.bytes = state.weights + state.gradients + state.optimizer;
+  if (capacity > 0) f.devices = static_cast<int>(std::ceil(f.bytes / capacity));
+  return f;
+}
+
+std::string ModelStateFloor::describe(double parameters, double capacity) const {
+  return fmt::format(
+      "the weights, gradients and optimizer state are {} ({:.0f} bytes a parameter): fully "
+      "sharded (ZeRO-3), at least {} devices of {} before any activation",
+      gib(bytes), parameters > 0 ? bytes / parameters : 0.0, devices, gib(capacity));
 }
 
 std::string MemoryVerdict::describe() const {

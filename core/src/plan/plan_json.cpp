@@ -341,6 +341,8 @@ json summary_to_json(const PlanSummary& s) {
       {"peak_memory_bytes", bytes_to_json(s.peak_memory_bytes)},
       {"fits_in_memory", s.fits_in_memory},
       {"memory_verdict", s.memory_verdict},
+      {"model_state_bytes", s.model_state_bytes},
+      {"fewest_devices_for_state", s.fewest_devices_for_state},
       {"memory_margin_bytes", bytes_to_json(s.memory_margin_bytes)},
       {"search_seconds", s.search_seconds},
       {"candidates_evaluated", s.candidates_evaluated},
@@ -427,6 +429,9 @@ Plan plan_from_json_fields(const json& j) {
   p.summary.memory_verdict =
       s.value("memory_verdict", std::string(p.summary.fits_in_memory ? "fits" : "does-not-fit"));
   p.summary.memory_margin_bytes = s.value("memory_margin_bytes", 0.0);
+  p.summary.model_state_bytes = s.value("model_state_bytes", 0.0);
+  p.summary.fewest_devices_for_state =
+      json_integer_or(s, "fewest_devices_for_state", 0, "plan: summary");
   p.summary.dtype = s.value("dtype", "float32");
   p.summary.pipeline_stages = json_integer_or(s, "pipeline_stages", 1, "plan: summary");
   p.summary.micro_batches = json_integer_or(s, "micro_batches", 1, "plan: summary");

@@ -239,6 +239,11 @@ class PlanSearch {
         plan_memory_verdict(s.peak_memory_bytes, s.fits_in_memory, machine_);
     s.memory_verdict = to_string(memory.fit);
     s.memory_margin_bytes = memory.margin;
+    const ModelStateFloor floor =
+        model_state_floor(static_cast<double>(model_.parameter_count()), compute_dtype(model_),
+                          optimizer_from_string(optimizer_), memory.capacity);
+    s.model_state_bytes = floor.bytes;
+    s.fewest_devices_for_state = floor.devices;
     s.search_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     s.mapping_subproblems = plan.mapping.subproblems;

@@ -6,6 +6,9 @@
 #include <string>
 #include <string_view>
 
+#include "unity/core/cost/cost_model.h"
+#include "unity/core/pcg/data_type.h"
+
 namespace unity {
 
 enum class MemoryFit { Fits, Tight, DoesNotFit };
@@ -24,6 +27,20 @@ struct MemoryVerdict {
 inline constexpr double kTightMemoryShare = 0.1;
 
 MemoryVerdict memory_verdict(double peak_bytes, double capacity_bytes);
+
+// The least memory training takes whatever the layout: the model's weights, gradients and
+// optimizer state whole (`bytes`: 18 a parameter in bf16 with Adam, its fp32 gradients and master
+// weights), and how many devices of `capacity` hold them once ZeRO-3 spreads them evenly
+// (`devices`), before any activation, workspace or buffer. What a plan that does not fit is told.
+struct ModelStateFloor {
+  double bytes = 0;
+  int devices = 0;
+  // "the weights, gradients and optimizer state are 134.6 GiB (18 bytes a parameter): fully
+  // sharded (ZeRO-3), at least 2 devices of 80.0 GiB before any activation"
+  std::string describe(double parameters, double capacity) const;
+};
+ModelStateFloor model_state_floor(double parameters, DataType dtype, Optimizer optimizer,
+                                  double capacity);
 
 struct MachineSpec;
 // A plan's verdict on its machine's smallest device; a plan the mapping found not to fit (a

@@ -33,6 +33,10 @@ struct PlanSummary {
   // the peak (negative: over)
   std::string memory_verdict = "does-not-fit";
   double memory_margin_bytes = 0;
+  // The weights, gradients and optimizer state whole, and the devices of the smallest device's
+  // memory they take fully sharded (memory_verdict.h: model_state_floor).
+  double model_state_bytes = 0;
+  int fewest_devices_for_state = 0;
   double search_seconds = 0;
   std::int64_t candidates_evaluated = 0;
   std::vector<AppliedSubstitution> substitutions_applied;
