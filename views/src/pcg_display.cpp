@@ -82,7 +82,10 @@ DisplayFonts DisplayFonts::standard() {
 
 QString operatorSubtitle(const Node& node) {
   const Attributes& a = node.op.attrs;
-  QString s = qs(to_string(node.op.type));
+  // RMSNorm is a LayerNorm operator without the mean (rms = 1); engineers know it by its name.
+  QString s = node.op.type == OpType::LayerNorm && a.get_int("rms", 0) != 0
+                  ? QStringLiteral("RMSNorm")
+                  : qs(to_string(node.op.type));
   switch (node.op.type) {
     case OpType::Partition:
     case OpType::Combine:
