@@ -491,6 +491,46 @@ TEST(LaunchablePlans, OneLaunchersLimitsLeaveOutWhatItLacks) {
   EXPECT_EQ(megatron.max_zero_with_stages, 3);
 }
 
+// DeepSpeed's MoE layer spreads the experts over data-parallel copies with its own all-to-all
+// and takes no ZeRO-3: `--launcher deepspeed` plans Mixtral 8x7B on 32 H100s so (the joint search
+// alone picks DeepEP or an overlapped all-to-all, which DeepSpeed refuses), and refuses those
+// fixed by flag.
+TEST(LaunchablePlans, DeepSpeedsExpertLimitsBindWhereTheModelHasExperts) {
+  const Graph model = load_model_for_devices(
+      std::string(UNITY_SOURCE_DIR) + "/models/hf/Mixtral-8x7B-v0.1", 32, 128, [] {
+        zoo::TransformerResize r;
+        r.seq = 4096;
+        return r;
+      }());
+  const MachineSpec machine = load_machine("dgx-h100", {0, 32});
+  OptimizeOptions deepspeed;
+  deepspeed.mode = "joint";
+  limit_to_launcher(deepspeed.layout, Framework::DeepSpeed);
+  const Plan plan = optimize_plan(model, machine, deepspeed);
+  ASSERT_TRUE(plan.pipeline);
+  const auto& p = *plan.pipeline;
+  EXPECT_EQ(p.tensor_parallel, 1);
+  EXPECT_GT(p.expert_parallel, 1);
+  EXPECT_EQ(p.token_dispatcher, TokenDispatcher::AllToAll);
+  EXPECT_FALSE(p.ep_comm_overlap);
+  EXPECT_LE(p.zero_stage, 2);
+  EXPECT_FALSE(export_launch(plan, {Framework::DeepSpeed, false}).nearest);
+  for (auto fix : {+[](LayoutRequest& r) { r.tensor_parallel = 2; },
+                   +[](LayoutRequest& r) { r.dispatcher = TokenDispatcher::DeepEp; },
+                   +[](LayoutRequest& r) { r.ep_comm_overlap = true; },
+                   +[](LayoutRequest& r) { r.zero_stage = 3; }}) {
+    OptimizeOptions fixed = deepspeed;
+    fix(fixed.layout);
+    EXPECT_THROW(optimize_plan(model, machine, fixed), InputError);
+  }
+  // A dense model keeps tensor parallelism under the same limits.
+  OptimizeOptions dense = deepspeed;
+  dense.layout.tensor_parallel = 2;
+  EXPECT_EQ(optimize_plan(load_model_for_devices("llama-7b", 32, 128), machine, dense)
+                .pipeline->tensor_parallel,
+            2);
+}
+
 // What optimize states beside a decoder's plan: each launcher's verdict, one reason where the
 // joint search's own layout stops them all, nothing for a model no launcher trains.
 TEST(LauncherVerdicts, EachFrameworkAndItsFirstReason) {

@@ -31,6 +31,10 @@ void limit_to_launcher(LayoutRequest& r, Framework f) {
   if (r.context_parallel > 1) refuse(f, "--cp", "context parallelism");
   r.context_parallel = 1;
   r.max_zero_with_stages = 1;
+  // Its MoE layer (deepspeed/moe): experts over the data-parallel copies (ep_size), its own
+  // all-to-all, and no ZeRO-3 (which does not take MoE layers).
+  r.experts_over_copies_only = true;
+  r.max_zero_with_experts = 2;
 }
 
 }  // namespace unity::launch

@@ -26,8 +26,31 @@ LayoutSpace::LayoutSpace(const LayoutFacts& facts, const LayoutRequest& request,
   const int per_node = machine_.devices_per_node;
   if (facts_.batch <= 0)
     throw InputError(fmt::format("'{}' has no batch size to plan", facts_.model));
+  // A launcher whose experts spread over data-parallel copies only (--launcher deepspeed).
+  const bool copies_only = r.experts_over_copies_only && facts_.experts > 0;
+  if (copies_only) {
+    const char* why = "--launcher {}: {} asks for {}, which its mixture-of-experts layer has not";
+    if (r.tensor_parallel > 1)
+      throw InputError(fmt::format(fmt::runtime(why), r.launcher,
+                                   fmt::format("--tp {}", r.tensor_parallel),
+                                   "tensor parallelism (it spreads experts over data-parallel "
+                                   "copies only)"));
+    if (r.dispatcher && *r.dispatcher != TokenDispatcher::AllToAll)
+      throw InputError(fmt::format(fmt::runtime(why), r.launcher, "--dispatcher",
+                                   "another dispatcher than its own all-to-all"));
+    if (r.ep_comm_overlap.value_or(false))
+      throw InputError(fmt::format(fmt::runtime(why), r.launcher,
+                                   "--overlap-moe-expert-parallel-comm",
+                                   "all-to-alls overlapped with another micro-batch"));
+    if (r.zero_stage > r.max_zero_with_experts)
+      throw InputError(fmt::format(fmt::runtime(why), r.launcher,
+                                   fmt::format("--zero {}", r.zero_stage),
+                                   fmt::format("ZeRO beyond stage {}", r.max_zero_with_experts)));
+  }
   std::vector<int> tps;
-  if (r.tensor_parallel) {
+  if (copies_only) {
+    tps = {1};
+  } else if (r.tensor_parallel) {
     const int tp = r.tensor_parallel;
     if (tp > per_node || per_node % tp != 0 || n % tp != 0)
       throw InputError(fmt::format(
@@ -181,8 +204,10 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
   } else {
     stage.zeros = {0};
   }
-  // A launcher without ZeRO beyond a stage with pipelines (--launcher deepspeed).
+  // A launcher without ZeRO beyond a stage with pipelines, or with experts (--launcher deepspeed).
   if (pp > 1) std::erase_if(stage.zeros, [&](int z) { return z > r.max_zero_with_stages; });
+  if (facts_.experts > 0)
+    std::erase_if(stage.zeros, [&](int z) { return z > r.max_zero_with_experts; });
   // Overlapping the data-parallel communication with compute never costs time in this model, so
   // the joint search takes it where the devices can (not CPU ranks); Megatron-LM's published
   // layouts (SC'21) did not overlap.
@@ -213,15 +238,16 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
     exchanges = {*r.context_exchange};
   else if (joint && cp > 1)
     exchanges.push_back(ContextExchange::AllGather);
+  const bool own_alltoall = r.experts_over_copies_only;  // the launcher's own, not overlapped
   std::vector<TokenDispatcher> dispatchers{TokenDispatcher::AllToAll};
   if (r.dispatcher)
     dispatchers = {*r.dispatcher};
-  else if (joint && facts_.experts > 0)
+  else if (joint && facts_.experts > 0 && !own_alltoall)
     dispatchers.push_back(TokenDispatcher::DeepEp);
   std::vector<bool> ep_overlaps{false};
   if (r.ep_comm_overlap)
     ep_overlaps = {*r.ep_comm_overlap};
-  else if (joint && facts_.experts > 0 && can_overlap)
+  else if (joint && facts_.experts > 0 && can_overlap && !own_alltoall)
     ep_overlaps.push_back(true);
   // The order of the devices matters where links differ above the node: on a machine of pods.
   std::vector<DeviceOrder> orders{DeviceOrder::PipelineOutermost};

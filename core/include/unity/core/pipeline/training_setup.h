@@ -91,6 +91,11 @@ struct LayoutRequest {
   // off in the fields above.
   int max_zero_with_stages = 3;
   bool recompute_module_sets = true;
+  // Where the model has experts (DeepSpeed's MoE layer): the experts spread over data-parallel
+  // copies only (TP 1), tokens sent by the framework's own all-to-all with nothing overlapped,
+  // and ZeRO up to max_zero_with_experts.
+  bool experts_over_copies_only = false;
+  int max_zero_with_experts = 3;
   std::string launcher;  // the framework those limits are ("deepspeed"; empty: none)
   bool empty() const {
     return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
