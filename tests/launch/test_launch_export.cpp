@@ -531,6 +531,47 @@ TEST(LaunchablePlans, DeepSpeedsExpertLimitsBindWhereTheModelHasExperts) {
             2);
 }
 
+// torchtitan's deepseek_v3 671B attends with FlexAttention, which its context parallelism does
+// not take, and its qwen3 flavors have no pipelining: `--launcher torchtitan` plans DeepSeek-V3 on
+// 32 H100s without CP (--launchable alone takes CP 4, which torchtitan refuses), and --cp or --pp
+// fixed for them are refused by name.
+TEST(LaunchablePlans, TorchtitansFlavorLimitsBindForItsModel) {
+  zoo::TransformerResize seq;
+  seq.seq = 4096;
+  const std::string hf = std::string(UNITY_SOURCE_DIR) + "/models/hf/";
+  const Graph deepseek = load_model_for_devices(hf + "DeepSeek-V3", 32, 128, seq);
+  const MachineSpec machine = load_machine("dgx-h100", {0, 32});
+  OptimizeOptions launchable;
+  launchable.mode = "joint";
+  launchable.layout.launchable = true;
+  EXPECT_GT(optimize_plan(deepseek, machine, launchable).pipeline->context_parallel, 1);
+  OptimizeOptions torchtitan;
+  torchtitan.mode = "joint";
+  limit_to_launcher(torchtitan.layout, Framework::Torchtitan);
+  const Plan plan = optimize_plan(deepseek, machine, torchtitan);
+  ASSERT_TRUE(plan.pipeline);
+  EXPECT_EQ(plan.pipeline->context_parallel, 1);
+  EXPECT_FALSE(export_launch(plan, {Framework::Torchtitan, false}).nearest);
+  const auto refused = [&](const Graph& model, void (*fix)(LayoutRequest&), const char* why) {
+    OptimizeOptions fixed = torchtitan;
+    fix(fixed.layout);
+    try {
+      optimize_plan(model, machine, fixed);
+      ADD_FAILURE() << "planned";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused(
+      deepseek, +[](LayoutRequest& r) { r.context_parallel = 2; },
+      "--cp asks for context parallelism (its attention is FlexAttention), which "
+      "torchtitan's deepseek_v3 671B has not");
+  refused(
+      load_model_for_devices(hf + "Qwen3-30B-A3B", 32, 128, seq),
+      +[](LayoutRequest& r) { r.pipeline_stages = 2; },
+      "--pp asks for pipeline parallelism, which torchtitan's qwen3 30B-A3B has not");
+}
+
 // What optimize states beside a decoder's plan: each launcher's verdict, one reason where the
 // joint search's own layout stops them all, nothing for a model no launcher trains.
 TEST(LauncherVerdicts, EachFrameworkAndItsFirstReason) {

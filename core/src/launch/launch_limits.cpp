@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
+#include "unity/core/plan/model_shape.h"
 
 namespace unity::launch {
 
@@ -35,6 +36,29 @@ void limit_to_launcher(LayoutRequest& r, Framework f) {
   // all-to-all, and no ZeRO-3 (which does not take MoE layers).
   r.experts_over_copies_only = true;
   r.max_zero_with_experts = 2;
+}
+
+void limit_to_model(LayoutRequest& r, const Graph& model) {
+  if (r.launcher.empty() || framework_from_string(r.launcher) != Framework::Torchtitan) return;
+  const auto shape = model_shape_of(model);
+  if (!shape) return;
+  const auto flavor = detail::torchtitan_moe_flavor(*shape);
+  if (!flavor) return;
+  const auto lacks = [&](std::string_view flag, std::string_view what) {
+    throw InputError(
+        fmt::format("--launcher torchtitan: {} asks for {}, which torchtitan's {} has not", flag,
+                    what, flavor->flavor));
+  };
+  if (!flavor->pipelines) {
+    if (r.pipeline_stages > 1 || r.interleave > 1)
+      lacks(r.pipeline_stages > 1 ? "--pp" : "--interleave", "pipeline parallelism");
+    r.pipeline_stages = 1;
+  }
+  if (!flavor->sdpa) {
+    if (r.context_parallel > 1)
+      lacks("--cp", "context parallelism (its attention is FlexAttention)");
+    r.context_parallel = 1;
+  }
 }
 
 }  // namespace unity::launch

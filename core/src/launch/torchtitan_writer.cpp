@@ -123,6 +123,14 @@ std::string toml_string(const std::string& s) { return "\"" + s + "\""; }
 
 namespace detail {
 
+std::optional<TorchtitanFlavorLimits> torchtitan_moe_flavor(const ModelShape& m) {
+  const bool swiglu_decoder = m.rotary && m.rms_norm && m.gated_mlp && m.activation == "silu" &&
+                              !m.mlp_bias && !m.parallel_residual && !m.sandwich_norms && !m.tied;
+  const MoeFlavor* f = swiglu_decoder ? moe_flavor(m) : nullptr;
+  if (!f) return std::nullopt;
+  return TorchtitanFlavorLimits{fmt::format("{} {}", f->model, f->name), f->pipelines, f->sdpa};
+}
+
 std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& s) {
   std::vector<std::string> out;
   const ModelShape& m = s.model;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
+#include "unity/core/launch/launch_limits.h"
 #include "unity/core/ops/attention_core.h"
 #include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/pipeline/pipeline_planner.h"
@@ -638,7 +639,11 @@ std::string resolved_optimizer(const Graph& model, const OptimizeOptions& option
 }
 
 Plan optimize_plan(const Graph& model, const MachineSpec& machine, const OptimizeOptions& options) {
-  return PlanSearch(model, machine, options).run();
+  if (options.layout.launcher.empty()) return PlanSearch(model, machine, options).run();
+  // --launcher F: what F lacks for this model in particular too (a torchtitan flavor's).
+  OptimizeOptions limited = options;
+  launch::limit_to_model(limited.layout, model);
+  return PlanSearch(model, machine, limited).run();
 }
 
 }  // namespace unity

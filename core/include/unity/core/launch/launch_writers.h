@@ -5,6 +5,7 @@
 // arguments where the plan has TP or PP > 1). Every flag and key is one its framework's sources
 // define (framework_names_data.h, docs/export.md names the versions); what a framework cannot run
 // is refused with the reason, never approximated silently.
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -65,6 +66,14 @@ namespace detail {
 std::vector<std::string> megatron_cannot_run(const LaunchSpec& spec);
 std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& spec);
 std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& spec);
+// torchtitan's mixture-of-experts flavor of `model`, as what its train spec lacks: pipelining
+// (qwen3, gpt_oss) and SDPA, the only attention its context parallelism takes (FlexAttention's
+// flavors). nullopt where no flavor matches the model.
+struct TorchtitanFlavorLimits {
+  std::string flavor;  // "qwen3 30B-A3B"
+  bool pipelines = true, sdpa = true;
+};
+std::optional<TorchtitanFlavorLimits> torchtitan_moe_flavor(const ModelShape& model);
 // Megatron's model flags (shared by Megatron-LM and Megatron-DeepSpeed, which differ in a few
 // names): appended to `args` as "--flag value" items, names recorded.
 struct ArgList {
