@@ -483,6 +483,17 @@ TEST(LaunchablePlans, OneLaunchersLimitsLeaveOutWhatItLacks) {
     EXPECT_NE(std::string(e.what()).find("--launcher deepspeed: --interleave"), std::string::npos)
         << e.what();
   }
+  // Its pipeline engine gives every stage as many layers: 30 layers take no 4 stages.
+  zoo::TransformerResize thirty;
+  thirty.layers = 30;
+  OptimizeOptions four = deepspeed;
+  four.layout.pipeline_stages = 4;
+  EXPECT_THROW(optimize_plan(load_model_for_devices("llama-7b", 16, 64, thirty), machine, four),
+               InputError);
+  four.layout.pipeline_stages = 2;
+  EXPECT_EQ(optimize_plan(load_model_for_devices("llama-7b", 16, 64, thirty), machine, four)
+                .pipeline->pipeline_stages,
+            2);
   // Megatron-LM's limits are --launchable's.
   LayoutRequest megatron;
   limit_to_launcher(megatron, Framework::Megatron);

@@ -32,6 +32,7 @@ void limit_to_launcher(LayoutRequest& r, Framework f) {
   if (r.context_parallel > 1) refuse(f, "--cp", "context parallelism");
   r.context_parallel = 1;
   r.max_zero_with_stages = 1;
+  r.stages_of_equal_layers = true;
   // Its MoE layer (deepspeed/moe): experts over the data-parallel copies (ep_size), its own
   // all-to-all, and no ZeRO-3 (which does not take MoE layers).
   r.experts_over_copies_only = true;

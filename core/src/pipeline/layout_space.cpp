@@ -145,10 +145,16 @@ void LayoutSpace::add_stages(int tp, int cp) {
     if (pp > facts_.segments)
       throw InputError(fmt::format("--pp {}: '{}' has only {} segments to make stages of", pp,
                                    facts_.model, facts_.segments));
+    if (r.stages_of_equal_layers && pp > 1 && facts_.layers % pp != 0)
+      throw InputError(fmt::format(
+          "--launcher {}: --pp {} asks for stages of unequal layers ({} layers), which its "
+          "pipeline engine has not",
+          r.launcher, pp, facts_.layers));
     pps = {pp};
   } else {
     for (int pp : divisors(replicas))
-      if (pp <= facts_.segments) pps.push_back(pp);
+      if (pp <= facts_.segments && !(r.stages_of_equal_layers && pp > 1 && facts_.layers % pp != 0))
+        pps.push_back(pp);
   }
   for (int pp : pps) {
     const int dp = replicas / pp;

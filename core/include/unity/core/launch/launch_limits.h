@@ -8,7 +8,8 @@
 namespace unity::launch {
 
 // DeepSpeed: no interleaved schedule, no tensor-parallel communication overlap, no context
-// parallelism, ZeRO-1 at most with pipeline stages, and where the model has experts TP 1, its own
+// parallelism, ZeRO-1 at most with pipeline stages, stages of as many layers each (PP divides
+// the layers), and where the model has experts TP 1, its own
 // all-to-all without overlap and ZeRO-2 at most; DeepSpeed and torchtitan: none of
 // Megatron-Core's recomputation modules beyond the attention's. Megatron-LM: none beyond
 // --launchable's. Throws InputError naming the flag where `request` fixes what the framework

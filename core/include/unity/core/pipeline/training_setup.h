@@ -96,6 +96,8 @@ struct LayoutRequest {
   // and ZeRO up to max_zero_with_experts.
   bool experts_over_copies_only = false;
   int max_zero_with_experts = 3;
+  // Pipeline stages of as many layers each (DeepSpeed's pipeline engine): PP divides the layers.
+  bool stages_of_equal_layers = false;
   std::string launcher;  // the framework those limits are ("deepspeed"; empty: none)
   bool empty() const {
     return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
