@@ -450,12 +450,22 @@ void TopologyView::rebuildOverlays() {
         box->setZValue(6);
         overlayItems_.append(box);
       }
-      // Left of the group's first row: the rows of the drawing read as a table of groups.
+      // Left of the group's first row: the rows of the drawing read as a table of groups. A
+      // group right of another node in its row is labelled on its own top line instead, where
+      // the label to its left would cover that node's devices.
       const QRectF first = o.rects.front();
       QGraphicsSimpleTextItem* text = addText(scene_, o.label, QPointF(0, 0),
                                               int(std::clamp(13 * unit, 13.0, 160.0)), true, ink);
       const QRectF r = text->boundingRect();
-      text->setPos(first.left() - r.width() - 10 * unit, first.center().y() - r.height() / 2);
+      const bool leftmost =
+          std::none_of(layout_.nodes.begin(), layout_.nodes.end(), [&](const TopologyBox& b) {
+            return b.rect.right() <= first.left() && b.rect.bottom() > first.top() &&
+                   b.rect.top() < first.bottom();
+          });
+      if (leftmost)
+        text->setPos(first.left() - r.width() - 10 * unit, first.center().y() - r.height() / 2);
+      else
+        text->setPos(first.right() - r.width() - 10 * unit, first.top() + 4 * unit);
       text->setZValue(7);
       overlayItems_.append(text);
       overlayBounds_ = overlayBounds_.united(text->sceneBoundingRect().adjusted(-8, -8, 8, 8));
