@@ -181,6 +181,20 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
                   "this many devices of a stage (a multiple of --tp dividing tp x dp; 1: none)")
       ->check(CLI::PositiveNumber)
       ->group(group);
+  // Megatron-Core's --expert-tensor-parallel-size: the plans fold EP into TP x CP x DP with each
+  // expert whole on its device (ETP 1), so 1 is the degree there is to fix.
+  cmd->add_option("--etp", l.etp,
+                  "Expert tensor parallelism: devices each expert's FFN is split over (1: every "
+                  "expert whole on its device, as Unity plans expert parallelism)")
+      ->check(CLI::Validator(
+          [](const std::string& v) -> std::string {
+            return v == "1" ? std::string()
+                            : "Unity plans experts whole on their devices (expert tensor "
+                              "parallelism 1, Megatron-Core's default), not " +
+                                  v + "; split the experts over more devices with --ep";
+          },
+          "1"))
+      ->group(group);
   cmd->add_option("--dispatcher", l.dispatcher,
                   "How tokens reach their experts: alltoall (a copy per picked expert, "
                   "Megatron-Core's all-to-all dispatcher) or deepep (once per node, then over "

@@ -256,6 +256,16 @@ TEST(OptimizeCli, ExpertLoadAndFlopCountFlags) {
   EXPECT_GT(b["iteration_time_ms"].get<double>(), a["iteration_time_ms"].get<double>());
   EXPECT_EQ(a["flop_count"], "full");
   EXPECT_EQ(b["flop_count"], "causal");
+  // --etp fixes the experts' tensor parallelism, which the plans keep at 1 (each expert whole).
+  auto etp1 = run_cli(layout + " --etp 1");
+  ASSERT_EQ(etp1.exit_code, 0) << etp1.err;
+  EXPECT_EQ(nlohmann::json::parse(etp1.out)["etp"], 1);
+  auto etp2 = run_cli(layout + " --etp 2");
+  EXPECT_EQ(etp2.exit_code, 1);
+  EXPECT_NE(etp2.err.find("--etp: Unity plans experts whole on their devices (expert tensor "
+                          "parallelism 1, Megatron-Core's default), not 2"),
+            std::string::npos)
+      << etp2.err;
   EXPECT_LT(b["model_flops_per_iteration"].get<double>(),
             a["model_flops_per_iteration"].get<double>());
 
