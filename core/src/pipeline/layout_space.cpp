@@ -29,23 +29,22 @@ LayoutSpace::LayoutSpace(const LayoutFacts& facts, const LayoutRequest& request,
   // A launcher whose experts spread over data-parallel copies only (--launcher deepspeed).
   const bool copies_only = r.experts_over_copies_only && facts_.experts > 0;
   if (copies_only) {
-    const char* why = "--launcher {}: {} asks for {}, which its mixture-of-experts layer has not";
+    const auto lacks = [&](const std::string& flag, const std::string& what) {
+      throw InputError(
+          fmt::format("--launcher {}: {} asks for {}, which its mixture-of-experts layer has not",
+                      r.launcher, flag, what));
+    };
     if (r.tensor_parallel > 1)
-      throw InputError(fmt::format(fmt::runtime(why), r.launcher,
-                                   fmt::format("--tp {}", r.tensor_parallel),
-                                   "tensor parallelism (it spreads experts over data-parallel "
-                                   "copies only)"));
+      lacks(fmt::format("--tp {}", r.tensor_parallel),
+            "tensor parallelism (it spreads experts over data-parallel copies only)");
     if (r.dispatcher && *r.dispatcher != TokenDispatcher::AllToAll)
-      throw InputError(fmt::format(fmt::runtime(why), r.launcher, "--dispatcher",
-                                   "another dispatcher than its own all-to-all"));
+      lacks("--dispatcher", "another dispatcher than its own all-to-all");
     if (r.ep_comm_overlap.value_or(false))
-      throw InputError(fmt::format(fmt::runtime(why), r.launcher,
-                                   "--overlap-moe-expert-parallel-comm",
-                                   "all-to-alls overlapped with another micro-batch"));
+      lacks("--overlap-moe-expert-parallel-comm",
+            "all-to-alls overlapped with another micro-batch");
     if (r.zero_stage > r.max_zero_with_experts)
-      throw InputError(fmt::format(fmt::runtime(why), r.launcher,
-                                   fmt::format("--zero {}", r.zero_stage),
-                                   fmt::format("ZeRO beyond stage {}", r.max_zero_with_experts)));
+      lacks(fmt::format("--zero {}", r.zero_stage),
+            fmt::format("ZeRO beyond stage {}", r.max_zero_with_experts));
   }
   std::vector<int> tps;
   if (copies_only) {
@@ -130,6 +129,10 @@ std::vector<int> LayoutSpace::context_parallel_degrees(int tp) const {
 // The layouts of replicas of tp x cp devices.
 void LayoutSpace::add_stages(int tp, int cp) {
   const auto& r = request_;
+  // A launcher whose pipeline gives every stage as many layers (--launcher deepspeed).
+  const auto unequal_stages = [&](int pp) {
+    return r.stages_of_equal_layers && pp > 1 && facts_.layers % pp != 0;
+  };
   const int n = machine_.num_devices();
   const int replicas = n / (tp * cp);
   std::vector<int> pps;
@@ -145,7 +148,7 @@ void LayoutSpace::add_stages(int tp, int cp) {
     if (pp > facts_.segments)
       throw InputError(fmt::format("--pp {}: '{}' has only {} segments to make stages of", pp,
                                    facts_.model, facts_.segments));
-    if (r.stages_of_equal_layers && pp > 1 && facts_.layers % pp != 0)
+    if (unequal_stages(pp))
       throw InputError(fmt::format(
           "--launcher {}: --pp {} asks for stages of unequal layers ({} layers), which its "
           "pipeline engine has not",
@@ -153,8 +156,7 @@ void LayoutSpace::add_stages(int tp, int cp) {
     pps = {pp};
   } else {
     for (int pp : divisors(replicas))
-      if (pp <= facts_.segments && !(r.stages_of_equal_layers && pp > 1 && facts_.layers % pp != 0))
-        pps.push_back(pp);
+      if (pp <= facts_.segments && !unequal_stages(pp)) pps.push_back(pp);
   }
   for (int pp : pps) {
     const int dp = replicas / pp;
