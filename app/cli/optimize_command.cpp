@@ -117,9 +117,10 @@ void add_optimize_command(CLI::App& app) {
     // A decoder's size as planned: the sequence and batch set the time as much as the layout, and
     // a Hugging Face config's default sequence is its longest (max_position_embeddings).
     if (const auto& shape = s.model_shape) {
-      const bool config_length = opt->model_options.resize.seq <= 0 && hf_config_of(opt->model);
+      const auto config = hf_config_of(opt->model);
+      const bool config_length = opt->model_options.resize.seq <= 0 && config;
       fmt::print(
-          "  model          {} layers, hidden {}, {} heads{}{}, sequence {}{}, global batch {}\n",
+          "  model          {} layers, hidden {}, {} heads{}{}, sequence {}{}, global batch {}{}\n",
           shape->layers, shape->hidden, shape->heads,
           shape->kv_heads > 0 && shape->kv_heads != shape->heads
               ? fmt::format(" ({} key/value)", shape->kv_heads)
@@ -131,7 +132,11 @@ void add_optimize_command(CLI::App& app) {
           config_length ? " (the config's max_position_embeddings; --seq sets the length you "
                           "train at)"
                         : "",
-          model.batch_size);
+          model.batch_size,
+          // A config published in float32 plans in it: say so where --dtype did not choose.
+          config && config->dtype == "float32" && opt->model_options.dtype.empty()
+              ? ", float32 (the config's torch_dtype; --dtype bf16 plans mixed precision)"
+              : "");
     }
     fmt::print("  iteration      {:.3f} ms (compute {:.3f} ms, communication {:.3f} ms)\n",
                s.iteration_time_ms, s.compute_ms, s.communication_ms);

@@ -64,6 +64,23 @@ TEST(OptimizeCli, MemoryVerdictAndBadInput) {
   EXPECT_EQ(no_machine.exit_code, 1);
 }
 
+// A config published in float32 (OLMo 2's) plans in it, and the model line says so unless --dtype
+// chose.
+TEST(OptimizeCli, AFloat32ConfigSaysItPlansInTheConfigsDtype) {
+  const std::string olmo = "optimize " + std::string(UNITY_SOURCE_DIR) +
+                           "/models/hf/OLMo-2-1124-7B --machine dgx-h100 --gpus 8 --seq 1024 "
+                           "--layers 2";
+  auto config = run_cli(olmo);
+  ASSERT_EQ(config.exit_code, 0) << config.err;
+  EXPECT_NE(config.out.find("float32 (the config's torch_dtype; --dtype bf16 plans mixed "
+                            "precision)"),
+            std::string::npos)
+      << config.out;
+  auto bf16 = run_cli(olmo + " --dtype bf16");
+  ASSERT_EQ(bf16.exit_code, 0) << bf16.err;
+  EXPECT_EQ(bf16.out.find("the config's torch_dtype"), std::string::npos);
+}
+
 // A plan that does not fit says how many devices the model's state alone takes: Llama 3.1 8B's
 // 8.03B parameters at 18 bytes (bf16, Adam) are 134.6 GiB, two H100s fully sharded.
 TEST(OptimizeCli, APlanThatDoesNotFitStatesTheFewestDevicesForTheModelsState) {

@@ -18,6 +18,7 @@
 #include "unity/core/hf/hf_config.h"
 #include "unity/core/hf/hf_model.h"
 #include "unity/core/pcg/compute_dtype.h"
+#include "unity/core/plan/model_shape.h"
 #include "unity/core/plan/plan_optimizer.h"
 #include "unity/core/zoo/model_loader.h"
 #include "unity/core/zoo/model_zoo.h"
@@ -87,6 +88,10 @@ const Published kDense[] = {
     // v's: 32 x (4,608 + 2 x 512).
     {"starcoder2-7b", 7.17e9, 7173923840, 32 * (4608 + 2 * 512), "bigcode/starcoder2-7b model page",
      0.005e9},
+    // Model page: 7.3B. Not held by the graph: the q and k norms over the whole projections, 32 x
+    // 2 x 4,096.
+    {"OLMo-2-1124-7B", 7.3e9, 7298617344, 32 * 2 * 4096, "allenai/OLMo-2-1124-7B model page",
+     0.05e9},
 };
 
 const Published kMoe[] = {
@@ -191,6 +196,34 @@ TEST(HfConfig, MixtureOfExpertsActiveParameters) {
   EXPECT_EQ(deepseek.active_parameter_count(), 37552282624);
   EXPECT_EQ(deepseek.parameter_count(),
             zoo::build("deepseek-v3", 1, short_sequence).parameter_count());
+}
+
+// OLMo 2 normalises each block's output before adding it to the residual, and nothing before the
+// blocks: its graph's norms read the attention's and the MLP's outputs, and the plan's model
+// shape says so (a launch would otherwise be written for a pre-norm decoder).
+TEST(HfConfig, Olmo2NormalisesAfterEachBlockOnly) {
+  zoo::TransformerResize short_sequence;
+  short_sequence.seq = 64;
+  const HfConfig olmo = hf::read_hf_config(published_config("OLMo-2-1124-7B"));
+  EXPECT_TRUE(olmo.post_norms);
+  EXPECT_TRUE(olmo.qk_norm_whole);
+  EXPECT_EQ(olmo.dtype, "float32");
+  const Graph g = hf::build_hf_model(olmo, 1, short_sequence);
+  int after_attention = 0;
+  for (const auto& [id, n] : g.nodes())
+    if (n.op.type == OpType::LayerNorm &&
+        g.node(n.inputs.at(0).node).op.type == OpType::MultiHeadAttention)
+      ++after_attention;
+  EXPECT_EQ(after_attention, 32);
+  EXPECT_EQ(g.count(OpType::LayerNorm), 2 * 32 + 1);
+  const auto shape = model_shape_of(g);
+  ASSERT_TRUE(shape);
+  EXPECT_TRUE(shape->post_norms);
+  EXPECT_FALSE(shape->sandwich_norms);
+  const auto llama = model_shape_of(
+      hf::build_hf_model(hf::read_hf_config(published_config("Llama-3.1-8B")), 1, short_sequence));
+  ASSERT_TRUE(llama);
+  EXPECT_FALSE(llama->post_norms);
 }
 
 TEST(HfConfig, ReadsEachFamilysOwnFields) {

@@ -30,6 +30,7 @@ enum class Family {
   Gpt2,
   NeoX,
   Starcoder2,
+  Olmo2,
   Mixtral,
   Qwen2Moe,
   Qwen3Moe,
@@ -59,6 +60,7 @@ constexpr Architecture kArchitectures[] = {
     {"GPT2LMHeadModel", "gpt2", Family::Gpt2, true},
     {"GPTNeoXForCausalLM", "gpt_neox", Family::NeoX, false},
     {"Starcoder2ForCausalLM", "starcoder2", Family::Starcoder2, true},
+    {"Olmo2ForCausalLM", "olmo2", Family::Olmo2, false},
     {"MixtralForCausalLM", "mixtral", Family::Mixtral, false},
     {"Qwen2MoeForCausalLM", "qwen2_moe", Family::Qwen2Moe, false},
     {"Qwen3MoeForCausalLM", "qwen3_moe", Family::Qwen3Moe, false},
@@ -385,6 +387,9 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
       break;
     case Family::Olmoe:  // OlmoeAttention: RMSNorm over the whole q and k projections
       c.qk_norm_whole = true;
+      break;
+    case Family::Olmo2:  // OLMoE's q and k norms, and each block's norm after it, none before
+      c.qk_norm_whole = c.post_norms = true;
       break;
     case Family::PhiMoe:  // PhiMoE: LayerNorm with biases, and a bias on the head
       c.layer_norm = true;

@@ -95,6 +95,7 @@ Graph build_hf_model(const HfConfig& c, std::int64_t batch, const zoo::Transform
   z.mlp_bias = c.mlp_bias;
   z.parallel_residual = c.parallel_residual;
   z.sandwich_norms = c.sandwich_norms;
+  z.post_norms = c.post_norms;
   if (c.mla) {  // DeepSeek-V2/V3: LatentAttention
     z.q_lora = c.mla->q_lora_rank;
     z.kv_lora = c.mla->kv_lora_rank;

@@ -91,7 +91,8 @@ std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
   const ModelShape& m = s.model;
   if (s.tp_comm_overlap)
     out.push_back("Megatron-DeepSpeed has no tensor-parallel communication overlap");
-  if (m.parallel_residual || m.sandwich_norms || m.qk_norm || m.qk_norm_whole || m.qkv_bias)
+  if (m.parallel_residual || m.sandwich_norms || m.post_norms || m.qk_norm || m.qk_norm_whole ||
+      m.qkv_bias)
     out.push_back(
         "Megatron-DeepSpeed's GPT has no parallel residual, extra norms or q/k/v "
         "biases");

@@ -146,6 +146,7 @@ std::optional<Graph> serial_model_of(const Plan& plan) {
   z.mlp_bias = m.mlp_bias;
   z.parallel_residual = m.parallel_residual;
   z.sandwich_norms = m.sandwich_norms;
+  z.post_norms = m.post_norms;
   if (const auto& e = m.moe) {
     // Shared experts are built as shared_experts x expert_ffn wide.
     if (e->shared_ffn % e->expert_ffn != 0) return std::nullopt;

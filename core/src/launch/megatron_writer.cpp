@@ -151,6 +151,10 @@ std::vector<std::string> megatron_cannot_run(const LaunchSpec& s) {
   const ModelShape& m = s.model;
   if (m.parallel_residual)
     out.push_back("pretrain_gpt.py's layers have no parallel residual (GPT-NeoX's)");
+  if (m.post_norms)
+    out.push_back(
+        "pretrain_gpt.py's layers normalise before the attention and the MLP, not after them "
+        "(OLMo 2's)");
   if (m.sandwich_norms)
     out.push_back(
         "pretrain_gpt.py's layers have no norms after the attention and the MLP "

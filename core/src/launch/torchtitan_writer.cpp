@@ -125,7 +125,8 @@ namespace detail {
 
 std::optional<TorchtitanFlavorLimits> torchtitan_moe_flavor(const ModelShape& m) {
   const bool swiglu_decoder = m.rotary && m.rms_norm && m.gated_mlp && m.activation == "silu" &&
-                              !m.mlp_bias && !m.parallel_residual && !m.sandwich_norms && !m.tied;
+                              !m.mlp_bias && !m.parallel_residual && !m.sandwich_norms &&
+                              !m.post_norms && !m.tied;
   const MoeFlavor* f = swiglu_decoder ? moe_flavor(m) : nullptr;
   if (!f) return std::nullopt;
   return TorchtitanFlavorLimits{fmt::format("{} {}", f->model, f->name), f->pipelines, f->sdpa};
@@ -143,7 +144,8 @@ std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& s) {
     out.push_back("torchtitan trains in bfloat16 or float32 (mixed_precision_param), not float16");
   if (m.moe) {
     const bool swiglu_decoder = m.rotary && m.rms_norm && m.gated_mlp && m.activation == "silu" &&
-                                !m.mlp_bias && !m.parallel_residual && !m.sandwich_norms && !m.tied;
+                                !m.mlp_bias && !m.parallel_residual && !m.sandwich_norms &&
+                                !m.post_norms && !m.tied;
     const MoeFlavor* f = swiglu_decoder ? moe_flavor(m) : nullptr;
     if (!f) {
       out.push_back(fmt::format(
@@ -179,7 +181,7 @@ std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& s) {
   const bool llama = !m.mla && m.rotary && m.rms_norm && m.gated_mlp && m.activation == "silu" &&
                      !m.mlp_bias && !m.attention_bias && !m.qkv_bias && !m.qk_norm &&
                      !m.qk_norm_whole && !m.head_bias && !m.parallel_residual &&
-                     !m.sandwich_norms && !m.tied;
+                     !m.sandwich_norms && !m.post_norms && !m.tied;
   if (!llama)
     out.push_back(
         "torchtitan's llama3 is a Llama decoder (RMSNorm, SwiGLU, rotary, no biases, untied "

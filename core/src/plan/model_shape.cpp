@@ -342,6 +342,12 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
     s.sandwich_norms = true;
   else if (count != 2 * s.layers + 1)
     return fail("its layers do not have a norm before the attention and the MLP");
+  // Two a layer that read the attentions' outputs: after each block, none before (OLMo 2).
+  else
+    s.post_norms = std::any_of(norms.begin(), norms.end(), [&](const Node* n) {
+      const OpType from = g.node(n->inputs.at(0).node).op.type;
+      return from == OpType::MultiHeadAttention || from == OpType::LatentAttention;
+    });
   // A bias after each attention's output projection: an Add of a [hidden] weight.
   int attention_biases = 0;
   for (const Node* a : adds)
@@ -402,7 +408,8 @@ json model_shape_to_json(const ModelShape& s) {
             {"mlp_bias", s.mlp_bias},
             {"attention_bias", s.attention_bias},
             {"parallel_residual", s.parallel_residual},
-            {"sandwich_norms", s.sandwich_norms}};
+            {"sandwich_norms", s.sandwich_norms},
+            {"post_norms", s.post_norms}};
   if (const auto& m = s.moe)
     j["moe"] = {{"experts", m->experts},
                 {"top_k", m->top_k},
@@ -463,6 +470,7 @@ ModelShape model_shape_from_json(const json& j) {
     s.attention_bias = j.value("attention_bias", false);
     s.parallel_residual = j.value("parallel_residual", false);
     s.sandwich_norms = j.value("sandwich_norms", false);
+    s.post_norms = j.value("post_norms", false);
     if (j.contains("hf")) {
       const json& h = j["hf"];
       s.hf_architecture = h.value("architecture", "");

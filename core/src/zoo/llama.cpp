@@ -13,7 +13,8 @@
 // left out, as in the rest of the zoo (Llama-2 trains without it anyway).
 // The Hugging Face families built here (core/src/hf/hf_model.cpp) vary it through
 // TransformerSizes: LayerNorm, a plain or GELU MLP with biases and a parallel residual (GPT-NeoX),
-// GeGLU and a norm after the attention and the MLP (Gemma 2 and 3), a bias after the attention;
+// GeGLU and a norm after the attention and the MLP (Gemma 2 and 3), or that norm alone (OLMo 2),
+// a bias after the attention;
 // and DeepSeek-V2/V3 through multi-head latent attention (LatentAttention) and MoE layers.
 #include "unity/core/zoo/transformer_models.h"
 #include "zoo/zoo_models.h"
@@ -80,6 +81,11 @@ TensorRef decoder_layer(GraphBuilder& b, TensorRef x, const TransformerSizes& z,
     TensorRef a = attention(b, norm(b, x, z, n + ".attention_norm"), z, n);
     TensorRef m = mlp(b, norm(b, x, z, n + ".ffn_norm"), z, layer, n);
     return b.add(b.add(x, a, n + ".attention.add"), m, n + ".ffn.add");
+  }
+  if (z.post_norms) {  // x + norm(attn(x)), then x + norm(mlp(x))
+    x = b.add(x, norm(b, attention(b, x, z, n), z, n + ".post_attention_norm"),
+              n + ".attention.add");
+    return b.add(x, norm(b, mlp(b, x, z, layer, n), z, n + ".post_ffn_norm"), n + ".ffn.add");
   }
   TensorRef h = attention(b, norm(b, x, z, n + ".attention_norm"), z, n);
   if (z.sandwich_norms) h = norm(b, h, z, n + ".post_attention_norm");

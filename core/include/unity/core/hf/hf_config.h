@@ -69,6 +69,7 @@ struct HfConfig {
   std::string activation = "silu";  // hidden_act / hidden_activation / activation_function
   bool parallel_residual = false;   // use_parallel_residual (GPT-NeoX)
   bool sandwich_norms = false;      // norms after the attention and the MLP too (Gemma 2, 3)
+  bool post_norms = false;          // norms after the attention and the MLP only (OLMo 2)
   bool learned_positions = false;   // a position table (GPT-2) instead of rotary embeddings
   bool head_bias = false;           // a bias on the LM head (Phi-3.5-MoE's lm_head_bias)
   bool attention_sinks = false;     // a learned logit per head (gpt-oss)

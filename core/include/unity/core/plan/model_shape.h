@@ -67,6 +67,7 @@ struct ModelShape {
   bool attention_bias = false;     // a bias after the attention's output projection
   bool parallel_residual = false;  // x + attn(norm(x)) + mlp(norm'(x)) (GPT-NeoX)
   bool sandwich_norms = false;     // norms after the attention and the MLP too (Gemma 2, 3)
+  bool post_norms = false;         // norms after the attention and the MLP only (OLMo 2)
   std::optional<MoeShape> moe;     // mixture-of-experts layers
   std::optional<LatentAttentionShape> mla;  // multi-head latent attention instead of MHA
   // What a Hugging Face config says beyond the graph (hf_config.h); empty where the model is not

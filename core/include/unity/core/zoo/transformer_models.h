@@ -27,6 +27,7 @@ struct TransformerSizes {
   bool mlp_bias = false;           // llama: biases on the MLP's linear layers (GPT-NeoX)
   bool parallel_residual = false;  // llama: x + attn(norm(x)) + mlp(norm'(x)) (GPT-NeoX)
   bool sandwich_norms = false;     // llama: a norm after the attention and the MLP (Gemma 2, 3)
+  bool post_norms = false;         // llama: that norm alone, none before (OLMo 2)
 
   // Mixture-of-experts layers (llama family; experts 0: every layer dense). A layer's MLP is a
   // router and an Experts operator, plus shared_experts dense SwiGLU experts of expert_ffn each
