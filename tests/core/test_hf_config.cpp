@@ -92,6 +92,10 @@ const Published kDense[] = {
     // 2 x 4,096.
     {"OLMo-2-1124-7B", 7.3e9, 7298617344, 32 * 2 * 4096, "allenai/OLMo-2-1124-7B model page",
      0.05e9},
+    // Model page: 8.17B. Llama's block with grouped-query attention and a tied head; its
+    // multipliers are scalars, no parameters.
+    {"granite-3.0-8b-base", 8.17e9, 8170848256, 0, "ibm-granite/granite-3.0-8b-base model page",
+     0.005e9},
 };
 
 const Published kMoe[] = {
@@ -224,6 +228,24 @@ TEST(HfConfig, Olmo2NormalisesAfterEachBlockOnly) {
       hf::build_hf_model(hf::read_hf_config(published_config("Llama-3.1-8B")), 1, short_sequence));
   ASSERT_TRUE(llama);
   EXPECT_FALSE(llama->post_norms);
+}
+
+// Granite's scalars other than 1 make it no plain Llama for a launch; at GraniteConfig's defaults
+// (1) it is one.
+TEST(HfConfig, GranitesMultipliersAreKeptForTheLaunch) {
+  const HfConfig granite = hf::read_hf_config(published_config("granite-3.0-8b-base"));
+  EXPECT_TRUE(granite.multipliers);
+  EXPECT_TRUE(granite.tied);
+  json plain = {{"architectures", {"GraniteForCausalLM"}},
+                {"hidden_size", 256},
+                {"intermediate_size", 512},
+                {"num_attention_heads", 4},
+                {"num_hidden_layers", 2},
+                {"vocab_size", 1000},
+                {"residual_multiplier", 1.0}};
+  EXPECT_FALSE(hf::parse_hf_config(plain, "plain.json").multipliers);
+  plain["logits_scaling"] = 8.0;
+  EXPECT_TRUE(hf::parse_hf_config(plain, "plain.json").multipliers);
 }
 
 TEST(HfConfig, ReadsEachFamilysOwnFields) {

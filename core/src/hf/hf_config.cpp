@@ -31,6 +31,7 @@ enum class Family {
   NeoX,
   Starcoder2,
   Olmo2,
+  Granite,
   Mixtral,
   Qwen2Moe,
   Qwen3Moe,
@@ -61,6 +62,7 @@ constexpr Architecture kArchitectures[] = {
     {"GPTNeoXForCausalLM", "gpt_neox", Family::NeoX, false},
     {"Starcoder2ForCausalLM", "starcoder2", Family::Starcoder2, true},
     {"Olmo2ForCausalLM", "olmo2", Family::Olmo2, false},
+    {"GraniteForCausalLM", "granite", Family::Granite, false},
     {"MixtralForCausalLM", "mixtral", Family::Mixtral, false},
     {"Qwen2MoeForCausalLM", "qwen2_moe", Family::Qwen2Moe, false},
     {"Qwen3MoeForCausalLM", "qwen3_moe", Family::Qwen3Moe, false},
@@ -390,6 +392,11 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
       break;
     case Family::Olmo2:  // OLMoE's q and k norms, and each block's norm after it, none before
       c.qk_norm_whole = c.post_norms = true;
+      break;
+    case Family::Granite:  // Llama's block with its scalars (GraniteConfig's defaults: 1)
+      for (const char* key : {"embedding_multiplier", "residual_multiplier", "attention_multiplier",
+                              "logits_scaling"})
+        if (f.number_or(key, 1.0) != 1.0) c.multipliers = true;
       break;
     case Family::PhiMoe:  // PhiMoE: LayerNorm with biases, and a bias on the head
       c.layer_norm = true;

@@ -8,7 +8,8 @@
 // parameters), the q/k norms (Qwen3, Gemma 3), partial rotary embeddings (the rotation is a small
 // element-wise cost) and sliding-window attention (every layer attends over the whole sequence,
 // which overstates the attention's cost of a window's layers at sequences beyond the window).
-// Gemma's scaled embedding and logit soft-capping are element-wise and left out, and so are
+// Gemma's scaled embedding and logit soft-capping are element-wise and left out (as are Granite's
+// multipliers of the embedding, the residual branches, the scores and the logits), and so are
 // OLMoE's q/k norms over the whole projections and Phi-3.5-MoE's bias on the head (its logits'
 // one add). Of the mixture-of-experts layers, gpt-oss's expert and router biases (0.03% of its
 // parameters), DeepSeek's router score correction and Qwen2-MoE's sigmoid gate on its shared

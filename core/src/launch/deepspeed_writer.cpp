@@ -102,6 +102,8 @@ std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
   if (!m.rope_scaling.empty())
     out.push_back(fmt::format("Megatron-DeepSpeed has no rope scaling ('{}')", m.rope_scaling));
   if (m.head_bias) out.push_back("Megatron-DeepSpeed's output layer has no bias (lm_head_bias)");
+  if (m.multipliers)
+    out.push_back("Megatron-DeepSpeed's GPT has no embedding, residual or logit multipliers");
   if (m.sliding_window > 0 && m.sliding_window < m.seq)
     out.push_back("Megatron-DeepSpeed has no sliding-window attention");
   if (m.heads % s.tp != 0 || m.kv_heads % s.tp != 0)

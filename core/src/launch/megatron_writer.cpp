@@ -173,6 +173,10 @@ std::vector<std::string> megatron_cannot_run(const LaunchSpec& s) {
         "--qk-layernorm normalises each head's queries and keys, not the whole projections "
         "(OLMoE's q and k norms)");
   if (m.head_bias) out.push_back("pretrain_gpt.py's output layer has no bias (lm_head_bias)");
+  if (m.multipliers)
+    out.push_back(
+        "pretrain_gpt.py has no embedding, residual or logit multipliers (Granite's "
+        "embedding_multiplier, residual_multiplier, attention_multiplier, logits_scaling)");
   if (m.shared_expert_gate)
     out.push_back(
         "pretrain_gpt.py has no flag for a sigmoid gate on the shared expert (Qwen2-MoE's "

@@ -180,7 +180,7 @@ std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& s) {
   }
   const bool llama = !m.mla && m.rotary && m.rms_norm && m.gated_mlp && m.activation == "silu" &&
                      !m.mlp_bias && !m.attention_bias && !m.qkv_bias && !m.qk_norm &&
-                     !m.qk_norm_whole && !m.head_bias && !m.parallel_residual &&
+                     !m.qk_norm_whole && !m.head_bias && !m.multipliers && !m.parallel_residual &&
                      !m.sandwich_norms && !m.post_norms && !m.tied;
   if (!llama)
     out.push_back(

@@ -381,6 +381,7 @@ void add_hf_details(ModelShape& s, const hf::HfConfig& c) {
   s.qk_norm = c.qk_norm;
   s.qk_norm_whole = c.qk_norm_whole;
   s.head_bias = c.head_bias;
+  s.multipliers = c.multipliers;
   s.sliding_window = c.sliding_window;
   s.max_positions = c.max_positions;
   if (c.moe) {
@@ -435,6 +436,7 @@ json model_shape_to_json(const ModelShape& s) {
                {"qk_norm", s.qk_norm},
                {"qk_norm_whole", s.qk_norm_whole},
                {"head_bias", s.head_bias},
+               {"multipliers", s.multipliers},
                {"shared_expert_gate", s.shared_expert_gate},
                {"sliding_window", s.sliding_window},
                {"max_positions", s.max_positions},
@@ -492,6 +494,7 @@ ModelShape model_shape_from_json(const json& j) {
       s.qk_norm = h.value("qk_norm", false);
       s.qk_norm_whole = h.value("qk_norm_whole", false);
       s.head_bias = h.value("head_bias", false);
+      s.multipliers = h.value("multipliers", false);
       s.shared_expert_gate = h.value("shared_expert_gate", false);
       s.sliding_window = json_integer_or<std::int64_t>(h, "sliding_window", 0, where);
       s.max_positions = json_integer_or<std::int64_t>(h, "max_positions", 0, where);

@@ -72,10 +72,14 @@ struct HfConfig {
   bool post_norms = false;          // norms after the attention and the MLP only (OLMo 2)
   bool learned_positions = false;   // a position table (GPT-2) instead of rotary embeddings
   bool head_bias = false;           // a bias on the LM head (Phi-3.5-MoE's lm_head_bias)
-  bool attention_sinks = false;     // a learned logit per head (gpt-oss)
-  double rope_theta = 0;            // rope_theta / rotary_emb_base; 0: none
-  double rotary_fraction = 1;       // rotary_pct / partial_rotary_factor: share of a head rotated
-  std::string rope_scaling;         // rope_scaling's rope_type ("llama3", "yarn", ...); "": none
+  // Scalars on the embedding, the residual branches, the attention's scores and the logits other
+  // than 1 (Granite's embedding_multiplier, residual_multiplier, attention_multiplier,
+  // logits_scaling): element-wise, left out of the graph, kept for the launch.
+  bool multipliers = false;
+  bool attention_sinks = false;  // a learned logit per head (gpt-oss)
+  double rope_theta = 0;         // rope_theta / rotary_emb_base; 0: none
+  double rotary_fraction = 1;    // rotary_pct / partial_rotary_factor: share of a head rotated
+  std::string rope_scaling;      // rope_scaling's rope_type ("llama3", "yarn", ...); "": none
   // rope_scaling's numbers by name (YaRN's factor, original_max_position_embeddings, beta_fast,
   // beta_slow, mscale, mscale_all_dim; Llama 3's factor and frequency factors), as given.
   std::map<std::string, double> rope_scaling_params;

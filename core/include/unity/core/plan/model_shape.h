@@ -82,6 +82,7 @@ struct ModelShape {
   bool qk_norm_whole = false;  // the norm over the whole q and k projections (OLMoE), not each head
   bool head_bias = false;      // a bias on the head (Phi-3.5-MoE)
   bool shared_expert_gate = false;  // a sigmoid gate on the shared expert (Qwen2-MoE)
+  bool multipliers = false;         // Granite's embedding, residual, attention and logit scalars
   std::int64_t sliding_window = 0;
   std::int64_t max_positions = 0;        // max_position_embeddings (0: not given)
   bool expert_bias = false;              // biases on the experts and the router (gpt-oss)
