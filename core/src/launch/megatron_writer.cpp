@@ -3,6 +3,8 @@
 // enforce (validate_args, ColumnParallelLinear's divisions), checked before anything is written.
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -149,38 +151,33 @@ namespace detail {
 std::vector<std::string> megatron_cannot_run(const LaunchSpec& s) {
   std::vector<std::string> out;
   const ModelShape& m = s.model;
-  if (m.parallel_residual)
-    out.push_back("pretrain_gpt.py's layers have no parallel residual (GPT-NeoX's)");
-  if (m.post_norms)
-    out.push_back(
-        "pretrain_gpt.py's layers normalise before the attention and the MLP, not after them "
-        "(OLMo 2's)");
-  if (m.sandwich_norms)
-    out.push_back(
-        "pretrain_gpt.py's layers have no norms after the attention and the MLP "
-        "(Gemma's)");
+  // What its layers lack, one flag of the model each.
+  for (const auto& [lacks, why] : std::initializer_list<std::pair<bool, const char*>>{
+           {m.parallel_residual, "pretrain_gpt.py's layers have no parallel residual (GPT-NeoX's)"},
+           {m.post_norms,
+            "pretrain_gpt.py's layers normalise before the attention and the MLP, not after them "
+            "(OLMo 2's)"},
+           {m.sandwich_norms,
+            "pretrain_gpt.py's layers have no norms after the attention and the MLP (Gemma's)"},
+           {m.attention_bias && !m.mlp_bias,
+            "Megatron-LM biases every linear layer or none (--disable-bias-linear), not the "
+            "attention's alone"},
+           {m.qk_norm_whole,
+            "--qk-layernorm normalises each head's queries and keys, not the whole projections "
+            "(OLMoE's q and k norms)"},
+           {m.head_bias, "pretrain_gpt.py's output layer has no bias (lm_head_bias)"},
+           {m.multipliers,
+            "pretrain_gpt.py has no embedding, residual or logit multipliers (Granite's "
+            "embedding_multiplier, residual_multiplier, attention_multiplier, logits_scaling)"},
+           {m.shared_expert_gate,
+            "pretrain_gpt.py has no flag for a sigmoid gate on the shared expert (Qwen2-MoE's "
+            "shared_expert_gate)"}})
+    if (lacks) out.push_back(why);
   if (m.gated_mlp && m.activation != "silu")
     out.push_back(fmt::format("pretrain_gpt.py gates its MLP with SiLU only (--swiglu), not {}",
                               m.activation));
   if (!m.gated_mlp && m.activation != "gelu")
     out.push_back(fmt::format("pretrain_gpt.py's plain MLP is GELU's, not {}", m.activation));
-  if (m.attention_bias && !m.mlp_bias)
-    out.push_back(
-        "Megatron-LM biases every linear layer or none (--disable-bias-linear), not "
-        "the attention's alone");
-  if (m.qk_norm_whole)
-    out.push_back(
-        "--qk-layernorm normalises each head's queries and keys, not the whole projections "
-        "(OLMoE's q and k norms)");
-  if (m.head_bias) out.push_back("pretrain_gpt.py's output layer has no bias (lm_head_bias)");
-  if (m.multipliers)
-    out.push_back(
-        "pretrain_gpt.py has no embedding, residual or logit multipliers (Granite's "
-        "embedding_multiplier, residual_multiplier, attention_multiplier, logits_scaling)");
-  if (m.shared_expert_gate)
-    out.push_back(
-        "pretrain_gpt.py has no flag for a sigmoid gate on the shared expert (Qwen2-MoE's "
-        "shared_expert_gate)");
   if (m.mla && !m.rope_scaling.empty() && m.rope_scaling != "yarn")
     out.push_back(fmt::format(
         "rope scaling '{}' on the latent attention (Megatron-LM's latent attention scales "
