@@ -79,8 +79,12 @@ constexpr MoeFlavor kMoeFlavors[] = {
      2880,      0,      false, true, 0,  0, 0,  0,      true, false, false},
 };
 
+// A flavor is a SwiGLU decoder with RMSNorm before its blocks, rotary positions and an untied head.
 const MoeFlavor* moe_flavor(const ModelShape& m) {
-  if (!m.moe) return nullptr;
+  const bool swiglu_decoder = m.rotary && m.rms_norm && m.gated_mlp && m.activation == "silu" &&
+                              !m.mlp_bias && !m.parallel_residual && !m.sandwich_norms &&
+                              !m.post_norms && !m.tied;
+  if (!m.moe || !swiglu_decoder) return nullptr;
   const MoeShape& e = *m.moe;
   for (const MoeFlavor& f : kMoeFlavors) {
     bool dense_first = e.dense_layers() == f.dense_first;
@@ -124,10 +128,7 @@ std::string toml_string(const std::string& s) { return "\"" + s + "\""; }
 namespace detail {
 
 std::optional<TorchtitanFlavorLimits> torchtitan_moe_flavor(const ModelShape& m) {
-  const bool swiglu_decoder = m.rotary && m.rms_norm && m.gated_mlp && m.activation == "silu" &&
-                              !m.mlp_bias && !m.parallel_residual && !m.sandwich_norms &&
-                              !m.post_norms && !m.tied;
-  const MoeFlavor* f = swiglu_decoder ? moe_flavor(m) : nullptr;
+  const MoeFlavor* f = moe_flavor(m);
   if (!f) return std::nullopt;
   return TorchtitanFlavorLimits{fmt::format("{} {}", f->model, f->name), f->pipelines, f->sdpa};
 }
@@ -143,10 +144,7 @@ std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& s) {
   if (s.dtype == "fp16")
     out.push_back("torchtitan trains in bfloat16 or float32 (mixed_precision_param), not float16");
   if (m.moe) {
-    const bool swiglu_decoder = m.rotary && m.rms_norm && m.gated_mlp && m.activation == "silu" &&
-                                !m.mlp_bias && !m.parallel_residual && !m.sandwich_norms &&
-                                !m.post_norms && !m.tied;
-    const MoeFlavor* f = swiglu_decoder ? moe_flavor(m) : nullptr;
+    const MoeFlavor* f = moe_flavor(m);
     if (!f) {
       out.push_back(fmt::format(
           "torchtitan has no mixture-of-experts flavor of this shape (dim {}, {} layers, {} "
