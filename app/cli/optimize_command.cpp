@@ -142,18 +142,12 @@ void add_optimize_command(CLI::App& app) {
                s.iteration_time_ms, s.compute_ms, s.communication_ms);
     fmt::print("  communication  {} per iteration\n",
                human_bytes(static_cast<std::int64_t>(s.communication_bytes)));
-    const MemoryVerdict memory =
-        plan_memory_verdict(s.peak_memory_bytes, s.fits_in_memory, plan.machine);
     fmt::print("  peak memory    {} per device ({})\n",
-               human_bytes(static_cast<std::int64_t>(s.peak_memory_bytes)), memory.describe());
+               human_bytes(static_cast<std::int64_t>(s.peak_memory_bytes)),
+               plan_memory_verdict(s.peak_memory_bytes, s.fits_in_memory, plan.machine).describe());
     // A plan that does not fit: whether any layout could on this many devices.
-    if (memory.fit == MemoryFit::DoesNotFit && s.fewest_devices_for_state > 0)
-      fmt::print("  memory floor   {}{}\n",
-                 ModelStateFloor{s.model_state_bytes, s.fewest_devices_for_state}.describe(
-                     static_cast<double>(model.parameter_count()), memory.capacity),
-                 s.fewest_devices_for_state > s.devices
-                     ? fmt::format(", more than the {} planned on", s.devices)
-                     : "");
+    if (const auto floor = memory_floor_statement(plan))
+      fmt::print("  memory floor   {}\n", *floor);
     fmt::print("  operators      {} compute, {} parallel\n", s.operators, s.parallel_operators);
     fmt::print("  search         {:.3f} s, {} candidates{}\n", s.search_seconds,
                s.candidates_evaluated, s.search_status.empty() ? "" : " (" + s.search_status + ")");

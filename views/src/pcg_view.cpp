@@ -189,13 +189,9 @@ QString PcgView::headline() const {
                                                     : QStringLiteral("#d32f2f"),
                      verdict);
   // A plan that does not fit: how many devices the model's state alone takes (memory_verdict.h).
+  const auto floor = memory_floor_statement(*plan);
   const QString floorText =
-      memory.fit == MemoryFit::DoesNotFit && s.fewest_devices_for_state > 0
-          ? tr("<br>Memory floor: %1")
-                .arg(QString::fromStdString(
-                    ModelStateFloor{s.model_state_bytes, s.fewest_devices_for_state}.describe(
-                        static_cast<double>(plan->pcg.parameter_count()), memory.capacity)))
-          : QString();
+      floor ? tr("<br>Memory floor: %1").arg(QString::fromStdString(*floor)) : QString();
   return tr("<b>%1</b> per iteration (compute %2, communication %3) · %4 sent · peak memory %5 per "
             "device%6 · "
             "%7 compute + %8 parallel operators on %9 devices")

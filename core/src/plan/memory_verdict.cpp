@@ -6,6 +6,7 @@
 
 #include "unity/core/machine/machine_spec.h"
 #include "unity/core/pipeline/pipeline_cost.h"
+#include "unity/core/plan/plan.h"
 #include "unity/core/search/candidate_cost.h"
 
 namespace unity {
@@ -59,6 +60,18 @@ std::string ModelStateFloor::describe(double parameters, double capacity) const 
       "the weights, gradients and optimizer state are {} ({:.0f} bytes a parameter): fully "
       "sharded (ZeRO-3), at least {} devices of {} before any activation",
       gib(bytes), parameters > 0 ? bytes / parameters : 0.0, devices, gib(capacity));
+}
+
+std::optional<std::string> memory_floor_statement(const Plan& plan) {
+  const PlanSummary& s = plan.summary;
+  const MemoryVerdict memory =
+      plan_memory_verdict(s.peak_memory_bytes, s.fits_in_memory, plan.machine);
+  if (memory.fit != MemoryFit::DoesNotFit || s.fewest_devices_for_state <= 0) return std::nullopt;
+  return ModelStateFloor{s.model_state_bytes, s.fewest_devices_for_state}.describe(
+             static_cast<double>(plan.pcg.parameter_count()), memory.capacity) +
+         (s.fewest_devices_for_state > s.devices
+              ? fmt::format(", more than the {} planned on", s.devices)
+              : std::string());
 }
 
 std::string MemoryVerdict::describe() const {

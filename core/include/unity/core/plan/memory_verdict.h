@@ -3,6 +3,7 @@
 // with less than a tenth of the device's memory to spare, about what a caching allocator's
 // fragmentation and the communication libraries' buffers take, which the model does not count),
 // or does not fit. What `unity optimize` and `unity show` print beside every plan.
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,13 @@ struct ModelStateFloor {
 };
 ModelStateFloor model_state_floor(double parameters, DataType dtype, Optimizer optimizer,
                                   double capacity);
+
+struct Plan;
+// What a plan that does not fit is told of that floor (its summary's, for its model's parameters),
+// and whether the floor alone asks for more devices than the plan has: "the weights, gradients and
+// optimizer state are 134.6 GiB (...) before any activation, more than the 1 planned on". nullopt
+// where the plan fits or no floor was recorded.
+std::optional<std::string> memory_floor_statement(const Plan& plan);
 
 struct MachineSpec;
 // A plan's verdict on its machine's smallest device; a plan the mapping found not to fit (a
