@@ -40,7 +40,7 @@ std::int64_t moe_parameters(const HfConfig& c) {
   if (m.expert_bias) n += m.experts;
   if (m.score_correction) n += m.experts;
   if (m.shared_expert_gate) n += c.hidden;
-  return n + (m.shared_width() > 0 ? mlp_parameters(c.hidden, m.shared_width(), true, false) : 0);
+  return n + mlp_parameters(c.hidden, m.shared_width(), true, false);
 }
 
 }  // namespace
