@@ -33,13 +33,24 @@ void print_pipeline(const PipelinePlan& p, bool costs, bool causal_attention) {
   fmt::print("overlap     data-parallel reduce and gather {}; tensor-parallel collectives {}\n",
              p.overlap_grad_reduce ? "behind the backward and forward passes" : "after the flush",
              p.tp_comm_overlap ? "pipelined with their GEMMs" : "between the GEMMs");
+  const int etp = p.expert_tensor_parallel;
   if (p.expert_parallel > 1)
     fmt::print(
-        "experts     ep {} (each device 1/{} of every MoE layer's experts), edp {}; {} "
+        "experts     ep {} (each device 1/{} of every MoE layer's experts{}), edp {}; {} "
         "dispatch{}, {:.3f} ms an iteration on the busiest rank, {} sent\n",
-        p.expert_parallel, p.expert_parallel, p.expert_data_parallel, to_string(p.token_dispatcher),
+        p.expert_parallel, p.expert_parallel,
+        etp > 1 ? fmt::format(", 1/{} of each one's FFN: etp {}, the slices exchanging the routed "
+                              "tokens {:.3f} ms more an iteration",
+                              etp, etp, p.expert_slice_time * 1e3)
+                : std::string(),
+        p.expert_data_parallel, to_string(p.token_dispatcher),
         p.ep_comm_overlap ? " behind another micro-batch's compute" : "", p.alltoall_time * 1e3,
         human_bytes(static_cast<std::int64_t>(p.alltoall_bytes)));
+  else if (etp > 1)
+    fmt::print(
+        "experts     etp {} (each device 1/{} of every expert's FFN, as a dense MLP's), "
+        "edp {}; no all-to-all\n",
+        etp, etp, p.expert_data_parallel);
   if (!p.expert_load.balanced())
     fmt::print(
         "            {}\n",

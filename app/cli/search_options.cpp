@@ -178,22 +178,17 @@ void add_layout_options(CLI::App* cmd, LayoutOptions& l) {
   cmd->add_option("--pp", l.pp, "Pipeline stages")->check(CLI::PositiveNumber)->group(group);
   cmd->add_option("--ep", l.ep,
                   "Expert-parallel devices: a mixture-of-experts layer's experts spread over "
-                  "this many devices of a stage (a multiple of --tp dividing tp x dp; 1: none)")
+                  "this many devices of a stage (a multiple of --tp dividing tp x dp; with --etp "
+                  "= --tp, a number of data-parallel copies; 1: none)")
       ->check(CLI::PositiveNumber)
       ->group(group);
-  // Megatron-Core's --expert-tensor-parallel-size: the plans fold EP into TP x CP x DP with each
-  // expert whole on its device (ETP 1), so 1 is the degree there is to fix.
+  // Megatron-Core's --expert-tensor-parallel-size (its default: TP); Unity plans 1 and TP, the
+  // degrees torchtitan also runs (layout_space.cpp says why).
   cmd->add_option("--etp", l.etp,
-                  "Expert tensor parallelism: devices each expert's FFN is split over (1: every "
-                  "expert whole on its device, as Unity plans expert parallelism)")
-      ->check(CLI::Validator(
-          [](const std::string& v) -> std::string {
-            return v == "1" ? std::string()
-                            : "Unity plans experts whole on their devices (expert tensor "
-                              "parallelism 1, Megatron-Core's default), not " +
-                                  v + "; split the experts over more devices with --ep";
-          },
-          "1"))
+                  "Expert tensor parallelism: devices each expert's FFN is split over, 1 (every "
+                  "expert whole on its device) or --tp (each expert split as a dense MLP is, "
+                  "Megatron-Core's default); searched where not given")
+      ->check(CLI::PositiveNumber)
       ->group(group);
   cmd->add_option("--dispatcher", l.dispatcher,
                   "How tokens reach their experts: alltoall (a copy per picked expert, "
@@ -312,6 +307,7 @@ LayoutRequest LayoutOptions::layout() const {
   r.micro_batches = micro_batches;
   r.interleave = interleave;
   r.expert_parallel = ep;
+  r.expert_tensor_parallel = etp;
   if (!dispatcher.empty()) r.dispatcher = token_dispatcher_from_string(dispatcher);
   if (ep_comm_overlap) r.ep_comm_overlap = true;
   r.expert_load.capacity_factor = capacity_factor;

@@ -36,7 +36,7 @@ void add_resize_options(CLI::App* cmd, zoo::TransformerResize& r);
 // pipeline layout, fixed where given (`layout()` after the parse).
 struct LayoutOptions {
   int tp = 0, pp = 0, micro_batches = 0, interleave = 0, zero = -1, ep = 0, cp = 0;
-  int etp = 1;  // --etp: 1, the only expert tensor parallelism the plans take
+  int etp = 0;  // --etp: 1 or --tp (0: searched in joint mode, 1 in expert mode)
   std::string recompute;
   std::string recompute_modules;
   bool sequence_parallel = false;

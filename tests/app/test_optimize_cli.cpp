@@ -273,16 +273,24 @@ TEST(OptimizeCli, ExpertLoadAndFlopCountFlags) {
   EXPECT_GT(b["iteration_time_ms"].get<double>(), a["iteration_time_ms"].get<double>());
   EXPECT_EQ(a["flop_count"], "full");
   EXPECT_EQ(b["flop_count"], "causal");
-  // --etp fixes the experts' tensor parallelism, which the plans keep at 1 (each expert whole).
+  // --etp fixes the experts' tensor parallelism: 1 (each expert whole) or --tp (each split as a
+  // dense MLP is); another degree exits 1 saying which it takes.
   auto etp1 = run_cli(layout + " --etp 1");
   ASSERT_EQ(etp1.exit_code, 0) << etp1.err;
   EXPECT_EQ(nlohmann::json::parse(etp1.out)["etp"], 1);
-  auto etp2 = run_cli(layout + " --etp 2");
-  EXPECT_EQ(etp2.exit_code, 1);
-  EXPECT_NE(etp2.err.find("--etp: Unity plans experts whole on their devices (expert tensor "
-                          "parallelism 1, Megatron-Core's default), not 2"),
+  const std::string tp2 =
+      "optimize moe-tiny --machine dgx-h100 --gpus 8 --mode expert --tp 2 --pp 1 --json";
+  auto etp2 = run_cli(tp2 + " --etp 2 --ep 2");
+  ASSERT_EQ(etp2.exit_code, 0) << etp2.err;
+  const auto e2 = nlohmann::json::parse(etp2.out);
+  EXPECT_EQ(e2["etp"], 2);
+  EXPECT_EQ(e2["ep"], 2);
+  EXPECT_EQ(e2["edp"], 2);  // tp 2 x dp 4 = etp 2 x ep 2 x edp 2
+  auto etp4 = run_cli(tp2 + " --etp 4");
+  EXPECT_EQ(etp4.exit_code, 1);
+  EXPECT_NE(etp4.err.find("--etp 4: Unity plans expert tensor parallelism of 1 or --tp (2)"),
             std::string::npos)
-      << etp2.err;
+      << etp4.err;
   EXPECT_LT(b["model_flops_per_iteration"].get<double>(),
             a["model_flops_per_iteration"].get<double>());
 

@@ -17,6 +17,7 @@ std::string layout(const PipelinePlan& l) {
   std::string text =
       fmt::format("tp{} pp{} dp{} ep{} m{}x{}", l.tensor_parallel, l.pipeline_stages,
                   l.data_parallel, l.expert_parallel, l.micro_batches, l.micro_batch_size);
+  if (l.expert_tensor_parallel > 1) text += fmt::format(" etp{}", l.expert_tensor_parallel);
   if (l.interleave > 1) text += fmt::format(" v{}", l.interleave);
   text += fmt::format(" {} {}", to_string(l.recompute), to_string(l.token_dispatcher));
   if (l.ep_comm_overlap) text += " overlapped";

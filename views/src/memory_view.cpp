@@ -64,17 +64,26 @@ QString MemoryView::expertsNote(const PipelinePlan& pp) {
     }
   if (!most || most->experts() <= 0 || pp.experts <= 0) return {};
   const int ep = std::max(1, pp.expert_parallel);
+  const int etp = std::max(1, pp.expert_tensor_parallel);
+  const QString slice = etp <= 1              ? QString()
+                        : pp.experts / ep > 1 ? tr("a 1/%1 slice of each of ").arg(etp)
+                                              : tr("a 1/%1 slice of ").arg(etp);
   const QString where =
-      ep > 1 ? tr("each device holds %1 of each MoE layer's %2 experts (expert parallelism %3), "
-                  "the %4 devices holding the same ones reducing their gradients%5")
+      ep > 1 ? tr("each device holds %1%2 of each MoE layer's %3 experts (expert parallelism "
+                  "%4), the %5 devices holding the same ones reducing their gradients%6")
+                   .arg(slice)
                    .arg(pp.experts / ep)
                    .arg(pp.experts)
                    .arg(ep)
                    .arg(pp.expert_data_parallel)
                    .arg(pp.zero_stage >= 1 ? tr(" and sharding their optimizer state") : QString())
-             : tr("each device holds its tensor-parallel share of all %1 experts of each MoE "
-                  "layer (no expert parallelism)")
-                   .arg(pp.experts);
+      : etp > 1 ? tr("each device holds 1/%1 of every one of the %2 experts of each MoE layer "
+                     "(expert tensor parallelism %1, no expert parallelism)")
+                      .arg(etp)
+                      .arg(pp.experts)
+                : tr("each device holds its tensor-parallel share of all %1 experts of each MoE "
+                     "layer (no expert parallelism)")
+                      .arg(pp.experts);
   return tr(" Experts (yellow): %1; on rank %2 their weights take %3, gradients %4, optimizer "
             "state %5 (%6% of what the device holds).")
       .arg(where)

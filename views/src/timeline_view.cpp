@@ -25,8 +25,11 @@ QString pipelineLayoutText(const PipelinePlan& p) {
                .arg(p.pipeline_stages)
                .arg(p.data_parallel);
   if (p.expert_parallel > 1)
-    parts << QObject::tr("ep %1 (edp %2) · %3")
+    parts << QObject::tr("ep %1%2 (edp %3) · %4")
                  .arg(p.expert_parallel)
+                 .arg(p.expert_tensor_parallel > 1
+                          ? QObject::tr(" × etp %1").arg(p.expert_tensor_parallel)
+                          : QString())
                  .arg(p.expert_data_parallel)
                  .arg(p.token_dispatcher == TokenDispatcher::DeepEp ? QObject::tr("DeepEP")
                                                                     : QObject::tr("all-to-all"));

@@ -318,7 +318,9 @@ void TopologyView::display(const QString& mode) {
   int step = 1;
   if (pipelined && machine_ && plan_->pipeline->experts > 0 &&
       plan_->pipeline->device_order == DeviceOrder::PipelineOutermost) {
-    const int ep = plan_->pipeline->expert_parallel, perNode = machine_->devices_per_node;
+    // A group: ep sets of experts, each split over etp devices.
+    const int ep = plan_->pipeline->expert_parallel * plan_->pipeline->expert_tensor_parallel;
+    const int perNode = machine_->devices_per_node;
     if (ep > perNode && ep % perNode == 0) step = ep / perNode;
   }
   if (machineChanged || step != columnStep_) {
@@ -595,13 +597,17 @@ void TopologyView::paintState() {
     QString text;
     if (plan_ && heatMap_ == HeatMap::Experts) {
       const ExpertPlacement& e = experts_.value(d);
-      text = e.stage < 0                      ? tr("idle")
-             : e.last_expert < e.first_expert ? tr("stage %1").arg(e.stage)
-                                              : tr("experts %1–%2\nstage %3 · group %4")
-                                                    .arg(e.first_expert)
-                                                    .arg(e.last_expert)
-                                                    .arg(e.stage)
-                                                    .arg(e.group);
+      // With expert tensor parallelism a device holds one slice of each of its experts.
+      const int etp = plan_->pipeline->expert_tensor_parallel;
+      const QString slice = etp > 1 ? tr("1/%1 of ").arg(etp) : QString();
+      const QString held =
+          e.last_expert == e.first_expert
+              ? tr("%1expert %2").arg(slice).arg(e.first_expert)
+              : tr("%1experts %2–%3").arg(slice).arg(e.first_expert).arg(e.last_expert);
+      text = e.stage < 0 ? tr("idle")
+             : e.last_expert < e.first_expert
+                 ? tr("stage %1").arg(e.stage)
+                 : tr("%1\nstage %2 · group %3").arg(held).arg(e.stage).arg(e.group);
     } else if (plan_ && heatMap_ == HeatMap::Stage) {
       const int stage = stage_.value(d);
       const PipelinePlan& pp = *plan_->pipeline;
@@ -671,18 +677,24 @@ QString TopologyView::legendText() const {
     QStringList chips;
     for (int r : {0, ep / 2, ep - 1}) {
       if (r > 0 && r == ep / 2 && ep < 3) continue;
-      chips << tr("<span style='color:%1; font-size:large;'>&#9632;</span>&nbsp;experts %2–%3")
-                   .arg(expertColor(r, ep).darker(115).name())
-                   .arg(r * held)
-                   .arg(r * held + held - 1);
+      const QString which = held == 1 ? tr("expert %1").arg(r)
+                                      : tr("experts %1–%2").arg(r * held).arg(r * held + held - 1);
+      chips << tr("<span style='color:%1; font-size:large;'>&#9632;</span>&nbsp;%2")
+                   .arg(expertColor(r, ep).darker(115).name(), which);
     }
-    return tr("<b>Experts</b> (%1 in each MoE layer, %2 a device: expert parallelism %3, each "
-              "group of %3 devices holding all of its stage's experts, %4 copies of each) &nbsp; "
-              "%5 &nbsp; <span style='color:%6; font-weight:bold;'>━━</span>&nbsp;one group's "
-              "all-to-all<br>%7")
+    const int etp = std::max(1, pp.expert_tensor_parallel);
+    const QString slices =
+        etp > 1 ? tr(", each split over %1 devices (expert tensor parallelism)").arg(etp)
+                : QString();
+    return tr("<b>Experts</b> (%1 in each MoE layer, %2 a device%3: expert parallelism %4, each "
+              "group of %5 devices holding all of its stage's experts, %6 copies of each) &nbsp; "
+              "%7 &nbsp; <span style='color:%8; font-weight:bold;'>━━</span>&nbsp;one group's "
+              "all-to-all<br>%9")
         .arg(pp.experts)
         .arg(held)
+        .arg(slices)
         .arg(ep)
+        .arg(ep * etp)
         .arg(pp.expert_data_parallel)
         .arg(chips.join(QStringLiteral(" … ")), kAlltoallLink.name(), text);
   }
@@ -822,23 +834,33 @@ QString TopologyView::selectionText() const {
 QString TopologyView::expertsText() const {
   const PipelinePlan& pp = *plan_->pipeline;
   const int ep = std::max(1, pp.expert_parallel);
+  const int etp = std::max(1, pp.expert_tensor_parallel);
+  const int group = ep * etp;  // devices of an expert-parallel group
   const int devices = machine_ ? machine_->num_devices() : 1;
   const int perNode = machine_ ? machine_->devices_per_node : 1;
   const AlltoallTraffic t = alltoall_traffic(pp);
+  const int stageDevices = pp.tensor_parallel * pp.context_parallel * pp.data_parallel;
+  const std::int64_t held = pp.experts / ep;
+  const QString holder =
+      etp > 1 ? tr("devices %1<i>i</i> to %1<i>i</i> + %2 of a group hold a 1/%1 slice of%3")
+                    .arg(etp)
+                    .arg(etp - 1)
+                    .arg(held == 1 ? QString() : tr(" each of"))
+              : tr("device <i>i</i> of a group holds");
+  const QString which = held == 1
+                            ? tr("expert <i>i</i>")
+                            : tr("experts %1<i>i</i> to %1<i>i</i> + %2").arg(held).arg(held - 1);
   QString where =
-      tr("Each stage's %1 devices form %2 expert-parallel group%3 of %4 (%5); device <i>i</i> of "
-         "a group holds experts %6<i>i</i> to %6<i>i</i> + %7 of each of the stage's MoE layers, "
-         "and its gradients are reduced with the %8 device%9 holding the same ones.")
-          .arg(pp.tensor_parallel * pp.context_parallel * pp.data_parallel)
-          .arg(pp.tensor_parallel * pp.context_parallel * pp.data_parallel / ep)
-          .arg(pp.tensor_parallel * pp.context_parallel * pp.data_parallel / ep > 1
-                   ? QStringLiteral("s")
-                   : QString())
-          .arg(ep)
-          .arg(ep > perNode ? tr("%1 nodes").arg((ep + perNode - 1) / perNode)
-                            : tr("inside a node"))
-          .arg(pp.experts / ep)
-          .arg(pp.experts / ep - 1)
+      tr("Each stage's %1 devices form %2 expert-parallel group%3 of %4 (%5); %6 %7 of each of "
+         "the stage's MoE layers, and its gradients are reduced with the %8 device%9 holding the "
+         "same ones.")
+          .arg(stageDevices)
+          .arg(stageDevices / group)
+          .arg(stageDevices / group > 1 ? QStringLiteral("s") : QString())
+          .arg(group)
+          .arg(group > perNode ? tr("%1 nodes").arg((group + perNode - 1) / perNode)
+                               : tr("inside a node"))
+          .arg(holder, which)
           .arg(pp.expert_data_parallel - 1)
           .arg(pp.expert_data_parallel > 2 ? QStringLiteral("s") : QString());
   if (ep <= 1 || t.bytes <= 0) return where;

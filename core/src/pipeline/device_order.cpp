@@ -40,15 +40,15 @@ std::vector<int> PipelineGrid::data_parallel_group(int stage) const {
   return g;
 }
 
-std::vector<int> PipelineGrid::expert_group(int stage, int ep) const {
+std::vector<int> PipelineGrid::expert_group(int stage, int ep, int etp) const {
   std::vector<int> g;
-  for (int i = 0; i < ep; ++i) g.push_back(nth_device(stage, i));
+  for (int i = 0; i < ep; ++i) g.push_back(nth_device(stage, i * etp));
   return g;
 }
 
-std::vector<int> PipelineGrid::expert_data_group(int stage, int ep) const {
+std::vector<int> PipelineGrid::expert_data_group(int stage, int held) const {
   std::vector<int> g;
-  for (int i = 0; i < replica() * dp; i += ep) g.push_back(nth_device(stage, i));
+  for (int i = 0; i < replica() * dp; i += held) g.push_back(nth_device(stage, i));
   return g;
 }
 

@@ -14,9 +14,12 @@ ExpertPlacement expert_placement(const PipelinePlan& plan, int device) {
   e.stage = at.stage;
   if (plan.experts <= 0) return e;
   const int ep = std::max(1, plan.expert_parallel);
+  const int etp = std::max(1, plan.expert_tensor_parallel);
   const int i = at.copy * grid.replica() + at.index;  // the device's place in its rank
-  e.group = i / ep;
-  e.ep_rank = i % ep;
+  // Megatron-Core's expert ranks: the slices of an expert innermost, then the expert groups.
+  e.group = i / (ep * etp);
+  e.ep_rank = i / etp % ep;
+  e.etp_rank = i % etp;
   const std::int64_t held = plan.experts / ep;
   e.first_expert = e.ep_rank * held;
   e.last_expert = e.first_expert + held - 1;

@@ -240,7 +240,7 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
   const std::vector<bool> segment_plans = joint && r.launchable ? std::vector<bool>{true}
                                           : joint && tp > 1     ? std::vector<bool>{false, true}
                                                                 : std::vector<bool>{false};
-  const std::vector<int> eps = expert_parallel_degrees(tp, cp * dp);
+  const std::vector<int> etps = expert_tensor_parallel_degrees(tp);
   std::vector<ContextExchange> exchanges{ContextExchange::Ring};
   if (r.context_exchange)
     exchanges = {*r.context_exchange};
@@ -272,14 +272,28 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
     for (bool tpo : tpos)
       for (DeviceOrder order : orders)
         for (bool megatron : segment_plans)
-          for (int ep : eps)
-            for (TokenDispatcher d : dispatchers)
-              for (bool epo : ep_overlaps)
-                for (ContextExchange x : exchanges) {
-                  if (ep == 1 && (d != dispatchers.front() || epo)) continue;
-                  if (cp == 1 && x != exchanges.front()) continue;
-                  stage.segments.push_back({sp, tpo, order, megatron, ep, d, epo, x});
-                }
+          for (int etp : etps) {
+            // Each expert split by width is Megatron-LM's split of the segment, which the joint
+            // search's own segment plans are not.
+            if (etp > 1 && joint && !megatron) continue;
+            for (int ep : expert_parallel_degrees(tp, cp * dp, etp))
+              for (TokenDispatcher d : dispatchers)
+                for (bool epo : ep_overlaps)
+                  for (ContextExchange x : exchanges) {
+                    if (ep == 1 && (d != dispatchers.front() || epo)) continue;
+                    if (cp == 1 && x != exchanges.front()) continue;
+                    // DeepEP sends a token to the devices of its experts, not to slices of them.
+                    if (etp > 1 && ep > 1 && d == TokenDispatcher::DeepEp) {
+                      if (r.dispatcher && r.expert_tensor_parallel > 1 && r.expert_parallel > 1)
+                        throw InputError(
+                            "--dispatcher deepep sends each token to the devices holding its "
+                            "experts whole; with --etp > 1 Unity plans Megatron-Core's all-to-all "
+                            "dispatcher (--dispatcher alltoall)");
+                      continue;
+                    }
+                    stage.segments.push_back({sp, tpo, order, megatron, ep, etp, d, epo, x});
+                  }
+          }
   }
   const int index = static_cast<int>(stages_.size());
   const std::int64_t per_grid = static_cast<std::int64_t>(stage.recomputes.size()) *
@@ -318,11 +332,42 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
   }
 }
 
+// The expert tensor parallelism a replica of tp devices can take: 1, and tp (each expert's FFN
+// split as a dense MLP's) where the model has experts, searched in joint mode and asked for in
+// expert mode (--etp). Megatron-Core takes any ETP with ETP x EP x EDP = TP x CP x DP; Unity plans
+// these two, the ones torchtitan also runs.
+std::vector<int> LayoutSpace::expert_tensor_parallel_degrees(int tp) const {
+  const int asked = request_.expert_tensor_parallel;
+  if (facts_.experts == 0) {
+    if (asked > 1)
+      throw InputError(
+          fmt::format("--etp {}: '{}' has no mixture-of-experts layers", asked, facts_.model));
+    return {1};
+  }
+  if (asked > 1 && request_.experts_over_copies_only)
+    throw InputError(fmt::format(
+        "--etp {}: --launcher {} spreads whole experts over data-parallel copies (etp 1)", asked,
+        request_.launcher));
+  if (asked) {
+    if (asked == 1 || asked == tp) return {asked};
+    if (request_.tensor_parallel)
+      throw InputError(fmt::format(
+          "--etp {}: Unity plans expert tensor parallelism of 1 or --tp ({}): each expert split "
+          "by expert over the tensor-parallel devices, or by its FFN width as a dense MLP is",
+          asked, tp));
+    return {};  // a grid of another tp
+  }
+  if (facts_.joint && tp > 1 && !request_.experts_over_copies_only) return {1, tp};
+  return {1};
+}
+
 // The expert-parallel degrees a layout of tp x dp devices per pipeline rank can take (dp: the
-// copies, context-parallel ranks included): 1 (the replica's own split), and multiples of tp that
-// divide tp x dp and the experts (Megatron-Core folds EP into the tensor-, context- and
-// data-parallel ranks: tp x cp x dp = ep x edp with ETP 1).
-std::vector<int> LayoutSpace::expert_parallel_degrees(int tp, int dp) const {
+// copies, context-parallel ranks included). With etp 1: 1 (the replica's own split), and multiples
+// of tp that divide tp x dp and the experts (Megatron-Core folds EP into the tensor-, context- and
+// data-parallel ranks: tp x cp x dp = ep x edp with ETP 1). With etp = tp, each replica holds
+// every expert's slice: 1, and degrees that divide the copies and the experts (tp x cp x dp = etp
+// x ep x edp).
+std::vector<int> LayoutSpace::expert_parallel_degrees(int tp, int dp, int etp) const {
   const int asked = request_.expert_parallel;
   const std::int64_t experts = facts_.experts;
   if (experts == 0) {
@@ -332,6 +377,7 @@ std::vector<int> LayoutSpace::expert_parallel_degrees(int tp, int dp) const {
     return {1};
   }
   auto fits = [&](int ep) {
+    if (etp > 1) return ep == 1 || (dp % ep == 0 && experts % ep == 0);
     return ep == 1 || (ep % tp == 0 && (tp * dp) % ep == 0 && experts % ep == 0);
   };
   if (asked) {
@@ -342,6 +388,12 @@ std::vector<int> LayoutSpace::expert_parallel_degrees(int tp, int dp) const {
                       "'{}' do not split evenly over {} devices",
                       asked, experts, facts_.model, asked));
     if (!fits(asked)) {
+      if (request_.tensor_parallel && request_.pipeline_stages && etp > 1)
+        throw InputError(fmt::format(
+            "--ep {} --etp {}: with each expert split by width over the tensor-parallel devices, "
+            "expert parallelism spreads the {} experts over data-parallel copies: a degree that "
+            "divides the {} copies of a pipeline stage (cp x dp) and the experts",
+            asked, etp, experts, dp));
       if (request_.tensor_parallel && request_.pipeline_stages)
         throw InputError(fmt::format(
             "--ep {}: expert parallelism spreads the {} experts over a multiple of --tp {} that "
@@ -352,7 +404,7 @@ std::vector<int> LayoutSpace::expert_parallel_degrees(int tp, int dp) const {
     return {asked};
   }
   std::vector<int> out{1};
-  for (int ep = tp; ep <= tp * dp; ep *= 2)
+  for (int ep = etp > 1 ? 2 : tp; ep <= tp * dp; ep *= 2)
     if (ep > 1 && fits(ep)) out.push_back(ep);
   return out;
 }
@@ -382,6 +434,7 @@ Layout LayoutSpace::layout(const LayoutGrid& g, std::int64_t i) const {
   l.order = o.order;
   l.megatron_segments = o.megatron_segments;
   l.ep = o.ep;
+  l.etp = o.etp;
   l.dispatcher = o.dispatcher;
   l.ep_overlap = o.ep_overlap;
   l.cp = s.cp;

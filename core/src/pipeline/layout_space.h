@@ -33,6 +33,9 @@ struct SegmentOptions {
   // that keeps whole weights on each device pays once per iteration).
   bool megatron_segments = false;
   int ep = 1;  // expert parallelism: experts spread over ep devices of tp x dp (1: none)
+  // Expert tensor parallelism: 1 (the experts split over the replica by expert), or tp (each
+  // expert's FFN split as a dense MLP's; ep then spreads them over copies).
+  int etp = 1;
   TokenDispatcher dispatcher = TokenDispatcher::AllToAll;
   bool ep_overlap = false;  // all-to-alls behind another micro-batch's compute
   ContextExchange cp_exchange = ContextExchange::Ring;
@@ -57,6 +60,7 @@ struct Layout {
   DeviceOrder order = DeviceOrder::PipelineOutermost;
   bool megatron_segments = false;  // SegmentOptions::megatron_segments
   int ep = 1;
+  int etp = 1;  // SegmentOptions::etp
   TokenDispatcher dispatcher = TokenDispatcher::AllToAll;
   bool ep_overlap = false;
   int cp = 1;  // context parallelism: each sequence over cp devices (1: none)
@@ -117,7 +121,8 @@ class LayoutSpace {
 
  private:
   std::vector<int> context_parallel_degrees(int tp) const;
-  std::vector<int> expert_parallel_degrees(int tp, int dp) const;
+  std::vector<int> expert_parallel_degrees(int tp, int dp, int etp) const;
+  std::vector<int> expert_tensor_parallel_degrees(int tp) const;
   void add_stages(int tp, int cp);
   void add_grids(int tp, int cp, int pp, int dp, std::int64_t per_replica);
 

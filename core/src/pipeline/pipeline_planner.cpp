@@ -206,8 +206,8 @@ class Planner {
     best->candidates_evaluated = candidates_;
     // What each kind's replica plan is, for the layout chosen.
     for (int k = 0; k < chain_.kinds(); ++k) {
-      const KindPlan& kp =
-          kind_plan(k, best->tensor_parallel, best->micro_batch_size, megatron_segments);
+      const KindPlan& kp = kind_plan(k, best->tensor_parallel, best->micro_batch_size,
+                                     megatron_segments, best_layout.etp > 1);
       best->segment_plans.push_back(fmt::format(
           "segments like '{}': {}", first_name(chain_.representative[k]), kp.description));
       best->applied.insert(best->applied.end(), kp.applied.begin(), kp.applied.end());
@@ -271,8 +271,9 @@ class Planner {
                         [&](const RuleLocation& v) { return v.covers(a.rule, a.nodes); });
   }
 
-  // The plan of segment kind `kind` on `tp` devices, made for micro-batches of `b` samples.
-  KindPlan make_kind_plan(int kind, int tp, std::int64_t b, bool megatron_only) {
+  // The plan of segment kind `kind` on `tp` devices, made for micro-batches of `b` samples (its
+  // experts split by width where `by_width`: Megatron-LM's split with ETP = tp).
+  KindPlan make_kind_plan(int kind, int tp, std::int64_t b, bool megatron_only, bool by_width) {
     const Segment& s = chain_.segments[chain_.representative[kind]];
     const Graph serial = segment_graph(model_, s, b);
     if (options_.joint && megatron_only) {
@@ -280,7 +281,7 @@ class Planner {
       // for it (a fused attention kernel, say).
       std::vector<AppliedSubstitution> applied;
       Graph rewritten = serial;
-      for (const auto& a : kind_plan(kind, tp, b, false).applied) {
+      for (const auto& a : kind_plan(kind, tp, b, false, false).applied) {
         const Rule* rule = rules().find(a.rule);
         if (!rule || rule->kind != RuleKind::Algebraic) continue;
         if (std::any_of(applied.begin(), applied.end(),
@@ -290,15 +291,15 @@ class Planner {
         rewritten = apply_everywhere(rewritten, *rule, {a.rule, ""}, {1}, applied);
         for (std::size_t i = before; i < applied.size(); ++i) applied[i].pinned = a.pinned;
       }
-      ExpertStrategy megatron = megatron_tensor_parallel(rewritten, tp);
+      ExpertStrategy megatron = megatron_tensor_parallel(rewritten, tp, by_width);
       // Only where the search's rules, less the vetoed ones, can make it.
       if (!std::all_of(megatron.applied.begin(), megatron.applied.end(),
                        [&](const AppliedSubstitution& a) { return rule_allowed(a); }))
-        return kind_plan(kind, tp, b, false);
+        return kind_plan(kind, tp, b, false, false);
       applied.insert(applied.end(), megatron.applied.begin(), megatron.applied.end());
       return KindPlan{std::move(megatron.graph), b, megatron.name, std::move(applied)};
     }
-    ExpertStrategy megatron = megatron_tensor_parallel(serial, tp);
+    ExpertStrategy megatron = megatron_tensor_parallel(serial, tp, by_width);
     KindPlan kp{std::move(megatron.graph), b, megatron.name, std::move(megatron.applied)};
     if (!options_.joint) return kp;
     const CostModel& costs = replica_costs(tp);
@@ -330,22 +331,22 @@ class Planner {
     return kp;
   }
 
-  const KindPlan& kind_plan(int kind, int tp, std::int64_t b, bool megatron_only) {
-    const auto key = std::make_tuple(kind, tp, b, megatron_only);
+  const KindPlan& kind_plan(int kind, int tp, std::int64_t b, bool megatron_only, bool by_width) {
+    const auto key = std::make_tuple(kind, tp, b, megatron_only, by_width);
     if (auto it = exact_.find(key); it != exact_.end()) return it->second;
     // Planned once per kind and replica size, at the first micro-batch size asked for; other
     // sizes take the same plan with the batch changed, where its degrees divide them.
-    const auto base_key = std::make_tuple(kind, tp, megatron_only);
+    const auto base_key = std::make_tuple(kind, tp, megatron_only, by_width);
     auto base = base_.find(base_key);
     if (base == base_.end())
-      base = base_.emplace(base_key, make_kind_plan(kind, tp, b, megatron_only)).first;
+      base = base_.emplace(base_key, make_kind_plan(kind, tp, b, megatron_only, by_width)).first;
     KindPlan kp;
     try {
       kp = base->second;
       if (kp.batch != b) kp.plan = rebatch(kp.plan, kp.batch, b);
       kp.batch = b;
     } catch (const ShapeError&) {
-      kp = make_kind_plan(kind, tp, b, megatron_only);
+      kp = make_kind_plan(kind, tp, b, megatron_only, by_width);
     }
     kp.expert_parameters = kp.expert_fp8_parameters = 0;
     for (const auto& [id, node] : kp.plan.nodes())
@@ -359,15 +360,16 @@ class Planner {
   }
 
   // What a segment kind costs one context-parallel rank (cp 1: the whole micro-batch), its
-  // experts spread over ep devices (1: the replica's own split).
+  // experts spread over ep devices (1: the replica's own split), each split over etp (1 or tp).
   const SegmentProfile& profile(int kind, int tp, std::int64_t b, bool megatron_only, int cp,
-                                int ep) {
-    if (kind_experts(kind).operators == 0) ep = 1;  // the same segment whatever the experts' split
-    const auto key = std::make_tuple(kind, tp, b, megatron_only, cp, ep);
+                                int ep, int etp) {
+    if (kind_experts(kind).operators == 0)
+      ep = etp = 1;  // the same segment whatever the experts' split
+    const auto key = std::make_tuple(kind, tp, b, megatron_only, cp, ep, etp);
     if (auto it = profiles_.find(key); it != profiles_.end()) return it->second;
     SegmentProfile p;  // infeasible unless the segment can be planned at this micro-batch size
     try {
-      const Graph& plan = kind_plan(kind, tp, b, megatron_only).plan;
+      const Graph& plan = kind_plan(kind, tp, b, megatron_only, etp > 1).plan;
       Graph shard = context_shard(plan, sequence_, cp);
       // Each device's Experts task at its expert-parallel shape and load (expert_load.h).
       cost_experts_as_planned(shard, ep, options_.request.expert_load);
@@ -437,6 +439,9 @@ class Planner {
     double alltoall = 0;             // seconds, exposed unless overlapped with another micro-batch
     double alltoall_bytes = 0;       // every replica's devices
     double alltoall_inter_node = 0;  // of those, across nodes
+    // Expert tensor parallelism behind the all-to-all: its slices' exchange of the routed copies
+    // beyond what the replica's plan costs (seconds, forward and backward).
+    double expert_slices = 0;
     // Context parallelism: its attentions' keys and values exchanged among the sequence shards
     // (context_exchange.h).
     bool has_exchange = false;
@@ -452,12 +457,12 @@ class Planner {
 
   const KindCost& kind_cost(const Layout& l, int kind) {
     const auto key = std::make_tuple(kind, l.tp, l.cp, l.pp, l.dp, static_cast<int>(l.order), l.b,
-                                     l.megatron_segments, l.ep, l.sp, l.tp_overlap,
+                                     l.megatron_segments, l.ep, l.etp, l.sp, l.tp_overlap,
                                      static_cast<int>(l.dispatcher), l.ep_overlap,
                                      static_cast<int>(l.cp_exchange));
     if (auto it = kind_costs_.find(key); it != kind_costs_.end()) return it->second;
     KindCost c;
-    const SegmentProfile& s = profile(kind, l.tp, l.b, l.megatron_segments, l.cp, l.ep);
+    const SegmentProfile& s = profile(kind, l.tp, l.b, l.megatron_segments, l.cp, l.ep, l.etp);
     c.profile = &s;
     if (!s.feasible) return kind_costs_.emplace(key, c).first->second;
     // Sequence parallelism splits what tensor parallelism leaves whole (norms, residual sums)
@@ -487,10 +492,10 @@ class Planner {
       // Every expert group of the stage's tp x dp devices: dp x tp / ep of them a replica's.
       c.alltoall_bytes = 4.0 * ex.operators * d.bytes * sent * l.tp * l.cp / l.ep;
       c.alltoall_inter_node = 4.0 * ex.operators * d.inter_node_bytes * sent * l.tp * l.cp / l.ep;
-      // The experts leave the replica's plan: 1/ep of them on each device (their fp8 copies
-      // with them).
-      const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments);
-      c.expert_parameters = ex.parameters / l.ep;
+      // The experts leave the replica's plan: 1/ep of them on each device, 1/etp of each (their
+      // fp8 copies with them).
+      const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments, l.etp > 1);
+      c.expert_parameters = ex.parameters / (l.ep * l.etp);
       c.dense_parameters -= kp.expert_parameters;
       if (kp.expert_fp8_parameters > 0) {
         c.expert_fp8_parameters =
@@ -498,7 +503,7 @@ class Planner {
         c.fp8_parameters += c.expert_fp8_parameters - kp.expert_fp8_parameters;
       }
     } else if (ex.operators > 0) {
-      const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments);
+      const KindPlan& kp = kind_plan(kind, l.tp, l.b, l.megatron_segments, l.etp > 1);
       c.replica_expert_parameters = kp.expert_parameters;
       c.expert_fp8_parameters = kp.expert_fp8_parameters;
     }
@@ -513,6 +518,26 @@ class Planner {
       c.comm = (f - (c.forward - half)) + (b - (c.backward - half));
       c.forward = f;
       c.backward = b;
+    }
+    if (const KindExperts& ex = kind_experts(kind); l.ep > 1 && l.etp > 1 && ex.operators > 0) {
+      // Expert tensor parallelism behind an all-to-all (Megatron-Core's dispatcher with ETP > 1):
+      // the slices of an expert gather the routed copies their devices received, top_k a token,
+      // and reduce-scatter the partial outputs back, where the replica's plan (as a dense MLP's
+      // split) reduces one copy a token; the difference is added, not overlapped with the GEMMs.
+      const double element = static_cast<double>(size_of(dtype_));
+      const double tokens = static_cast<double>(l.b) * ex.tokens_per_sample / l.cp;
+      const double dense = tokens * ex.hidden * element;
+      const double routed =
+          dense * static_cast<double>(top_k_) * options_.request.expert_load.factor(true);
+      std::vector<int> slices;
+      for (int j = 0; j < l.tp; ++j) slices.push_back(l.grid().device(0, 0, j));
+      const double extra = std::max(
+          0.0, costs_.allreduce_time(slices, routed) - costs_.allreduce_time(slices, dense));
+      const double pass = ex.operators * extra;  // a pass: forward, or its gradients backward
+      c.expert_slices = 2 * pass;
+      c.forward += pass;
+      c.backward += pass;
+      c.comm += 2 * pass;
     }
     if (l.cp > 1 && !s.attentions.empty()) {
       const ContextExchangeCost& sum = exchange(l, s);
@@ -541,11 +566,11 @@ class Planner {
   // every layout of that grid, dispatcher and degree.
   const DispatchCost& dispatch(const Layout& l, double message) {
     const auto key = std::make_tuple(static_cast<int>(l.dispatcher), message, l.tp, l.cp, l.pp,
-                                     l.dp, static_cast<int>(l.order), l.ep);
+                                     l.dp, static_cast<int>(l.order), l.ep, l.etp);
     if (auto it = dispatches_.find(key); it != dispatches_.end()) return it->second;
     return dispatches_
-        .emplace(key, dispatch_cost(l.dispatcher, experts_, top_k_, l.grid().expert_group(0, l.ep),
-                                    message, costs_))
+        .emplace(key, dispatch_cost(l.dispatcher, experts_, top_k_,
+                                    l.grid().expert_group(0, l.ep, l.etp), message, costs_))
         .first->second;
   }
 
@@ -614,7 +639,7 @@ class Planner {
     }
     const double v = l.v;
     const double time = (l.m - 1 + (v - 1) / v) * std::max(total / l.pp, longest) + total / v;
-    const int edp = l.ep > 1 ? l.tp * l.copies() / l.ep : l.copies();
+    const int edp = l.ep > 1 ? l.tp * l.copies() / (l.ep * l.etp) : l.copies();
     const double per_dense =
         parameter_memory(1.0, dtype_, options_.optimizer, l.zero, l.copies(), gradient_element())
             .total();
@@ -682,7 +707,8 @@ class Planner {
     p.device_order = l.order;
     p.dtype = dtype_;
     p.expert_parallel = l.ep;
-    p.expert_data_parallel = l.ep > 1 ? l.tp * l.copies() / l.ep : l.copies();
+    p.expert_tensor_parallel = l.etp;
+    p.expert_data_parallel = l.ep > 1 ? l.tp * l.copies() / (l.ep * l.etp) : l.copies();
     p.context_parallel = l.cp;
     p.context_exchange = l.cp_exchange;
     p.token_dispatcher = l.dispatcher;
@@ -749,7 +775,7 @@ class Planner {
         rank_comm(l.pp, 0.0), rank_workspace(l.pp, 0.0), rank_segment_params(l.pp, 0.0),
         rank_forward(l.pp, 0.0), rank_backward(l.pp, 0.0), rank_fp8_params(l.pp, 0.0),
         rank_expert_params(l.pp, 0.0), rank_alltoall(l.pp, 0.0), rank_exchange(l.pp, 0.0),
-        rank_replica_experts(l.pp, 0.0), rank_expert_fp8(l.pp, 0.0);
+        rank_replica_experts(l.pp, 0.0), rank_expert_fp8(l.pp, 0.0), rank_slices(l.pp, 0.0);
     // Each rank's weights in the order its first chunk runs them: their last gradient bucket.
     std::vector<std::vector<double>> rank_first_weights(l.pp);
     double p2p_bytes = 0, fill_p2p = 0;
@@ -780,6 +806,7 @@ class Planner {
         const bool moe_again = recomputes_moe(l, block_[j]);
         const bool attention_again = l.recompute == Recompute::Full && block_[j];
         rank_alltoall[rank] += alltoall[j] * (moe_again ? 1.5 : 1.0);
+        rank_slices[rank] += kc.expert_slices * (moe_again ? 1.5 : 1.0);
         rank_exchange[rank] += exchange[j] * (attention_again ? 1.5 : 1.0);
         add_segment_exchanges(sp.exchanges, alltoall[j], l.ep_overlap, exchange_forward[j],
                               exchange[j], moe_again, attention_again);
@@ -880,13 +907,13 @@ class Planner {
       const int edp = p.expert_data_parallel;
       const DataSync expert_sync =
           rank_expert_params[r] > 0
-              ? sync_over(rank_expert_params[r], l.grid().expert_data_group(r, l.ep), {})
+              ? sync_over(rank_expert_params[r], l.grid().expert_data_group(r, l.ep * l.etp), {})
               : DataSync{};
       p.sync_time = std::max(p.sync_time, sync.exposed + expert_sync.exposed);
       p.rank_sync_total.push_back(sync.total + expert_sync.total);
       p.rank_sync_exposed.push_back(sync.exposed + expert_sync.exposed);
       p.rank_last_bucket.push_back(sync.last_bucket);
-      sync_bytes += sync.bytes * l.tp + expert_sync.bytes * l.ep;
+      sync_bytes += sync.bytes * l.tp + expert_sync.bytes * l.ep * l.etp;
       const double shard = (l.zero >= 1 ? rank_params[r] / l.copies() : rank_params[r]) +
                            (l.zero >= 1 ? rank_expert_params[r] / edp : rank_expert_params[r]);
       p.update_time = std::max(p.update_time, costs_.update_time(shard * 4.0, dev));
@@ -922,6 +949,7 @@ class Planner {
     p.compute_time = std::max(0.0, p.iteration_time - p.communication_time);
     p.communication_bytes = (bytes + p2p_bytes) * l.m * l.dp + sync_bytes;
     p.alltoall_time = l.m * *std::max_element(rank_alltoall.begin(), rank_alltoall.end());
+    p.expert_slice_time = l.m * *std::max_element(rank_slices.begin(), rank_slices.end());
     p.alltoall_bytes = alltoall_bytes * l.m * l.dp;
     p.alltoall_inter_node_bytes = alltoall_inter_node * l.m * l.dp;
     p.experts = experts_;
@@ -955,16 +983,16 @@ class Planner {
   double memory_ = 0;
   bool transformer_ = false;
   std::map<int, std::unique_ptr<CostModel>> replica_costs_;
-  std::map<std::tuple<int, int, bool>, KindPlan> base_;
-  std::map<std::tuple<int, int, std::int64_t, bool>, KindPlan> exact_;
-  std::map<std::tuple<int, int, std::int64_t, bool, int, int>, SegmentProfile> profiles_;
+  std::map<std::tuple<int, int, bool, bool>, KindPlan> base_;
+  std::map<std::tuple<int, int, std::int64_t, bool, bool>, KindPlan> exact_;
+  std::map<std::tuple<int, int, std::int64_t, bool, int, int, int>, SegmentProfile> profiles_;
   std::map<std::pair<int, std::int64_t>, KindFlops> flops_;
   std::map<int, KindExperts> experts_of_;
-  std::map<
-      std::tuple<int, int, int, int, int, int, std::int64_t, bool, int, bool, bool, int, bool, int>,
-      KindCost>
+  std::map<std::tuple<int, int, int, int, int, int, std::int64_t, bool, int, int, bool, bool, int,
+                      bool, int>,
+           KindCost>
       kind_costs_;
-  std::map<std::tuple<int, double, int, int, int, int, int, int>, DispatchCost> dispatches_;
+  std::map<std::tuple<int, double, int, int, int, int, int, int, int>, DispatchCost> dispatches_;
   std::map<std::tuple<const SegmentProfile*, int, int, int, int, int, int>, ContextExchangeCost>
       exchanges_;
   std::int64_t experts_ = 0;  // experts of the model's mixture-of-experts layers (0: none)

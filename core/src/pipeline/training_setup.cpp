@@ -56,6 +56,7 @@ std::string LayoutRequest::describe() const {
   if (tp_comm_overlap && *tp_comm_overlap) parts.emplace_back("--tp-comm-overlap");
   if (device_order) parts.push_back(fmt::format("--device-order {}", to_string(*device_order)));
   if (expert_parallel) parts.push_back(fmt::format("--ep {}", expert_parallel));
+  if (expert_tensor_parallel) parts.push_back(fmt::format("--etp {}", expert_tensor_parallel));
   if (dispatcher) parts.push_back(fmt::format("--dispatcher {}", to_string(*dispatcher)));
   if (ep_comm_overlap && *ep_comm_overlap) parts.emplace_back("--overlap-moe-expert-parallel-comm");
   if (context_parallel) parts.push_back(fmt::format("--cp {}", context_parallel));

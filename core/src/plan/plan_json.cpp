@@ -146,6 +146,7 @@ PipelinePlan pipeline_from_json(const json& j) {
     p.overlap_grad_reduce = j.value("overlap_grad_reduce", false);
     p.tp_comm_overlap = j.value("tp_comm_overlap", false);
     p.expert_parallel = j.value("ep", 1);
+    p.expert_tensor_parallel = j.value("etp", 1);
     p.expert_data_parallel = j.value("edp", p.data_parallel);
     p.token_dispatcher = token_dispatcher_from_string(j.value("dispatcher", "alltoall"));
     p.ep_comm_overlap = j.value("ep_comm_overlap", false);
@@ -156,6 +157,7 @@ PipelinePlan pipeline_from_json(const json& j) {
     p.embedding_in_split = j.value("embedding_in_split", false);
     p.loss_in_split = j.value("loss_in_split", false);
     p.alltoall_time = j.value("alltoall_ms", 0.0) / 1e3;
+    p.expert_slice_time = j.value("expert_slice_ms", 0.0) / 1e3;
     p.alltoall_bytes = j.value("alltoall_bytes", 0.0);
     p.alltoall_inter_node_bytes = j.value("alltoall_inter_node_bytes", 0.0);
     p.experts = j.value("experts", std::int64_t{0});
@@ -281,7 +283,7 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"overlap_grad_reduce", p.overlap_grad_reduce},
           {"tp_comm_overlap", p.tp_comm_overlap},
           {"ep", p.expert_parallel},
-          {"etp", 1},
+          {"etp", p.expert_tensor_parallel},
           {"edp", p.expert_data_parallel},
           {"dispatcher", to_string(p.token_dispatcher)},
           {"ep_comm_overlap", p.ep_comm_overlap},
@@ -292,6 +294,7 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"embedding_in_split", p.embedding_in_split},
           {"loss_in_split", p.loss_in_split},
           {"alltoall_ms", p.alltoall_time * 1e3},
+          {"expert_slice_ms", p.expert_slice_time * 1e3},
           {"alltoall_bytes", p.alltoall_bytes},
           {"alltoall_inter_node_bytes", p.alltoall_inter_node_bytes},
           {"experts", p.experts},

@@ -135,6 +135,7 @@ std::string describe_layout(const PipelinePlan& p) {
         fmt::format(", keys and values {}",
                     p.context_exchange == ContextExchange::Ring ? "ringed (p2p)" : "all-gathered");
   if (p.expert_parallel > 1) text += fmt::format(", ep{}", p.expert_parallel);
+  if (p.expert_tensor_parallel > 1) text += fmt::format(", etp{}", p.expert_tensor_parallel);
   if (p.device_order != DeviceOrder::PipelineOutermost)
     text += fmt::format(", devices {}", to_string(p.device_order));
   return text;
@@ -266,6 +267,7 @@ class PlanSearch {
         s.recompute_modules = to_string(p->recompute_modules);
       s.zero_stage = p->zero_stage;
       s.ep = p->expert_parallel;
+      s.etp = p->expert_tensor_parallel;
       s.edp = p->expert_data_parallel;
       s.alltoall_bytes = p->alltoall_bytes;
       s.cp = p->context_parallel;

@@ -1,5 +1,6 @@
 #include "unity/core/strategies/expert_strategies.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -37,18 +38,20 @@ Graph apply_rules(Graph g, const RuleSet& rules, const std::vector<std::string>&
 }
 
 // The rules that make Megatron-LM's attention and MLP blocks tensor-parallel.
-std::vector<std::string> megatron_block_rules() {
+std::vector<std::string> megatron_block_rules(bool experts_by_width = false) {
   // The gated MLP first: its down projection would otherwise match a plain block's second Linear.
   // A mixture-of-experts layer's experts split over the group (each device its experts, every
   // token copied, the outputs summed: Megatron-Core's expert parallelism inside a tensor-parallel
-  // group, with ETP 1).
+  // group, with ETP 1), or each expert's width split (ETP = tp).
   // Multi-head latent attention splits its heads as Megatron-Core's MLA does: the down
   // projections and their norms copied, the up projections and the output projection split.
   std::vector<std::string> names = {
-      "self_attention_head_parallel",   "attention_head_parallel",
-      "latent_attention_head_parallel", "latent_attention_direct_q_head_parallel",
-      "mlp_swiglu_tensor_parallel",     "experts_expert_parallel",
-      "experts_gelu_expert_parallel"};
+      "self_attention_head_parallel", "attention_head_parallel", "latent_attention_head_parallel",
+      "latent_attention_direct_q_head_parallel", "mlp_swiglu_tensor_parallel"};
+  if (experts_by_width)
+    names.insert(names.end(), {"experts_ffn_parallel", "experts_gelu_ffn_parallel"});
+  else
+    names.insert(names.end(), {"experts_expert_parallel", "experts_gelu_expert_parallel"});
   for (const char* act : {"relu", "gelu", "sigmoid", "tanh"})
     for (const char* fused : {"", "_fused"})
       for (const char* bias : {"", "_bias"})
@@ -233,12 +236,12 @@ std::vector<ExpertStrategy> expert_strategies(const Graph& model, const MachineS
   return out;
 }
 
-ExpertStrategy megatron_tensor_parallel(const Graph& serial, int tp) {
+ExpertStrategy megatron_tensor_parallel(const Graph& serial, int tp, bool experts_by_width) {
   if (tp <= 1) return {"serial", serial, {}};
   const RuleSet& rules = default_rules();
   std::vector<AppliedSubstitution> applied;
   const NodeId original_below = serial.next_id();
-  Graph g = apply_rules(serial, rules, megatron_block_rules(), tp, applied);
+  Graph g = apply_rules(serial, rules, megatron_block_rules(experts_by_width), tp, applied);
   // The head's Linear split over the vocabulary (column-parallel), the embedding table over its
   // rows, the loss over the same classes so the logits are never gathered; the operators the
   // block rules rewrote are not matched again.
@@ -249,8 +252,13 @@ ExpertStrategy megatron_tensor_parallel(const Graph& serial, int tp) {
   g = apply_rules(std::move(g), rules, {"cancel_combine_partition", "reduce_replicate_allreduce"},
                   tp, applied);
   g.validate();
-  return {applied.empty() ? std::string("serial") : fmt::format("megatron tp{}", tp), std::move(g),
-          std::move(applied)};
+  const bool by_width = std::any_of(applied.begin(), applied.end(), [](const auto& a) {
+    return a.rule == "experts_ffn_parallel" || a.rule == "experts_gelu_ffn_parallel";
+  });
+  return {applied.empty() ? std::string("serial")
+                          : fmt::format("megatron tp{}{}", tp,
+                                        by_width ? ", experts split by width (etp)" : ""),
+          std::move(g), std::move(applied)};
 }
 
 }  // namespace unity

@@ -42,10 +42,12 @@ struct PipelineGrid {
   // shard of every copy), which synchronise them.
   std::vector<int> data_parallel_group(int stage) const;
   // The devices of a stage that exchange tokens in one all-to-all of expert parallelism `ep` (the
-  // first expert group: its first ep devices, tp devices of ep / tp consecutive copies), and those
-  // holding the same experts (one device a group, every ep devices).
-  std::vector<int> expert_group(int stage, int ep) const;
-  std::vector<int> expert_data_group(int stage, int ep) const;
+  // first expert group: with etp 1 its first ep devices, tp devices of ep / tp consecutive
+  // copies; with each expert split over etp devices, Megatron-Core's expert ranks, the slices
+  // innermost: one device every etp), and those holding the same experts, or the same slices of
+  // them (every `held` devices: ep x etp).
+  std::vector<int> expert_group(int stage, int ep, int etp = 1) const;
+  std::vector<int> expert_data_group(int stage, int held) const;
   // The context-parallel ranks of a stage's first copy, one ring per tensor-parallel rank.
   std::vector<std::vector<int>> context_groups(int stage) const;
 };

@@ -7,6 +7,8 @@
 // grid's order), form groups of ep consecutive ones that exchange tokens by all-to-all; the i-th
 // device of every group holds the same experts, E / ep of each of the rank's MoE layers (the
 // expert-data-parallel copies of them), so the experts of a layer are spread over one group.
+// With each expert split over etp devices (expert_tensor_parallel), a group is ep x etp
+// consecutive devices, the etp slices of an expert set side by side.
 #include <cstdint>
 
 #include "unity/core/pipeline/pipeline_planner.h"
@@ -14,9 +16,10 @@
 namespace unity {
 
 struct ExpertPlacement {
-  int stage = -1;   // pipeline rank; -1: the plan leaves the device idle
-  int group = 0;    // expert-parallel group of the stage: the devices exchanging tokens
-  int ep_rank = 0;  // the device's place in its group (0..ep-1)
+  int stage = -1;    // pipeline rank; -1: the plan leaves the device idle
+  int group = 0;     // expert-parallel group of the stage: the devices exchanging tokens
+  int ep_rank = 0;   // the device's place in its group (0..ep-1)
+  int etp_rank = 0;  // which slice of each of its experts' FFN it holds (0..etp-1)
   std::int64_t first_expert = 0, last_expert = -1;  // held of each MoE layer, inclusive
 };
 // Throws nothing: a device the plan does not use, or a plan without experts, is stage -1 or

@@ -93,11 +93,18 @@ struct PipelinePlan {
   // a pipeline rank (tensor_parallel x a share of the data-parallel copies; Megatron-Core's EP
   // with ETP 1), each expert's weights synchronised over the expert_data_parallel devices holding
   // it; tokens sent to their experts and back by all-to-all. 1: the replica's own split.
+  // With expert_tensor_parallel = tensor_parallel each expert's FFN is split over the replica as
+  // a dense MLP's, and expert_parallel (1: none) spreads the experts over copies: Megatron-Core's
+  // EP with ETP = TP.
   int expert_parallel = 1;
+  int expert_tensor_parallel = 1;
   int expert_data_parallel = 1;
   TokenDispatcher token_dispatcher = TokenDispatcher::AllToAll;
-  bool ep_comm_overlap = false;          // all-to-alls behind another micro-batch's compute
-  double alltoall_time = 0;              // seconds of all-to-all per iteration on the busiest rank
+  bool ep_comm_overlap = false;  // all-to-alls behind another micro-batch's compute
+  double alltoall_time = 0;      // seconds of all-to-all per iteration on the busiest rank
+  // With expert_tensor_parallel > 1 behind an all-to-all: the slices' exchange of the routed
+  // tokens beyond the replica's own split, seconds per iteration on the busiest rank.
+  double expert_slice_time = 0;
   double alltoall_bytes = 0;             // bytes all devices send in all-to-alls per iteration
   double alltoall_inter_node_bytes = 0;  // of those, to a device of another node
   std::int64_t experts = 0;              // per mixture-of-experts layer (0: none)

@@ -50,6 +50,10 @@ struct LayoutRequest {
   // expert model parallelism, folded into tp x dp; 0: searched where the model has experts, 1:
   // none beyond the replica's own split).
   int expert_parallel = 0;
+  // --etp: each expert's FFN split over this many devices (Megatron-Core's expert tensor
+  // parallelism): 1, or the layout's tp (the experts split as a dense MLP is, Megatron-Core's
+  // default); 0: searched (1 and tp) in joint mode, 1 in expert mode.
+  int expert_tensor_parallel = 0;
   // --dispatcher: how tokens reach their experts (token_dispatch.h); unset: searched in joint
   // mode, Megatron-Core's all-to-all dispatcher in expert mode.
   std::optional<TokenDispatcher> dispatcher;
@@ -102,9 +106,9 @@ struct LayoutRequest {
   bool empty() const {
     return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
            zero_stage < 0 && !sequence_parallel && !overlap_grad_reduce && !tp_comm_overlap &&
-           !device_order && !expert_parallel && !dispatcher && !ep_comm_overlap &&
-           !context_parallel && !context_exchange && !embedding_in_split && !loss_in_split &&
-           expert_load.balanced() && !grad_reduce_in_bf16 && !fp8_param_gather &&
+           !device_order && !expert_parallel && !expert_tensor_parallel && !dispatcher &&
+           !ep_comm_overlap && !context_parallel && !context_exchange && !embedding_in_split &&
+           !loss_in_split && expert_load.balanced() && !grad_reduce_in_bf16 && !fp8_param_gather &&
            recompute_modules.is_default() && !launchable;
   }
   // The recomputation `--recompute LEVEL --recompute-modules NAMES` ask for (an empty one: not

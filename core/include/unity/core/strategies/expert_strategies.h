@@ -26,6 +26,9 @@ std::vector<ExpertStrategy> expert_strategies(const Graph& model, const MachineS
 // Megatron-LM's tensor parallelism of degree `tp` on all the devices of one stage replica: heads
 // and MLP pairs as above, and what Megatron-LM splits besides them, the vocabulary of the head and
 // of the embedding table. A graph none of these apply to stays serial (tp 1: `serial` itself).
-ExpertStrategy megatron_tensor_parallel(const Graph& serial, int tp);
+// A mixture-of-experts layer's experts split over the group by expert (Megatron-Core's expert
+// parallelism inside the group, ETP 1), or with `experts_by_width` each expert's FFN width split
+// as a dense MLP's (expert tensor parallelism: ETP = tp, Megatron-Core's default).
+ExpertStrategy megatron_tensor_parallel(const Graph& serial, int tp, bool experts_by_width = false);
 
 }  // namespace unity
