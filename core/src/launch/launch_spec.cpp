@@ -120,10 +120,10 @@ Derivation launch_spec_of(const Plan& plan) {
     s.grad_reduce_in_bf16 = p->grad_reduce_in_bf16;
     s.fp8_param_gather = p->fp8_param_gather;
     if (shape && shape->moe) {
-      // Unity's ep 1 with ETP 1 is the replica's own split by expert: Megatron-Core's EP = TP.
-      s.etp = std::max(1, p->expert_tensor_parallel);
-      s.ep = p->expert_parallel > 1 ? p->expert_parallel : s.etp > 1 ? 1 : p->tensor_parallel;
-      s.edp = p->tensor_parallel * p->context_parallel * p->data_parallel / (s.ep * s.etp);
+      const PipelinePlan::ExpertGrid g = p->expert_grid();
+      s.ep = g.ep;
+      s.etp = g.etp;
+      s.edp = g.edp;
       s.dispatcher = p->token_dispatcher;
       s.ep_comm_overlap = p->ep_comm_overlap;
       s.expert_load = p->expert_load;

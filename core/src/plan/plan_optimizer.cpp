@@ -266,9 +266,13 @@ class PlanSearch {
       if (p->recompute == Recompute::Selective)
         s.recompute_modules = to_string(p->recompute_modules);
       s.zero_stage = p->zero_stage;
-      s.ep = p->expert_parallel;
-      s.etp = p->expert_tensor_parallel;
-      s.edp = p->expert_data_parallel;
+      // Megatron-Core's expert grid, as a launch states it.
+      if (p->experts > 0) {
+        const PipelinePlan::ExpertGrid g = p->expert_grid();
+        s.ep = g.ep;
+        s.etp = g.etp;
+        s.edp = g.edp;
+      }
       s.alltoall_bytes = p->alltoall_bytes;
       s.cp = p->context_parallel;
       s.cp_bytes = p->cp_bytes;

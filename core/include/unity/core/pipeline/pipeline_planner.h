@@ -8,6 +8,7 @@
 // 1F1B schedule (pipeline_cost.h), point-to-point activations on the links they cross, the
 // data-parallel gradient synchronisation and the optimizer step, and keeping the fastest layout
 // that fits every device's memory (the smallest overflow when none fits).
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -123,6 +124,18 @@ struct PipelinePlan {
 
   PipelineGrid grid() const {
     return {tensor_parallel, pipeline_stages, data_parallel, device_order, context_parallel};
+  }
+  // The experts' grid as Megatron-Core folds it into a stage's devices (TP x CP x DP = ETP x EP x
+  // EDP): Unity's expert_parallel 1 with ETP 1 is the replica's own split by expert, EP = TP.
+  struct ExpertGrid {
+    int ep = 1, etp = 1, edp = 1;
+  };
+  ExpertGrid expert_grid() const {
+    ExpertGrid g;
+    g.etp = std::max(1, expert_tensor_parallel);
+    g.ep = expert_parallel > 1 ? expert_parallel : g.etp > 1 ? 1 : tensor_parallel;
+    g.edp = tensor_parallel * context_parallel * data_parallel / (g.ep * g.etp);
+    return g;
   }
 
   std::vector<StagePlan> chunks;             // pipeline_stages x interleave, in model order

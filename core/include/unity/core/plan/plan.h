@@ -65,10 +65,10 @@ struct PlanSummary {
   std::string recompute = "none";
   std::string recompute_modules;  // what selective recomputation runs again ("" otherwise)
   int zero_stage = 0;
-  // Mixture-of-experts layouts (pipeline_planner.h): expert parallelism, the experts' own tensor
-  // parallelism (1: Unity splits experts whole) and data parallelism, context parallelism (each
-  // sequence over cp devices), and the bytes all devices send in the experts' all-to-alls per
-  // iteration.
+  // Mixture-of-experts layouts (pipeline_planner.h), as Megatron-Core folds them into a stage's
+  // devices (TP x CP x DP = ETP x EP x EDP; PipelinePlan::expert_grid): expert parallelism, the
+  // experts' own tensor parallelism and data parallelism; context parallelism (each sequence over
+  // cp devices), and the bytes all devices send in the experts' all-to-alls per iteration.
   int ep = 1, etp = 1, edp = 1, cp = 1;
   double alltoall_bytes = 0;
   double cp_bytes = 0;  // bytes context parallelism's key/value exchange sends per iteration
