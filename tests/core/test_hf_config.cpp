@@ -202,6 +202,36 @@ TEST(HfConfig, MixtureOfExpertsActiveParameters) {
             zoo::build("deepseek-v3", 1, short_sequence).parameter_count());
 }
 
+// GLM-4.5-Air (Glm4MoeForCausalLM): DeepSeek-V3's MoE layer (128 routed experts of 1,408, one
+// shared, the first layer dense, sigmoid scores with a score correction) behind grouped-query
+// attention with biases on q, k and v and half of each head rotated. Its transformers class counts
+// 46 x (attention 4,096 x 12,288 x 2 + 2 x 4,096 x 1,024 + 14,336 biases, 2 norms) + the dense
+// MLP 3 x 4,096 x 10,944 + 45 x (129 experts x 3 x 4,096 x 1,408 + router 4,096 x 128 + 128) +
+// the embedding, the head (151,552 x 4,096 each) and the final norm: 106,852,251,264. The GLM-4.5
+// report's "106B total, 12B activated" are without the embedding and the head (105.6B, 12.2B),
+// rounded to the billion.
+TEST(HfConfig, Glm45AirCountsAsItsReport) {
+  const HfConfig c = hf::read_hf_config(published_config("GLM-4.5-Air"));
+  ASSERT_TRUE(c.moe);
+  EXPECT_EQ(c.moe->experts, 128);
+  EXPECT_EQ(c.moe->shared_experts, 1);
+  EXPECT_EQ(c.moe->dense_layers_first, 1);
+  EXPECT_TRUE(c.moe->sigmoid_scores && c.moe->score_correction && c.moe->normalize_top_k);
+  EXPECT_TRUE(c.qkv_bias);
+  EXPECT_FALSE(c.out_bias);
+  EXPECT_FALSE(c.qk_norm);
+  EXPECT_DOUBLE_EQ(c.rotary_fraction, 0.5);
+  EXPECT_EQ(hf::parameter_count(c), 106852251264);
+  zoo::TransformerResize short_sequence;
+  short_sequence.seq = 64;
+  const Graph g = hf::build_hf_model(c, 1, short_sequence);
+  // Not held by the graph: the q, k, v biases and the routers' score corrections.
+  EXPECT_EQ(g.parameter_count(), 106852251264 - 46 * 14336 - 45 * 128);
+  const double tables = 2.0 * 151552 * 4096;
+  EXPECT_NEAR(static_cast<double>(g.parameter_count()) - tables, 106e9, 0.5e9);
+  EXPECT_NEAR(static_cast<double>(g.active_parameter_count()) - tables, 12e9, 0.5e9);
+}
+
 // OLMo 2 normalises each block's output before adding it to the residual, and nothing before the
 // blocks: its graph's norms read the attention's and the MLP's outputs, and the plan's model
 // shape says so (a launch would otherwise be written for a pre-norm decoder).

@@ -78,15 +78,50 @@ TEST(HfConfigExport, EveryPublishedConfigPlansAndExportsOrSaysWhy) {
                         "MixtralForCausalLM",  "Qwen3MoeForCausalLM", "DeepseekV3ForCausalLM",
                         "GptOssForCausalLM",   "GemmaForCausalLM",    "Starcoder2ForCausalLM",
                         "Qwen2MoeForCausalLM", "OlmoeForCausalLM",    "PhiMoEForCausalLM",
-                        "Olmo2ForCausalLM",    "GraniteForCausalLM"})
+                        "Olmo2ForCausalLM",    "GraniteForCausalLM",  "Glm4MoeForCausalLM"})
     EXPECT_TRUE(architectures.count(a)) << a;
   // Megatron-LM's pretrain_gpt.py runs the Llama-like decoders, GPT-2, the MoE ones and the latent
   // attention; the rest are refused naming what its layers lack (Gemma's GeGLU and extra norms,
   // NeoX's parallel residual, Phi-3's sliding window, gpt-oss's and Phi-3.5-MoE's attention-only
   // biases, OLMoE's q/k norms over whole projections, Qwen2-MoE's gate on its shared expert,
   // OLMo 2's norms after its blocks, Granite's multipliers).
-  EXPECT_EQ(megatron, (std::set<std::string>{
-                          "DeepseekV3ForCausalLM", "GPT2LMHeadModel", "LlamaForCausalLM",
-                          "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
-                          "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Starcoder2ForCausalLM"}));
+  EXPECT_EQ(megatron,
+            (std::set<std::string>{"DeepseekV3ForCausalLM", "GPT2LMHeadModel", "Glm4MoeForCausalLM",
+                                   "LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
+                                   "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM",
+                                   "Starcoder2ForCausalLM"}));
+}
+
+// GLM-4.5-Air rotates half of each head (partial_rotary_factor 0.5): Megatron-LM says so with
+// --rotary-percent, with its q/k/v biases, sigmoid router with its score correction, shared expert
+// and first dense layer; Megatron-DeepSpeed, which rotates whole heads, refuses naming the fraction.
+TEST(HfConfigExport, Glm45AirsPartialRotationAndRouterReachMegatron) {
+  const std::string path = std::string(UNITY_SOURCE_DIR) + "/models/hf/GLM-4.5-Air";
+  const hf::HfConfig config = hf::read_hf_config(path);
+  zoo::TransformerResize resize;
+  resize.seq = 4096;
+  const Graph model = load_model_for_devices(path, 8, 64, resize);
+  OptimizeOptions o;
+  o.mode = "expert";
+  o.layout.tensor_parallel = 2;
+  o.layout.pipeline_stages = 1;
+  o.layout.expert_parallel = 8;
+  Plan plan = optimize_plan(model, load_machine("dgx-h100", {0, 8}), o);
+  ASSERT_TRUE(plan.summary.model_shape);
+  add_hf_details(*plan.summary.model_shape, config);
+  plan = plan_from_json(plan_to_json(plan));  // the details travel in the plan file
+  const std::string file = export_launch(plan, {Framework::Megatron, false}).file.text;
+  for (const char* flag :
+       {"--rotary-percent 0.5", "--add-qkv-bias", "--moe-router-score-function sigmoid",
+        "--moe-router-enable-expert-bias", "--moe-shared-expert-intermediate-size 1408",
+        "--moe-layer-freq \"([0]*1+[1]*45)\"", "--num-experts 128", "--moe-router-topk 8"})
+    EXPECT_NE(file.find(flag), std::string::npos) << flag;
+  try {
+    export_launch(plan, {Framework::DeepSpeed, false});
+    ADD_FAILURE() << "DeepSpeed wrote it";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rotates every dimension of a head, not 0.5"),
+              std::string::npos)
+        << e.what();
+  }
 }

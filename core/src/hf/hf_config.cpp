@@ -39,6 +39,7 @@ enum class Family {
   PhiMoe,
   DeepseekV2,
   DeepseekV3,
+  Glm4Moe,
   GptOss
 };
 
@@ -70,6 +71,7 @@ constexpr Architecture kArchitectures[] = {
     {"PhiMoEForCausalLM", "phimoe", Family::PhiMoe, false},
     {"DeepseekV2ForCausalLM", "deepseek_v2", Family::DeepseekV2, false},
     {"DeepseekV3ForCausalLM", "deepseek_v3", Family::DeepseekV3, false},
+    {"Glm4MoeForCausalLM", "glm4_moe", Family::Glm4Moe, false},
     {"GptOssForCausalLM", "gpt_oss", Family::GptOss, false},
 };
 
@@ -320,6 +322,19 @@ void read_moe(HfConfig& c, const Fields& f, Family family) {
       m.sigmoid_scores = f.text_or("scoring_func", v3 ? "sigmoid" : "softmax") == "sigmoid";
       m.normalize_top_k = f.flag_or("norm_topk_prob", v3);
       break;
+    case Family::Glm4Moe:
+      // Glm4MoeConfig's defaults (GLM-4.5-Air's sizes): DeepSeek-V3's layer (shared experts of
+      // the routed ones' width, the first layers dense), its router always sigmoid scores with a
+      // score correction (Glm4MoeTopkRouter's e_score_correction_bias).
+      m.experts = f.size_or("n_routed_experts", 128);
+      m.experts_per_token = f.size_or("num_experts_per_tok", 8);
+      m.expert_ffn = f.size_or("moe_intermediate_size", 1408);
+      m.shared_experts = f.count_or("n_shared_experts", 1);
+      m.dense_layers_first = f.count_or("first_k_dense_replace", 1);
+      m.step_from_one = false;
+      m.score_correction = m.sigmoid_scores = true;
+      m.normalize_top_k = f.flag_or("norm_topk_prob", true);
+      break;
     default:
       return;
   }
@@ -375,7 +390,8 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
   c.activation =
       f.text_or("hidden_activation", f.text_or("hidden_act", gemma ? "gelu_pytorch_tanh" : "silu"));
   c.rope_theta = f.number_or("rope_theta", f.number_or("rotary_emb_base", 10000.0));
-  c.rotary_fraction = f.number_or("partial_rotary_factor", 1.0);
+  // Glm4MoeConfig rotates half of each head unless told otherwise.
+  c.rotary_fraction = f.number_or("partial_rotary_factor", family == Family::Glm4Moe ? 0.5 : 1.0);
   const bool bias =
       f.flag_or("attention_bias",
                 family == Family::NeoX || family == Family::GptOss || family == Family::PhiMoe);
@@ -386,6 +402,10 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
     case Family::Qwen2Moe:
       c.qkv_bias = true;
       c.out_bias = false;
+      break;
+    case Family::Glm4Moe:  // attention_bias on q, k and v only; per-head q/k norms if use_qk_norm
+      c.out_bias = false;
+      c.qk_norm = f.flag_or("use_qk_norm", false);
       break;
     case Family::Olmoe:  // OlmoeAttention: RMSNorm over the whole q and k projections
       c.qk_norm_whole = true;

@@ -101,6 +101,9 @@ std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
                               m.gated_mlp ? "gated" : "plain", m.activation));
   if (!m.rope_scaling.empty())
     out.push_back(fmt::format("Megatron-DeepSpeed has no rope scaling ('{}')", m.rope_scaling));
+  if (m.rotary && m.rotary_fraction < 1)
+    out.push_back(fmt::format("Megatron-DeepSpeed rotates every dimension of a head, not {}",
+                              m.rotary_fraction));
   if (m.head_bias) out.push_back("Megatron-DeepSpeed's output layer has no bias (lm_head_bias)");
   if (m.multipliers)
     out.push_back("Megatron-DeepSpeed's GPT has no embedding, residual or logit multipliers");

@@ -246,6 +246,8 @@ LaunchFile write_megatron(const LaunchSpec& s) {
   if (m.rotary) {
     model.add("--position-embedding-type", "rope");
     if (m.rope_theta > 0) model.add("--rotary-base", num(static_cast<std::int64_t>(m.rope_theta)));
+    if (!m.mla && m.rotary_fraction < 1)
+      model.add("--rotary-percent", fmt::format("{}", m.rotary_fraction));
     if (m.rope_scaling == "llama3") model.add("--use-rope-scaling");
     if (m.mla && m.rope_scaling == "yarn") {
       // YaRN (MLATransformerConfig's default rope type), its factors from the config.

@@ -179,7 +179,7 @@ std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& s) {
   const bool llama = !m.mla && m.rotary && m.rms_norm && m.gated_mlp && m.activation == "silu" &&
                      !m.mlp_bias && !m.attention_bias && !m.qkv_bias && !m.qk_norm &&
                      !m.qk_norm_whole && !m.head_bias && !m.multipliers && !m.parallel_residual &&
-                     !m.sandwich_norms && !m.post_norms && !m.tied;
+                     !m.sandwich_norms && !m.post_norms && !m.tied && m.rotary_fraction == 1;
   if (!llama)
     out.push_back(
         "torchtitan's llama3 is a Llama decoder (RMSNorm, SwiGLU, rotary, no biases, untied "

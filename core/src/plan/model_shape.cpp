@@ -375,6 +375,7 @@ void add_hf_details(ModelShape& s, const hf::HfConfig& c) {
   s.hf_architecture = c.architecture;
   s.hf_name = c.name;
   s.rope_theta = c.rope_theta;
+  s.rotary_fraction = c.rotary_fraction;
   s.rope_scaling = c.rope_scaling;
   s.rope_scaling_params = c.rope_scaling_params;
   s.qkv_bias = c.qkv_bias;
@@ -430,6 +431,7 @@ json model_shape_to_json(const ModelShape& s) {
     j["hf"] = {{"architecture", s.hf_architecture},
                {"name", s.hf_name},
                {"rope_theta", s.rope_theta},
+               {"rotary_fraction", s.rotary_fraction},
                {"rope_scaling", s.rope_scaling},
                {"rope_scaling_params", s.rope_scaling_params},
                {"qkv_bias", s.qkv_bias},
@@ -478,6 +480,7 @@ ModelShape model_shape_from_json(const json& j) {
       s.hf_architecture = h.value("architecture", "");
       s.hf_name = h.value("name", "");
       s.rope_theta = h.value("rope_theta", 0.0);
+      s.rotary_fraction = h.value("rotary_fraction", 1.0);
       s.rope_scaling = h.value("rope_scaling", "");
       if (h.contains("rope_scaling_params")) {
         const json& params = h["rope_scaling_params"];

@@ -72,10 +72,11 @@ struct ModelShape {
   std::optional<LatentAttentionShape> mla;  // multi-head latent attention instead of MHA
   // What a Hugging Face config says beyond the graph (hf_config.h); empty where the model is not
   // one.
-  std::string hf_architecture;                        // "LlamaForCausalLM", ...
-  std::string hf_name;                                // the config's folder, "Llama-3.1-8B"
-  double rope_theta = 0;                              // 0: not given
-  std::string rope_scaling;                           // "llama3", "yarn", ... ("": none)
+  std::string hf_architecture;  // "LlamaForCausalLM", ...
+  std::string hf_name;          // the config's folder, "Llama-3.1-8B"
+  double rope_theta = 0;        // 0: not given
+  double rotary_fraction = 1;   // of each head's dimensions, those rotated (GLM-4.5's half)
+  std::string rope_scaling;     // "llama3", "yarn", ... ("": none)
   std::map<std::string, double> rope_scaling_params;  // its numbers by name (hf_config.h)
   bool qkv_bias = false;
   bool qk_norm = false;
