@@ -72,6 +72,15 @@ QString exchangesText(const PipelinePlan& p) {
                  .arg(formatBytes(t.bytes))
                  .arg(share(t.inter_node_bytes, t.bytes));
   }
+  if (p.expert_slice_time > 0)
+    lines << QObject::tr(
+                 "<b>Expert slices</b> (expert tensor parallelism %1): each expert's %1 "
+                 "devices gather the routed tokens and reduce-scatter the outputs, %2 an "
+                 "iteration on the busiest stage beyond a dense MLP's split, inside its "
+                 "passes (%3% of the iteration).")
+                 .arg(p.expert_tensor_parallel)
+                 .arg(formatMs(p.expert_slice_time * 1e3))
+                 .arg(share(p.expert_slice_time, p.iteration_time));
   if (p.cp_time > 0)
     lines << QObject::tr(
                  "<b>K/V exchange</b> (context parallelism %1, %2): %3 an iteration "
