@@ -232,6 +232,44 @@ TEST(HfConfig, Glm45AirCountsAsItsReport) {
   EXPECT_NEAR(static_cast<double>(g.active_parameter_count()) - tables, 12e9, 0.5e9);
 }
 
+// Llama 4 (Llama4ForConditionalGeneration: its language model's text_config). Scout: 48 layers of
+// attention (5,120 x 5,120 x 2 + 2 x 5,120 x 1,024; its q/k L2 norm has no weights) and 16 routed
+// experts with one shared, all 8,192 wide (17 x 3 x 5,120 x 8,192 + a router 5,120 x 16), 2 norms
+// a layer, the embedding and the head (202,048 x 5,120 each): 107,769,861,120, and "17B active" (a
+// token's expert, the shared one, attention, both tables). The model card's 109B holds its vision
+// encoder too. Maverick (128 experts on every other layer, the others a dense MLP 16,384 wide):
+// 400,711,848,960, "400B total, 17B active".
+TEST(HfConfig, Llama4CountsAsItsModelCard) {
+  const std::string path = published_config("Llama-4-Scout-17B-16E");
+  const HfConfig scout = hf::read_hf_config(path);
+  EXPECT_EQ(scout.architecture, "Llama4ForCausalLM");
+  ASSERT_TRUE(scout.moe);
+  EXPECT_EQ(scout.moe->experts, 16);
+  EXPECT_EQ(scout.moe->shared_width(), 8192);
+  EXPECT_EQ(scout.ffn, 16384);
+  EXPECT_EQ(scout.nope_layers, 12);
+  EXPECT_EQ(scout.nope_interval, 4);
+  EXPECT_EQ(scout.attention_chunk, 8192);
+  EXPECT_TRUE(scout.qk_l2_norm);
+  EXPECT_FALSE(scout.qk_norm);
+  EXPECT_EQ(hf::parameter_count(scout), 107769861120);
+  zoo::TransformerResize short_sequence;
+  short_sequence.seq = 64;
+  const Graph g = hf::build_hf_model(scout, 1, short_sequence);
+  EXPECT_EQ(g.parameter_count(), 107769861120);
+  EXPECT_NEAR(static_cast<double>(g.active_parameter_count()), 17e9, 0.5e9);
+
+  json maverick = json::parse(std::ifstream(path));
+  maverick["text_config"]["num_local_experts"] = 128;
+  maverick["text_config"]["interleave_moe_layer_step"] = 2;
+  const HfConfig m = hf::parse_hf_config(maverick, "maverick", "maverick");
+  EXPECT_TRUE(m.moe->is_moe_layer(1) && !m.moe->is_moe_layer(0));
+  EXPECT_EQ(hf::parameter_count(m), 400711848960);
+  const Graph mg = hf::build_hf_model(m, 1, short_sequence);
+  EXPECT_EQ(mg.parameter_count(), 400711848960);
+  EXPECT_NEAR(static_cast<double>(mg.active_parameter_count()), 17e9, 0.5e9);
+}
+
 // OLMo 2 normalises each block's output before adding it to the residual, and nothing before the
 // blocks: its graph's norms read the attention's and the MLP's outputs, and the plan's model
 // shape says so (a launch would otherwise be written for a pre-norm decoder).

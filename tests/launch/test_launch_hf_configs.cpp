@@ -5,11 +5,13 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "launch_test_helpers.h"
 #include "unity/core/errors.h"
 #include "unity/core/hf/hf_config.h"
+#include "unity/core/hf/hf_model.h"
 #include "unity/core/launch/export_launch.h"
 #include "unity/core/launch/launch_writers.h"
 #include "unity/core/machine/machine_spec.h"
@@ -78,7 +80,8 @@ TEST(HfConfigExport, EveryPublishedConfigPlansAndExportsOrSaysWhy) {
                         "MixtralForCausalLM",  "Qwen3MoeForCausalLM", "DeepseekV3ForCausalLM",
                         "GptOssForCausalLM",   "GemmaForCausalLM",    "Starcoder2ForCausalLM",
                         "Qwen2MoeForCausalLM", "OlmoeForCausalLM",    "PhiMoEForCausalLM",
-                        "Olmo2ForCausalLM",    "GraniteForCausalLM",  "Glm4MoeForCausalLM"})
+                        "Olmo2ForCausalLM",    "GraniteForCausalLM",  "Glm4MoeForCausalLM",
+                        "Llama4ForCausalLM"})
     EXPECT_TRUE(architectures.count(a)) << a;
   // Megatron-LM's pretrain_gpt.py runs the Llama-like decoders, GPT-2, the MoE ones and the latent
   // attention; the rest are refused naming what its layers lack (Gemma's GeGLU and extra norms,
@@ -94,7 +97,8 @@ TEST(HfConfigExport, EveryPublishedConfigPlansAndExportsOrSaysWhy) {
 
 // GLM-4.5-Air rotates half of each head (partial_rotary_factor 0.5): Megatron-LM says so with
 // --rotary-percent, with its q/k/v biases, sigmoid router with its score correction, shared expert
-// and first dense layer; Megatron-DeepSpeed, which rotates whole heads, refuses naming the fraction.
+// and first dense layer; Megatron-DeepSpeed, which rotates whole heads, refuses naming the
+// fraction.
 TEST(HfConfigExport, Glm45AirsPartialRotationAndRouterReachMegatron) {
   const std::string path = std::string(UNITY_SOURCE_DIR) + "/models/hf/GLM-4.5-Air";
   const hf::HfConfig config = hf::read_hf_config(path);
@@ -121,6 +125,54 @@ TEST(HfConfigExport, Glm45AirsPartialRotationAndRouterReachMegatron) {
     ADD_FAILURE() << "DeepSpeed wrote it";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("rotates every dimension of a head, not 0.5"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Llama 4 Scout: Megatron-LM's --use-rope-scaling fixes Llama 3.1's frequency factors (high 4),
+// so Scout's (high 1) is refused naming it; with Llama 3.1's the launch says the rest of what Scout
+// is: the factor 16, every 4th layer without rotary, q and k L2-normalised, the gate on the
+// experts' input, a shared expert as wide as the routed ones; at 8,192 tokens a chunk is the whole
+// sequence, and at 16,384 chunked attention is refused.
+TEST(HfConfigExport, Llama4ScoutReachesMegatronOrSaysWhy) {
+  const std::string path = std::string(UNITY_SOURCE_DIR) + "/models/hf/Llama-4-Scout-17B-16E";
+  auto plan_of = [](const hf::HfConfig& config, std::int64_t seq) {
+    zoo::TransformerResize resize;
+    resize.seq = seq;
+    resize.layers = 8;
+    const Graph model = hf::build_hf_model(config, 64, resize);
+    OptimizeOptions o;
+    o.mode = "expert";
+    o.layout.tensor_parallel = 2;
+    o.layout.pipeline_stages = 1;
+    o.layout.expert_parallel = 8;
+    Plan plan = optimize_plan(model, load_machine("dgx-h100", {0, 8}), o);
+    add_hf_details(*plan.summary.model_shape, config);
+    return plan_from_json(plan_to_json(plan));
+  };
+  const hf::HfConfig scout = hf::read_hf_config(path);
+  try {
+    export_launch(plan_of(scout, 8192), {Framework::Megatron, false});
+    ADD_FAILURE() << "written";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("high_freq_factor 1"), std::string::npos) << e.what();
+  }
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(path + "/config.json"));
+  j["text_config"]["rope_scaling"]["high_freq_factor"] = 4.0;
+  const hf::HfConfig llama31_rope = hf::parse_hf_config(j, "scout", "scout");
+  const std::string file =
+      export_launch(plan_of(llama31_rope, 8192), {Framework::Megatron, false}).file.text;
+  for (const char* flag :
+       {"--use-rope-scaling", "--rope-scaling-factor 16", "--no-rope-freq 4", "--qk-l2-norm",
+        "--moe-apply-probs-on-input", "--num-experts 16", "--moe-router-topk 1",
+        "--moe-shared-expert-intermediate-size 8192", "--moe-router-score-function sigmoid"})
+    EXPECT_NE(file.find(flag), std::string::npos) << flag;
+  try {
+    export_launch(plan_of(llama31_rope, 16384), {Framework::Megatron, false});
+    ADD_FAILURE() << "written";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no chunked attention (attention_chunk_size 8192)"),
               std::string::npos)
         << e.what();
   }

@@ -40,7 +40,8 @@ enum class Family {
   DeepseekV2,
   DeepseekV3,
   Glm4Moe,
-  GptOss
+  GptOss,
+  Llama4
 };
 
 struct Architecture {
@@ -72,6 +73,7 @@ constexpr Architecture kArchitectures[] = {
     {"DeepseekV2ForCausalLM", "deepseek_v2", Family::DeepseekV2, false},
     {"DeepseekV3ForCausalLM", "deepseek_v3", Family::DeepseekV3, false},
     {"Glm4MoeForCausalLM", "glm4_moe", Family::Glm4Moe, false},
+    {"Llama4ForCausalLM", "llama4_text", Family::Llama4, false},
     {"GptOssForCausalLM", "gpt_oss", Family::GptOss, false},
 };
 
@@ -93,6 +95,23 @@ const json& gemma3_text_defaults() {
                                 {"sliding_window_pattern", 6},
                                 {"tie_word_embeddings", true},
                                 {"model_type", "gemma3_text"}};
+  return defaults;
+}
+
+// Llama 4's checkpoints (Scout, Maverick) are Llama4ForConditionalGeneration: the language
+// model's config in "text_config", over Llama4TextConfig's defaults (Scout's sizes).
+constexpr const char* kLlama4Wrapper = "Llama4ForConditionalGeneration";
+const json& llama4_text_defaults() {
+  static const json defaults = {{"vocab_size", 202048},         {"hidden_size", 5120},
+                                {"intermediate_size", 8192},    {"intermediate_size_mlp", 16384},
+                                {"num_hidden_layers", 48},      {"num_attention_heads", 40},
+                                {"num_key_value_heads", 8},     {"head_dim", 128},
+                                {"hidden_act", "silu"},         {"max_position_embeddings", 131072},
+                                {"rope_theta", 500000.0},       {"num_experts_per_tok", 1},
+                                {"num_local_experts", 16},      {"interleave_moe_layer_step", 1},
+                                {"use_qk_norm", true},          {"no_rope_layer_interval", 4},
+                                {"attention_chunk_size", 8192}, {"tie_word_embeddings", false},
+                                {"model_type", "llama4_text"}};
   return defaults;
 }
 
@@ -335,6 +354,37 @@ void read_moe(HfConfig& c, const Fields& f, Family family) {
       m.score_correction = m.sigmoid_scores = true;
       m.normalize_top_k = f.flag_or("norm_topk_prob", true);
       break;
+    case Family::Llama4: {
+      // Llama4TextMoe: routed experts and one shared expert, both intermediate_size wide, top-k
+      // scores through a sigmoid (not renormalised), on every interleave_moe_layer_step-th layer
+      // (the step's last) or the layers moe_layers lists; the other layers' MLP is
+      // intermediate_size_mlp wide.
+      m.experts = f.size("num_local_experts");
+      m.experts_per_token = f.size("num_experts_per_tok");
+      m.expert_ffn = f.size("intermediate_size");
+      m.shared_experts = 1;
+      m.layer_step = f.size_or("interleave_moe_layer_step", 1);
+      m.step_from_one = true;
+      m.sigmoid_scores = true;
+      m.normalize_top_k = false;
+      m.probs_on_input = true;
+      if (f.has("moe_layers")) {
+        const json& list = f.at("moe_layers");
+        if (!list.is_array()) f.fail("moe_layers", "must be a list of layer numbers");
+        std::vector<bool> moe(static_cast<std::size_t>(c.layers), false);
+        for (const json& i : list) {
+          if (!i.is_number_integer() || i.get<std::int64_t>() < 0 ||
+              i.get<std::int64_t>() >= c.layers)
+            f.fail("moe_layers",
+                   fmt::format("holds {}, not a layer number below {}", i.dump(), c.layers));
+          moe[static_cast<std::size_t>(i.get<std::int64_t>())] = true;
+        }
+        m.layer_step = 1;
+        for (std::int64_t i = 0; i < c.layers; ++i)
+          if (!moe[static_cast<std::size_t>(i)]) m.dense_layers.push_back(i);
+      }
+      break;
+    }
     default:
       return;
   }
@@ -407,6 +457,37 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
       c.out_bias = false;
       c.qk_norm = f.flag_or("use_qk_norm", false);
       break;
+    case Family::Llama4: {
+      // The dense layers' MLP is intermediate_size_mlp wide (intermediate_size is the experts').
+      c.ffn = f.size("intermediate_size_mlp");
+      c.qk_l2_norm = f.flag_or("use_qk_norm", true);
+      c.attention_chunk = f.count_or("attention_chunk_size", 0);
+      // no_rope_layers: 1 where a layer rotates, 0 where it does not; else every interval-th.
+      if (f.has("no_rope_layers") && !f.at("no_rope_layers").empty()) {
+        const json& list = f.at("no_rope_layers");
+        if (!list.is_array() || static_cast<std::int64_t>(list.size()) != c.layers)
+          f.fail("no_rope_layers",
+                 fmt::format("must list a 0 or 1 for each of the {} layers", c.layers));
+        for (const json& v : list) {
+          if (!v.is_number_integer() || (v.get<int>() != 0 && v.get<int>() != 1))
+            f.fail("no_rope_layers", fmt::format("holds {}, not 0 or 1", v.dump()));
+          c.nope_layers += v.get<int>() == 0;
+        }
+        // Regular where exactly every interval-th layer goes without.
+        if (c.nope_layers > 0 && c.layers % c.nope_layers == 0) {
+          const std::int64_t every = c.layers / c.nope_layers;
+          bool regular = true;
+          for (std::int64_t i = 0; i < c.layers; ++i)
+            regular &=
+                (list[static_cast<std::size_t>(i)].get<int>() == 0) == ((i + 1) % every == 0);
+          if (regular) c.nope_interval = every;
+        }
+      } else {
+        c.nope_interval = f.size_or("no_rope_layer_interval", 4);
+        c.nope_layers = c.layers / c.nope_interval;
+      }
+      break;
+    }
     case Family::Olmoe:  // OlmoeAttention: RMSNorm over the whole q and k projections
       c.qk_norm_whole = true;
       break;
@@ -521,6 +602,21 @@ HfConfig parse_hf_config(const json& config, const std::string& source, const st
     merged = gemma3_text_defaults();
     merged.update(config["text_config"]);
     merged["architectures"] = {"Gemma3ForCausalLM"};
+    for (const char* key : {"torch_dtype", "dtype"})
+      if (!merged.contains(key) && config.contains(key)) merged[key] = config[key];
+    j = &merged;
+  }
+  if (config.contains("architectures") && config["architectures"].is_array() &&
+      std::find(config["architectures"].begin(), config["architectures"].end(), kLlama4Wrapper) !=
+          config["architectures"].end()) {
+    // Llama 4's language model: its text_config over Llama4TextConfig's defaults. The vision
+    // encoder and its projector are left out.
+    if (!config.contains("text_config") || !config["text_config"].is_object())
+      throw InputError(
+          fmt::format("'{}': {} config has no 'text_config' object", source, kLlama4Wrapper));
+    merged = llama4_text_defaults();
+    merged.update(config["text_config"]);
+    merged["architectures"] = {"Llama4ForCausalLM"};
     for (const char* key : {"torch_dtype", "dtype"})
       if (!merged.contains(key) && config.contains(key)) merged[key] = config[key];
     j = &merged;

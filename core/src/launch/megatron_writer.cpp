@@ -193,6 +193,28 @@ std::vector<std::string> megatron_cannot_run(const LaunchSpec& s) {
         fmt::format("sliding-window attention ({} tokens) that Unity's plan costs as "
                     "full attention",
                     m.sliding_window));
+  if (!m.mla && m.rope_scaling == "llama3")
+    // --use-rope-scaling takes the factor (--rope-scaling-factor); the frequency factors and the
+    // original length are Llama 3.1's, fixed in RotaryEmbedding._apply_scaling.
+    for (const auto& [key, fixed] : {std::pair{"low_freq_factor", 1.0},
+                                     {"high_freq_factor", 4.0},
+                                     {"original_max_position_embeddings", 8192.0}})
+      if (auto it = m.rope_scaling_params.find(key);
+          it != m.rope_scaling_params.end() && it->second != fixed)
+        out.push_back(
+            fmt::format("Llama 3 rope scaling with {} {} (--use-rope-scaling fixes it "
+                        "at {})",
+                        key, it->second, fixed));
+  if (m.attention_chunk > 0 && m.attention_chunk < m.seq)
+    out.push_back(fmt::format(
+        "pretrain_gpt.py has no chunked attention (attention_chunk_size {}) at a sequence of {} "
+        "tokens",
+        m.attention_chunk, m.seq));
+  if (m.nope_layers > 0 && (m.nope_interval == 0 || m.layers % m.nope_interval != 0))
+    out.push_back(
+        fmt::format("{} layers without rotary embeddings in no regular interval of the {} layers "
+                    "(--no-rope-freq takes every N-th)",
+                    m.nope_layers, m.layers));
   if (const auto& e = m.moe) {
     if (e->sigmoid && !e->normalize_top_k && e->top_k > 1)
       out.push_back(
@@ -248,7 +270,13 @@ LaunchFile write_megatron(const LaunchSpec& s) {
     if (m.rope_theta > 0) model.add("--rotary-base", num(static_cast<std::int64_t>(m.rope_theta)));
     if (!m.mla && m.rotary_fraction < 1)
       model.add("--rotary-percent", fmt::format("{}", m.rotary_fraction));
-    if (m.rope_scaling == "llama3") model.add("--use-rope-scaling");
+    if (m.rope_scaling == "llama3") {
+      model.add("--use-rope-scaling");
+      if (auto it = m.rope_scaling_params.find("factor");
+          it != m.rope_scaling_params.end() && it->second != 8.0)
+        model.add("--rope-scaling-factor", fmt::format("{}", it->second));
+    }
+    if (m.nope_interval > 0 && m.nope_layers > 0) model.add("--no-rope-freq", num(m.nope_interval));
     if (m.mla && m.rope_scaling == "yarn") {
       // YaRN (MLATransformerConfig's default rope type), its factors from the config.
       const auto param = [&](const char* key, double fallback) {
@@ -271,6 +299,7 @@ LaunchFile write_megatron(const LaunchSpec& s) {
   if (!m.mlp_bias) model.add("--disable-bias-linear");
   if (m.qkv_bias) model.add("--add-qkv-bias");
   if (m.qk_norm) model.add("--qk-layernorm");
+  if (m.qk_l2_norm) model.add("--qk-l2-norm");
   if (!m.tied) model.add("--untie-embeddings-and-output-weights");
   model.add("--make-vocab-size-divisible-by", num(detail::vocab_divisor(m.vocab, s.tp)));
   model.add("--attention-dropout", "0.0");
@@ -287,6 +316,7 @@ LaunchFile write_megatron(const LaunchSpec& s) {
     // before it (pre-softmax), the picked scores as they are.
     if (!e->sigmoid && !e->normalize_top_k && e->top_k > 1) experts.add("--moe-router-pre-softmax");
     if (m.router_score_correction) experts.add("--moe-router-enable-expert-bias");
+    if (m.router_probs_on_input) experts.add("--moe-apply-probs-on-input");
     if (s.dtype == "bf16" || s.dtype == "fp8") experts.add("--moe-grouped-gemm");
     experts.add("--moe-token-dispatcher-type",
                 s.dispatcher == TokenDispatcher::DeepEp ? "flex" : "alltoall");

@@ -385,7 +385,12 @@ void add_hf_details(ModelShape& s, const hf::HfConfig& c) {
   s.multipliers = c.multipliers;
   s.sliding_window = c.sliding_window;
   s.max_positions = c.max_positions;
+  s.attention_chunk = c.attention_chunk;
+  s.nope_layers = c.nope_layers;
+  s.nope_interval = c.nope_interval;
+  s.qk_l2_norm = c.qk_l2_norm;
   if (c.moe) {
+    s.router_probs_on_input = c.moe->probs_on_input;
     s.expert_bias = c.moe->expert_bias;
     s.router_score_correction = c.moe->score_correction;
     s.shared_expert_gate = c.moe->shared_expert_gate;
@@ -443,7 +448,12 @@ json model_shape_to_json(const ModelShape& s) {
                {"sliding_window", s.sliding_window},
                {"max_positions", s.max_positions},
                {"expert_bias", s.expert_bias},
-               {"router_score_correction", s.router_score_correction}};
+               {"router_score_correction", s.router_score_correction},
+               {"attention_chunk", s.attention_chunk},
+               {"nope_layers", s.nope_layers},
+               {"nope_interval", s.nope_interval},
+               {"qk_l2_norm", s.qk_l2_norm},
+               {"router_probs_on_input", s.router_probs_on_input}};
   return j;
 }
 
@@ -499,6 +509,11 @@ ModelShape model_shape_from_json(const json& j) {
       s.head_bias = h.value("head_bias", false);
       s.multipliers = h.value("multipliers", false);
       s.shared_expert_gate = h.value("shared_expert_gate", false);
+      s.attention_chunk = h.value("attention_chunk", std::int64_t{0});
+      s.nope_layers = h.value("nope_layers", std::int64_t{0});
+      s.nope_interval = h.value("nope_interval", std::int64_t{0});
+      s.qk_l2_norm = h.value("qk_l2_norm", false);
+      s.router_probs_on_input = h.value("router_probs_on_input", false);
       s.sliding_window = json_integer_or<std::int64_t>(h, "sliding_window", 0, where);
       s.max_positions = json_integer_or<std::int64_t>(h, "max_positions", 0, where);
       s.expert_bias = h.value("expert_bias", false);

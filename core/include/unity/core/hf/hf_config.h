@@ -34,8 +34,9 @@ struct MoeConfig {
   std::vector<std::int64_t> dense_layers;  // mlp_only_layers (Qwen3-MoE)
   bool expert_bias = false;                // biases on the experts and the router (gpt-oss)
   bool score_correction = false;           // a per-expert bias of the router's scores (DeepSeek-V3)
-  bool sigmoid_scores = false;             // scoring_func "sigmoid" (DeepSeek-V3); else softmax
-  bool normalize_top_k = false;            // the picked weights renormalised to sum to 1
+  bool probs_on_input = false;   // the gate scales the expert's input, not its output (Llama 4)
+  bool sigmoid_scores = false;   // scoring_func "sigmoid" (DeepSeek-V3); else softmax
+  bool normalize_top_k = false;  // the picked weights renormalised to sum to 1
   // Whether layer `i` (0-based) of `layers` has experts rather than a dense MLP.
   bool is_moe_layer(std::int64_t i) const;
   // The width of the one MLP the shared experts make together; 0 without them.
@@ -85,7 +86,14 @@ struct HfConfig {
   std::map<std::string, double> rope_scaling_params;
   std::int64_t sliding_window = 0;  // the window of the layers that use one; 0: none
   std::int64_t sliding_layers = 0;  // how many layers attend within the window
-  std::string dtype;                // torch_dtype (or dtype): "bfloat16", "float16", "float32"
+  // Llama 4: its rotary layers attend within chunks of attention_chunk_size tokens (0: none), and
+  // every no_rope_layer_interval-th layer has no rotary embedding (nope_layers of them), its q and
+  // k normalised by an L2 norm without weights (qk_l2_norm).
+  std::int64_t attention_chunk = 0;
+  std::int64_t nope_layers = 0;
+  std::int64_t nope_interval = 0;  // every nope_interval-th layer (0: none, or not regular)
+  bool qk_l2_norm = false;
+  std::string dtype;  // torch_dtype (or dtype): "bfloat16", "float16", "float32"
   std::optional<MoeConfig> moe;
   std::optional<MlaConfig> mla;
   std::int64_t head_size() const { return head_dim > 0 ? head_dim : hidden / heads; }

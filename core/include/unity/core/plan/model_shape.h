@@ -88,6 +88,13 @@ struct ModelShape {
   std::int64_t max_positions = 0;        // max_position_embeddings (0: not given)
   bool expert_bias = false;              // biases on the experts and the router (gpt-oss)
   bool router_score_correction = false;  // DeepSeek-V3's per-expert bias of the routing scores
+  // Llama 4: rotary layers attending within chunks (0: none), every nope_interval-th layer
+  // without rotary (nope_layers of them; interval 0 where not regular), q and k L2-normalised,
+  // the gate applied to the expert's input.
+  std::int64_t attention_chunk = 0;
+  std::int64_t nope_layers = 0, nope_interval = 0;
+  bool qk_l2_norm = false;
+  bool router_probs_on_input = false;
 
   std::int64_t kv_channels() const { return head_dim > 0 ? head_dim : hidden / heads; }
 };
