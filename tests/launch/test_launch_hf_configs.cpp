@@ -95,25 +95,35 @@ TEST(HfConfigExport, EveryPublishedConfigPlansAndExportsOrSaysWhy) {
                                    "Starcoder2ForCausalLM"}));
 }
 
-// GLM-4.5-Air rotates half of each head (partial_rotary_factor 0.5): Megatron-LM says so with
-// --rotary-percent, with its q/k/v biases, sigmoid router with its score correction, shared expert
-// and first dense layer; Megatron-DeepSpeed, which rotates whole heads, refuses naming the
-// fraction.
-TEST(HfConfigExport, Glm45AirsPartialRotationAndRouterReachMegatron) {
-  const std::string path = std::string(UNITY_SOURCE_DIR) + "/models/hf/GLM-4.5-Air";
-  const hf::HfConfig config = hf::read_hf_config(path);
+namespace {
+
+// A config's model (its sequence and layer count as given, 0: the config's) planned on one DGX
+// H100 node with Megatron-LM's tp 2 and the experts over 8 devices, its Hugging Face details added
+// and carried through the plan file as `unity export` reads them.
+Plan expert_plan_of(const hf::HfConfig& config, std::int64_t seq, std::int64_t layers = 0) {
   zoo::TransformerResize resize;
-  resize.seq = 4096;
-  const Graph model = load_model_for_devices(path, 8, 64, resize);
+  resize.seq = seq;
+  resize.layers = layers;
+  const Graph model = hf::build_hf_model(config, 64, resize);
   OptimizeOptions o;
   o.mode = "expert";
   o.layout.tensor_parallel = 2;
   o.layout.pipeline_stages = 1;
   o.layout.expert_parallel = 8;
   Plan plan = optimize_plan(model, load_machine("dgx-h100", {0, 8}), o);
-  ASSERT_TRUE(plan.summary.model_shape);
   add_hf_details(*plan.summary.model_shape, config);
-  plan = plan_from_json(plan_to_json(plan));  // the details travel in the plan file
+  return plan_from_json(plan_to_json(plan));
+}
+
+}  // namespace
+
+// GLM-4.5-Air rotates half of each head (partial_rotary_factor 0.5): Megatron-LM says so with
+// --rotary-percent, with its q/k/v biases, sigmoid router with its score correction, shared expert
+// and first dense layer; Megatron-DeepSpeed, which rotates whole heads, refuses naming the
+// fraction.
+TEST(HfConfigExport, Glm45AirsPartialRotationAndRouterReachMegatron) {
+  const Plan plan = expert_plan_of(
+      hf::read_hf_config(std::string(UNITY_SOURCE_DIR) + "/models/hf/GLM-4.5-Air"), 4096);
   const std::string file = export_launch(plan, {Framework::Megatron, false}).file.text;
   for (const char* flag :
        {"--rotary-percent 0.5", "--add-qkv-bias", "--moe-router-score-function sigmoid",
@@ -138,18 +148,7 @@ TEST(HfConfigExport, Glm45AirsPartialRotationAndRouterReachMegatron) {
 TEST(HfConfigExport, Llama4ScoutReachesMegatronOrSaysWhy) {
   const std::string path = std::string(UNITY_SOURCE_DIR) + "/models/hf/Llama-4-Scout-17B-16E";
   auto plan_of = [](const hf::HfConfig& config, std::int64_t seq) {
-    zoo::TransformerResize resize;
-    resize.seq = seq;
-    resize.layers = 8;
-    const Graph model = hf::build_hf_model(config, 64, resize);
-    OptimizeOptions o;
-    o.mode = "expert";
-    o.layout.tensor_parallel = 2;
-    o.layout.pipeline_stages = 1;
-    o.layout.expert_parallel = 8;
-    Plan plan = optimize_plan(model, load_machine("dgx-h100", {0, 8}), o);
-    add_hf_details(*plan.summary.model_shape, config);
-    return plan_from_json(plan_to_json(plan));
+    return expert_plan_of(config, seq, 8);
   };
   const hf::HfConfig scout = hf::read_hf_config(path);
   try {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -589,37 +590,26 @@ HfConfig parse_hf_config(const json& config, const std::string& source, const st
   if (!config.is_object())
     throw InputError(fmt::format("'{}' holds {} where a Hugging Face config holds an object",
                                  source, config.type_name()));
+  // A multimodal checkpoint's language model: its text_config over the text config class's
+  // defaults (Gemma 3's SigLIP tower, Llama 4's vision encoder and projector left out).
   json merged;
   const json* j = &config;
-  if (config.contains("architectures") && config["architectures"].is_array() &&
-      std::find(config["architectures"].begin(), config["architectures"].end(), kGemma3Wrapper) !=
-          config["architectures"].end()) {
-    // The language model of a multimodal Gemma 3: its text_config over Gemma3TextConfig's
-    // defaults. The vision tower (SigLIP) is left out.
+  for (const auto& [wrapper, defaults, inner] :
+       {std::tuple{kGemma3Wrapper, &gemma3_text_defaults(), "Gemma3ForCausalLM"},
+        std::tuple{kLlama4Wrapper, &llama4_text_defaults(), "Llama4ForCausalLM"}}) {
+    if (!config.contains("architectures") || !config["architectures"].is_array() ||
+        std::find(config["architectures"].begin(), config["architectures"].end(), wrapper) ==
+            config["architectures"].end())
+      continue;
     if (!config.contains("text_config") || !config["text_config"].is_object())
-      throw InputError(
-          fmt::format("'{}': {} config has no 'text_config' object", source, kGemma3Wrapper));
-    merged = gemma3_text_defaults();
+      throw InputError(fmt::format("'{}': {} config has no 'text_config' object", source, wrapper));
+    merged = *defaults;
     merged.update(config["text_config"]);
-    merged["architectures"] = {"Gemma3ForCausalLM"};
+    merged["architectures"] = {inner};
     for (const char* key : {"torch_dtype", "dtype"})
       if (!merged.contains(key) && config.contains(key)) merged[key] = config[key];
     j = &merged;
-  }
-  if (config.contains("architectures") && config["architectures"].is_array() &&
-      std::find(config["architectures"].begin(), config["architectures"].end(), kLlama4Wrapper) !=
-          config["architectures"].end()) {
-    // Llama 4's language model: its text_config over Llama4TextConfig's defaults. The vision
-    // encoder and its projector are left out.
-    if (!config.contains("text_config") || !config["text_config"].is_object())
-      throw InputError(
-          fmt::format("'{}': {} config has no 'text_config' object", source, kLlama4Wrapper));
-    merged = llama4_text_defaults();
-    merged.update(config["text_config"]);
-    merged["architectures"] = {"Llama4ForCausalLM"};
-    for (const char* key : {"torch_dtype", "dtype"})
-      if (!merged.contains(key) && config.contains(key)) merged[key] = config[key];
-    j = &merged;
+    break;
   }
   const Architecture& arch = find_architecture(*j, source);
   const Fields f(*j, source, arch.name);
