@@ -67,6 +67,12 @@ QColor expertColor(int epRank, int ep) {
   return QColor::fromHsvF(0.80 * t, 0.55, 0.97);
 }
 
+// The experts first to last of a layer, one or a range.
+QString expertRange(std::int64_t first, std::int64_t last) {
+  return first == last ? TopologyView::tr("expert %1").arg(first)
+                       : TopologyView::tr("experts %1–%2").arg(first).arg(last);
+}
+
 QPen linkPen(TopologyLink::Kind kind, bool highlighted) {
   if (highlighted) return QPen(QColor(0xe5, 0x39, 0x35), 5, Qt::SolidLine, Qt::RoundCap);
   switch (kind) {
@@ -319,9 +325,9 @@ void TopologyView::display(const QString& mode) {
   if (pipelined && machine_ && plan_->pipeline->experts > 0 &&
       plan_->pipeline->device_order == DeviceOrder::PipelineOutermost) {
     // A group: ep sets of experts, each split over etp devices.
-    const int ep = plan_->pipeline->expert_parallel * plan_->pipeline->expert_tensor_parallel;
+    const int group = plan_->pipeline->expert_parallel * plan_->pipeline->expert_tensor_parallel;
     const int perNode = machine_->devices_per_node;
-    if (ep > perNode && ep % perNode == 0) step = ep / perNode;
+    if (group > perNode && group % perNode == 0) step = group / perNode;
   }
   if (machineChanged || step != columnStep_) {
     columnStep_ = step;
@@ -488,9 +494,8 @@ void TopologyView::rebuildOverlays() {
         }
       if (first < 0) continue;
       const QRectF column = layout_.nodes[node].rect;
-      QGraphicsSimpleTextItem* text =
-          addText(scene_, tr("experts %1–%2").arg(first).arg(last), QPointF(0, 0),
-                  int(std::clamp(13 * unit, 13.0, 160.0)), true, ink);
+      QGraphicsSimpleTextItem* text = addText(scene_, expertRange(first, last), QPointF(0, 0),
+                                              int(std::clamp(13 * unit, 13.0, 160.0)), true, ink);
       const QRectF r = text->boundingRect();
       text->setPos(column.center().x() - r.width() / 2, bottom + 6 * unit);
       text->setZValue(7);
@@ -599,11 +604,8 @@ void TopologyView::paintState() {
       const ExpertPlacement& e = experts_.value(d);
       // With expert tensor parallelism a device holds one slice of each of its experts.
       const int etp = plan_->pipeline->expert_tensor_parallel;
-      const QString slice = etp > 1 ? tr("1/%1 of ").arg(etp) : QString();
-      const QString held =
-          e.last_expert == e.first_expert
-              ? tr("%1expert %2").arg(slice).arg(e.first_expert)
-              : tr("%1experts %2–%3").arg(slice).arg(e.first_expert).arg(e.last_expert);
+      const QString held = (etp > 1 ? tr("1/%1 of ").arg(etp) : QString()) +
+                           expertRange(e.first_expert, e.last_expert);
       text = e.stage < 0 ? tr("idle")
              : e.last_expert < e.first_expert
                  ? tr("stage %1").arg(e.stage)
@@ -677,10 +679,9 @@ QString TopologyView::legendText() const {
     QStringList chips;
     for (int r : {0, ep / 2, ep - 1}) {
       if (r > 0 && r == ep / 2 && ep < 3) continue;
-      const QString which = held == 1 ? tr("expert %1").arg(r)
-                                      : tr("experts %1–%2").arg(r * held).arg(r * held + held - 1);
       chips << tr("<span style='color:%1; font-size:large;'>&#9632;</span>&nbsp;%2")
-                   .arg(expertColor(r, ep).darker(115).name(), which);
+                   .arg(expertColor(r, ep).darker(115).name(),
+                        expertRange(r * held, r * held + held - 1));
     }
     const int etp = std::max(1, pp.expert_tensor_parallel);
     const QString slices =

@@ -1,6 +1,7 @@
 #include "layout_space.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -46,6 +47,11 @@ LayoutSpace::LayoutSpace(const LayoutFacts& facts, const LayoutRequest& request,
       lacks(fmt::format("--zero {}", r.zero_stage),
             fmt::format("ZeRO beyond stage {}", r.max_zero_with_experts));
   }
+  if (facts_.experts > 0 && r.dispatcher == TokenDispatcher::DeepEp &&
+      r.expert_tensor_parallel > 1 && r.expert_parallel > 1)
+    throw InputError(
+        "--dispatcher deepep sends each token to the devices holding its experts whole; with "
+        "--etp > 1 Unity plans Megatron-Core's all-to-all dispatcher (--dispatcher alltoall)");
   std::vector<int> tps;
   if (copies_only) {
     tps = {1};
@@ -240,7 +246,10 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
   const std::vector<bool> segment_plans = joint && r.launchable ? std::vector<bool>{true}
                                           : joint && tp > 1     ? std::vector<bool>{false, true}
                                                                 : std::vector<bool>{false};
-  const std::vector<int> etps = expert_tensor_parallel_degrees(tp);
+  // Each expert-tensor-parallel degree with the expert-parallel degrees it allows.
+  std::vector<std::pair<int, std::vector<int>>> expert_grids;
+  for (int etp : expert_tensor_parallel_degrees(tp))
+    expert_grids.emplace_back(etp, expert_parallel_degrees(tp, cp * dp, etp));
   std::vector<ContextExchange> exchanges{ContextExchange::Ring};
   if (r.context_exchange)
     exchanges = {*r.context_exchange};
@@ -272,25 +281,18 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
     for (bool tpo : tpos)
       for (DeviceOrder order : orders)
         for (bool megatron : segment_plans)
-          for (int etp : etps) {
+          for (const auto& [etp, eps] : expert_grids) {
             // Each expert split by width is Megatron-LM's split of the segment, which the joint
             // search's own segment plans are not.
             if (etp > 1 && joint && !megatron) continue;
-            for (int ep : expert_parallel_degrees(tp, cp * dp, etp))
+            for (int ep : eps)
               for (TokenDispatcher d : dispatchers)
                 for (bool epo : ep_overlaps)
                   for (ContextExchange x : exchanges) {
                     if (ep == 1 && (d != dispatchers.front() || epo)) continue;
                     if (cp == 1 && x != exchanges.front()) continue;
                     // DeepEP sends a token to the devices of its experts, not to slices of them.
-                    if (etp > 1 && ep > 1 && d == TokenDispatcher::DeepEp) {
-                      if (r.dispatcher && r.expert_tensor_parallel > 1 && r.expert_parallel > 1)
-                        throw InputError(
-                            "--dispatcher deepep sends each token to the devices holding its "
-                            "experts whole; with --etp > 1 Unity plans Megatron-Core's all-to-all "
-                            "dispatcher (--dispatcher alltoall)");
-                      continue;
-                    }
+                    if (etp > 1 && ep > 1 && d == TokenDispatcher::DeepEp) continue;
                     stage.segments.push_back({sp, tpo, order, megatron, ep, etp, d, epo, x});
                   }
           }

@@ -66,6 +66,9 @@ struct Layout {
   int cp = 1;  // context parallelism: each sequence over cp devices (1: none)
   ContextExchange cp_exchange = ContextExchange::Ring;
   int copies() const { return dp * cp; }  // devices of a stage holding the same weights
+  // Devices of a stage holding the same experts (or the same slices of them); without expert
+  // parallelism each copy holds its replica's split of all of them.
+  int expert_data_parallel() const { return ep > 1 ? tp * copies() / (ep * etp) : copies(); }
   PipelineGrid grid() const { return {tp, pp, dp, order, cp}; }
   void set_recompute(const RecomputeOption& o) {
     recompute = o.level;

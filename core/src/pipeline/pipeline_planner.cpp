@@ -332,6 +332,7 @@ class Planner {
   }
 
   const KindPlan& kind_plan(int kind, int tp, std::int64_t b, bool megatron_only, bool by_width) {
+    if (kind_experts(kind).operators == 0) by_width = false;  // nothing to split by width
     const auto key = std::make_tuple(kind, tp, b, megatron_only, by_width);
     if (auto it = exact_.find(key); it != exact_.end()) return it->second;
     // Planned once per kind and replica size, at the first micro-batch size asked for; other
@@ -639,7 +640,7 @@ class Planner {
     }
     const double v = l.v;
     const double time = (l.m - 1 + (v - 1) / v) * std::max(total / l.pp, longest) + total / v;
-    const int edp = l.ep > 1 ? l.tp * l.copies() / (l.ep * l.etp) : l.copies();
+    const int edp = l.expert_data_parallel();
     const double per_dense =
         parameter_memory(1.0, dtype_, options_.optimizer, l.zero, l.copies(), gradient_element())
             .total();
@@ -708,7 +709,7 @@ class Planner {
     p.dtype = dtype_;
     p.expert_parallel = l.ep;
     p.expert_tensor_parallel = l.etp;
-    p.expert_data_parallel = l.ep > 1 ? l.tp * l.copies() / (l.ep * l.etp) : l.copies();
+    p.expert_data_parallel = l.expert_data_parallel();
     p.context_parallel = l.cp;
     p.context_exchange = l.cp_exchange;
     p.token_dispatcher = l.dispatcher;
