@@ -303,3 +303,26 @@ TEST(Rules, ShippedRulesCarryTheirProvedScope) {
   EXPECT_EQ(by_scope["all degrees and shapes"], 1692)
       << counts;  // lrn, hardmax, trilu: 3; arithmetic: 2; random, det (slices.json): 2
 }
+
+// Two rules each sound alone: a Linear split by its input features (its bias replicated, added by
+// the first partial sum only) and a Linear's bias made an Add. Applied one after the other, the
+// Add would take the bias once per partial sum, and the Reduce would sum two biases (the joint
+// plan of torchvision's MobileNetV2 did, and its run refused it). The second rewrite is refused.
+TEST(Rules, ARewriteThatChangesWhatReplicasMeanIsRefused) {
+  const RuleSet& rules = default_rules();
+  Graph g;
+  GraphBuilder b(g);
+  b.linear(b.input("x", {8, 16}), 4, "fc");
+  const auto split = find_matches(g, rule(rules, "linear_bias_reduction_parallel"));
+  ASSERT_EQ(split.size(), 1u);
+  const auto parallel = apply_substitution(g, split[0], {{"d", 2}});
+  ASSERT_TRUE(parallel);
+  const auto bias = find_matches(*parallel, rule(rules, "linear__add_linear"));
+  ASSERT_EQ(bias.size(), 1u);
+  EXPECT_EQ(parallel->shape(bias[0].inputs.at("b")).replica, 2);  // the replicated bias
+  EXPECT_FALSE(apply_substitution(*parallel, bias[0], {}));
+  // On the serial Linear the same rule applies.
+  const auto serial = find_matches(g, rule(rules, "linear__add_linear"));
+  ASSERT_EQ(serial.size(), 1u);
+  EXPECT_TRUE(apply_substitution(g, serial[0], {}));
+}

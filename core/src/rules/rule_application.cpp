@@ -5,6 +5,7 @@
 #include "attribute_defaults.h"
 #include "unity/core/errors.h"
 #include "unity/core/rules/substitution.h"
+#include "unity/core/shapes/replica_meaning.h"
 
 namespace unity {
 namespace {
@@ -17,9 +18,40 @@ std::optional<AttrValue> literal_attr(const nlohmann::json& j) {
   return std::nullopt;
 }
 
+// Whether the target's new nodes mean what the source's did: each reads copies or partial sums
+// as its operator may (replica_meaning.h), and each output handed over has the same copies and
+// partial sums as the source's. Degrees alone do not say it: a rule verified on serial tensors
+// (a Linear's bias made an Add) applied to a reduction-parallel Linear, which adds its bias once,
+// would add it once per partial sum.
+bool keeps_replica_meaning(const Graph& g, const std::vector<NodeId>& added,
+                           const std::vector<std::pair<TensorRef, TensorRef>>& handovers) {
+  std::map<TensorRef, ReplicaLayout> known;
+  try {
+    for (NodeId id : added) {
+      const Node& n = g.node(id);
+      std::vector<ReplicaLayout> in;
+      for (const auto& input : n.inputs) in.push_back(replica_layout_of(g, input, known));
+      const auto out = replica_output_layouts(g, n, in);
+      for (int k = 0; k < static_cast<int>(out.size()); ++k) known[{id, k}] = out[k];
+    }
+  } catch (const ReplicaMeaningError&) {
+    return false;
+  }
+  for (const auto& [from, to] : handovers) {
+    if (g.shape(from).replica == 1) continue;
+    try {
+      if (replica_layout_of(g, from, known) != replica_layout_of(g, to, known)) return false;
+    } catch (const ReplicaMeaningError&) {
+      // The source was already without meaning; the target is not judged by it.
+    }
+  }
+  return true;
+}
+
 // Adds the target's nodes, hands the source's outputs over to them and removes the source's nodes;
 // false, with `g` as it was, when the target does not fit the match.
-bool rewrite(Graph& g, const Match& match, const std::map<std::string, std::int64_t>& params) {
+bool rewrite(Graph& g, const Match& match, const std::map<std::string, std::int64_t>& params,
+             ReplicaMeaning meaning) {
   const Rule& rule = *match.rule;
   const NodeId first_new = g.next_id();
   std::vector<NodeId> added;  // in creation order, for undoing
@@ -116,6 +148,8 @@ bool rewrite(Graph& g, const Match& match, const std::map<std::string, std::int6
     if (g.shape(from) != g.shape(to)) return undo();
     handovers.emplace_back(from, to);
   }
+  if (meaning == ReplicaMeaning::Kept && !keeps_replica_meaning(g, added, handovers))
+    return undo();
   for (const auto& [from, to] : handovers) g.replace_uses(from, to);
   // Remove the replaced nodes, consumers first: a matched node goes once no other matched node
   // still reads it (the few matched nodes, not the whole graph, are ordered).
@@ -138,16 +172,18 @@ bool rewrite(Graph& g, const Match& match, const std::map<std::string, std::int6
 }  // namespace
 
 std::optional<Graph> apply_substitution(const Graph& graph, const Match& match,
-                                        const std::map<std::string, std::int64_t>& params) {
+                                        const std::map<std::string, std::int64_t>& params,
+                                        ReplicaMeaning meaning) {
   if (!constraints_hold(graph, match, params)) return std::nullopt;
   Graph g = graph;
-  if (!rewrite(g, match, params)) return std::nullopt;
+  if (!rewrite(g, match, params, meaning)) return std::nullopt;
   return g;
 }
 
 bool apply_substitution_in_place(Graph& graph, const Match& match,
-                                 const std::map<std::string, std::int64_t>& params) {
-  return constraints_hold(graph, match, params) && rewrite(graph, match, params);
+                                 const std::map<std::string, std::int64_t>& params,
+                                 ReplicaMeaning meaning) {
+  return constraints_hold(graph, match, params) && rewrite(graph, match, params, meaning);
 }
 
 }  // namespace unity

@@ -125,7 +125,12 @@ Program lower_plan(const Graph& pcg, const std::map<NodeId, MachineView>& views,
       in_layouts.push_back(t.layout);
       grad = grad || t.requires_grad;
     }
-    const auto layouts = detail::output_layouts(g, n, in_layouts);
+    std::vector<ReplicaLayout> layouts;
+    try {
+      layouts = replica_output_layouts(g, n, in_layouts);
+    } catch (const ReplicaMeaningError& e) {
+      throw LoweringError(e.what());
+    }
     const bool placed = placement.is_placed(id);
     std::vector<int> owners;
     if (placed) owners = piece_ranks(g, n, views, ranks);

@@ -526,18 +526,6 @@ int block_linear(const ParallelTensorShape& s, const std::vector<int>& block, in
   return linear;
 }
 
-int broadcast_degree(const Graph& g, const Node& n, int slot) {
-  const auto& out = n.outputs.at(0);
-  const auto& s = g.shape(n.inputs[slot]);
-  const int offset = out.rank() - s.rank();
-  int k = 1;
-  for (int j = 0; j < out.rank(); ++j) {
-    const int i = j - offset;
-    if (i < 0 || (s.dims[i].size == 1 && out.dims[j].size != 1)) k *= out.dims[j].degree;
-  }
-  return k;
-}
-
 std::vector<Request> task_requests(const Graph& g, const Node& n, int task) {
   const auto& out = n.outputs.at(0);
   Ctx c{g, n, out, piece_index(out, task), piece_region(out, task), {}};

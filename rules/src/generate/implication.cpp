@@ -110,7 +110,7 @@ bool ImplicationChecker::implied(const Enumeration& e, const GenGraph& source,
         if (!possible) continue;
         for (const auto& m : find_matches(g, rule)) {
           for (const auto& params : parameter_choices(g, m, {2})) {
-            auto rewritten = apply_substitution(g, m, params);
+            auto rewritten = apply_substitution(g, m, params, ReplicaMeaning::Unchecked);
             if (!rewritten || !rewritten->contains(src->sink)) continue;
             const std::uint64_t h = sink_cone(*src, *rewritten);
             if (h == goal) return true;

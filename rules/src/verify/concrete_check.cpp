@@ -132,7 +132,7 @@ ConcreteOutcome concrete_check(const Rule& rule, const Rule& fixed, const RuleTe
     const auto before = evaluate_graph(inst->graph, inst->given);
     if (!before.ok()) continue;  // the source reads its inputs meaninglessly: not a use of the rule
     for (const auto& params : parameter_choices(inst->graph, *m, o.degrees)) {
-      auto next = apply_substitution(inst->graph, *m, params);
+      auto next = apply_substitution(inst->graph, *m, params, ReplicaMeaning::Unchecked);
       if (!next) continue;
       ++out.compared;
       const auto after = evaluate_graph(*next, inst->given);

@@ -1,6 +1,6 @@
 #pragma once
-// Error types of the core. The CLI maps InputError/ShapeError/GraphError to exit code 1 (bad input) and
-// anything else to exit code 2 (internal error).
+// Error types of the core. The CLI maps InputError/ShapeError/GraphError to exit code 1 (bad input)
+// and anything else to exit code 2 (internal error).
 #include <stdexcept>
 #include <string>
 
@@ -14,6 +14,12 @@ struct InputError : std::runtime_error {
 // Shape inference rejected an operator's inputs (sizes, ranks, or parallel degrees).
 struct ShapeError : InputError {
   using InputError::InputError;
+};
+
+// A parallelisation whose degrees fit but whose meaning does not: an operator that is not linear
+// reading partial sums, a Reduce summing copies (replica_meaning.h).
+struct ReplicaMeaningError : ShapeError {
+  using ShapeError::ShapeError;
 };
 
 // A graph is malformed: dangling inputs, cycles, wrong arity, inconsistent stored shapes.

@@ -33,15 +33,24 @@ std::vector<std::map<std::string, std::int64_t>> parameter_choices(
 bool constraints_hold(const Graph& graph, const Match& match,
                       const std::map<std::string, std::int64_t>& params);
 
+// Whether a rewrite must keep what each tensor's replicas mean (replica_meaning.h): what the
+// search and the planners apply must; the rule verifier applies rules unchecked, to judge them.
+enum class ReplicaMeaning { Kept, Unchecked };
+
 // The graph with the match replaced by the target, parameters bound to `params`. Nothing when the
 // target's shapes do not infer, or its outputs' parallel shapes differ from the replaced outputs'
-// (a substitution never changes what the rest of the graph sees), or a constraint fails.
+// (a substitution never changes what the rest of the graph sees), or a constraint fails, or (with
+// ReplicaMeaning::Kept) the target reads partial sums where it may not or hands on replicas that
+// mean something else than the source's (shape inference counts replicas, not what they hold: two
+// rules each sound alone can end in a bias added once per partial sum).
 std::optional<Graph> apply_substitution(const Graph& graph, const Match& match,
-                                        const std::map<std::string, std::int64_t>& params);
+                                        const std::map<std::string, std::int64_t>& params,
+                                        ReplicaMeaning meaning = ReplicaMeaning::Kept);
 
 // The same rewrite made in `graph` itself (false, and `graph` unchanged, where apply_substitution
 // gives nothing), for a caller that rewrites one graph many times.
 bool apply_substitution_in_place(Graph& graph, const Match& match,
-                                 const std::map<std::string, std::int64_t>& params);
+                                 const std::map<std::string, std::int64_t>& params,
+                                 ReplicaMeaning meaning = ReplicaMeaning::Kept);
 
 }  // namespace unity

@@ -3,15 +3,26 @@
 // sums, a Reduce must sum partial results (summing copies would scale the value), operators that
 // consume a replica dimension (a Linear's input copies, one per output-channel task) must be given
 // copies.
-#include <algorithm>
+#include "unity/core/shapes/replica_meaning.h"
 
-#include "lowering_internal.h"
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "unity/core/errors.h"
 #include "unity/core/ops/arithmetic.h"
 #include "unity/core/ops/index_operators.h"
 #include "unity/core/ops/operator_definition.h"
 
-namespace unity::executor::detail {
+namespace unity {
 namespace {
+
+template <typename... Args>
+[[noreturn]] void fail_at(const Graph& g, NodeId node, fmt::format_string<Args...> f,
+                          Args&&... args) {
+  throw ReplicaMeaningError(g.describe(node) + ": " + fmt::format(f, std::forward<Args>(args)...));
+}
 
 void require_copies(const Graph& g, const Node& n, const std::vector<ReplicaLayout>& in, int slot,
                     const char* why) {
@@ -74,13 +85,25 @@ ReplicaLayout binary_layout(const Graph& g, const Node& n, const std::vector<Rep
 
 }  // namespace
 
+int broadcast_degree(const Graph& g, const Node& n, int slot) {
+  const auto& out = n.outputs.at(0);
+  const auto& s = g.shape(n.inputs[slot]);
+  const int offset = out.rank() - s.rank();
+  int k = 1;
+  for (int j = 0; j < out.rank(); ++j) {
+    const int i = j - offset;
+    if (i < 0 || (s.dims[i].size == 1 && out.dims[j].size != 1)) k *= out.dims[j].degree;
+  }
+  return k;
+}
+
 bool is_linear_unary(OpType t) {
   const PointwiseFunction* f = pointwise_function(t);
   return (f && f->linear) || t == OpType::Dropout;
 }
 
-std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
-                                          const std::vector<ReplicaLayout>& in) {
+std::vector<ReplicaLayout> replica_output_layouts(const Graph& g, const Node& n,
+                                                  const std::vector<ReplicaLayout>& in) {
   const auto& out = n.outputs.at(0);
   const OpType t = n.op.type;
   switch (t) {
@@ -192,4 +215,40 @@ std::vector<ReplicaLayout> output_layouts(const Graph& g, const Node& n,
   }
 }
 
-}  // namespace unity::executor::detail
+ReplicaLayout replica_layout_of(const Graph& g, TensorRef t,
+                                std::map<TensorRef, ReplicaLayout>& known) {
+  // Depth-first over the producers whose outputs have replicas, with a stack of our own: a replica
+  // dimension usually runs a few operators (a Replicate or a split reduction to its Reduce), but a
+  // replicated activation may run through the whole model.
+  auto layout = [&](TensorRef r) -> const ReplicaLayout* {
+    static const ReplicaLayout none;
+    if (g.shape(r).replica == 1) return &none;
+    auto it = known.find(r);
+    return it == known.end() ? nullptr : &it->second;
+  };
+  if (const ReplicaLayout* l = layout(t)) return *l;
+  std::vector<NodeId> stack{t.node};
+  while (!stack.empty()) {
+    const Node& n = g.node(stack.back());
+    if (known.count({n.id, 0})) {
+      stack.pop_back();
+      continue;
+    }
+    std::vector<ReplicaLayout> in;
+    for (const auto& input : n.inputs) {
+      const ReplicaLayout* l = layout(input);
+      if (l)
+        in.push_back(*l);
+      else
+        stack.push_back(input.node);
+    }
+    if (in.size() < n.inputs.size()) continue;  // producers first
+    const auto out = replica_output_layouts(g, n, in);
+    for (int k = 0; k < static_cast<int>(out.size()); ++k) known[{n.id, k}] = out[k];
+    stack.pop_back();
+  }
+  const ReplicaLayout* l = layout(t);
+  return l ? *l : ReplicaLayout{};
+}
+
+}  // namespace unity
