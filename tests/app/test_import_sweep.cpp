@@ -55,6 +55,7 @@ const std::vector<std::string> kModels = {"alexnet",
                                           "lraspp_mobilenet_v3_large",
                                           "vae_decoder",
                                           "moe_topk",
+                                          "moe_shared_expert",
                                           "unet",
                                           "r3d_18",
                                           "mc3_18",
@@ -177,6 +178,43 @@ TEST_P(SweepJointTraining, JointPlanOnTwoRanksEqualsOneRank) {
   expect_joint_plan_trains_like_one_rank(json, export_dir() / (model + ".joint.plan.json"));
 }
 
-INSTANTIATE_TEST_SUITE_P(TorchExports, SweepJointTraining, ::testing::Values("mc3_18"), model_name);
+// And where the joint plan of an export could not run before: a segment's tensor-parallel plan
+// handing on an activation split over its devices (swin_t, transformer_encoder, the shared-expert
+// MoE), an unrolled LSTM's unread gate taken for a second output (lstm_lm), a searched rewrite
+// that summed a bias once per partial sum (mobilenet_v2), an attention holding its batch merged
+// with its heads in [sequence, batch x heads, head_dim] that a data-parallel copy halves
+// (moe_topk), a BatchNorm whose batch a pipeline layout split (densenet121).
+INSTANTIATE_TEST_SUITE_P(TorchExports, SweepJointTraining,
+                         ::testing::Values("mc3_18", "swin_t", "transformer_encoder", "lstm_lm",
+                                           "mobilenet_v2", "moe_topk", "moe_shared_expert",
+                                           "densenet121"),
+                         model_name);
+
+// Tensor-parallel stages on data-parallel copies (4 CPU ranks: tp 2 x dp 2), the layout where the
+// attention's [sequence, batch x heads, head_dim] reshapes must follow each copy's share of the
+// batch: before, the segment plans kept the whole batch's sizes and the run crashed.
+class SweepTensorParallelCopies : public ImportSweep {};
+
+TEST_P(SweepTensorParallelCopies, TwoCopiesOfTwoDevicesEqualOneRank) {
+  const std::string model = GetParam();
+  if (const std::string why = export_model(model); !why.empty()) GTEST_SKIP() << why;
+  const fs::path json = export_dir() / (model + ".tp.json");
+  const fs::path plan = export_dir() / (model + ".tp.plan.json");
+  ASSERT_EQ(run_cli("import " + (export_dir() / (model + ".onnx")).string() + " --batch 4 -o " +
+                    json.string())
+                .exit_code,
+            0);
+  const auto planned =
+      run_cli("optimize " + json.string() +
+              " --machine cpu-local --gpus 4 --mode expert --tp 2 --pp 1 --out " + plan.string());
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  ASSERT_NE(planned.out.find("tp 2 x pp 1 x dp 2"), std::string::npos) << planned.out;
+  const auto run = run_cli("run " + plan.string() + " --iterations 2 --check --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_LT(nlohmann::json::parse(run.out)["max_rel_diff"].get<double>(), 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(TorchExports, SweepTensorParallelCopies,
+                         ::testing::Values("transformer_encoder", "moe_topk"), model_name);
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "unity/core/machine/machine_spec.h"
 #include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/pipeline/pipeline_planner.h"
+#include "unity/core/plan/plan_optimizer.h"
 #include "unity/core/zoo/model_zoo.h"
 
 namespace unity {

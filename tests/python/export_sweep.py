@@ -445,6 +445,37 @@ class TopKMoE(nn.Module):
         return x + out
 
 
+class SharedExpertMoE(nn.Module):
+    """A decoder block whose FFN is a DeepSeek-style mixture: sigmoid router scores, the top k
+    renormalised, the experts' weights stacked and applied by einsum, and a shared expert every
+    token takes."""
+
+    def __init__(self, dim, heads, experts, top_k, ffn):
+        super().__init__()
+        self.top_k = top_k
+        self.attention = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.norm1 = nn.LayerNorm(dim)
+        self.norm2 = nn.LayerNorm(dim)
+        self.gate = nn.Linear(dim, experts, bias=False)
+        self.w_gate = nn.Parameter(torch.randn(experts, dim, ffn) * dim ** -0.5)
+        self.w_up = nn.Parameter(torch.randn(experts, dim, ffn) * dim ** -0.5)
+        self.w_down = nn.Parameter(torch.randn(experts, ffn, dim) * ffn ** -0.5)
+        self.shared = nn.Sequential(nn.Linear(dim, ffn), nn.SiLU(), nn.Linear(ffn, dim))
+
+    def forward(self, x):
+        h = self.norm1(x)
+        x = x + self.attention(h, h, h, need_weights=False)[0]
+        h = self.norm2(x)
+        scores = torch.sigmoid(self.gate(h))
+        weights, chosen = scores.topk(self.top_k, dim=-1)
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+        gates = torch.zeros_like(scores).scatter(-1, chosen, weights)
+        up = F.silu(torch.einsum("btd,edf->btef", h, self.w_gate)) * torch.einsum(
+            "btd,edf->btef", h, self.w_up)
+        routed = torch.einsum("bte,bted->btd", gates, torch.einsum("btef,efd->bted", up, self.w_down))
+        return x + self.shared(h) + routed
+
+
 def small_fcn():
     from torchvision.models._utils import IntermediateLayerGetter
     from torchvision.models.segmentation.fcn import FCN, FCNHead
@@ -529,6 +560,12 @@ def moe_topk(small, batch):
     return model, (torch.randn(batch, seq, dim),), ["input"], {"input": {0: "batch"}}
 
 
+def moe_shared_expert(small, batch):
+    dim, heads, experts, k, ffn, seq = (32, 4, 4, 2, 32, 8) if small else (512, 8, 16, 4, 1024, 256)
+    model = SharedExpertMoE(dim, heads, experts, k, ffn)
+    return model, (torch.randn(batch, seq, dim),), ["input"], {"input": {0: "batch"}}
+
+
 FAMILIES_2026 = {
     "unet": unet,
     "fcn_resnet50": segmentation_model(
@@ -547,6 +584,7 @@ FAMILIES_2026 = {
     "audio_encoder": audio_encoder,
     "llama_decoder": llama_decoder,
     "moe_topk": moe_topk,
+    "moe_shared_expert": moe_shared_expert,
     "vae_decoder": vae_decoder,
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -10,6 +11,8 @@
 #include "unity/core/errors.h"
 #include "unity/core/mapping/mapping_cost.h"
 #include "unity/core/ops/attention_core.h"
+#include "unity/core/shapes/batch_rescaling.h"
+#include "unity/core/shapes/shape_inference.h"
 
 namespace unity {
 namespace {
@@ -28,6 +31,14 @@ std::vector<std::int64_t> batched_sizes(const ParallelTensorShape& s, std::int64
   std::vector<std::int64_t> sizes = s.sizes();
   if (!sizes.empty() && model_batch > 0 && sizes[0] == model_batch) sizes[0] = batch;
   return sizes;
+}
+
+// A size that holds `from` samples (the batch, or the batch merged with other dims) for `to`.
+std::int64_t scaled_by_batch(std::int64_t size, std::int64_t from, std::int64_t to) {
+  if (size * to % from != 0)
+    throw ShapeError(
+        fmt::format("a dim of {} for {} samples does not scale to {} samples", size, from, to));
+  return size * to / from;
 }
 
 }  // namespace
@@ -85,6 +96,28 @@ SegmentChain segment_chain(const Graph& model) {
   current.output = sinks.empty() ? TensorRef{current.nodes.back(), 0} : sinks.front();
   chain.segments.push_back(std::move(current));
   chain.layers = layers;
+  // Which dim of each segment's input holds the samples: the one that doubles with the batch.
+  std::optional<Graph> doubled;
+  if (model.batch_size > 0) {
+    try {
+      doubled = rebatch(model, model.batch_size, 2 * model.batch_size);
+    } catch (const ShapeError&) {
+      // Some operator holds the batch in a way no other batch fits: the batch stays whole.
+    }
+  }
+  for (auto& s : chain.segments) {
+    if (s.input.node < 0) continue;
+    s.input_batch_dim = Segment::kUnknownBatchDim;
+    if (!doubled) continue;
+    const auto was = model.shape(s.input).sizes(), is = doubled->shape(s.input).sizes();
+    std::vector<int> grown;
+    for (std::size_t d = 0; d < was.size(); ++d)
+      if (was[d] != is[d]) grown.push_back(static_cast<int>(d));
+    if (grown.empty()) s.input_batch_dim = Segment::kNoBatchDim;
+    if (grown.size() == 1 &&
+        is[static_cast<std::size_t>(grown[0])] == 2 * was[static_cast<std::size_t>(grown[0])])
+      s.input_batch_dim = grown[0];
+  }
   // Kinds: equal structure (at the model's own batch, which every operator accepts: an imported
   // Reshape may hold the batch in its target shape).
   std::map<std::uint64_t, int> kinds;
@@ -110,8 +143,8 @@ namespace {
 
 // The nodes `nodes` of `model` as a graph of their own for `batch` samples, reading `input` (the
 // activation entering them, if any) as an Input; `output` (if valid) is where it lands.
-ChunkGraph sub_graph(const Graph& model, TensorRef input, const std::vector<NodeId>& nodes,
-                     TensorRef output, std::int64_t batch) {
+ChunkGraph sub_graph(const Graph& model, TensorRef input, int input_batch_dim,
+                     const std::vector<NodeId>& nodes, TensorRef output, std::int64_t batch) {
   ChunkGraph c;
   Graph& g = c.graph;
   g.name = model.name;
@@ -119,8 +152,21 @@ ChunkGraph sub_graph(const Graph& model, TensorRef input, const std::vector<Node
   std::map<TensorRef, TensorRef> mapped;
   if (input.node >= 0) {
     const auto& shape = model.shape(input);
-    mapped[input] = g.add_input(model.node(input.node).op.name + ".out",
-                                batched_sizes(shape, model.batch_size, batch), shape.dtype);
+    std::vector<std::int64_t> sizes = shape.sizes();
+    const std::string name = model.node(input.node).op.name + ".out";
+    if (batch != model.batch_size && input_batch_dim != Segment::kNoBatchDim) {
+      if (input_batch_dim < 0)
+        throw ShapeError(fmt::format(
+            "'{}' [{}] holds the batch of {} samples in no one dim, so it cannot take {}", name,
+            fmt::join(sizes, ", "), model.batch_size, batch));
+      sizes[static_cast<std::size_t>(input_batch_dim)] = scaled_by_batch(
+          sizes[static_cast<std::size_t>(input_batch_dim)], model.batch_size, batch);
+    }
+    mapped[input] = g.add_input(name, sizes, shape.dtype);
+    // Where the samples are, for rebatch(): -1 where the activation does not hold them.
+    if (input_batch_dim >= 0 || input_batch_dim == Segment::kNoBatchDim)
+      g.mutable_node(mapped[input].node)
+          .op.attrs.set("batch_dim", std::int64_t{std::max(input_batch_dim, -1)});
     c.input = mapped[input].node;
   }
   for (NodeId id : nodes) {
@@ -146,7 +192,12 @@ ChunkGraph sub_graph(const Graph& model, TensorRef input, const std::vector<Node
       mapped[in] = copy;
       inputs.push_back(copy);
     }
-    const NodeId added = g.add(node.op, std::move(inputs));
+    std::vector<ParallelTensorShape> before, now;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      before.push_back(model.shape(node.inputs[i]));
+      now.push_back(g.shape(inputs[i]));
+    }
+    const NodeId added = g.add(rebatched_operator(node.op, before, now), std::move(inputs));
     for (int k = 0; k < static_cast<int>(node.outputs.size()); ++k) mapped[{id, k}] = {added, k};
   }
   if (output.node >= 0) c.output = mapped.at(output);
@@ -156,7 +207,7 @@ ChunkGraph sub_graph(const Graph& model, TensorRef input, const std::vector<Node
 }  // namespace
 
 Graph segment_graph(const Graph& model, const Segment& s, std::int64_t batch) {
-  return sub_graph(model, s.input, s.nodes, {-1, 0}, batch).graph;
+  return sub_graph(model, s.input, s.input_batch_dim, s.nodes, {-1, 0}, batch).graph;
 }
 
 Graph renamed_kind_plan(const Graph& plan, const Graph& model, const SegmentChain& chain, int seg,
@@ -199,21 +250,41 @@ ChunkGraph chunk_graph(const Graph& model, const SegmentChain& chain, int first,
   for (int s = first; s <= last; ++s)
     nodes.insert(nodes.end(), chain.segments[s].nodes.begin(), chain.segments[s].nodes.end());
   const bool final = last + 1 == static_cast<int>(chain.segments.size());
-  return sub_graph(model, chain.segments[first].input, nodes,
+  return sub_graph(model, chain.segments[first].input, chain.segments[first].input_batch_dim, nodes,
                    final ? TensorRef{-1, 0} : chain.segments[last].output, batch);
 }
 
 Graph rebatch(const Graph& graph, std::int64_t from, std::int64_t to) {
   Graph g = graph;
   g.batch_size = to;
-  for (const auto& [id, n] : graph.nodes()) {
-    if (n.op.type != OpType::Input) continue;
-    auto sizes = n.op.attrs.get_ints("shape");
-    if (sizes.empty() || sizes[0] != from) continue;
-    sizes[0] = to;
-    g.mutable_node(id).op.attrs.set("shape", sizes);
+  for (NodeId id : graph.topological_order()) {
+    const Node& was = graph.node(id);
+    Node& n = g.mutable_node(id);
+    std::vector<ParallelTensorShape> before, now;
+    for (std::size_t i = 0; i < was.inputs.size(); ++i) {
+      before.push_back(graph.shape(was.inputs[i]));
+      now.push_back(g.shape(n.inputs[i]));
+    }
+    if (n.op.type == OpType::Input) {
+      // The model's inputs lead with the batch; a segment's activation says where it holds it.
+      auto sizes = n.op.attrs.get_ints("shape");
+      const auto d = n.op.attrs.has("batch_dim")          ? n.op.attrs.get_int("batch_dim")
+                     : !sizes.empty() && sizes[0] == from ? 0
+                                                          : -1;
+      if (d >= 0 && d < static_cast<std::int64_t>(sizes.size())) {
+        sizes[static_cast<std::size_t>(d)] =
+            scaled_by_batch(sizes[static_cast<std::size_t>(d)], from, to);
+        n.op.attrs.set("shape", sizes);
+      }
+    } else {
+      n.op = rebatched_operator(was.op, before, now);
+    }
+    try {
+      n.outputs = infer_output_shapes(n.op, now);
+    } catch (const ShapeError& e) {
+      throw ShapeError(fmt::format("{}: {}", g.describe(id), e.what()));
+    }
   }
-  g.infer_shapes();
   return g;
 }
 

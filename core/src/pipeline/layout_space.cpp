@@ -166,6 +166,15 @@ void LayoutSpace::add_stages(int tp, int cp) {
   }
   for (int pp : pps) {
     const int dp = replicas / pp;
+    if (dp > 1 && !facts_.batch_statistics.empty()) {
+      if (r.pipeline_stages && r.tensor_parallel)
+        throw InputError(fmt::format(
+            "{} normalises over the whole batch, so the batch cannot split over {} data-parallel "
+            "copies ({} devices / (--tp {} x --pp {})): use more tensor-parallel or pipeline "
+            "devices, or fewer devices",
+            facts_.batch_statistics, dp, n, tp, pp));
+      continue;
+    }
     if (facts_.batch % dp != 0) {
       if (r.pipeline_stages && r.tensor_parallel)
         throw InputError(fmt::format(
@@ -183,7 +192,14 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
   const bool joint = facts_.joint;
   StageChoices stage{tp, cp, pp, dp, false, {}, {}, {}};
   std::vector<int> ms;
-  if (r.micro_batches) {
+  if (!facts_.batch_statistics.empty()) {
+    if (r.micro_batches > 1)
+      throw InputError(fmt::format(
+          "--micro-batches {}: {} normalises over the whole batch, which micro-batches would "
+          "split",
+          r.micro_batches, facts_.batch_statistics));
+    ms = {1};
+  } else if (r.micro_batches) {
     if (per_replica % r.micro_batches != 0)
       throw InputError(
           fmt::format("--micro-batches {}: the {} sample{} of each data-parallel copy "

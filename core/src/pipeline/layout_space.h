@@ -107,6 +107,9 @@ struct LayoutFacts {
   std::int64_t experts = 0;  // experts of an MoE layer (0: none)
   bool transformer = false;  // has attention: sequence and context parallelism apply
   bool joint = false;        // the joint search (else Megatron-LM's expert mode)
+  // An operator that normalises over the whole batch (a BatchNorm, described): the batch is then
+  // not split, neither over data-parallel copies nor into micro-batches (empty: none).
+  std::string batch_statistics;
 };
 
 class LayoutSpace {

@@ -25,7 +25,10 @@ std::vector<std::pair<int, int>> layer_count_chunks(const std::vector<int>& laye
   int first = 0;
   for (int c = 0; c < count; ++c) {
     int last = first;
-    while (last + 1 < n && (c + 1 == count || layer_of[last + 1] < ends[c])) ++last;
+    // Every later chunk keeps a segment (a model with fewer layers than segments per chunk,
+    // one whose layers were all counted before its first block).
+    const int most = c + 1 == count ? n - 1 : std::max(first, n - (count - c));
+    while (last + 1 <= most && (c + 1 == count || layer_of[last + 1] < ends[c])) ++last;
     if (c + 1 == count) last = n - 1;
     out.emplace_back(first, last);
     first = last + 1;

@@ -19,6 +19,7 @@
 #include "unity/core/ops/attention_core.h"
 #include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/pipeline/layer_segments.h"
+#include "unity/core/pipeline/segment_outputs.h"
 #include "unity/core/pipeline/segment_profile.h"
 #include "unity/core/search/candidate_cost.h"
 #include "unity/core/search/hierarchical_search.h"
@@ -96,8 +97,11 @@ class Planner {
           "device with an fp8 peak");
     const int shift = r.embedding_in_split ? 1 : 0;
     split_layers_ = chain_.layers + shift + (r.loss_in_split ? 1 : 0);
+    // Without repeated blocks (an imported model of distinct layers), every segment is dealt by
+    // its own layer.
+    const bool blocks = first_block < segments;
     for (int j = 0; j < segments; ++j)
-      split_layer_of_.push_back(j < first_block                     ? 0
+      split_layer_of_.push_back(blocks && j < first_block           ? 0
                                 : j > last_block && r.loss_in_split ? chain_.layers + shift
                                                                     : layer_of_[j] + shift);
     segments_of_.assign(static_cast<std::size_t>(chain_.kinds()), {0, 0});
@@ -117,6 +121,9 @@ class Planner {
       }
     }
     for (const auto& [id, n] : model.nodes())
+      if (n.op.type == OpType::BatchNorm && batch_statistics_.empty())
+        batch_statistics_ = model.describe(id);
+    for (const auto& [id, n] : model.nodes())
       if (n.op.type == OpType::Experts) {
         experts_ = model.shape(n.inputs[2]).dims[0].size;
         top_k_ = n.op.attrs.get_int("top_k");
@@ -133,7 +140,8 @@ class Planner {
                              .head_groups = head_groups_,
                              .experts = experts_,
                              .transformer = transformer_,
-                             .joint = options_.joint},
+                             .joint = options_.joint,
+                             .batch_statistics = batch_statistics_},
                             options_.request, machine_);
     std::optional<PipelinePlan> best;
     double best_key = kInfinity;
@@ -331,6 +339,13 @@ class Planner {
     return kp;
   }
 
+  // make_kind_plan's plan handing its activation on whole, as a stage does (segment_outputs.h).
+  KindPlan whole_kind_plan(int kind, int tp, std::int64_t b, bool megatron_only, bool by_width) {
+    KindPlan kp = make_kind_plan(kind, tp, b, megatron_only, by_width);
+    hand_on_whole(kp.plan, model_);
+    return kp;
+  }
+
   const KindPlan& kind_plan(int kind, int tp, std::int64_t b, bool megatron_only, bool by_width) {
     if (kind_experts(kind).operators == 0) by_width = false;  // nothing to split by width
     const auto key = std::make_tuple(kind, tp, b, megatron_only, by_width);
@@ -340,14 +355,14 @@ class Planner {
     const auto base_key = std::make_tuple(kind, tp, megatron_only, by_width);
     auto base = base_.find(base_key);
     if (base == base_.end())
-      base = base_.emplace(base_key, make_kind_plan(kind, tp, b, megatron_only, by_width)).first;
+      base = base_.emplace(base_key, whole_kind_plan(kind, tp, b, megatron_only, by_width)).first;
     KindPlan kp;
     try {
       kp = base->second;
       if (kp.batch != b) kp.plan = rebatch(kp.plan, kp.batch, b);
       kp.batch = b;
     } catch (const ShapeError&) {
-      kp = make_kind_plan(kind, tp, b, megatron_only, by_width);
+      kp = whole_kind_plan(kind, tp, b, megatron_only, by_width);
     }
     kp.expert_parameters = kp.expert_fp8_parameters = 0;
     for (const auto& [id, node] : kp.plan.nodes())
@@ -983,6 +998,7 @@ class Planner {
   std::vector<std::array<int, 2>> segments_of_;  // per kind: its segments, not blocks and blocks
   double memory_ = 0;
   bool transformer_ = false;
+  std::string batch_statistics_;  // a BatchNorm (described): the batch stays whole
   std::map<int, std::unique_ptr<CostModel>> replica_costs_;
   std::map<std::tuple<int, int, bool, bool>, KindPlan> base_;
   std::map<std::tuple<int, int, std::int64_t, bool, bool>, KindPlan> exact_;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "unity/core/pipeline/context_parallel_plan.h"
+#include "unity/core/pipeline/segment_outputs.h"
 #include "unity/executor/compute_precision.h"
 #include "unity/executor/pipeline_training.h"
 
@@ -222,11 +223,11 @@ std::unique_ptr<PipelineRank> make_pipeline_rank(const Plan& plan, const Graph& 
         }
         TensorRef output{-1, 0};
         if (seg < last_segment) {
-          const auto sinks = g.sinks();
-          if (sinks.size() != 1)
+          const auto outputs = handed_on_outputs(g, model);
+          if (outputs.size() != 1)
             throw LoweringError(
-                fmt::format("segment {}'s plan has {} outputs, not one", seg, sinks.size()));
-          output = sinks.front();
+                fmt::format("segment {}'s plan hands on {} outputs, not one", seg, outputs.size()));
+          output = outputs.front();
         }
         piece = make_piece(std::move(g), input, output, seg == last_segment, r->replica, &views,
                            r->replica_rank);

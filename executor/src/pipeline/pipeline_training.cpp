@@ -49,12 +49,14 @@ void check_pipeline_run(const Plan& plan, int ranks) {
     throw LoweringError(fmt::format(
         "the plan's {} micro-batches of {} samples x {} copies do not make its batch of {}",
         p.micro_batches, p.micro_batch_size, p.data_parallel, plan.pcg.batch_size));
-  for (const auto& [id, n] : plan.pcg.nodes())
-    if (n.op.type == OpType::BatchNorm)
-      throw LoweringError(fmt::format(
-          "{} normalises over the batch, which a pipeline splits into micro-batches; the executor "
-          "runs pipelined plans of models without BatchNorm",
-          plan.pcg.describe(id)));
+  // Statistics over the batch are the whole batch's only where nothing splits it.
+  if (p.micro_batches * p.data_parallel > 1)
+    for (const auto& [id, n] : plan.pcg.nodes())
+      if (n.op.type == OpType::BatchNorm)
+        throw LoweringError(fmt::format(
+            "{} normalises over the batch, which this plan splits into {} micro-batches x {} "
+            "data-parallel copies; plan it again (the planner keeps such a batch whole)",
+            plan.pcg.describe(id), p.micro_batches, p.data_parallel));
 }
 
 Graph pipeline_model(const Plan& plan) { return executed_graph(plan.pcg); }

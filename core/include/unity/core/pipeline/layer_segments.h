@@ -17,6 +17,11 @@ struct Segment {
   TensorRef output{-1, 0};    // the activation it hands on (the last segment's: its sink)
   int kind = 0;
   int layer = 0;  // attention (else weighted) operators before it: which layer it starts
+  // Which dim of `input` holds the samples (the one that scales with the batch: 1 for a
+  // [sequence, batch, ...] activation, where it may be merged with inner dims), or none of them.
+  static constexpr int kNoBatchDim = -2;       // the activation does not grow with the batch
+  static constexpr int kUnknownBatchDim = -1;  // it does, but not in one dim: the batch stays
+  int input_batch_dim = 0;
 };
 
 struct SegmentChain {
@@ -35,7 +40,9 @@ SegmentChain segment_chain(const Graph& model);
 std::vector<bool> repeated_kinds(const SegmentChain& chain);
 
 // Segment `s` as a graph of its own, for `batch` samples: the activation entering it becomes an
-// Input, and every input whose leading dim is the model's batch gets `batch` instead.
+// Input (its batch dim rescaled, and named in its attribute "batch_dim", -1 where it has none),
+// every input whose leading dim is the model's batch gets `batch` instead, and the sizes operators
+// hold follow (batch_rescaling.h). Throws ShapeError when the segment cannot take `batch`.
 Graph segment_graph(const Graph& model, const Segment& s, std::int64_t batch);
 
 // Segments first..last (a pipeline chunk) as one graph for `batch` samples: the activation entering
@@ -57,8 +64,9 @@ ChunkGraph chunk_graph(const Graph& model, const SegmentChain& chain, int first,
 Graph renamed_kind_plan(const Graph& plan, const Graph& model, const SegmentChain& chain, int seg,
                         std::int64_t batch);
 
-// The same graph (a plan of a segment, with its parallel operators) for another batch; throws
-// ShapeError when a degree does not divide the new batch.
+// The same graph (a plan of a segment, with its parallel operators) for another batch: the inputs'
+// batch dims (the leading one, or an activation's "batch_dim") and the sizes operators hold
+// rescaled (batch_rescaling.h); throws ShapeError when a degree or a size does not fit it.
 Graph rebatch(const Graph& graph, std::int64_t from, std::int64_t to);
 
 // The graph (a plan of a segment) as one of `cp` context-parallel ranks runs it: each input
