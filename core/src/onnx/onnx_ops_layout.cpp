@@ -228,9 +228,11 @@ void map_gather(ImportContext& ctx, const ::onnx::NodeProto& node, std::int64_t)
                 {ctx.tensor(indices), ctx.tensor(data)}, name));
     return;
   }
-  if (is_integer_elem_type(ctx.elem_type(data)))
-    unsupported_use(node, "Gather of an integer activation is not supported");
   if (!ctx.is_constant(indices)) {
+    // Picking integers by computed indices (GatherElements) has no integer kernel; by constant
+    // indices (a routing's k-th expert, `chosen[:, i]`) it is a slice, which moves any type.
+    if (is_integer_elem_type(ctx.elem_type(data)))
+      unsupported_use(node, "Gather of an integer activation by computed indices is not supported");
     ctx.bind_tensor(node.output(0), gather_by_computed_indices(ctx, node, axis));
     return;
   }

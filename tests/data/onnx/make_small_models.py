@@ -985,6 +985,43 @@ def computed_if():
     onnx.save(model, os.path.join(HERE, "computed_if.onnx"))
 
 
+def switch_moe():
+    # A GShard/Switch-style mixture of experts: top-2 routing with a capacity of 8 tokens an
+    # expert, each token's place in its expert's buffer counted by CumSum over the batch's tokens,
+    # dispatch and combine as one-hot masks applied by einsum, the experts' weights stacked.
+    import torch.nn.functional as F
+
+    class SwitchMoe(nn.Module):
+        def __init__(self, dim, ffn, experts, k, capacity):
+            super().__init__()
+            self.experts, self.k, self.capacity = experts, k, capacity
+            self.inp = nn.Linear(dim, dim)
+            self.gate = nn.Linear(dim, experts, bias=False)
+            self.w1 = nn.Parameter(torch.randn(experts, dim, ffn) * 0.2)
+            self.w2 = nn.Parameter(torch.randn(experts, ffn, dim) * 0.2)
+            self.out = nn.Linear(dim, 10)
+
+        def forward(self, x):
+            b, t, d = x.shape
+            h = self.inp(x).reshape(b * t, d)
+            weights, chosen = F.softmax(self.gate(h), dim=-1).topk(self.k, dim=-1)
+            combine = torch.zeros(b * t, self.experts, self.capacity)
+            for i in range(self.k):
+                mask = F.one_hot(chosen[:, i], self.experts).float()
+                place = (torch.cumsum(mask, dim=0) - 1) * mask
+                kept = mask * (place < self.capacity).float()
+                slot = F.one_hot(place.long().clamp(max=self.capacity - 1), self.capacity).float()
+                combine = combine + (weights[:, i:i + 1] * kept).unsqueeze(-1) * slot
+            dispatch = (combine > 0).float()
+            routed = torch.einsum("sec,sd->ecd", dispatch, h)
+            hidden = F.gelu(torch.einsum("ecd,edf->ecf", routed, self.w1))
+            y = torch.einsum("sec,ecd->sd", combine, torch.einsum("ecf,efd->ecd", hidden, self.w2))
+            return self.out((h + y).reshape(b, t, d).mean(1))
+
+    export(SwitchMoe(16, 32, 4, 2, 8), (torch.randn(4, 8, 16),), "switch_moe.onnx", opset=17,
+           input_names=["x"])
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     mlp()
@@ -1015,3 +1052,4 @@ if __name__ == "__main__":
     vae()
     crop_and_resize()
     computed_if()
+    switch_moe()
