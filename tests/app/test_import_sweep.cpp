@@ -97,10 +97,11 @@ class ImportSweep : public ::testing::TestWithParam<std::string> {
  protected:
   static void TearDownTestSuite() { fs::remove_all(export_dir()); }
 
-  fs::path imported(const std::string& model) {
-    const fs::path json = export_dir() / (model + ".json");
+  // The export imported for `batch` samples into "<model><tag>.json".
+  fs::path imported(const std::string& model, int batch = kBatch, const std::string& tag = "") {
+    const fs::path json = export_dir() / (model + tag + ".json");
     const auto r = run_cli("import " + (export_dir() / (model + ".onnx")).string() + " --batch " +
-                           std::to_string(kBatch) + " -o " + json.string());
+                           std::to_string(batch) + " -o " + json.string());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return json;
   }
@@ -148,10 +149,8 @@ class SweepTraining : public ImportSweep {};
 TEST_P(SweepTraining, DataParallelOnTwoRanksEqualsOneRank) {
   const std::string model = GetParam();
   if (const std::string why = export_model(model); !why.empty()) GTEST_SKIP() << why;
-  const fs::path json = export_dir() / (model + ".train.json");
-  const auto imported = run_cli("import " + (export_dir() / (model + ".onnx")).string() +
-                                " --batch 4 -o " + json.string());
-  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const fs::path json = imported(model, 4, ".train");
+  ASSERT_FALSE(HasFailure());
   expect_trains_like_one_rank(json, export_dir() / (model + ".train.plan.json"));
 }
 
@@ -171,10 +170,8 @@ class SweepJointTraining : public ImportSweep {};
 TEST_P(SweepJointTraining, JointPlanOnTwoRanksEqualsOneRank) {
   const std::string model = GetParam();
   if (const std::string why = export_model(model); !why.empty()) GTEST_SKIP() << why;
-  const fs::path json = export_dir() / (model + ".joint.json");
-  const auto imported = run_cli("import " + (export_dir() / (model + ".onnx")).string() +
-                                " --batch 4 -o " + json.string());
-  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const fs::path json = imported(model, 4, ".joint");
+  ASSERT_FALSE(HasFailure());
   expect_joint_plan_trains_like_one_rank(json, export_dir() / (model + ".joint.plan.json"));
 }
 
@@ -198,12 +195,9 @@ class SweepTensorParallelCopies : public ImportSweep {};
 TEST_P(SweepTensorParallelCopies, TwoCopiesOfTwoDevicesEqualOneRank) {
   const std::string model = GetParam();
   if (const std::string why = export_model(model); !why.empty()) GTEST_SKIP() << why;
-  const fs::path json = export_dir() / (model + ".tp.json");
+  const fs::path json = imported(model, 4, ".tp");
+  ASSERT_FALSE(HasFailure());
   const fs::path plan = export_dir() / (model + ".tp.plan.json");
-  ASSERT_EQ(run_cli("import " + (export_dir() / (model + ".onnx")).string() + " --batch 4 -o " +
-                    json.string())
-                .exit_code,
-            0);
   const auto planned =
       run_cli("optimize " + json.string() +
               " --machine cpu-local --gpus 4 --mode expert --tp 2 --pp 1 --out " + plan.string());

@@ -416,25 +416,34 @@ class LlamaDecoder(nn.Module):
         return self.output(self.norm(x))
 
 
-class TopKMoE(nn.Module):
-    """A transformer block whose FFN is a top-k mixture of experts, routed densely as small MoE
-    ports write it: softmax gate, TopK, the kept weights scattered back over the experts
-    (ScatterElements), every expert's output weighted by its gate."""
+class MoEBlock(nn.Module):
+    """A transformer block whose FFN is a mixture of experts (`mixture`, of the subclass): the
+    attention and norms around it, and the router's gate."""
 
-    def __init__(self, dim, heads, experts, top_k, ffn):
+    def __init__(self, dim, heads, experts):
         super().__init__()
-        self.top_k = top_k
         self.attention = nn.MultiheadAttention(dim, heads, batch_first=True)
         self.norm1 = nn.LayerNorm(dim)
         self.norm2 = nn.LayerNorm(dim)
         self.gate = nn.Linear(dim, experts, bias=False)
-        self.experts = nn.ModuleList(
-            nn.Sequential(nn.Linear(dim, ffn), nn.GELU(), nn.Linear(ffn, dim)) for _ in range(experts))
 
     def forward(self, x):
         h = self.norm1(x)
         x = x + self.attention(h, h, h, need_weights=False)[0]
-        h = self.norm2(x)
+        return x + self.mixture(self.norm2(x))
+
+
+class TopKMoE(MoEBlock):
+    """Routed densely as small MoE ports write it: softmax gate, TopK, the kept weights scattered
+    back over the experts (ScatterElements), every expert's output weighted by its gate."""
+
+    def __init__(self, dim, heads, experts, top_k, ffn):
+        super().__init__(dim, heads, experts)
+        self.top_k = top_k
+        self.experts = nn.ModuleList(
+            nn.Sequential(nn.Linear(dim, ffn), nn.GELU(), nn.Linear(ffn, dim)) for _ in range(experts))
+
+    def mixture(self, h):
         probs = F.softmax(self.gate(h), dim=-1)
         weights, chosen = probs.topk(self.top_k, dim=-1)
         weights = weights / weights.sum(dim=-1, keepdim=True)
@@ -442,30 +451,22 @@ class TopKMoE(nn.Module):
         out = 0
         for e, expert in enumerate(self.experts):
             out = out + gates[..., e:e + 1] * expert(h)
-        return x + out
+        return out
 
 
-class SharedExpertMoE(nn.Module):
-    """A decoder block whose FFN is a DeepSeek-style mixture: sigmoid router scores, the top k
-    renormalised, the experts' weights stacked and applied by einsum, and a shared expert every
-    token takes."""
+class SharedExpertMoE(MoEBlock):
+    """DeepSeek-style: sigmoid router scores, the top k renormalised, the experts' weights stacked
+    and applied by einsum, and a shared expert every token takes."""
 
     def __init__(self, dim, heads, experts, top_k, ffn):
-        super().__init__()
+        super().__init__(dim, heads, experts)
         self.top_k = top_k
-        self.attention = nn.MultiheadAttention(dim, heads, batch_first=True)
-        self.norm1 = nn.LayerNorm(dim)
-        self.norm2 = nn.LayerNorm(dim)
-        self.gate = nn.Linear(dim, experts, bias=False)
         self.w_gate = nn.Parameter(torch.randn(experts, dim, ffn) * dim ** -0.5)
         self.w_up = nn.Parameter(torch.randn(experts, dim, ffn) * dim ** -0.5)
         self.w_down = nn.Parameter(torch.randn(experts, ffn, dim) * ffn ** -0.5)
         self.shared = nn.Sequential(nn.Linear(dim, ffn), nn.SiLU(), nn.Linear(ffn, dim))
 
-    def forward(self, x):
-        h = self.norm1(x)
-        x = x + self.attention(h, h, h, need_weights=False)[0]
-        h = self.norm2(x)
+    def mixture(self, h):
         scores = torch.sigmoid(self.gate(h))
         weights, chosen = scores.topk(self.top_k, dim=-1)
         weights = weights / weights.sum(dim=-1, keepdim=True)
@@ -473,7 +474,7 @@ class SharedExpertMoE(nn.Module):
         up = F.silu(torch.einsum("btd,edf->btef", h, self.w_gate)) * torch.einsum(
             "btd,edf->btef", h, self.w_up)
         routed = torch.einsum("bte,bted->btd", gates, torch.einsum("btef,efd->bted", up, self.w_down))
-        return x + self.shared(h) + routed
+        return self.shared(h) + routed
 
 
 def small_fcn():
