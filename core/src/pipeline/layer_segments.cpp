@@ -11,8 +11,6 @@
 #include "unity/core/errors.h"
 #include "unity/core/mapping/mapping_cost.h"
 #include "unity/core/ops/attention_core.h"
-#include "unity/core/shapes/batch_rescaling.h"
-#include "unity/core/shapes/shape_inference.h"
 
 namespace unity {
 namespace {
@@ -23,22 +21,6 @@ bool starts_layer(const Graph& g, const Node& n, bool has_attention) {
   if (has_attention) return is_attention(n.op.type);
   return std::any_of(n.inputs.begin(), n.inputs.end(),
                      [&](const TensorRef& t) { return g.node(t.node).op.type == OpType::Weight; });
-}
-
-// The sizes of a source for `batch` samples: a leading dim equal to the model's batch follows it.
-std::vector<std::int64_t> batched_sizes(const ParallelTensorShape& s, std::int64_t model_batch,
-                                        std::int64_t batch) {
-  std::vector<std::int64_t> sizes = s.sizes();
-  if (!sizes.empty() && model_batch > 0 && sizes[0] == model_batch) sizes[0] = batch;
-  return sizes;
-}
-
-// A size that holds `from` samples (the batch, or the batch merged with other dims) for `to`.
-std::int64_t scaled_by_batch(std::int64_t size, std::int64_t from, std::int64_t to) {
-  if (size * to % from != 0)
-    throw ShapeError(
-        fmt::format("a dim of {} for {} samples does not scale to {} samples", size, from, to));
-  return size * to / from;
 }
 
 }  // namespace
@@ -96,27 +78,28 @@ SegmentChain segment_chain(const Graph& model) {
   current.output = sinks.empty() ? TensorRef{current.nodes.back(), 0} : sinks.front();
   chain.segments.push_back(std::move(current));
   chain.layers = layers;
-  // Which dim of each segment's input holds the samples: the one that doubles with the batch.
-  std::optional<Graph> doubled;
+  // Where each segment's input holds the samples, tracked through the model for twice its batch.
+  std::map<TensorRef, BatchPlace> places;
+  std::string untracked;
   if (model.batch_size > 0) {
     try {
-      doubled = rebatch(model, model.batch_size, 2 * model.batch_size);
-    } catch (const ShapeError&) {
+      rebatch(model, model.batch_size, 2 * model.batch_size, &places);
+    } catch (const ShapeError& e) {
       // Some operator holds the batch in a way no other batch fits: the batch stays whole.
+      untracked = e.what();
     }
   }
   for (auto& s : chain.segments) {
     if (s.input.node < 0) continue;
-    s.input_batch_dim = Segment::kUnknownBatchDim;
-    if (!doubled) continue;
-    const auto was = model.shape(s.input).sizes(), is = doubled->shape(s.input).sizes();
-    std::vector<int> grown;
-    for (std::size_t d = 0; d < was.size(); ++d)
-      if (was[d] != is[d]) grown.push_back(static_cast<int>(d));
-    if (grown.empty()) s.input_batch_dim = Segment::kNoBatchDim;
-    if (grown.size() == 1 &&
-        is[static_cast<std::size_t>(grown[0])] == 2 * was[static_cast<std::size_t>(grown[0])])
-      s.input_batch_dim = grown[0];
+    const auto it = places.find(s.input);
+    if (!untracked.empty() || it == places.end() || !it->second.known) {
+      s.input_batch_dim = Segment::kUnknownBatchDim;
+      s.input_batch_unknown =
+          untracked.empty() ? "its sizes follow the batch, not in one dim" : untracked;
+    } else {
+      s.input_batch_dim = it->second.dim < 0 ? Segment::kNoBatchDim : it->second.dim;
+      s.input_batch_inner = it->second.inner;
+    }
   }
   // Kinds: equal structure (at the model's own batch, which every operator accepts: an imported
   // Reshape may hold the batch in its target shape).
@@ -141,32 +124,32 @@ std::vector<bool> repeated_kinds(const SegmentChain& chain) {
 
 namespace {
 
+// Where a segment's input holds the samples (Segment::input_batch_dim and _inner).
+struct SegmentPlace {
+  int dim = 0;
+  std::int64_t inner = 1;
+  const std::string* unknown = nullptr;  // why, for kUnknownBatchDim
+};
+
 // The nodes `nodes` of `model` as a graph of their own for `batch` samples, reading `input` (the
 // activation entering them, if any) as an Input; `output` (if valid) is where it lands.
-ChunkGraph sub_graph(const Graph& model, TensorRef input, int input_batch_dim,
+ChunkGraph sub_graph(const Graph& model, TensorRef input, SegmentPlace place,
                      const std::vector<NodeId>& nodes, TensorRef output, std::int64_t batch) {
   ChunkGraph c;
   Graph& g = c.graph;
   g.name = model.name;
-  g.batch_size = batch;
+  g.batch_size = model.batch_size;  // made as the model is, then rebatched
   std::map<TensorRef, TensorRef> mapped;
   if (input.node >= 0) {
     const auto& shape = model.shape(input);
-    std::vector<std::int64_t> sizes = shape.sizes();
-    const std::string name = model.node(input.node).op.name + ".out";
-    if (batch != model.batch_size && input_batch_dim != Segment::kNoBatchDim) {
-      if (input_batch_dim < 0)
-        throw ShapeError(fmt::format(
-            "'{}' [{}] holds the batch of {} samples in no one dim, so it cannot take {}", name,
-            fmt::join(sizes, ", "), model.batch_size, batch));
-      sizes[static_cast<std::size_t>(input_batch_dim)] = scaled_by_batch(
-          sizes[static_cast<std::size_t>(input_batch_dim)], model.batch_size, batch);
+    mapped[input] =
+        g.add_input(model.node(input.node).op.name + ".out", shape.sizes(), shape.dtype);
+    // Where the samples are, for rebatch(): dim -1 where the activation holds none.
+    if (place.dim >= 0 || place.dim == Segment::kNoBatchDim) {
+      auto& attrs = g.mutable_node(mapped[input].node).op.attrs;
+      attrs.set("batch_dim", std::int64_t{std::max(place.dim, -1)});
+      if (place.dim >= 0 && place.inner != 1) attrs.set("batch_inner", place.inner);
     }
-    mapped[input] = g.add_input(name, sizes, shape.dtype);
-    // Where the samples are, for rebatch(): -1 where the activation does not hold them.
-    if (input_batch_dim >= 0 || input_batch_dim == Segment::kNoBatchDim)
-      g.mutable_node(mapped[input].node)
-          .op.attrs.set("batch_dim", std::int64_t{std::max(input_batch_dim, -1)});
     c.input = mapped[input].node;
   }
   for (NodeId id : nodes) {
@@ -182,9 +165,7 @@ ChunkGraph sub_graph(const Graph& model, TensorRef input, int input_batch_dim,
         throw GraphError(fmt::format("{} reads {} from outside its segment", model.describe(id),
                                      model.describe(in.node)));
       const auto& shape = src.outputs.at(0);
-      const auto sizes = src.op.type == OpType::Input
-                             ? batched_sizes(shape, model.batch_size, batch)
-                             : shape.sizes();
+      const auto sizes = shape.sizes();
       const TensorRef copy =
           src.op.type == OpType::Input    ? g.add_input(src.op.name, sizes, shape.dtype)
           : src.op.type == OpType::Weight ? g.add_weight(src.op.name, sizes, shape.dtype)
@@ -192,22 +173,27 @@ ChunkGraph sub_graph(const Graph& model, TensorRef input, int input_batch_dim,
       mapped[in] = copy;
       inputs.push_back(copy);
     }
-    std::vector<ParallelTensorShape> before, now;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      before.push_back(model.shape(node.inputs[i]));
-      now.push_back(g.shape(inputs[i]));
-    }
-    const NodeId added = g.add(rebatched_operator(node.op, before, now), std::move(inputs));
+    const NodeId added = g.add(node.op, std::move(inputs));
     for (int k = 0; k < static_cast<int>(node.outputs.size()); ++k) mapped[{id, k}] = {added, k};
   }
   if (output.node >= 0) c.output = mapped.at(output);
+  if (batch != model.batch_size) {
+    if (input.node >= 0 && place.dim == Segment::kUnknownBatchDim)
+      throw ShapeError(fmt::format(
+          "the samples of the batch of {} are lost before '{}', so it cannot take {} ({})",
+          model.batch_size, model.node(input.node).op.name, batch,
+          place.unknown ? *place.unknown : std::string("unknown")));
+    g = rebatch(g, model.batch_size, batch);  // the same node ids
+  }
   return c;
 }
 
 }  // namespace
 
 Graph segment_graph(const Graph& model, const Segment& s, std::int64_t batch) {
-  return sub_graph(model, s.input, s.input_batch_dim, s.nodes, {-1, 0}, batch).graph;
+  return sub_graph(model, s.input, {s.input_batch_dim, s.input_batch_inner, &s.input_batch_unknown},
+                   s.nodes, {-1, 0}, batch)
+      .graph;
 }
 
 Graph renamed_kind_plan(const Graph& plan, const Graph& model, const SegmentChain& chain, int seg,
@@ -250,42 +236,9 @@ ChunkGraph chunk_graph(const Graph& model, const SegmentChain& chain, int first,
   for (int s = first; s <= last; ++s)
     nodes.insert(nodes.end(), chain.segments[s].nodes.begin(), chain.segments[s].nodes.end());
   const bool final = last + 1 == static_cast<int>(chain.segments.size());
-  return sub_graph(model, chain.segments[first].input, chain.segments[first].input_batch_dim, nodes,
-                   final ? TensorRef{-1, 0} : chain.segments[last].output, batch);
-}
-
-Graph rebatch(const Graph& graph, std::int64_t from, std::int64_t to) {
-  Graph g = graph;
-  g.batch_size = to;
-  for (NodeId id : graph.topological_order()) {
-    const Node& was = graph.node(id);
-    Node& n = g.mutable_node(id);
-    std::vector<ParallelTensorShape> before, now;
-    for (std::size_t i = 0; i < was.inputs.size(); ++i) {
-      before.push_back(graph.shape(was.inputs[i]));
-      now.push_back(g.shape(n.inputs[i]));
-    }
-    if (n.op.type == OpType::Input) {
-      // The model's inputs lead with the batch; a segment's activation says where it holds it.
-      auto sizes = n.op.attrs.get_ints("shape");
-      const auto d = n.op.attrs.has("batch_dim")          ? n.op.attrs.get_int("batch_dim")
-                     : !sizes.empty() && sizes[0] == from ? 0
-                                                          : -1;
-      if (d >= 0 && d < static_cast<std::int64_t>(sizes.size())) {
-        sizes[static_cast<std::size_t>(d)] =
-            scaled_by_batch(sizes[static_cast<std::size_t>(d)], from, to);
-        n.op.attrs.set("shape", sizes);
-      }
-    } else {
-      n.op = rebatched_operator(was.op, before, now);
-    }
-    try {
-      n.outputs = infer_output_shapes(n.op, now);
-    } catch (const ShapeError& e) {
-      throw ShapeError(fmt::format("{}: {}", g.describe(id), e.what()));
-    }
-  }
-  return g;
+  const Segment& s = chain.segments[first];
+  return sub_graph(model, s.input, {s.input_batch_dim, s.input_batch_inner, &s.input_batch_unknown},
+                   nodes, final ? TensorRef{-1, 0} : chain.segments[last].output, batch);
 }
 
 Graph context_shard(const Graph& graph, std::int64_t sequence, int cp) {

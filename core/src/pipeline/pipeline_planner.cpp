@@ -390,8 +390,10 @@ class Planner {
       // Each device's Experts task at its expert-parallel shape and load (expert_load.h).
       cost_experts_as_planned(shard, ep, options_.request.expert_load);
       p = profile_segment(shard, replica_costs(tp));
-    } catch (const ShapeError&) {
+    } catch (const ShapeError& e) {
       // A micro-batch size the model's shapes do not take (a Reshape holding the batch).
+      if (options_.refused_batch && options_.refused_batch->empty())
+        *options_.refused_batch = fmt::format("micro-batches of {}: {}", b, e.what());
     }
     return profiles_.emplace(key, p).first->second;
   }

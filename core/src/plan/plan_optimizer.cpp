@@ -415,12 +415,14 @@ class PlanSearch {
     po.deadline = deadline_ ? search_deadline_ : std::nullopt;
     po.profiles = options_.profiles;
     po.flop_count = options_.flop_count;
+    std::string refused_batch;
+    po.refused_batch = &refused_batch;
     auto p = plan_pipeline(model, machine_, po);
     if (!p)
-      throw InputError(fmt::format("no pipeline layout of '{}' (batch {}) on {} devices{}{}",
-                                   model_.name, model_.batch_size, machine_.num_devices(),
-                                   options_.layout.empty() ? "" : " with ",
-                                   options_.layout.describe()));
+      throw InputError(fmt::format(
+          "no pipeline layout of '{}' (batch {}) on {} devices{}{}{}", model_.name,
+          model_.batch_size, machine_.num_devices(), options_.layout.empty() ? "" : " with ",
+          options_.layout.describe(), refused_batch.empty() ? "" : "; refused " + refused_batch));
     const std::string origin =
         fmt::format("{}: {}", joint ? "layout search" : "megatron", describe_layout(*p));
     Outcome o = pipeline_outcome(model, std::move(*p), machine_, origin);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "unity/core/pcg/graph.h"
+#include "unity/core/shapes/batch_rescaling.h"  // rebatch: a segment's plan for another batch
 
 namespace unity {
 
@@ -22,6 +23,8 @@ struct Segment {
   static constexpr int kNoBatchDim = -2;       // the activation does not grow with the batch
   static constexpr int kUnknownBatchDim = -1;  // it does, but not in one dim: the batch stays
   int input_batch_dim = 0;
+  std::int64_t input_batch_inner = 1;  // of that dim, the elements inside one sample
+  std::string input_batch_unknown;     // kUnknownBatchDim: what loses the samples' track
 };
 
 struct SegmentChain {
@@ -63,11 +66,6 @@ ChunkGraph chunk_graph(const Graph& model, const SegmentChain& chain, int first,
 // plan added (a parallel operator, a substitution's) is named after the node it was made for.
 Graph renamed_kind_plan(const Graph& plan, const Graph& model, const SegmentChain& chain, int seg,
                         std::int64_t batch);
-
-// The same graph (a plan of a segment, with its parallel operators) for another batch: the inputs'
-// batch dims (the leading one, or an activation's "batch_dim") and the sizes operators hold
-// rescaled (batch_rescaling.h); throws ShapeError when a degree or a size does not fit it.
-Graph rebatch(const Graph& graph, std::int64_t from, std::int64_t to);
 
 // The graph (a plan of a segment) as one of `cp` context-parallel ranks runs it: each input
 // holding a `sequence`-long dimension 1 holds its 1/cp shard, and every attention attends to the

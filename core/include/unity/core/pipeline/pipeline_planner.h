@@ -50,6 +50,10 @@ struct PipelineOptions {
   std::shared_ptr<const ProfileSource> profiles;
   // How model_flops counts a causal attention (flop_count.h): the figure reported, not the time.
   FlopCount flop_count = FlopCount::Full;
+  // Where given, why the first micro-batch size the model's segments do not take was refused
+  // (a Reshape holding the batch where the samples cannot be followed): what a caller says when
+  // no layout is left.
+  std::string* refused_batch = nullptr;
 };
 
 // One pipeline chunk: consecutive segments on one pipeline rank (v chunks per rank interleaved).
