@@ -211,4 +211,30 @@ TEST_P(SweepTensorParallelCopies, TwoCopiesOfTwoDevicesEqualOneRank) {
 INSTANTIATE_TEST_SUITE_P(TorchExports, SweepTensorParallelCopies,
                          ::testing::Values("transformer_encoder", "moe_topk"), model_name);
 
+// Two pipeline stages in micro-batches of 2 (of 4 samples): each stage runs its segments for a
+// micro-batch, the sizes its operators hold following the samples, which a sequence-first RNN
+// holds as the inner factor of [sequence x batch, embed] and an attention as the outer one of
+// [sequence, batch x heads, head_dim]. Before, the RNNs had no micro-batched layout.
+class SweepMicroBatches : public ImportSweep {};
+
+TEST_P(SweepMicroBatches, TwoStagesInMicroBatchesOfTwoEqualOneRank) {
+  const std::string model = GetParam();
+  if (const std::string why = export_model(model); !why.empty()) GTEST_SKIP() << why;
+  const fs::path json = imported(model, 4, ".pp");
+  ASSERT_FALSE(HasFailure());
+  const fs::path plan = export_dir() / (model + ".pp.plan.json");
+  const auto planned = run_cli("optimize " + json.string() +
+                               " --machine cpu-local --gpus 2 --mode expert --tp 1 --pp 2 "
+                               "--micro-batches 2 --out " +
+                               plan.string());
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  const auto run = run_cli("run " + plan.string() + " --iterations 2 --check --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_LT(nlohmann::json::parse(run.out)["max_rel_diff"].get<double>(), 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(TorchExports, SweepMicroBatches,
+                         ::testing::Values("lstm_lm", "gru_lm", "transformer_encoder", "moe_topk"),
+                         model_name);
+
 }  // namespace
