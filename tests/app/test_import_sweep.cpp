@@ -197,15 +197,9 @@ TEST_P(SweepTensorParallelCopies, TwoCopiesOfTwoDevicesEqualOneRank) {
   if (const std::string why = export_model(model); !why.empty()) GTEST_SKIP() << why;
   const fs::path json = imported(model, 4, ".tp");
   ASSERT_FALSE(HasFailure());
-  const fs::path plan = export_dir() / (model + ".tp.plan.json");
-  const auto planned =
-      run_cli("optimize " + json.string() +
-              " --machine cpu-local --gpus 4 --mode expert --tp 2 --pp 1 --out " + plan.string());
-  ASSERT_EQ(planned.exit_code, 0) << planned.err;
-  ASSERT_NE(planned.out.find("tp 2 x pp 1 x dp 2"), std::string::npos) << planned.out;
-  const auto run = run_cli("run " + plan.string() + " --iterations 2 --check --json");
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_LT(nlohmann::json::parse(run.out)["max_rel_diff"].get<double>(), 1e-4);
+  const std::string planned = expect_plan_trains_like_one_rank(
+      json, export_dir() / (model + ".tp.plan.json"), "--gpus 4 --mode expert --tp 2 --pp 1");
+  EXPECT_NE(planned.find("tp 2 x pp 1 x dp 2"), std::string::npos) << planned;
 }
 
 INSTANTIATE_TEST_SUITE_P(TorchExports, SweepTensorParallelCopies,
@@ -222,15 +216,8 @@ TEST_P(SweepMicroBatches, TwoStagesInMicroBatchesOfTwoEqualOneRank) {
   if (const std::string why = export_model(model); !why.empty()) GTEST_SKIP() << why;
   const fs::path json = imported(model, 4, ".pp");
   ASSERT_FALSE(HasFailure());
-  const fs::path plan = export_dir() / (model + ".pp.plan.json");
-  const auto planned = run_cli("optimize " + json.string() +
-                               " --machine cpu-local --gpus 2 --mode expert --tp 1 --pp 2 "
-                               "--micro-batches 2 --out " +
-                               plan.string());
-  ASSERT_EQ(planned.exit_code, 0) << planned.err;
-  const auto run = run_cli("run " + plan.string() + " --iterations 2 --check --json");
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_LT(nlohmann::json::parse(run.out)["max_rel_diff"].get<double>(), 1e-4);
+  expect_plan_trains_like_one_rank(json, export_dir() / (model + ".pp.plan.json"),
+                                   "--gpus 2 --mode expert --tp 1 --pp 2 --micro-batches 2");
 }
 
 INSTANTIATE_TEST_SUITE_P(TorchExports, SweepMicroBatches,

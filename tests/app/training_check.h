@@ -37,16 +37,26 @@ inline std::map<std::string, int> operator_counts(const std::filesystem::path& m
 // Names a test of an export by its model ("resnet18").
 inline std::string model_name(const ::testing::TestParamInfo<std::string>& p) { return p.param; }
 
-// The model planned jointly on 2 CPU ranks (`plan` is written) trains 2 iterations equal to one
-// rank (--check).
+// The model planned on cpu-local with `how` (`--gpus 2 --mode joint`; `plan` is written) trains 2
+// iterations equal to one rank (--check); the plan's printout, for a caller to look at.
+inline std::string expect_plan_trains_like_one_rank(const std::filesystem::path& model_json,
+                                                    const std::filesystem::path& plan,
+                                                    const std::string& how) {
+  const auto planned = run_cli("optimize " + model_json.string() + " --machine cpu-local " + how +
+                               " --out " + plan.string());
+  EXPECT_EQ(planned.exit_code, 0) << planned.err;
+  if (planned.exit_code != 0) return planned.out;
+  const auto run = run_cli("run " + plan.string() + " --iterations 2 --check --json");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  if (run.exit_code == 0)
+    EXPECT_LT(nlohmann::json::parse(run.out)["max_rel_diff"].get<double>(), 1e-4);
+  return planned.out;
+}
+
+// The model planned jointly on 2 CPU ranks trains equal to one rank.
 inline void expect_joint_plan_trains_like_one_rank(const std::filesystem::path& model_json,
                                                    const std::filesystem::path& plan) {
-  const auto planned = run_cli("optimize " + model_json.string() +
-                               " --machine cpu-local --gpus 2 --mode joint --out " + plan.string());
-  ASSERT_EQ(planned.exit_code, 0) << planned.err;
-  const auto run = run_cli("run " + plan.string() + " --iterations 2 --check --json");
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_LT(nlohmann::json::parse(run.out)["max_rel_diff"].get<double>(), 1e-4);
+  expect_plan_trains_like_one_rank(model_json, plan, "--gpus 2 --mode joint");
 }
 
 inline void expect_trains_like_one_rank(const std::filesystem::path& model_json,
