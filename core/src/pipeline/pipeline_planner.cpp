@@ -362,7 +362,24 @@ class Planner {
       if (kp.batch != b) kp.plan = rebatch(kp.plan, kp.batch, b);
       kp.batch = b;
     } catch (const ShapeError&) {
-      kp = whole_kind_plan(kind, tp, b, megatron_only, by_width);
+      // Another size's plan, where the base's degrees do not divide `b` or its one sample does
+      // not say where the samples go in a Reshape (a sequence-first RNN's): one search per kind
+      // and replica size, not one per micro-batch size.
+      bool rebatched = false;
+      for (const auto& [k, other] : exact_) {
+        if (std::get<0>(k) != kind || std::get<1>(k) != tp || std::get<3>(k) != megatron_only ||
+            std::get<4>(k) != by_width || other.batch <= 1 || other.batch == base->second.batch)
+          continue;
+        try {
+          kp = other;
+          kp.plan = rebatch(other.plan, other.batch, b);
+          kp.batch = b;
+          rebatched = true;
+          break;
+        } catch (const ShapeError&) {
+        }
+      }
+      if (!rebatched) kp = whole_kind_plan(kind, tp, b, megatron_only, by_width);
     }
     kp.expert_parameters = kp.expert_fp8_parameters = 0;
     for (const auto& [id, node] : kp.plan.nodes())
