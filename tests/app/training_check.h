@@ -48,8 +48,9 @@ inline std::string expect_plan_trains_like_one_rank(const std::filesystem::path&
   if (planned.exit_code != 0) return planned.out;
   const auto run = run_cli("run " + plan.string() + " --iterations 2 --check --json");
   EXPECT_EQ(run.exit_code, 0) << run.err;
-  if (run.exit_code == 0)
+  if (run.exit_code == 0) {
     EXPECT_LT(nlohmann::json::parse(run.out)["max_rel_diff"].get<double>(), 1e-4);
+  }
   return planned.out;
 }
 
