@@ -120,14 +120,14 @@ class Planner {
             std::gcd(head_groups_, std::gcd(heads, n.op.attrs.get_int("num_kv_heads", heads)));
       }
     }
-    for (const auto& [id, n] : model.nodes())
+    for (const auto& [id, n] : model.nodes()) {
       if (n.op.type == OpType::BatchNorm && batch_statistics_.empty())
         batch_statistics_ = model.describe(id);
-    for (const auto& [id, n] : model.nodes())
       if (n.op.type == OpType::Experts) {
         experts_ = model.shape(n.inputs[2]).dims[0].size;
         top_k_ = n.op.attrs.get_int("top_k");
       }
+    }
     memory_ = smallest_device_memory(machine);
   }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "unity/core/pcg/graph_builder.h"
 #include "unity/core/pcg/training_loss.h"
 #include "unity/core/shapes/replica_meaning.h"
 
@@ -25,27 +26,20 @@ std::vector<TensorRef> handed_on_outputs(const Graph& plan, const Graph& model) 
 }
 
 void hand_on_whole(Graph& plan, const Graph& model) {
+  GraphBuilder b(plan);
   for (TensorRef t : handed_on_outputs(plan, model)) {
     const std::string name = plan.node(t.node).op.name + ".whole";
-    auto add = [&](OpType type, int dim, int degree, const std::string& suffix) {
-      Operator op;
-      op.type = type;
-      op.name = name + suffix;
-      if (dim >= 0) op.attrs.set("dim", std::int64_t{dim});
-      op.attrs.set("degree", std::int64_t{degree});
-      t = {plan.add(std::move(op), {t}), 0};
-    };
     // Partial sums first (Reduce sums the innermost replicas), then the split dims.
     std::map<TensorRef, ReplicaLayout> known;
     for (;;) {
       const ReplicaLayout layout = replica_layout_of(plan, t, known);
       if (layout.factors().empty() || !layout.factors().back().partial) break;
-      add(OpType::Reduce, -1, layout.factors().back().size, "_reduce");
+      t = b.reduce(t, layout.factors().back().size, name + "_reduce");
     }
     const ParallelTensorShape shape = plan.shape(t);
     for (int d = 0; d < shape.rank(); ++d)
       if (shape.dims[d].degree > 1)
-        add(OpType::Combine, d, shape.dims[d].degree, fmt::format("{}", d));
+        t = b.combine(t, d, shape.dims[d].degree, fmt::format("{}{}", name, d));
   }
 }
 
