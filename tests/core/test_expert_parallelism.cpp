@@ -22,7 +22,7 @@ TEST(ExpertParallelism, RoutingArithmetic) {
   EXPECT_DOUBLE_EQ(routed_probability(8, 2, 8), 1.0);
   EXPECT_DOUBLE_EQ(routed_probability(8, 2, 0), 0.0);
   // The all-to-all dispatcher: a copy per picked expert, spread evenly: 1000 x 2 / 4 each.
-  const DispatchGroup g{8, 2, 4, 2};
+  const DispatchGroup g{{8, 2}, 4, 2};
   EXPECT_DOUBLE_EQ(dispatch_bytes(TokenDispatcher::AllToAll, g, 1000, true), 500);
   EXPECT_DOUBLE_EQ(dispatch_bytes(TokenDispatcher::AllToAll, g, 1000, false), 500);
   // DeepEP: to a device of its node when one of that device's 2 experts is picked (13/28); to
@@ -31,6 +31,34 @@ TEST(ExpertParallelism, RoutingArithmetic) {
   EXPECT_NEAR(dispatch_bytes(TokenDispatcher::DeepEp, g, 1000, true), 1000 * 13.0 / 28.0, 1e-9);
   EXPECT_NEAR(dispatch_bytes(TokenDispatcher::DeepEp, g, 1000, false), 1000 * 11.0 / 14.0 / 2,
               1e-9);
+}
+
+// Node-limited routing by hand: 8 experts in 4 groups of 2, a token's 2 taken from its best 2
+// groups, one in each. A node holding one group (2 experts) gets it when that group is one of
+// the 2 of 4 picked: 1 - C(3, 2) / C(4, 2) = 1/2 (unlimited 13/28); a node of 2 groups misses
+// it only when the other 2 are picked: 1 - 1/6 (unlimited 11/14); one expert of a group gets
+// it when its group is picked and the group's pick is it: 2/4 x 1/2, the unlimited 1/4 too.
+TEST(ExpertParallelism, NodeLimitedRoutingByHand) {
+  const ExpertRouting limited{8, 2, 4, 2};
+  ASSERT_TRUE(limited.limited());
+  EXPECT_NEAR(routed_probability(limited, 2), 0.5, 1e-12);
+  EXPECT_NEAR(routed_probability(limited, 4), 5.0 / 6.0, 1e-12);
+  EXPECT_NEAR(routed_probability(limited, 1), 0.25, 1e-12);
+  EXPECT_DOUBLE_EQ(routed_probability(limited, 8), 1.0);
+  // No limit where the groups cannot limit (one group, or all of them kept).
+  EXPECT_FALSE((ExpertRouting{8, 2, 4, 4}.limited()));
+  EXPECT_NEAR(routed_probability(ExpertRouting{8, 2, 1, 1}, 2), 13.0 / 28.0, 1e-12);
+  // DeepEP on 2 nodes of 2 devices (2 experts each): inside the node as for one group, across
+  // once a node.
+  const DispatchGroup g{limited, 4, 2};
+  EXPECT_NEAR(dispatch_bytes(TokenDispatcher::DeepEp, g, 1000, true), 500, 1e-9);
+  EXPECT_NEAR(dispatch_bytes(TokenDispatcher::DeepEp, g, 1000, false), 1000 * 5.0 / 6.0 / 2, 1e-9);
+  // The all-to-all dispatcher sends a copy per picked expert either way.
+  EXPECT_DOUBLE_EQ(dispatch_bytes(TokenDispatcher::AllToAll, g, 1000, false), 500);
+  // DeepSeek-V3's on EP 64 over 8 nodes: a node (32 experts, one group) gets a token half the
+  // time, against 1 - C(224, 8) / C(256, 8) = 0.662 unlimited.
+  EXPECT_NEAR(routed_probability(ExpertRouting{256, 8, 8, 4}, 32), 0.5, 1e-12);
+  EXPECT_NEAR(routed_probability(256, 8, 32), 0.6618, 1e-4);
 }
 
 // The batch-level overlap by hand: 10 s of all-to-all, 4 s of the partner's dense compute, a
@@ -67,6 +95,31 @@ TEST(ExpertParallelism, AllToAllTimeAndBytesByHand) {
   EXPECT_NEAR(plan->alltoall_time, 4 * one * 2 * 2, 1e-12);
   // Bytes: 8 senders x 7 pairs, 4 all-to-alls, 4 layers, 2 micro-batches, 8 copies / 8 per group.
   EXPECT_NEAR(plan->alltoall_bytes, 8 * 7 * pair * 4 * 4 * 2, 1);
+}
+
+// DeepEP across nodes with the router's group limit: small_moe's 16 experts on EP 16 over 2 DGX
+// H100 nodes (8 experts a node) in 2 groups, a token's 2 from its best 1: each token crosses to
+// the other node only when its group is there, half the time, against 1 - C(8, 2) / C(16, 2) =
+// 0.767 unlimited.
+TEST(ExpertParallelism, NodeLimitedRoutingCutsTheBytesBetweenNodes) {
+  const MachineSpec m = load_machine("dgx-h100", {0, 32});
+  auto limited = [](std::int64_t groups) {
+    zoo::TransformerSizes z{4, 256, 4, 4, 512, 128, 1024};
+    z.experts = 16;
+    z.experts_per_token = 2;
+    z.expert_ffn = 256;
+    z.normalize_top_k = true;
+    z.route_groups = groups;
+    z.route_group_top_k = groups > 1 ? 1 : 0;
+    return zoo::build_llama(32, z, DataType::BFloat16);
+  };
+  const auto free = plan_pipeline(limited(0), m, fixed(16, TokenDispatcher::DeepEp));
+  const auto kept = plan_pipeline(limited(2), m, fixed(16, TokenDispatcher::DeepEp));
+  ASSERT_TRUE(free && kept);
+  ASSERT_EQ(kept->expert_parallel, 16);
+  EXPECT_NEAR(kept->alltoall_inter_node_bytes / free->alltoall_inter_node_bytes,
+              0.5 / routed_probability(16, 2, 8), 1e-9);
+  EXPECT_LT(kept->alltoall_time, free->alltoall_time);
 }
 
 // An Experts task at its expert-parallel shape, by hand: small_moe's 16 experts of 256 x 256 (bf16,

@@ -371,6 +371,10 @@ TEST(HfConfig, ReadsEachFamilysOwnFields) {
   EXPECT_EQ(deepseek.moe->expert_ffn, 2048);
   EXPECT_EQ(deepseek.mla->kv_lora_rank, 512);
   EXPECT_EQ(deepseek.rope_scaling, "yarn");
+  EXPECT_EQ(deepseek.moe->route_groups, 8);  // topk_method noaux_tc: n_group, topk_group
+  EXPECT_EQ(deepseek.moe->route_group_top_k, 4);
+  // GLM-4.5-Air's n_group 1: no limit.
+  EXPECT_EQ(hf::read_hf_config(published_config("GLM-4.5-Air")).moe->route_groups, 0);
 
   const HfConfig oss = hf::read_hf_config(published_config("gpt-oss-20b"));
   ASSERT_TRUE(oss.moe);
@@ -498,6 +502,65 @@ TEST(HfConfig, DeepSeekV2LiteBuildsWithoutQueryCompression) {
   }
   EXPECT_EQ(g.active_parameter_count(), 2661150208);
   EXPECT_NEAR(static_cast<double>(g.active_parameter_count() - 102400LL * 2048), 2.45e9, 0.05e9);
+  EXPECT_EQ(c.moe->route_groups, 0);  // greedy: every expert open to every token
+}
+
+// DeepSeek-V2's router limits a token's 6 experts to its best 3 of 8 groups where topk_method
+// says group_limited_greedy; the Experts operators hold it, and a topk_group that cannot hold the
+// top-k, or an n_group that does not divide the experts, exits naming the field.
+TEST(HfConfig, DeepSeekV2GroupLimitedRoutingIsHeld) {
+  json config = {{"architectures", {"DeepseekV2ForCausalLM"}},
+                 {"hidden_size", 256},
+                 {"intermediate_size", 512},
+                 {"num_attention_heads", 4},
+                 {"num_key_value_heads", 4},
+                 {"num_hidden_layers", 2},
+                 {"vocab_size", 1024},
+                 {"q_lora_rank", 64},
+                 {"kv_lora_rank", 32},
+                 {"qk_nope_head_dim", 32},
+                 {"qk_rope_head_dim", 16},
+                 {"v_head_dim", 32},
+                 {"n_routed_experts", 160},
+                 {"n_shared_experts", 2},
+                 {"num_experts_per_tok", 6},
+                 {"moe_intermediate_size", 64},
+                 {"topk_method", "group_limited_greedy"},
+                 {"n_group", 8},
+                 {"topk_group", 3}};
+  const HfConfig c = hf::parse_hf_config(config, "V2/config.json", "V2");
+  ASSERT_TRUE(c.moe);
+  EXPECT_EQ(c.moe->route_groups, 8);
+  EXPECT_EQ(c.moe->route_group_top_k, 3);
+  zoo::TransformerResize short_sequence;
+  short_sequence.seq = 16;
+  const Graph g = hf::build_hf_model(c, 1, short_sequence);
+  int held = 0;
+  for (const auto& [id, n] : g.nodes())
+    if (n.op.type == OpType::Experts) {
+      EXPECT_EQ(n.op.attrs.get_int("route_groups"), 8);
+      EXPECT_EQ(n.op.attrs.get_int("route_group_top_k"), 3);
+      ++held;
+    }
+  EXPECT_EQ(held, 2);
+  config["topk_group"] = 8;  // every group kept: no limit
+  EXPECT_EQ(hf::parse_hf_config(config, "V2/config.json", "V2").moe->route_groups, 0);
+  config["n_group"] = 7;
+  EXPECT_THROW(
+      {
+        try {
+          hf::parse_hf_config(config, "V2/config.json", "V2");
+        } catch (const InputError& e) {
+          EXPECT_NE(std::string(e.what()).find("'n_group' is 7, which does not divide the 160"),
+                    std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      InputError);
+  config["n_group"] = 80;
+  config["topk_group"] = 2;  // 2 groups of 2 experts: fewer than 6
+  EXPECT_THROW(hf::parse_hf_config(config, "V2/config.json", "V2"), InputError);
 }
 
 TEST(HfConfig, ATinyLlamaIsTheZoosLlamaTiny) {

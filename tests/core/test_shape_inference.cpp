@@ -705,4 +705,17 @@ TEST(ShapeInference, Experts) {
                   {S({{8, 1}, {16, 1}}), S({{8, 1}, {4, 1}}), S({{4, 1}, {16, 1}, {6, 1}}),
                    S({{4, 1}, {6, 1}, {16, 1}}), S({{4, 1}, {16, 1}, {6, 1}})},
                   "top_k 5 is more than the 4 experts");
+  // A group limit must leave top_k experts to pick: 2 groups of 2, one kept, holds 2, not 3.
+  const std::vector<ParallelTensorShape> four_experts{
+      S({{8, 1}, {16, 1}}), S({{8, 1}, {4, 1}}), S({{4, 1}, {16, 1}, {6, 1}}),
+      S({{4, 1}, {6, 1}, {16, 1}}), S({{4, 1}, {16, 1}, {6, 1}})};
+  auto limited = [](std::int64_t top_k, std::int64_t groups, std::int64_t kept) {
+    return Op(OpType::Experts,
+              {{"top_k", top_k}, {"route_groups", groups}, {"route_group_top_k", kept}});
+  };
+  EXPECT_EQ(infer1(limited(2, 2, 1), four_experts).dims[1].size, 16);
+  expect_rejected(limited(3, 2, 1), four_experts, "top_k 3 is more than the 2 experts of 1 groups");
+  expect_rejected(limited(2, 3, 1), four_experts, "route_groups 3 does not divide the 4 experts");
+  expect_rejected(limited(2, 2, 2), four_experts,
+                  "route_group_top_k must be 1 to route_groups - 1");
 }

@@ -71,6 +71,8 @@ TEST(MoeModelShape, DeepSeekV3AsPublished) {
   EXPECT_TRUE(m->moe->sigmoid);
   EXPECT_TRUE(m->moe->normalize_top_k);
   EXPECT_TRUE(m->moe->gated);
+  EXPECT_EQ(m->moe->route_groups, 8);  // n_group, topk_group
+  EXPECT_EQ(m->moe->route_group_top_k, 4);
   EXPECT_TRUE(m->gated_mlp);
   EXPECT_EQ(m->activation, "silu");
   ASSERT_TRUE(m->mla);
@@ -218,6 +220,8 @@ TEST(MegatronMoe, DeepSeekV3PublishedLayout) {
   EXPECT_EQ(args["--moe-shared-expert-intermediate-size"], "2048");
   EXPECT_EQ(args["--moe-layer-freq"], "\"([0]*3+[1]*58)\"");
   EXPECT_EQ(args["--moe-router-score-function"], "sigmoid");
+  EXPECT_EQ(args["--moe-router-num-groups"], "8");
+  EXPECT_EQ(args["--moe-router-group-topk"], "4");
   EXPECT_EQ(args["--expert-model-parallel-size"], "64");
   EXPECT_EQ(args["--expert-tensor-parallel-size"], "1");
   EXPECT_EQ(args["--moe-token-dispatcher-type"], "flex");

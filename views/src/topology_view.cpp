@@ -684,9 +684,15 @@ QString TopologyView::legendText() const {
                         expertRange(r * held, r * held + held - 1));
     }
     const int etp = std::max(1, pp.expert_tensor_parallel);
-    const QString slices =
-        etp > 1 ? tr(", each split over %1 devices (expert tensor parallelism)").arg(etp)
-                : QString();
+    QString slices = etp > 1
+                         ? tr(", each split over %1 devices (expert tensor parallelism)").arg(etp)
+                         : QString();
+    if (pp.route_groups > 1)
+      slices += tr("; a token's %1 from its best %2 of %3 groups of %4")
+                    .arg(pp.top_k)
+                    .arg(pp.route_group_top_k)
+                    .arg(pp.route_groups)
+                    .arg(pp.experts / pp.route_groups);
     return tr("<b>Experts</b> (%1 in each MoE layer, %2 a device%3: expert parallelism %4, each "
               "group of %5 devices holding all of its stage's experts, %6 copies of each) &nbsp; "
               "%7 &nbsp; <span style='color:%8; font-weight:bold;'>━━</span>&nbsp;one group's "

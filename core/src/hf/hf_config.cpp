@@ -338,7 +338,16 @@ void read_moe(HfConfig& c, const Fields& f, Family family) {
       m.dense_layers_first = f.count_or("first_k_dense_replace", 0);
       m.layer_step = f.size_or("moe_layer_freq", 1);
       m.step_from_one = false;
-      m.score_correction = f.text_or("topk_method", v3 ? "noaux_tc" : "greedy") == "noaux_tc";
+      {
+        const std::string method = f.text_or("topk_method", v3 ? "noaux_tc" : "greedy");
+        m.score_correction = method == "noaux_tc";
+        // DeepseekV3Config's defaults: 8 groups, 4 kept; V2's routing limits by group only with
+        // "group_limited_greedy" (DeepSeek-V2: 8 groups, 3 kept).
+        if (method == "noaux_tc" || method == "group_limited_greedy") {
+          m.route_groups = f.size_or("n_group", v3 ? 8 : 1);
+          m.route_group_top_k = f.size_or("topk_group", v3 ? 4 : 1);
+        }
+      }
       m.sigmoid_scores = f.text_or("scoring_func", v3 ? "sigmoid" : "softmax") == "sigmoid";
       m.normalize_top_k = f.flag_or("norm_topk_prob", v3);
       break;
@@ -354,6 +363,8 @@ void read_moe(HfConfig& c, const Fields& f, Family family) {
       m.step_from_one = false;
       m.score_correction = m.sigmoid_scores = true;
       m.normalize_top_k = f.flag_or("norm_topk_prob", true);
+      m.route_groups = f.size_or("n_group", 1);  // Glm4MoeTopkRouter limits as DeepSeek-V3's
+      m.route_group_top_k = f.size_or("topk_group", 1);
       break;
     case Family::Llama4: {
       // Llama4TextMoe: routed experts and one shared expert, both intermediate_size wide, top-k
@@ -392,6 +403,20 @@ void read_moe(HfConfig& c, const Fields& f, Family family) {
   if (m.experts_per_token > m.experts)
     f.fail("num_experts_per_tok",
            fmt::format("is {}, more than the {} experts", m.experts_per_token, m.experts));
+  if (m.route_groups > 1) {
+    if (m.experts % m.route_groups != 0)
+      f.fail("n_group",
+             fmt::format("is {}, which does not divide the {} experts", m.route_groups, m.experts));
+    if (m.route_group_top_k > m.route_groups)
+      f.fail("topk_group", fmt::format("is {}, more than the {} groups (n_group)",
+                                       m.route_group_top_k, m.route_groups));
+    if (m.experts_per_token > m.route_group_top_k * (m.experts / m.route_groups))
+      f.fail("topk_group",
+             fmt::format("keeps {} groups of {} experts, fewer than num_experts_per_tok {}",
+                         m.route_group_top_k, m.experts / m.route_groups, m.experts_per_token));
+  }
+  if (m.route_groups <= 1 || m.route_group_top_k >= m.route_groups)
+    m.route_groups = m.route_group_top_k = 0;  // every group kept: no limit
   if (m.dense_layers_first > c.layers)
     f.fail("first_k_dense_replace",
            fmt::format("is {}, more than the {} layers", m.dense_layers_first, c.layers));

@@ -117,6 +117,8 @@ Graph build_hf_model(const HfConfig& c, std::int64_t batch, const zoo::Transform
     z.dense_layers = m.dense_layers;
     z.router_sigmoid = m.sigmoid_scores;
     z.normalize_top_k = m.normalize_top_k;
+    z.route_groups = m.route_groups;
+    z.route_group_top_k = m.route_group_top_k;
   }
 
   std::vector<std::string> changed;

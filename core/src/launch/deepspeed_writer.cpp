@@ -123,6 +123,10 @@ std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
       out.push_back("DeepSpeed's MoE gate scores with a softmax, not a sigmoid");
     else if (e->top_k == 2 && !e->normalize_top_k)
       out.push_back("DeepSpeed's top-2 gate renormalises the two picked scores, the model's not");
+    if (e->route_groups > 1)
+      out.push_back(fmt::format(
+          "DeepSpeed's MoE gate picks from every expert, not from the best {} of {} groups",
+          e->route_group_top_k, e->route_groups));
     if (e->shared_ffn > 0)
       out.push_back(
           "DeepSpeed's MoE has no shared experts (its residual MoE mixes a dense MLP in by a "

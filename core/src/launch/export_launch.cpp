@@ -158,6 +158,8 @@ std::optional<Graph> serial_model_of(const Plan& plan) {
       if (!e->layers[i]) z.dense_layers.push_back(static_cast<std::int64_t>(i));
     z.router_sigmoid = e->sigmoid;
     z.normalize_top_k = e->normalize_top_k;
+    z.route_groups = e->route_groups;
+    z.route_group_top_k = e->route_group_top_k;
     if (!e->gated) z.gelu = true;
   }
   if (const auto& a = m.mla) {

@@ -316,6 +316,10 @@ LaunchFile write_megatron(const LaunchSpec& s) {
     // before it (pre-softmax), the picked scores as they are.
     if (!e->sigmoid && !e->normalize_top_k && e->top_k > 1) experts.add("--moe-router-pre-softmax");
     if (m.router_score_correction) experts.add("--moe-router-enable-expert-bias");
+    if (e->route_groups > 1) {
+      experts.add("--moe-router-num-groups", num(e->route_groups));
+      experts.add("--moe-router-group-topk", num(e->route_group_top_k));
+    }
     if (m.router_probs_on_input) experts.add("--moe-apply-probs-on-input");
     if (s.dtype == "bf16" || s.dtype == "fp8") experts.add("--moe-grouped-gemm");
     experts.add("--moe-token-dispatcher-type",

@@ -56,6 +56,7 @@ struct MoeFlavor {
   std::int64_t dim, layers, heads, kv_heads, head_dim, vocab;
   std::int64_t dense_first, dense_ffn;
   std::int64_t experts, top_k, expert_ffn, shared_ffn;
+  std::int64_t route_groups, route_group_top_k;  // router_num_expert_groups, _limited_groups
   bool sigmoid, route_norm;
   std::int64_t q_lora, kv_lora, qk_nope, qk_rope;  // kv_lora 0: grouped-query attention
   bool attention_bias;
@@ -63,20 +64,20 @@ struct MoeFlavor {
 };
 
 constexpr MoeFlavor kMoeFlavors[] = {
-    {"deepseek_v3", "16B",    2048,  27,    16, 16,  128, 102400, 1,     10944, 64,   6,
-     1408,          2 * 1408, false, false, 0,  512, 128, 64,     false, true,  false},
-    {"deepseek_v3", "236B",   5120,  60,    128,  128, 128, 102400, 1,     12288, 160,  6,
-     1536,          2 * 1536, false, false, 1536, 512, 128, 64,     false, true,  false},
-    {"deepseek_v3", "671B", 7168, 61,   128,  128, 128, 129280, 3,     18432, 256,  8,
-     2048,          2048,   true, true, 1536, 512, 128, 64,     false, true,  false},
-    {"qwen3", "30B-A3B", 2048,  48,   32, 4, 128, 151936, 0,     0,     128, 8,
-     768,     0,         false, true, 0,  0, 0,   0,      false, false, true},
-    {"qwen3", "235B-A22B", 4096,  94,   64, 4, 128, 151936, 0,     0,     128, 8,
-     1536,    0,           false, true, 0,  0, 0,   0,      false, false, true},
-    {"gpt_oss", "20b", 2880,  24,   64, 8, 64, 201088, 0,    0,     32,   4,
-     2880,      0,     false, true, 0,  0, 0,  0,      true, false, false},
-    {"gpt_oss", "120b", 2880,  36,   64, 8, 64, 201088, 0,    0,     128,  4,
-     2880,      0,      false, true, 0,  0, 0,  0,      true, false, false},
+    {"deepseek_v3", "16B", 2048, 27,    16,    16, 128, 102400, 1,  10944, 64,   6,    1408,
+     2 * 1408,      0,     0,    false, false, 0,  512, 128,    64, false, true, false},
+    {"deepseek_v3", "236B", 5120, 60,    128,   128,  128, 102400, 1,  12288, 160,  6,    1536,
+     2 * 1536,      8,      3,    false, false, 1536, 512, 128,    64, false, true, false},
+    {"deepseek_v3", "671B", 7168, 61,   128,  128,  128, 129280, 3,  18432, 256,  8,    2048,
+     2048,          8,      4,    true, true, 1536, 512, 128,    64, false, true, false},
+    {"qwen3", "30B-A3B", 2048, 48,    32,   4, 128, 151936, 0, 0,     128,   8,   768,
+     0,       0,         0,    false, true, 0, 0,   0,      0, false, false, true},
+    {"qwen3", "235B-A22B", 4096, 94,    64,   4, 128, 151936, 0, 0,     128,   8,   1536,
+     0,       0,           0,    false, true, 0, 0,   0,      0, false, false, true},
+    {"gpt_oss", "20b", 2880, 24,    64,   8, 64, 201088, 0, 0,    32,    4,    2880,
+     0,         0,     0,    false, true, 0, 0,  0,      0, true, false, false},
+    {"gpt_oss", "120b", 2880, 36,    64,   8, 64, 201088, 0, 0,    128,   4,    2880,
+     0,         0,      0,    false, true, 0, 0,  0,      0, true, false, false},
 };
 
 // A flavor is a SwiGLU decoder with RMSNorm before its blocks, rotary positions and an untied head.
@@ -99,7 +100,8 @@ const MoeFlavor* moe_flavor(const ModelShape& m) {
     if (f.dim == m.hidden && f.layers == m.layers && f.heads == m.heads && f.vocab == m.vocab &&
         attention && dense_first && (f.dense_first == 0 || f.dense_ffn == m.ffn) &&
         e.experts == f.experts && e.top_k == f.top_k && e.expert_ffn == f.expert_ffn &&
-        e.shared_ffn == f.shared_ffn && e.sigmoid == f.sigmoid &&
+        e.shared_ffn == f.shared_ffn && e.route_groups == f.route_groups &&
+        e.route_group_top_k == f.route_group_top_k && e.sigmoid == f.sigmoid &&
         e.normalize_top_k == f.route_norm && m.attention_bias == f.attention_bias)
       return &f;
   }

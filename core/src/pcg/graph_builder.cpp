@@ -76,7 +76,8 @@ TensorRef GraphBuilder::moe_router(TensorRef x, std::int64_t experts, std::int64
 }
 
 TensorRef GraphBuilder::experts(TensorRef x, TensorRef gates, std::int64_t ffn, std::int64_t top_k,
-                                const std::string& name, bool gated) {
+                                const std::string& name, bool gated, std::int64_t route_groups,
+                                std::int64_t route_group_top_k) {
   const std::int64_t hidden = shape(x).dims.back().size;
   const std::int64_t e = shape(gates).dims.back().size;
   std::vector<TensorRef> inputs{x, gates, weight(name + ".w1", {e, hidden, ffn}),
@@ -84,6 +85,10 @@ TensorRef GraphBuilder::experts(TensorRef x, TensorRef gates, std::int64_t ffn, 
   if (gated) inputs.push_back(weight(name + ".w3", {e, hidden, ffn}));
   Attributes a{{"top_k", top_k}};
   if (!gated) a.set("mlp", std::string("gelu"));
+  if (route_groups > 1) {
+    a.set("route_groups", route_groups);
+    a.set("route_group_top_k", route_group_top_k);
+  }
   return op(OpType::Experts, std::move(a), std::move(inputs), name);
 }
 

@@ -126,6 +126,8 @@ class Planner {
       if (n.op.type == OpType::Experts) {
         experts_ = model.shape(n.inputs[2]).dims[0].size;
         top_k_ = n.op.attrs.get_int("top_k");
+        route_groups_ = n.op.attrs.get_int("route_groups", 0);
+        route_group_top_k_ = n.op.attrs.get_int("route_group_top_k", 0);
       }
     }
     memory_ = smallest_device_memory(machine);
@@ -604,8 +606,9 @@ class Planner {
                                      l.dp, static_cast<int>(l.order), l.ep, l.etp);
     if (auto it = dispatches_.find(key); it != dispatches_.end()) return it->second;
     return dispatches_
-        .emplace(key, dispatch_cost(l.dispatcher, experts_, top_k_,
-                                    l.grid().expert_group(0, l.ep, l.etp), message, costs_))
+        .emplace(key,
+                 dispatch_cost(l.dispatcher, {experts_, top_k_, route_groups_, route_group_top_k_},
+                               l.grid().expert_group(0, l.ep, l.etp), message, costs_))
         .first->second;
   }
 
@@ -992,6 +995,8 @@ class Planner {
     p.grad_reduce_in_bf16 = options_.request.grad_reduce_in_bf16;
     p.fp8_param_gather = options_.request.fp8_param_gather;
     p.top_k = top_k_;
+    p.route_groups = route_groups_;
+    p.route_group_top_k = route_group_top_k_;
     p.cp_time = l.m * *std::max_element(rank_exchange.begin(), rank_exchange.end());
     p.cp_bytes = exchange_bytes * l.m * l.dp;
     // FLOPs over the whole batch: the micro-batch's times the micro-batches of every copy.
@@ -1033,6 +1038,8 @@ class Planner {
       exchanges_;
   std::int64_t experts_ = 0;  // experts of the model's mixture-of-experts layers (0: none)
   std::int64_t top_k_ = 0;
+  // The router's group limit (Experts' route_groups, route_group_top_k; 0: none).
+  std::int64_t route_groups_ = 0, route_group_top_k_ = 0;
   std::int64_t sequence_ = 0;     // tokens of a sample's sequence (0: no attention)
   std::int64_t head_groups_ = 0;  // what divides every attention's heads and key/value groups
   std::int64_t evaluated_ = 0, candidates_ = 0;

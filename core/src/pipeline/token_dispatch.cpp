@@ -1,6 +1,7 @@
 #include "unity/core/pipeline/token_dispatch.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -30,22 +31,55 @@ double routed_probability(std::int64_t experts, std::int64_t top_k, std::int64_t
   return 1 - missed;
 }
 
+bool ExpertRouting::limited() const {
+  return groups > 1 && group_top_k > 0 && group_top_k < groups && experts % groups == 0;
+}
+
+namespace {
+
+// C(n, k) as a double (the counts here are at most a few hundred).
+double choose(std::int64_t n, std::int64_t k) {
+  if (k < 0 || k > n) return 0;
+  double c = 1;
+  for (std::int64_t i = 0; i < k; ++i)
+    c = c * static_cast<double>(n - i) / static_cast<double>(i + 1);
+  return c;
+}
+
+}  // namespace
+
+double routed_probability(const ExpertRouting& r, std::int64_t held) {
+  if (!r.limited()) return routed_probability(r.experts, r.top_k, held);
+  if (held <= 0) return 0;
+  if (held >= r.experts) return 1;
+  const std::int64_t size = r.experts / r.groups;
+  const std::int64_t covered = (held + size - 1) / size;  // groups the block reaches into
+  const std::int64_t in_each = std::min(held, size);
+  const std::int64_t picks = std::max<std::int64_t>(1, r.top_k / r.group_top_k);
+  const double miss_one = 1 - routed_probability(size, picks, in_each);
+  double missed = 0;
+  for (std::int64_t j = 0; j <= std::min(covered, r.group_top_k); ++j)
+    missed += choose(covered, j) * choose(r.groups - covered, r.group_top_k - j) *
+              std::pow(miss_one, static_cast<double>(j));
+  return 1 - missed / choose(r.groups, r.group_top_k);
+}
+
 double dispatch_bytes(TokenDispatcher d, const DispatchGroup& g, double message, bool same_node) {
   if (g.devices <= 1) return 0;
-  const std::int64_t per_device = g.experts / g.devices;
+  const std::int64_t per_device = g.routing.experts / g.devices;
   if (d == TokenDispatcher::AllToAll)
-    return message * static_cast<double>(g.top_k) / static_cast<double>(g.devices);
-  if (same_node) return message * routed_probability(g.experts, g.top_k, per_device);
+    return message * static_cast<double>(g.routing.top_k) / static_cast<double>(g.devices);
+  if (same_node) return message * routed_probability(g.routing, per_device);
   // Once to each node holding one of its experts, arriving at the node's GPUs in turn.
-  return message * routed_probability(g.experts, g.top_k, per_device * g.devices_per_node) /
+  return message * routed_probability(g.routing, per_device * g.devices_per_node) /
          static_cast<double>(g.devices_per_node);
 }
 
-DispatchCost dispatch_cost(TokenDispatcher d, std::int64_t experts, std::int64_t top_k,
+DispatchCost dispatch_cost(TokenDispatcher d, const ExpertRouting& routing,
                            const std::vector<int>& group, double message, const CostModel& costs) {
   const MachineSpec& machine = costs.machine();
   auto same_node = [&](int a, int b) { return machine.node_of(a) == machine.node_of(b); };
-  DispatchGroup g{experts, top_k, static_cast<int>(group.size()), 1};
+  DispatchGroup g{routing, static_cast<int>(group.size()), 1};
   // As many of the group's devices in a node as in the first one's.
   g.devices_per_node = static_cast<int>(std::count_if(
       group.begin(), group.end(), [&](int x) { return same_node(x, group.front()); }));

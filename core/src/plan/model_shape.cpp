@@ -202,6 +202,8 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
     m.expert_ffn = size_at(g, e0.inputs.at(2), 2);
     m.top_k = e0.op.attrs.get_int("top_k");
     m.gated = e0.op.attrs.get_string("mlp", "swiglu") == "swiglu";
+    m.route_groups = e0.op.attrs.get_int("route_groups", 0);
+    m.route_group_top_k = e0.op.attrs.get_int("route_group_top_k", 0);
     m.layers = layer_has_experts;
     for (const Node* e : experts) {
       MoeShape r;
@@ -219,6 +221,8 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
           size_at(g, e->inputs.at(2), 2) != m.expert_ffn ||
           e->op.attrs.get_int("top_k") != m.top_k ||
           (e->op.attrs.get_string("mlp", "swiglu") == "swiglu") != m.gated ||
+          e->op.attrs.get_int("route_groups", 0) != m.route_groups ||
+          e->op.attrs.get_int("route_group_top_k", 0) != m.route_group_top_k ||
           r.sigmoid != m.sigmoid || r.normalize_top_k != m.normalize_top_k)
         return fail("its mixture-of-experts layers differ in experts, width, top-k or router");
     }
@@ -425,7 +429,9 @@ json model_shape_to_json(const ModelShape& s) {
                 {"layers", m->layers},
                 {"score_function", m->sigmoid ? "sigmoid" : "softmax"},
                 {"normalize_top_k", m->normalize_top_k},
-                {"gated", m->gated}};
+                {"gated", m->gated},
+                {"route_groups", m->route_groups},
+                {"route_group_top_k", m->route_group_top_k}};
   if (const auto& a = s.mla)
     j["mla"] = {{"q_lora_rank", a->q_lora_rank},
                 {"kv_lora_rank", a->kv_lora_rank},
@@ -552,6 +558,15 @@ ModelShape model_shape_from_json(const json& j) {
       m.sigmoid = score == "sigmoid";
       m.normalize_top_k = mj.value("normalize_top_k", false);
       m.gated = mj.value("gated", true);
+      m.route_groups = json_integer_or<std::int64_t>(mj, "route_groups", 0, at.c_str());
+      m.route_group_top_k = json_integer_or<std::int64_t>(mj, "route_group_top_k", 0, at.c_str());
+      if (m.route_groups > 1 && (m.experts % m.route_groups != 0 || m.route_group_top_k < 1 ||
+                                 m.route_group_top_k >= m.route_groups ||
+                                 m.top_k > m.route_group_top_k * (m.experts / m.route_groups)))
+        throw InputError(fmt::format(
+            "{}.route_groups {} and route_group_top_k {} do not limit {} experts' top {}: the "
+            "groups must divide the experts, keep 1 to route_groups - 1 of them, and hold top_k",
+            at, m.route_groups, m.route_group_top_k, m.experts, m.top_k));
       s.moe = m;
     }
     if (j.contains("mla")) {

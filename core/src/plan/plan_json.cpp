@@ -162,6 +162,8 @@ PipelinePlan pipeline_from_json(const json& j) {
     p.alltoall_inter_node_bytes = j.value("alltoall_inter_node_bytes", 0.0);
     p.experts = j.value("experts", std::int64_t{0});
     p.top_k = j.value("top_k", std::int64_t{0});
+    p.route_groups = j.value("route_groups", std::int64_t{0});
+    p.route_group_top_k = j.value("route_group_top_k", std::int64_t{0});
     p.context_parallel = j.value("cp", 1);
     p.context_exchange = context_exchange_from_string(j.value("cp_comm", "p2p"));
     p.cp_time = j.value("cp_ms", 0.0) / 1e3;
@@ -299,6 +301,8 @@ json pipeline_to_json(const PipelinePlan& p) {
           {"alltoall_inter_node_bytes", p.alltoall_inter_node_bytes},
           {"experts", p.experts},
           {"top_k", p.top_k},
+          {"route_groups", p.route_groups},
+          {"route_group_top_k", p.route_group_top_k},
           {"cp", p.context_parallel},
           {"cp_comm", to_string(p.context_exchange)},
           {"cp_ms", p.cp_time * 1e3},

@@ -7,7 +7,9 @@
 //   parallelism: what the all-to-all dispatch and combine move);
 // - the FFN width F: w1 and w3 dim 2 and w2 dim 1 by one degree; x and the gates copied per
 //   block, partial sums out (the experts' own tensor parallelism).
-// H is never split. The output's replica is experts degree x FFN degree.
+// H is never split. The output's replica is experts degree x FFN degree. A router's group limit
+// (route_groups, route_group_top_k; token_dispatch.h's ExpertRouting) must leave top_k experts to
+// pick from.
 #include "shape_rules.h"
 
 namespace unity::shape_rules {
@@ -57,6 +59,16 @@ Shapes infer_experts(const Operator& op, const Shapes& in) {
   if (op.attrs.get_double("expert_load", 1.0) <= 0)
     fail("expert_load must be positive, got {}", op.attrs.get_double("expert_load", 1.0));
   if (top_k > experts) fail("top_k {} is more than the {} experts", top_k, experts);
+  if (const std::int64_t groups = op.attrs.get_int("route_groups", 0); groups > 1) {
+    const std::int64_t kept = op.attrs.get_int("route_group_top_k", 0);
+    if (experts % groups != 0)
+      fail("route_groups {} does not divide the {} experts", groups, experts);
+    if (kept < 1 || kept >= groups)
+      fail("route_group_top_k must be 1 to route_groups - 1 ({}), got {}", groups - 1, kept);
+    if (top_k > kept * (experts / groups))
+      fail("top_k {} is more than the {} experts of {} groups", top_k, kept * (experts / groups),
+           kept);
+  }
 
   const int d_tokens = degree_product(x, 0, r - 1);
   const int d_experts = g.dims[r - 1].degree;

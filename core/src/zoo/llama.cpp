@@ -63,7 +63,8 @@ TensorRef dense_mlp(GraphBuilder& b, TensorRef h, const TransformerSizes& z, std
 TensorRef moe_mlp(GraphBuilder& b, TensorRef h, const TransformerSizes& z, const std::string& n) {
   const TensorRef gates = b.moe_router(h, z.experts, z.experts_per_token, n + ".router",
                                        z.router_sigmoid, z.normalize_top_k);
-  TensorRef y = b.experts(h, gates, z.expert_ffn, z.experts_per_token, n + ".experts", !z.gelu);
+  TensorRef y = b.experts(h, gates, z.expert_ffn, z.experts_per_token, n + ".experts", !z.gelu,
+                          z.route_groups, z.route_group_top_k);
   const std::int64_t shared = z.shared_ffn > 0 ? z.shared_ffn : z.shared_experts * z.expert_ffn;
   if (shared > 0) y = b.add(y, dense_mlp(b, h, z, shared, n + ".shared"), n + ".shared.add");
   return y;

@@ -67,13 +67,17 @@ TransformerSizes gpt_oss_120b() {
 // latent 1,536, key/value latent 512, heads of 128 + 64 rotary, values of 128), the first 3
 // layers dense (SwiGLU of 18,432), the other 58 with 256 routed experts of 2,048 (8 per token,
 // sigmoid scores renormalised over the picked) and 1 shared expert, vocabulary 129,280, untied.
-// The multi-token prediction module is not part of the 671B and is left out; so are the
-// group-limited routing (8 groups, 4 picked) and the routed scaling factor 2.5, which change
-// which experts a token picks and its gates' scale, not the work or the parameters.
+// The multi-token prediction module is not part of the 671B and is left out, and so is the
+// routed scaling factor 2.5 (the gates' scale). Its node-limited routing (8 groups of 32
+// experts, a token's 8 taken from its best 4) is held on the Experts operator: it bounds how
+// many nodes an expert-parallel dispatch sends a token to. The graph's router still picks from
+// every expert: the executor checks a plan's numerics, not DeepSeek's routing.
 TransformerSizes deepseek(TransformerSizes z, std::int64_t experts, std::int64_t top_k,
                           std::int64_t expert_ffn, std::int64_t dense_first,
-                          std::array<std::int64_t, 5> mla) {
+                          std::array<std::int64_t, 5> mla, std::array<std::int64_t, 2> groups) {
   z = moe(z, experts, top_k, expert_ffn, true);
+  z.route_groups = groups[0];
+  z.route_group_top_k = groups[1];
   z.shared_experts = 1;
   z.dense_layers_first = dense_first;
   z.router_sigmoid = true;
@@ -120,10 +124,10 @@ const std::vector<FamilyMember>& family_members() {
        "a small mixture-of-experts member for tests"},
       {"deepseek-v3", "llama",
        deepseek({61, 7168, 128, 128, 18432, kMoeSeq, 129280}, 256, 8, 2048, 3,
-                {1536, 512, 128, 64, 128}),
+                {1536, 512, 128, 64, 128}, {8, 4}),
        1, "DeepSeek-V3 (DeepSeek-AI, 2024)"},
       {"deepseek-tiny", "llama",
-       deepseek({3, 64, 4, 4, 176, 32, 256}, 4, 2, 32, 1, {32, 16, 16, 8, 16}), 4,
+       deepseek({3, 64, 4, 4, 176, 32, 256}, 4, 2, 32, 1, {32, 16, 16, 8, 16}, {0, 0}), 4,
        "a small DeepSeek-V3-shaped member for tests: latent attention, a dense first layer"},
   };
   return kMembers;

@@ -37,6 +37,10 @@ struct MoeConfig {
   bool probs_on_input = false;   // the gate scales the expert's input, not its output (Llama 4)
   bool sigmoid_scores = false;   // scoring_func "sigmoid" (DeepSeek-V3); else softmax
   bool normalize_top_k = false;  // the picked weights renormalised to sum to 1
+  // Node-limited routing (DeepSeek's n_group, topk_group where topk_method limits by group): a
+  // token's experts from its best route_group_top_k of route_groups groups (0: no limit).
+  std::int64_t route_groups = 0;
+  std::int64_t route_group_top_k = 0;
   // Whether layer `i` (0-based) of `layers` has experts rather than a dense MLP.
   bool is_moe_layer(std::int64_t i) const;
   // The width of the one MLP the shared experts make together; 0 without them.

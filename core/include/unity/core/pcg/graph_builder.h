@@ -86,9 +86,12 @@ class GraphBuilder {
   TensorRef moe_router(TensorRef x, std::int64_t experts, std::int64_t top_k,
                        const std::string& name, bool sigmoid = false, bool normalize = false);
   // The Experts operator over x [..., H] and gates [..., E]: w1 [E, H, ffn], w2 [E, ffn, H] and,
-  // gated (SwiGLU), w3 [E, H, ffn]; else GELU.
+  // gated (SwiGLU), w3 [E, H, ffn]; else GELU. route_groups > 1 with 0 < route_group_top_k <
+  // route_groups: the router keeps each token to that many of as many contiguous expert groups
+  // (DeepSeek's node-limited routing), which the expert-parallel dispatch is costed by.
   TensorRef experts(TensorRef x, TensorRef gates, std::int64_t ffn, std::int64_t top_k,
-                    const std::string& name, bool gated = true);
+                    const std::string& name, bool gated = true, std::int64_t route_groups = 0,
+                    std::int64_t route_group_top_k = 0);
   TensorRef unary(OpType type, TensorRef x, const std::string& name);
   TensorRef relu(TensorRef x, const std::string& name) { return unary(OpType::Relu, x, name); }
   TensorRef gelu(TensorRef x, const std::string& name) { return unary(OpType::Gelu, x, name); }

@@ -114,6 +114,9 @@ struct PipelinePlan {
   double alltoall_inter_node_bytes = 0;  // of those, to a device of another node
   std::int64_t experts = 0;              // per mixture-of-experts layer (0: none)
   std::int64_t top_k = 0;                // experts each token is routed to
+  // The router's node limit: a token's experts from its best route_group_top_k of route_groups
+  // contiguous groups (token_dispatch.h; 0: none).
+  std::int64_t route_groups = 0, route_group_top_k = 0;
   // Context parallelism: each sequence split over this many devices (a stage replica is
   // tensor_parallel x context_parallel devices), its attentions' keys and values exchanged among
   // them (context_exchange.h). The weights are synchronised over data_parallel x context_parallel.

@@ -34,6 +34,11 @@ struct MoeShape {
   bool sigmoid = false;          // the router scores with a sigmoid (DeepSeek-V3), else softmax
   bool normalize_top_k = false;  // the picked scores divided by their sum
   bool gated = true;             // SwiGLU experts, else GELU ones
+  // Node-limited routing: a token's experts from its best route_group_top_k of route_groups
+  // contiguous groups (0: no limit; Megatron-LM's --moe-router-num-groups,
+  // --moe-router-group-topk).
+  std::int64_t route_groups = 0;
+  std::int64_t route_group_top_k = 0;
 
   std::int64_t moe_layers() const;
   std::int64_t dense_layers() const;

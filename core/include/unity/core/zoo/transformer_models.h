@@ -46,6 +46,10 @@ struct TransformerSizes {
   std::vector<std::int64_t> dense_layers = {};
   bool router_sigmoid = false;   // sigmoid scores (DeepSeek-V3) instead of a softmax
   bool normalize_top_k = false;  // the picked scores divided by their sum (Mixtral, Qwen3-MoE)
+  // Node-limited routing (DeepSeek-V2/V3): the experts in route_groups contiguous groups, a
+  // token's top-k taken from its best route_group_top_k of them (0: no limit).
+  std::int64_t route_groups = 0;
+  std::int64_t route_group_top_k = 0;
 
   // Multi-head latent attention (DeepSeek-V2/V3; kv_lora 0: MultiHeadAttention): `heads` heads
   // whose queries and keys are qk_nope + qk_rope wide (the rope part rotated, one rotary key
