@@ -51,6 +51,11 @@ void print_pipeline(const PipelinePlan& p, bool costs, bool causal_attention) {
         "experts     etp {} (each device 1/{} of every expert's FFN, as a dense MLP's), "
         "edp {}; no all-to-all\n",
         etp, etp, p.expert_data_parallel);
+  if (p.expert_parallel > 1 && p.route_groups > 1)
+    fmt::print(
+        "            node-limited routing: a token's {} experts from its best {} of {} groups of "
+        "{}\n",
+        p.top_k, p.route_group_top_k, p.route_groups, p.experts / p.route_groups);
   if (!p.expert_load.balanced())
     fmt::print(
         "            {}\n",

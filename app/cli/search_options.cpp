@@ -12,6 +12,7 @@
 #include "unity/core/errors.h"
 #include "unity/core/launch/launch_limits.h"
 #include "unity/core/pcg/compute_dtype.h"
+#include "unity/core/pcg/expert_routing.h"
 #include "unity/core/pcg/training_loss.h"
 
 namespace unity::cli {
@@ -112,6 +113,20 @@ void add_model_options(CLI::App* cmd, ModelOptions& m) {
           },
           "DTYPE"))
       ->group("Model size");
+  auto* groups =
+      cmd->add_option("--moe-router-num-groups", m.route_groups,
+                      "Node-limited routing: the experts in this many contiguous groups, a token's "
+                      "top-k from its best --moe-router-group-topk of them (Megatron-LM's flags; "
+                      "DeepSeek-V3's 8 and 4); it bounds the nodes DeepEP sends a token to. "
+                      "Default: the model's own (1: no limit)")
+          ->check(CLI::PositiveNumber)
+          ->group("Pipeline layout (large models)");
+  cmd->add_option("--moe-router-group-topk", m.route_group_top_k,
+                  "The groups of --moe-router-num-groups a token's experts come from")
+      ->check(CLI::PositiveNumber)
+      ->needs(groups)
+      ->group("Pipeline layout (large models)");
+  groups->needs("--moe-router-group-topk");
   add_loss_option(cmd, m.loss);
 }
 
@@ -167,6 +182,7 @@ Graph ModelOptions::load(const std::string& spec, int devices, bool training) co
   Graph g = use_cases::build_run_model(request, &note);
   if (!note.empty()) fmt::print(stderr, "note: {}\n", note);
   if (!dtype.empty()) apply_dtype_name(g, dtype);
+  if (route_groups > 0) set_route_groups(g, route_groups, route_group_top_k);
   return g;
 }
 

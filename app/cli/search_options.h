@@ -19,6 +19,8 @@ struct ModelOptions {
   std::string dtype;
   std::string loss;
   double scale = 1.0;  // --scale: a zoo model shrunk (widths, tables, depth)
+  // --moe-router-num-groups, --moe-router-group-topk (0: the model's own routing).
+  std::int64_t route_groups = 0, route_group_top_k = 0;
   // `training`: a model without a loss gets one (--loss, else the default for its output), and
   // stderr says which.
   Graph load(const std::string& spec, int devices, bool training = true) const;

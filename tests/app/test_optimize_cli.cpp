@@ -325,3 +325,34 @@ TEST(OptimizeCli, ExpertLoadAndFlopCountFlags) {
   EXPECT_EQ(count.exit_code, 1);
   EXPECT_NE(count.err.find("--flop-count"), std::string::npos) << count.err;
 }
+
+// Node-limited routing as a what-if on any MoE model (Megatron-LM's --moe-router-num-groups and
+// --moe-router-group-topk): Qwen3-30B-A3B's 128 experts over EP 16 on two DGX H100 nodes, in 2
+// groups (one a node) of which a token keeps 1, send DeepEP fewer bytes; groups that do not
+// divide the experts, that keep fewer than the top 8, or a model without experts exit 1 naming
+// the problem.
+TEST(OptimizeCli, RouterGroupsLimitWhereTokensGo) {
+  const std::string layout =
+      "optimize qwen3-30b-a3b --layers 2 --seq 256 --machine dgx-h100 --gpus 16 --mode expert "
+      "--tp 1 --pp 1 --ep 16 --dispatcher deepep --json";
+  auto free = run_cli(layout);
+  auto limited = run_cli(layout + " --moe-router-num-groups 2 --moe-router-group-topk 1");
+  ASSERT_EQ(free.exit_code, 0) << free.err;
+  ASSERT_EQ(limited.exit_code, 0) << limited.err;
+  const auto a = nlohmann::json::parse(free.out), b = nlohmann::json::parse(limited.out);
+  EXPECT_LT(b["alltoall_bytes"].get<double>(), 0.9 * a["alltoall_bytes"].get<double>());
+  EXPECT_LT(b["iteration_time_ms"].get<double>(), a["iteration_time_ms"].get<double>());
+  auto uneven = run_cli(layout + " --moe-router-num-groups 3 --moe-router-group-topk 1");
+  EXPECT_EQ(uneven.exit_code, 1);
+  EXPECT_NE(uneven.err.find("3 route groups do not divide its 128 experts"), std::string::npos)
+      << uneven.err;
+  auto narrow = run_cli(layout + " --moe-router-num-groups 64 --moe-router-group-topk 2");
+  EXPECT_EQ(narrow.exit_code, 1);
+  EXPECT_NE(narrow.err.find("2 of 64 groups keep 4 experts, fewer than the 8"), std::string::npos)
+      << narrow.err;
+  auto dense = run_cli(
+      "optimize gpt-tiny --machine dgx-h100 --gpus 2 --moe-router-num-groups 2 "
+      "--moe-router-group-topk 1");
+  EXPECT_EQ(dense.exit_code, 1);
+  EXPECT_NE(dense.err.find("has no mixture-of-experts layer"), std::string::npos) << dense.err;
+}
