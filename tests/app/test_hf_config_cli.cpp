@@ -127,3 +127,43 @@ TEST(HfConfigCli, DeepSeekV3YarnExportsToMegatron) {
   EXPECT_FALSE(fs::exists(out16));
   fs::remove_all(dir);
 }
+
+// Sliding-window attention reaches Megatron-LM: a Mistral-shaped config whose layer_types
+// alternate windowed and full layers plans each windowed attention with its window (costed by
+// the blocks inside it) and exports --window-size (the keys before the query: 63 for Hugging
+// Face's 64) and the per-layer list of windowed layers.
+TEST(HfConfigCli, SlidingWindowLayersExportToMegatron) {
+  const auto dir = fs::temp_directory_path() / (std::to_string(::getpid()) + "_hf_window");
+  fs::create_directories(dir / "model");
+  nlohmann::json config = {{"architectures", {"MistralForCausalLM"}},
+                           {"hidden_size", 256},
+                           {"intermediate_size", 512},
+                           {"num_attention_heads", 4},
+                           {"num_key_value_heads", 2},
+                           {"num_hidden_layers", 4},
+                           {"vocab_size", 1024},
+                           {"sliding_window", 64},
+                           {"layer_types",
+                            {"sliding_attention", "full_attention", "sliding_attention",
+                             "full_attention"}},
+                           {"torch_dtype", "bfloat16"}};
+  std::ofstream(dir / "model" / "config.json") << config.dump();
+  const std::string plan = (dir / "plan.json").string();
+  auto r = run_cli("optimize " + (dir / "model").string() +
+                   " --seq 256 --machine dgx-h100 --gpus 8 --batch 8 --mode expert --tp 2 --pp 1 "
+                   "--pin fuse_attention --out " + plan);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto p = nlohmann::json::parse(std::ifstream(plan));
+  std::vector<std::int64_t> windows;
+  for (const auto& n : p["pcg"]["nodes"])
+    if (n.value("op", "") == "MultiHeadAttention")
+      windows.push_back(n["attrs"].value("window", std::int64_t{0}));
+  EXPECT_EQ(windows, (std::vector<std::int64_t>{64, 0, 64, 0}));
+  auto e = run_cli("export " + plan + " --to megatron");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(e.out.find("--window-size 63,0"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("--window-attn-skip-freq \"([1]*1+[0]*1+[1]*1+[0]*1)\""),
+            std::string::npos)
+      << e.out;
+  fs::remove_all(dir);
+}

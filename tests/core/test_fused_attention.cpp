@@ -70,6 +70,38 @@ TEST(FusedAttention, CausalKernelRunsHalfTheScoresAndNoneThroughMemory) {
 // queries and the whole keys and values, and attends 32 x 64 scores; with a causal mask the
 // fused kernel is costed at the last block, which skips only its upper-left triangle: 32 (64 -
 // 16) of the 32 x 64 scores, three quarters.
+// A sliding window of 16 over 64 positions (Mistral's, Gemma's, gpt-oss's layers): query p sees
+// min(p, 16) keys, so the fused kernel runs 16^2 / 2 + 16 x 48 = 896 of the 64 x 64 scores
+// (0.21875, against the causal half), and the last block of 32 queries 16 x 32 of its 32 x 64
+// (a quarter). Unfused, the whole score matrix is computed and masked either way; a window as
+// long as the sequence is the causal mask.
+TEST(FusedAttention, ASlidingWindowRunsOnlyTheBlocksInsideIt) {
+  auto windowed = [](std::int64_t window, bool fused, bool blocks) {
+    Graph g;
+    GraphBuilder b(g);
+    TensorRef x = b.input("x", {kBatch, kSeq, kHidden});
+    auto w = [&](const char* name) {
+      TensorRef weight = b.weight(name, {kHidden, kHidden});
+      return blocks ? b.replicate(weight, 2) : weight;
+    };
+    Attributes attrs{{"num_heads", kHeads}, {"causal", std::int64_t{1}}, {"window", window}};
+    if (fused) attrs.set("fused", std::int64_t{1});
+    TensorRef kv = blocks ? b.replicate(x, 2) : x;
+    TensorRef q = blocks ? b.partition(x, 1, 2) : x;
+    const NodeId mha =
+        b.op(OpType::MultiHeadAttention, attrs, {q, kv, kv, w("wq"), w("wk"), w("wv"), w("wo")},
+             "mha")
+            .node;
+    return task_work(g, mha);
+  };
+  EXPECT_DOUBLE_EQ(windowed(16, true, false).flops, kProjections + 0.21875 * kScores);
+  EXPECT_DOUBLE_EQ(windowed(16, true, false).skipped_flops, 0.78125 * kScores);
+  EXPECT_DOUBLE_EQ(windowed(16, false, false).flops, kProjections + kScores);
+  EXPECT_DOUBLE_EQ(windowed(64, true, false).flops, kProjections + 0.5 * kScores);
+  const double projections = 2 * n * (s / 2 * e * e + 2 * s * e * e + s / 2 * e * e);
+  EXPECT_DOUBLE_EQ(windowed(16, true, true).flops, projections + 0.25 * kScores / 2);
+}
+
 TEST(FusedAttention, QueryBlocksCostTheBusiestBlock) {
   for (const bool fused : {false, true}) {
     Graph g;

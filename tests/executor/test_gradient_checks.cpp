@@ -291,6 +291,50 @@ TEST(GradientCheck, GroupedQueryAndRotaryAttention) {
   }
 }
 
+// A sliding window of 2 over 4 positions: each query sees itself and the one before, and the
+// gradients match finite differences through the masked scores. A window of 1 leaves each query
+// its own value: the attention is then w_o (w_v x) at every position, whatever w_q and w_k are.
+TEST(GradientCheck, SlidingWindowAttention) {
+  check_gradients([&](GraphBuilder& b) {
+    TensorRef x = b.weight("x", {2, 4, 8});
+    AttentionOptions options;
+    options.kv_heads = 2;
+    options.rotary = true;
+    options.causal = true;
+    options.window = 2;
+    return b.multi_head_attention(x, x, x, 4, "mha", options);
+  });
+  auto output = [](double q_scale) {
+    Graph g;
+    GraphBuilder b(g);
+    TensorRef x = b.input("x", {1, 3, 4});
+    AttentionOptions options;
+    options.causal = true;
+    options.window = 1;
+    TensorRef y = b.multi_head_attention(x, x, x, 2, "mha", options);
+    TensorRef target = b.input("target", {1, 3, 4});
+    b.mse_loss(y, target, "loss");
+    std::map<NodeId, HostTensor> sources;
+    for (const auto& [id, node] : g.nodes()) {
+      if (node.op.type != OpType::Weight && node.op.type != OpType::Input) continue;
+      HostTensor h;
+      h.shape = node.outputs[0].sizes();
+      std::size_t count = 1;
+      for (auto d : h.shape) count *= static_cast<std::size_t>(d);
+      for (std::size_t i = 0; i < count; ++i)
+        h.values.push_back(node.op.name == "target" ? 0.0f
+                           : node.op.name == "mha.w_q"
+                               ? static_cast<float>(q_scale * std::sin(1.0 + static_cast<double>(i)))
+                               : static_cast<float>(std::cos(0.7 * static_cast<double>(i))));
+      sources[id] = std::move(h);
+    }
+    return loss_of(lower_plan(g, single_device_views(g), 1), sources);
+  };
+  // The queries' weights change the scores but not the output of a one-key window.
+  EXPECT_NEAR(output(1.0), output(-3.0), 1e-9);
+  EXPECT_GT(output(1.0), 1e-3);
+}
+
 // The forward pass of a rotary, grouped-query, causal attention against the same attention written
 // out here: projections, the half-split rotation by position / 10000^(2i/d), query head j reading
 // key/value head j / 2, a causal softmax, the output projection. With that output as the MSE target

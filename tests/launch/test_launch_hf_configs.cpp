@@ -85,13 +85,13 @@ TEST(HfConfigExport, EveryPublishedConfigPlansAndExportsOrSaysWhy) {
     EXPECT_TRUE(architectures.count(a)) << a;
   // Megatron-LM's pretrain_gpt.py runs the Llama-like decoders, GPT-2, the MoE ones and the latent
   // attention; the rest are refused naming what its layers lack (Gemma's GeGLU and extra norms,
-  // NeoX's parallel residual, Phi-3's sliding window, gpt-oss's and Phi-3.5-MoE's attention-only
+  // NeoX's parallel residual, gpt-oss's and Phi-3.5-MoE's attention-only
   // biases, OLMoE's q/k norms over whole projections, Qwen2-MoE's gate on its shared expert,
   // OLMo 2's norms after its blocks, Granite's multipliers).
   EXPECT_EQ(megatron,
             (std::set<std::string>{"DeepseekV3ForCausalLM", "GPT2LMHeadModel", "Glm4MoeForCausalLM",
                                    "LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
-                                   "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM",
+                                   "Phi3ForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM",
                                    "Starcoder2ForCausalLM"}));
 }
 

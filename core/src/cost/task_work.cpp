@@ -234,10 +234,25 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
         // differ: query p sees the keys up to p, so the last block, rows [sk - sq, sk), is the
         // busiest, with the sq (sk - sq / 2) scores left of the diagonal; it is the one costed,
         // as the others wait for it. Whole (sq = sk), that is the half above.
+        // A sliding window of w keys skips the blocks left of it too: query p sees min(p, w) keys
+        // (on the sequence's continuum), so the block of rows [a, b) runs the integral of min(p, w)
+        // over it of its sq x sk_all products; a context-parallel shard, balanced, runs the whole
+        // sequence's share.
         const bool causal = n.op.attrs.get_int("causal", 0) != 0;
-        const double run = causal && q.dims[1].size == kv.dims[1].size
-                               ? attention * (1.0 - sq / (2.0 * sk))
-                               : attention;
+        const double window = static_cast<double>(n.op.attrs.get_int("window", 0));
+        const int cp = static_cast<int>(n.op.attrs.get_int("context_parallel", 1));
+        double run = attention;
+        if (causal && window > 0 && window < sk_all) {
+          auto seen = [&](double a, double b) {  // the integral of min(p, window) over [a, b]
+            if (b <= window) return (b * b - a * a) / 2;
+            if (a >= window) return window * (b - a);
+            return (window * window - a * a) / 2 + window * (b - window);
+          };
+          run = cp > 1 ? attention * seen(0, sk_all) / (sk_all * sk_all)
+                       : attention * seen(sk - sq, sk) / (sq * sk);
+        } else if (causal && q.dims[1].size == kv.dims[1].size) {
+          run = attention * (1.0 - sq / (2.0 * sk));
+        }
         w.set_attention(projections + rotary, attention, run, true);
         break;
       }

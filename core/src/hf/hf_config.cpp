@@ -229,49 +229,52 @@ const Architecture& find_architecture(const json& j, const std::string& source) 
 }
 
 // Layers that attend within a sliding window, from "layer_types" where the config lists them.
-std::optional<std::int64_t> sliding_from_layer_types(const Fields& f, std::int64_t layers) {
+std::optional<std::vector<bool>> sliding_from_layer_types(const Fields& f, std::int64_t layers) {
   if (!f.has("layer_types")) return std::nullopt;
   const json& types = f.at("layer_types");
   if (!types.is_array()) f.fail("layer_types", "must be a list of attention kinds");
   if (static_cast<std::int64_t>(types.size()) != layers)
     f.fail("layer_types",
            fmt::format("lists {} layers; num_hidden_layers is {}", types.size(), layers));
-  std::int64_t n = 0;
+  std::vector<bool> sliding;
   for (const json& t : types) {
     if (!t.is_string()) f.fail("layer_types", fmt::format("holds {}, not a name", t.dump()));
-    if (t.get<std::string>() == "sliding_attention") ++n;
+    sliding.push_back(t.get<std::string>() == "sliding_attention");
   }
-  return n;
+  return sliding;
 }
 
 void read_sliding_window(HfConfig& c, const Fields& f, Family family) {
   const std::int64_t window = f.count_or("sliding_window", 0);
-  std::int64_t layers = 0;
-  switch (family) {
-    case Family::Qwen2:
-    case Family::Qwen3:
-    case Family::Qwen2Moe:
-    case Family::Qwen3Moe:
-      // Qwen2Config: a window only with use_sliding_window, on the layers from
-      // max_window_layers on.
-      if (f.flag_or("use_sliding_window", false))
-        layers = std::max<std::int64_t>(0, c.layers - f.count_or("max_window_layers", c.layers));
-      break;
-    case Family::Gemma2:  // every other layer, the first one included
-      layers = (c.layers + 1) / 2;
-      break;
-    case Family::Gemma3: {  // all but every sliding_window_pattern-th layer
-      const std::int64_t pattern = f.size_or("sliding_window_pattern", 6);
-      layers = c.layers - c.layers / pattern;
-      break;
+  std::vector<bool> sliding;
+  for (std::int64_t i = 0; i < c.layers; ++i) {
+    bool s = true;
+    switch (family) {
+      case Family::Qwen2:
+      case Family::Qwen3:
+      case Family::Qwen2Moe:
+      case Family::Qwen3Moe:
+        // Qwen2Config: a window only with use_sliding_window, on the layers from
+        // max_window_layers on.
+        s = f.flag_or("use_sliding_window", false) && i >= f.count_or("max_window_layers", c.layers);
+        break;
+      case Family::Gemma2:  // every other layer, the first one included
+        s = i % 2 == 0;
+        break;
+      case Family::Gemma3:  // all but every sliding_window_pattern-th layer
+        s = (i + 1) % f.size_or("sliding_window_pattern", 6) != 0;
+        break;
+      default:
+        break;
     }
-    default:
-      layers = c.layers;
+    sliding.push_back(s);
   }
-  if (auto listed = sliding_from_layer_types(f, c.layers)) layers = *listed;
+  if (auto listed = sliding_from_layer_types(f, c.layers)) sliding = *listed;
+  const auto layers = static_cast<std::int64_t>(std::count(sliding.begin(), sliding.end(), true));
   if (window > 0 && layers > 0) {
     c.sliding_window = window;
     c.sliding_layers = layers;
+    c.sliding = sliding;
   }
 }
 

@@ -5,9 +5,9 @@
 //
 // What MultiHeadAttention cannot hold is left out and counted apart (hf::parameter_count has it):
 // the biases of the q, k and v projections (Qwen2, GPT-2, GPT-NeoX: 0.002% to 0.03% of their
-// parameters), the q/k norms (Qwen3, Gemma 3), partial rotary embeddings (the rotation is a small
-// element-wise cost) and sliding-window attention (every layer attends over the whole sequence,
-// which overstates the attention's cost of a window's layers at sequences beyond the window).
+// parameters), the q/k norms (Qwen3, Gemma 3) and partial rotary embeddings (the rotation is a
+// small element-wise cost). Sliding-window attention is held: the layers that use it attend with a
+// window (MultiHeadAttention's "window").
 // Gemma's scaled embedding and logit soft-capping are element-wise and left out (as are Granite's
 // multipliers of the embedding, the residual branches, the scores and the logits), and so are
 // OLMoE's q/k norms over the whole projections and Phi-3.5-MoE's bias on the head (its logits'
@@ -16,9 +16,9 @@
 // expert (a [hidden -> 1] product and a scale, 0.0002% of the parameters) are not held by the
 // Experts operator either. DeepSeek-V2 and
 // V3 attend through LatentAttention (multi-head latent attention), its YaRN scaling of the
-// rotation and of the softmax left out (it changes no shape and no work); their group-limited
-// routing and routed scaling factor change which experts a token picks and its gates' scale,
-// not the work, and are left out too.
+// rotation and of the softmax left out (it changes no shape and no work); their routed scaling
+// factor changes the gates' scale (their node-limited routing is held on the Experts operators),
+// not the work, and is left out too.
 #include "unity/core/hf/hf_model.h"
 
 #include <string>
@@ -104,6 +104,8 @@ Graph build_hf_model(const HfConfig& c, std::int64_t batch, const zoo::Transform
     z.qk_rope = c.mla->qk_rope_head_dim;
     z.v_head_dim = c.mla->v_head_dim;
   }
+  z.window = c.sliding_window;
+  z.windowed = c.sliding;
   if (c.moe) {
     const MoeConfig& m = *c.moe;
     z.experts = m.experts;

@@ -188,11 +188,6 @@ std::vector<std::string> megatron_cannot_run(const LaunchSpec& s) {
   else if (!m.rope_scaling.empty() && m.rope_scaling != "llama3")
     out.push_back(fmt::format("rope scaling '{}' (Megatron-LM's --use-rope-scaling is Llama 3's)",
                               m.rope_scaling));
-  if (m.sliding_window > 0 && m.sliding_window < m.seq)
-    out.push_back(
-        fmt::format("sliding-window attention ({} tokens) that Unity's plan costs as "
-                    "full attention",
-                    m.sliding_window));
   if (!m.mla && m.rope_scaling == "llama3")
     // --use-rope-scaling takes the factor (--rope-scaling-factor); the frequency factors and the
     // original length are Llama 3.1's, fixed in RotaryEmbedding._apply_scaling.
@@ -302,6 +297,13 @@ LaunchFile write_megatron(const LaunchSpec& s) {
   if (m.qk_l2_norm) model.add("--qk-l2-norm");
   if (!m.tied) model.add("--untie-embeddings-and-output-weights");
   model.add("--make-vocab-size-divisible-by", num(detail::vocab_divisor(m.vocab, s.tp)));
+  // Hugging Face's window counts the query itself; Transformer Engine's (left, right) the keys
+  // before and after it. The layers that attend in full, 0s in Megatron-LM's per-layer list.
+  if (m.sliding_window > 0 && m.sliding_window < m.seq) {
+    model.add("--window-size", fmt::format("{},0", m.sliding_window - 1));
+    if (!m.window_layers.empty())
+      model.add("--window-attn-skip-freq", "\"" + python_list_expression(m.window_layers) + "\"");
+  }
   model.add("--attention-dropout", "0.0");
   model.add("--hidden-dropout", "0.0");
   ArgList experts{NameList::Megatron, {}, {}};

@@ -180,6 +180,7 @@ TensorRef GraphBuilder::multi_head_attention(TensorRef q, TensorRef k, TensorRef
   }
   if (options.rotary) a.set("rotary", std::int64_t{1});
   if (options.causal) a.set("causal", std::int64_t{1});
+  if (options.window > 0) a.set("window", options.window);
   // Sizes that make no model (no head size, heads not positive) are left to shape inference,
   // which names the problem.
   const bool sized = head_dim > 0 && heads > 0 && kv_heads > 0;

@@ -40,16 +40,19 @@ std::int64_t MoeShape::dense_layers() const {
   return static_cast<std::int64_t>(layers.size()) - moe_layers();
 }
 
-std::string MoeShape::layer_freq() const {
-  if (dense_layers() == 0) return "1";
+std::string python_list_expression(const std::vector<int>& flags) {
   std::vector<std::string> runs;
-  for (std::size_t i = 0; i < layers.size();) {
+  for (std::size_t i = 0; i < flags.size();) {
     std::size_t j = i;
-    while (j < layers.size() && layers[j] == layers[i]) ++j;
-    runs.push_back(fmt::format("[{}]*{}", layers[i], j - i));
+    while (j < flags.size() && flags[j] == flags[i]) ++j;
+    runs.push_back(fmt::format("[{}]*{}", flags[i], j - i));
     i = j;
   }
   return fmt::format("({})", fmt::join(runs, "+"));
+}
+
+std::string MoeShape::layer_freq() const {
+  return dense_layers() == 0 ? "1" : python_list_expression(layers);
 }
 
 namespace {
@@ -388,6 +391,8 @@ void add_hf_details(ModelShape& s, const hf::HfConfig& c) {
   s.head_bias = c.head_bias;
   s.multipliers = c.multipliers;
   s.sliding_window = c.sliding_window;
+  if (std::count(c.sliding.begin(), c.sliding.end(), false) > 0)
+    for (bool windowed : c.sliding) s.window_layers.push_back(windowed ? 1 : 0);
   s.max_positions = c.max_positions;
   s.attention_chunk = c.attention_chunk;
   s.nope_layers = c.nope_layers;
@@ -452,6 +457,7 @@ json model_shape_to_json(const ModelShape& s) {
                {"multipliers", s.multipliers},
                {"shared_expert_gate", s.shared_expert_gate},
                {"sliding_window", s.sliding_window},
+               {"window_layers", s.window_layers},
                {"max_positions", s.max_positions},
                {"expert_bias", s.expert_bias},
                {"router_score_correction", s.router_score_correction},
@@ -521,6 +527,18 @@ ModelShape model_shape_from_json(const json& j) {
       s.qk_l2_norm = h.value("qk_l2_norm", false);
       s.router_probs_on_input = h.value("router_probs_on_input", false);
       s.sliding_window = json_integer_or<std::int64_t>(h, "sliding_window", 0, where);
+      if (h.contains("window_layers")) {
+        const json& wl = h["window_layers"];
+        if (!wl.is_array() || (!wl.empty() && static_cast<std::int64_t>(wl.size()) != s.layers))
+          throw InputError(fmt::format("{}.window_layers must list 0 or 1 for each of the {} layers",
+                                       where, s.layers));
+        for (const json& v : wl) {
+          const int flag = json_integer<int>(v, std::string(where) + ".window_layers");
+          if (flag != 0 && flag != 1)
+            throw InputError(fmt::format("{}.window_layers must list 0 or 1 for each layer", where));
+          s.window_layers.push_back(flag);
+        }
+      }
       s.max_positions = json_integer_or<std::int64_t>(h, "max_positions", 0, where);
       s.expert_bias = h.value("expert_bias", false);
       s.router_score_correction = h.value("router_score_correction", false);

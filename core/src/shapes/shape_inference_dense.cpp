@@ -91,7 +91,8 @@ Shapes infer_matmul(const Operator& op, const Shapes& in, bool require_batched) 
 // block (one more replica factor d_s each) and the output is partitioned like the query, not
 // summed. The executor masks and rotates each block at its absolute positions.
 // "rotary", "causal" and "fused" (0/1: one kernel that never writes the scores to memory,
-// FlashAttention-style) change no shape.
+// FlashAttention-style) change no shape; nor does "window" (a causal attention's sliding window:
+// each query attends to itself and the window - 1 keys before it; 0: the whole sequence).
 Shapes infer_attention(const Operator& op, const Shapes& in) {
   const std::int64_t heads = op.attrs.get_int("num_heads");
   expect_positive(heads, "num_heads");
@@ -104,6 +105,11 @@ Shapes infer_attention(const Operator& op, const Shapes& in) {
   for (const char* flag : {"rotary", "causal", "fused"}) {
     const std::int64_t v = op.attrs.get_int(flag, 0);
     if (v != 0 && v != 1) fail("attribute '{}' must be 0 or 1, got {}", flag, v);
+  }
+  if (const std::int64_t window = op.attrs.get_int("window", 0); window != 0) {
+    expect_positive(window, "window");
+    if (op.attrs.get_int("causal", 0) == 0)
+      fail("a sliding window ({} keys) needs a causal attention (causal = 1)", window);
   }
   const char* names[] = {"input 0 (query)", "input 1 (key)", "input 2 (value)"};
   for (int i = 0; i < 3; ++i) {

@@ -29,14 +29,19 @@ TensorRef norm(GraphBuilder& b, TensorRef x, const TransformerSizes& z, const st
 
 // The attention's output projection has no bias of its own in MultiHeadAttention: it is an Add of
 // a [hidden] weight after it.
-TensorRef attention(GraphBuilder& b, TensorRef h, const TransformerSizes& z, const std::string& n) {
+TensorRef attention(GraphBuilder& b, TensorRef h, const TransformerSizes& z, std::int64_t layer,
+                    const std::string& n) {
   if (z.kv_lora > 0)
     return b.latent_attention(
         h, {z.heads, z.q_lora, z.kv_lora, z.qk_nope, z.qk_rope, z.v_head_dim, true},
         n + ".attention");
   h = b.multi_head_attention(
       h, h, h, z.heads, n + ".attention",
-      {.kv_heads = z.kv_heads, .head_dim = z.head_dim, .rotary = true, .causal = true});
+      {.kv_heads = z.kv_heads,
+       .head_dim = z.head_dim,
+       .rotary = true,
+       .causal = true,
+       .window = z.is_windowed(layer) && z.window < z.seq ? z.window : 0});
   if (z.attention_bias)
     h = b.add(h, b.weight(n + ".attention.bias", {z.hidden}), n + ".attention.bias_add");
   return h;
@@ -79,16 +84,16 @@ TensorRef mlp(GraphBuilder& b, TensorRef h, const TransformerSizes& z, std::int6
 TensorRef decoder_layer(GraphBuilder& b, TensorRef x, const TransformerSizes& z, std::int64_t layer,
                         const std::string& n) {
   if (z.parallel_residual) {  // both branches read x: x + attn(norm(x)) + mlp(norm'(x))
-    TensorRef a = attention(b, norm(b, x, z, n + ".attention_norm"), z, n);
+    TensorRef a = attention(b, norm(b, x, z, n + ".attention_norm"), z, layer, n);
     TensorRef m = mlp(b, norm(b, x, z, n + ".ffn_norm"), z, layer, n);
     return b.add(b.add(x, a, n + ".attention.add"), m, n + ".ffn.add");
   }
   if (z.post_norms) {  // x + norm(attn(x)), then x + norm(mlp(x))
-    x = b.add(x, norm(b, attention(b, x, z, n), z, n + ".post_attention_norm"),
+    x = b.add(x, norm(b, attention(b, x, z, layer, n), z, n + ".post_attention_norm"),
               n + ".attention.add");
     return b.add(x, norm(b, mlp(b, x, z, layer, n), z, n + ".post_ffn_norm"), n + ".ffn.add");
   }
-  TensorRef h = attention(b, norm(b, x, z, n + ".attention_norm"), z, n);
+  TensorRef h = attention(b, norm(b, x, z, n + ".attention_norm"), z, layer, n);
   if (z.sandwich_norms) h = norm(b, h, z, n + ".post_attention_norm");
   x = b.add(x, h, n + ".attention.add");
   h = mlp(b, norm(b, x, z, n + ".ffn_norm"), z, layer, n);

@@ -10,6 +10,8 @@
 // With "causal" = 1, query i attends to keys j <= i only: an additive mask (0, or -inf above the
 // diagonal) is added to the scores before the softmax. The masked probabilities are then exactly 0,
 // so the softmax backward gives their scores no gradient and the backward pass needs no change.
+// A sliding "window" w masks the keys before j = i - w + 1 too: query i sees itself and the w - 1
+// keys before it.
 // Context parallelism: a task may hold a block of the queries, rows [o, o + sq) of the sequence,
 // against every key (the lowering requests the key and value whole). Its queries are at absolute
 // positions o + i: the mask lets query o + i see keys j <= o + i and the rotary tables rotate
@@ -57,12 +59,15 @@ enum Buf {
 };
 
 // The additive causal mask [sq, sk] of queries at positions offset, offset + 1, ...: -inf where a
-// key lies after its query.
-std::vector<float> causal_mask(i64 offset, i64 sq, i64 sk) {
+// key lies after its query, or (with a sliding window w > 0) w or more positions before it.
+std::vector<float> causal_mask(i64 offset, i64 sq, i64 sk, i64 window) {
   std::vector<float> mask(static_cast<std::size_t>(sq * sk), 0.0f);
   for (i64 i = 0; i < sq; ++i)
-    for (i64 j = offset + i + 1; j < sk; ++j)
-      mask[static_cast<std::size_t>(i * sk + j)] = -std::numeric_limits<float>::infinity();
+    for (i64 j = 0; j < sk; ++j) {
+      const i64 position = offset + i;
+      if (j > position || (window > 0 && j <= position - window))
+        mask[static_cast<std::size_t>(i * sk + j)] = -std::numeric_limits<float>::infinity();
+    }
   return mask;
 }
 
@@ -72,6 +77,7 @@ class AttentionRunner final : public OpRunner {
       : heads_(n.op.attrs.get_int("num_heads")),
         head_dim_(n.op.attrs.get_int("head_dim", 0)),
         causal_(n.op.attrs.get_int("causal", 0) != 0),
+        window_(n.op.attrs.get_int("window", 0)),
         rotary_(n.op.attrs.get_int("rotary", 0) != 0),
         rotary_base_(n.op.attrs.get_double("rotary_base", 10000.0)) {}
 
@@ -88,7 +94,7 @@ class AttentionRunner final : public OpRunner {
       for (i64 size : sizes) t.scratch.push_back(size ? ctx.memory.allocate_floats(size) : nullptr);
       if (rotary_) upload_rotary_tables(ctx.backend, t, d);
       if (causal_) {
-        const std::vector<float> mask = causal_mask(d.offset, d.sq, d.sk);
+        const std::vector<float> mask = causal_mask(d.offset, d.sq, d.sk, window_);
         float* device_mask = ctx.memory.allocate_floats(d.sq * d.sk);
         ctx.backend.to_device(device_mask, mask.data(), mask.size() * sizeof(float));
         t.scratch.push_back(device_mask);  // scratch[kCount]
@@ -283,6 +289,7 @@ class AttentionRunner final : public OpRunner {
   i64 heads_;
   i64 head_dim_;  // 0: the embedding size over the heads
   bool causal_;
+  i64 window_;
   bool rotary_;
   double rotary_base_;
 };

@@ -90,6 +90,7 @@ struct HfConfig {
   std::map<std::string, double> rope_scaling_params;
   std::int64_t sliding_window = 0;  // the window of the layers that use one; 0: none
   std::int64_t sliding_layers = 0;  // how many layers attend within the window
+  std::vector<bool> sliding;        // per layer: whether it attends within the window
   // Llama 4: its rotary layers attend within chunks of attention_chunk_size tokens (0: none), and
   // every no_rope_layer_interval-th layer has no rotary embedding (nope_layers of them), its q and
   // k normalised by an L2 norm without weights (qk_l2_norm).

@@ -19,6 +19,7 @@ struct AttentionOptions {
   std::int64_t head_dim = 0;  // each head's size (0: the embedding size over the heads)
   bool rotary = false;        // rotary position embeddings on the queries and keys
   bool causal = false;        // each position attends to itself and earlier positions only
+  std::int64_t window = 0;    // causal: only the last `window` positions, itself included (0: all)
 };
 
 // LatentAttention's sizes (DeepSeek-V3: 128 heads, q_lora 1536, kv_lora 512, nope 128, rope 64,

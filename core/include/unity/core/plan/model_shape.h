@@ -22,6 +22,10 @@ namespace hf {
 struct HfConfig;
 }
 
+// A list of 0s and 1s as the Python list expression Megatron-LM's per-layer flags evaluate
+// (--moe-layer-freq, --window-attn-skip-freq), run-length written: "([0]*3+[1]*58)".
+std::string python_list_expression(const std::vector<int>& flags);
+
 // A mixture-of-experts decoder's experts, read off its Experts operators and their routers
 // (graph_builder.h's moe_router: a Linear to E scores, Softmax or Sigmoid, TopK, the picked
 // scores renormalised or not, scattered into the gates).
@@ -90,6 +94,7 @@ struct ModelShape {
   bool shared_expert_gate = false;  // a sigmoid gate on the shared expert (Qwen2-MoE)
   bool multipliers = false;         // Granite's embedding, residual, attention and logit scalars
   std::int64_t sliding_window = 0;
+  std::vector<int> window_layers;  // per layer: 1 attends within sliding_window (empty: all do)
   std::int64_t max_positions = 0;        // max_position_embeddings (0: not given)
   bool expert_bias = false;              // biases on the experts and the router (gpt-oss)
   bool router_score_correction = false;  // DeepSeek-V3's per-expert bias of the routing scores
