@@ -41,6 +41,16 @@ TEST(MoeFamily, PublishedTotalAndActiveParameters) {
   }
 }
 
+// gpt-oss-120b's attention alternates a 128-token window and the whole sequence, windowed first.
+TEST(MoeFamily, GptOssAlternatesWindowedAndFullAttention) {
+  const Graph g = zoo::build("gpt-oss-120b", 1);
+  std::vector<std::int64_t> windows;
+  for (const auto& [id, n] : g.nodes())
+    if (n.op.type == OpType::MultiHeadAttention) windows.push_back(n.op.attrs.get_int("window", 0));
+  ASSERT_EQ(windows.size(), 36u);
+  for (std::size_t i = 0; i < windows.size(); ++i) EXPECT_EQ(windows[i], i % 2 == 0 ? 128 : 0) << i;
+}
+
 // Which layers have experts: DeepSeek counts from 0 after its dense layers, Qwen from 1 and
 // lists the layers it keeps dense.
 TEST(MoeFamily, WhichLayersHaveExperts) {

@@ -55,10 +55,13 @@ constexpr std::int64_t kMoeSeq = 4096;
 TransformerSizes gpt_oss_120b() {
   // OpenAI's gpt-oss-120b config.json: 36 layers, hidden 2,880, 64 heads of 64 with 8 key/value
   // heads, 128 experts of 2,880 (top 4; the router's softmax over the 4 picked logits is the
-  // full softmax renormalised over them), o200k vocabulary (201,088), biases on the attention.
+  // full softmax renormalised over them), o200k vocabulary (201,088), biases on the attention;
+  // its layer_types alternate a 128-token sliding window and full attention, windowed first.
   TransformerSizes z =
       moe({36, 2880, 64, 8, 2880, kMoeSeq, 201088}, 128, 4, 2880, true, /*head_dim=*/64);
   z.attention_bias = true;
+  z.window = 128;
+  z.windowed = {true, false};
   return z;
 }
 

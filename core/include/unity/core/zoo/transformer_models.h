@@ -51,12 +51,14 @@ struct TransformerSizes {
   std::int64_t route_groups = 0;
   std::int64_t route_group_top_k = 0;
 
-  // Sliding-window attention (Mistral, Gemma 2 and 3, gpt-oss, Phi-3): the layers windowed lists
-  // (all where empty) attend to the last `window` positions only (0: none).
+  // Sliding-window attention (Mistral, Gemma 2 and 3, gpt-oss, Phi-3): the layers windowed marks
+  // (a pattern repeated over the layers; all where empty) attend to the last `window` positions
+  // only (0: none).
   std::int64_t window = 0;
   std::vector<bool> windowed = {};
   bool is_windowed(std::int64_t layer) const {
-    return window > 0 && (windowed.empty() || windowed.at(static_cast<std::size_t>(layer)));
+    return window > 0 &&
+           (windowed.empty() || windowed[static_cast<std::size_t>(layer) % windowed.size()]);
   }
 
   // Multi-head latent attention (DeepSeek-V2/V3; kv_lora 0: MultiHeadAttention): `heads` heads
