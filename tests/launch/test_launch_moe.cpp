@@ -49,6 +49,19 @@ std::string moe_refusal(const Plan& plan, Framework f) {
 
 }  // namespace
 
+// gpt-oss-120b's windows as its model shape reads them off the attentions (what the export
+// writes): 128 tokens on every other layer, the first included.
+TEST(MoeModelShape, GptOssWindowsReadOffItsAttentions) {
+  const auto m = model_shape_of(load_model_for_devices("gpt-oss-120b", 1, 1));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->sliding_window, 128);
+  ASSERT_EQ(m->window_layers.size(), 36u);
+  for (std::size_t i = 0; i < 36; ++i) EXPECT_EQ(m->window_layers[i], i % 2 == 0 ? 1 : 0) << i;
+  const ModelShape back = model_shape_from_json(model_shape_to_json(*m));
+  EXPECT_EQ(back.sliding_window, 128);
+  EXPECT_EQ(back.window_layers, m->window_layers);
+}
+
 // DeepSeek-V3's shape as its config.json publishes it: 256 routed experts of 2,048, top 8, one
 // shared expert, the first 3 of 61 layers dense (18,432 wide), sigmoid scores renormalised, and
 // latent attention with q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128,

@@ -194,6 +194,17 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
         size_at(g, a->inputs[0], 2) != s.hidden)
       return fail("its attention layers differ in heads, head size or width");
   }
+  // Sliding windows (MultiHeadAttention's "window"): one width, on the layers that have it; the
+  // list only where some layers attend in full.
+  for (const Node* a : attention) {
+    const std::int64_t window = a->op.attrs.get_int("window", 0);
+    if (window > 0 && s.sliding_window > 0 && window != s.sliding_window)
+      return fail("its attention layers differ in their sliding windows");
+    if (window > 0) s.sliding_window = window;
+    s.window_layers.push_back(window > 0 ? 1 : 0);
+  }
+  if (std::count(s.window_layers.begin(), s.window_layers.end(), 0) == 0 || s.sliding_window == 0)
+    s.window_layers.clear();
   // Mixture-of-experts layers: the experts' shape, their routers, and the shared experts' MLP (a
   // dense MLP whose down projection is added to the experts' output).
   std::set<const Node*> routers, shared_downs;
@@ -390,9 +401,6 @@ void add_hf_details(ModelShape& s, const hf::HfConfig& c) {
   s.qk_norm_whole = c.qk_norm_whole;
   s.head_bias = c.head_bias;
   s.multipliers = c.multipliers;
-  s.sliding_window = c.sliding_window;
-  if (std::count(c.sliding.begin(), c.sliding.end(), false) > 0)
-    for (bool windowed : c.sliding) s.window_layers.push_back(windowed ? 1 : 0);
   s.max_positions = c.max_positions;
   s.attention_chunk = c.attention_chunk;
   s.nope_layers = c.nope_layers;
@@ -425,7 +433,9 @@ json model_shape_to_json(const ModelShape& s) {
             {"attention_bias", s.attention_bias},
             {"parallel_residual", s.parallel_residual},
             {"sandwich_norms", s.sandwich_norms},
-            {"post_norms", s.post_norms}};
+            {"post_norms", s.post_norms},
+            {"sliding_window", s.sliding_window},
+            {"window_layers", s.window_layers}};
   if (const auto& m = s.moe)
     j["moe"] = {{"experts", m->experts},
                 {"top_k", m->top_k},
@@ -456,8 +466,6 @@ json model_shape_to_json(const ModelShape& s) {
                {"head_bias", s.head_bias},
                {"multipliers", s.multipliers},
                {"shared_expert_gate", s.shared_expert_gate},
-               {"sliding_window", s.sliding_window},
-               {"window_layers", s.window_layers},
                {"max_positions", s.max_positions},
                {"expert_bias", s.expert_bias},
                {"router_score_correction", s.router_score_correction},
@@ -497,6 +505,19 @@ ModelShape model_shape_from_json(const json& j) {
     s.parallel_residual = j.value("parallel_residual", false);
     s.sandwich_norms = j.value("sandwich_norms", false);
     s.post_norms = j.value("post_norms", false);
+    s.sliding_window = json_integer_or<std::int64_t>(j, "sliding_window", 0, where);
+    if (j.contains("window_layers")) {
+      const json& wl = j["window_layers"];
+      if (!wl.is_array() || (!wl.empty() && static_cast<std::int64_t>(wl.size()) != s.layers))
+        throw InputError(fmt::format("{}.window_layers must list 0 or 1 for each of the {} layers",
+                                     where, s.layers));
+      for (const json& v : wl) {
+        const int flag = json_integer<int>(v, std::string(where) + ".window_layers");
+        if (flag != 0 && flag != 1)
+          throw InputError(fmt::format("{}.window_layers must list 0 or 1 for each layer", where));
+        s.window_layers.push_back(flag);
+      }
+    }
     if (j.contains("hf")) {
       const json& h = j["hf"];
       s.hf_architecture = h.value("architecture", "");
@@ -526,19 +547,9 @@ ModelShape model_shape_from_json(const json& j) {
       s.nope_interval = h.value("nope_interval", std::int64_t{0});
       s.qk_l2_norm = h.value("qk_l2_norm", false);
       s.router_probs_on_input = h.value("router_probs_on_input", false);
-      s.sliding_window = json_integer_or<std::int64_t>(h, "sliding_window", 0, where);
-      if (h.contains("window_layers")) {
-        const json& wl = h["window_layers"];
-        if (!wl.is_array() || (!wl.empty() && static_cast<std::int64_t>(wl.size()) != s.layers))
-          throw InputError(fmt::format("{}.window_layers must list 0 or 1 for each of the {} layers",
-                                       where, s.layers));
-        for (const json& v : wl) {
-          const int flag = json_integer<int>(v, std::string(where) + ".window_layers");
-          if (flag != 0 && flag != 1)
-            throw InputError(fmt::format("{}.window_layers must list 0 or 1 for each layer", where));
-          s.window_layers.push_back(flag);
-        }
-      }
+      // Plans written before the window moved out of the Hugging Face details.
+      if (!j.contains("sliding_window"))
+        s.sliding_window = json_integer_or<std::int64_t>(h, "sliding_window", 0, where);
       s.max_positions = json_integer_or<std::int64_t>(h, "max_positions", 0, where);
       s.expert_bias = h.value("expert_bias", false);
       s.router_score_correction = h.value("router_score_correction", false);
