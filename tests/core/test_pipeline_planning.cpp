@@ -216,6 +216,31 @@ TEST(PipelinePlan, RequestsThatCannotBeMetAreInputErrors) {
   r.pipeline_stages = 1;
   r.interleave = 2;  // interleaving needs stages
   EXPECT_THROW(expert("gpt-tiny", 8, "dgx-a100", 8, r), InputError);
+  r.pipeline_stages = 2;
+  r.micro_batches = 3;  // 2 stages do not divide 3 micro-batches
+  EXPECT_THROW(expert("gpt-1.7b", 24, "dgx-a100", 8, r), InputError);
+}
+
+// Interleaving asked for without a micro-batch count: the planner takes a count the stages divide
+// (8 samples a copy on 2 stages: 8, 4 or 2 micro-batches), where one of them (1) would not do.
+// Each copy with a single sample has no such count, and is refused naming it.
+TEST(PipelinePlan, InterleavingPicksAMicroBatchCountTheStagesDivide) {
+  LayoutRequest r;
+  r.tensor_parallel = 1;
+  r.pipeline_stages = 2;
+  r.interleave = 2;
+  const Plan plan = expert("gpt-1.7b", 32, "dgx-a100", 8, r);  // 4 copies of 8 samples
+  ASSERT_TRUE(plan.pipeline);
+  EXPECT_EQ(plan.pipeline->interleave, 2);
+  EXPECT_EQ(plan.pipeline->micro_batches % 2, 0);
+  try {
+    expert("gpt-1.7b", 4, "dgx-a100", 8, r);  // 4 copies of 1 sample
+    ADD_FAILURE() << "one sample a copy cannot be interleaved";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("each data-parallel copy has 1 sample to split"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // ZeRO 2 and 3 combine with pipelines when asked for (the search alone keeps to 0 and 1): each

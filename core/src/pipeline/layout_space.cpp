@@ -318,6 +318,20 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
                                 static_cast<std::int64_t>(stage.zeros.size()) *
                                 static_cast<std::int64_t>(stage.segments.size());
   stages_.push_back(std::move(stage));
+  // Asked for with its stages, interleaving needs a micro-batch count the stages divide: one of
+  // the counts tried, not each of them (unasked, the count is the planner's to choose).
+  if (r.interleave > 1 && r.pipeline_stages &&
+      (pp == 1 || std::ranges::none_of(ms, [&](int m) { return m % pp == 0; })))
+    throw InputError(
+        pp == 1 ? fmt::format("--interleave {} needs --pp > 1", r.interleave)
+        : r.micro_batches
+            ? fmt::format("--interleave {} needs a micro-batch count that --pp {} divides "
+                          "(Megatron-LM's schedule); got --micro-batches {}",
+                          r.interleave, pp, r.micro_batches)
+            : fmt::format("--interleave {} needs a micro-batch count that --pp {} divides "
+                          "(Megatron-LM's schedule), and each data-parallel copy has {} "
+                          "sample{} to split: raise --batch or use fewer data-parallel copies",
+                          r.interleave, pp, per_replica, per_replica == 1 ? "" : "s"));
   for (int m : ms) {
     std::vector<int> vs;
     if (r.interleave) {
@@ -326,14 +340,7 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
       for (int v = 1; v <= 8; ++v) vs.push_back(v);
     }
     for (int v : vs) {
-      if (v > 1 && (pp == 1 || m % pp != 0)) {
-        if (r.interleave && r.pipeline_stages)
-          throw InputError(
-              fmt::format("--interleave {} needs --pp > 1 and a micro-batch count that --pp "
-                          "divides (Megatron-LM's schedule); got --pp {} and {} micro-batches",
-                          v, pp, m));
-        continue;
-      }
+      if (v > 1 && (pp == 1 || m % pp != 0)) continue;
       if (pp * v > facts_.segments) continue;
       // Megatron-LM gives each chunk the same number of layers, or one fewer to the chunks at the
       // ends where they do not divide (chunk_layer_ends); every chunk needs a layer.
