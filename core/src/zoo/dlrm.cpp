@@ -15,31 +15,21 @@
 namespace unity::zoo::detail {
 
 void build_dlrm(GraphBuilder& b, std::int64_t batch, double scale) {
-  constexpr std::int64_t kDenseFeatures = 13;
   const std::int64_t embedding_dim = scaled_size(64, scale, 4);
   auto width = [&](std::int64_t w) { return scaled_size(w, scale, 8); };
-  const std::vector<std::int64_t>& rows = criteo_kaggle_table_rows();
-
-  TensorRef dense = b.input("dense_features", {batch, kDenseFeatures});
-  std::vector<TensorRef> sparse;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    sparse.push_back(b.input("sparse." + std::to_string(i), {batch, 1}, DataType::Int64));
-  }
-  TensorRef label = b.input("label", {batch, 1});
+  const CriteoInputs in = criteo_inputs(b, batch);
 
   std::vector<TensorRef> features;
-  features.push_back(dense_stack(b, dense, {width(512), width(256), embedding_dim}, "bottom_mlp",
+  features.push_back(dense_stack(b, in.dense, {width(512), width(256), embedding_dim}, "bottom_mlp",
                                  /*bias=*/true,
                                  /*relu_after_last=*/true));
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    features.push_back(b.embedding_bag(sparse[i], scaled_size(rows[i], scale, 2), embedding_dim,
-                                       "embedding." + std::to_string(i), "sum"));
-  }
+  for (TensorRef bag : criteo_embeddings(b, in.sparse, embedding_dim, scale))
+    features.push_back(bag);
   TensorRef x = b.concat(features, 1, "interaction");
   x = dense_stack(b, x, {width(512), width(256), 1}, "top_mlp", /*bias=*/true,
                   /*relu_after_last=*/false);
   x = b.sigmoid(x, "sigmoid");
-  b.mse_loss(x, label, "loss");
+  b.mse_loss(x, in.label, "loss");
 }
 
 }  // namespace unity::zoo::detail

@@ -34,4 +34,24 @@ const std::vector<std::int64_t>& criteo_kaggle_table_rows() {
   return rows;
 }
 
+CriteoInputs criteo_inputs(GraphBuilder& b, std::int64_t batch) {
+  constexpr std::int64_t kDenseFeatures = 13;
+  CriteoInputs in;
+  in.dense = b.input("dense_features", {batch, kDenseFeatures});
+  for (std::size_t i = 0; i < criteo_kaggle_table_rows().size(); ++i)
+    in.sparse.push_back(b.input("sparse." + std::to_string(i), {batch, 1}, DataType::Int64));
+  in.label = b.input("label", {batch, 1});
+  return in;
+}
+
+std::vector<TensorRef> criteo_embeddings(GraphBuilder& b, const std::vector<TensorRef>& sparse,
+                                         std::int64_t dim, double scale) {
+  const std::vector<std::int64_t>& rows = criteo_kaggle_table_rows();
+  std::vector<TensorRef> bags;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    bags.push_back(b.embedding_bag(sparse[i], scaled_size(rows[i], scale, 2), dim,
+                                   "embedding." + std::to_string(i), "sum"));
+  return bags;
+}
+
 }  // namespace unity::zoo::detail

@@ -43,4 +43,17 @@ std::int64_t scaled_size(std::int64_t size, double scale, std::int64_t minimum);
 // set. 33,762,577 rows in all.
 const std::vector<std::int64_t>& criteo_kaggle_table_rows();
 
+// A Criteo click-through model's inputs: its 13 dense features, one row index per categorical
+// feature, and the click label.
+struct CriteoInputs {
+  TensorRef dense;
+  std::vector<TensorRef> sparse;
+  TensorRef label;
+};
+CriteoInputs criteo_inputs(GraphBuilder& b, std::int64_t batch);
+
+// One summed embedding bag of `dim` per categorical feature, its rows scaled with the model.
+std::vector<TensorRef> criteo_embeddings(GraphBuilder& b, const std::vector<TensorRef>& sparse,
+                                         std::int64_t dim, double scale);
+
 }  // namespace unity::zoo::detail
