@@ -144,4 +144,60 @@ inline OptimizeOptions mixtral_layout() {
   return o;
 }
 
+// The model zoo's runs on GB200 NVL72 racks (256 GPUs, 64 trays of 4; HybridEP, Megatron's
+// DeepEP-like dispatcher for NVLink domains beyond 8 GPUs, costed as DeepEP; forced balance; CUDA
+// graphs of the attention, router and dispatch preprocessing), published in TFLOP/s of Megatron's
+// causal count:
+// - Qwen3-235B-A22B in bf16 (best_practice/qwen3): TP 1, PP 8, EP 8, 8,192 sequences in
+//   micro-batches of one, no recomputation: 750;
+// - DeepSeek-V3 in MXFP8 (Megatron-LM's "Optimizing DeepSeek-V3 Training Performance on NVIDIA
+//   GB200 NVL72", its last configuration): TP 1, PP 8 with 4 virtual stages, EP 32, 2,048
+//   sequences in micro-batches of one, fp8 weights gathered, recomputing the experts' activation:
+//   970 (its one multi-token-prediction layer, which Unity's model has not, is in the FLOPs and
+//   the time alike).
+inline constexpr double kQwen3Gb200Tflops = 750;
+inline constexpr double kDeepSeekV3Gb200Tflops = 970;
+
+inline OptimizeOptions gb200_layout() {
+  OptimizeOptions o = qwen3_layout(false);
+  o.layout.tensor_parallel = 1;
+  o.layout.sequence_parallel = false;
+  o.layout.tp_comm_overlap = false;
+  o.layout.pipeline_stages = 8;
+  o.layout.recompute = Recompute::None;
+  o.layout.recompute_modules = {};
+  o.layout.embedding_in_split = true;
+  o.layout.loss_in_split = true;
+  o.flop_count = FlopCount::Causal;
+  return o;
+}
+
+inline OptimizeOptions qwen3_gb200_layout() {
+  OptimizeOptions o = gb200_layout();
+  o.layout.interleave = 1;
+  o.layout.micro_batches = 256;
+  o.layout.expert_parallel = 8;
+  return o;
+}
+
+inline OptimizeOptions deepseek_v3_gb200_layout() {
+  OptimizeOptions o = gb200_layout();
+  o.layout.interleave = 4;
+  o.layout.micro_batches = 64;
+  o.layout.expert_parallel = 32;
+  o.layout.recompute = Recompute::Selective;
+  o.layout.recompute_modules.bits = RecomputeModules::kMoeActivation;
+  o.layout.fp8_param_gather = true;
+  o.pins = {"fuse_attention", "fuse_latent_attention"};
+  return o;
+}
+
+inline Graph qwen3_gb200_model() { return load_model_for_devices("qwen3-235b-a22b", 256, 8192); }
+
+inline Graph deepseek_v3_gb200_model() {
+  Graph g = load_model_for_devices("deepseek-v3", 256, 2048);
+  set_fp8_gemms(g);
+  return g;
+}
+
 }  // namespace unity::moe

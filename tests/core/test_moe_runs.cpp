@@ -230,11 +230,11 @@ TEST(PublishedAccuracyRecord, H100MixtureOfExpertsHoldsOverEveryRow) {
   // A plan that says how many experts its devices hold is stated against its own rows.
   EXPECT_EQ(published_accuracy(h256, qwen3, 16)->kind, "mixture of experts, 8 or more a device");
   EXPECT_EQ(published_accuracy(h256, qwen3, 4)->kind, "mixture of experts, fewer than 8 a device");
-  // No MoE run on B200 was compared: optimize says so rather than nothing; a CPU is calibrated.
-  EXPECT_FALSE(published_accuracy(load_machine("dgx-b200", {0, 8}), qwen3, 16));
-  EXPECT_EQ(published_accuracy_statement(load_machine("dgx-b200", {0, 8}), qwen3, 16),
-            "no published run of a mixture of experts on NVIDIA B200-180GB compared yet: the cost "
-            "model's mechanisms alone (docs/accuracy.md lists what was)");
+  // No MoE run on A100 was compared: optimize says so rather than nothing; a CPU is calibrated.
+  EXPECT_FALSE(published_accuracy(load_machine("dgx-a100", {0, 8}), qwen3, 16));
+  EXPECT_EQ(published_accuracy_statement(load_machine("dgx-a100", {0, 8}), qwen3, 16),
+            "no published run of a mixture of experts on NVIDIA A100-SXM4-80GB compared yet: the "
+            "cost model's mechanisms alone (docs/accuracy.md lists what was)");
   EXPECT_FALSE(published_accuracy_statement(load_machine("cpu-local", {0, 2}), qwen3));
   // optimize states it for a model with experts, the dense record for one without.
   const auto stated = published_accuracy(h256, qwen3);
@@ -242,6 +242,50 @@ TEST(PublishedAccuracyRecord, H100MixtureOfExpertsHoldsOverEveryRow) {
   EXPECT_EQ(stated->kind, "mixture of experts");
   EXPECT_EQ(stated->describe().rfind("H100 (mixture of experts): ", 0), 0u) << stated->describe();
   EXPECT_TRUE(published_accuracy(h256, load_model_for_devices("gpt-1.7b", 256))->kind.empty());
+}
+
+// What `unity optimize` states for mixture-of-experts plans on B200-class devices holds over the
+// model zoo's GB200 NVL72 runs (tests/moe_runs.h), compared in Megatron's TFLOP/s (causal count).
+// Both hold 8 or more of a layer's experts a device, the kind the H100 rows predict too fast.
+TEST(PublishedAccuracyRecord, B200MixtureOfExpertsHoldsOverEveryRow) {
+  const MachineSpec gb200 = load_machine("gb200-nvl72", {0, 256});
+  published_runs::ErrorSpread spread;
+  struct Row {
+    const char* name;
+    Graph model;
+    OptimizeOptions layout;
+    double published_tflops;
+    int experts_per_device;
+  };
+  const Row rows[] = {
+      {"qwen3-235b-a22b bf16 TP1 PP8 EP8", moe::qwen3_gb200_model(), moe::qwen3_gb200_layout(),
+       moe::kQwen3Gb200Tflops, 16},
+      {"deepseek-v3 mxfp8 TP1 PP8 VPP4 EP32", moe::deepseek_v3_gb200_model(),
+       moe::deepseek_v3_gb200_layout(), moe::kDeepSeekV3Gb200Tflops, 8},
+  };
+  for (const Row& row : rows) {
+    const Plan plan = optimize_plan(row.model, gb200, row.layout);
+    ASSERT_TRUE(plan.pipeline) << row.name;
+    const PipelinePlan& p = *plan.pipeline;
+    EXPECT_TRUE(p.fits) << row.name;
+    EXPECT_EQ(p.experts / p.expert_parallel, row.experts_per_device) << row.name;
+    spread.add(plan.summary.tflops_per_device, row.published_tflops);
+    std::printf("%s on gb200-nvl72: %.1f TFLOP/s predicted, %.0f published (%+.1f%%)\n", row.name,
+                plan.summary.tflops_per_device, row.published_tflops,
+                100 * (plan.summary.tflops_per_device / row.published_tflops - 1));
+  }
+  const PublishedAccuracy& record = b200_moe_published_accuracy();
+  EXPECT_EQ(record.rows, 2);
+  published_runs::expect_record_holds(record, spread);
+  // A plan with experts on a B200-class machine is stated against these rows, a dense one against
+  // NeMo's Llama 3 runs.
+  const auto stated = published_accuracy(gb200, moe::qwen3_gb200_model(), 16);
+  ASSERT_TRUE(stated);
+  EXPECT_EQ(stated->kind, "mixture of experts");
+  EXPECT_EQ(stated->describe().rfind("B200 (mixture of experts): ", 0), 0u) << stated->describe();
+  EXPECT_TRUE(
+      published_accuracy(load_machine("dgx-b200", {0, 8}), load_model_for_devices("llama3-8b", 8))
+          ->kind.empty());
 }
 
 }  // namespace

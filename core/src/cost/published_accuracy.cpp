@@ -88,6 +88,20 @@ const PublishedAccuracy& b200_published_accuracy() {
   return r;
 }
 
+// NVIDIA's Megatron-MoE model zoo on GB200 NVL72 (tests/moe_runs.h), in Megatron's TFLOP/s: both
+// hold 8 or more of a layer's experts a device.
+const PublishedAccuracy& b200_moe_published_accuracy() {
+  static const PublishedAccuracy r{"B200",
+                                   "mixture of experts",
+                                   "NVIDIA's Megatron-MoE model zoo on GB200 NVL72: "
+                                   "Qwen3-235B-A22B in bf16, DeepSeek-V3 in MXFP8",
+                                   2,
+                                   0,
+                                   0.2048,
+                                   0.4208};
+  return r;
+}
+
 std::string PublishedAccuracy::describe() const {
   return fmt::format(
       "{}{}: {} of {} published runs within 10% ({:+.1f}% to {:+.1f}%; {}; "
@@ -105,8 +119,8 @@ std::optional<PublishedAccuracy> published_accuracy(const MachineSpec& machine,
                                  : experts_per_device >= kManyExpertsPerDevice
                                      ? h100_moe_many_experts_published_accuracy()
                                      : h100_moe_few_experts_published_accuracy();
-  for (const PublishedAccuracy* r :
-       {&h100_published_accuracy(), &moe, &a100_published_accuracy(), &b200_published_accuracy()})
+  for (const PublishedAccuracy* r : {&h100_published_accuracy(), &moe, &a100_published_accuracy(),
+                                     &b200_published_accuracy(), &b200_moe_published_accuracy()})
     if (name.find(r->family) != std::string::npos && r->kind.empty() != mixture_of_experts)
       return *r;
   return std::nullopt;

@@ -57,5 +57,6 @@ const PublishedAccuracy& h100_moe_few_experts_published_accuracy();
 const PublishedAccuracy& h100_moe_many_experts_published_accuracy();
 const PublishedAccuracy& a100_published_accuracy();
 const PublishedAccuracy& b200_published_accuracy();
+const PublishedAccuracy& b200_moe_published_accuracy();
 
 }  // namespace unity
