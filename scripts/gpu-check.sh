@@ -443,6 +443,15 @@ train_models() {
   for m in "${models[@]}"; do files+=("$results/$m.json"); done
   "$python" "$helper" summary "${files[@]}" | tee "$results/summary.txt"
   keep_log "$results/summary.txt"
+  # The host's launch rate, which an MoE layer of many small kernels can be bound by: the figure
+  # the cost model lacks for the layouts it predicts too fast (docs/large-models.md).
+  if [ "$backend" = cuda ] && [ -n "$torch_python" ]; then
+    phase "host launches (PyTorch eager)"
+    "$torch_python" "$helper" host -o "$results/host.json" 2>>"$results/host.log" | sed 's/^/   /' ||
+      say "   no host measurement (the log: $results/host.log)"
+    keep_log "$results/host.json"
+    end_phase "host launches"
+  fi
 }
 
 # Copies a result or log into GPU_CHECK_OUT (the device's $OUT, say), if set.

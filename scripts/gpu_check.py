@@ -218,6 +218,71 @@ def time_torch(args):
     return 0
 
 
+def time_host(args):
+    """How fast the host launches kernels: what decides whether a layer of many small kernels (an MoE
+    layer's router, dispatch and one GEMM an expert) runs at the GPU's pace or the CPU's. Measured
+    as eager PyTorch launches them, since the frameworks Unity exports to run that way."""
+    try:
+        import torch
+    except ImportError as error:
+        print(f"gpu_check.py: PyTorch is not available ({error}): no host measurement", file=sys.stderr)
+        return 77
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        print("gpu_check.py: PyTorch sees no GPU: no host measurement", file=sys.stderr)
+        return 77
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    out = {"torch": torch.__version__, "device": str(device),
+           "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"}
+
+    def per_call_us(body, calls):
+        body()  # warm up: the kernels' first launch loads them
+        sync()
+        start = time.perf_counter()
+        for _ in range(calls):
+            body()
+        queued = time.perf_counter() - start  # the host's time: the launches are asynchronous
+        sync()
+        done = time.perf_counter() - start  # the host's and the GPU's, whichever is longer
+        return 1e6 * queued / calls, 1e6 * done / calls
+
+    calls = args.calls
+    x = torch.zeros(1024, device=device)
+    a = torch.randn(64, 64, device=device, dtype=torch.bfloat16)
+    out["elementwise_us"] = dict(zip(("host", "total"), per_call_us(lambda: x.add_(1.0), calls)))
+    out["small_gemm_us"] = dict(zip(("host", "total"), per_call_us(lambda: torch.mm(a, a), calls)))
+    # One GEMM an expert, as Transformer Engine's grouped linear runs bf16 experts: Qwen3-235B's up
+    # and gate projection (hidden 4,096 -> 2 x 1,536) for 16 experts of 1,024 tokens, against the
+    # same products as one GEMM of 16,384 rows.
+    experts, rows, hidden, ffn = 16, args.expert_rows, 4096, 3072
+    tokens = torch.randn(experts, rows, hidden, device=device, dtype=torch.bfloat16)
+    weights = torch.randn(experts, hidden, ffn, device=device, dtype=torch.bfloat16)
+    flat = tokens.view(experts * rows, hidden)
+
+    def per_expert():
+        for e in range(experts):
+            torch.mm(tokens[e], weights[e])
+
+    loop = per_call_us(per_expert, max(1, calls // 100))
+    one = per_call_us(lambda: torch.mm(flat, weights[0]), max(1, calls // 100))
+    flops = 2.0 * experts * rows * hidden * ffn
+    out["expert_gemms"] = {"experts": experts, "rows": rows, "hidden": hidden, "ffn": ffn,
+                           "per_expert_us": {"host": loop[0], "total": loop[1]},
+                           "one_gemm_us": {"host": one[0], "total": one[1]},
+                           "per_expert_tflops": flops / loop[1] / 1e6,
+                           "one_gemm_tflops": flops / one[1] / 1e6}
+    with open(args.output, "w") as f:
+        json.dump(out, f, indent=1)
+    e = out["expert_gemms"]
+    print(f"host launches on {out['device_name']} (PyTorch {out['torch']}): an element-wise kernel "
+          f"{out['elementwise_us']['host']:.1f} us of host time ({out['elementwise_us']['total']:.1f} us "
+          f"each with the GPU's), a 64x64 GEMM {out['small_gemm_us']['host']:.1f} us "
+          f"({out['small_gemm_us']['total']:.1f}); {experts} expert GEMMs of {rows} rows one at a "
+          f"time {e['per_expert_us']['total']:.0f} us ({e['per_expert_tflops']:.0f} TFLOP/s), as one "
+          f"GEMM {e['one_gemm_us']['total']:.0f} us ({e['one_gemm_tflops']:.0f} TFLOP/s)")
+    return 0
+
+
 # ---- the report ----------------------------------------------------------------------------------
 
 def load(path):
@@ -316,6 +381,11 @@ def main():
     t.add_argument("--steps", type=int, default=50)
     t.add_argument("--warmup", type=int, default=10)
     t.add_argument("-o", "--output", required=True)
+    h = sub.add_parser("host")
+    h.add_argument("--device", default="cuda")
+    h.add_argument("--calls", type=int, default=2000)
+    h.add_argument("--expert-rows", type=int, default=1024)
+    h.add_argument("-o", "--output", required=True)
     r = sub.add_parser("report")
     r.add_argument("--run", required=True)
     r.add_argument("--profile")
@@ -330,7 +400,8 @@ def main():
     if args.command == "wheel-dirs":
         wheel_dirs()
         return 0
-    return {"torch": time_torch, "report": report, "summary": summary}[args.command](args)
+    return {"torch": time_torch, "host": time_host, "report": report,
+            "summary": summary}[args.command](args)
 
 
 if __name__ == "__main__":
