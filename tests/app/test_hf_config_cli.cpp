@@ -135,23 +135,24 @@ TEST(HfConfigCli, DeepSeekV3YarnExportsToMegatron) {
 TEST(HfConfigCli, SlidingWindowLayersExportToMegatron) {
   const auto dir = fs::temp_directory_path() / (std::to_string(::getpid()) + "_hf_window");
   fs::create_directories(dir / "model");
-  nlohmann::json config = {{"architectures", {"MistralForCausalLM"}},
-                           {"hidden_size", 256},
-                           {"intermediate_size", 512},
-                           {"num_attention_heads", 4},
-                           {"num_key_value_heads", 2},
-                           {"num_hidden_layers", 4},
-                           {"vocab_size", 1024},
-                           {"sliding_window", 64},
-                           {"layer_types",
-                            {"sliding_attention", "full_attention", "sliding_attention",
-                             "full_attention"}},
-                           {"torch_dtype", "bfloat16"}};
+  nlohmann::json config = {
+      {"architectures", {"MistralForCausalLM"}},
+      {"hidden_size", 256},
+      {"intermediate_size", 512},
+      {"num_attention_heads", 4},
+      {"num_key_value_heads", 2},
+      {"num_hidden_layers", 4},
+      {"vocab_size", 1024},
+      {"sliding_window", 64},
+      {"layer_types",
+       {"sliding_attention", "full_attention", "sliding_attention", "full_attention"}},
+      {"torch_dtype", "bfloat16"}};
   std::ofstream(dir / "model" / "config.json") << config.dump();
   const std::string plan = (dir / "plan.json").string();
   auto r = run_cli("optimize " + (dir / "model").string() +
                    " --seq 256 --machine dgx-h100 --gpus 8 --batch 8 --mode expert --tp 2 --pp 1 "
-                   "--pin fuse_attention --out " + plan);
+                   "--pin fuse_attention --out " +
+                   plan);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto p = nlohmann::json::parse(std::ifstream(plan));
   std::vector<std::int64_t> windows;
@@ -162,8 +163,36 @@ TEST(HfConfigCli, SlidingWindowLayersExportToMegatron) {
   auto e = run_cli("export " + plan + " --to megatron");
   ASSERT_EQ(e.exit_code, 0) << e.err;
   EXPECT_NE(e.out.find("--window-size 63,0"), std::string::npos) << e.out;
-  EXPECT_NE(e.out.find("--window-attn-skip-freq \"([1]*1+[0]*1+[1]*1+[0]*1)\""),
-            std::string::npos)
+  EXPECT_NE(e.out.find("--window-attn-skip-freq \"([1]*1+[0]*1+[1]*1+[0]*1)\""), std::string::npos)
       << e.out;
+
+  // With context parallelism, Transformer Engine all-gathers a windowed attention's keys and values
+  // (its context_parallel.py refuses the ring): a launchable plan takes the all-gather, a plan that
+  // rings them is not launched as it is, and the nearest launch all-gathers.
+  const std::string base = "optimize " + (dir / "model").string() +
+                           " --seq 256 --machine dgx-h100 --gpus 8 --batch 8 --mode expert --tp 1 "
+                           "--pp 1 --cp 2 --pin fuse_attention ";
+  r = run_cli(base + "--launchable --out " + plan);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(plan))["pipeline"]["cp_comm"], "all_gather");
+  e = run_cli("export " + plan + " --to megatron");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(e.out.find("--cp-comm-type all_gather"), std::string::npos) << e.out;
+  r = run_cli(base + "--launchable --cp-comm p2p");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("takes only by all-gathering the keys and values"), std::string::npos)
+      << r.err;
+  r = run_cli(base + "--cp-comm p2p --out " + plan);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Megatron-LM does not: Transformer Engine's context parallelism takes a "
+                       "sliding window only by all-gathering"),
+            std::string::npos)
+      << r.out;
+  e = run_cli("export " + plan + " --to megatron");
+  EXPECT_EQ(e.exit_code, 1);
+  EXPECT_NE(e.err.find("not by the plan's ring (p2p)"), std::string::npos) << e.err;
+  e = run_cli("export " + plan + " --to megatron --nearest");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(e.out.find("--cp-comm-type all_gather"), std::string::npos) << e.out;
   fs::remove_all(dir);
 }

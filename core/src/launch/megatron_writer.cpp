@@ -143,6 +143,11 @@ std::vector<std::string> megatron_layout_violations(const LaunchSpec& s) {
   if (s.cp > 1 && m.seq % (2 * s.cp) != 0)
     out.push_back(fmt::format("rule 'the sequence splits into 2 x CP chunks': {} tokens on CP {}",
                               m.seq, s.cp));
+  if (s.cp > 1 && m.sliding_window > 0 && m.sliding_window < m.seq &&
+      s.cp_exchange == ContextExchange::Ring)
+    out.push_back(
+        "Transformer Engine's context parallelism takes a sliding window only by all-gathering the "
+        "keys and values (--cp-comm-type all_gather), not by the plan's ring (p2p)");
   return out;
 }
 

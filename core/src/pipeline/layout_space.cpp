@@ -271,6 +271,18 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
     exchanges = {*r.context_exchange};
   else if (joint && cp > 1)
     exchanges.push_back(ContextExchange::AllGather);
+  // Transformer Engine's context parallelism takes a sliding window only when it all-gathers the
+  // keys and values (context_parallel.py refuses the ring, cp_comm_type p2p): what a launcher runs.
+  if (r.launchable && facts_.sliding_window && cp > 1) {
+    if (r.context_exchange == ContextExchange::Ring && r.context_parallel > 1)
+      throw InputError(fmt::format(
+          "--cp-comm p2p: '{}' attends within a sliding window, which Transformer Engine's "
+          "context parallelism takes only by all-gathering the keys and values (--cp-comm "
+          "all_gather), not by a ring",
+          facts_.model));
+    std::erase(exchanges, ContextExchange::Ring);
+    if (!r.context_exchange) exchanges = {ContextExchange::AllGather};
+  }
   const bool own_alltoall = r.experts_over_copies_only;  // the launcher's own, not overlapped
   std::vector<TokenDispatcher> dispatchers{TokenDispatcher::AllToAll};
   if (r.dispatcher)

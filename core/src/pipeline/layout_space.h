@@ -106,7 +106,11 @@ struct LayoutFacts {
   std::int64_t head_groups = 0;
   std::int64_t experts = 0;  // experts of an MoE layer (0: none)
   bool transformer = false;  // has attention: sequence and context parallelism apply
-  bool joint = false;        // the joint search (else Megatron-LM's expert mode)
+  // An attention attends within a sliding window shorter than the sequence: Transformer Engine's
+  // context parallelism then all-gathers the keys and values (or splits the heads), never rings
+  // them, so a launchable plan's context exchange is the all-gather.
+  bool sliding_window = false;
+  bool joint = false;  // the joint search (else Megatron-LM's expert mode)
   // An operator that normalises over the whole batch (a BatchNorm, described): the batch is then
   // not split, neither over data-parallel copies nor into micro-batches (empty: none).
   std::string batch_statistics;

@@ -114,6 +114,9 @@ class Planner {
     for (const auto& [id, n] : model.nodes()) {
       if (!is_attention(n.op.type)) continue;
       if (sequence_ == 0) sequence_ = model.shape(n.inputs[0]).dims[1].size;
+      if (const std::int64_t window = n.op.attrs.get_int("window", 0);
+          window > 0 && window < model.shape(n.inputs[0]).dims[1].size)
+        sliding_window_ = true;
       if (n.op.attrs.has("num_heads")) {
         const std::int64_t heads = n.op.attrs.get_int("num_heads");
         head_groups_ =
@@ -142,6 +145,7 @@ class Planner {
                              .head_groups = head_groups_,
                              .experts = experts_,
                              .transformer = transformer_,
+                             .sliding_window = sliding_window_,
                              .joint = options_.joint,
                              .batch_statistics = batch_statistics_},
                             options_.request, machine_);
@@ -1022,6 +1026,7 @@ class Planner {
   std::vector<std::array<int, 2>> segments_of_;  // per kind: its segments, not blocks and blocks
   double memory_ = 0;
   bool transformer_ = false;
+  bool sliding_window_ = false;   // an attention's window is shorter than its sequence
   std::string batch_statistics_;  // a BatchNorm (described): the batch stays whole
   std::map<int, std::unique_ptr<CostModel>> replica_costs_;
   std::map<std::tuple<int, int, bool, bool>, KindPlan> base_;
