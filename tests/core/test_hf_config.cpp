@@ -463,6 +463,60 @@ std::string error_of(const json& config) {
 // (q_lora_rank null: LatentAttention of 6 inputs), softmax routing over 64 experts, 6 per token,
 // 2 shared, the first layer dense. Its model card: 15.7B total, 2.4B activated; the active count
 // here, 2.66B, less the embedding table (a lookup) is 2.45B, which the card cuts to 2.4B.
+// Transformers 5 saves the rotary settings as one rope_parameters object (rope_theta,
+// partial_rotary_factor, rope_type and the scaling's numbers), flat or one per layer type; a
+// config saved so reads as the same model as its transformers 4 form.
+TEST(HfConfig, TransformersFiveRopeParametersReadAsTheLegacyFields) {
+  json legacy = tiny_llama();
+  legacy["rope_theta"] = 500000.0;
+  legacy["rope_scaling"] = {{"rope_type", "llama3"},
+                            {"factor", 8.0},
+                            {"low_freq_factor", 1.0},
+                            {"high_freq_factor", 4.0},
+                            {"original_max_position_embeddings", 8192}};
+  json v5 = tiny_llama();
+  v5["rope_parameters"] = legacy["rope_scaling"];
+  v5["rope_parameters"]["rope_theta"] = 500000.0;
+  const HfConfig a = hf::parse_hf_config(legacy, "legacy/config.json");
+  const HfConfig b = hf::parse_hf_config(v5, "v5/config.json");
+  EXPECT_EQ(b.rope_theta, 500000.0);
+  EXPECT_EQ(b.rope_scaling, "llama3");
+  EXPECT_EQ(b.rope_scaling_params, a.rope_scaling_params);
+  EXPECT_EQ(b.rope_scaling_params.at("original_max_position_embeddings"), 8192.0);
+  EXPECT_FALSE(b.rope_scaling_params.count("rope_theta"));
+
+  // The plain rotary embedding, named, is no scaling (either form); a partial rotary factor
+  // inside the object is read.
+  json plain = tiny_llama();
+  plain["rope_parameters"] = {
+      {"rope_type", "default"}, {"rope_theta", 1e6}, {"partial_rotary_factor", 0.5}};
+  const HfConfig c = hf::parse_hf_config(plain, "plain/config.json");
+  EXPECT_EQ(c.rope_scaling, "");
+  EXPECT_TRUE(c.rope_scaling_params.empty());
+  EXPECT_EQ(c.rope_theta, 1e6);
+  EXPECT_DOUBLE_EQ(c.rotary_fraction, 0.5);
+  json named = tiny_llama();
+  named["rope_scaling"] = {{"rope_type", "default"}};
+  EXPECT_EQ(hf::parse_hf_config(named, "named/config.json").rope_scaling, "");
+
+  // One object per layer type (Gemma 3's): the full attention's is the model's.
+  json per_type = tiny_llama();
+  per_type["rope_parameters"] = {
+      {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 10000.0}}},
+      {"full_attention", {{"rope_type", "linear"}, {"factor", 8.0}, {"rope_theta", 1e6}}}};
+  const HfConfig d = hf::parse_hf_config(per_type, "per_type/config.json");
+  EXPECT_EQ(d.rope_scaling, "linear");
+  EXPECT_EQ(d.rope_theta, 1e6);
+  EXPECT_EQ(d.rope_scaling_params.at("factor"), 8.0);
+
+  json bad = tiny_llama();
+  bad["rope_parameters"] = "yarn";
+  EXPECT_NE(error_of(bad).find("'rope_parameters' must be an object"), std::string::npos)
+      << error_of(bad);
+  bad["rope_parameters"] = {{"rope_theta", "big"}};
+  EXPECT_NE(error_of(bad).find("rope_theta must be a number"), std::string::npos) << error_of(bad);
+}
+
 TEST(HfConfig, DeepSeekV2LiteBuildsWithoutQueryCompression) {
   const json config = {{"architectures", {"DeepseekV2ForCausalLM"}},
                        {"hidden_size", 2048},

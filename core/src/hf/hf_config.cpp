@@ -256,7 +256,8 @@ void read_sliding_window(HfConfig& c, const Fields& f, Family family) {
       case Family::Qwen3Moe:
         // Qwen2Config: a window only with use_sliding_window, on the layers from
         // max_window_layers on.
-        s = f.flag_or("use_sliding_window", false) && i >= f.count_or("max_window_layers", c.layers);
+        s = f.flag_or("use_sliding_window", false) &&
+            i >= f.count_or("max_window_layers", c.layers);
         break;
       case Family::Gemma2:  // every other layer, the first one included
         s = i % 2 == 0;
@@ -426,6 +427,35 @@ void read_moe(HfConfig& c, const Fields& f, Family family) {
   c.moe = m;
 }
 
+// Transformers 5 writes the rotary settings as one rope_parameters object: rope_theta,
+// partial_rotary_factor, and the scaling's rope_type with its numbers; flat, or one object per
+// layer type (Gemma 3's full_attention and sliding_attention, the full attention's being the one
+// the model's launch takes). Where a config has it, it is what transformers reads.
+void read_rope_parameters(HfConfig& c, const Fields& f) {
+  const json& all = f.at("rope_parameters");
+  if (!all.is_object())
+    f.fail("rope_parameters", fmt::format("must be an object, got {}", all.dump()));
+  const json* p = &all;
+  if (!all.contains("rope_type") && !all.contains("rope_theta") && !all.contains("type")) {
+    // One object per layer type: the full attention's, else the first.
+    for (const auto& [layer_type, params] : all.items())
+      if (params.is_object() && (p == &all || layer_type == "full_attention")) p = &params;
+  }
+  for (const char* number : {"rope_theta", "partial_rotary_factor"})
+    if (p->contains(number) && !(*p)[number].is_null() && !(*p)[number].is_number())
+      f.fail("rope_parameters",
+             fmt::format("'s {} must be a number, got {}", number, (*p)[number].dump()));
+  if (p->contains("rope_theta") && (*p)["rope_theta"].is_number())
+    c.rope_theta = (*p)["rope_theta"].get<double>();
+  if (p->contains("partial_rotary_factor") && (*p)["partial_rotary_factor"].is_number())
+    c.rotary_fraction = (*p)["partial_rotary_factor"].get<double>();
+  c.rope_scaling = p->value("rope_type", p->value("type", std::string("default")));
+  c.rope_scaling_params.clear();
+  for (const auto& [key, value] : p->items())
+    if (value.is_number() && key != "rope_theta" && key != "partial_rotary_factor")
+      c.rope_scaling_params[key] = value.get<double>();
+}
+
 void read_mla(HfConfig& c, const Fields& f) {
   MlaConfig m;
   m.q_lora_rank = f.count_or("q_lora_rank", 0);
@@ -572,6 +602,11 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
     c.rope_scaling = s.value("rope_type", s.value("type", std::string("unnamed")));
     for (const auto& [key, value] : s.items())
       if (value.is_number()) c.rope_scaling_params[key] = value.get<double>();
+  }
+  if (f.has("rope_parameters")) read_rope_parameters(c, f);
+  if (c.rope_scaling == "default") {  // the plain rotary embedding, named
+    c.rope_scaling.clear();
+    c.rope_scaling_params.clear();
   }
   if (!(c.rotary_fraction > 0 && c.rotary_fraction <= 1))
     f.fail(family == Family::NeoX ? "rotary_pct" : "partial_rotary_factor",
