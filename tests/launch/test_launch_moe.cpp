@@ -283,6 +283,46 @@ TEST(MegatronMoe, ExpertRulesNamed) {
   EXPECT_TRUE(megatron_layout_violations(s).empty());
 }
 
+// Megatron-Core's delayed fp8 scaling (its default recipe) refuses recomputing layernorm and
+// moe_act (TransformerConfig's checks): such a plan launches with current scaling, per-tensor as
+// costed, and says so; a plan recomputing neither keeps the default. moe_act is recomputed only
+// inside the grouped GEMM, which fp16 experts do not run: that plan is refused.
+TEST(MegatronMoe, RecomputedModulesTakeTheFp8RecipeThatAllowsThem) {
+  OptimizeOptions o;
+  o.mode = "expert";
+  o.layout.tensor_parallel = 1;
+  o.layout.pipeline_stages = 1;
+  o.layout.expert_parallel = 2;
+  o.layout.recompute = Recompute::Selective;
+  o.layout.recompute_modules.bits = RecomputeModules::kLayerNorm | RecomputeModules::kMoeActivation;
+  // fp8: bf16 with its GEMMs in fp8 (--dtype fp8); else the dtype.
+  auto plan_in = [&](bool fp8, DataType dtype, const OptimizeOptions& options) {
+    Graph g = load_model_for_devices("moe-tiny", 2, 8);
+    set_compute_dtype(g, dtype);
+    if (fp8) set_fp8_gemms(g);
+    return moe_round_trip(optimize_plan(g, load_machine("dgx-h100", {0, 2}), options));
+  };
+  const ExportResult fp8 =
+      export_launch(plan_in(true, DataType::BFloat16, o), {Framework::Megatron, false});
+  auto args = script_args(fp8.file.text);
+  EXPECT_EQ(args["--fp8-format"], "hybrid");
+  EXPECT_EQ(args["--fp8-recipe"], "tensorwise");
+  ASSERT_FALSE(fp8.file.notes.empty());
+  EXPECT_TRUE(std::any_of(fp8.file.notes.begin(), fp8.file.notes.end(), [](const auto& n) {
+    return n.find("delayed scaling) refuses recomputing layernorm and moe_act") !=
+           std::string::npos;
+  }));
+  OptimizeOptions attention_only = o;
+  attention_only.layout.recompute_modules = {};
+  args = script_args(
+      export_launch(plan_in(true, DataType::BFloat16, attention_only), {Framework::Megatron, false})
+          .file.text);
+  EXPECT_EQ(args["--fp8-format"], "hybrid");
+  EXPECT_FALSE(args.count("--fp8-recipe"));  // Megatron's default, delayed, as its examples
+  const std::string fp16 = moe_refusal(plan_in(false, DataType::Float16, o), Framework::Megatron);
+  EXPECT_NE(fp16.find("recomputes moe_act only in its grouped GEMM"), std::string::npos) << fp16;
+}
+
 // A torchtitan job for Qwen3-30B-A3B without stages: the qwen3 flavor, the experts over 8
 // devices with DeepEP, FSDP over the 16 copies.
 TEST(TorchtitanMoe, Qwen3FlavorAndExpertKeys) {

@@ -75,6 +75,14 @@ std::vector<std::string> yarn_violations(const ModelShape& m) {
 
 }  // namespace
 
+// Selective recomputation of the norms or the experts' activation (Megatron-Core's layernorm and
+// moe_act modules), which its delayed fp8 scaling refuses.
+bool recomputes_norm_or_expert_activation(const LaunchSpec& s) {
+  return s.recompute == Recompute::Selective &&
+         (s.recompute_modules.bits &
+          (RecomputeModules::kLayerNorm | RecomputeModules::kMoeActivation)) != 0;
+}
+
 bool uneven_chunks(const LaunchSpec& s) {
   return std::adjacent_find(s.chunk_layers.begin(), s.chunk_layers.end(), std::not_equal_to<>()) !=
          s.chunk_layers.end();
@@ -228,6 +236,12 @@ std::vector<std::string> megatron_cannot_run(const LaunchSpec& s) {
       out.push_back(
           "biases on the experts and the router alone (Megatron-LM biases every linear layer or "
           "none)");
+    if (s.dtype != "bf16" && s.dtype != "fp8" && s.recompute == Recompute::Selective &&
+        (s.recompute_modules.bits & RecomputeModules::kMoeActivation) != 0)
+      out.push_back(fmt::format(
+          "Megatron-Core recomputes moe_act only in its grouped GEMM (--moe-grouped-gemm), which "
+          "is bf16's and fp8's, not {}",
+          s.dtype));
   }
   for (auto& v : megatron_layout_violations(s)) out.push_back(std::move(v));
   return out;
@@ -393,6 +407,8 @@ LaunchFile write_megatron(const LaunchSpec& s) {
   if (s.dtype == "bf16" || s.dtype == "fp8") precision.add("--bf16");
   if (s.dtype == "fp16") precision.add("--fp16");
   if (s.dtype == "fp8") precision.add("--fp8-format", "hybrid");
+  if (s.dtype == "fp8" && recomputes_norm_or_expert_activation(s))
+    precision.add("--fp8-recipe", "tensorwise");
   if (s.fp8_param_gather) precision.add("--fp8-param-gather");
   if (s.grad_reduce_in_bf16) precision.add("--grad-reduce-in-bf16");
 
@@ -429,6 +445,11 @@ LaunchFile write_megatron(const LaunchSpec& s) {
     f.notes.push_back(
         "Megatron-Core warns that expert and tensor parallelism together need sequence "
         "parallelism (--sequence-parallel), which the plan did not use");
+  if (s.dtype == "fp8" && recomputes_norm_or_expert_activation(s))
+    f.notes.push_back(
+        "Megatron-Core's default fp8 recipe (delayed scaling) refuses recomputing layernorm and "
+        "moe_act: the launch takes current scaling (--fp8-recipe tensorwise, Transformer Engine "
+        "2.6 or later), per-tensor scales as the plan costs them");
   if (m.moe && s.dtype != "bf16" && s.dtype != "fp8")
     f.notes.push_back(fmt::format(
         "Megatron-LM's grouped GEMM for the experts (--moe-grouped-gemm) is bf16's only: the "
