@@ -442,4 +442,37 @@ TEST(MegatronMoe, CapacityFactorWrittenAsEachFrameworkTakesIt) {
   args = script_args(export_launch(dropless, {Framework::Megatron, false}).file.text);
   EXPECT_FALSE(args.count("--moe-expert-capacity-factor"));
   EXPECT_FALSE(args.count("--moe-pad-expert-input-to-capacity"));
+
+  // Megatron-Core's DeepEP (flex) dispatcher refuses to pad to a capacity: the joint search does
+  // not take it for a capped plan, and a capped DeepEP plan exports to Megatron-LM with the
+  // all-to-all dispatcher nearest, its capacity factor kept.
+  // Qwen3-30B-A3B on 32 H100s with EP 8: the joint search takes DeepEP dropless, the all-to-all
+  // dispatcher capped.
+  OptimizeOptions joint;
+  joint.mode = "joint";
+  joint.layout.expert_parallel = 8;
+  const Graph qwen = load_model_for_devices("qwen3-30b-a3b", 32, 256);
+  const MachineSpec h100 = load_machine("dgx-h100", {0, 32});
+  const Plan free = optimize_plan(qwen, h100, joint);
+  ASSERT_TRUE(free.pipeline);
+  EXPECT_EQ(free.pipeline->token_dispatcher, TokenDispatcher::DeepEp);
+  joint.layout.expert_load.capacity_factor = 1.25;
+  const Plan capped = optimize_plan(qwen, h100, joint);
+  ASSERT_TRUE(capped.pipeline);
+  EXPECT_EQ(capped.pipeline->token_dispatcher, TokenDispatcher::AllToAll);
+  // Asked for, DeepEP with a capacity factor is costed, and Megatron-LM does not run it.
+  OptimizeOptions deepep = o;
+  deepep.layout.dispatcher = TokenDispatcher::DeepEp;
+  const Plan capped_deepep = moe_round_trip(optimize_plan(
+      load_model_for_devices("moe-tiny", 8, 32), load_machine("dgx-h100", {0, 8}), deepep));
+  ASSERT_TRUE(capped_deepep.pipeline);
+  EXPECT_EQ(capped_deepep.pipeline->token_dispatcher, TokenDispatcher::DeepEp);
+  const std::string refused = moe_refusal(capped_deepep, Framework::Megatron);
+  EXPECT_NE(refused.find("does not pad the experts' input to their capacity"), std::string::npos)
+      << refused;
+  const ExportResult nearest = export_launch(capped_deepep, {Framework::Megatron, true});
+  args = script_args(nearest.file.text);
+  EXPECT_EQ(args["--moe-token-dispatcher-type"], "alltoall");
+  EXPECT_EQ(args["--moe-expert-capacity-factor"], "1.25");
+  EXPECT_TRUE(args.count("--moe-pad-expert-input-to-capacity"));
 }

@@ -62,6 +62,7 @@ std::vector<LayoutRequest> nearby_layouts(const Plan& plan, Framework framework)
     own.expert_parallel = p->expert_parallel;
     own.dispatcher = p->token_dispatcher;
     own.ep_comm_overlap = p->ep_comm_overlap;
+    own.expert_load = p->expert_load;  // the workload's, kept by every nearby layout
   }
   // What each framework's limits change in a request (Megatron-LM: as many virtual stages as
   // divide each stage's layers, the all-to-all overlap only where Megatron-Core takes it;
@@ -71,6 +72,11 @@ std::vector<LayoutRequest> nearby_layouts(const Plan& plan, Framework framework)
   const auto shape = plan_model_shape(plan);
   const bool moe = shape && shape->moe;
   const auto fit = [&](LayoutRequest r) {
+    r.expert_load = own.expert_load;
+    // Megatron-Core's DeepEP (flex) dispatcher does not pad to a capacity.
+    if (moe && framework == Framework::Megatron && !r.expert_load.dropless() &&
+        r.dispatcher == TokenDispatcher::DeepEp)
+      r.dispatcher = TokenDispatcher::AllToAll;
     if (moe && framework == Framework::Megatron && r.ep_comm_overlap.value_or(false) &&
         (r.recompute == Recompute::Full || r.expert_parallel == 1 ||
          (r.pipeline_stages > 1 && r.interleave == 1)))
@@ -118,6 +124,7 @@ std::vector<LayoutRequest> nearby_layouts(const Plan& plan, Framework framework)
     return r;
   };
   LayoutRequest grid;
+  grid.expert_load = own.expert_load;
   grid.tensor_parallel = own.tensor_parallel;
   grid.pipeline_stages = own.pipeline_stages;
   grid.expert_parallel = own.expert_parallel;

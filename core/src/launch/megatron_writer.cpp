@@ -236,6 +236,11 @@ std::vector<std::string> megatron_cannot_run(const LaunchSpec& s) {
       out.push_back(
           "biases on the experts and the router alone (Megatron-LM biases every linear layer or "
           "none)");
+    if (s.dispatcher == TokenDispatcher::DeepEp && !s.expert_load.dropless())
+      out.push_back(
+          "Megatron-Core's DeepEP dispatcher (flex) does not pad the experts' input to their "
+          "capacity (--moe-pad-expert-input-to-capacity), as the plan's capacity factor is "
+          "costed");
     if (s.dtype != "bf16" && s.dtype != "fp8" && s.recompute == Recompute::Selective &&
         (s.recompute_modules.bits & RecomputeModules::kMoeActivation) != 0)
       out.push_back(fmt::format(

@@ -284,10 +284,13 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
     if (!r.context_exchange) exchanges = {ContextExchange::AllGather};
   }
   const bool own_alltoall = r.experts_over_copies_only;  // the launcher's own, not overlapped
+  // A capacity factor pads each expert's input up to its capacity, which Megatron-Core's DeepEP
+  // (flex) dispatcher does not (TransformerConfig refuses moe_pad_expert_input_to_capacity with
+  // it): the search gives capped plans the all-to-all dispatcher.
   std::vector<TokenDispatcher> dispatchers{TokenDispatcher::AllToAll};
   if (r.dispatcher)
     dispatchers = {*r.dispatcher};
-  else if (joint && facts_.experts > 0 && !own_alltoall)
+  else if (joint && facts_.experts > 0 && !own_alltoall && r.expert_load.dropless())
     dispatchers.push_back(TokenDispatcher::DeepEp);
   std::vector<bool> ep_overlaps{false};
   if (r.ep_comm_overlap)
