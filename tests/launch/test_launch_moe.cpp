@@ -323,6 +323,28 @@ TEST(MegatronMoe, RecomputedModulesTakeTheFp8RecipeThatAllowsThem) {
   EXPECT_NE(fp16.find("recomputes moe_act only in its grouped GEMM"), std::string::npos) << fp16;
 }
 
+// A top-1 softmax router (Switch's): Megatron-Core refuses the softmax after the pick (its
+// gradient is zero), so a router weighting each token by its pick's probability is written with
+// --moe-router-pre-softmax, and one renormalised over its single pick (every weight 1) is refused.
+TEST(MegatronMoe, TopOneSoftmaxRouterWeightsByItsProbability) {
+  const Plan plan = small_moe_plan("moe-tiny", 8, 1, 1, 4);
+  Derivation d = launch_spec_of(plan);
+  ASSERT_TRUE(d.spec);
+  LaunchSpec s = *d.spec;
+  ASSERT_TRUE(s.model.moe);
+  s.model.moe->top_k = 1;
+  s.model.moe->sigmoid = false;
+  s.model.moe->normalize_top_k = false;
+  EXPECT_TRUE(cannot_run(s, Framework::Megatron).empty());
+  auto args = script_args(write_launch(s, Framework::Megatron).text);
+  EXPECT_EQ(args["--moe-router-topk"], "1");
+  EXPECT_TRUE(args.count("--moe-router-pre-softmax"));
+  s.model.moe->normalize_top_k = true;
+  const auto why = cannot_run(s, Framework::Megatron);
+  ASSERT_EQ(why.size(), 1u);
+  EXPECT_NE(why[0].find("refuses a softmax after a top-1 pick"), std::string::npos) << why[0];
+}
+
 // A torchtitan job for Qwen3-30B-A3B without stages: the qwen3 flavor, the experts over 8
 // devices with DeepEP, FSDP over the 16 copies.
 TEST(TorchtitanMoe, Qwen3FlavorAndExpertKeys) {

@@ -228,6 +228,11 @@ std::vector<std::string> megatron_cannot_run(const LaunchSpec& s) {
       out.push_back(
           "a sigmoid router whose picked scores are not renormalised (Megatron-LM's sigmoid "
           "router divides them by their sum)");
+    if (!e->sigmoid && e->normalize_top_k && e->top_k == 1)
+      out.push_back(
+          "a top-1 softmax router renormalised over its one pick (every token weighted 1): "
+          "Megatron-Core refuses a softmax after a top-1 pick, whose gradient is zero, and weights "
+          "by the pick's probability (--moe-router-pre-softmax)");
     if (m.router_score_correction && !e->sigmoid)
       out.push_back(
           "a routing-score correction on a softmax router (Megatron-LM's "
@@ -340,7 +345,7 @@ LaunchFile write_megatron(const LaunchSpec& s) {
     experts.add("--moe-router-score-function", e->sigmoid ? "sigmoid" : "softmax");
     // Megatron's softmax after the top-k is the softmax over all renormalised over the picked;
     // before it (pre-softmax), the picked scores as they are.
-    if (!e->sigmoid && !e->normalize_top_k && e->top_k > 1) experts.add("--moe-router-pre-softmax");
+    if (!e->sigmoid && !e->normalize_top_k) experts.add("--moe-router-pre-softmax");
     if (m.router_score_correction) experts.add("--moe-router-enable-expert-bias");
     if (e->route_groups > 1) {
       experts.add("--moe-router-num-groups", num(e->route_groups));
