@@ -247,16 +247,18 @@ def time_host(args):
         return 1e6 * queued / calls, 1e6 * done / calls
 
     calls = args.calls
+    # bf16 as the frameworks train; on a CPU (the check's rehearsal) fp32, which it runs fast.
+    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
     x = torch.zeros(1024, device=device)
-    a = torch.randn(64, 64, device=device, dtype=torch.bfloat16)
+    a = torch.randn(64, 64, device=device, dtype=dtype)
     out["elementwise_us"] = dict(zip(("host", "total"), per_call_us(lambda: x.add_(1.0), calls)))
     out["small_gemm_us"] = dict(zip(("host", "total"), per_call_us(lambda: torch.mm(a, a), calls)))
     # One GEMM an expert, as Transformer Engine's grouped linear runs bf16 experts: Qwen3-235B's up
     # and gate projection (hidden 4,096 -> 2 x 1,536) for 16 experts of 1,024 tokens, against the
     # same products as one GEMM of 16,384 rows.
     experts, rows, hidden, ffn = 16, args.expert_rows, 4096, 3072
-    tokens = torch.randn(experts, rows, hidden, device=device, dtype=torch.bfloat16)
-    weights = torch.randn(experts, hidden, ffn, device=device, dtype=torch.bfloat16)
+    tokens = torch.randn(experts, rows, hidden, device=device, dtype=dtype)
+    weights = torch.randn(experts, hidden, ffn, device=device, dtype=dtype)
     flat = tokens.view(experts * rows, hidden)
 
     def per_expert():
@@ -278,8 +280,8 @@ def time_host(args):
           f"{out['elementwise_us']['host']:.1f} us of host time ({out['elementwise_us']['total']:.1f} us "
           f"each with the GPU's), a 64x64 GEMM {out['small_gemm_us']['host']:.1f} us "
           f"({out['small_gemm_us']['total']:.1f}); {experts} expert GEMMs of {rows} rows one at a "
-          f"time {e['per_expert_us']['total']:.0f} us ({e['per_expert_tflops']:.0f} TFLOP/s), as one "
-          f"GEMM {e['one_gemm_us']['total']:.0f} us ({e['one_gemm_tflops']:.0f} TFLOP/s)")
+          f"time {e['per_expert_us']['total']:.0f} us ({e['per_expert_tflops']:.3g} TFLOP/s), as one "
+          f"GEMM {e['one_gemm_us']['total']:.0f} us ({e['one_gemm_tflops']:.3g} TFLOP/s)")
     return 0
 
 
