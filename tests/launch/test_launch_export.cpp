@@ -653,6 +653,19 @@ TEST(ContextParallelExport, MegatronAndTorchtitanSplitTheSequenceDeepSpeedRefuse
   EXPECT_EQ(r.spec.dp, 4);
   ASSERT_FALSE(r.refused.empty());
   EXPECT_NE(r.refused[0].find("no context parallelism"), std::string::npos) << r.refused[0];
+  // torchtitan splits the sequence by TP x 2 x CP (ParallelDims.seq_len_divisor, asserted by
+  // every model's parallelize): 8 here, which 36 tokens are not a multiple of.
+  LaunchSpec odd = *launch_spec_of(plan).spec;
+  odd.model.seq = 36;
+  const auto why = cannot_run(odd, Framework::Torchtitan);
+  EXPECT_TRUE(std::any_of(why.begin(), why.end(), [](const std::string& w) {
+    return w == "torchtitan needs the sequence divisible by TP x 2 x CP (8): 36 tokens";
+  }));
+  odd.model.seq = 40;
+  const auto fine = cannot_run(odd, Framework::Torchtitan);
+  EXPECT_TRUE(std::none_of(fine.begin(), fine.end(), [](const std::string& w) {
+    return w.find("divisible by TP x 2 x CP") != std::string::npos;
+  }));
 }
 
 }  // namespace

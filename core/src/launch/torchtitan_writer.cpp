@@ -145,6 +145,11 @@ std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& s) {
         to_string(s.recompute_modules)));
   if (s.dtype == "fp16")
     out.push_back("torchtitan trains in bfloat16 or float32 (mixed_precision_param), not float16");
+  // ParallelDims.seq_len_divisor, which every model's parallelize asserts: its sequence-parallel
+  // TP splits the sequence, and its context parallelism into 2 x CP chunks.
+  if (const std::int64_t divisor = std::int64_t{s.tp} * 2 * s.cp; m.seq % divisor != 0)
+    out.push_back(fmt::format(
+        "torchtitan needs the sequence divisible by TP x 2 x CP ({}): {} tokens", divisor, m.seq));
   if (m.moe) {
     const MoeFlavor* f = moe_flavor(m);
     if (!f) {
