@@ -232,6 +232,38 @@ TEST(HfConfig, Glm45AirCountsAsItsReport) {
   EXPECT_NEAR(static_cast<double>(g.active_parameter_count()) - tables, 12e9, 0.5e9);
 }
 
+// MiniMax-M2 (MiniMaxM2ForCausalLM): Mixtral's layer of 256 experts 1,536 wide on all 62 layers,
+// under a sigmoid router with a score correction, renormalised; grouped-query attention of 48
+// heads of 128 with 8 key/value heads, RMSNorm over the whole q and k projections, 64 of each
+// head's 128 rotated (rotary_dim). Counted as its checkpoint holds it (the score corrections too,
+// as for DeepSeek-V3 and GLM-4.5): 62 x (attention 2 x 3,072 x 6,144 + 2 x 3,072 x 1,024, q/k
+// norms 6,144 + 1,024, 2 norms of 3,072, router 3,072 x 256 + 256, experts 256 x 3 x 3,072 x
+// 1,536) + the embedding and the head (200,064 x 3,072 each) + the final norm: 228,689,764,864;
+// the model card says 230B total and 10B active (without the tables: 9.8B here).
+TEST(HfConfig, MiniMaxM2CountsAsItsModelCard) {
+  const HfConfig c = hf::read_hf_config(published_config("MiniMax-M2"));
+  ASSERT_TRUE(c.moe);
+  EXPECT_EQ(c.moe->experts, 256);
+  EXPECT_EQ(c.moe->experts_per_token, 8);
+  EXPECT_EQ(c.moe->expert_ffn, 1536);
+  EXPECT_EQ(c.moe->shared_experts, 0);
+  EXPECT_TRUE(c.moe->sigmoid_scores && c.moe->score_correction && c.moe->normalize_top_k);
+  EXPECT_TRUE(c.qk_norm_whole);
+  EXPECT_FALSE(c.qk_norm);
+  EXPECT_DOUBLE_EQ(c.rotary_fraction, 0.5);
+  EXPECT_EQ(c.rope_theta, 5e6);
+  EXPECT_EQ(c.sliding_window, 0);
+  EXPECT_EQ(hf::parameter_count(c), 228689764864);
+  zoo::TransformerResize short_sequence;
+  short_sequence.seq = 64;
+  const Graph g = hf::build_hf_model(c, 1, short_sequence);
+  // Not held by the graph: the q and k norms over the whole projections, the score corrections.
+  EXPECT_EQ(g.parameter_count(), 228689764864 - 62 * (6144 + 1024) - 62 * 256);
+  EXPECT_NEAR(static_cast<double>(g.parameter_count()), 230e9, 1.5e9);
+  const double tables = 2.0 * 200064 * 3072;
+  EXPECT_NEAR(static_cast<double>(g.active_parameter_count()) - tables, 10e9, 0.25e9);
+}
+
 // Llama 4 (Llama4ForConditionalGeneration: its language model's text_config). Scout: 48 layers of
 // attention (5,120 x 5,120 x 2 + 2 x 5,120 x 1,024; its q/k L2 norm has no weights) and 16 routed
 // experts with one shared, all 8,192 wide (17 x 3 x 5,120 x 8,192 + a router 5,120 x 16), 2 norms

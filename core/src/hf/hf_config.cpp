@@ -42,7 +42,8 @@ enum class Family {
   DeepseekV3,
   Glm4Moe,
   GptOss,
-  Llama4
+  Llama4,
+  MiniMaxM2
 };
 
 struct Architecture {
@@ -76,6 +77,7 @@ constexpr Architecture kArchitectures[] = {
     {"Glm4MoeForCausalLM", "glm4_moe", Family::Glm4Moe, false},
     {"Llama4ForCausalLM", "llama4_text", Family::Llama4, false},
     {"GptOssForCausalLM", "gpt_oss", Family::GptOss, false},
+    {"MiniMaxM2ForCausalLM", "minimax_m2", Family::MiniMaxM2, false},
 };
 
 // Gemma 3's multimodal checkpoints (gemma-3-4b/12b/27b) wrap the language model's config in
@@ -245,6 +247,7 @@ std::optional<std::vector<bool>> sliding_from_layer_types(const Fields& f, std::
 }
 
 void read_sliding_window(HfConfig& c, const Fields& f, Family family) {
+  if (family == Family::MiniMaxM2) return;  // MiniMaxM2Attention drops its config's window
   const std::int64_t window = f.count_or("sliding_window", 0);
   std::vector<bool> sliding;
   for (std::int64_t i = 0; i < c.layers; ++i) {
@@ -296,6 +299,15 @@ void read_moe(HfConfig& c, const Fields& f, Family family) {
       m.expert_ffn = c.ffn;
       m.expert_bias = true;
       m.normalize_top_k = true;  // a softmax over the top-k logits
+      break;
+    case Family::MiniMaxM2:
+      // MiniMaxM2SparseMoeBlock: Mixtral's experts on every layer, intermediate_size wide, under
+      // a sigmoid router with a score correction (MiniMaxM2TopKRouter: e_score_correction_bias,
+      // a buffer), the picked scores renormalised; no shared expert.
+      m.experts = f.has("num_local_experts") ? f.size("num_local_experts") : f.size("num_experts");
+      m.experts_per_token = f.size("num_experts_per_tok");
+      m.expert_ffn = c.ffn;
+      m.sigmoid_scores = m.score_correction = m.normalize_top_k = true;
       break;
     case Family::PhiMoe:  // Mixtral's block; its sparsemixer routing picks, it adds no work
       m.experts = f.size("num_local_experts");
@@ -498,7 +510,9 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
   c.max_positions = f.count_or("max_position_embeddings", 0);
   c.activation =
       f.text_or("hidden_activation", f.text_or("hidden_act", gemma ? "gelu_pytorch_tanh" : "silu"));
-  c.rope_theta = f.number_or("rope_theta", f.number_or("rotary_emb_base", 10000.0));
+  c.rope_theta = f.number_or(
+      "rope_theta",
+      f.number_or("rotary_emb_base", family == Family::MiniMaxM2 ? 1000000.0 : 10000.0));
   // Glm4MoeConfig rotates half of each head unless told otherwise.
   c.rotary_fraction = f.number_or("partial_rotary_factor", family == Family::Glm4Moe ? 0.5 : 1.0);
   const bool bias =
@@ -549,6 +563,15 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
     }
     case Family::Olmoe:  // OlmoeAttention: RMSNorm over the whole q and k projections
       c.qk_norm_whole = true;
+      break;
+    case Family::MiniMaxM2:
+      // MiniMaxM2Attention: RMSNorm over the whole q and k projections, and a rotary_dim of
+      // each head rotated (MiniMaxM2Config turns it into partial_rotary_factor).
+      c.qk_norm_whole = true;
+      if (!f.has("partial_rotary_factor") && f.has("rotary_dim")) {
+        const std::int64_t rotary = f.size("rotary_dim");
+        c.rotary_fraction = static_cast<double>(rotary) / static_cast<double>(c.head_size());
+      }
       break;
     case Family::Olmo2:  // OLMoE's q and k norms, and each block's norm after it, none before
       c.qk_norm_whole = c.post_norms = true;
