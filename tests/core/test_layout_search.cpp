@@ -65,6 +65,33 @@ TEST(LayoutSearch, MixtureOfExpertsPlanEqualsTheExhaustiveSearchs) {
                    joint());
 }
 
+// Megatron-Core recomputes the experts' activation (moe_act) only inside its grouped GEMM, which
+// runs bf16 and fp8 experts: a launchable fp16 plan searches every layout of the bf16 one but
+// those recomputing layernorm,moe_act (one of the MoE recipes' two module sets), and a plan not
+// meant for a launcher keeps them.
+TEST(LayoutSearch, LaunchableHalfPrecisionExpertsDoNotRecomputeTheirActivation) {
+  const MachineSpec machine = load_machine("dgx-h100", {0, 8});
+  auto layouts = [&](DataType dtype, bool launchable) {
+    Graph model = load_model_for_devices("moe-tiny", 8, 16);
+    set_compute_dtype(model, dtype);
+    PipelineOptions o = joint();
+    o.exhaustive = true;
+    o.request.launchable = launchable;
+    o.request.pipeline_stages = 1;
+    o.request.tensor_parallel = 1;
+    const auto plan = plan_pipeline(model, machine, o);
+    EXPECT_TRUE(plan);
+    return plan ? plan->layouts_evaluated : 0;
+  };
+  const std::int64_t bf16 = layouts(DataType::BFloat16, true);
+  const std::int64_t fp16 = layouts(DataType::Float16, true);
+  EXPECT_GT(bf16, fp16);
+  // The recomputations searched are none, the attention's, full and the two module sets: fp16
+  // drops one of the five.
+  EXPECT_EQ(fp16 * 5, bf16 * 4);
+  EXPECT_EQ(layouts(DataType::Float16, false), bf16);
+}
+
 // Memory binds: a 7.5B GPT on 8 A100s of 80 GB fits only with its weights and optimizer state
 // split, so the fastest layouts by compute do not fit and the bound's memory side must prune.
 TEST(LayoutSearch, ModelThatMustBeSplitToFitPlanEqualsTheExhaustiveSearchs) {

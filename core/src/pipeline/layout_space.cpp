@@ -218,7 +218,9 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
     // Mixture-of-experts layers keep most of a layer's activations inside the experts.
     if (facts_.experts > 0 && r.recompute_module_sets)
       for (const RecomputeModules& modules : kMoeRecipeRecomputeModules)
-        stage.recomputes.push_back({Recompute::Selective, modules});
+        if (facts_.grouped_gemm || !r.launchable ||
+            (modules.bits & RecomputeModules::kMoeActivation) == 0)
+          stage.recomputes.push_back({Recompute::Selective, modules});
   } else {
     stage.recomputes = {{Recompute::Full, {}}};  // Megatron-LM's published runs recompute all
   }

@@ -110,6 +110,9 @@ struct LayoutFacts {
   // context parallelism then all-gathers the keys and values (or splits the heads), never rings
   // them, so a launchable plan's context exchange is the all-gather.
   bool sliding_window = false;
+  // The experts run Megatron-Core's grouped GEMM (bf16 and fp8 plans), the only place it
+  // recomputes their activation (moe_act): a launchable fp16 or fp32 plan does not take it.
+  bool grouped_gemm = true;
   bool joint = false;  // the joint search (else Megatron-LM's expert mode)
   // An operator that normalises over the whole batch (a BatchNorm, described): the batch is then
   // not split, neither over data-parallel copies nor into micro-batches (empty: none).

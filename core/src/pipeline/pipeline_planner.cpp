@@ -146,6 +146,7 @@ class Planner {
                              .experts = experts_,
                              .transformer = transformer_,
                              .sliding_window = sliding_window_,
+                             .grouped_gemm = dtype_ == DataType::BFloat16,
                              .joint = options_.joint,
                              .batch_statistics = batch_statistics_},
                             options_.request, machine_);
