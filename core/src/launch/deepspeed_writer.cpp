@@ -107,8 +107,7 @@ std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
   if (m.head_bias) out.push_back("Megatron-DeepSpeed's output layer has no bias (lm_head_bias)");
   if (m.multipliers)
     out.push_back("Megatron-DeepSpeed's GPT has no embedding, residual or logit multipliers");
-  if (m.sliding_window > 0 && m.sliding_window < m.seq)
-    out.push_back("Megatron-DeepSpeed has no sliding-window attention");
+  if (m.windowed()) out.push_back("Megatron-DeepSpeed has no sliding-window attention");
   if (m.heads % s.tp != 0 || m.kv_heads % s.tp != 0)
     out.push_back(fmt::format("TP {} does not divide the {} heads and {} KV heads", s.tp, m.heads,
                               m.kv_heads));

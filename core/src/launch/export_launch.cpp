@@ -95,8 +95,7 @@ std::vector<LayoutRequest> nearby_layouts(const Plan& plan, Framework framework)
     }
     // Transformer Engine's context parallelism all-gathers the keys and values of a windowed
     // attention; it has no ring for it.
-    if (framework == Framework::Megatron && shape && shape->sliding_window > 0 &&
-        shape->sliding_window < shape->seq && r.context_parallel > 1)
+    if (framework == Framework::Megatron && shape && shape->windowed() && r.context_parallel > 1)
       r.context_exchange = ContextExchange::AllGather;
     if (framework == Framework::Megatron && shape && r.interleave > 1 && r.pipeline_stages > 0) {
       const std::int64_t per_stage =

@@ -75,13 +75,19 @@ std::vector<std::string> yarn_violations(const ModelShape& m) {
 
 }  // namespace
 
-// Selective recomputation of the norms or the experts' activation (Megatron-Core's layernorm and
-// moe_act modules), which its delayed fp8 scaling refuses.
-bool recomputes_norm_or_expert_activation(const LaunchSpec& s) {
-  return s.recompute == Recompute::Selective &&
-         (s.recompute_modules.bits &
-          (RecomputeModules::kLayerNorm | RecomputeModules::kMoeActivation)) != 0;
+// Selective recomputation of any of Megatron-Core's modules in `bits` (RecomputeModules).
+bool recomputes_any(const LaunchSpec& s, unsigned bits) {
+  return s.recompute == Recompute::Selective && (s.recompute_modules.bits & bits) != 0;
 }
+
+// The norms or the experts' activation, which Megatron-Core's delayed fp8 scaling refuses to
+// recompute.
+bool recomputes_norm_or_expert_activation(const LaunchSpec& s) {
+  return recomputes_any(s, RecomputeModules::kLayerNorm | RecomputeModules::kMoeActivation);
+}
+
+// The dtypes Megatron-Core's grouped GEMM for the experts runs (--moe-grouped-gemm).
+bool runs_grouped_gemm(const LaunchSpec& s) { return s.dtype == "bf16" || s.dtype == "fp8"; }
 
 bool uneven_chunks(const LaunchSpec& s) {
   return std::adjacent_find(s.chunk_layers.begin(), s.chunk_layers.end(), std::not_equal_to<>()) !=
@@ -151,8 +157,7 @@ std::vector<std::string> megatron_layout_violations(const LaunchSpec& s) {
   if (s.cp > 1 && m.seq % (2 * s.cp) != 0)
     out.push_back(fmt::format("rule 'the sequence splits into 2 x CP chunks': {} tokens on CP {}",
                               m.seq, s.cp));
-  if (s.cp > 1 && m.sliding_window > 0 && m.sliding_window < m.seq &&
-      s.cp_exchange == ContextExchange::Ring)
+  if (s.cp > 1 && m.windowed() && s.cp_exchange == ContextExchange::Ring)
     out.push_back(
         "Transformer Engine's context parallelism takes a sliding window only by all-gathering the "
         "keys and values (--cp-comm-type all_gather), not by the plan's ring (p2p)");
@@ -246,8 +251,7 @@ std::vector<std::string> megatron_cannot_run(const LaunchSpec& s) {
           "Megatron-Core's DeepEP dispatcher (flex) does not pad the experts' input to their "
           "capacity (--moe-pad-expert-input-to-capacity), as the plan's capacity factor is "
           "costed");
-    if (s.dtype != "bf16" && s.dtype != "fp8" && s.recompute == Recompute::Selective &&
-        (s.recompute_modules.bits & RecomputeModules::kMoeActivation) != 0)
+    if (!runs_grouped_gemm(s) && recomputes_any(s, RecomputeModules::kMoeActivation))
       out.push_back(fmt::format(
           "Megatron-Core recomputes moe_act only in its grouped GEMM (--moe-grouped-gemm), which "
           "is bf16's and fp8's, not {}",
@@ -328,7 +332,7 @@ LaunchFile write_megatron(const LaunchSpec& s) {
   model.add("--make-vocab-size-divisible-by", num(detail::vocab_divisor(m.vocab, s.tp)));
   // Hugging Face's window counts the query itself; Transformer Engine's (left, right) the keys
   // before and after it. The layers that attend in full, 0s in Megatron-LM's per-layer list.
-  if (m.sliding_window > 0 && m.sliding_window < m.seq) {
+  if (m.windowed()) {
     model.add("--window-size", fmt::format("{},0", m.sliding_window - 1));
     if (!m.window_layers.empty())
       model.add("--window-attn-skip-freq", "\"" + python_list_expression(m.window_layers) + "\"");
@@ -352,7 +356,7 @@ LaunchFile write_megatron(const LaunchSpec& s) {
       experts.add("--moe-router-group-topk", num(e->route_group_top_k));
     }
     if (m.router_probs_on_input) experts.add("--moe-apply-probs-on-input");
-    if (s.dtype == "bf16" || s.dtype == "fp8") experts.add("--moe-grouped-gemm");
+    if (runs_grouped_gemm(s)) experts.add("--moe-grouped-gemm");
     experts.add("--moe-token-dispatcher-type",
                 s.dispatcher == TokenDispatcher::DeepEp ? "flex" : "alltoall");
     if (s.dispatcher == TokenDispatcher::DeepEp) experts.add("--moe-enable-deepep");
@@ -460,7 +464,7 @@ LaunchFile write_megatron(const LaunchSpec& s) {
         "Megatron-Core's default fp8 recipe (delayed scaling) refuses recomputing layernorm and "
         "moe_act: the launch takes current scaling (--fp8-recipe tensorwise, Transformer Engine "
         "2.6 or later), per-tensor scales as the plan costs them");
-  if (m.moe && s.dtype != "bf16" && s.dtype != "fp8")
+  if (m.moe && !runs_grouped_gemm(s))
     f.notes.push_back(fmt::format(
         "Megatron-LM's grouped GEMM for the experts (--moe-grouped-gemm) is bf16's only: the "
         "plan's {} experts run as one GEMM each",

@@ -197,8 +197,7 @@ std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& s) {
         "heads, FFN {}, vocabulary {}); its flavors are debugmodel, 8B, 70B and 405B, and a "
         "TOML cannot change their sizes",
         m.hidden, m.layers, m.heads, m.kv_heads, m.ffn, m.vocab));
-  if (m.sliding_window > 0 && m.sliding_window < m.seq)
-    out.push_back("torchtitan's llama3 has no sliding-window attention");
+  if (m.windowed()) out.push_back("torchtitan's llama3 has no sliding-window attention");
   return out;
 }
 

@@ -282,8 +282,11 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
           "context parallelism takes only by all-gathering the keys and values (--cp-comm "
           "all_gather), not by a ring",
           facts_.model));
-    std::erase(exchanges, ContextExchange::Ring);
-    if (!r.context_exchange) exchanges = {ContextExchange::AllGather};
+    // Searched, it is the all-gather; asked for as a ring (with CP searched), no such grid.
+    if (r.context_exchange == ContextExchange::Ring)
+      exchanges.clear();
+    else
+      exchanges = {ContextExchange::AllGather};
   }
   const bool own_alltoall = r.experts_over_copies_only;  // the launcher's own, not overlapped
   // A capacity factor pads each expert's input up to its capacity, which Megatron-Core's DeepEP

@@ -95,8 +95,8 @@ struct ModelShape {
   bool multipliers = false;         // Granite's embedding, residual, attention and logit scalars
   std::int64_t sliding_window = 0;
   std::vector<int> window_layers;  // per layer: 1 attends within sliding_window (empty: all do)
-  std::int64_t max_positions = 0;        // max_position_embeddings (0: not given)
-  bool expert_bias = false;              // biases on the experts and the router (gpt-oss)
+  std::int64_t max_positions = 0;  // max_position_embeddings (0: not given)
+  bool expert_bias = false;        // biases on the experts and the router (gpt-oss)
   bool router_score_correction = false;  // DeepSeek-V3's per-expert bias of the routing scores
   // Llama 4: rotary layers attending within chunks (0: none), every nope_interval-th layer
   // without rotary (nope_layers of them; interval 0 where not regular), q and k L2-normalised,
@@ -107,6 +107,8 @@ struct ModelShape {
   bool router_probs_on_input = false;
 
   std::int64_t kv_channels() const { return head_dim > 0 ? head_dim : hidden / heads; }
+  // Some layers attend within a window shorter than the sequence (else the window changes nothing).
+  bool windowed() const { return sliding_window > 0 && sliding_window < seq; }
 };
 
 // The decoder `serial` is (its layers of causal self-attention with one MLP each, a token
