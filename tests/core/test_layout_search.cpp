@@ -6,6 +6,8 @@
 
 #include <cstdio>
 
+#include "unity/core/errors.h"
+#include "unity/core/launch/launch_limits.h"
 #include "unity/core/machine/machine_spec.h"
 #include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/pipeline/pipeline_planner.h"
@@ -90,6 +92,52 @@ TEST(LayoutSearch, LaunchableHalfPrecisionExpertsDoNotRecomputeTheirActivation) 
   // drops one of the five.
   EXPECT_EQ(fp16 * 5, bf16 * 4);
   EXPECT_EQ(layouts(DataType::Float16, false), bf16);
+}
+
+// torchtitan asserts that its sequence splits over TP x 2 x CP (ParallelDims.seq_len_divisor), and
+// Megatron-LM that sequence parallelism's share divides by TP (mappings.py): llama-tiny with 4 key/
+// value heads searches TP 1, 2 and 4; at 36 tokens torchtitan runs no TP 4 (36 % 8 != 0) and
+// Megatron-LM runs TP 4 (36 % 4 == 0), at 38 tokens neither splits it over 4 devices.
+TEST(LayoutSearch, LaunchersSearchOnlyTheSequenceSplitsTheyRun) {
+  const MachineSpec machine = load_machine("dgx-h100", {0, 8});
+  auto model = [](std::int64_t seq) {
+    zoo::TransformerResize resize;
+    resize.kv_heads = 4;
+    resize.seq = seq;
+    return load_model_for_devices("llama-tiny", 8, 16, resize);
+  };
+  auto options = [](std::optional<launch::Framework> launcher, int tp) {
+    PipelineOptions o = joint();
+    o.exhaustive = true;
+    o.request.pipeline_stages = 1;
+    o.request.context_parallel = 1;
+    if (tp) o.request.tensor_parallel = tp;
+    if (launcher) launch::limit_to_launcher(o.request, *launcher);
+    return o;
+  };
+  auto layouts = [&](std::int64_t seq, std::optional<launch::Framework> launcher, int tp = 0) {
+    const auto plan = plan_pipeline(model(seq), machine, options(launcher, tp));
+    EXPECT_TRUE(plan);
+    return plan ? plan->layouts_evaluated : 0;
+  };
+  const auto torchtitan = launch::Framework::Torchtitan;
+  const auto megatron = launch::Framework::Megatron;
+  // torchtitan: 36 and 40 tokens differ only in TP 4's layouts.
+  EXPECT_EQ(layouts(36, torchtitan), layouts(40, torchtitan) - layouts(40, torchtitan, 4));
+  EXPECT_GT(layouts(40, torchtitan, 4), 0);
+  try {
+    plan_pipeline(model(36), machine, options(torchtitan, 4));
+    ADD_FAILURE() << "torchtitan's TP 4 on 36 tokens was planned";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("TP x 2 x CP = 8"), std::string::npos) << e.what();
+  }
+  // Megatron-LM: TP 4 on 38 tokens without sequence parallelism (and so without TP overlap),
+  // which 36 tokens keep; a plan for no launcher keeps it too.
+  EXPECT_LT(layouts(38, megatron, 4), layouts(36, megatron, 4));
+  EXPECT_EQ(layouts(38, std::nullopt, 4), layouts(36, std::nullopt, 4));
+  PipelineOptions fixed = options(megatron, 4);
+  fixed.request.sequence_parallel = true;
+  EXPECT_THROW(plan_pipeline(model(38), machine, fixed), InputError);
 }
 
 // Memory binds: a 7.5B GPT on 8 A100s of 80 GB fits only with its weights and optimizer state

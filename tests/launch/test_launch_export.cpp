@@ -666,6 +666,23 @@ TEST(ContextParallelExport, MegatronAndTorchtitanSplitTheSequenceDeepSpeedRefuse
   EXPECT_TRUE(std::none_of(fine.begin(), fine.end(), [](const std::string& w) {
     return w.find("divisible by TP x 2 x CP") != std::string::npos;
   }));
+  // Megatron's sequence parallelism scatters each CP rank's share over TP (mappings.py asserts
+  // it divides): 42 tokens are 21 a CP rank, which TP 2 does not split; 44 are 22.
+  odd.sequence_parallel = true;
+  odd.model.seq = 42;
+  for (const Framework f : {Framework::Megatron, Framework::DeepSpeed}) {
+    const auto refused = cannot_run(odd, f);
+    EXPECT_TRUE(std::any_of(refused.begin(), refused.end(), [](const std::string& w) {
+      return w ==
+             "rule 'sequence parallelism splits each rank's sequence over TP': 42 tokens over CP "
+             "2 on TP 2";
+    }));
+  }
+  odd.model.seq = 44;
+  const auto splits = cannot_run(odd, Framework::Megatron);
+  EXPECT_TRUE(std::none_of(splits.begin(), splits.end(), [](const std::string& w) {
+    return w.find("sequence parallelism splits") != std::string::npos;
+  }));
 }
 
 }  // namespace

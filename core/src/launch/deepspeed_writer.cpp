@@ -91,6 +91,7 @@ std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
   const ModelShape& m = s.model;
   if (s.tp_comm_overlap)
     out.push_back("Megatron-DeepSpeed has no tensor-parallel communication overlap");
+  if (auto v = detail::sequence_parallel_split_violation(s)) out.push_back(std::move(*v));
   if (m.parallel_residual || m.sandwich_norms || m.post_norms || m.qk_norm || m.qk_norm_whole ||
       m.qkv_bias)
     out.push_back(

@@ -23,6 +23,7 @@ void limit_to_launcher(LayoutRequest& r, Framework f) {
   if (r.recompute == Recompute::Selective && !r.recompute_modules.is_default())
     refuse(f, "--recompute-modules", "Megatron-Core's recomputation modules");
   r.recompute_module_sets = false;
+  r.sequence_splits_over_tp_and_two_cp = f == Framework::Torchtitan;
   if (f != Framework::DeepSpeed) return;
   if (r.interleave > 1) refuse(f, "--interleave", "an interleaved schedule");
   r.interleave = 1;

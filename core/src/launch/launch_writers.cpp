@@ -111,6 +111,14 @@ int vocab_divisor(std::int64_t vocab, int tp) {
   return 1;
 }
 
+std::optional<std::string> sequence_parallel_split_violation(const LaunchSpec& s) {
+  if (!s.sequence_parallel || s.tp <= 1 || s.model.seq % (std::int64_t{s.tp} * s.cp) == 0)
+    return std::nullopt;
+  return fmt::format(
+      "rule 'sequence parallelism splits each rank's sequence over TP': {} tokens{} on TP {}",
+      s.model.seq, s.cp > 1 ? fmt::format(" over CP {}", s.cp) : std::string(), s.tp);
+}
+
 std::string torchrun_lines(const LaunchSpec& spec, const std::string& script,
                            const std::vector<std::string>& arrays) {
   const int per_node = std::min(spec.devices, spec.devices_per_node);

@@ -72,8 +72,26 @@ LayoutSpace::LayoutSpace(const LayoutFacts& facts, const LayoutRequest& request,
           (facts_.head_groups <= 0 || facts_.head_groups % tp == 0))
         tps.push_back(tp);
   }
+  // A launcher that splits the sequence over TP x 2 x CP (torchtitan): a replica it does not
+  // split is left out, or refused where --tp (and --cp) fixed it.
+  const std::int64_t sequence = facts_.transformer ? facts_.sequence : 0;
+  const auto splits = [&](int tp, int cp) {
+    return !r.sequence_splits_over_tp_and_two_cp || sequence <= 0 ||
+           sequence % (std::int64_t{tp} * 2 * cp) == 0;
+  };
+  bool any_split = false;
   for (int tp : tps)
     for (int cp : context_parallel_degrees(tp)) {
+      if (!splits(tp, cp)) {
+        if (r.tensor_parallel && (r.context_parallel || cp == 1))
+          throw InputError(fmt::format(
+              "--launcher {}: --tp {}{} splits the sequence of {} tokens over TP x 2 x CP = {}, "
+              "which does not divide it (torchtitan's ParallelDims.seq_len_divisor)",
+              r.launcher, tp, cp > 1 ? fmt::format(" --cp {}", cp) : std::string(), sequence,
+              tp * 2 * cp));
+        continue;
+      }
+      any_split = true;
       if (cp == 1 || r.context_parallel) {
         add_stages(tp, cp);
         continue;
@@ -90,6 +108,11 @@ LayoutSpace::LayoutSpace(const LayoutFacts& facts, const LayoutRequest& request,
         size_ = size;
       }
     }
+  if (!any_split)
+    throw InputError(fmt::format(
+        "--launcher {}: the sequence of {} tokens splits over no TP x 2 x CP the devices allow "
+        "(torchtitan's ParallelDims.seq_len_divisor; an odd sequence splits over none)",
+        r.launcher, sequence));
   if (grids_.empty() && r.pipeline_stages && !r.tensor_parallel &&
       std::none_of(tps.begin(), tps.end(),
                    [&](int tp) { return (n / tp) % r.pipeline_stages == 0; }))
@@ -251,6 +274,21 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
   else
     sps = joint && tp > 1 && facts_.transformer ? std::vector<bool>{false, true}
                                                 : std::vector<bool>{false};
+  // Megatron-LM scatters each rank's share of the sequence over its TP devices and asserts that
+  // they divide it (tensor_parallel/mappings.py): a launchable plan takes sequence parallelism
+  // only there.
+  if (r.launchable && tp > 1 && facts_.transformer && facts_.sequence > 0 &&
+      facts_.sequence % (std::int64_t{tp} * cp) != 0) {
+    if (r.sequence_parallel && *r.sequence_parallel) {
+      if (!r.tensor_parallel || (!r.context_parallel && cp > 1)) return;
+      throw InputError(fmt::format(
+          "--sequence-parallel: Megatron-LM splits each rank's {} tokens (the sequence{}) over "
+          "--tp {}, which does not divide them",
+          static_cast<double>(facts_.sequence) / cp,
+          cp > 1 ? fmt::format(" of {} over --cp {}", facts_.sequence, cp) : std::string(), tp));
+    }
+    sps = {false};
+  }
   // Overlapping tensor-parallel collectives with GEMMs pipelines the sequence-parallel all-gathers
   // and reduce-scatters (Megatron-Core requires --sequence-parallel for it), on devices whose SMs
   // it can share.

@@ -85,6 +85,10 @@ struct ArgList {
 // The vocabulary divisor that keeps Megatron's padding (to a multiple of it x TP) at the plan's
 // vocabulary: the largest power of two up to 128 with divisor x TP dividing it.
 int vocab_divisor(std::int64_t vocab, int tp);
+// Megatron's sequence parallelism (Megatron-LM's and Megatron-DeepSpeed's
+// tensor_parallel/mappings.py) scatters each rank's share of the sequence over TP and asserts that
+// it divides: what the plan breaks of that, if it does.
+std::optional<std::string> sequence_parallel_split_violation(const LaunchSpec& spec);
 // The shell lines that start `script` with torchrun on the plan's nodes.
 std::string torchrun_lines(const LaunchSpec& spec, const std::string& script,
                            const std::vector<std::string>& arrays);

@@ -102,6 +102,10 @@ struct LayoutRequest {
   int max_zero_with_experts = 3;
   // Pipeline stages of as many layers each (DeepSpeed's pipeline engine): PP divides the layers.
   bool stages_of_equal_layers = false;
+  // The sequence splits over TP x 2 x CP even at CP 1 (torchtitan's ParallelDims.seq_len_divisor,
+  // which every model's parallelize asserts: its TP always splits the sequence, its CP into
+  // 2 x CP chunks): replicas whose sequence does not split are left out.
+  bool sequence_splits_over_tp_and_two_cp = false;
   std::string launcher;  // the framework those limits are ("deepspeed"; empty: none)
   bool empty() const {
     return !tensor_parallel && !pipeline_stages && !micro_batches && !interleave && !recompute &&
