@@ -264,6 +264,32 @@ TEST(HfConfig, MiniMaxM2CountsAsItsModelCard) {
   EXPECT_NEAR(static_cast<double>(g.active_parameter_count()) - tables, 10e9, 0.25e9);
 }
 
+// SmolLM3-3B: Llama's layers with grouped-query attention (16 heads, 4 key/value), every fourth
+// without rotary (NoPE: no_rope_layers holds a 0 there), a tied head, no sliding window
+// (use_sliding_window false). 36 x (2 x 2,048^2 + 2 x 2,048 x 512 + 3 x 2,048 x 11,008 + 2 x
+// 2,048) + 2,048 + 128,256 x 2,048 = 3,075,098,624: the model card's 3.08B.
+TEST(HfConfig, SmolLM3CountsAsItsModelCard) {
+  const HfConfig c = hf::read_hf_config(published_config("SmolLM3-3B"));
+  EXPECT_EQ(c.architecture, "SmolLM3ForCausalLM");
+  EXPECT_EQ(c.nope_layers, 9);
+  EXPECT_EQ(c.nope_interval, 4);
+  EXPECT_TRUE(c.tied);
+  EXPECT_EQ(c.sliding_window, 0);
+  EXPECT_EQ(c.rope_theta, 5e6);
+  EXPECT_EQ(hf::parameter_count(c), 3075098624);
+  zoo::TransformerResize short_sequence;
+  short_sequence.seq = 64;
+  const Graph g = hf::build_hf_model(c, 1, short_sequence);
+  EXPECT_EQ(g.parameter_count(), 3075098624);
+  // What the launch writers read (Megatron-LM's --no-rope-freq 4): the graph's shape with the
+  // config's details, as `unity optimize` records it.
+  auto shape = model_shape_of(g);
+  ASSERT_TRUE(shape);
+  add_hf_details(*shape, c);
+  EXPECT_EQ(shape->nope_layers, 9);
+  EXPECT_EQ(shape->nope_interval, 4);
+}
+
 // Llama 4 (Llama4ForConditionalGeneration: its language model's text_config). Scout: 48 layers of
 // attention (5,120 x 5,120 x 2 + 2 x 5,120 x 1,024; its q/k L2 norm has no weights) and 16 routed
 // experts with one shared, all 8,192 wide (17 x 3 x 5,120 x 8,192 + a router 5,120 x 16), 2 norms

@@ -74,25 +74,25 @@ TEST(HfConfigExport, EveryPublishedConfigPlansAndExportsOrSaysWhy) {
     }
   }
   // Every architecture the reader knows has its published config here.
-  for (const char* a : {"LlamaForCausalLM",    "MistralForCausalLM",  "Qwen2ForCausalLM",
-                        "Qwen3ForCausalLM",    "Gemma2ForCausalLM",   "Gemma3ForCausalLM",
-                        "Phi3ForCausalLM",     "GPT2LMHeadModel",     "GPTNeoXForCausalLM",
-                        "MixtralForCausalLM",  "Qwen3MoeForCausalLM", "DeepseekV3ForCausalLM",
-                        "GptOssForCausalLM",   "GemmaForCausalLM",    "Starcoder2ForCausalLM",
-                        "Qwen2MoeForCausalLM", "OlmoeForCausalLM",    "PhiMoEForCausalLM",
-                        "Olmo2ForCausalLM",    "GraniteForCausalLM",  "Glm4MoeForCausalLM",
-                        "Llama4ForCausalLM"})
+  for (const char* a : {"LlamaForCausalLM",    "MistralForCausalLM",   "Qwen2ForCausalLM",
+                        "Qwen3ForCausalLM",    "Gemma2ForCausalLM",    "Gemma3ForCausalLM",
+                        "Phi3ForCausalLM",     "GPT2LMHeadModel",      "GPTNeoXForCausalLM",
+                        "MixtralForCausalLM",  "Qwen3MoeForCausalLM",  "DeepseekV3ForCausalLM",
+                        "GptOssForCausalLM",   "GemmaForCausalLM",     "Starcoder2ForCausalLM",
+                        "Qwen2MoeForCausalLM", "OlmoeForCausalLM",     "PhiMoEForCausalLM",
+                        "Olmo2ForCausalLM",    "GraniteForCausalLM",   "Glm4MoeForCausalLM",
+                        "Llama4ForCausalLM",   "MiniMaxM2ForCausalLM", "SmolLM3ForCausalLM"})
     EXPECT_TRUE(architectures.count(a)) << a;
-  // Megatron-LM's pretrain_gpt.py runs the Llama-like decoders, GPT-2, the MoE ones and the latent
-  // attention; the rest are refused naming what its layers lack (Gemma's GeGLU and extra norms,
-  // NeoX's parallel residual, gpt-oss's and Phi-3.5-MoE's attention-only
-  // biases, OLMoE's q/k norms over whole projections, Qwen2-MoE's gate on its shared expert,
-  // OLMo 2's norms after its blocks, Granite's multipliers).
-  EXPECT_EQ(megatron,
-            (std::set<std::string>{"DeepseekV3ForCausalLM", "GPT2LMHeadModel", "Glm4MoeForCausalLM",
-                                   "LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
-                                   "Phi3ForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM",
-                                   "Starcoder2ForCausalLM"}));
+  // Megatron-LM's pretrain_gpt.py runs the Llama-like decoders (SmolLM3's NoPE layers by
+  // --no-rope-freq), GPT-2, the MoE ones and the latent attention; the rest are refused naming what
+  // its layers lack (Gemma's GeGLU and extra norms, NeoX's parallel residual, gpt-oss's and
+  // Phi-3.5-MoE's attention-only biases, OLMoE's q/k norms over whole projections, Qwen2-MoE's gate
+  // on its shared expert, OLMo 2's norms after its blocks, Granite's multipliers).
+  EXPECT_EQ(megatron, (std::set<std::string>{
+                          "DeepseekV3ForCausalLM", "GPT2LMHeadModel", "Glm4MoeForCausalLM",
+                          "LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
+                          "Phi3ForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+                          "Qwen3MoeForCausalLM", "SmolLM3ForCausalLM", "Starcoder2ForCausalLM"}));
 }
 
 namespace {

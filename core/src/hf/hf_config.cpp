@@ -43,7 +43,8 @@ enum class Family {
   Glm4Moe,
   GptOss,
   Llama4,
-  MiniMaxM2
+  MiniMaxM2,
+  SmolLM3
 };
 
 struct Architecture {
@@ -78,6 +79,7 @@ constexpr Architecture kArchitectures[] = {
     {"Llama4ForCausalLM", "llama4_text", Family::Llama4, false},
     {"GptOssForCausalLM", "gpt_oss", Family::GptOss, false},
     {"MiniMaxM2ForCausalLM", "minimax_m2", Family::MiniMaxM2, false},
+    {"SmolLM3ForCausalLM", "smollm3", Family::SmolLM3, true},
 };
 
 // Gemma 3's multimodal checkpoints (gemma-3-4b/12b/27b) wrap the language model's config in
@@ -246,6 +248,33 @@ std::optional<std::vector<bool>> sliding_from_layer_types(const Fields& f, std::
   return sliding;
 }
 
+// Layers without a rotary embedding (Llama 4, SmolLM3): no_rope_layers holds 1 where a layer
+// rotates and 0 where it does not; without it, every no_rope_layer_interval-th layer goes
+// without.
+void read_nope_layers(HfConfig& c, const Fields& f) {
+  if (!f.has("no_rope_layers") || f.at("no_rope_layers").empty()) {
+    c.nope_interval = f.size_or("no_rope_layer_interval", 4);
+    c.nope_layers = c.layers / c.nope_interval;
+    return;
+  }
+  const json& list = f.at("no_rope_layers");
+  if (!list.is_array() || static_cast<std::int64_t>(list.size()) != c.layers)
+    f.fail("no_rope_layers", fmt::format("must list a 0 or 1 for each of the {} layers", c.layers));
+  for (const json& v : list) {
+    if (!v.is_number_integer() || (v.get<int>() != 0 && v.get<int>() != 1))
+      f.fail("no_rope_layers", fmt::format("holds {}, not 0 or 1", v.dump()));
+    c.nope_layers += v.get<int>() == 0;
+  }
+  // Regular where exactly every interval-th layer goes without.
+  if (c.nope_layers > 0 && c.layers % c.nope_layers == 0) {
+    const std::int64_t every = c.layers / c.nope_layers;
+    bool regular = true;
+    for (std::int64_t i = 0; i < c.layers; ++i)
+      regular &= (list[static_cast<std::size_t>(i)].get<int>() == 0) == ((i + 1) % every == 0);
+    if (regular) c.nope_interval = every;
+  }
+}
+
 void read_sliding_window(HfConfig& c, const Fields& f, Family family) {
   if (family == Family::MiniMaxM2) return;  // MiniMaxM2Attention drops its config's window
   const std::int64_t window = f.count_or("sliding_window", 0);
@@ -257,8 +286,9 @@ void read_sliding_window(HfConfig& c, const Fields& f, Family family) {
       case Family::Qwen3:
       case Family::Qwen2Moe:
       case Family::Qwen3Moe:
-        // Qwen2Config: a window only with use_sliding_window, on the layers from
-        // max_window_layers on.
+      case Family::SmolLM3:
+        // Qwen2Config (and SmolLM3Config, after it): a window only with use_sliding_window, on
+        // the layers from max_window_layers on.
         s = f.flag_or("use_sliding_window", false) &&
             i >= f.count_or("max_window_layers", c.layers);
         break;
@@ -535,32 +565,12 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
       c.ffn = f.size("intermediate_size_mlp");
       c.qk_l2_norm = f.flag_or("use_qk_norm", true);
       c.attention_chunk = f.count_or("attention_chunk_size", 0);
-      // no_rope_layers: 1 where a layer rotates, 0 where it does not; else every interval-th.
-      if (f.has("no_rope_layers") && !f.at("no_rope_layers").empty()) {
-        const json& list = f.at("no_rope_layers");
-        if (!list.is_array() || static_cast<std::int64_t>(list.size()) != c.layers)
-          f.fail("no_rope_layers",
-                 fmt::format("must list a 0 or 1 for each of the {} layers", c.layers));
-        for (const json& v : list) {
-          if (!v.is_number_integer() || (v.get<int>() != 0 && v.get<int>() != 1))
-            f.fail("no_rope_layers", fmt::format("holds {}, not 0 or 1", v.dump()));
-          c.nope_layers += v.get<int>() == 0;
-        }
-        // Regular where exactly every interval-th layer goes without.
-        if (c.nope_layers > 0 && c.layers % c.nope_layers == 0) {
-          const std::int64_t every = c.layers / c.nope_layers;
-          bool regular = true;
-          for (std::int64_t i = 0; i < c.layers; ++i)
-            regular &=
-                (list[static_cast<std::size_t>(i)].get<int>() == 0) == ((i + 1) % every == 0);
-          if (regular) c.nope_interval = every;
-        }
-      } else {
-        c.nope_interval = f.size_or("no_rope_layer_interval", 4);
-        c.nope_layers = c.layers / c.nope_interval;
-      }
+      read_nope_layers(c, f);
       break;
     }
+    case Family::SmolLM3:  // Llama's layers, every fourth without rotary (NoPE)
+      read_nope_layers(c, f);
+      break;
     case Family::Olmoe:  // OlmoeAttention: RMSNorm over the whole q and k projections
       c.qk_norm_whole = true;
       break;

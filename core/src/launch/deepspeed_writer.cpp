@@ -102,6 +102,11 @@ std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
                               m.gated_mlp ? "gated" : "plain", m.activation));
   if (!m.rope_scaling.empty())
     out.push_back(fmt::format("Megatron-DeepSpeed has no rope scaling ('{}')", m.rope_scaling));
+  if (m.rotary && m.nope_layers > 0)
+    out.push_back(
+        fmt::format("Megatron-DeepSpeed rotates every layer; {} of the model's {} have "
+                    "no rotary embedding",
+                    m.nope_layers, m.layers));
   if (m.rotary && m.rotary_fraction < 1)
     out.push_back(fmt::format("Megatron-DeepSpeed rotates every dimension of a head, not {}",
                               m.rotary_fraction));

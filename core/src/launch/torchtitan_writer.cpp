@@ -186,11 +186,12 @@ std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& s) {
   const bool llama = !m.mla && m.rotary && m.rms_norm && m.gated_mlp && m.activation == "silu" &&
                      !m.mlp_bias && !m.attention_bias && !m.qkv_bias && !m.qk_norm &&
                      !m.qk_norm_whole && !m.head_bias && !m.multipliers && !m.parallel_residual &&
-                     !m.sandwich_norms && !m.post_norms && !m.tied && m.rotary_fraction == 1;
+                     !m.sandwich_norms && !m.post_norms && !m.tied && m.rotary_fraction == 1 &&
+                     m.nope_layers == 0 && m.attention_chunk == 0 && !m.qk_l2_norm;
   if (!llama)
     out.push_back(
-        "torchtitan's llama3 is a Llama decoder (RMSNorm, SwiGLU, rotary, no biases, untied "
-        "head); this model is not");
+        "torchtitan's llama3 is a Llama decoder (RMSNorm, SwiGLU, rotary on every layer, no "
+        "biases, untied head); this model is not");
   else if (!llama3_flavor(m))
     out.push_back(fmt::format(
         "torchtitan's llama3 has no flavor of this shape (dim {}, {} layers, {} heads, {} KV "
