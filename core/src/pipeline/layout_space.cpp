@@ -52,6 +52,22 @@ LayoutSpace::LayoutSpace(const LayoutFacts& facts, const LayoutRequest& request,
     throw InputError(
         "--dispatcher deepep sends each token to the devices holding its experts whole; with "
         "--etp > 1 Unity plans Megatron-Core's all-to-all dispatcher (--dispatcher alltoall)");
+  // What Megatron-Core's all-to-all overlap asserts (TransformerConfig), where it was asked for a
+  // launchable plan.
+  if (r.launchable && r.ep_comm_overlap.value_or(false) && facts_.experts > 0) {
+    const auto refuse = [](const std::string& why) {
+      throw InputError(
+          "--overlap-moe-expert-parallel-comm: Megatron-Core overlaps the "
+          "all-to-alls " +
+          why);
+    };
+    if (r.recompute == Recompute::Full)
+      refuse("only without full recomputation (--recompute full)");
+    if (r.pipeline_stages > 1 && r.interleave == 1)
+      refuse(fmt::format("of a pipeline (--pp {}) only with virtual stages (--interleave > 1)",
+                         r.pipeline_stages));
+    if (!facts_.half_precision) refuse("only in bf16 or fp16; the model trains in fp32");
+  }
   std::vector<int> tps;
   if (copies_only) {
     tps = {1};
@@ -338,7 +354,8 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
   std::vector<bool> ep_overlaps{false};
   if (r.ep_comm_overlap)
     ep_overlaps = {*r.ep_comm_overlap};
-  else if (joint && facts_.experts > 0 && can_overlap && !own_alltoall)
+  else if (joint && facts_.experts > 0 && can_overlap && !own_alltoall &&
+           (facts_.half_precision || !r.launchable))
     ep_overlaps.push_back(true);
   // The order of the devices matters where links differ above the node: on a machine of pods.
   std::vector<DeviceOrder> orders{DeviceOrder::PipelineOutermost};
@@ -495,6 +512,11 @@ std::vector<int> LayoutSpace::expert_parallel_degrees(int tp, int dp, int etp) c
 std::int64_t LayoutSpace::count(const LayoutGrid& g) const {
   const StageChoices& s = stages_[static_cast<std::size_t>(g.stage)];
   return static_cast<std::int64_t>(s.recomputes.size() * s.zeros.size() * s.segments.size());
+}
+
+bool LayoutSpace::takes(const Layout& l) const {
+  return !request_.launchable || !l.ep_overlap ||
+         (l.recompute != Recompute::Full && (l.pp == 1 || l.v > 1));
 }
 
 Layout LayoutSpace::layout(const LayoutGrid& g, std::int64_t i) const {

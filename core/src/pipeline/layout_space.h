@@ -113,6 +113,9 @@ struct LayoutFacts {
   // The experts run Megatron-Core's grouped GEMM (bf16 and fp8 plans), the only place it
   // recomputes their activation (moe_act): a launchable fp16 or fp32 plan does not take it.
   bool grouped_gemm = true;
+  // The model trains in bf16 or fp16 (fp8 GEMMs included), which Megatron-Core's all-to-all
+  // overlap (--overlap-moe-expert-parallel-comm) needs: a launchable fp32 plan does not take it.
+  bool half_precision = true;
   bool joint = false;  // the joint search (else Megatron-LM's expert mode)
   // An operator that normalises over the whole batch (a BatchNorm, described): the batch is then
   // not split, neither over data-parallel copies nor into micro-batches (empty: none).
@@ -131,6 +134,11 @@ class LayoutSpace {
   std::int64_t count(const LayoutGrid& g) const;
   // The i-th layout of grid g, 0 <= i < count(g), in enumeration order.
   Layout layout(const LayoutGrid& g, std::int64_t i) const;
+  // Whether the request takes a layout its grid enumerates: a launchable plan overlaps its
+  // all-to-alls with another micro-batch (Megatron-Core's --overlap-moe-expert-parallel-comm)
+  // only without full recomputation and, where it pipelines, with virtual stages
+  // (TransformerConfig asserts both). The planner costs no other.
+  bool takes(const Layout& l) const;
 
  private:
   std::vector<int> context_parallel_degrees(int tp) const;

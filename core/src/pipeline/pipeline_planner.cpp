@@ -137,19 +137,21 @@ class Planner {
   }
 
   std::optional<PipelinePlan> run() {
-    const LayoutSpace space({.model = model_.name,
-                             .batch = model_.batch_size,
-                             .segments = static_cast<int>(chain_.segments.size()),
-                             .layers = split_layers_,
-                             .sequence = sequence_,
-                             .head_groups = head_groups_,
-                             .experts = experts_,
-                             .transformer = transformer_,
-                             .sliding_window = sliding_window_,
-                             .grouped_gemm = dtype_ == DataType::BFloat16,
-                             .joint = options_.joint,
-                             .batch_statistics = batch_statistics_},
-                            options_.request, machine_);
+    const LayoutSpace space(
+        {.model = model_.name,
+         .batch = model_.batch_size,
+         .segments = static_cast<int>(chain_.segments.size()),
+         .layers = split_layers_,
+         .sequence = sequence_,
+         .head_groups = head_groups_,
+         .experts = experts_,
+         .transformer = transformer_,
+         .sliding_window = sliding_window_,
+         .grouped_gemm = dtype_ == DataType::BFloat16,
+         .half_precision = dtype_ == DataType::BFloat16 || dtype_ == DataType::Float16,
+         .joint = options_.joint,
+         .batch_statistics = batch_statistics_},
+        options_.request, machine_);
     std::optional<PipelinePlan> best;
     double best_key = kInfinity;
     std::int64_t best_index = 0;
@@ -181,7 +183,7 @@ class Planner {
     if (options_.exhaustive) {
       for (const LayoutGrid& g : space.grids())
         for (std::int64_t i = 0; i < space.count(g) && !stop(); ++i)
-          consider(space.layout(g, i), g.first + i);
+          if (const Layout l = space.layout(g, i); space.takes(l)) consider(l, g.first + i);
     } else {
       // Best-first: every grid's lower bound (its layouts' least), then the grids in that order,
       // each layout costed only where its own bound can beat the best plan so far.
@@ -198,7 +200,7 @@ class Planner {
         }
         for (std::int64_t i = 0; i < space.count(g) && !stop(); ++i) {
           const Layout l = space.layout(g, i);
-          if (may_win(bound(l), g.first + i)) consider(l, g.first + i);
+          if (space.takes(l) && may_win(bound(l), g.first + i)) consider(l, g.first + i);
         }
       }
     }
