@@ -581,6 +581,18 @@ TEST(LaunchablePlans, TorchtitansFlavorLimitsBindForItsModel) {
       load_model_for_devices(hf + "Qwen3-30B-A3B", 32, 128, seq),
       +[](LayoutRequest& r) { r.pipeline_stages = 2; },
       "--pp asks for pipeline parallelism, which torchtitan's qwen3 30B-A3B has not");
+  // Its deepseek_v3 refuses tensorwise float8 where TP > 1: an fp8 plan keeps TP 1 (the search
+  // would otherwise split it), and --tp 2 is refused by name.
+  Graph fp8 = deepseek;
+  set_fp8_gemms(fp8);
+  const Plan fp8_plan = optimize_plan(fp8, machine, torchtitan);
+  ASSERT_TRUE(fp8_plan.pipeline);
+  EXPECT_EQ(fp8_plan.pipeline->tensor_parallel, 1);
+  EXPECT_FALSE(export_launch(fp8_plan, {Framework::Torchtitan, false}).nearest);
+  refused(
+      fp8, +[](LayoutRequest& r) { r.tensor_parallel = 2; },
+      "--tp asks for tensor parallelism with float8 GEMMs (--dtype fp8), which torchtitan's "
+      "deepseek_v3 671B has not");
 }
 
 // What optimize states beside a decoder's plan: each launcher's verdict, one reason where the

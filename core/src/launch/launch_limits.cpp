@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
+#include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/plan/model_shape.h"
 
 namespace unity::launch {
@@ -55,6 +56,10 @@ void limit_to_model(LayoutRequest& r, const Graph& model) {
     if (r.pipeline_stages > 1 || r.interleave > 1)
       lacks(r.pipeline_stages > 1 ? "--pp" : "--interleave", "pipeline parallelism");
     r.pipeline_stages = 1;
+  }
+  if (!flavor->fp8_tensor_parallel && has_fp8_gemms(model)) {
+    if (r.tensor_parallel > 1) lacks("--tp", "tensor parallelism with float8 GEMMs (--dtype fp8)");
+    r.tensor_parallel = 1;
   }
   if (!flavor->sdpa) {
     if (r.context_parallel > 1)

@@ -132,7 +132,8 @@ namespace detail {
 std::optional<TorchtitanFlavorLimits> torchtitan_moe_flavor(const ModelShape& m) {
   const MoeFlavor* f = moe_flavor(m);
   if (!f) return std::nullopt;
-  return TorchtitanFlavorLimits{fmt::format("{} {}", f->model, f->name), f->pipelines, f->sdpa};
+  return TorchtitanFlavorLimits{fmt::format("{} {}", f->model, f->name), f->pipelines, f->sdpa,
+                                std::string(f->model) != "deepseek_v3"};
 }
 
 std::vector<std::string> torchtitan_cannot_run(const LaunchSpec& s) {

@@ -17,10 +17,11 @@ namespace unity::launch {
 void limit_to_launcher(LayoutRequest& request, Framework framework);
 
 // What the launcher `request` is limited to (its `launcher`) lacks for `model` in particular:
-// torchtitan's flavor of a mixture-of-experts model may not pipeline (qwen3, gpt_oss) or take
-// context parallelism (its FlexAttention flavors). Left out of the search like the rest; a flag
-// that fixes it is refused by name (InputError). Nothing where no launcher is named or no flavor
-// matches (the framework then refuses the model whole, with its reason).
+// torchtitan's flavor of a mixture-of-experts model may not pipeline (qwen3, gpt_oss), take
+// context parallelism (its FlexAttention flavors) or split float8 GEMMs by TP (deepseek_v3). Left
+// out of the search like the rest; a flag that fixes it is refused by name (InputError). Nothing
+// where no launcher is named or no flavor matches (the framework then refuses the model whole, with
+// its reason).
 void limit_to_model(LayoutRequest& request, const Graph& model);
 
 }  // namespace unity::launch

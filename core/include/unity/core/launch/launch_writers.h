@@ -72,6 +72,9 @@ std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& spec);
 struct TorchtitanFlavorLimits {
   std::string flavor;  // "qwen3 30B-A3B"
   bool pipelines = true, sdpa = true;
+  // Float8 with tensor parallelism (its deepseek_v3's parallelize refuses tensorwise float8 where
+  // TP > 1).
+  bool fp8_tensor_parallel = true;
 };
 std::optional<TorchtitanFlavorLimits> torchtitan_moe_flavor(const ModelShape& model);
 // Megatron's model flags (shared by Megatron-LM and Megatron-DeepSpeed, which differ in a few
