@@ -188,6 +188,39 @@ TEST(LayoutSearch, LaunchersSearchOnlyTheSequenceSplitsTheyRun) {
   EXPECT_THROW(plan_pipeline(model(38), machine, fixed), InputError);
 }
 
+// Transformer Engine's context parallelism takes multi-head latent attention only by a ring
+// (context_parallel.py refuses MLA with cp_comm_type all_gather): a launchable deepseek-tiny at CP
+// 2 searches the ring alone, half the exchanges a plan for no launcher weighs, while
+// llama-tiny keeps both; asked for, the all-gather is refused naming it.
+TEST(LayoutSearch, LaunchableLatentAttentionRingsItsKeysAndValues) {
+  const MachineSpec machine = load_machine("dgx-h100", {0, 8});
+  auto options = [](bool launchable) {
+    PipelineOptions o = joint();
+    o.exhaustive = true;
+    o.request.launchable = launchable;
+    o.request.context_parallel = 2;
+    o.request.tensor_parallel = 1;
+    o.request.pipeline_stages = 1;
+    o.request.recompute = Recompute::None;
+    return o;
+  };
+  auto layouts = [&](const char* name, bool launchable) {
+    const auto plan =
+        plan_pipeline(load_model_for_devices(name, 8, 16), machine, options(launchable));
+    EXPECT_TRUE(plan);
+    if (plan && launchable && std::string(name) == "deepseek-tiny") {
+      EXPECT_EQ(plan->context_exchange, ContextExchange::Ring);
+    }
+    return plan ? plan->layouts_evaluated : 0;
+  };
+  EXPECT_EQ(layouts("deepseek-tiny", true) * 2, layouts("deepseek-tiny", false));
+  EXPECT_EQ(layouts("llama-tiny", true), layouts("llama-tiny", false));
+  PipelineOptions gathered = options(true);
+  gathered.request.context_exchange = ContextExchange::AllGather;
+  EXPECT_THROW(plan_pipeline(load_model_for_devices("deepseek-tiny", 8, 16), machine, gathered),
+               InputError);
+}
+
 // Memory binds: a 7.5B GPT on 8 A100s of 80 GB fits only with its weights and optimizer state
 // split, so the fastest layouts by compute do not fit and the bound's memory side must prune.
 TEST(LayoutSearch, ModelThatMustBeSplitToFitPlanEqualsTheExhaustiveSearchs) {

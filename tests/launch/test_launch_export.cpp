@@ -690,6 +690,14 @@ TEST(ContextParallelExport, MegatronAndTorchtitanSplitTheSequenceDeepSpeedRefuse
              "2 on TP 2";
     }));
   }
+  // Transformer Engine's context parallelism takes multi-head latent attention only by a ring:
+  // the plan's all-gather is refused for it.
+  LaunchSpec latent = *launch_spec_of(plan).spec;
+  latent.model.mla = LatentAttentionShape{0, 16, 16, 8, 16};
+  const auto ringless = cannot_run(latent, Framework::Megatron);
+  EXPECT_TRUE(std::any_of(ringless.begin(), ringless.end(), [](const std::string& w) {
+    return w.find("multi-head latent attention only by a ring") != std::string::npos;
+  }));
   odd.model.seq = 44;
   const auto splits = cannot_run(odd, Framework::Megatron);
   EXPECT_TRUE(std::none_of(splits.begin(), splits.end(), [](const std::string& w) {

@@ -158,6 +158,10 @@ std::vector<std::string> megatron_layout_violations(const LaunchSpec& s) {
     out.push_back(fmt::format("rule 'the sequence splits into 2 x CP chunks': {} tokens on CP {}",
                               m.seq, s.cp));
   if (auto v = detail::sequence_parallel_split_violation(s)) out.push_back(std::move(*v));
+  if (s.cp > 1 && m.mla && s.cp_exchange == ContextExchange::AllGather)
+    out.push_back(
+        "Transformer Engine's context parallelism takes multi-head latent attention only by a "
+        "ring of keys and values (--cp-comm-type p2p), not by the plan's all-gather");
   if (s.cp > 1 && m.windowed() && s.cp_exchange == ContextExchange::Ring)
     out.push_back(
         "Transformer Engine's context parallelism takes a sliding window only by all-gathering the "

@@ -342,6 +342,16 @@ void LayoutSpace::add_grids(int tp, int cp, int pp, int dp, std::int64_t per_rep
     else
       exchanges = {ContextExchange::AllGather};
   }
+  // And multi-head latent attention only by a ring (context_parallel.py refuses MLA with
+  // cp_comm_type all_gather): with a window too, no exchange is left.
+  if (r.launchable && facts_.latent_attention && cp > 1) {
+    if (r.context_exchange == ContextExchange::AllGather && r.context_parallel > 1)
+      throw InputError(fmt::format(
+          "--cp-comm all_gather: '{}' has multi-head latent attention, which Transformer "
+          "Engine's context parallelism takes only by a ring of keys and values (--cp-comm p2p)",
+          facts_.model));
+    std::erase(exchanges, ContextExchange::AllGather);
+  }
   const bool own_alltoall = r.experts_over_copies_only;  // the launcher's own, not overlapped
   // A capacity factor pads each expert's input up to its capacity, which Megatron-Core's DeepEP
   // (flex) dispatcher does not (TransformerConfig refuses moe_pad_expert_input_to_capacity with

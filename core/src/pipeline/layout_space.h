@@ -110,6 +110,10 @@ struct LayoutFacts {
   // context parallelism then all-gathers the keys and values (or splits the heads), never rings
   // them, so a launchable plan's context exchange is the all-gather.
   bool sliding_window = false;
+  // Multi-head latent attention (keys and values of different head sizes): Transformer Engine's
+  // context parallelism takes it only by a ring (context_parallel.py refuses the all-gather), so
+  // a launchable plan's context exchange is the ring.
+  bool latent_attention = false;
   // The experts run Megatron-Core's grouped GEMM (bf16 and fp8 plans), the only place it
   // recomputes their activation (moe_act): a launchable fp16 or fp32 plan does not take it.
   bool grouped_gemm = true;

@@ -117,6 +117,7 @@ class Planner {
       if (const std::int64_t window = n.op.attrs.get_int("window", 0);
           window > 0 && window < model.shape(n.inputs[0]).dims[1].size)
         sliding_window_ = true;
+      if (n.op.type == OpType::LatentAttention) latent_attention_ = true;
       if (n.op.attrs.has("num_heads")) {
         const std::int64_t heads = n.op.attrs.get_int("num_heads");
         head_groups_ =
@@ -147,6 +148,7 @@ class Planner {
          .experts = experts_,
          .transformer = transformer_,
          .sliding_window = sliding_window_,
+         .latent_attention = latent_attention_,
          .grouped_gemm = dtype_ == DataType::BFloat16,
          .half_precision = dtype_ == DataType::BFloat16 || dtype_ == DataType::Float16,
          .joint = options_.joint,
@@ -1029,8 +1031,9 @@ class Planner {
   std::vector<std::array<int, 2>> segments_of_;  // per kind: its segments, not blocks and blocks
   double memory_ = 0;
   bool transformer_ = false;
-  bool sliding_window_ = false;   // an attention's window is shorter than its sequence
-  std::string batch_statistics_;  // a BatchNorm (described): the batch stays whole
+  bool sliding_window_ = false;    // an attention's window is shorter than its sequence
+  bool latent_attention_ = false;  // an attention is multi-head latent attention
+  std::string batch_statistics_;   // a BatchNorm (described): the batch stays whole
   std::map<int, std::unique_ptr<CostModel>> replica_costs_;
   std::map<std::tuple<int, int, bool, bool>, KindPlan> base_;
   std::map<std::tuple<int, int, std::int64_t, bool, bool>, KindPlan> exact_;
