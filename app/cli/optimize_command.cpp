@@ -68,10 +68,6 @@ void add_optimize_command(CLI::App& app) {
     Plan plan = project ? use_cases::optimize_and_record(*project, model, opt->model, machine,
                                                          options, recorded)
                         : optimize_plan(model, machine, options);
-    // What only a Hugging Face config says (rope, q/k/v biases, ...), for `unity export`.
-    if (plan.summary.model_shape)
-      if (const auto config = hf_config_of(opt->model))
-        add_hf_details(*plan.summary.model_shape, *config);
     // Which launchers take the plan as it is (unity export without --nearest): a decoder's only.
     const auto launchers = launch::launcher_verdicts(plan);
     // --launcher F promises a plan F runs: where F still refuses it (the model, mostly), say

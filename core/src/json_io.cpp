@@ -135,11 +135,13 @@ json graph_to_json(const Graph& g) {
     if (n.op.values) node["values"] = values_to_json(*n.op.values);
     nodes.push_back(std::move(node));
   }
-  return {{"format", "unity-model"},
-          {"version", kModelFormatVersion},
-          {"name", g.name},
-          {"batch_size", g.batch_size},
-          {"nodes", nodes}};
+  json out = {{"format", "unity-model"},
+              {"version", kModelFormatVersion},
+              {"name", g.name},
+              {"batch_size", g.batch_size},
+              {"nodes", nodes}};
+  if (!g.source_details.empty()) out["source_details"] = json::parse(g.source_details);
+  return out;
 }
 
 namespace {
@@ -159,6 +161,11 @@ Graph graph_from_json_fields(const json& j) {
   Graph g;
   g.name = j.value("name", std::string());
   g.batch_size = json_integer_or(j, "batch_size", std::int64_t{0}, "model");
+  if (j.contains("source_details")) {
+    if (!j["source_details"].is_object())
+      throw InputError("model: field 'source_details' must be an object");
+    g.source_details = j["source_details"].dump();
+  }
   const json& nodes = field(j, "nodes", "model");
   if (!nodes.is_array()) throw InputError("model: field 'nodes' must be a list");
   std::map<NodeId, std::vector<ParallelTensorShape>> stored;

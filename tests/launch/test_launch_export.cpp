@@ -595,6 +595,40 @@ TEST(LaunchablePlans, TorchtitansFlavorLimitsBindForItsModel) {
       "deepseek_v3 671B has not");
 }
 
+// Megatron-DeepSpeed's GPT has no rope scaling, so Llama 3.1 trains on DeepSpeed's data-parallel
+// path only (the Hugging Face model under ZeRO): --launcher deepspeed plans TP 1 and PP 1 where
+// --launcher megatron splits it (TP 2 on 64 H100s at 8,192 tokens), and refuses --tp 2 by name.
+TEST(LaunchablePlans, DeepSpeedTrainsWhatItsGptCannotBuildDataParallel) {
+  zoo::TransformerResize seq;
+  seq.seq = 8192;
+  const Graph llama = load_model_for_devices(
+      std::string(UNITY_SOURCE_DIR) + "/models/hf/Llama-3.1-8B", 64, 256, seq);
+  const MachineSpec machine = load_machine("dgx-h100", {0, 64});
+  const auto plan_for = [&](Framework f, int tp = 0) {
+    OptimizeOptions o;
+    o.mode = "joint";
+    o.layout.tensor_parallel = tp;
+    limit_to_launcher(o.layout, f);
+    return optimize_plan(llama, machine, o);
+  };
+  EXPECT_GT(plan_for(Framework::Megatron).pipeline->tensor_parallel, 1);
+  const Plan deepspeed = plan_for(Framework::DeepSpeed);
+  ASSERT_TRUE(deepspeed.pipeline);
+  EXPECT_EQ(deepspeed.pipeline->tensor_parallel, 1);
+  EXPECT_EQ(deepspeed.pipeline->pipeline_stages, 1);
+  EXPECT_FALSE(export_launch(deepspeed, {Framework::DeepSpeed, false}).nearest);
+  try {
+    plan_for(Framework::DeepSpeed, 2);
+    ADD_FAILURE() << "planned";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--tp 2 asks for Megatron-DeepSpeed's model-parallel GPT, "
+                                         "which cannot build this model (Megatron-DeepSpeed has "
+                                         "no rope scaling ('llama3'))"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // What optimize states beside a decoder's plan: each launcher's verdict, one reason where the
 // joint search's own layout stops them all, nothing for a model no launcher trains.
 TEST(LauncherVerdicts, EachFrameworkAndItsFirstReason) {

@@ -12,6 +12,7 @@
 #include "unity/core/errors.h"
 #include "unity/core/hf/hf_config.h"
 #include "unity/core/hf/hf_model.h"
+#include "unity/core/json_io.h"
 #include "unity/core/launch/export_launch.h"
 #include "unity/core/launch/launch_writers.h"
 #include "unity/core/machine/machine_spec.h"
@@ -175,4 +176,36 @@ TEST(HfConfigExport, Llama4ScoutReachesMegatronOrSaysWhy) {
               std::string::npos)
         << e.what();
   }
+}
+
+// What only a Hugging Face config says (Llama 3.1's rotary base and rope scaling) travels with the
+// graph built from it: a model stored as JSON (a project's, a plan's PCG) and planned without the
+// config (the explorer, `unity compare`) still exports it; the same graph without those details
+// exports Megatron-LM's defaults.
+TEST(HfConfigExport, TheConfigsDetailsTravelWithItsGraph) {
+  zoo::TransformerResize resize;
+  resize.seq = 4096;
+  resize.layers = 4;
+  const Graph built = load_model_for_devices(
+      (fs::path(UNITY_SOURCE_DIR) / "models" / "hf" / "Llama-3.1-8B").string(), 8, 32, resize);
+  ASSERT_FALSE(built.source_details.empty());
+  const Graph stored = graph_from_json(graph_to_json(built));
+  EXPECT_EQ(stored.source_details, built.source_details);
+  OptimizeOptions o;
+  o.mode = "expert";
+  o.layout.tensor_parallel = 8;
+  o.layout.pipeline_stages = 1;
+  const MachineSpec machine = load_machine("dgx-h100", {0, 8});
+  const auto megatron_args = [&](const Graph& g) {
+    return launch_test::script_args(
+        export_launch(optimize_plan(g, machine, o), {Framework::Megatron, false}).file.text);
+  };
+  const auto args = megatron_args(stored);
+  EXPECT_EQ(args.at("--rotary-base"), "500000");
+  EXPECT_TRUE(args.count("--use-rope-scaling"));
+  Graph bare = stored;
+  bare.source_details.clear();
+  const auto defaults = megatron_args(bare);
+  EXPECT_FALSE(defaults.count("--use-rope-scaling"));
+  EXPECT_NE(defaults.count("--rotary-base") ? defaults.at("--rotary-base") : "", "500000");
 }

@@ -50,6 +50,34 @@ json deepspeed_config(const LaunchSpec& s, std::vector<std::pair<NameList, std::
 
 namespace detail {
 
+std::vector<std::string> megatron_deepspeed_lacks(const ModelShape& m) {
+  std::vector<std::string> out;
+  if (m.parallel_residual || m.sandwich_norms || m.post_norms || m.qk_norm || m.qk_norm_whole ||
+      m.qkv_bias)
+    out.push_back(
+        "Megatron-DeepSpeed's GPT has no parallel residual, extra norms or q/k/v "
+        "biases");
+  if (m.gated_mlp != (m.activation == "silu"))
+    out.push_back(fmt::format("Megatron-DeepSpeed's MLP is GELU or SwiGLU, not a {} {} MLP",
+                              m.gated_mlp ? "gated" : "plain", m.activation));
+  if (!m.rope_scaling.empty())
+    out.push_back(fmt::format("Megatron-DeepSpeed has no rope scaling ('{}')", m.rope_scaling));
+  if (m.rotary && m.nope_layers > 0)
+    out.push_back(
+        fmt::format("Megatron-DeepSpeed rotates every layer; {} of the model's {} have "
+                    "no rotary embedding",
+                    m.nope_layers, m.layers));
+  if (m.rotary && m.rotary_fraction < 1)
+    out.push_back(fmt::format("Megatron-DeepSpeed rotates every dimension of a head, not {}",
+                              m.rotary_fraction));
+  if (m.head_bias) out.push_back("Megatron-DeepSpeed's output layer has no bias (lm_head_bias)");
+  if (m.multipliers)
+    out.push_back("Megatron-DeepSpeed's GPT has no embedding, residual or logit multipliers");
+  if (m.windowed()) out.push_back("Megatron-DeepSpeed has no sliding-window attention");
+  if (m.mla) out.push_back("Megatron-DeepSpeed has no multi-head latent attention");
+  return out;
+}
+
 std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
   std::vector<std::string> out;
   if (s.dtype == "fp8") out.push_back("DeepSpeed has no fp8 training (bf16, fp16 or fp32)");
@@ -92,32 +120,10 @@ std::vector<std::string> deepspeed_cannot_run(const LaunchSpec& s) {
   if (s.tp_comm_overlap)
     out.push_back("Megatron-DeepSpeed has no tensor-parallel communication overlap");
   if (auto v = detail::sequence_parallel_split_violation(s)) out.push_back(std::move(*v));
-  if (m.parallel_residual || m.sandwich_norms || m.post_norms || m.qk_norm || m.qk_norm_whole ||
-      m.qkv_bias)
-    out.push_back(
-        "Megatron-DeepSpeed's GPT has no parallel residual, extra norms or q/k/v "
-        "biases");
-  if (m.gated_mlp != (m.activation == "silu"))
-    out.push_back(fmt::format("Megatron-DeepSpeed's MLP is GELU or SwiGLU, not a {} {} MLP",
-                              m.gated_mlp ? "gated" : "plain", m.activation));
-  if (!m.rope_scaling.empty())
-    out.push_back(fmt::format("Megatron-DeepSpeed has no rope scaling ('{}')", m.rope_scaling));
-  if (m.rotary && m.nope_layers > 0)
-    out.push_back(
-        fmt::format("Megatron-DeepSpeed rotates every layer; {} of the model's {} have "
-                    "no rotary embedding",
-                    m.nope_layers, m.layers));
-  if (m.rotary && m.rotary_fraction < 1)
-    out.push_back(fmt::format("Megatron-DeepSpeed rotates every dimension of a head, not {}",
-                              m.rotary_fraction));
-  if (m.head_bias) out.push_back("Megatron-DeepSpeed's output layer has no bias (lm_head_bias)");
-  if (m.multipliers)
-    out.push_back("Megatron-DeepSpeed's GPT has no embedding, residual or logit multipliers");
-  if (m.windowed()) out.push_back("Megatron-DeepSpeed has no sliding-window attention");
+  for (auto& why : megatron_deepspeed_lacks(m)) out.push_back(std::move(why));
   if (m.heads % s.tp != 0 || m.kv_heads % s.tp != 0)
     out.push_back(fmt::format("TP {} does not divide the {} heads and {} KV heads", s.tp, m.heads,
                               m.kv_heads));
-  if (m.mla) out.push_back("Megatron-DeepSpeed has no multi-head latent attention");
   if (const auto& e = m.moe) {
     // DeepSpeed's MoE layer (deepspeed/moe): a softmax gate picking 1 or 2 experts (top-2's
     // picked scores renormalised), experts that are copies of the dense MLP, spread over

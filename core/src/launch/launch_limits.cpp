@@ -42,9 +42,27 @@ void limit_to_launcher(LayoutRequest& r, Framework f) {
 }
 
 void limit_to_model(LayoutRequest& r, const Graph& model) {
-  if (r.launcher.empty() || framework_from_string(r.launcher) != Framework::Torchtitan) return;
+  if (r.launcher.empty()) return;
+  const Framework framework = framework_from_string(r.launcher);
+  if (framework == Framework::Megatron) return;
   const auto shape = model_shape_of(model);
   if (!shape) return;
+  if (framework == Framework::DeepSpeed) {
+    // A dense model Megatron-DeepSpeed's GPT does not build trains on DeepSpeed's data-parallel
+    // path (the Hugging Face model under ZeRO): TP 1 and PP 1.
+    const auto lacks = detail::megatron_deepspeed_lacks(*shape);
+    if (shape->moe || lacks.empty()) return;
+    for (const auto& [flag, degree] :
+         {std::pair{"--tp", r.tensor_parallel}, std::pair{"--pp", r.pipeline_stages}})
+      if (degree > 1)
+        throw InputError(fmt::format(
+            "--launcher deepspeed: {} {} asks for Megatron-DeepSpeed's model-parallel GPT, "
+            "which cannot build this model ({}); DeepSpeed trains it data-parallel only",
+            flag, degree, lacks.front()));
+    r.tensor_parallel = 1;
+    r.pipeline_stages = 1;
+    return;
+  }
   const auto flavor = detail::torchtitan_moe_flavor(*shape);
   if (!flavor) return;
   const auto lacks = [&](std::string_view flag, std::string_view what) {

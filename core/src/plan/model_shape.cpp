@@ -377,12 +377,73 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
   return s;
 }
 
+// A Hugging Face config's details (what its graph's operators do not hold), as the "hf" object
+// of a model shape and of a graph's source_details.
+json hf_details_json(const ModelShape& s) {
+  return {{"architecture", s.hf_architecture},
+          {"name", s.hf_name},
+          {"rope_theta", s.rope_theta},
+          {"rotary_fraction", s.rotary_fraction},
+          {"rope_scaling", s.rope_scaling},
+          {"rope_scaling_params", s.rope_scaling_params},
+          {"qkv_bias", s.qkv_bias},
+          {"qk_norm", s.qk_norm},
+          {"qk_norm_whole", s.qk_norm_whole},
+          {"head_bias", s.head_bias},
+          {"multipliers", s.multipliers},
+          {"shared_expert_gate", s.shared_expert_gate},
+          {"max_positions", s.max_positions},
+          {"expert_bias", s.expert_bias},
+          {"router_score_correction", s.router_score_correction},
+          {"attention_chunk", s.attention_chunk},
+          {"nope_layers", s.nope_layers},
+          {"nope_interval", s.nope_interval},
+          {"qk_l2_norm", s.qk_l2_norm},
+          {"router_probs_on_input", s.router_probs_on_input}};
+}
+
+void read_hf_details(ModelShape& s, const json& h, const std::string& where) {
+  if (!h.is_object()) throw InputError(fmt::format("{}.hf must be an object", where));
+  s.hf_architecture = h.value("architecture", "");
+  s.hf_name = h.value("name", "");
+  s.rope_theta = h.value("rope_theta", 0.0);
+  s.rotary_fraction = h.value("rotary_fraction", 1.0);
+  s.rope_scaling = h.value("rope_scaling", "");
+  if (h.contains("rope_scaling_params")) {
+    const json& params = h["rope_scaling_params"];
+    if (!params.is_object())
+      throw InputError(fmt::format("{}.hf.rope_scaling_params must be an object", where));
+    for (const auto& [key, value] : params.items()) {
+      if (!value.is_number())
+        throw InputError(fmt::format("{}.hf.rope_scaling_params.{} must be a number", where, key));
+      s.rope_scaling_params[key] = value.get<double>();
+    }
+  }
+  s.qkv_bias = h.value("qkv_bias", false);
+  s.qk_norm = h.value("qk_norm", false);
+  s.qk_norm_whole = h.value("qk_norm_whole", false);
+  s.head_bias = h.value("head_bias", false);
+  s.multipliers = h.value("multipliers", false);
+  s.shared_expert_gate = h.value("shared_expert_gate", false);
+  s.attention_chunk = h.value("attention_chunk", std::int64_t{0});
+  s.nope_layers = h.value("nope_layers", std::int64_t{0});
+  s.nope_interval = h.value("nope_interval", std::int64_t{0});
+  s.qk_l2_norm = h.value("qk_l2_norm", false);
+  s.router_probs_on_input = h.value("router_probs_on_input", false);
+  s.max_positions = json_integer_or<std::int64_t>(h, "max_positions", 0, where.c_str());
+  s.expert_bias = h.value("expert_bias", false);
+  s.router_score_correction = h.value("router_score_correction", false);
+}
+
 }  // namespace
 
 std::optional<ModelShape> model_shape_of(const Graph& g, std::string* why) {
   // Called on every model optimize plans: a graph it cannot read is no decoder, never an error.
   try {
-    return read_shape(g, why);
+    auto shape = read_shape(g, why);
+    if (shape && !g.source_details.empty())
+      read_hf_details(*shape, json::parse(g.source_details), "model: source_details");
+    return shape;
   } catch (const std::exception& e) {
     if (why) *why = e.what();
     return std::nullopt;
@@ -412,6 +473,12 @@ void add_hf_details(ModelShape& s, const hf::HfConfig& c) {
     s.router_score_correction = c.moe->score_correction;
     s.shared_expert_gate = c.moe->shared_expert_gate;
   }
+}
+
+std::string hf_source_details(const hf::HfConfig& config) {
+  ModelShape s;
+  add_hf_details(s, config);
+  return hf_details_json(s).dump();
 }
 
 json model_shape_to_json(const ModelShape& s) {
@@ -453,27 +520,7 @@ json model_shape_to_json(const ModelShape& s) {
                 {"qk_head_dim", a->qk_head_dim},
                 {"qk_rope_head_dim", a->qk_rope_head_dim},
                 {"v_head_dim", a->v_head_dim}};
-  if (!s.hf_architecture.empty())
-    j["hf"] = {{"architecture", s.hf_architecture},
-               {"name", s.hf_name},
-               {"rope_theta", s.rope_theta},
-               {"rotary_fraction", s.rotary_fraction},
-               {"rope_scaling", s.rope_scaling},
-               {"rope_scaling_params", s.rope_scaling_params},
-               {"qkv_bias", s.qkv_bias},
-               {"qk_norm", s.qk_norm},
-               {"qk_norm_whole", s.qk_norm_whole},
-               {"head_bias", s.head_bias},
-               {"multipliers", s.multipliers},
-               {"shared_expert_gate", s.shared_expert_gate},
-               {"max_positions", s.max_positions},
-               {"expert_bias", s.expert_bias},
-               {"router_score_correction", s.router_score_correction},
-               {"attention_chunk", s.attention_chunk},
-               {"nope_layers", s.nope_layers},
-               {"nope_interval", s.nope_interval},
-               {"qk_l2_norm", s.qk_l2_norm},
-               {"router_probs_on_input", s.router_probs_on_input}};
+  if (!s.hf_architecture.empty()) j["hf"] = hf_details_json(s);
   return j;
 }
 
@@ -519,40 +566,10 @@ ModelShape model_shape_from_json(const json& j) {
       }
     }
     if (j.contains("hf")) {
-      const json& h = j["hf"];
-      s.hf_architecture = h.value("architecture", "");
-      s.hf_name = h.value("name", "");
-      s.rope_theta = h.value("rope_theta", 0.0);
-      s.rotary_fraction = h.value("rotary_fraction", 1.0);
-      s.rope_scaling = h.value("rope_scaling", "");
-      if (h.contains("rope_scaling_params")) {
-        const json& params = h["rope_scaling_params"];
-        if (!params.is_object())
-          throw InputError(fmt::format("{}.hf.rope_scaling_params must be an object", where));
-        for (const auto& [key, value] : params.items()) {
-          if (!value.is_number())
-            throw InputError(
-                fmt::format("{}.hf.rope_scaling_params.{} must be a number", where, key));
-          s.rope_scaling_params[key] = value.get<double>();
-        }
-      }
-      s.qkv_bias = h.value("qkv_bias", false);
-      s.qk_norm = h.value("qk_norm", false);
-      s.qk_norm_whole = h.value("qk_norm_whole", false);
-      s.head_bias = h.value("head_bias", false);
-      s.multipliers = h.value("multipliers", false);
-      s.shared_expert_gate = h.value("shared_expert_gate", false);
-      s.attention_chunk = h.value("attention_chunk", std::int64_t{0});
-      s.nope_layers = h.value("nope_layers", std::int64_t{0});
-      s.nope_interval = h.value("nope_interval", std::int64_t{0});
-      s.qk_l2_norm = h.value("qk_l2_norm", false);
-      s.router_probs_on_input = h.value("router_probs_on_input", false);
+      read_hf_details(s, j["hf"], where);
       // Plans written before the window moved out of the Hugging Face details.
       if (!j.contains("sliding_window"))
-        s.sliding_window = json_integer_or<std::int64_t>(h, "sliding_window", 0, where);
-      s.max_positions = json_integer_or<std::int64_t>(h, "max_positions", 0, where);
-      s.expert_bias = h.value("expert_bias", false);
-      s.router_score_correction = h.value("router_score_correction", false);
+        s.sliding_window = json_integer_or<std::int64_t>(j["hf"], "sliding_window", 0, where);
     }
     if (j.contains("moe")) {
       const json& mj = j["moe"];

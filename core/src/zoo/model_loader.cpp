@@ -12,6 +12,7 @@
 #include "unity/core/hf/hf_model.h"
 #include "unity/core/json_io.h"
 #include "unity/core/onnx/onnx_import.h"
+#include "unity/core/plan/model_shape.h"
 
 namespace unity {
 namespace {
@@ -67,7 +68,9 @@ bool is_hf_json(const nlohmann::json& j, const std::filesystem::path& path) {
 
 Graph build_hf(const hf::HfConfig& config, std::int64_t batch, const zoo::TransformerResize& resize,
                int devices) {
-  return hf::build_hf_model(config, batch > 0 ? batch : std::max(devices, 1), resize);
+  Graph g = hf::build_hf_model(config, batch > 0 ? batch : std::max(devices, 1), resize);
+  g.source_details = hf_source_details(config);
+  return g;
 }
 
 }  // namespace

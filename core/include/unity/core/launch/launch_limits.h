@@ -18,7 +18,9 @@ void limit_to_launcher(LayoutRequest& request, Framework framework);
 
 // What the launcher `request` is limited to (its `launcher`) lacks for `model` in particular:
 // torchtitan's flavor of a mixture-of-experts model may not pipeline (qwen3, gpt_oss), take
-// context parallelism (its FlexAttention flavors) or split float8 GEMMs by TP (deepseek_v3). Left
+// context parallelism (its FlexAttention flavors) or split float8 GEMMs by TP (deepseek_v3); a
+// dense model Megatron-DeepSpeed's GPT cannot build (a rope scaling, a window) trains on
+// DeepSpeed's data-parallel path only (TP 1, PP 1). Left
 // out of the search like the rest; a flag that fixes it is refused by name (InputError). Nothing
 // where no launcher is named or no flavor matches (the framework then refuses the model whole, with
 // its reason).

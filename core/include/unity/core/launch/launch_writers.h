@@ -77,6 +77,10 @@ struct TorchtitanFlavorLimits {
   bool fp8_tensor_parallel = true;
 };
 std::optional<TorchtitanFlavorLimits> torchtitan_moe_flavor(const ModelShape& model);
+// What Megatron-DeepSpeed's GPT (DeepSpeed's model-parallel path) lacks to build `model`,
+// whatever the layout; empty where it builds it. DeepSpeed's data-parallel path trains the
+// Hugging Face model itself and lacks none of it.
+std::vector<std::string> megatron_deepspeed_lacks(const ModelShape& model);
 // Megatron's model flags (shared by Megatron-LM and Megatron-DeepSpeed, which differ in a few
 // names): appended to `args` as "--flag value" items, names recorded.
 struct ArgList {

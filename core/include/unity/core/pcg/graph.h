@@ -41,6 +41,10 @@ class Graph {
   std::string name;
   std::int64_t batch_size = 0;  // batch its inputs hold (0: unknown); a zoo model built for N
                                 // devices holds N times the per-device batch
+  // What the model's source says that its operators do not hold (a Hugging Face config's rope
+  // settings, biases and norms: model_shape.h's hf_source_details), as JSON text; empty: none.
+  // Kept with the graph for the launch writers; shapes, costs and the executor never read it.
+  std::string source_details;
 
   // Adds a node and infers its output shapes; throws ShapeError naming the node when they are
   // invalid.

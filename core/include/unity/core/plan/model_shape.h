@@ -117,6 +117,9 @@ std::optional<ModelShape> model_shape_of(const Graph& serial, std::string* why =
 
 // Adds what only the config holds (architecture, rope, q/k/v biases, q/k norms, window).
 void add_hf_details(ModelShape& shape, const hf::HfConfig& config);
+// A Hugging Face config's details as a graph built from it keeps them (Graph::source_details),
+// which model_shape_of reads back: what only the config says, for the launch writers.
+std::string hf_source_details(const hf::HfConfig& config);
 
 nlohmann::json model_shape_to_json(const ModelShape& shape);
 // Throws InputError naming the field.
