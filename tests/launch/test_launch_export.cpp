@@ -611,7 +611,13 @@ TEST(LaunchablePlans, DeepSpeedTrainsWhatItsGptCannotBuildDataParallel) {
     limit_to_launcher(o.layout, f);
     return optimize_plan(llama, machine, o);
   };
-  EXPECT_GT(plan_for(Framework::Megatron).pipeline->tensor_parallel, 1);
+  const Plan megatron = plan_for(Framework::Megatron);
+  EXPECT_GT(megatron.pipeline->tensor_parallel, 1);
+  // Megatron-LM's plan exported to DeepSpeed: the nearest layout it runs is data-parallel.
+  const ExportResult nearest = export_launch(megatron, {Framework::DeepSpeed, true});
+  ASSERT_TRUE(nearest.nearest);
+  EXPECT_EQ(nearest.spec.tp, 1);
+  EXPECT_EQ(nearest.spec.pp, 1);
   const Plan deepspeed = plan_for(Framework::DeepSpeed);
   ASSERT_TRUE(deepspeed.pipeline);
   EXPECT_EQ(deepspeed.pipeline->tensor_parallel, 1);

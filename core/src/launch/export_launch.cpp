@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
+#include "unity/core/launch/launch_limits.h"
 #include "unity/core/pcg/compute_dtype.h"
 #include "unity/core/plan/plan_optimizer.h"
 #include "unity/core/rules/rule.h"
@@ -229,6 +230,9 @@ ExportResult export_launch(const Plan& plan, const ExportRequest& request) {
     options.pins = algebraic_rewrites(plan);
     Plan nearest;
     try {
+      // What the framework's launcher lacks, for this model too (launch_limits.h): what the
+      // request leaves open is searched within it, what it fixes against it is refused.
+      limit_to_launcher(options.layout, framework);
       nearest = optimize_plan(*serial, plan.machine, options);
     } catch (const InputError& e) {
       tried.push_back(
