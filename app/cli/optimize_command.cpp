@@ -62,6 +62,15 @@ void add_optimize_command(CLI::App& app) {
     ProgressPrinter progress;
     OptimizeOptions options = opt->optimize;
     options.layout = opt->layout.layout();
+    // --launcher F: a model F trains in no layout is refused before the search.
+    if (!opt->layout.launcher.empty()) {
+      const auto framework = launch::framework_from_string(opt->layout.launcher);
+      if (const auto why = launch::model_refusals(model, machine, framework); !why.empty())
+        throw InputError(
+            fmt::format("--launcher {}: {} does not train '{}' in any layout: {} (nothing planned)",
+                        opt->layout.launcher, launch::display_name(framework), model.name,
+                        fmt::join(why, "; ")));
+    }
     if (opt->progress) options.observer = &progress;
     // --project: the model, machine, search steps and plan, in the project.
     use_cases::ProjectRecord recorded;

@@ -205,14 +205,16 @@ TEST(OptimizeCli, LaunchablePlansExportAsTheyAre) {
   e = run_cli("export " + plan + " --to megatron");
   EXPECT_EQ(e.exit_code, 0) << e.err;
   EXPECT_NE(e.out.find("--pipeline-model-parallel-size 2"), std::string::npos) << e.out;
-  // torchtitan has no flavor of Llama 2 7B's shape: --launcher torchtitan says so, writes nothing.
+  // torchtitan has no flavor of Llama 2 7B's shape: --launcher torchtitan says so before it
+  // searches (no layout changes that), writes nothing.
   const std::string titan = (dir / "titan.json").string();
-  r = run_cli(model + titan + " --launcher torchtitan");
+  r = run_cli(model + titan + " --launcher torchtitan --progress");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("--launcher torchtitan: torchtitan does not run the plan found for "
-                       "'llama-7b': torchtitan's llama3 has no flavor of this shape"),
+  EXPECT_NE(r.err.find("--launcher torchtitan: torchtitan does not train 'llama-7b' in any "
+                       "layout: torchtitan's llama3 has no flavor of this shape"),
             std::string::npos)
       << r.err;
+  EXPECT_EQ(r.err.find("search: "), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(titan));
   // No launcher trains an MLP: --launchable says so, and writes nothing.
   const std::string mlp = (dir / "mlp.json").string();

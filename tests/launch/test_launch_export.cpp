@@ -635,6 +635,22 @@ TEST(LaunchablePlans, DeepSpeedTrainsWhatItsGptCannotBuildDataParallel) {
   }
 }
 
+// What stops a framework in every layout, asked before the search: Llama 2 7B's shape is no
+// torchtitan flavor, Megatron-LM and DeepSpeed train it; a model that is no decoder has no such
+// layout, so nothing is said (the search and --launchable say why).
+TEST(LauncherVerdicts, ModelRefusalsNameWhatNoLayoutChanges) {
+  const MachineSpec machine = load_machine("dgx-h100", {0, 16});
+  const Graph llama = load_model_for_devices("llama-7b", 16, 64);
+  const auto titan = model_refusals(llama, machine, Framework::Torchtitan);
+  ASSERT_EQ(titan.size(), 1u);
+  EXPECT_EQ(titan[0].rfind("torchtitan's llama3 has no flavor of this shape", 0), 0u) << titan[0];
+  EXPECT_TRUE(model_refusals(llama, machine, Framework::Megatron).empty());
+  EXPECT_TRUE(model_refusals(llama, machine, Framework::DeepSpeed).empty());
+  EXPECT_TRUE(
+      model_refusals(load_model_for_devices("mnist-mlp", 16, 0), machine, Framework::Megatron)
+          .empty());
+}
+
 // What optimize states beside a decoder's plan: each launcher's verdict, one reason where the
 // joint search's own layout stops them all, nothing for a model no launcher trains.
 TEST(LauncherVerdicts, EachFrameworkAndItsFirstReason) {

@@ -4,9 +4,32 @@
 
 #include <fmt/format.h>
 
+#include "unity/core/errors.h"
 #include "unity/core/launch/launch_spec.h"
+#include "unity/core/plan/plan_optimizer.h"
 
 namespace unity::launch {
+
+std::vector<std::string> model_refusals(const Graph& model, const MachineSpec& machine,
+                                        Framework framework) {
+  OptimizeOptions simplest;
+  simplest.mode = "expert";
+  simplest.layout.tensor_parallel = 1;
+  simplest.layout.pipeline_stages = 1;
+  simplest.layout.context_parallel = 1;
+  simplest.layout.expert_parallel = 1;
+  simplest.layout.zero_stage = 1;
+  simplest.layout.recompute = Recompute::None;
+  Plan plan;
+  try {
+    plan = optimize_plan(model, machine, simplest);
+  } catch (const InputError&) {
+    return {};  // no such layout for this model: the search decides
+  }
+  const auto verdicts = launcher_verdicts(plan);
+  if (!verdicts || verdicts->searched_own_way) return {};
+  return verdicts->of(framework).refusals;
+}
 
 std::optional<LauncherVerdicts> launcher_verdicts(const Plan& plan) {
   if (!plan_model_shape(plan)) return std::nullopt;

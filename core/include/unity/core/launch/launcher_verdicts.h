@@ -32,4 +32,12 @@ struct LauncherVerdicts {
 // nullopt for a model that is not a decoder-only transformer (no launcher trains it).
 std::optional<LauncherVerdicts> launcher_verdicts(const Plan& plan);
 
+// What stops `framework` from training `model` on `machine` in any layout (its layers, its
+// dtype): its verdict on the simplest layout, TP 1 and PP 1 with every device a data-parallel
+// copy, which each framework runs where it runs the model at all. Empty where it runs that
+// layout, or where the model has no such layout (not a decoder, a batch the devices do not
+// split): the search then decides. `unity optimize --launcher F` asks this before searching.
+std::vector<std::string> model_refusals(const Graph& model, const MachineSpec& machine,
+                                        Framework framework);
+
 }  // namespace unity::launch
