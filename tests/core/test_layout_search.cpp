@@ -186,6 +186,11 @@ TEST(LayoutSearch, LaunchersSearchOnlyTheSequenceSplitsTheyRun) {
   PipelineOptions fixed = options(megatron, 4);
   fixed.request.sequence_parallel = true;
   EXPECT_THROW(plan_pipeline(model(38), machine, fixed), InputError);
+  // A context-parallel degree the devices do not hold is no sequence split torchtitan refused:
+  // for no launcher there is simply no layout (the caller says so), not torchtitan's divisor.
+  PipelineOptions wide = options(std::nullopt, 0);
+  wide.request.context_parallel = 16;
+  EXPECT_FALSE(plan_pipeline(model(64), machine, wide));
 }
 
 // Transformer Engine's context parallelism takes multi-head latent attention only by a ring

@@ -95,10 +95,11 @@ LayoutSpace::LayoutSpace(const LayoutFacts& facts, const LayoutRequest& request,
     return !r.sequence_splits_over_tp_and_two_cp || sequence <= 0 ||
            sequence % (std::int64_t{tp} * 2 * cp) == 0;
   };
-  bool any_split = false;
+  bool any_split = false, unsplit = false;
   for (int tp : tps)
     for (int cp : context_parallel_degrees(tp)) {
       if (!splits(tp, cp)) {
+        unsplit = true;
         if (r.tensor_parallel && (r.context_parallel || cp == 1))
           throw InputError(fmt::format(
               "--launcher {}: --tp {}{} splits the sequence of {} tokens over TP x 2 x CP = {}, "
@@ -124,7 +125,7 @@ LayoutSpace::LayoutSpace(const LayoutFacts& facts, const LayoutRequest& request,
         size_ = size;
       }
     }
-  if (!any_split)
+  if (unsplit && !any_split)
     throw InputError(fmt::format(
         "--launcher {}: the sequence of {} tokens splits over no TP x 2 x CP the devices allow "
         "(torchtitan's ParallelDims.seq_len_divisor; an odd sequence splits over none)",
