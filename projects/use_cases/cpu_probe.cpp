@@ -239,6 +239,7 @@ MachineSpec probed_cpu_local(const CpuProbe& probe, const MachineSelection& sele
     d.memory_efficiency = rate.memory_efficiency;
     d.launch_latency = rate.launch_latency / share;
     d.skips_data_gradients = rate.skips_data_gradients;
+    d.lowers_convolutions_through_memory = rate.lowers_convolutions_through_memory;
     d.transcendental_seconds = rate.transcendental_seconds / share;
     d.erf_seconds = rate.erf_seconds / share;
     d.gemm_rates = rate.gemm_rates;

@@ -83,6 +83,7 @@ TEST_F(CpuProbeTest, PlansForCpuLocalUseTheKeptProbe) {
   EXPECT_DOUBLE_EQ(d.memory_bandwidth, 8e9);
   EXPECT_DOUBLE_EQ(d.launch_latency, 2e-7);
   EXPECT_TRUE(d.skips_data_gradients);
+  EXPECT_TRUE(d.lowers_convolutions_through_memory);
   EXPECT_EQ(cpu_figures_of(m), CpuFigures::Probed);
   EXPECT_EQ(m.source.rfind("measured on this machine 2026-01-02 03:04 UTC", 0), 0u) << m.source;
   EXPECT_NE(describe_cpu_figures(m).find("measured on this machine"), std::string::npos);

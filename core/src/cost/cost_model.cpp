@@ -113,8 +113,10 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
           g.flops / gemm_rate(device, per_product) - g.flops / (peak * device.compute_efficiency);
     }
   const double memory = w.bytes / (device.memory_bandwidth * device.memory_efficiency);
-  const double serial = (w.serial_bytes + (fp8 ? w.fp8_cast_bytes : 0.0)) /
-                        (device.memory_bandwidth * device.memory_efficiency);
+  const double serial =
+      (w.serial_bytes + (fp8 ? w.fp8_cast_bytes : 0.0) +
+       (device.lowers_convolutions_through_memory ? w.conv_lowering_bytes : 0.0)) /
+      (device.memory_bandwidth * device.memory_efficiency);
   const double transcendental =
       w.transcendentals * device.transcendental_seconds + w.erfs * device.erf_time();
   const double forward =

@@ -25,6 +25,19 @@ double inputs_bytes(const Graph& g, const Node& n) {
   return b;
 }
 
+// Elements of the columns matrix a convolution lowered through memory builds (im2col): for each
+// of `positions` positions (samples x spatial) of the side it sums into, `channels` x window
+// values of the other side. None where the kernel is 1 x 1 and the spatial sizes match (stride 1,
+// no padding): the GEMM reads the tensor as it is.
+double conv_columns(const ParallelTensorShape& reads, const ParallelTensorShape& writes,
+                    double positions, double channels, double window) {
+  bool same_positions = window == 1;
+  for (int i = 2; i < reads.rank() && i < writes.rank(); ++i)
+    same_positions = same_positions && reads.dims[i].size / reads.dims[i].degree ==
+                                           writes.dims[i].size / writes.dims[i].degree;
+  return same_positions ? 0.0 : positions * channels * window;
+}
+
 }  // namespace
 
 bool runs_fused_attention(const Node& n, const DeviceSpec& device) {
@@ -145,6 +158,14 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       for (int i = 2; i < wt.rank(); ++i) window *= static_cast<double>(wt.dims[i].size);
       w.flops = 2.0 * out_elems * cin * window;
       w.backward_ratio = 2;
+      // Lowered: each output position's window over all the task's input channels (its groups'
+      // together).
+      const double cout_piece = static_cast<double>(out.dims[1].size / out.dims[1].degree);
+      w.conv_lowering_bytes =
+          2.0 * static_cast<double>(size_of(x.dtype)) *
+              conv_columns(x, out, out_elems / std::max(1.0, cout_piece),
+                           static_cast<double>(x.dims[1].size / x.dims[1].degree), window) +
+          (n.inputs.size() == 3 ? 2.0 * out_bytes : 0.0);
       if (groups == 1) {
         // An implicit GEMM: output pixels x output channels.
         const double cout = static_cast<double>(out.dims[1].size / out.dims[1].degree);
@@ -172,6 +193,13 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       for (int i = 2; i < wt.rank(); ++i) window *= static_cast<double>(wt.dims[i].size);
       w.flops = 2.0 * x_elems * cout * window;
       w.backward_ratio = 2;
+      // Lowered as a convolution's backward-data: the GEMM writes, for each input position, the
+      // window of every output channel of the task, which col2im then adds into the output.
+      w.conv_lowering_bytes =
+          2.0 * static_cast<double>(size_of(x.dtype)) *
+              conv_columns(x, out, x_elems / std::max(1.0, cin),
+                           static_cast<double>(out.dims[1].size / out.dims[1].degree), window) +
+          (n.inputs.size() == 3 ? 2.0 * out_bytes : 0.0);
       if (n.op.attrs.get_int("groups", 1) == 1)
         w.add_gemm(x_elems / std::max(1.0, cin), cout * window, 1, w.flops);
       break;

@@ -145,6 +145,7 @@ class Parser {
                   "fused_attention_backward_efficiency",
                   "fused_elementwise",
                   "skips_data_gradients",
+                  "lowers_convolutions_through_memory",
                   "transcendental_seconds",
                   "erf_seconds",
                   "gemm_rates",
@@ -170,6 +171,8 @@ class Parser {
         number(j, path, "fused_attention_backward_efficiency", false, 0.0);
     d.fused_elementwise = boolean(j, path, "fused_elementwise", false);
     d.skips_data_gradients = boolean(j, path, "skips_data_gradients", false);
+    d.lowers_convolutions_through_memory =
+        boolean(j, path, "lowers_convolutions_through_memory", false);
     d.transcendental_seconds = number(j, path, "transcendental_seconds", false, 0.0);
     d.erf_seconds = number(j, path, "erf_seconds", false, 0.0);
     if (const json* rates = find(j, path, "gemm_rates", false))
@@ -378,6 +381,7 @@ json machine_to_json(const MachineSpec& m) {
                      {"fused_attention_backward_efficiency", d.fused_attention_backward_efficiency},
                      {"fused_elementwise", d.fused_elementwise},
                      {"skips_data_gradients", d.skips_data_gradients},
+                     {"lowers_convolutions_through_memory", d.lowers_convolutions_through_memory},
                      {"transcendental_seconds", d.transcendental_seconds},
                      {"erf_seconds", d.erf_seconds},
                      {"gemm_rates", d.gemm_rates},

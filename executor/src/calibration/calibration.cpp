@@ -381,6 +381,8 @@ MachineSpec calibrated_machine(const Calibration& c) {
     // Measured on Unity's executor, which computes no gradient for the data (a first layer's
     // backward is its weight gradient alone).
     d.skips_data_gradients = true;
+    // Its convolutions run im2col and a GEMM over the columns (cpu_conv_pool.cpp).
+    d.lowers_convolutions_through_memory = true;
     d.transcendental_seconds = c.transcendental_seconds;
     d.erf_seconds = c.erf_seconds;
     d.gemm_rates = c.gemm_rates;

@@ -1,7 +1,8 @@
 // Point-wise operators that have no kernel of their own in the backends: the function and
 // derivative of their core definition (unity/core/ops/operator_definition.h), evaluated on the
-// host. On the CPU backend the staging copies are memcpys; on a GPU they cross PCIe, which is
-// correct but slow, so an operator that models train on GPUs gets a backend kernel (UnaryKind).
+// host: in place where the backend's buffers are host memory (the CPU's), through staging copies
+// otherwise (a GPU's, across PCIe, which is correct but slow, so an operator that models train on
+// GPUs gets a backend kernel, UnaryKind).
 #include <fmt/format.h>
 
 #include "kernel_registry.h"
@@ -18,6 +19,13 @@ class PointwiseRunner final : public OpRunner {
 
   void forward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
     for (auto& t : tasks) {
+      if (ctx.backend.host_memory()) {
+        const float* x = t.in[0]->f();
+        float* y = t.out[0]->f();
+        for (i64 i = 0, n = t.out[0]->elements(); i < n; ++i)
+          y[i] = static_cast<float>(f_.value(x[i], params_.data()));
+        continue;
+      }
       std::vector<float> x = host_copy(ctx.backend, t.in[0]->value, t.out[0]->elements());
       for (float& v : x) v = static_cast<float>(f_.value(v, params_.data()));
       ctx.backend.to_device(t.out[0]->value, x.data(), x.size() * sizeof(float));
@@ -28,6 +36,15 @@ class PointwiseRunner final : public OpRunner {
     for (auto& t : tasks) {
       if (!t.in[0]->grad || !t.out[0]->grad) continue;
       const i64 n = t.out[0]->elements();
+      if (ctx.backend.host_memory()) {
+        const float* x = t.in[0]->f();
+        const float* y = t.out[0]->f();
+        const float* dy = t.out[0]->grad;
+        float* dx = t.in[0]->grad;
+        for (i64 i = 0; i < n; ++i)
+          dx[i] += static_cast<float>(dy[i] * f_.derivative(x[i], y[i], params_.data()));
+        continue;
+      }
       const std::vector<float> x = host_copy(ctx.backend, t.in[0]->value, n);
       const std::vector<float> y = host_copy(ctx.backend, t.out[0]->value, n);
       const std::vector<float> dy = host_copy(ctx.backend, t.out[0]->grad, n);

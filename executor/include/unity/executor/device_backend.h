@@ -118,6 +118,9 @@ class DeviceBackend {
   // memory).
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void release(void* p) = 0;
+  // Whether its buffers are host memory, which the kernels that run on the host may read and write
+  // in place instead of staging copies.
+  virtual bool host_memory() const { return false; }
   virtual void fill_zero(void* p, std::size_t bytes) = 0;
   virtual void fill(float* p, float value, i64 n) = 0;
   virtual void to_device(void* dst, const void* host, std::size_t bytes) = 0;

@@ -11,6 +11,7 @@ class CpuBackend final : public DeviceBackend {
   std::string name() const override { return "cpu"; }
 
   void* allocate(std::size_t bytes) override;
+  bool host_memory() const override { return true; }
   void release(void* p) override;
   void fill_zero(void* p, std::size_t bytes) override;
   void fill(float* p, float value, i64 n) override;

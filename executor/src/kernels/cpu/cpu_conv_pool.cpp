@@ -4,6 +4,7 @@
 // its neighbours) and pads only where the band touches the edge of the whole tensor.
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "cpu_backend.h"
 
@@ -13,8 +14,22 @@ namespace {
 i64 in_volume(const ConvSpec& s) { return s.d * s.h * s.w; }
 i64 out_volume(const ConvSpec& s) { return s.od * s.oh * s.ow; }
 
+// The outputs o in [0, count) whose tap start + o * stride lies inside [0, size): [lo, hi). The
+// outputs before lo and from hi on read padding.
+struct Inside {
+  i64 lo, hi;
+};
+
+Inside inside(i64 start, i64 stride, i64 count, i64 size) {
+  const i64 lo = start >= 0 ? 0 : std::min(count, (-start + stride - 1) / stride);
+  const i64 hi = start > size - 1 ? 0 : std::min(count, (size - 1 - start) / stride + 1);
+  return {lo, std::max(lo, hi)};
+}
+
 // One group of one sample: cols[(c, a, i, j), (oz, oy, ox)] for channels [c0, c0 + cg), where
-// (a, i, j) is the kernel offset along depth, height and width.
+// (a, i, j) is the kernel offset along depth, height and width. Each output row copies its span
+// inside the input as one run and zeroes the padding around it: the per-element bounds checks of a
+// plain loop made this copy, not the GEMM after it, most of a small convolution's time.
 void im2col(const ConvSpec& s, const float* x, i64 cg, float* cols) {
   const i64 plane = out_volume(s);
   for (i64 c = 0; c < cg; ++c)
@@ -23,6 +38,8 @@ void im2col(const ConvSpec& s, const float* x, i64 cg, float* cols) {
         for (i64 j = 0; j < s.kw; ++j) {
           float* row = cols + (((c * s.kd + a) * s.kh + i) * s.kw + j) * plane;
           const float* xc = x + c * in_volume(s);
+          const i64 x0 = j * s.dw - s.pad_left;
+          const Inside span = inside(x0, s.sw, s.ow, s.w);
           for (i64 oz = 0; oz < s.od; ++oz) {
             const i64 z = oz * s.sd - s.pad_front + a * s.dd;
             for (i64 oy = 0; oy < s.oh; ++oy) {
@@ -33,10 +50,12 @@ void im2col(const ConvSpec& s, const float* x, i64 cg, float* cols) {
                 continue;
               }
               const float* xr = xc + (z * s.h + y) * s.w;
-              for (i64 ox = 0; ox < s.ow; ++ox) {
-                const i64 xx = ox * s.sw - s.pad_left + j * s.dw;
-                out[ox] = (xx >= 0 && xx < s.w) ? xr[xx] : 0.0f;
-              }
+              std::fill(out, out + span.lo, 0.0f);
+              if (s.sw == 1)
+                std::copy(xr + x0 + span.lo, xr + x0 + span.hi, out + span.lo);
+              else
+                for (i64 ox = span.lo; ox < span.hi; ++ox) out[ox] = xr[x0 + ox * s.sw];
+              std::fill(out + span.hi, out + s.ow, 0.0f);
             }
           }
         }
@@ -50,6 +69,8 @@ void col2im_add(const ConvSpec& s, const float* cols, i64 cg, float* dx) {
         for (i64 j = 0; j < s.kw; ++j) {
           const float* row = cols + (((c * s.kd + a) * s.kh + i) * s.kw + j) * plane;
           float* xc = dx + c * in_volume(s);
+          const i64 x0 = j * s.dw - s.pad_left;
+          const Inside span = inside(x0, s.sw, s.ow, s.w);
           for (i64 oz = 0; oz < s.od; ++oz) {
             const i64 z = oz * s.sd - s.pad_front + a * s.dd;
             if (z < 0 || z >= s.d) continue;
@@ -58,10 +79,10 @@ void col2im_add(const ConvSpec& s, const float* cols, i64 cg, float* dx) {
               if (y < 0 || y >= s.h) continue;
               float* xr = xc + (z * s.h + y) * s.w;
               const float* in = row + (oz * s.oh + oy) * s.ow;
-              for (i64 ox = 0; ox < s.ow; ++ox) {
-                const i64 xx = ox * s.sw - s.pad_left + j * s.dw;
-                if (xx >= 0 && xx < s.w) xr[xx] += in[ox];
-              }
+              if (s.sw == 1)
+                for (i64 ox = span.lo; ox < span.hi; ++ox) xr[x0 + ox] += in[ox];
+              else
+                for (i64 ox = span.lo; ox < span.hi; ++ox) xr[x0 + ox * s.sw] += in[ox];
             }
           }
         }
@@ -114,6 +135,42 @@ void for_each_tap(const PoolSpec& s, const PoolWindow& w, F&& f) {
     for (i64 ky = w.y.k0; ky < w.y.k1; ++ky)
       for (i64 kx = w.x.k0; kx < w.x.k1; ++kx)
         f((w.z.at(kz) * s.h + w.y.at(ky)) * s.w + w.x.at(kx));
+}
+
+// Max pooling a row of outputs at a time: for each tap, every output of the row that has it
+// takes it or keeps its best. Each output still visits its taps in order (depth, height, width,
+// the first of equal values winning), but the inner loop runs along the row, whose outputs do not
+// depend on each other; one output at a time, its compare-and-select chain cost 20 times the
+// pass's bytes.
+void max_pool_plane(const PoolSpec& s, const float* xp, float* yp, std::int32_t* ap) {
+  std::vector<float> best(static_cast<std::size_t>(s.ow));
+  for (i64 oz = 0; oz < s.od; ++oz) {
+    const PoolTaps tz = pool_taps(oz, s.sd, s.pad_front, s.kd, s.dd, s.d);
+    for (i64 oy = 0; oy < s.oh; ++oy) {
+      const PoolTaps ty = pool_taps(oy, s.sh, s.pad_top, s.kh, s.dh, s.h);
+      const i64 o = (oz * s.oh + oy) * s.ow;
+      std::int32_t* at = ap + o;
+      std::fill(best.begin(), best.end(), -std::numeric_limits<float>::infinity());
+      std::fill(at, at + s.ow, -1);
+      for (i64 kz = tz.k0; kz < tz.k1; ++kz)
+        for (i64 ky = ty.k0; ky < ty.k1; ++ky) {
+          const i64 row = (tz.at(kz) * s.h + ty.at(ky)) * s.w;
+          for (i64 kx = 0; kx < s.kw; ++kx) {
+            const i64 x0 = kx * s.dw - s.pad_left;
+            const Inside span = inside(x0, s.sw, s.ow, s.w);
+            for (i64 ox = span.lo; ox < span.hi; ++ox) {
+              const i64 tap = row + x0 + ox * s.sw;
+              const float v = xp[tap];
+              const bool take = v > best[static_cast<std::size_t>(ox)] || at[ox] < 0;
+              best[static_cast<std::size_t>(ox)] = take ? v : best[static_cast<std::size_t>(ox)];
+              at[ox] = take ? static_cast<std::int32_t>(tap) : at[ox];
+            }
+          }
+        }
+      for (i64 ox = 0; ox < s.ow; ++ox)
+        yp[o + ox] = at[ox] < 0 ? 0.0f : best[static_cast<std::size_t>(ox)];
+    }
+  }
 }
 
 }  // namespace
@@ -170,32 +227,25 @@ void CpuBackend::conv2d_backward_filter(const ConvSpec& s, const float* x, const
 
 void CpuBackend::pool2d(const PoolSpec& s, const float* x, float* y, std::int32_t* argmax) {
   const i64 in_plane = s.d * s.h * s.w, out_plane = s.od * s.oh * s.ow;
+  if (s.max) {
+    // The winners' offsets are kept whether or not the caller asked for them.
+    std::vector<std::int32_t> own(argmax ? 0 : static_cast<std::size_t>(out_plane));
+    for (i64 nc = 0; nc < s.n * s.c; ++nc)
+      max_pool_plane(s, x + nc * in_plane, y + nc * out_plane,
+                     argmax ? argmax + nc * out_plane : own.data());
+    return;
+  }
   for (i64 nc = 0; nc < s.n * s.c; ++nc) {
     const float* xp = x + nc * in_plane;
     float* yp = y + nc * out_plane;
-    std::int32_t* ap = argmax ? argmax + nc * out_plane : nullptr;
     for (i64 oz = 0; oz < s.od; ++oz)
       for (i64 oy = 0; oy < s.oh; ++oy)
         for (i64 ox = 0; ox < s.ow; ++ox) {
           const PoolWindow win = pool_window(s, oz, oy, ox);
-          const i64 o = (oz * s.oh + oy) * s.ow + ox;
-          if (s.max) {
-            float best = -std::numeric_limits<float>::infinity();
-            std::int32_t at = -1;
-            for_each_tap(s, win, [&](i64 at_in) {
-              if (xp[at_in] > best || at < 0) {
-                best = xp[at_in];
-                at = static_cast<std::int32_t>(at_in);
-              }
-            });
-            yp[o] = at < 0 ? 0.0f : best;
-            if (ap) ap[o] = at;
-          } else {
-            float total = 0;
-            for_each_tap(s, win, [&](i64 at_in) { total += xp[at_in]; });
-            const i64 count = pool_divisor(s, win);
-            yp[o] = count > 0 ? total / static_cast<float>(count) : 0.0f;
-          }
+          float total = 0;
+          for_each_tap(s, win, [&](i64 at_in) { total += xp[at_in]; });
+          const i64 count = pool_divisor(s, win);
+          yp[(oz * s.oh + oy) * s.ow + ox] = count > 0 ? total / static_cast<float>(count) : 0.0f;
         }
   }
 }

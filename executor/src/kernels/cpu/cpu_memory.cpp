@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "cpu_backend.h"
+#include "lane_sum.h"
 
 namespace unity::executor {
 
@@ -107,9 +108,7 @@ void CpuBackend::scale(float alpha, float* y, i64 n) {
 }
 
 double CpuBackend::sum(const float* x, i64 n) {
-  double s = 0;
-  for (i64 i = 0; i < n; ++i) s += x[i];
-  return s;
+  return lane_sum(n, [x](i64 i) { return double{x[i]}; });
 }
 
 void CpuBackend::gemm(bool trans_a, bool trans_b, i64 m, i64 n, i64 k, float alpha, const float* a,
@@ -159,9 +158,7 @@ void CpuBackend::bias_grad(const float* dy, float* db, i64 outer, i64 channels, 
   for (i64 o = 0; o < outer; ++o)
     for (i64 c = 0; c < channels; ++c) {
       const float* row = dy + (o * channels + c) * inner;
-      float s = 0;
-      for (i64 i = 0; i < inner; ++i) s += row[i];
-      db[c] += s;
+      db[c] += static_cast<float>(lane_sum(inner, [row](i64 i) { return double{row[i]}; }));
     }
 }
 

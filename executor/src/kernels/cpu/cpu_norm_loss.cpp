@@ -12,7 +12,7 @@ void CpuBackend::channel_sums(const float* x, float* sum, i64 outer, i64 channel
     double s = 0;
     for (i64 o = 0; o < outer; ++o) {
       const float* p = x + (o * channels + c) * inner;
-      for (i64 i = 0; i < inner; ++i) s += p[i];
+      s += lane_sum(inner, [p](i64 i) { return double{p[i]}; });
     }
     sum[c] = static_cast<float>(s);
   }
@@ -22,12 +22,10 @@ void CpuBackend::channel_squared_deviations(const float* x, const float* mean, f
                                             i64 outer, i64 channels, i64 inner) {
   for (i64 c = 0; c < channels; ++c) {
     double q = 0;
+    const double m = mean[c];
     for (i64 o = 0; o < outer; ++o) {
       const float* p = x + (o * channels + c) * inner;
-      for (i64 i = 0; i < inner; ++i) {
-        const double d = static_cast<double>(p[i]) - mean[c];
-        q += d * d;
-      }
+      q += lane_sum(inner, [p, m](i64 i) { return (p[i] - m) * (p[i] - m); });
     }
     out[c] = static_cast<float>(q);
   }
@@ -57,13 +55,13 @@ void CpuBackend::channel_backward_moments(const float* x, const float* dy, const
                                           i64 outer, i64 channels, i64 inner) {
   for (i64 c = 0; c < channels; ++c) {
     double s = 0, t = 0;
+    const float m = mean[c], r = invstd[c];
     for (i64 o = 0; o < outer; ++o) {
       const float* p = x + (o * channels + c) * inner;
       const float* g = dy + (o * channels + c) * inner;
-      for (i64 i = 0; i < inner; ++i) {
-        s += g[i];
-        t += static_cast<double>(g[i]) * (p[i] - mean[c]) * invstd[c];
-      }
+      s += lane_sum(inner, [g](i64 i) { return double{g[i]}; });
+      t += lane_sum(inner,
+                    [p, g, m, r](i64 i) { return static_cast<double>(g[i]) * (p[i] - m) * r; });
     }
     sum_dy[c] = static_cast<float>(s);
     sum_dy_xhat[c] = static_cast<float>(t);

@@ -54,6 +54,12 @@ struct TaskWork {
   // fp8 peak; elsewhere the operator runs as in bf16.
   double fp8_flops = 0;
   double fp8_cast_bytes = 0;
+  // Bytes a convolution lowered through memory moves beside its GEMM
+  // (DeviceSpec::lowers_convolutions_through_memory): its columns matrix (im2col: each output
+  // position's input window laid out as a row, channels x window x positions elements; none for a
+  // 1x1 convolution that reads its input as it is) written and read again by the GEMM, and the
+  // output read and written again to add the bias.
+  double conv_lowering_bytes = 0;
   // Values of an exponential-like function the task evaluates (exp, log, tanh), which cost
   // DeviceSpec::transcendental_seconds each beside the task's memory traffic, and of erf
   // (GELU's), which cost DeviceSpec::erf_time() each.

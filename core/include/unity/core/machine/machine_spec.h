@@ -16,8 +16,8 @@
 namespace unity {
 
 struct DeviceSpec {
-  std::string name;               // "NVIDIA V100-SXM2-16GB"
-  std::string kind = "gpu";       // "gpu" or "cpu"
+  std::string name;          // "NVIDIA V100-SXM2-16GB"
+  std::string kind = "gpu";  // "gpu" or "cpu"
   // Whether its collectives and sends run beside its compute: a GPU's on their own SMs and DMA
   // engines; a CPU rank moves the bytes with the core that computes (MPI's shared-memory and TCP
   // transports copy on it), so nothing it communicates hides behind its work.
@@ -63,6 +63,12 @@ struct DeviceSpec {
   // presets', which the published comparisons were made with), every product's backward costs two
   // products.
   bool skips_data_gradients = false;
+  // Runs a convolution as Unity's CPU executor does: the input's windows copied into a columns
+  // matrix in memory (im2col), a GEMM over it, then the bias added in a pass of its own; each
+  // pass pays for those bytes (TaskWork::conv_lowering_bytes) beside its FLOPs. Off (the
+  // presets'): cuDNN's implicit GEMM forms the columns inside its tiles and adds the bias as it
+  // writes the output.
+  bool lowers_convolutions_through_memory = false;
   // Seconds one core of the device spends on one value of an exponential-like function (exp, log,
   // tanh: sigmoid and SiLU, softmax, the loss's softmax, attention's scores), beside the
   // element's memory traffic: a CPU evaluates them one element at a time in tens of cycles, so a
