@@ -140,6 +140,17 @@ TEST(LayoutSearch, LaunchableAllToAllOverlapRunsAsMegatronCoreTakesIt) {
   EXPECT_THROW(plan_pipeline(model, machine, fixed), InputError);
   fixed.request.launchable = false;
   EXPECT_NO_THROW(plan_pipeline(model, machine, fixed));
+  // Without expert parallelism there is nothing to overlap, and Megatron-Core refuses the flag.
+  fixed = options(true, Recompute::None, 1, 1);
+  fixed.request.ep_comm_overlap = true;
+  fixed.request.expert_parallel = 1;
+  try {
+    plan_pipeline(model, machine, fixed);
+    ADD_FAILURE() << "a launchable overlap without expert parallelism was planned";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("only with expert parallelism"), std::string::npos)
+        << e.what();
+  }
 }
 
 // torchtitan asserts that its sequence splits over TP x 2 x CP (ParallelDims.seq_len_divisor), and

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "unity/core/launch/launch_writers.h"
+#include "unity/core/pipeline/alltoall_overlap.h"
 
 namespace unity::launch {
 namespace {
@@ -41,14 +42,11 @@ std::vector<std::string> megatron_expert_violations(const LaunchSpec& s) {
   if (e.shared_ffn % s.tp != 0)
     out.push_back(fmt::format("rule 'TP divides the shared experts' width': {} on TP {}",
                               e.shared_ffn, s.tp));
-  if (s.ep_comm_overlap) {
-    const std::string rule = "rule '--overlap-moe-expert-parallel-comm needs ";
-    if (s.ep < 2) out.push_back(rule + fmt::format("expert parallelism': EP {}", s.ep));
-    if (s.pp > 1 && s.interleave < 2)
-      out.push_back(rule + fmt::format("virtual stages when PP > 1': PP {} without them", s.pp));
-    if (s.recompute == Recompute::Full) out.push_back(rule + "no full recomputation'");
-    if (s.dtype == "fp32") out.push_back(rule + "bf16 or fp16': the plan trains in fp32");
-  }
+  if (s.ep_comm_overlap)
+    for (const AllToAllOverlapMiss& miss :
+         alltoall_overlap_misses({s.ep, s.pp, s.interleave, s.recompute, s.dtype != "fp32"}))
+      out.push_back(fmt::format("rule '--overlap-moe-expert-parallel-comm needs {}': {}",
+                                miss.needs, miss.has));
   return out;
 }
 

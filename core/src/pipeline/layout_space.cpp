@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "unity/core/errors.h"
+#include "unity/core/pipeline/alltoall_overlap.h"
 
 namespace unity::pipeline_layouts {
 namespace {
@@ -52,21 +53,18 @@ LayoutSpace::LayoutSpace(const LayoutFacts& facts, const LayoutRequest& request,
     throw InputError(
         "--dispatcher deepep sends each token to the devices holding its experts whole; with "
         "--etp > 1 Unity plans Megatron-Core's all-to-all dispatcher (--dispatcher alltoall)");
-  // What Megatron-Core's all-to-all overlap asserts (TransformerConfig), where it was asked for a
-  // launchable plan.
+  // What Megatron-Core's all-to-all overlap asserts, where a launchable plan fixes what it
+  // refuses (what is still searched counts as taken: EP, and virtual stages left open).
   if (r.launchable && r.ep_comm_overlap.value_or(false) && facts_.experts > 0) {
-    const auto refuse = [](const std::string& why) {
-      throw InputError(
-          "--overlap-moe-expert-parallel-comm: Megatron-Core overlaps the "
-          "all-to-alls " +
-          why);
-    };
-    if (r.recompute == Recompute::Full)
-      refuse("only without full recomputation (--recompute full)");
-    if (r.pipeline_stages > 1 && r.interleave == 1)
-      refuse(fmt::format("of a pipeline (--pp {}) only with virtual stages (--interleave > 1)",
-                         r.pipeline_stages));
-    if (!facts_.half_precision) refuse("only in bf16 or fp16; the model trains in fp32");
+    const auto misses =
+        alltoall_overlap_misses({r.expert_parallel == 1 ? 1 : 2, std::max(1, r.pipeline_stages),
+                                 r.interleave == 0 ? 2 : r.interleave,
+                                 r.recompute.value_or(Recompute::None), facts_.half_precision});
+    if (!misses.empty())
+      throw InputError(fmt::format(
+          "--overlap-moe-expert-parallel-comm: Megatron-Core overlaps the all-to-alls only with "
+          "{}, and the request has {}",
+          misses.front().needs, misses.front().has));
   }
   std::vector<int> tps;
   if (copies_only) {
@@ -527,7 +525,7 @@ std::int64_t LayoutSpace::count(const LayoutGrid& g) const {
 
 bool LayoutSpace::takes(const Layout& l) const {
   return !request_.launchable || !l.ep_overlap ||
-         (l.recompute != Recompute::Full && (l.pp == 1 || l.v > 1));
+         alltoall_overlap_misses({l.ep, l.pp, l.v, l.recompute, facts_.half_precision}).empty();
 }
 
 Layout LayoutSpace::layout(const LayoutGrid& g, std::int64_t i) const {
