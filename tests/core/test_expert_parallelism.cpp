@@ -140,7 +140,10 @@ TEST(ExpertParallelism, ExpertTaskAtItsExpertParallelShape) {
   EXPECT_DOUBLE_EQ(whole.bytes - spread.bytes, 16.0 * 3 * 256 * 256 * 2 * 3 / 4);
   EXPECT_DOUBLE_EQ(whole.gemms[0].m, routed / 16);
   EXPECT_DOUBLE_EQ(spread.gemms[0].m, routed / 4);
-  EXPECT_DOUBLE_EQ(spread.gemms[0].count, 4 * 2);  // 4 experts' up and gate
+  EXPECT_DOUBLE_EQ(spread.gemms[0].count, 4);  // 4 experts' up-and-gate products at once
+  EXPECT_DOUBLE_EQ(whole.gemms[0].count, 4);   // of 16: four streams
+  EXPECT_DOUBLE_EQ(whole.launches, 2 * 16 + 1);
+  EXPECT_DOUBLE_EQ(spread.launches, 2 * 4 + 1);
 }
 
 // Each device holds 1/ep of a rank's experts: from ep 1 (every expert on each device, tp 1) to

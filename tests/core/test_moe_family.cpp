@@ -102,13 +102,17 @@ TEST(MoeFamily, ExpertsWorkByHand) {
   EXPECT_DOUBLE_EQ(w.backward_ratio, 2.0);
   // The permutation into expert order and back: 4 x 256 routed copies x 64 x 2 bytes (bf16).
   EXPECT_DOUBLE_EQ(w.serial_bytes, 4.0 * 256 * 64 * 2);
-  // Two grouped GEMMs: up and gate [64 tokens per expert, 32] x 8, down [64, 64] x 4.
+  // Two grouped GEMMs as Transformer Engine runs them, a product an expert on four streams: up
+  // and gate [64 tokens per expert, 2 x 32] (8 products on a CPU, which runs them apart), down
+  // [64, 64]; the 4 experts' products all at once, 9 launches (8 products and the activation).
   ASSERT_EQ(w.gemm_count, 2);
   EXPECT_DOUBLE_EQ(w.gemms[0].m, 64.0);
-  EXPECT_DOUBLE_EQ(w.gemms[0].n, 32.0);
-  EXPECT_DOUBLE_EQ(w.gemms[0].count, 8.0);
+  EXPECT_DOUBLE_EQ(w.gemms[0].n, 64.0);
+  EXPECT_DOUBLE_EQ(w.gemms[0].count, 4.0);
+  EXPECT_DOUBLE_EQ(w.gemms[0].products, 8.0);
   EXPECT_DOUBLE_EQ(w.gemms[1].n, 64.0);
   EXPECT_DOUBLE_EQ(w.gemms[1].count, 4.0);
+  EXPECT_DOUBLE_EQ(w.launches, 9.0);
 }
 
 }  // namespace

@@ -108,7 +108,7 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
   if (!device.gemm_rates.empty() && !fp8)
     for (int i = 0; i < w.gemm_count; ++i) {
       const GemmShape& g = w.gemms[static_cast<std::size_t>(i)];
-      const double per_product = g.flops / std::max(1.0, g.count);
+      const double per_product = g.flops / std::max(1.0, g.products > 0 ? g.products : g.count);
       compute +=
           g.flops / gemm_rate(device, per_product) - g.flops / (peak * device.compute_efficiency);
     }
@@ -120,7 +120,7 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
   const double transcendental =
       w.transcendentals * device.transcendental_seconds + w.erfs * device.erf_time();
   const double forward =
-      std::max(compute, memory) + serial + transcendental + device.launch_latency;
+      std::max(compute, memory) + serial + transcendental + device.launch_latency * w.launches;
   const double ratio = backward_ratio(graph, node, w, device);
   const double backward = w.backward_transcendentals < 0
                               ? forward * ratio

@@ -125,8 +125,16 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       w.expert_up_output = even * ffn * (gated ? 2 : 1);
       w.expert_act_output = even * ffn;
       const double rows = routed / std::max(1.0, local_experts);
-      w.add_gemm(rows, ffn, local_experts * (gated ? 2 : 1), up);
-      w.add_gemm(rows, hidden, local_experts, down);
+      // Transformer Engine's grouped linear, which Megatron-Core's grouped MLP runs, is one cuBLAS
+      // GEMM an expert dealt round-robin to four compute streams (TE 2.8-2.9's
+      // multi_stream_cublas_gemm; its CUTLASS grouped kernel is opt-in): the tiles of at most four
+      // products share the SMs at a time, and each product is a launch of its own (the up and
+      // gate projections one product of 2F columns).
+      constexpr double kGroupedGemmStreams = 4;
+      const double concurrent = std::clamp(local_experts, 1.0, kGroupedGemmStreams);
+      w.add_gemm(rows, ffn * (gated ? 2 : 1), concurrent, up, local_experts * (gated ? 2 : 1));
+      w.add_gemm(rows, hidden, concurrent, down, local_experts);
+      w.launches = 2 * std::max(1.0, local_experts) + 1;  // the products, and the activation
       // SwiGLU's sigmoid (an exp a value; its derivative reuses it), or GELU's erf (its
       // derivative: an erf and an exp).
       if (gated) {

@@ -28,9 +28,12 @@ double gradient_bytes(DataType weight_dtype);
 // One matrix product inside a task: `count` independent m x n outputs (a batched product's batch)
 // and its FLOPs, which tile and wave quantization apply to.
 struct GemmShape {
-  double m = 0, n = 0, count = 1;
+  double m = 0, n = 0, count = 1;  // count: m x n products whose tiles share the SMs at once
   double flops = 0;
   bool fp8 = false;  // runs at the fp8 peak where the device has one
+  // Products in all, where fewer run at once than there are (a grouped GEMM's four streams); a
+  // CPU runs each at the rate measured for its size. 0: count.
+  double products = 0;
 };
 
 // Work of one task of an operator (one piece of its output), forward pass.
@@ -60,6 +63,10 @@ struct TaskWork {
   // 1x1 convolution that reads its input as it is) written and read again by the GEMM, and the
   // output read and written again to add the bias.
   double conv_lowering_bytes = 0;
+  // Kernels the task launches in its forward pass, each DeviceSpec::launch_latency (the backward
+  // pass's scale with backward_ratio like the rest of its work): one for most operators, one a
+  // product where a grouped GEMM runs a product an expert.
+  double launches = 1;
   // Values of an exponential-like function the task evaluates (exp, log, tanh), which cost
   // DeviceSpec::transcendental_seconds each beside the task's memory traffic, and of erf
   // (GELU's), which cost DeviceSpec::erf_time() each.
@@ -95,8 +102,9 @@ struct TaskWork {
     product_backward_flops = (fused ? 2.5 : 2.0) * run;
     fused_products = fused;
   }
-  void add_gemm(double m, double n, double count, double flops) {
-    if (gemm_count < static_cast<int>(gemms.size())) gemms[gemm_count++] = {m, n, count, flops};
+  void add_gemm(double m, double n, double count, double flops, double products = 0) {
+    if (gemm_count < static_cast<int>(gemms.size()))
+      gemms[gemm_count++] = {m, n, count, flops, false, products};
   }
 };
 // Bytes a cross-entropy over half-precision logits moves per logit, forward and backward, as the
