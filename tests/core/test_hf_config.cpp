@@ -81,6 +81,9 @@ const Published kDense[] = {
     {"pythia-1b", 1011781632.0, 1011781632, 16 * 3 * 2048, "Pythia, Table 1"},
     // GPT-NeoX-20B paper (Black et al. 2022), Table 1: 20,554,567,680 parameters.
     {"gpt-neox-20b", 20554567680.0, 20554567680, 44 * 3 * 6144, "GPT-NeoX-20B, Table 1"},
+    // Model page: 2.78B (the card: "2.7 billion"). One LayerNorm a layer for both parallel
+    // branches; not held by the graph: q, k and v's biases, 32 x 3 x 2,560, and the head's, 51,200.
+    {"phi-2", 2.78e9, 2779683840, 32 * 3 * 2560 + 51200, "microsoft/phi-2 model page", 0.005e9},
     // Gemma report (Gemma Team 2024), Table 2: 7B has 7,751,248,896 non-embedding and 786,432,000
     // embedding parameters.
     {"gemma-7b", 8537680896.0, 8537680896, 0, "Gemma: Open Models..., Table 2"},
@@ -288,6 +291,31 @@ TEST(HfConfig, SmolLM3CountsAsItsModelCard) {
   add_hf_details(*shape, c);
   EXPECT_EQ(shape->nope_layers, 9);
   EXPECT_EQ(shape->nope_interval, 4);
+}
+
+// phi-2: GPT-NeoX's parallel block with one LayerNorm a layer that the attention and the MLP both
+// read (33 LayerNorms, not 65), 0.4 of each head rotated; the launch writers see a parallel
+// residual with its one norm (ModelShape, kept in the plan file).
+TEST(HfConfig, PhiBranchesReadOneNorm) {
+  const HfConfig c = hf::read_hf_config(published_config("phi-2"));
+  EXPECT_EQ(c.architecture, "PhiForCausalLM");
+  EXPECT_TRUE(c.parallel_residual && c.shared_parallel_norm && c.head_bias);
+  EXPECT_DOUBLE_EQ(c.rotary_fraction, 0.4);
+  EXPECT_EQ(c.activation, "gelu_new");
+  zoo::TransformerResize short_sequence;
+  short_sequence.seq = 64;
+  const Graph g = hf::build_hf_model(c, 1, short_sequence);
+  EXPECT_EQ(g.count(OpType::LayerNorm), 33);
+  const auto shape = model_shape_of(g);
+  ASSERT_TRUE(shape);
+  EXPECT_TRUE(shape->parallel_residual);
+  EXPECT_TRUE(shape->shared_parallel_norm);
+  EXPECT_FALSE(shape->rms_norm);
+  const auto pythia = model_shape_of(
+      hf::build_hf_model(hf::read_hf_config(published_config("pythia-1b")), 1, short_sequence));
+  ASSERT_TRUE(pythia);
+  EXPECT_TRUE(pythia->parallel_residual);
+  EXPECT_FALSE(pythia->shared_parallel_norm);
 }
 
 // Llama 4 (Llama4ForConditionalGeneration: its language model's text_config). Scout: 48 layers of

@@ -30,6 +30,7 @@ enum class Family {
   Phi3,
   Gpt2,
   NeoX,
+  Phi,
   Starcoder2,
   Olmo2,
   Granite,
@@ -65,6 +66,7 @@ constexpr Architecture kArchitectures[] = {
     {"Phi3ForCausalLM", "phi3", Family::Phi3, false},
     {"GPT2LMHeadModel", "gpt2", Family::Gpt2, true},
     {"GPTNeoXForCausalLM", "gpt_neox", Family::NeoX, false},
+    {"PhiForCausalLM", "phi", Family::Phi, false},
     {"Starcoder2ForCausalLM", "starcoder2", Family::Starcoder2, true},
     {"Olmo2ForCausalLM", "olmo2", Family::Olmo2, false},
     {"GraniteForCausalLM", "granite", Family::Granite, false},
@@ -618,6 +620,19 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
       c.parallel_residual = f.flag_or("use_parallel_residual", true);
       c.rotary_fraction = f.number_or("rotary_pct", 0.25);
       c.activation = f.text_or("hidden_act", "gelu");
+      break;
+    case Family::Phi:
+      // PhiDecoderLayer: one LayerNorm that the attention and the MLP both read, added back in
+      // parallel; biases on q, k, v and the output projection, a plain GELU MLP with biases, a
+      // bias on the head; PhiConfig rotates 0.5 of each head unless told otherwise.
+      c.layer_norm = true;
+      c.gated_mlp = false;
+      c.mlp_bias = c.qkv_bias = c.out_bias = c.head_bias = true;
+      c.parallel_residual = c.shared_parallel_norm = true;
+      c.rotary_fraction = f.number_or("partial_rotary_factor", 0.5);
+      c.activation = f.text_or("hidden_act", "gelu_new");
+      if (f.flag_or("qk_layernorm", false))
+        f.fail("qk_layernorm", "LayerNorms over each head's queries and keys are not built");
       break;
     case Family::GptOss:
       c.attention_sinks = true;

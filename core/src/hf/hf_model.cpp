@@ -95,6 +95,7 @@ Graph build_hf_model(const HfConfig& c, std::int64_t batch, const zoo::Transform
   z.gelu = gelu_activation(c);
   z.mlp_bias = c.mlp_bias;
   z.parallel_residual = c.parallel_residual;
+  z.shared_parallel_norm = c.shared_parallel_norm;
   z.sandwich_norms = c.sandwich_norms;
   z.post_norms = c.post_norms;
   if (c.mla) {  // DeepSeek-V2/V3: LatentAttention

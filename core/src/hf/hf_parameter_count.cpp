@@ -50,7 +50,7 @@ std::int64_t parameter_count(const HfConfig& c) {
   const std::int64_t dense_mlp = mlp_parameters(c.hidden, c.ffn, c.gated_mlp, c.mlp_bias);
   std::int64_t n = 0;
   for (std::int64_t i = 0; i < c.layers; ++i) {
-    n += attention_parameters(c) + (c.sandwich_norms ? 4 : 2) * norm;
+    n += attention_parameters(c) + (c.sandwich_norms ? 4 : c.shared_parallel_norm ? 1 : 2) * norm;
     n += c.moe && c.moe->is_moe_layer(i) ? moe_parameters(c) : dense_mlp;
   }
   n += c.vocab * c.hidden + norm;  // the token embedding and the final norm

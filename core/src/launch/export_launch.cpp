@@ -157,6 +157,7 @@ std::optional<Graph> serial_model_of(const Plan& plan) {
   z.gelu = m.activation == "gelu";
   z.mlp_bias = m.mlp_bias;
   z.parallel_residual = m.parallel_residual;
+  z.shared_parallel_norm = m.shared_parallel_norm;
   z.sandwich_norms = m.sandwich_norms;
   z.post_norms = m.post_norms;
   if (const auto& e = m.moe) {

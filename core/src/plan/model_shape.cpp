@@ -358,6 +358,8 @@ std::optional<ModelShape> read_shape(const Graph& g, std::string* why) {
   const auto count = static_cast<std::int64_t>(norms.size());
   if (count == 4 * s.layers + 1)
     s.sandwich_norms = true;
+  else if (count == s.layers + 1)  // one norm a layer, both branches reading it (Phi)
+    s.parallel_residual = s.shared_parallel_norm = true;
   else if (count != 2 * s.layers + 1)
     return fail("its layers do not have a norm before the attention and the MLP");
   // Two a layer that read the attentions' outputs: after each block, none before (OLMo 2).
@@ -499,6 +501,7 @@ json model_shape_to_json(const ModelShape& s) {
             {"mlp_bias", s.mlp_bias},
             {"attention_bias", s.attention_bias},
             {"parallel_residual", s.parallel_residual},
+            {"shared_parallel_norm", s.shared_parallel_norm},
             {"sandwich_norms", s.sandwich_norms},
             {"post_norms", s.post_norms},
             {"sliding_window", s.sliding_window},
@@ -550,6 +553,7 @@ ModelShape model_shape_from_json(const json& j) {
     s.mlp_bias = j.value("mlp_bias", false);
     s.attention_bias = j.value("attention_bias", false);
     s.parallel_residual = j.value("parallel_residual", false);
+    s.shared_parallel_norm = j.value("shared_parallel_norm", false);
     s.sandwich_norms = j.value("sandwich_norms", false);
     s.post_norms = j.value("post_norms", false);
     s.sliding_window = json_integer_or<std::int64_t>(j, "sliding_window", 0, where);

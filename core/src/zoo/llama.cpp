@@ -35,13 +35,12 @@ TensorRef attention(GraphBuilder& b, TensorRef h, const TransformerSizes& z, std
     return b.latent_attention(
         h, {z.heads, z.q_lora, z.kv_lora, z.qk_nope, z.qk_rope, z.v_head_dim, true},
         n + ".attention");
-  h = b.multi_head_attention(
-      h, h, h, z.heads, n + ".attention",
-      {.kv_heads = z.kv_heads,
-       .head_dim = z.head_dim,
-       .rotary = true,
-       .causal = true,
-       .window = z.is_windowed(layer) && z.window < z.seq ? z.window : 0});
+  h = b.multi_head_attention(h, h, h, z.heads, n + ".attention",
+                             {.kv_heads = z.kv_heads,
+                              .head_dim = z.head_dim,
+                              .rotary = true,
+                              .causal = true,
+                              .window = z.is_windowed(layer) && z.window < z.seq ? z.window : 0});
   if (z.attention_bias)
     h = b.add(h, b.weight(n + ".attention.bias", {z.hidden}), n + ".attention.bias_add");
   return h;
@@ -84,8 +83,9 @@ TensorRef mlp(GraphBuilder& b, TensorRef h, const TransformerSizes& z, std::int6
 TensorRef decoder_layer(GraphBuilder& b, TensorRef x, const TransformerSizes& z, std::int64_t layer,
                         const std::string& n) {
   if (z.parallel_residual) {  // both branches read x: x + attn(norm(x)) + mlp(norm'(x))
-    TensorRef a = attention(b, norm(b, x, z, n + ".attention_norm"), z, layer, n);
-    TensorRef m = mlp(b, norm(b, x, z, n + ".ffn_norm"), z, layer, n);
+    const TensorRef h = norm(b, x, z, n + ".attention_norm");
+    TensorRef a = attention(b, h, z, layer, n);
+    TensorRef m = mlp(b, z.shared_parallel_norm ? h : norm(b, x, z, n + ".ffn_norm"), z, layer, n);
     return b.add(b.add(x, a, n + ".attention.add"), m, n + ".ffn.add");
   }
   if (z.post_norms) {  // x + norm(attn(x)), then x + norm(mlp(x))

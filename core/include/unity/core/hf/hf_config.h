@@ -64,19 +64,20 @@ struct HfConfig {
   std::int64_t max_positions = 0;  // max_position_embeddings / n_positions; 0: not given
   bool tied = false;               // tie_word_embeddings: the head reads the token table
   // The families' choices.
-  bool qkv_bias = false;            // biases on the q, k and v projections (Qwen2, GPT-2, NeoX)
-  bool out_bias = false;            // a bias on the attention's output projection
-  bool mlp_bias = false;            // biases on the MLP's linear layers
-  bool qk_norm = false;             // RMSNorm over each head's q and k (Qwen3, Gemma 3)
-  bool qk_norm_whole = false;       // RMSNorm over the whole q and k projections (OLMoE)
-  bool layer_norm = false;          // LayerNorm with a bias (GPT-2, NeoX); else RMSNorm
-  bool gated_mlp = true;            // down(act(gate(h)) * up(h)); false: a plain two-layer MLP
-  std::string activation = "silu";  // hidden_act / hidden_activation / activation_function
-  bool parallel_residual = false;   // use_parallel_residual (GPT-NeoX)
-  bool sandwich_norms = false;      // norms after the attention and the MLP too (Gemma 2, 3)
-  bool post_norms = false;          // norms after the attention and the MLP only (OLMo 2)
-  bool learned_positions = false;   // a position table (GPT-2) instead of rotary embeddings
-  bool head_bias = false;           // a bias on the LM head (Phi-3.5-MoE's lm_head_bias)
+  bool qkv_bias = false;              // biases on the q, k and v projections (Qwen2, GPT-2, NeoX)
+  bool out_bias = false;              // a bias on the attention's output projection
+  bool mlp_bias = false;              // biases on the MLP's linear layers
+  bool qk_norm = false;               // RMSNorm over each head's q and k (Qwen3, Gemma 3)
+  bool qk_norm_whole = false;         // RMSNorm over the whole q and k projections (OLMoE)
+  bool layer_norm = false;            // LayerNorm with a bias (GPT-2, NeoX); else RMSNorm
+  bool gated_mlp = true;              // down(act(gate(h)) * up(h)); false: a plain two-layer MLP
+  std::string activation = "silu";    // hidden_act / hidden_activation / activation_function
+  bool parallel_residual = false;     // use_parallel_residual (GPT-NeoX)
+  bool shared_parallel_norm = false;  // the parallel branches read one norm (Phi)
+  bool sandwich_norms = false;        // norms after the attention and the MLP too (Gemma 2, 3)
+  bool post_norms = false;            // norms after the attention and the MLP only (OLMo 2)
+  bool learned_positions = false;     // a position table (GPT-2) instead of rotary embeddings
+  bool head_bias = false;             // a bias on the LM head (Phi-3.5-MoE's lm_head_bias)
   // Scalars on the embedding, the residual branches, the attention's scores and the logits other
   // than 1 (Granite's embedding_multiplier, residual_multiplier, attention_multiplier,
   // logits_scaling): element-wise, left out of the graph, kept for the launch.

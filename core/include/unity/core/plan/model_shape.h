@@ -66,18 +66,19 @@ struct ModelShape {
   // A latent attention's head_dim is its value heads' (v_head_dim) and kv_heads its heads.
   std::int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
   std::int64_t seq = 0;
-  std::int64_t positions = 0;      // rows of a learned position table (0: none)
-  bool tied = false;               // the head reads the token embedding's table
-  bool rotary = false;             // rotary position embeddings
-  bool rms_norm = false;           // RMSNorm (else LayerNorm with a bias)
-  bool gated_mlp = false;          // down(act(gate(h)) * up(h)) (else down(act(up(h))))
-  std::string activation;          // "gelu" or "silu"
-  bool mlp_bias = false;           // biases on the MLP's linear layers
-  bool attention_bias = false;     // a bias after the attention's output projection
-  bool parallel_residual = false;  // x + attn(norm(x)) + mlp(norm'(x)) (GPT-NeoX)
-  bool sandwich_norms = false;     // norms after the attention and the MLP too (Gemma 2, 3)
-  bool post_norms = false;         // norms after the attention and the MLP only (OLMo 2)
-  std::optional<MoeShape> moe;     // mixture-of-experts layers
+  std::int64_t positions = 0;         // rows of a learned position table (0: none)
+  bool tied = false;                  // the head reads the token embedding's table
+  bool rotary = false;                // rotary position embeddings
+  bool rms_norm = false;              // RMSNorm (else LayerNorm with a bias)
+  bool gated_mlp = false;             // down(act(gate(h)) * up(h)) (else down(act(up(h))))
+  std::string activation;             // "gelu" or "silu"
+  bool mlp_bias = false;              // biases on the MLP's linear layers
+  bool attention_bias = false;        // a bias after the attention's output projection
+  bool parallel_residual = false;     // x + attn(norm(x)) + mlp(norm'(x)) (GPT-NeoX)
+  bool shared_parallel_norm = false;  // that with one norm both branches read (Phi)
+  bool sandwich_norms = false;        // norms after the attention and the MLP too (Gemma 2, 3)
+  bool post_norms = false;            // norms after the attention and the MLP only (OLMo 2)
+  std::optional<MoeShape> moe;        // mixture-of-experts layers
   std::optional<LatentAttentionShape> mla;  // multi-head latent attention instead of MHA
   // What a Hugging Face config says beyond the graph (hf_config.h); empty where the model is not
   // one.

@@ -19,15 +19,16 @@ struct TransformerSizes {
 
   // How the decoders of Hugging Face's families differ from the zoo's (core/src/hf/hf_model.cpp);
   // the defaults build the zoo's gpt and llama members as they always were.
-  std::int64_t positions = 0;      // gpt: rows of the learned position table (0: seq)
-  bool attention_bias = false;     // a bias after the attention's output projection
-  bool layer_norm = false;         // llama: LayerNorm with a bias instead of RMSNorm (GPT-NeoX)
-  bool gated_mlp = true;           // llama: down(act(gate(h)) * up(h)); false: down(act(up(h)))
-  bool gelu = false;               // llama: GELU instead of SiLU (Gemma's GeGLU, GPT-NeoX)
-  bool mlp_bias = false;           // llama: biases on the MLP's linear layers (GPT-NeoX)
-  bool parallel_residual = false;  // llama: x + attn(norm(x)) + mlp(norm'(x)) (GPT-NeoX)
-  bool sandwich_norms = false;     // llama: a norm after the attention and the MLP (Gemma 2, 3)
-  bool post_norms = false;         // llama: that norm alone, none before (OLMo 2)
+  std::int64_t positions = 0;         // gpt: rows of the learned position table (0: seq)
+  bool attention_bias = false;        // a bias after the attention's output projection
+  bool layer_norm = false;            // llama: LayerNorm with a bias instead of RMSNorm (GPT-NeoX)
+  bool gated_mlp = true;              // llama: down(act(gate(h)) * up(h)); false: down(act(up(h)))
+  bool gelu = false;                  // llama: GELU instead of SiLU (Gemma's GeGLU, GPT-NeoX)
+  bool mlp_bias = false;              // llama: biases on the MLP's linear layers (GPT-NeoX)
+  bool parallel_residual = false;     // llama: x + attn(norm(x)) + mlp(norm'(x)) (GPT-NeoX)
+  bool shared_parallel_norm = false;  // that with one norm both read: norm' = norm (Phi)
+  bool sandwich_norms = false;        // llama: a norm after the attention and the MLP (Gemma 2, 3)
+  bool post_norms = false;            // llama: that norm alone, none before (OLMo 2)
 
   // Mixture-of-experts layers (llama family; experts 0: every layer dense). A layer's MLP is a
   // router and an Experts operator, plus shared_experts dense SwiGLU experts of expert_ffn each
