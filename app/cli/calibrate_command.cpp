@@ -67,6 +67,7 @@ void calibrate_command(const CalibrateOptions& o) {
   fmt::print("  per operator  {:8.2f} us\n", c.launch_latency * 1e6);
   fmt::print("  sigmoid value {:8.2f} ns\n", c.transcendental_seconds * 1e9);
   fmt::print("  GELU value    {:8.2f} ns\n", c.erf_seconds * 1e9);
+  fmt::print("  depthwise MAC {:8.2f} ns\n", c.depthwise_mac_seconds * 1e9);
   for (const auto& [name, curve] : c.update_rates) {
     std::string points;
     for (const auto& [parameters, seconds] : curve)

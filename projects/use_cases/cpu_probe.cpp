@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bump when the probe measures differently: older files are measured again.
-constexpr int kProbeVersion = 9;
+constexpr int kProbeVersion = 10;  // 10: the depthwise convolution's rate
 constexpr const char* kFormat = "unity-cpu-probe";
 // Seconds per measurement: each still repeats at least three times (executor/calibration.cpp).
 constexpr double kProbeSeconds = 0.05;
@@ -242,6 +242,7 @@ MachineSpec probed_cpu_local(const CpuProbe& probe, const MachineSelection& sele
     d.lowers_convolutions_through_memory = rate.lowers_convolutions_through_memory;
     d.transcendental_seconds = rate.transcendental_seconds / share;
     d.erf_seconds = rate.erf_seconds / share;
+    d.depthwise_mac_seconds = rate.depthwise_mac_seconds / share;
     d.gemm_rates = rate.gemm_rates;
     for (auto& [flops, r] : d.gemm_rates) r *= share;
     d.update_rates = rate.update_rates;

@@ -47,12 +47,35 @@ TEST(ConvLowering, ColumnsAndTheBiasPassAddTheirBytes) {
   EXPECT_NEAR(extra.backward, 2 * 43008 / 1e9, 1e-12);
 }
 
-// A grouped convolution's columns hold every group's windows: the same 4,608 elements for 4
-// groups of one channel as for one group of four.
+// A grouped convolution's columns hold every group's windows: the same 4,608 elements for 2
+// groups of two channels as for one group of four.
 TEST(ConvLowering, AGroupedConvolutionsColumnsHoldEveryGroup) {
   Graph g;
-  const NodeId c = conv(g, {2, 4, 8, 8}, 4, 3, 1, 1, /*groups=*/4, /*bias=*/false);
+  const NodeId c = conv(g, {2, 4, 8, 8}, 4, 3, 1, 1, /*groups=*/2, /*bias=*/false);
   EXPECT_NEAR(lowering_time(g, c).forward, 36864 / 1e9, 1e-12);
+}
+
+// A depthwise convolution (a group a channel) is weighted directly, with no columns: only its
+// bias pass, 2 x 2 x 4 x 64 x 4 bytes (4,096).
+TEST(ConvLowering, ADepthwiseConvolutionBuildsNoColumns) {
+  Graph g;
+  const NodeId c = conv(g, {2, 4, 8, 8}, 4, 3, 1, 1, /*groups=*/4, /*bias=*/true);
+  EXPECT_NEAR(lowering_time(g, c).forward, 4096 / 1e9, 1e-12);
+}
+
+// Where the device states its depthwise kernel's rate (a CPU's, measured), a depthwise
+// convolution's multiply-adds run at it instead of as FLOPs at the peak: 2 x 4 x 64 outputs x 9
+// taps, 4,608 at 1 ns, 4.608 us forward (its bytes at 1 TB/s are less).
+TEST(ConvLowering, ADepthwiseConvolutionRunsAtItsMeasuredRate) {
+  Graph g;
+  const NodeId c = conv(g, {2, 4, 8, 8}, 4, 3, 1, 1, /*groups=*/4, /*bias=*/false);
+  DeviceSpec d = testing_machines::ideal_device(1e12, 1e12);
+  d.depthwise_mac_seconds = 1e-9;
+  const OpTimes t = CostModel(testing_machines::one_device_machine(d)).task_times(g, c, d);
+  EXPECT_NEAR(t.forward, 4608e-9, 1e-15);
+  d.depthwise_mac_seconds = 0;  // the presets': 9,216 FLOPs at 1 TFLOP/s
+  EXPECT_NEAR(CostModel(testing_machines::one_device_machine(d)).task_times(g, c, d).forward,
+              9216e-12, 1e-15);
 }
 
 // A 1x1 convolution with stride 1 reads its input as it is (no columns); with stride 2 it gathers

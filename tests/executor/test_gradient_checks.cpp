@@ -70,6 +70,34 @@ TEST(GradientCheck, Conv2DWithStridePaddingGroupsDilationBias) {
   });
 }
 
+// Depthwise (a group a channel): the CPU backend runs it directly, not through columns; with
+// stride, dilation and padding on both axes, 2-D and 3-D, and as a ConvTranspose.
+TEST(GradientCheck, DepthwiseConvolutions) {
+  using Ints = std::vector<std::int64_t>;
+  check_gradients([](GraphBuilder& b) {
+    return b.conv2d(b.weight("x", {2, 3, 7, 6}), 3, {3, 3}, {2, 1}, {1, 2}, "dw", 3, true);
+  });
+  check_gradients([](GraphBuilder& b) {
+    return b.op(OpType::Conv2D,
+                {{"out_channels", std::int64_t{2}},
+                 {"kernel", Ints{2, 3, 2}},
+                 {"stride", Ints{1, 2, 2}},
+                 {"padding", Ints{1, 1, 1}},
+                 {"dilation", Ints{1, 1, 2}},
+                 {"groups", std::int64_t{2}}},
+                {b.weight("x", {1, 2, 3, 6, 7}), b.weight("w", {2, 1, 2, 3, 2})}, "dw3d");
+  });
+  check_gradients([](GraphBuilder& b) {
+    return b.op(OpType::ConvTranspose,
+                {{"out_channels", std::int64_t{3}},
+                 {"kernel", Ints{3, 3}},
+                 {"stride", Ints{2, 2}},
+                 {"padding", Ints{1, 1}},
+                 {"groups", std::int64_t{3}}},
+                {b.weight("x", {2, 3, 4, 3}), b.weight("w", {3, 1, 3, 3})}, "dwt");
+  });
+}
+
 TEST(GradientCheck, Conv1DAnd3D) {
   using Ints = std::vector<std::int64_t>;
   check_gradients([](GraphBuilder& b) {
@@ -322,10 +350,11 @@ TEST(GradientCheck, SlidingWindowAttention) {
       std::size_t count = 1;
       for (auto d : h.shape) count *= static_cast<std::size_t>(d);
       for (std::size_t i = 0; i < count; ++i)
-        h.values.push_back(node.op.name == "target" ? 0.0f
-                           : node.op.name == "mha.w_q"
-                               ? static_cast<float>(q_scale * std::sin(1.0 + static_cast<double>(i)))
-                               : static_cast<float>(std::cos(0.7 * static_cast<double>(i))));
+        h.values.push_back(
+            node.op.name == "target" ? 0.0f
+            : node.op.name == "mha.w_q"
+                ? static_cast<float>(q_scale * std::sin(1.0 + static_cast<double>(i)))
+                : static_cast<float>(std::cos(0.7 * static_cast<double>(i))));
       sources[id] = std::move(h);
     }
     return loss_of(lower_plan(g, single_device_views(g), 1), sources);

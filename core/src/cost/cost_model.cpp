@@ -112,6 +112,9 @@ OpTimes CostModel::task_times(const Graph& graph, NodeId node, const DeviceSpec&
       compute +=
           g.flops / gemm_rate(device, per_product) - g.flops / (peak * device.compute_efficiency);
     }
+  // A depthwise convolution on a device that runs it as rows of multiply-adds, at their rate.
+  if (device.depthwise_mac_seconds > 0 && w.depthwise_macs > 0)
+    compute = w.depthwise_macs * device.depthwise_mac_seconds;
   const double memory = w.bytes / (device.memory_bandwidth * device.memory_efficiency);
   const double serial =
       (w.serial_bytes + (fp8 ? w.fp8_cast_bytes : 0.0) +

@@ -167,12 +167,16 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
       w.flops = 2.0 * out_elems * cin * window;
       w.backward_ratio = 2;
       // Lowered: each output position's window over all the task's input channels (its groups'
-      // together).
+      // together); a depthwise convolution (a group a channel) is weighted directly, no columns.
       const double cout_piece = static_cast<double>(out.dims[1].size / out.dims[1].degree);
+      const bool depthwise = groups > 1 && x.dims[1].size == groups && out.dims[1].size == groups;
+      if (depthwise) w.depthwise_macs = out_elems * window;
       w.conv_lowering_bytes =
-          2.0 * static_cast<double>(size_of(x.dtype)) *
-              conv_columns(x, out, out_elems / std::max(1.0, cout_piece),
-                           static_cast<double>(x.dims[1].size / x.dims[1].degree), window) +
+          (depthwise
+               ? 0.0
+               : 2.0 * static_cast<double>(size_of(x.dtype)) *
+                     conv_columns(x, out, out_elems / std::max(1.0, cout_piece),
+                                  static_cast<double>(x.dims[1].size / x.dims[1].degree), window)) +
           (n.inputs.size() == 3 ? 2.0 * out_bytes : 0.0);
       if (groups == 1) {
         // An implicit GEMM: output pixels x output channels.

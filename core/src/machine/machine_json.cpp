@@ -148,6 +148,7 @@ class Parser {
                   "lowers_convolutions_through_memory",
                   "transcendental_seconds",
                   "erf_seconds",
+                  "depthwise_mac_seconds",
                   "gemm_rates",
                   "update_rates"});
     DeviceSpec d;
@@ -175,6 +176,7 @@ class Parser {
         boolean(j, path, "lowers_convolutions_through_memory", false);
     d.transcendental_seconds = number(j, path, "transcendental_seconds", false, 0.0);
     d.erf_seconds = number(j, path, "erf_seconds", false, 0.0);
+    d.depthwise_mac_seconds = number(j, path, "depthwise_mac_seconds", false, 0.0);
     if (const json* rates = find(j, path, "gemm_rates", false))
       d.gemm_rates = curve(*rates, join(path, "gemm_rates"), "FLOPs of a product, FLOP/s");
     if (const json* rates = find(j, path, "update_rates", false)) {
@@ -282,6 +284,7 @@ void validate_machine(const MachineSpec& m) {
     c.non_negative(f + ".launch_latency", d.launch_latency);
     c.non_negative(f + ".transcendental_seconds", d.transcendental_seconds);
     c.non_negative(f + ".erf_seconds", d.erf_seconds);
+    c.non_negative(f + ".depthwise_mac_seconds", d.depthwise_mac_seconds);
     if (d.sm_count < 0)
       c.fail(fmt::format("{}.sm_count must not be negative, got {}", f, d.sm_count));
     for (const auto& [name, value] :
@@ -384,6 +387,7 @@ json machine_to_json(const MachineSpec& m) {
                      {"lowers_convolutions_through_memory", d.lowers_convolutions_through_memory},
                      {"transcendental_seconds", d.transcendental_seconds},
                      {"erf_seconds", d.erf_seconds},
+                     {"depthwise_mac_seconds", d.depthwise_mac_seconds},
                      {"gemm_rates", d.gemm_rates},
                      {"update_rates", d.update_rates}});
   json j = {{"name", m.name},

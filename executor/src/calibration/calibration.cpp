@@ -238,6 +238,29 @@ Calibration calibrate(DeviceBackend& be, Communicator& comm, const CalibrationOp
     be.release(y);
   }
 
+  // A depthwise convolution's multiply-adds (MobileNet's and EfficientNet's), which the executor
+  // runs directly, row by row, at a rate of their own: short rows, neither a GEMM's nor a stream's.
+  {
+    ConvSpec d;
+    d.c = d.o = d.groups = 32;
+    d.h = d.w = d.oh = d.ow = 28;
+    d.kh = d.kw = 3;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+    const i64 in = d.c * d.h * d.w, taps = d.kh * d.kw;
+    auto buffer = [&](i64 count, float value) {
+      float* p = static_cast<float*>(be.allocate(static_cast<std::size_t>(count) * 4));
+      be.fill(p, value, count);
+      return p;
+    };
+    float* x = buffer(in, 0.5f);
+    float* w = buffer(d.c * taps, 0.25f);
+    float* y = buffer(in, 0.0f);
+    c.depthwise_mac_seconds = measure(comm, be, s, options.quick, [&] { be.conv2d(d, x, w, y); }) /
+                              static_cast<double>(in * taps);
+    c.details.push_back({"depthwise_seconds_per_mac", c.depthwise_mac_seconds});
+    for (float* p : {x, w, y}) be.release(p);
+  }
+
   // The optimizer's update per parameter, each kind the executor runs, on 64 Ki parameters (a
   // small model's, in a core's cache) and 2 Mi (beyond it): small models update from the caches
   // several times faster than streaming, and Adam's square root and division can bound it
@@ -324,6 +347,7 @@ nlohmann::json calibration_to_json(const Calibration& c) {
           {"launch_latency", c.launch_latency},
           {"transcendental_seconds", c.transcendental_seconds},
           {"erf_seconds", c.erf_seconds},
+          {"depthwise_mac_seconds", c.depthwise_mac_seconds},
           {"gemm_rates", c.gemm_rates},
           {"update_rates", c.update_rates},
           {"links_measured", c.links_measured},
@@ -343,6 +367,7 @@ Calibration calibration_from_json(const nlohmann::json& j) {
     c.launch_latency = j.at("launch_latency").get<double>();
     c.transcendental_seconds = j.value("transcendental_seconds", 0.0);  // older files: none
     c.erf_seconds = j.value("erf_seconds", 0.0);  // older files: none (a GELU's in the above)
+    c.depthwise_mac_seconds = j.value("depthwise_mac_seconds", 0.0);  // older files: none
     if (j.contains("gemm_rates"))
       c.gemm_rates = j.at("gemm_rates").get<std::vector<std::pair<double, double>>>();
     if (j.contains("update_rates"))  // older files: none
@@ -385,6 +410,7 @@ MachineSpec calibrated_machine(const Calibration& c) {
     d.lowers_convolutions_through_memory = true;
     d.transcendental_seconds = c.transcendental_seconds;
     d.erf_seconds = c.erf_seconds;
+    d.depthwise_mac_seconds = c.depthwise_mac_seconds;
     d.gemm_rates = c.gemm_rates;
     d.update_rates = c.update_rates;
   }

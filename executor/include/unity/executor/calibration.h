@@ -31,6 +31,9 @@ struct Calibration {
   double launch_latency = 0;    // seconds the executor spends per operator task beyond its kernel
   double transcendental_seconds = 0;  // seconds per sigmoid value (an exp), in cache
   double erf_seconds = 0;             // seconds per GELU value (an erf), in cache
+  // Seconds per multiply-add of the executor's direct depthwise convolution (a 3x3 over 32
+  // channels of 28 x 28), in cache: DeviceSpec::depthwise_mac_seconds.
+  double depthwise_mac_seconds = 0;
   // (FLOPs of one product, FLOP/s) of a training step's GEMMs at sizes from 0.26 to 134 MFLOP (537
   // with the full measurement), ascending: DeviceSpec::gemm_rates.
   std::vector<std::pair<double, double>> gemm_rates;

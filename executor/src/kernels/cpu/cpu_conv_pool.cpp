@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cpu_backend.h"
+#include "lane_sum.h"
 
 namespace unity::executor::cpu {
 namespace {
@@ -173,9 +174,95 @@ void max_pool_plane(const PoolSpec& s, const float* xp, float* yp, std::int32_t*
   }
 }
 
+// A depthwise convolution (each group one input and one output channel, MobileNet's and
+// EfficientNet's): each output plane is its input plane weighted window by window, directly.
+// Through columns it took a 1-row GEMM call and a copy of the plane for every tap, channel and
+// sample.
+bool is_depthwise(const ConvSpec& s) { return s.groups > 1 && s.groups == s.c && s.groups == s.o; }
+
+// Calls f(output row, input row, tap, span) for every output row of one channel and every tap
+// whose depth and height land inside the input; span: the outputs of the row whose tap lies
+// inside the input's width (computed once a tap column, as their divisions cost more than a
+// short row's multiply-adds).
+template <class F>
+void for_each_depthwise_row(const ConvSpec& s, F&& f) {
+  std::vector<Inside> spans(static_cast<std::size_t>(s.kw));
+  for (i64 j = 0; j < s.kw; ++j)
+    spans[static_cast<std::size_t>(j)] = inside(j * s.dw - s.pad_left, s.sw, s.ow, s.w);
+  for (i64 oz = 0; oz < s.od; ++oz)
+    for (i64 a = 0; a < s.kd; ++a) {
+      const i64 z = oz * s.sd - s.pad_front + a * s.dd;
+      if (z < 0 || z >= s.d) continue;
+      for (i64 oy = 0; oy < s.oh; ++oy)
+        for (i64 i = 0; i < s.kh; ++i) {
+          const i64 y = oy * s.sh - s.pad_top + i * s.dh;
+          if (y < 0 || y >= s.h) continue;
+          for (i64 j = 0; j < s.kw; ++j)
+            f((oz * s.oh + oy) * s.ow, (z * s.h + y) * s.w + j * s.dw - s.pad_left,
+              (a * s.kh + i) * s.kw + j, spans[static_cast<std::size_t>(j)]);
+        }
+    }
+}
+
+void depthwise_forward(const ConvSpec& s, const float* x, const float* w, float* y) {
+  const i64 taps = s.kd * s.kh * s.kw;
+  for (i64 nc = 0; nc < s.n * s.c; ++nc) {
+    const float* xp = x + nc * in_volume(s);
+    float* yp = y + nc * out_volume(s);
+    const float* wc = w + (nc % s.c) * taps;
+    std::fill(yp, yp + out_volume(s), 0.0f);
+    for_each_depthwise_row(s, [&](i64 out_row, i64 in_at, i64 tap, Inside span) {
+      const float k = wc[tap];
+      float* __restrict out = yp + out_row;
+      const float* __restrict in = xp;
+      if (s.sw == 1)
+        for (i64 ox = span.lo; ox < span.hi; ++ox) out[ox] += k * in[in_at + ox];
+      else
+        for (i64 ox = span.lo; ox < span.hi; ++ox) out[ox] += k * in[in_at + ox * s.sw];
+    });
+  }
+}
+
+void depthwise_backward_data(const ConvSpec& s, const float* dy, const float* w, float* dx) {
+  const i64 taps = s.kd * s.kh * s.kw;
+  for (i64 nc = 0; nc < s.n * s.c; ++nc) {
+    const float* dyp = dy + nc * out_volume(s);
+    float* dxp = dx + nc * in_volume(s);
+    const float* wc = w + (nc % s.c) * taps;
+    for_each_depthwise_row(s, [&](i64 out_row, i64 in_at, i64 tap, Inside span) {
+      const float k = wc[tap];
+      const float* __restrict g = dyp + out_row;
+      float* __restrict d = dxp;
+      if (s.sw == 1)
+        for (i64 ox = span.lo; ox < span.hi; ++ox) d[in_at + ox] += k * g[ox];
+      else
+        for (i64 ox = span.lo; ox < span.hi; ++ox) d[in_at + ox * s.sw] += k * g[ox];
+    });
+  }
+}
+
+void depthwise_backward_filter(const ConvSpec& s, const float* x, const float* dy, float* dw) {
+  const i64 taps = s.kd * s.kh * s.kw;
+  std::vector<double> sums(static_cast<std::size_t>(s.c * taps), 0.0);
+  for (i64 nc = 0; nc < s.n * s.c; ++nc) {
+    const float* xp = x + nc * in_volume(s);
+    const float* dyp = dy + nc * out_volume(s);
+    double* sc = sums.data() + (nc % s.c) * taps;
+    for_each_depthwise_row(s, [&](i64 out_row, i64 in_at, i64 tap, Inside span) {
+      const float* g = dyp + out_row;
+      sc[tap] += lane_sum(span.hi - span.lo, [&](i64 k) {
+        const i64 ox = span.lo + k;
+        return static_cast<double>(g[ox]) * xp[in_at + ox * s.sw];
+      });
+    });
+  }
+  for (std::size_t i = 0; i < sums.size(); ++i) dw[i] += static_cast<float>(sums[i]);
+}
+
 }  // namespace
 
 void CpuBackend::conv2d(const ConvSpec& s, const float* x, const float* w, float* y) {
+  if (is_depthwise(s)) return depthwise_forward(s, x, w, y);
   const i64 cg = s.c / s.groups, og = s.o / s.groups;
   const i64 plane = out_volume(s), kdim = cg * s.kd * s.kh * s.kw;
   const bool pointwise = is_pointwise(s);
@@ -191,6 +278,7 @@ void CpuBackend::conv2d(const ConvSpec& s, const float* x, const float* w, float
 
 void CpuBackend::conv2d_backward_data(const ConvSpec& s, const float* dy, const float* w,
                                       float* dx) {
+  if (is_depthwise(s)) return depthwise_backward_data(s, dy, w, dx);
   const i64 cg = s.c / s.groups, og = s.o / s.groups;
   const i64 plane = out_volume(s), kdim = cg * s.kd * s.kh * s.kw;
   const bool pointwise = is_pointwise(s);
@@ -212,6 +300,7 @@ void CpuBackend::conv2d_backward_data(const ConvSpec& s, const float* dy, const 
 
 void CpuBackend::conv2d_backward_filter(const ConvSpec& s, const float* x, const float* dy,
                                         float* dw) {
+  if (is_depthwise(s)) return depthwise_backward_filter(s, x, dy, dw);
   const i64 cg = s.c / s.groups, og = s.o / s.groups;
   const i64 plane = out_volume(s), kdim = cg * s.kd * s.kh * s.kw;
   const bool pointwise = is_pointwise(s);

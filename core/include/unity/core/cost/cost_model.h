@@ -63,6 +63,9 @@ struct TaskWork {
   // 1x1 convolution that reads its input as it is) written and read again by the GEMM, and the
   // output read and written again to add the bias.
   double conv_lowering_bytes = 0;
+  // A depthwise convolution's multiply-adds, which run at DeviceSpec::depthwise_mac_seconds each
+  // where the device states it (a CPU's direct kernel) instead of as FLOPs at its peak.
+  double depthwise_macs = 0;
   // Kernels the task launches in its forward pass, each DeviceSpec::launch_latency (the backward
   // pass's scale with backward_ratio like the rest of its work): one for most operators, one a
   // product where a grouped GEMM runs a product an expert.

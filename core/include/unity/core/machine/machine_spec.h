@@ -80,6 +80,10 @@ struct DeviceSpec {
   // branches by magnitude; measured as a GELU's. 0: transcendental_seconds.
   double erf_seconds = 0;
   double erf_time() const { return erf_seconds > 0 ? erf_seconds : transcendental_seconds; }
+  // Seconds per multiply-add of a depthwise convolution (a group a channel), which a CPU runs as
+  // short rows of multiply-adds at a rate neither a GEMM's nor a stream's. Measured by cpu-local's
+  // probe and `unity calibrate`; 0 (the presets'): its FLOPs at the device's rate.
+  double depthwise_mac_seconds = 0;
   // Measured GEMM rates by size: (FLOPs of one product, FLOP/s reached), ascending. A product's
   // rate is interpolated on log FLOPs between them (the end points' beyond), in place of peak x
   // compute_efficiency: OpenBLAS reaches less on a transformer's 32 x 64 x 64 products than on
