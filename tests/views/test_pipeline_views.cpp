@@ -180,7 +180,7 @@ class PipelineViewsTests : public QObject {
     const PipelineTimeline& t = chart.timeline();
     QVERIFY(!t.comm.empty());
     QVERIFY(std::abs(chart.timeScale() - p.iteration_time) <= 1e-9 * p.iteration_time);
-    QVERIFY(chart.caption().contains("iteration"));
+    QVERIFY(chart.caption().contains("schedule"));
     const QSizeF size(1200, 400);
     const QList<QRectF> rows = chart.rowRects(size);
     const QList<QRectF> boxes = chart.boxRects(size);

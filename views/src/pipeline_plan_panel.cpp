@@ -45,7 +45,8 @@ PipelinePlanPanel::PipelinePlanPanel(Qt::Orientation orientation, bool measuredR
               simulate();  // the plan changed meanwhile
               return;
             }
-            predicted_->setTimeline(timeline, tr("Predicted"));
+            predicted_->setTimeline(
+                timeline, PipelineTimelineChart::predictedTitle(plan->pipeline->iteration_time));
             refresh();
             emit timelineReady();
           });

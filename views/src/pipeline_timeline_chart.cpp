@@ -111,13 +111,20 @@ double PipelineTimelineChart::timeScale() const {
   return scale_ > 0 ? scale_ : std::max(timeline_.end(), 1e-12);
 }
 
+QString PipelineTimelineChart::predictedTitle(double iteration_seconds) {
+  return tr("Predicted · plan %1").arg(formatMs(iteration_seconds * 1e3));
+}
+
 QString PipelineTimelineChart::caption() const {
   if (!has_) return message_;
   const PipelineTimeline& t = timeline_;
   QString shape = tr("%1 stages × %2 micro-batches").arg(t.stages).arg(t.micro_batches);
   if (t.interleave > 1) shape += tr(" × %1 chunks").arg(t.interleave);
+  // A predicted timeline is the schedule simulated pass by pass; its end is named as such.
   const QString iteration =
-      t.end() > t.makespan ? tr("iteration %1 · ").arg(formatMs(t.end() * 1e3)) : QString();
+      t.end() > t.makespan
+          ? (t.measured ? tr("iteration %1 · ") : tr("schedule %1 · ")).arg(formatMs(t.end() * 1e3))
+          : QString();
   return tr("%1 · %2makespan %3 · bubble %4% · %5")
       .arg(title_, iteration, formatMs(t.makespan * 1e3))
       .arg(t.bubble_fraction * 100, 0, 'f', 1)

@@ -199,7 +199,10 @@ void TimelineView::onSimulated() {
     return;
   }
   if (s.error.isEmpty())
-    predicted_->setTimeline(s.timeline, tr("Predicted"));
+    predicted_->setTimeline(
+        s.timeline, s.plan && s.plan->pipeline
+                        ? PipelineTimelineChart::predictedTitle(s.plan->pipeline->iteration_time)
+                        : tr("Predicted"));
   else
     predicted_->clear(tr("Cannot simulate the schedule: %1").arg(s.error));
   showMeasurement();

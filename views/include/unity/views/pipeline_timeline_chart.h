@@ -29,6 +29,9 @@ class PipelineTimelineChart : public QWidget {
 
   // `title`: "Predicted", "Measured"; shown before the caption and used as the trace's title.
   void setTimeline(const PipelineTimeline& timeline, const QString& title);
+  // The title of a plan's predicted timeline: the plan's iteration (what every table states),
+  // beside which the caption gives the drawn schedule's own end, simulated pass by pass.
+  static QString predictedTitle(double iteration_seconds);
   // No timeline: the message instead ("Not a pipelined plan").
   void clear(const QString& message);
   bool hasTimeline() const { return has_; }
