@@ -31,7 +31,8 @@ using hf::HfConfig;
 using nlohmann::json;
 
 std::string published_config(const std::string& name) {
-  return std::string(UNITY_SOURCE_DIR) + "/models/hf/" + name + "/config.json";
+  return (std::filesystem::path(UNITY_SOURCE_DIR) / "models" / "hf" / name / "config.json")
+      .string();
 }
 
 // Each published config with the parameter count its model card (or paper) publishes and the
@@ -84,6 +85,10 @@ const Published kDense[] = {
     // Model page: 2.78B (the card: "2.7 billion"). One LayerNorm a layer for both parallel
     // branches; not held by the graph: q, k and v's biases, 32 x 3 x 2,560, and the head's, 51,200.
     {"phi-2", 2.78e9, 2779683840, 32 * 3 * 2560 + 51200, "microsoft/phi-2 model page", 0.005e9},
+    // Model page: 9.4B. Gemma 2's four norms a layer, biases on q, k and v (not held by the
+    // graph: 40 x (4,096 + 2 x 256)), half of each head rotated, an untied head.
+    {"GLM-4-9B-0414", 9.4e9, 9400279040, 40 * (4096 + 2 * 256), "zai-org/GLM-4-9B-0414 model page",
+     0.05e9},
     // Gemma report (Gemma Team 2024), Table 2: 7B has 7,751,248,896 non-embedding and 786,432,000
     // embedding parameters.
     {"gemma-7b", 8537680896.0, 8537680896, 0, "Gemma: Open Models..., Table 2"},
@@ -423,6 +428,24 @@ TEST(HfConfig, ReadsEachFamilysOwnFields) {
   const HfConfig mistral = hf::read_hf_config(published_config("Mistral-7B-v0.1"));
   EXPECT_EQ(mistral.sliding_window, 4096);
   EXPECT_EQ(mistral.sliding_layers, 32);
+
+  // GLM-4-0414's block is Gemma 2's four norms; GLM-4-9B's (GlmForCausalLM), of the same sizes,
+  // has the usual two. Both rotate half of each head and bias q, k and v by default.
+  const HfConfig glm4 = hf::read_hf_config(published_config("GLM-4-9B-0414"));
+  EXPECT_TRUE(glm4.sandwich_norms);
+  EXPECT_TRUE(glm4.qkv_bias);
+  EXPECT_FALSE(glm4.out_bias);
+  EXPECT_DOUBLE_EQ(glm4.rotary_fraction, 0.5);
+  json glm = json::parse(std::ifstream(published_config("GLM-4-9B-0414")));
+  glm["architectures"] = {"GlmForCausalLM"};
+  glm["model_type"] = "glm";
+  glm.erase("attention_bias");
+  glm.erase("partial_rotary_factor");
+  const HfConfig glm_9b = hf::parse_hf_config(glm, "glm-4-9b-hf/config.json");
+  EXPECT_FALSE(glm_9b.sandwich_norms);
+  EXPECT_TRUE(glm_9b.qkv_bias);
+  EXPECT_DOUBLE_EQ(glm_9b.rotary_fraction, 0.5);
+  EXPECT_EQ(hf::parameter_count(glm_9b), 9400279040 - 2 * 40 * 4096);
 
   const HfConfig gemma2 = hf::read_hf_config(published_config("gemma-2-9b"));
   EXPECT_TRUE(gemma2.tied);  // Gemma2Config's default: the config does not say

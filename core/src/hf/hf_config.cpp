@@ -41,6 +41,8 @@ enum class Family {
   PhiMoe,
   DeepseekV2,
   DeepseekV3,
+  Glm,
+  Glm4,
   Glm4Moe,
   GptOss,
   Llama4,
@@ -77,6 +79,8 @@ constexpr Architecture kArchitectures[] = {
     {"PhiMoEForCausalLM", "phimoe", Family::PhiMoe, false},
     {"DeepseekV2ForCausalLM", "deepseek_v2", Family::DeepseekV2, false},
     {"DeepseekV3ForCausalLM", "deepseek_v3", Family::DeepseekV3, false},
+    {"GlmForCausalLM", "glm", Family::Glm, false},
+    {"Glm4ForCausalLM", "glm4", Family::Glm4, false},
     {"Glm4MoeForCausalLM", "glm4_moe", Family::Glm4Moe, false},
     {"Llama4ForCausalLM", "llama4_text", Family::Llama4, false},
     {"GptOssForCausalLM", "gpt_oss", Family::GptOss, false},
@@ -545,11 +549,14 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
   c.rope_theta = f.number_or(
       "rope_theta",
       f.number_or("rotary_emb_base", family == Family::MiniMaxM2 ? 1000000.0 : 10000.0));
-  // Glm4MoeConfig rotates half of each head unless told otherwise.
-  c.rotary_fraction = f.number_or("partial_rotary_factor", family == Family::Glm4Moe ? 0.5 : 1.0);
+  // GLM's configs (GlmConfig, Glm4Config, Glm4MoeConfig) rotate half of each head unless told
+  // otherwise; GlmConfig and Glm4Config put biases on q, k and v unless told otherwise.
+  const bool glm = family == Family::Glm || family == Family::Glm4 || family == Family::Glm4Moe;
+  c.rotary_fraction = f.number_or("partial_rotary_factor", glm ? 0.5 : 1.0);
   const bool bias =
-      f.flag_or("attention_bias",
-                family == Family::NeoX || family == Family::GptOss || family == Family::PhiMoe);
+      f.flag_or("attention_bias", family == Family::NeoX || family == Family::GptOss ||
+                                      family == Family::PhiMoe || family == Family::Glm ||
+                                      family == Family::Glm4);
   c.qkv_bias = c.out_bias = bias;
   c.mlp_bias = f.flag_or("mlp_bias", false);
   switch (family) {
@@ -561,6 +568,13 @@ void read_decoder(HfConfig& c, const Fields& f, Family family) {
     case Family::Glm4Moe:  // attention_bias on q, k and v only; per-head q/k norms if use_qk_norm
       c.out_bias = false;
       c.qk_norm = f.flag_or("use_qk_norm", false);
+      break;
+    case Family::Glm:  // GlmAttention: attention_bias on q, k and v only
+      c.out_bias = false;
+      break;
+    case Family::Glm4:  // GLM's block with a norm after the attention and after the MLP too
+      c.out_bias = false;
+      c.sandwich_norms = true;
       break;
     case Family::Llama4: {
       // The dense layers' MLP is intermediate_size_mlp wide (intermediate_size is the experts').
