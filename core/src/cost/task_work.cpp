@@ -178,11 +178,8 @@ TaskWork task_work(const Graph& g, NodeId id, bool fused_kernels) {
                      conv_columns(x, out, out_elems / std::max(1.0, cout_piece),
                                   static_cast<double>(x.dims[1].size / x.dims[1].degree), window)) +
           (n.inputs.size() == 3 ? 2.0 * out_bytes : 0.0);
-      if (groups == 1) {
-        // An implicit GEMM: output pixels x output channels.
-        const double cout = static_cast<double>(out.dims[1].size / out.dims[1].degree);
-        w.add_gemm(out_elems / std::max(1.0, cout), cout, 1, w.flops);
-      }
+      if (groups == 1)  // an implicit GEMM: output pixels x output channels
+        w.add_gemm(out_elems / std::max(1.0, cout_piece), cout_piece, 1, w.flops);
       break;
     }
     case OpType::Pool2D: {

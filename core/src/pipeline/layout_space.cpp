@@ -525,7 +525,7 @@ std::int64_t LayoutSpace::count(const LayoutGrid& g) const {
 
 bool LayoutSpace::takes(const Layout& l) const {
   return !request_.launchable || !l.ep_overlap ||
-         alltoall_overlap_misses({l.ep, l.pp, l.v, l.recompute, facts_.half_precision}).empty();
+         alltoall_overlap_taken({l.ep, l.pp, l.v, l.recompute, facts_.half_precision});
 }
 
 Layout LayoutSpace::layout(const LayoutGrid& g, std::int64_t i) const {

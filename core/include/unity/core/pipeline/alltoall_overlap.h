@@ -19,12 +19,17 @@ struct AllToAllOverlapLayout {
   bool half_precision = true;  // bf16 or fp16 (fp8's GEMMs included), not fp32
 };
 
+// Whether Megatron-Core takes the overlap in this layout: what the layout search asks of each
+// layout it considers, so it builds no message.
+bool alltoall_overlap_taken(const AllToAllOverlapLayout& layout);
+
 // A requirement the layout misses: what the overlap needs, and what the layout has instead.
 struct AllToAllOverlapMiss {
   std::string needs;  // "virtual stages when PP > 1"
   std::string has;    // "PP 2 without them"
 };
 
+// Every requirement the layout misses (none where alltoall_overlap_taken), named.
 std::vector<AllToAllOverlapMiss> alltoall_overlap_misses(const AllToAllOverlapLayout& layout);
 
 }  // namespace unity
