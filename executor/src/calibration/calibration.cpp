@@ -38,6 +38,13 @@ double wall_seconds() {
   return std::chrono::duration<double>(clock_type::now().time_since_epoch()).count();
 }
 
+// `count` floats on the device, each `value`.
+float* filled(DeviceBackend& be, i64 count, float value) {
+  float* p = static_cast<float*>(be.allocate(static_cast<std::size_t>(count) * 4));
+  be.fill(p, value, count);
+  return p;
+}
+
 // `quick` (the probe of use_cases/cpu_probe.h): no more ranks than cores, one BLAS thread each, so
 // no rank waits for a time slice of its own peers. It times 2 ms batches in the CPU time of the
 // rank's thread: the time other processes held its core (a compiler beside the first plan) is
@@ -146,16 +153,11 @@ Calibration calibrate(DeviceBackend& be, Communicator& comm, const CalibrationOp
   for (int pass = 0; pass < passes; ++pass)
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const auto [m, k, n] = shapes[i];
-      auto buffer = [&](i64 count, float value) {
-        float* p = static_cast<float*>(be.allocate(static_cast<std::size_t>(count) * 4));
-        be.fill(p, value, count);
-        return p;
-      };
-      float* a = buffer(m * k, 0.5f);
-      float* w = buffer(k * n, 0.25f);
-      float* y = buffer(m * n, 0.0f);
-      float* da = buffer(m * k, 0.0f);
-      float* dw = buffer(k * n, 0.0f);
+      float* a = filled(be, m * k, 0.5f);
+      float* w = filled(be, k * n, 0.25f);
+      float* y = filled(be, m * n, 0.0f);
+      float* da = filled(be, m * k, 0.0f);
+      float* dw = filled(be, k * n, 0.0f);
       const double t = measure(comm, be, s, options.quick, [&] {
         be.gemm(false, false, m, n, k, 1.0f, a, k, w, n, 0.0f, y, n);  // y = x w
         be.gemm(false, true, m, k, n, 1.0f, y, n, w, n, 0.0f, da, k);  // dx = dy w^T
@@ -247,14 +249,9 @@ Calibration calibrate(DeviceBackend& be, Communicator& comm, const CalibrationOp
     d.kh = d.kw = 3;
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
     const i64 in = d.c * d.h * d.w, taps = d.kh * d.kw;
-    auto buffer = [&](i64 count, float value) {
-      float* p = static_cast<float*>(be.allocate(static_cast<std::size_t>(count) * 4));
-      be.fill(p, value, count);
-      return p;
-    };
-    float* x = buffer(in, 0.5f);
-    float* w = buffer(d.c * taps, 0.25f);
-    float* y = buffer(in, 0.0f);
+    float* x = filled(be, in, 0.5f);
+    float* w = filled(be, d.c * taps, 0.25f);
+    float* y = filled(be, in, 0.0f);
     c.depthwise_mac_seconds = measure(comm, be, s, options.quick, [&] { be.conv2d(d, x, w, y); }) /
                               static_cast<double>(in * taps);
     c.details.push_back({"depthwise_seconds_per_mac", c.depthwise_mac_seconds});

@@ -19,15 +19,13 @@ class PointwiseRunner final : public OpRunner {
 
   void forward(StepContext& ctx, std::vector<TaskBuffers>& tasks) override {
     for (auto& t : tasks) {
+      const i64 n = t.out[0]->elements();
       if (ctx.backend.host_memory()) {
-        const float* x = t.in[0]->f();
-        float* y = t.out[0]->f();
-        for (i64 i = 0, n = t.out[0]->elements(); i < n; ++i)
-          y[i] = static_cast<float>(f_.value(x[i], params_.data()));
+        apply(t.in[0]->f(), t.out[0]->f(), n);
         continue;
       }
-      std::vector<float> x = host_copy(ctx.backend, t.in[0]->value, t.out[0]->elements());
-      for (float& v : x) v = static_cast<float>(f_.value(v, params_.data()));
+      std::vector<float> x = host_copy(ctx.backend, t.in[0]->value, n);
+      apply(x.data(), x.data(), n);
       ctx.backend.to_device(t.out[0]->value, x.data(), x.size() * sizeof(float));
     }
   }
@@ -37,26 +35,30 @@ class PointwiseRunner final : public OpRunner {
       if (!t.in[0]->grad || !t.out[0]->grad) continue;
       const i64 n = t.out[0]->elements();
       if (ctx.backend.host_memory()) {
-        const float* x = t.in[0]->f();
-        const float* y = t.out[0]->f();
-        const float* dy = t.out[0]->grad;
-        float* dx = t.in[0]->grad;
-        for (i64 i = 0; i < n; ++i)
-          dx[i] += static_cast<float>(dy[i] * f_.derivative(x[i], y[i], params_.data()));
+        accumulate_gradient(t.in[0]->f(), t.out[0]->f(), t.out[0]->grad, t.in[0]->grad, n);
         continue;
       }
       const std::vector<float> x = host_copy(ctx.backend, t.in[0]->value, n);
       const std::vector<float> y = host_copy(ctx.backend, t.out[0]->value, n);
       const std::vector<float> dy = host_copy(ctx.backend, t.out[0]->grad, n);
       std::vector<float> dx = host_copy(ctx.backend, t.in[0]->grad, n);
-      // Gradients accumulate: dx += dy f'(x).
-      for (std::size_t i = 0; i < dx.size(); ++i)
-        dx[i] += static_cast<float>(dy[i] * f_.derivative(x[i], y[i], params_.data()));
+      accumulate_gradient(x.data(), y.data(), dy.data(), dx.data(), n);
       ctx.backend.to_device(t.in[0]->grad, dx.data(), dx.size() * sizeof(float));
     }
   }
 
  private:
+  // y = f(x) (y may be x).
+  void apply(const float* x, float* y, i64 n) const {
+    for (i64 i = 0; i < n; ++i) y[i] = static_cast<float>(f_.value(x[i], params_.data()));
+  }
+  // Gradients accumulate: dx += dy f'(x).
+  void accumulate_gradient(const float* x, const float* y, const float* dy, float* dx,
+                           i64 n) const {
+    for (i64 i = 0; i < n; ++i)
+      dx[i] += static_cast<float>(dy[i] * f_.derivative(x[i], y[i], params_.data()));
+  }
+
   const PointwiseFunction& f_;
   std::vector<double> params_;
 };

@@ -27,6 +27,17 @@ Inside inside(i64 start, i64 stride, i64 count, i64 size) {
   return {lo, std::max(lo, hi)};
 }
 
+// Per tap column j of a convolution's or pooling's window, the outputs of a row whose tap lies
+// inside the input's width: the same for every row, so found once (their divisions cost more than
+// a short row's work).
+template <class Spec>
+std::vector<Inside> width_spans(const Spec& s) {
+  std::vector<Inside> spans(static_cast<std::size_t>(s.kw));
+  for (i64 j = 0; j < s.kw; ++j)
+    spans[static_cast<std::size_t>(j)] = inside(j * s.dw - s.pad_left, s.sw, s.ow, s.w);
+  return spans;
+}
+
 // One group of one sample: cols[(c, a, i, j), (oz, oy, ox)] for channels [c0, c0 + cg), where
 // (a, i, j) is the kernel offset along depth, height and width. Each output row copies its span
 // inside the input as one run and zeroes the padding around it: the per-element bounds checks of a
@@ -143,7 +154,8 @@ void for_each_tap(const PoolSpec& s, const PoolWindow& w, F&& f) {
 // the first of equal values winning), but the inner loop runs along the row, whose outputs do not
 // depend on each other; one output at a time, its compare-and-select chain cost 20 times the
 // pass's bytes.
-void max_pool_plane(const PoolSpec& s, const float* xp, float* yp, std::int32_t* ap) {
+void max_pool_plane(const PoolSpec& s, const std::vector<Inside>& spans, const float* xp, float* yp,
+                    std::int32_t* ap) {
   std::vector<float> best(static_cast<std::size_t>(s.ow));
   for (i64 oz = 0; oz < s.od; ++oz) {
     const PoolTaps tz = pool_taps(oz, s.sd, s.pad_front, s.kd, s.dd, s.d);
@@ -158,7 +170,7 @@ void max_pool_plane(const PoolSpec& s, const float* xp, float* yp, std::int32_t*
           const i64 row = (tz.at(kz) * s.h + ty.at(ky)) * s.w;
           for (i64 kx = 0; kx < s.kw; ++kx) {
             const i64 x0 = kx * s.dw - s.pad_left;
-            const Inside span = inside(x0, s.sw, s.ow, s.w);
+            const Inside span = spans[static_cast<std::size_t>(kx)];
             for (i64 ox = span.lo; ox < span.hi; ++ox) {
               const i64 tap = row + x0 + ox * s.sw;
               const float v = xp[tap];
@@ -182,13 +194,10 @@ bool is_depthwise(const ConvSpec& s) { return s.groups > 1 && s.groups == s.c &&
 
 // Calls f(output row, input row, tap, span) for every output row of one channel and every tap
 // whose depth and height land inside the input; span: the outputs of the row whose tap lies
-// inside the input's width (computed once a tap column, as their divisions cost more than a
-// short row's multiply-adds).
+// inside the input's width (width_spans).
 template <class F>
 void for_each_depthwise_row(const ConvSpec& s, F&& f) {
-  std::vector<Inside> spans(static_cast<std::size_t>(s.kw));
-  for (i64 j = 0; j < s.kw; ++j)
-    spans[static_cast<std::size_t>(j)] = inside(j * s.dw - s.pad_left, s.sw, s.ow, s.w);
+  const std::vector<Inside> spans = width_spans(s);
   for (i64 oz = 0; oz < s.od; ++oz)
     for (i64 a = 0; a < s.kd; ++a) {
       const i64 z = oz * s.sd - s.pad_front + a * s.dd;
@@ -319,8 +328,9 @@ void CpuBackend::pool2d(const PoolSpec& s, const float* x, float* y, std::int32_
   if (s.max) {
     // The winners' offsets are kept whether or not the caller asked for them.
     std::vector<std::int32_t> own(argmax ? 0 : static_cast<std::size_t>(out_plane));
+    const std::vector<Inside> spans = width_spans(s);
     for (i64 nc = 0; nc < s.n * s.c; ++nc)
-      max_pool_plane(s, x + nc * in_plane, y + nc * out_plane,
+      max_pool_plane(s, spans, x + nc * in_plane, y + nc * out_plane,
                      argmax ? argmax + nc * out_plane : own.data());
     return;
   }
